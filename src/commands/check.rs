@@ -1,0 +1,12 @@
+use std::io::Write;
+
+use crate::cli::CheckArgs;
+
+/// `tailship check`: validate, then print the effective config with secrets redacted.
+pub fn check(args: &CheckArgs) -> anyhow::Result<()> {
+    let config = crate::config::load(&args.config)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "# {}: valid", args.config.display())?;
+    out.write_all(crate::config::to_redacted_toml(&config).as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! One function per command: the glue between the CLI and the modules.
+//! Errors carry context (anyhow); [`CommandError`] picks the exit code.
+
+mod check;
+
+pub use check::check;
+
+use crate::cli::{Cli, Command};
+
+/// Exit codes: 0 ok, 1 runtime failure, 2 usage or config error.
+pub const EXIT_RUNTIME: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+/// An error that carries its exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("{source:#}")]
+pub struct CommandError {
+    pub code: i32,
+    #[source]
+    pub source: anyhow::Error,
+}
+
+impl CommandError {
+    pub fn usage(e: impl Into<anyhow::Error>) -> Self {
+        Self { code: EXIT_USAGE, source: e.into() }
+    }
+}
+
+/// Runs one parsed command line; returns the process exit code.
+pub fn dispatch(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Check(a) => check(&a),
+    };
+    finish(result)
+}
+
+/// Prints an error the way every command does and maps it to an exit code.
+pub fn finish(result: anyhow::Result<()>) -> i32 {
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return 0;
+            }
+            let code = e
+                .downcast_ref::<CommandError>()
+                .map(|c| c.code)
+                .or_else(|| e.downcast_ref::<crate::config::ConfigErrors>().map(|_| EXIT_USAGE));
+            eprintln!("tailship: {e:#}");
+            code.unwrap_or(EXIT_RUNTIME)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}

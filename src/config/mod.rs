@@ -1,0 +1,500 @@
+//! Loading and validating the config file.
+//!
+//! The flow is: read the file (TOML, or YAML by extension) with the `config`
+//! crate; apply `TAILSHIP_SECTION__KEY` environment overrides, typed after the
+//! key they replace; expand `${VAR}` (and `${VAR:-default}`) in string values;
+//! deserialize into [`Config`] while collecting every unknown key; then check
+//! regexes, label names, limits and secret files, reporting every problem at
+//! once with the file and the key it concerns.
+
+mod schema;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use schema::*;
+
+use crate::util::{is_valid_label_name, read_secret_file};
+
+/// Prefix of environment overrides: `TAILSHIP_CLIENT__URL` sets `client.url`.
+pub const ENV_PREFIX: &str = "TAILSHIP_";
+
+/// One problem in a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// Dotted key, such as `client.batch.max_bytes` or `sources[0].include`.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file.display(), self.message)
+        } else {
+            write!(f, "{}: key `{}`: {}", self.file.display(), self.key, self.message)
+        }
+    }
+}
+
+/// Every problem found in a config file.
+#[derive(Debug, Clone, thiserror::Error)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        writeln!(f, "invalid config ({n} problem{}):", if n == 1 { "" } else { "s" })?;
+        for (i, e) in self.0.iter().enumerate() {
+            if i + 1 < n {
+                writeln!(f, "  {e}")?;
+            } else {
+                write!(f, "  {e}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Loads, overrides, expands and validates the config at `path`, reading secret files.
+pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
+    load_with_env(path, &std::env::vars().collect::<Vec<_>>())
+}
+
+/// [`load`] with an explicit environment (tests pass their own).
+pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Config, ConfigErrors> {
+    let err = |key: &str, message: String| ConfigError { file: path.to_path_buf(), key: key.to_string(), message };
+    let tree = read_tree(path).map_err(|m| ConfigErrors(vec![err("", m)]))?;
+    let mut errors = Vec::new();
+
+    let mut tree = tree;
+    apply_env_overrides(&mut tree, env, &mut |k, m| errors.push(err(k, m)));
+    expand_vars(&mut tree, "", env, &mut |k, m| errors.push(err(k, m)));
+
+    let mut unknown = Vec::new();
+    let mut on_unknown = |p: serde_ignored::Path<'_>| unknown.push(fmt_ignored_path(&p));
+    let de = serde_ignored::Deserializer::new(tree, &mut on_unknown);
+    let parsed: Result<Config, _> = serde_path_to_error::deserialize(de);
+    for key in unknown {
+        errors.push(err(&key, "unknown key".into()));
+    }
+    let mut config = match parsed {
+        Ok(c) => c,
+        Err(e) => {
+            let key = fmt_path(e.path());
+            errors.push(err(&key, e.into_inner().to_string()));
+            return Err(ConfigErrors(errors));
+        }
+    };
+    for (key, message) in validate(&mut config) {
+        errors.push(err(&key, message));
+    }
+    if errors.is_empty() {
+        Ok(config)
+    } else {
+        Err(ConfigErrors(errors))
+    }
+}
+
+/// Reads a config file into a JSON tree, choosing TOML or YAML by extension.
+fn read_tree(path: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read config file: {e}"))?;
+    let format = match path.extension().and_then(|e| e.to_str()) {
+        Some("yaml" | "yml") => config::FileFormat::Yaml,
+        _ => config::FileFormat::Toml,
+    };
+    let built = config::Config::builder()
+        .add_source(config::File::from_str(&text, format))
+        .build()
+        .map_err(|e| format!("cannot parse config file: {e}"))?;
+    let value: Value = built.try_deserialize().map_err(|e| format!("cannot parse config file: {e}"))?;
+    Ok(match value {
+        Value::Null => Value::Object(Default::default()),
+        v => v,
+    })
+}
+
+/// Applies `TAILSHIP_A__B=v` as `a.b = v`. The value takes the type of the key it
+/// replaces (bool, number or string), judged from the defaults, so
+/// `TAILSHIP_CLIENT__TENANT_ID=42` stays a string.
+fn apply_env_overrides(tree: &mut Value, env: &[(String, String)], report: &mut dyn FnMut(&str, String)) {
+    let defaults = serde_json::to_value(Config::default()).unwrap_or(Value::Null);
+    let mut vars: Vec<&(String, String)> =
+        env.iter().filter(|(k, _)| k.starts_with(ENV_PREFIX) && k.contains("__")).collect();
+    vars.sort();
+    for (name, raw) in vars {
+        let segments: Vec<String> = name[ENV_PREFIX.len()..].split("__").map(|s| s.to_ascii_lowercase()).collect();
+        let key = segments.join(".");
+        if segments.iter().any(|s| s.is_empty()) {
+            report(&key, format!("environment variable {name} does not name a key"));
+            continue;
+        }
+        let mut default = Some(&defaults);
+        for s in &segments {
+            default = default.and_then(|d| d.get(s));
+        }
+        let value = match default {
+            Some(Value::Bool(_)) => match raw.to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => Value::Bool(true),
+                "false" | "0" | "no" => Value::Bool(false),
+                _ => {
+                    report(&key, format!("environment variable {name}: `{raw}` is not true or false"));
+                    continue;
+                }
+            },
+            Some(Value::Number(_)) => match raw.parse::<u64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => Value::String(raw.clone()),
+            },
+            _ => Value::String(raw.clone()),
+        };
+        set_path(tree, &segments, value);
+    }
+}
+
+/// Sets `value` at `path` in `node`, creating tables on the way.
+fn set_path(node: &mut Value, path: &[String], value: Value) {
+    if !node.is_object() {
+        *node = Value::Object(Default::default());
+    }
+    let Some(map) = node.as_object_mut() else { return };
+    match path {
+        [] => {}
+        [last] => {
+            map.insert(last.clone(), value);
+        }
+        [first, rest @ ..] => {
+            let child = map.entry(first.clone()).or_insert_with(|| Value::Object(Default::default()));
+            set_path(child, rest, value);
+        }
+    }
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` in every string value; `$$` is a literal `$`.
+fn expand_vars(node: &mut Value, key: &str, env: &[(String, String)], report: &mut dyn FnMut(&str, String)) {
+    match node {
+        Value::String(s) if s.contains('$') => match expand_str(s, env) {
+            Ok(v) => *s = v,
+            Err(m) => report(key, m),
+        },
+        Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                expand_vars(v, &format!("{key}[{i}]"), env, report);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                let child = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
+                expand_vars(v, &child, env, report);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Expands one string (see [`expand_vars`]).
+pub fn expand_str(s: &str, env: &[(String, String)]) -> Result<String, String> {
+    let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        if let Some(stripped) = after.strip_prefix('$') {
+            out.push('$');
+            rest = stripped;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let Some(end) = body.find('}') else {
+                return Err(format!("unterminated `${{` in `{s}`"));
+            };
+            let inner = &body[..end];
+            let (name, default) = match inner.split_once(":-") {
+                Some((n, d)) => (n, Some(d)),
+                None => (inner, None),
+            };
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(format!("`${{{inner}}}` is not a valid variable reference"));
+            }
+            match (lookup(name), default) {
+                (Some(v), _) if !v.is_empty() || default.is_none() => out.push_str(&v),
+                (_, Some(d)) => out.push_str(d),
+                (None, None) => {
+                    return Err(format!(
+                        "environment variable {name} is not set (use ${{{name}:-default}} for a default)"
+                    ))
+                }
+                (Some(v), None) => out.push_str(&v),
+            }
+            rest = &body[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn fmt_path(p: &serde_path_to_error::Path) -> String {
+    let mut out = String::new();
+    for seg in p.iter() {
+        match seg {
+            serde_path_to_error::Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key } | serde_path_to_error::Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+fn fmt_ignored_path(p: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path as P;
+    match p {
+        P::Root => String::new(),
+        P::Seq { parent, index } => format!("{}[{index}]", fmt_ignored_path(parent)),
+        P::Map { parent, key } => {
+            let parent = fmt_ignored_path(parent);
+            if parent.is_empty() {
+                key.clone()
+            } else {
+                format!("{parent}.{key}")
+            }
+        }
+        P::Some { parent } | P::NewtypeStruct { parent } | P::NewtypeVariant { parent } => fmt_ignored_path(parent),
+    }
+}
+
+/// Checks every rule serde cannot, and reads secret files into their values.
+/// Returns `(key, message)` for each problem.
+pub fn validate(c: &mut Config) -> Vec<(String, String)> {
+    let mut errs: Vec<(String, String)> = Vec::new();
+    let mut e = |k: &str, m: String| errs.push((k.to_string(), m));
+
+    if !c.server.listen.is_empty() && c.server.listen.parse::<std::net::SocketAddr>().is_err() {
+        e("server.listen", format!("`{}` is not an address like 127.0.0.1:9080", c.server.listen));
+    }
+    validate_client(&mut c.client, &mut e);
+    if c.queue.max_bytes.get() < c.client.batch.max_bytes.get() {
+        e(
+            "queue.max_bytes",
+            format!("must be at least client.batch.max_bytes ({} bytes)", c.client.batch.max_bytes.get()),
+        );
+    }
+    if c.positions.path.as_os_str().is_empty() {
+        e("positions.path", "must not be empty".into());
+    }
+    if c.positions.sync_period.get().is_zero() {
+        e("positions.sync_period", "must be more than 0".into());
+    }
+    for (i, s) in c.sources.iter().enumerate() {
+        validate_source(&format!("sources[{i}]"), s, &mut e);
+    }
+    let stdin_sources = c.sources.iter().filter(|s| s.kind == SourceType::Stdin).count();
+    if stdin_sources > 1 {
+        e("sources", format!("{stdin_sources} stdin sources; at most one can read standard input"));
+    }
+    errs
+}
+
+/// Checks the `client` section (shared by `run` and the one-off commands).
+pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
+    match reqwest::Url::parse(&c.url) {
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+        Ok(u) => e("client.url", format!("scheme `{}` is not http or https", u.scheme())),
+        Err(err) => e("client.url", format!("`{}` is not a URL ({err})", c.url)),
+    }
+    if !c.api_prefix.is_empty() && !c.api_prefix.starts_with('/') {
+        e("client.api_prefix", format!("`{}` must start with `/`", c.api_prefix));
+    }
+    if let Some(t) = &c.tenant_id {
+        if t.is_empty() || t.contains('|') {
+            e("client.tenant_id", "must be one non-empty tenant (a push cannot carry `a|b`)".into());
+        }
+    }
+    if !(1..=9).contains(&c.compression_level) {
+        e("client.compression_level", format!("{} is not between 1 and 9", c.compression_level));
+    }
+    if c.timeout.get().is_zero() {
+        e("client.timeout", "must be more than 0".into());
+    }
+    if let Some(b) = &mut c.basic_auth {
+        if b.username.is_empty() {
+            e("client.basic_auth.username", "must not be empty".into());
+        }
+        match (&b.password, &b.password_file) {
+            (Some(_), Some(_)) => e("client.basic_auth", "set password or password_file, not both".into()),
+            (None, None) => e("client.basic_auth", "needs password or password_file".into()),
+            (None, Some(p)) => match read_secret_file(p) {
+                Ok(s) => b.password = Some(s),
+                Err(err) => e("client.basic_auth.password_file", format!("cannot read {}: {err}", p.display())),
+            },
+            (Some(_), None) => {}
+        }
+    }
+    match (&c.bearer_token, &c.bearer_token_file) {
+        (Some(_), Some(_)) => e("client.bearer_token", "set bearer_token or bearer_token_file, not both".into()),
+        (None, Some(p)) => match read_secret_file(p) {
+            Ok(s) => c.bearer_token = Some(s),
+            Err(err) => e("client.bearer_token_file", format!("cannot read {}: {err}", p.display())),
+        },
+        _ => {}
+    }
+    if c.basic_auth.is_some() && c.bearer_token.is_some() {
+        e("client.bearer_token", "set basic_auth or a bearer token, not both".into());
+    }
+    if let Some(p) = &c.tls.ca_file {
+        if let Err(err) = std::fs::metadata(p) {
+            e("client.tls.ca_file", format!("cannot read {}: {err}", p.display()));
+        }
+    }
+    let mb = c.batch.max_bytes.get();
+    if mb == 0 {
+        e("client.batch.max_bytes", "must be more than 0".into());
+    } else if mb > MAX_BATCH_BYTES {
+        e("client.batch.max_bytes", format!("{mb} is over 4 MiB; real services fail such requests on every retry"));
+    }
+    if c.batch.max_wait.get().is_zero() {
+        e("client.batch.max_wait", "must be more than 0".into());
+    }
+    if c.batch.max_in_flight == 0 {
+        e("client.batch.max_in_flight", "must be at least 1".into());
+    }
+    if c.retry.min_backoff.get().is_zero() {
+        e("client.retry.min_backoff", "must be more than 0".into());
+    }
+    if c.retry.max_backoff < c.retry.min_backoff {
+        e("client.retry.max_backoff", "must be at least client.retry.min_backoff".into());
+    }
+}
+
+fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    for name in s.labels.keys() {
+        if !is_valid_label_name(name) {
+            e(&format!("{key}.labels.{name}"), format!("`{name}` is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)"));
+        }
+    }
+    match s.kind {
+        SourceType::File => {
+            if s.include.is_empty() {
+                e(&format!("{key}.include"), "a file source needs at least one glob".into());
+            }
+            for (i, g) in s.include.iter().chain(s.exclude.iter()).enumerate() {
+                let field = if i < s.include.len() {
+                    format!("{key}.include[{i}]")
+                } else {
+                    format!("{key}.exclude[{}]", i - s.include.len())
+                };
+                if let Err(err) = globset::Glob::new(g) {
+                    e(&field, format!("bad glob `{g}`: {err}"));
+                }
+            }
+            if s.max_open_files == 0 {
+                e(&format!("{key}.max_open_files"), "must be at least 1".into());
+            }
+        }
+        SourceType::Stdin => {
+            if !s.include.is_empty() || !s.exclude.is_empty() {
+                e(&format!("{key}.include"), "include and exclude are for file sources".into());
+            }
+        }
+    }
+    if let Some(t) = &s.tenant_id {
+        if t.is_empty() || t.contains('|') {
+            e(&format!("{key}.tenant_id"), "must be one non-empty tenant".into());
+        }
+    }
+    if s.max_line_bytes.get() < 16 {
+        e(&format!("{key}.max_line_bytes"), "must be at least 16".into());
+    }
+    if let Some(m) = &s.multiline {
+        if m.start.is_empty() {
+            e(&format!("{key}.multiline.start"), "a multiline source needs a start regex".into());
+        } else if let Err(err) = regex::Regex::new(&m.start) {
+            e(&format!("{key}.multiline.start"), format!("bad regex: {}", one_line(&err.to_string())));
+        }
+        if m.max_lines == 0 {
+            e(&format!("{key}.multiline.max_lines"), "must be at least 1".into());
+        }
+    }
+    let mut extracted: Vec<String> = Vec::new();
+    for (i, st) in s.stages.iter().enumerate() {
+        let sk = format!("{key}.stages[{i}]");
+        let set = [st.regex.is_some(), st.drop.is_some(), st.timestamp.is_some()].iter().filter(|b| **b).count();
+        if set != 1 {
+            e(&sk, "a stage needs exactly one of `regex`, `drop` or `timestamp`".into());
+            continue;
+        }
+        if st.labels.is_some() && st.regex.is_none() {
+            e(&format!("{sk}.labels"), "`labels` goes with a `regex` stage".into());
+        }
+        if let Some(r) = &st.regex {
+            match regex::Regex::new(r) {
+                Err(err) => e(&format!("{sk}.regex"), format!("bad regex: {}", one_line(&err.to_string()))),
+                Ok(re) => {
+                    let names: Vec<String> = re.capture_names().flatten().map(String::from).collect();
+                    if names.is_empty() {
+                        e(&format!("{sk}.regex"), "has no named capture (?P<name>...) to extract".into());
+                    }
+                    for l in st.labels.iter().flatten() {
+                        if !is_valid_label_name(l) {
+                            e(&format!("{sk}.labels"), format!("`{l}` is not a valid label name"));
+                        } else if !names.contains(l) {
+                            e(&format!("{sk}.labels"), format!("`{l}` is not a named capture of the regex"));
+                        }
+                    }
+                    extracted.extend(names);
+                }
+            }
+        }
+        if let Some(d) = &st.drop {
+            if let Err(err) = regex::Regex::new(d) {
+                e(&format!("{sk}.drop"), format!("bad regex: {}", one_line(&err.to_string())));
+            }
+        }
+        if let Some(t) = &st.timestamp {
+            if !extracted.contains(&t.source) {
+                e(
+                    &format!("{sk}.timestamp.source"),
+                    format!("`{}` is not captured by an earlier regex stage", t.source),
+                );
+            }
+            if let Err(m) = crate::pipeline::TimeFormat::parse(&t.format) {
+                e(&format!("{sk}.timestamp.format"), m);
+            }
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The effective config as TOML, with every secret shown as `<redacted>`.
+pub fn to_redacted_toml(c: &Config) -> String {
+    toml::to_string_pretty(c).unwrap_or_else(|e| format!("# cannot print config: {e}\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expand_handles_defaults_and_escapes() {
+        let env = vec![("POD".to_string(), "web-1".to_string()), ("EMPTY".to_string(), String::new())];
+        assert_eq!(expand_str("pod=${POD}", &env).unwrap(), "pod=web-1");
+        assert_eq!(expand_str("${NOPE:-x}", &env).unwrap(), "x");
+        assert_eq!(expand_str("${EMPTY:-d}", &env).unwrap(), "d");
+        assert_eq!(expand_str("cost $$5", &env).unwrap(), "cost $5");
+        assert_eq!(expand_str("a$b", &env).unwrap(), "a$b");
+        assert!(expand_str("${NOPE}", &env).unwrap_err().contains("NOPE"));
+        assert!(expand_str("${POD", &env).is_err());
+    }
+}

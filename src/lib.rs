@@ -1,0 +1,14 @@
+//! tailship: a log shipping and tailing agent.
+//!
+//! The binary (`src/main.rs`) only parses arguments and dispatches; every
+//! command is a function over the modules below. See `DESIGN.md` for the data
+//! flow: sources -> stages -> bounded queue -> batcher -> push client, with
+//! file positions advancing only after the service acknowledged a batch.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod logging;
+pub mod pipeline;
+pub mod shutdown;
+pub mod util;

@@ -1,0 +1,237 @@
+//! Small shared helpers: human durations and sizes (for config and flags),
+//! secrets that never print, and label-name rules.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Parses a human duration such as `500ms`, `10s`, `5m`, `1h30m`. A bare `0` is zero.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t == "0" {
+        return Ok(Duration::ZERO);
+    }
+    humantime::parse_duration(t).map_err(|e| format!("invalid duration `{s}` ({e}); use forms like 500ms, 10s, 5m, 1h"))
+}
+
+/// Formats a duration the way config files write it (`1s`, `500ms`, `5m`).
+pub fn format_duration(d: Duration) -> String {
+    if d.is_zero() {
+        return "0s".to_string();
+    }
+    humantime::format_duration(d).to_string().replace(' ', "")
+}
+
+/// Parses a size: a plain number of bytes, or `64KiB`, `1MiB`, `1MB`, `16 MiB`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if let Ok(n) = t.parse::<u64>() {
+        return Ok(n);
+    }
+    t.parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|e| format!("invalid size `{s}` ({e}); use a number of bytes or forms like 64KiB, 1MiB"))
+}
+
+/// A config duration: written as a string (`"10s"`), held as a [`Duration`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct HumanDuration(pub Duration);
+
+impl HumanDuration {
+    pub const fn secs(s: u64) -> Self {
+        Self(Duration::from_secs(s))
+    }
+    pub const fn millis(ms: u64) -> Self {
+        Self(Duration::from_millis(ms))
+    }
+    pub fn get(self) -> Duration {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            S(String),
+            N(u64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::S(s) => parse_duration(&s).map(HumanDuration).map_err(serde::de::Error::custom),
+            Raw::N(0) => Ok(HumanDuration(Duration::ZERO)),
+            Raw::N(n) => Err(serde::de::Error::custom(format!(
+                "invalid duration `{n}`: a duration needs a unit, such as \"{n}s\" or \"{n}ms\""
+            ))),
+        }
+    }
+}
+
+impl Serialize for HumanDuration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_duration(self.0))
+    }
+}
+
+/// A config size in bytes: written as a number or a string (`"1MiB"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct HumanSize(pub u64);
+
+impl HumanSize {
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for HumanSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(HumanSize(n)),
+            Raw::S(s) => parse_size(&s).map(HumanSize).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl Serialize for HumanSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+/// A secret value (password, token, webhook URL). Its `Debug`, `Display` and
+/// `Serialize` all print `<redacted>`, so it cannot leak through logs, `check`
+/// output or error messages by accident. Read it with [`Secret::expose`].
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Secret)
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("<redacted>")
+    }
+}
+
+/// Reads a secret from a file, trimming one trailing newline (as written by `echo`).
+pub fn read_secret_file(path: &std::path::Path) -> std::io::Result<Secret> {
+    let mut s = std::fs::read_to_string(path)?;
+    while s.ends_with('\n') || s.ends_with('\r') {
+        s.pop();
+    }
+    Ok(Secret(s))
+}
+
+/// True when `name` is a valid label name: `[a-zA-Z_][a-zA-Z0-9_]*`.
+pub fn is_valid_label_name(name: &str) -> bool {
+    let mut chars = name.bytes();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() || c == b'_' => {}
+        _ => return false,
+    }
+    chars.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// Turns any string into a valid label name: bad characters become `_`, and a
+/// leading digit gets a `_` prefix. An empty name becomes `_`.
+pub fn sanitize_label_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 1);
+    for (i, c) in name.chars().enumerate() {
+        if i == 0 && c.is_ascii_digit() {
+            out.push('_');
+        }
+        if c.is_ascii_alphanumeric() || c == '_' {
+            out.push(c);
+        } else {
+            out.push('_');
+        }
+    }
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
+/// Current wall-clock time as Unix nanoseconds.
+pub fn now_ns() -> i128 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_and_format() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("").is_err());
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1s500ms");
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1048576").unwrap(), 1 << 20);
+        assert_eq!(parse_size("64 KiB").unwrap(), 64 << 10);
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn label_names() {
+        assert!(is_valid_label_name("job"));
+        assert!(is_valid_label_name("_x9"));
+        assert!(!is_valid_label_name("9x"));
+        assert!(!is_valid_label_name("a-b"));
+        assert!(!is_valid_label_name(""));
+        assert_eq!(sanitize_label_name("a-b.c"), "a_b_c");
+        assert_eq!(sanitize_label_name("9x"), "_9x");
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let s = Secret::new("hunter2");
+        assert_eq!(format!("{s} {s:?}"), "<redacted> <redacted>");
+        assert_eq!(serde_json::to_string(&s).unwrap(), "\"<redacted>\"");
+        assert_eq!(s.expose(), "hunter2");
+    }
+}
