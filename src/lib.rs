@@ -6,6 +6,7 @@
 //! file positions advancing only after the service acknowledged a batch.
 
 pub mod cli;
+pub mod client;
 pub mod commands;
 pub mod config;
 pub mod logging;

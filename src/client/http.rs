@@ -1,0 +1,371 @@
+//! The one HTTP layer every client uses: a reqwest client with rustls (extra
+//! CA file, optional insecure mode), authentication, typed errors that know
+//! whether they may be retried, and retry with exponential backoff and jitter
+//! (`backon`) that honours `Retry-After`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use backon::BackoffBuilder;
+use reqwest::header::HeaderMap;
+use reqwest::{RequestBuilder, StatusCode};
+use tokio_util::sync::CancellationToken;
+
+use crate::util::Secret;
+
+/// User-Agent of every request.
+pub const USER_AGENT: &str = concat!("tailship/", env!("CARGO_PKG_VERSION"));
+
+/// The largest part of an error body kept for messages.
+const MAX_ERROR_BODY: usize = 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("cannot read CA file {path}: {source}")]
+    CaFile { path: String, source: std::io::Error },
+    #[error("CA file {path} holds no usable PEM certificate: {source}")]
+    CaCert { path: String, source: reqwest::Error },
+    #[error("cannot build the HTTP client: {0}")]
+    Build(reqwest::Error),
+    /// Connection refused, reset, DNS or TLS failure, or a timeout.
+    #[error("request to {url} failed: {message}")]
+    Transport { url: String, message: String },
+    /// The service answered with a non-2xx status.
+    #[error("{status} from {url}: {body}")]
+    Status { url: String, status: StatusCode, body: String, retry_after: Option<Duration> },
+    #[error("cannot decode the answer of {url}: {message}")]
+    Decode { url: String, message: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl HttpError {
+    /// 429, 5xx and transport errors may succeed later; other statuses will not.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Self::Transport { .. } => true,
+            Self::Status { status, .. } => *status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error(),
+            _ => false,
+        }
+    }
+
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Self::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Turns a reqwest error into a transport error without its URL's query
+    /// string or credentials.
+    pub fn transport(url: &str, e: &reqwest::Error) -> Self {
+        let mut message = if e.is_timeout() {
+            "timed out".to_string()
+        } else if e.is_connect() {
+            "connection failed".to_string()
+        } else {
+            "transport error".to_string()
+        };
+        let mut src: Option<&dyn std::error::Error> = std::error::Error::source(e);
+        while let Some(s) = src {
+            message.push_str(": ");
+            message.push_str(&s.to_string());
+            src = s.source();
+        }
+        Self::Transport { url: redact_url(url), message }
+    }
+}
+
+/// How requests authenticate.
+#[derive(Debug, Clone, Default)]
+pub enum Auth {
+    #[default]
+    None,
+    Basic {
+        username: String,
+        password: Secret,
+    },
+    Bearer(Secret),
+}
+
+impl Auth {
+    pub fn apply(&self, rb: RequestBuilder) -> RequestBuilder {
+        match self {
+            Auth::None => rb,
+            Auth::Basic { username, password } => rb.basic_auth(username, Some(password.expose())),
+            Auth::Bearer(token) => rb.bearer_auth(token.expose()),
+        }
+    }
+}
+
+/// TLS and timeout settings of a client.
+#[derive(Debug, Clone, Default)]
+pub struct ClientOptions {
+    pub ca_file: Option<std::path::PathBuf>,
+    pub insecure_skip_verify: bool,
+    pub timeout: Option<Duration>,
+}
+
+/// Builds the reqwest client (rustls, optional extra CA, optional insecure mode).
+pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> {
+    let mut b = reqwest::Client::builder().user_agent(USER_AGENT).pool_idle_timeout(Duration::from_secs(60));
+    if let Some(t) = opts.timeout {
+        b = b.timeout(t).connect_timeout(t.min(Duration::from_secs(10)));
+    }
+    if let Some(path) = &opts.ca_file {
+        for cert in read_ca_file(path)? {
+            b = b.add_root_certificate(cert);
+        }
+    }
+    if opts.insecure_skip_verify {
+        tracing::warn!(
+            "TLS certificate verification is off (insecure_skip_verify): use this only for self-signed test setups"
+        );
+        b = b.danger_accept_invalid_certs(true);
+    }
+    b.build().map_err(HttpError::Build)
+}
+
+fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, HttpError> {
+    let pem = std::fs::read(path).map_err(|source| HttpError::CaFile { path: path.display().to_string(), source })?;
+    reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|source| HttpError::CaCert { path: path.display().to_string(), source })
+}
+
+/// Joins a base URL, an API prefix and a path without doubled slashes.
+pub fn join_url(base: &str, prefix: &str, path: &str) -> String {
+    let base = base.trim_end_matches('/');
+    let prefix = prefix.trim_matches('/');
+    let path = path.trim_start_matches('/');
+    if prefix.is_empty() {
+        format!("{base}/{path}")
+    } else {
+        format!("{base}/{prefix}/{path}")
+    }
+}
+
+/// A URL without credentials or query string, safe for logs.
+pub fn redact_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.to_string()
+        }
+        Err(_) => "<url>".to_string(),
+    }
+}
+
+/// Reads `Retry-After` as seconds (the HTTP-date form is rare for APIs and is ignored).
+pub fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(|s| Duration::from_secs_f64(s.min(86_400.0)))
+}
+
+/// Sends a request; a non-2xx status becomes [`HttpError::Status`] with the
+/// (shortened) body and any `Retry-After`.
+pub async fn send(rb: RequestBuilder, url: &str) -> Result<reqwest::Response, HttpError> {
+    let resp = rb.send().await.map_err(|e| HttpError::transport(url, &e))?;
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    let retry_after = parse_retry_after(resp.headers());
+    let body = resp.text().await.unwrap_or_default();
+    Err(HttpError::Status { url: redact_url(url), status, body: shorten(body.trim()), retry_after })
+}
+
+fn shorten(s: &str) -> String {
+    if s.len() <= MAX_ERROR_BODY {
+        return s.to_string();
+    }
+    let mut end = MAX_ERROR_BODY;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// When and how often to retry.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub min_backoff: Duration,
+    pub max_backoff: Duration,
+    /// 0 retries for ever.
+    pub max_retries: usize,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self { min_backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(300), max_retries: 0 }
+    }
+}
+
+impl RetryPolicy {
+    /// The waits between attempts: exponential from `min_backoff`, doubled each
+    /// time, with up to 100% jitter, capped at `max_backoff`.
+    pub fn schedule(&self) -> Backoff {
+        let b = backon::ExponentialBuilder::default()
+            .with_min_delay(self.min_backoff)
+            .with_max_delay(self.max_backoff)
+            .with_factor(2.0)
+            .with_jitter()
+            .without_max_times()
+            .build();
+        Backoff { inner: b, policy: *self, attempts: 0 }
+    }
+}
+
+/// An iterator of waits (see [`RetryPolicy::schedule`]).
+pub struct Backoff {
+    inner: backon::ExponentialBackoff,
+    policy: RetryPolicy,
+    attempts: usize,
+}
+
+impl Backoff {
+    /// The wait before the next retry after `err`, or `None` when retries are used up.
+    /// `Retry-After` lengthens the wait, never shortens it, and is itself capped at `max_backoff`.
+    pub fn next_wait(&mut self, err: &HttpError) -> Option<Duration> {
+        if self.policy.max_retries != 0 && self.attempts >= self.policy.max_retries {
+            return None;
+        }
+        self.attempts += 1;
+        let base = self.inner.next().unwrap_or(self.policy.max_backoff).min(self.policy.max_backoff);
+        Some(match err.retry_after() {
+            Some(ra) => base.max(ra.min(self.policy.max_backoff)),
+            None => base,
+        })
+    }
+
+    pub fn attempts(&self) -> usize {
+        self.attempts
+    }
+}
+
+/// Runs `op` until it succeeds, fails with an error that must not be retried,
+/// runs out of retries, or `cancel` fires. `on_retry` sees each retriable error
+/// and the wait chosen.
+pub async fn with_retry<T, F, Fut>(
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    mut on_retry: impl FnMut(&HttpError, Duration),
+    mut op: F,
+) -> Result<T, HttpError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, HttpError>>,
+{
+    let mut backoff = policy.schedule();
+    loop {
+        let err = tokio::select! {
+            r = op() => match r {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            },
+            _ = cancel.cancelled() => return Err(HttpError::Cancelled),
+        };
+        if !err.is_retriable() {
+            return Err(err);
+        }
+        let Some(wait) = backoff.next_wait(&err) else { return Err(err) };
+        on_retry(&err, wait);
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = cancel.cancelled() => return Err(HttpError::Cancelled),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, ra: Option<u64>) -> HttpError {
+        HttpError::Status {
+            url: "u".into(),
+            status: StatusCode::from_u16(code).unwrap(),
+            body: String::new(),
+            retry_after: ra.map(Duration::from_secs),
+        }
+    }
+
+    #[test]
+    fn retriable_statuses() {
+        assert!(status(429, None).is_retriable());
+        assert!(status(503, None).is_retriable());
+        assert!(!status(400, None).is_retriable());
+        assert!(!status(401, None).is_retriable());
+    }
+
+    #[test]
+    fn backoff_grows_caps_and_honours_retry_after() {
+        let p = RetryPolicy {
+            min_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+            max_retries: 0,
+        };
+        let mut b = p.schedule();
+        let e = status(500, None);
+        let waits: Vec<_> = (0..10).map(|_| b.next_wait(&e).unwrap()).collect();
+        assert!(waits[0] >= Duration::from_millis(100) && waits[0] <= Duration::from_millis(200));
+        assert!(waits.iter().all(|w| *w <= Duration::from_secs(2)));
+        assert_eq!(*waits.last().unwrap(), Duration::from_secs(2));
+        let mut b = p.schedule();
+        assert_eq!(b.next_wait(&status(429, Some(1))).unwrap(), Duration::from_secs(1));
+        assert_eq!(b.next_wait(&status(429, Some(100))).unwrap(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn max_retries_ends() {
+        let p = RetryPolicy { max_retries: 2, ..Default::default() };
+        let mut b = p.schedule();
+        let e = status(500, None);
+        assert!(b.next_wait(&e).is_some());
+        assert!(b.next_wait(&e).is_some());
+        assert!(b.next_wait(&e).is_none());
+    }
+
+    #[test]
+    fn urls() {
+        assert_eq!(join_url("http://h:1/", "/loki/api/v1/", "/push"), "http://h:1/loki/api/v1/push");
+        assert_eq!(join_url("http://h:1", "", "push"), "http://h:1/push");
+        assert_eq!(redact_url("http://u:p@h/x?k=secret"), "http://h/x");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_retry_waits_without_real_time() {
+        let cancel = CancellationToken::new();
+        let mut calls = 0;
+        let p =
+            RetryPolicy { min_backoff: Duration::from_secs(60), max_backoff: Duration::from_secs(600), max_retries: 0 };
+        let mut seen = Vec::new();
+        let r: Result<u32, _> = with_retry(
+            p,
+            &cancel,
+            |_, w| seen.push(w),
+            || {
+                calls += 1;
+                let n = calls;
+                async move {
+                    if n < 4 {
+                        Err(status(503, None))
+                    } else {
+                        Ok(n)
+                    }
+                }
+            },
+        )
+        .await;
+        assert_eq!(r.unwrap(), 4);
+        assert_eq!(seen.len(), 3);
+    }
+}
