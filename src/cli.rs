@@ -24,8 +24,33 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the agent: tail the configured sources and ship every line.
+    Run(RunArgs),
     /// Validate a config file and print the effective config, secrets redacted.
     Check(CheckArgs),
+    /// Ship files or stdin once; exit 0 when every line is acknowledged.
+    Push(Box<PushArgs>),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The config file (TOML, or YAML by extension).
+    #[arg(long, short = 'c', env = "TAILSHIP_CONFIG")]
+    pub config: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Files to ship; `-` (or none) reads standard input.
+    pub files: Vec<String>,
+    /// A label for every line, NAME=VALUE (repeatable). `host` and `filename` are added.
+    #[arg(long = "label", short = 'l', value_name = "NAME=VALUE")]
+    pub label: Vec<String>,
+    /// No progress bar, even on a terminal.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
 }
 
 #[derive(Debug, Args)]

@@ -5,11 +5,16 @@
 //! flow: sources -> stages -> bounded queue -> batcher -> push client, with
 //! file positions advancing only after the service acknowledged a batch.
 
+pub mod agent;
+pub mod batch;
 pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
 pub mod logging;
+pub mod metrics;
 pub mod pipeline;
+pub mod positions;
 pub mod shutdown;
+pub mod source;
 pub mod util;

@@ -2,3 +2,4 @@
 //! encoder and sender (`push`), and the query client (`query`).
 
 pub mod http;
+pub mod push;

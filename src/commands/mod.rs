@@ -2,8 +2,13 @@
 //! Errors carry context (anyhow); [`CommandError`] picks the exit code.
 
 mod check;
+pub mod client_args;
+mod push;
+mod run;
 
 pub use check::check;
+pub use push::push;
+pub use run::{run, run_until};
 
 use crate::cli::{Cli, Command};
 
@@ -30,6 +35,8 @@ impl CommandError {
 pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Check(a) => check(&a),
+        Command::Run(a) => run(&a),
+        Command::Push(a) => push(&a),
     };
     finish(result)
 }

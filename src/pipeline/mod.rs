@@ -1,6 +1,76 @@
 //! Per-source processing of lines: labels, timestamps, drops (`stages`), and
-//! stream identity with strictly increasing timestamps (`stream`).
+//! stream identity (`stream`). The unit that moves through the queue is a
+//! [`Chunk`]: many processed lines in one buffer, so the hot path allocates
+//! per read, not per line.
 
+mod stages;
+mod stream;
 mod timestamp;
 
+pub use stages::{FileContext, Processed, SourceStages};
+pub use stream::{Interner, Stream, StreamRef};
 pub use timestamp::TimeFormat;
+
+/// Where a chunk's lines came from, so the position can advance once they are acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckRef {
+    /// Key of the file in the positions store.
+    pub file: u64,
+    /// The file offset just after the last line this chunk accounts for
+    /// (dropped lines included).
+    pub offset: u64,
+}
+
+/// One processed line: its stream, timestamp, and where its text sits in the chunk buffer.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub stream: StreamRef,
+    /// Unix nanoseconds.
+    pub ts: i128,
+    /// True when the agent chose the timestamp (read time); such timestamps
+    /// are made strictly increasing within a stream by the batcher.
+    pub assigned_ts: bool,
+    pub start: u32,
+    pub len: u32,
+}
+
+/// Processed lines of one source read, moving through the queue as a unit.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    /// Line texts (valid UTF-8), back to back.
+    pub buf: Vec<u8>,
+    pub entries: Vec<Entry>,
+    pub ack: Option<AckRef>,
+    /// Name of the source, for metrics of lines dropped later.
+    pub source: std::sync::Arc<str>,
+    /// Bytes this chunk holds in the queue's budget, returned when it is acknowledged.
+    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// When the first line of the chunk was read (for the oldest-unacknowledged gauge).
+    pub read_at: Option<std::time::Instant>,
+}
+
+impl Chunk {
+    pub fn new(source: std::sync::Arc<str>) -> Self {
+        Self { source, ..Default::default() }
+    }
+
+    pub fn line(&self, e: &Entry) -> &str {
+        let bytes = &self.buf[e.start as usize..(e.start + e.len) as usize];
+        // The processor only ever appends valid UTF-8 (see `SourceStages::process`).
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+
+    /// Bytes this chunk costs in the queue budget: text plus a fixed overhead per entry.
+    pub fn cost(&self) -> usize {
+        self.buf.len() + self.entries.len() * ENTRY_OVERHEAD + CHUNK_OVERHEAD
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.ack.is_none()
+    }
+}
+
+/// Queue-budget bytes charged per entry beyond its text (metadata, JSON framing).
+pub const ENTRY_OVERHEAD: usize = 64;
+/// Queue-budget bytes charged per chunk.
+pub const CHUNK_OVERHEAD: usize = 128;

@@ -1,0 +1,77 @@
+//! Wiring of a running agent: sources on their own threads feeding the
+//! pipeline (batcher and pushers), positions saved periodically. Used by
+//! `run`, `push` and `demo`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::batch::ChunkSink;
+use crate::config::{ClientConfig, SourceConfig, SourceType};
+use crate::pipeline::{Interner, SourceStages};
+use crate::positions::Positions;
+use crate::source::file::{FileSource, Mode};
+
+/// Everything sources need to start.
+pub struct SourceEnv {
+    pub client: ClientConfig,
+    pub sink: ChunkSink,
+    pub positions: Arc<Positions>,
+    pub interner: Arc<Interner>,
+    pub handle: tokio::runtime::Handle,
+    pub mode: Mode,
+    /// Labels added to every source (`tailship push --label`).
+    pub extra_labels: BTreeMap<String, String>,
+}
+
+/// Starts one thread per source. `stdin` is taken by the first stdin source.
+/// Returns the threads; each ends when `cancel` fires or its input is done.
+pub fn start_sources(
+    sources: &[SourceConfig],
+    env: &SourceEnv,
+    cancel: &CancellationToken,
+    stdin: &mut Option<Box<dyn std::io::Read + Send>>,
+) -> anyhow::Result<Vec<JoinHandle<()>>> {
+    let mut threads = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let stages = Arc::new(
+            SourceStages::new(i, src, &env.client, env.interner.clone(), &env.extra_labels)
+                .map_err(|e| anyhow::anyhow!("source {i}: {e}"))?,
+        );
+        let name = stages.name.clone();
+        let (sink, handle, cancel) = (env.sink.clone(), env.handle.clone(), cancel.clone());
+        let thread = match src.kind {
+            SourceType::File => {
+                let fs = FileSource::new(src.clone(), stages, env.positions.clone(), sink, handle, cancel, env.mode)
+                    .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
+                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
+            }
+            SourceType::Stdin => {
+                let Some(input) = stdin.take() else {
+                    tracing::warn!(source = %name, "standard input is already read by another source; skipping");
+                    continue;
+                };
+                let src = src.clone();
+                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || {
+                    crate::source::stdin::run(&src, stages, input, sink, handle, cancel);
+                })?
+            }
+        };
+        threads.push(thread);
+    }
+    Ok(threads)
+}
+
+/// Waits for source threads without blocking the runtime.
+pub async fn join_sources(threads: Vec<JoinHandle<()>>) {
+    let _ = tokio::task::spawn_blocking(move || {
+        for t in threads {
+            if t.join().is_err() {
+                tracing::error!("a source thread panicked");
+            }
+        }
+    })
+    .await;
+}

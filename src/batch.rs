@@ -1,0 +1,470 @@
+//! The bounded queue and the batcher.
+//!
+//! How it works, in plain words: a source fills a [`Chunk`] with processed
+//! lines, then takes that chunk's size from the [`Budget`], a semaphore counted
+//! in bytes. When the budget is spent the source waits: a file source simply
+//! stops reading (its data waits on disk) and stdin stops being read, which
+//! blocks its writer. The chunk's permit travels with its lines into a batch
+//! and is returned only when that batch is acknowledged or dropped on purpose,
+//! so the budget bounds every line held anywhere in the agent: queued,
+//! batched, or in flight.
+//!
+//! The batcher groups lines by tenant, then by stream. Each line is escaped
+//! once, straight into its stream's JSON buffer, with timestamps the agent
+//! assigned bumped by 1 ns on a tie so they strictly increase within a stream.
+//! A tenant's batch is sealed when the next line would take it past
+//! `batch.max_bytes`, or when its oldest line has waited `batch.max_wait`.
+//! Sealing registers the batch's file offsets with the positions store (in
+//! seal order) and hands the body to the pushers, of which at most
+//! `batch.max_in_flight` run at once.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::push::{escape_json_into, PushOutcome, Pusher};
+use crate::metrics::Metrics;
+use crate::pipeline::{AckRef, Chunk, StreamRef};
+use crate::positions::Positions;
+
+/// The byte budget shared by every line between reading and acknowledgement.
+#[derive(Debug)]
+pub struct Budget {
+    sem: Arc<Semaphore>,
+    max: usize,
+    lines: AtomicI64,
+}
+
+impl Budget {
+    pub fn new(max_bytes: usize) -> Arc<Self> {
+        let max = max_bytes.clamp(1, Semaphore::MAX_PERMITS);
+        Arc::new(Self { sem: Arc::new(Semaphore::new(max)), max, lines: AtomicI64::new(0) })
+    }
+
+    fn permits_for(&self, cost: usize) -> u32 {
+        cost.clamp(1, self.max).min(u32::MAX as usize) as u32
+    }
+
+    /// Waits for `cost` bytes of budget, or returns `None` if `cancel` fires first.
+    pub async fn acquire(&self, cost: usize, cancel: &CancellationToken) -> Option<OwnedSemaphorePermit> {
+        let n = self.permits_for(cost);
+        tokio::select! {
+            p = self.sem.clone().acquire_many_owned(n) => p.ok(),
+            _ = cancel.cancelled() => None,
+        }
+    }
+
+    /// Bytes of budget in use.
+    pub fn used(&self) -> usize {
+        self.max - self.sem.available_permits()
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+}
+
+/// Where sources put their chunks: the queue in front of the batcher.
+#[derive(Debug, Clone)]
+pub struct ChunkSink {
+    tx: mpsc::UnboundedSender<Chunk>,
+    budget: Arc<Budget>,
+}
+
+impl ChunkSink {
+    /// Takes budget for the chunk (waiting while the queue is full) and queues it.
+    /// Returns false when `cancel` fired or the pipeline is gone: the chunk was not queued.
+    pub async fn send(&self, mut chunk: Chunk, cancel: &CancellationToken) -> bool {
+        if chunk.is_empty() {
+            return true;
+        }
+        let Some(permit) = self.budget.acquire(chunk.cost(), cancel).await else { return false };
+        chunk.permit = Some(permit);
+        if chunk.read_at.is_none() {
+            chunk.read_at = Some(Instant::now());
+        }
+        self.budget.lines.fetch_add(chunk.entries.len() as i64, Ordering::Relaxed);
+        self.tx.send(chunk).is_ok()
+    }
+
+    /// [`ChunkSink::send`] for threads outside the runtime (file and stdin readers).
+    pub fn send_blocking(&self, handle: &tokio::runtime::Handle, chunk: Chunk, cancel: &CancellationToken) -> bool {
+        handle.block_on(self.send(chunk, cancel))
+    }
+}
+
+/// A sealed batch on its way to the service.
+struct Sealed {
+    seq: u64,
+    tenant: Option<Arc<str>>,
+    body: Vec<u8>,
+    lines: usize,
+    raw_bytes: usize,
+    acks: Vec<AckRef>,
+    _permits: Vec<OwnedSemaphorePermit>,
+    sources: HashMap<Arc<str>, u64>,
+    oldest: Instant,
+}
+
+/// A tenant's batch being filled.
+struct Pending {
+    streams: Vec<(StreamRef, Vec<u8>)>,
+    index: HashMap<usize, usize>,
+    size: usize,
+    lines: usize,
+    raw_bytes: usize,
+    acks: Vec<AckRef>,
+    permits: Vec<OwnedSemaphorePermit>,
+    sources: HashMap<Arc<str>, u64>,
+    started: Instant,
+    oldest: Instant,
+}
+
+impl Pending {
+    fn new(now: Instant) -> Self {
+        Self {
+            streams: Vec::new(),
+            index: HashMap::new(),
+            size: BODY_OVERHEAD,
+            lines: 0,
+            raw_bytes: 0,
+            acks: Vec::new(),
+            permits: Vec::new(),
+            sources: HashMap::new(),
+            started: now,
+            oldest: now,
+        }
+    }
+
+    fn add_ack(&mut self, a: AckRef) {
+        match self.acks.iter_mut().find(|x| x.file == a.file) {
+            Some(x) => x.offset = x.offset.max(a.offset),
+            None => self.acks.push(a),
+        }
+    }
+
+    fn body(&self) -> Vec<u8> {
+        let mut body = Vec::with_capacity(self.size + 16);
+        body.extend_from_slice(b"{\"streams\":[");
+        for (i, (stream, values)) in self.streams.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(b"{\"stream\":");
+            body.extend_from_slice(stream.labels_json.as_bytes());
+            body.extend_from_slice(b",\"values\":[");
+            body.extend_from_slice(values);
+            body.extend_from_slice(b"]}");
+        }
+        body.extend_from_slice(b"]}");
+        body
+    }
+}
+
+const BODY_OVERHEAD: usize = 16;
+const STREAM_OVERHEAD: usize = 32;
+const VALUE_OVERHEAD: usize = 32;
+
+/// Settings of the batcher and pushers.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchSettings {
+    pub max_bytes: usize,
+    pub max_wait: Duration,
+    pub max_in_flight: usize,
+}
+
+/// What the pipeline delivered, for `tailship push` and the demo.
+#[derive(Debug, Default, Clone)]
+pub struct Totals {
+    pub lines_delivered: u64,
+    pub bytes_delivered: u64,
+    pub wire_bytes: u64,
+    pub lines_rejected: u64,
+    pub batches_aborted: u64,
+    /// The first refusal message of each status.
+    pub refusals: Vec<String>,
+}
+
+/// The running batcher and pushers.
+pub struct Pipeline {
+    pub sink: ChunkSink,
+    pub budget: Arc<Budget>,
+    pub totals: Arc<Mutex<Totals>>,
+    batcher: tokio::task::JoinHandle<()>,
+    pushers: tokio::task::JoinHandle<()>,
+}
+
+impl Pipeline {
+    /// Starts the batcher and the pushers. `abort` gives up on batches not yet
+    /// delivered (they stay unacknowledged, so files send them again after a restart).
+    pub fn start(
+        settings: BatchSettings,
+        queue_bytes: usize,
+        pusher: Arc<Pusher>,
+        positions: Arc<Positions>,
+        abort: CancellationToken,
+    ) -> Self {
+        let budget = Budget::new(queue_bytes);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (sealed_tx, sealed_rx) = mpsc::channel(1);
+        let totals = Arc::new(Mutex::new(Totals::default()));
+        let batcher = tokio::spawn(run_batcher(rx, sealed_tx, settings, positions.clone()));
+        let pushers = tokio::spawn(run_pushers(
+            sealed_rx,
+            pusher,
+            positions,
+            settings.max_in_flight,
+            abort,
+            budget.clone(),
+            totals.clone(),
+        ));
+        Self { sink: ChunkSink { tx, budget: budget.clone() }, budget, totals, batcher, pushers }
+    }
+
+    /// Waits until every queued line was pushed (or given up). Every clone of
+    /// the sink must be dropped first, or this waits for ever.
+    pub async fn finish(self) -> Totals {
+        drop(self.sink);
+        let _ = self.batcher.await;
+        let _ = self.pushers.await;
+        let t = self.totals.lock().map(|t| t.clone()).unwrap_or_default();
+        t
+    }
+}
+
+async fn run_batcher(
+    mut rx: mpsc::UnboundedReceiver<Chunk>,
+    out: mpsc::Sender<Sealed>,
+    s: BatchSettings,
+    positions: Arc<Positions>,
+) {
+    let mut pending: HashMap<Option<Arc<str>>, Pending> = HashMap::new();
+    let mut last_ts: HashMap<usize, i128> = HashMap::new();
+    let mut seq: u64 = 0;
+    loop {
+        let deadline = pending.values().map(|p| p.started + s.max_wait).min();
+        let chunk = tokio::select! {
+            c = rx.recv() => c,
+            _ = sleep_until_opt(deadline) => {
+                let now = Instant::now();
+                let due: Vec<_> = pending.iter().filter(|(_, p)| p.started + s.max_wait <= now).map(|(k, _)| k.clone()).collect();
+                for k in due {
+                    if let Some(p) = pending.remove(&k) {
+                        seal(p, k, &mut seq, &positions, &out).await;
+                    }
+                }
+                continue;
+            }
+        };
+        let Some(mut chunk) = chunk else { break };
+        let now = Instant::now();
+        let read_at = chunk.read_at.unwrap_or(now);
+        let mut last_tenant: Option<Option<Arc<str>>> = None;
+        let entries = std::mem::take(&mut chunk.entries);
+        for e in &entries {
+            let tenant = e.stream.tenant.clone();
+            let line = chunk.line(e);
+            let need = line.len() + VALUE_OVERHEAD;
+            let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
+            if p.lines > 0 && p.size + need > s.max_bytes {
+                let full = std::mem::replace(p, Pending::new(now));
+                seal(full, tenant.clone(), &mut seq, &positions, &out).await;
+            }
+            let Some(p) = pending.get_mut(&tenant) else { continue };
+            let key = Arc::as_ptr(&e.stream) as usize;
+            let idx = match p.index.get(&key) {
+                Some(i) => *i,
+                None => {
+                    p.streams.push((e.stream.clone(), Vec::with_capacity(4096)));
+                    p.size += e.stream.labels_json.len() + STREAM_OVERHEAD;
+                    p.index.insert(key, p.streams.len() - 1);
+                    p.streams.len() - 1
+                }
+            };
+            let last = last_ts.entry(key).or_insert(i128::MIN);
+            let ts = if e.assigned_ts && e.ts <= *last { *last + 1 } else { e.ts };
+            *last = (*last).max(ts);
+            let values = &mut p.streams[idx].1;
+            let before = values.len();
+            if !values.is_empty() {
+                values.push(b',');
+            }
+            values.extend_from_slice(b"[\"");
+            push_decimal(values, ts.max(0) as u128);
+            values.extend_from_slice(b"\",\"");
+            escape_json_into(values, line);
+            values.extend_from_slice(b"\"]");
+            p.size += values.len() - before;
+            p.lines += 1;
+            p.raw_bytes += line.len();
+            p.oldest = p.oldest.min(read_at);
+            *p.sources.entry(chunk.source.clone()).or_default() += 1;
+            last_tenant = Some(tenant);
+        }
+        // The chunk's position and budget go with the batch holding its last line
+        // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
+        // default): acknowledging that batch proves every earlier line was handled.
+        let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(&pending));
+        let p = pending.entry(tenant).or_insert_with(|| Pending::new(now));
+        if let Some(a) = chunk.ack {
+            p.add_ack(a);
+        }
+        if let Some(permit) = chunk.permit.take() {
+            p.permits.push(permit);
+        }
+    }
+    for (k, p) in pending.drain() {
+        seal(p, k, &mut seq, &positions, &out).await;
+    }
+}
+
+/// A chunk with no lines left (all dropped) still carries a position: attach it
+/// to any open batch, or to a new empty one, so it is acknowledged in order.
+fn chunk_tenant_hint(pending: &HashMap<Option<Arc<str>>, Pending>) -> Option<Arc<str>> {
+    pending.keys().next().cloned().unwrap_or(None)
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn push_decimal(out: &mut Vec<u8>, mut v: u128) {
+    let mut buf = [0u8; 40];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+async fn seal(p: Pending, tenant: Option<Arc<str>>, seq: &mut u64, positions: &Positions, out: &mpsc::Sender<Sealed>) {
+    *seq += 1;
+    positions.register(*seq, &p.acks);
+    let body = if p.lines > 0 { p.body() } else { Vec::new() };
+    let sealed = Sealed {
+        seq: *seq,
+        tenant,
+        body,
+        lines: p.lines,
+        raw_bytes: p.raw_bytes,
+        acks: p.acks,
+        _permits: p.permits,
+        sources: p.sources,
+        oldest: p.oldest,
+    };
+    // The pushers end only after this channel closes, so a send cannot fail
+    // while the batcher runs; if it did, the batch stays unacknowledged.
+    let _ = out.send(sealed).await;
+}
+
+async fn run_pushers(
+    mut rx: mpsc::Receiver<Sealed>,
+    pusher: Arc<Pusher>,
+    positions: Arc<Positions>,
+    max_in_flight: usize,
+    abort: CancellationToken,
+    budget: Arc<Budget>,
+    totals: Arc<Mutex<Totals>>,
+) {
+    let slots = Arc::new(Semaphore::new(max_in_flight.max(1)));
+    let outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>> = Arc::default();
+    let mut tasks = JoinSet::new();
+    let gauges = {
+        let budget = budget.clone();
+        let outstanding = outstanding.clone();
+        tokio::spawn(async move {
+            let m = Metrics::get();
+            loop {
+                m.queue_bytes.set(budget.used() as i64);
+                m.queue_lines.set(budget.lines.load(Ordering::Relaxed));
+                let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
+                m.oldest_unacked_seconds.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        })
+    };
+    while let Some(batch) = rx.recv().await {
+        let Ok(slot) = slots.clone().acquire_owned().await else { break };
+        if let Ok(mut o) = outstanding.lock() {
+            o.insert(batch.seq, batch.oldest);
+        }
+        let (pusher, positions, abort, budget, totals, outstanding) =
+            (pusher.clone(), positions.clone(), abort.clone(), budget.clone(), totals.clone(), outstanding.clone());
+        tasks.spawn(async move {
+            let _slot = slot;
+            let outcome = if batch.lines == 0 {
+                (PushOutcome::Delivered, 0)
+            } else {
+                pusher.push(batch.tenant.as_deref(), batch.body, &abort).await
+            };
+            let m = Metrics::get();
+            match outcome {
+                (PushOutcome::Delivered, wire) => {
+                    positions.ack(batch.seq, &batch.acks);
+                    m.lines_pushed.inc_by(batch.lines as u64);
+                    m.bytes_pushed.with_label_values(&["raw"]).inc_by(batch.raw_bytes as u64);
+                    m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
+                    if let Ok(mut t) = totals.lock() {
+                        t.lines_delivered += batch.lines as u64;
+                        t.bytes_delivered += batch.raw_bytes as u64;
+                        t.wire_bytes += wire as u64;
+                    }
+                }
+                (PushOutcome::Rejected { status, message }, _) => {
+                    positions.ack(batch.seq, &batch.acks);
+                    let reason = if status.is_some_and(|s| s == 429 || s >= 500) || status.is_none() {
+                        "retries_exhausted"
+                    } else {
+                        "rejected"
+                    };
+                    for (source, n) in &batch.sources {
+                        m.lines_dropped.with_label_values(&[source, reason]).inc_by(*n);
+                    }
+                    if let Ok(mut t) = totals.lock() {
+                        t.lines_rejected += batch.lines as u64;
+                        if t.refusals.len() < 8 && !t.refusals.contains(&message) {
+                            t.refusals.push(message);
+                        }
+                    }
+                }
+                (PushOutcome::Aborted, _) => {
+                    if let Ok(mut t) = totals.lock() {
+                        t.batches_aborted += 1;
+                    }
+                }
+            }
+            budget.lines.fetch_sub(batch.lines as i64, Ordering::Relaxed);
+            if let Ok(mut o) = outstanding.lock() {
+                o.remove(&batch.seq);
+            }
+        });
+        while let Some(r) = tasks.try_join_next() {
+            if let Err(e) = r {
+                tracing::error!(error = %e, "push task failed");
+            }
+        }
+    }
+    while let Some(r) = tasks.join_next().await {
+        if let Err(e) = r {
+            tracing::error!(error = %e, "push task failed");
+        }
+    }
+    gauges.abort();
+    let m = Metrics::get();
+    m.queue_bytes.set(budget.used() as i64);
+    m.queue_lines.set(budget.lines.load(Ordering::Relaxed));
+    m.oldest_unacked_seconds.set(0);
+}

@@ -1,0 +1,77 @@
+//! Turning the common client flags into a validated [`ClientConfig`].
+
+use crate::cli::ClientArgs;
+use crate::commands::CommandError;
+use crate::config::{BasicAuth, ClientConfig, ConfigError, ConfigErrors};
+use crate::util::read_secret_file;
+
+/// The `client` section of `--config` (or defaults), overridden by flags and
+/// their environment variables, then validated. Config errors exit 2.
+pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
+    let mut c = match &args.config {
+        Some(path) => crate::config::load(path).map_err(CommandError::usage)?.client,
+        None => ClientConfig::default(),
+    };
+    if let Some(u) = &args.url {
+        c.url = u.clone();
+    }
+    if let Some(p) = &args.api_prefix {
+        c.api_prefix = p.clone();
+    }
+    if let Some(o) = &args.org_id {
+        c.tenant_id = Some(o.clone());
+    }
+    if let Some(u) = &args.username {
+        let password = match &args.password_file {
+            Some(p) => Some(read_secret_file(p).map_err(|e| {
+                CommandError::usage(anyhow::anyhow!("--password-file {}: cannot read: {e}", p.display()))
+            })?),
+            None => c.basic_auth.as_ref().and_then(|b| b.password.clone()),
+        };
+        c.basic_auth = Some(BasicAuth { username: u.clone(), password, password_file: None });
+        c.bearer_token = None;
+    } else if let Some(p) = &args.password_file {
+        match &mut c.basic_auth {
+            Some(b) => {
+                b.password = Some(read_secret_file(p).map_err(|e| {
+                    CommandError::usage(anyhow::anyhow!("--password-file {}: cannot read: {e}", p.display()))
+                })?);
+                b.password_file = None;
+            }
+            None => return Err(CommandError::usage(anyhow::anyhow!("--password-file needs --username"))),
+        }
+    }
+    if let Some(p) = &args.bearer_token_file {
+        c.bearer_token = Some(read_secret_file(p).map_err(|e| {
+            CommandError::usage(anyhow::anyhow!("--bearer-token-file {}: cannot read: {e}", p.display()))
+        })?);
+        c.basic_auth = None;
+    }
+    if let Some(ca) = &args.ca_file {
+        c.tls.ca_file = Some(ca.clone());
+    }
+    if args.insecure_skip_verify {
+        c.tls.insecure_skip_verify = true;
+    }
+    if let Some(t) = args.timeout {
+        c.timeout = crate::util::HumanDuration(t);
+    }
+    let mut errors = Vec::new();
+    // Secrets were read above; clear the file paths so validation does not read them again.
+    if let Some(b) = &mut c.basic_auth {
+        if b.password.is_some() {
+            b.password_file = None;
+        }
+    }
+    if c.bearer_token.is_some() {
+        c.bearer_token_file = None;
+    }
+    crate::config::validate_client(&mut c, &mut |key: &str, message: String| {
+        errors.push(ConfigError { file: "command line".into(), key: key.to_string(), message })
+    });
+    if errors.is_empty() {
+        Ok(c)
+    } else {
+        Err(CommandError::usage(ConfigErrors(errors)))
+    }
+}

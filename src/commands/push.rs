@@ -1,0 +1,151 @@
+//! `tailship push`: ship files or stdin once, exit when every line is acknowledged.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::client_args::client_config;
+use super::CommandError;
+use crate::agent::{join_sources, start_sources, SourceEnv};
+use crate::batch::{BatchSettings, Pipeline};
+use crate::cli::PushArgs;
+use crate::client::push::Pusher;
+use crate::config::{SourceConfig, SourceType};
+use crate::metrics::{Health, Metrics};
+use crate::pipeline::Interner;
+use crate::positions::Positions;
+use crate::source::file::Mode;
+use crate::util::is_valid_label_name;
+use anyhow::Context;
+
+pub fn push(args: &PushArgs) -> anyhow::Result<()> {
+    let client = client_config(&args.client)?;
+    let mut labels = BTreeMap::new();
+    for l in &args.label {
+        let Some((k, v)) = l.split_once('=') else {
+            return Err(CommandError::usage(anyhow::anyhow!("--label `{l}`: expected NAME=VALUE")).into());
+        };
+        if !is_valid_label_name(k) {
+            return Err(CommandError::usage(anyhow::anyhow!(
+                "--label `{l}`: `{k}` is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)"
+            ))
+            .into());
+        }
+        labels.insert(k.to_string(), v.to_string());
+    }
+    let mut sources = Vec::new();
+    let mut total_bytes = 0u64;
+    let files: Vec<String> = if args.files.is_empty() { vec!["-".into()] } else { args.files.clone() };
+    for f in &files {
+        if f == "-" {
+            sources.push(SourceConfig { kind: SourceType::Stdin, name: Some("stdin".into()), ..Default::default() });
+            continue;
+        }
+        let path = std::path::absolute(f).with_context(|| format!("{f}: bad path"))?;
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| CommandError::usage(anyhow::anyhow!("{}: cannot read: {e}", path.display())))?;
+        if !meta.is_file() {
+            return Err(CommandError::usage(anyhow::anyhow!("{}: not a regular file", path.display())).into());
+        }
+        std::fs::File::open(&path)
+            .map_err(|e| CommandError::usage(anyhow::anyhow!("{}: cannot read: {e}", path.display())))?;
+        total_bytes += meta.len();
+        sources.push(SourceConfig {
+            kind: SourceType::File,
+            name: Some("file".into()),
+            include: vec![path.to_string_lossy().into_owned()],
+            ..Default::default()
+        });
+    }
+    if sources.iter().filter(|s| s.kind == SourceType::Stdin).count() > 1 {
+        return Err(CommandError::usage(anyhow::anyhow!("`-` (stdin) given more than once")).into());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let totals = rt.block_on(async move {
+        let shutdown = crate::shutdown::on_signals();
+        let health = Health::new();
+        let pusher = Arc::new(Pusher::new(&client, health)?);
+        let positions = Arc::new(Positions::in_memory());
+        let pipeline = Pipeline::start(
+            BatchSettings {
+                max_bytes: client.batch.max_bytes.get() as usize,
+                max_wait: client.batch.max_wait.get(),
+                max_in_flight: client.batch.max_in_flight,
+            },
+            (16usize << 20).max(client.batch.max_bytes.get() as usize * 2),
+            pusher,
+            positions.clone(),
+            shutdown.clone(),
+        );
+        let env = SourceEnv {
+            client: client.clone(),
+            sink: pipeline.sink.clone(),
+            positions,
+            interner: Interner::new(),
+            handle: tokio::runtime::Handle::current(),
+            mode: Mode::Once,
+            extra_labels: labels,
+        };
+        let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
+        let threads = start_sources(&sources, &env, &shutdown, &mut stdin)?;
+        drop(env);
+        let progress = (std::io::stderr().is_terminal() && !args.quiet).then(|| progress_bar(total_bytes, &files));
+        let ticker = progress.clone().map(|bar| {
+            tokio::spawn(async move {
+                loop {
+                    let m = Metrics::get();
+                    let read: u64 = m.bytes_read.with_label_values(&["file"]).get()
+                        + m.bytes_read.with_label_values(&["stdin"]).get();
+                    bar.set_position(read);
+                    bar.set_message(format!("{} lines acknowledged", m.lines_pushed.get()));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            })
+        });
+        join_sources(threads).await;
+        let totals = pipeline.finish().await;
+        if let Some(t) = ticker {
+            t.abort();
+        }
+        if let Some(bar) = progress {
+            bar.finish_with_message(format!("{} lines acknowledged", totals.lines_delivered));
+        }
+        if shutdown.is_cancelled() {
+            anyhow::bail!("interrupted: {} lines acknowledged before the signal", totals.lines_delivered);
+        }
+        Ok::<_, anyhow::Error>(totals)
+    })?;
+    if totals.lines_rejected > 0 {
+        anyhow::bail!(
+            "{} of {} lines were refused by the service: {}",
+            totals.lines_rejected,
+            totals.lines_rejected + totals.lines_delivered,
+            totals.refusals.join("; ")
+        );
+    }
+    if totals.batches_aborted > 0 {
+        anyhow::bail!("{} batches were not delivered", totals.batches_aborted);
+    }
+    tracing::debug!(lines = totals.lines_delivered, bytes = totals.bytes_delivered, "all lines acknowledged");
+    Ok(())
+}
+
+fn progress_bar(total_bytes: u64, files: &[String]) -> indicatif::ProgressBar {
+    let stdin_only = files.iter().all(|f| f == "-");
+    let bar = if stdin_only || total_bytes == 0 {
+        indicatif::ProgressBar::new_spinner()
+    } else {
+        indicatif::ProgressBar::new(total_bytes)
+    };
+    let style = if stdin_only {
+        indicatif::ProgressStyle::with_template("{spinner} {bytes} read, {msg} ({elapsed})")
+    } else {
+        indicatif::ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg} ({eta})")
+    };
+    if let Ok(s) = style {
+        bar.set_style(s);
+    }
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar
+}

@@ -1,0 +1,164 @@
+//! `tailship run`: the daemon.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{join_sources, start_sources, SourceEnv};
+use crate::batch::{BatchSettings, Pipeline};
+use crate::cli::RunArgs;
+use crate::client::push::Pusher;
+use crate::config::{Config, SourceType};
+use crate::metrics::Health;
+use crate::pipeline::Interner;
+use crate::positions::Positions;
+use crate::source::file::Mode;
+
+pub fn run(args: &RunArgs) -> anyhow::Result<()> {
+    let config = crate::config::load(&args.config)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(run_agent(config, &args.config))
+}
+
+/// Runs the agent until SIGTERM or SIGINT, reloading sources on SIGHUP.
+pub async fn run_agent(config: Config, config_path: &Path) -> anyhow::Result<()> {
+    let shutdown = crate::shutdown::on_signals();
+    run_until(config, config_path, shutdown).await
+}
+
+/// Runs the agent until `shutdown` fires.
+pub async fn run_until(config: Config, config_path: &Path, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let health = Health::new();
+    let endpoint_stop = CancellationToken::new();
+    let endpoint = if config.server.listen.is_empty() {
+        None
+    } else {
+        let addr = config.server.listen.parse().context("server.listen")?;
+        Some(
+            crate::metrics::serve(addr, health.clone(), endpoint_stop.clone())
+                .await
+                .with_context(|| format!("cannot listen on {addr} (server.listen)"))?,
+        )
+    };
+    let positions = Arc::new(Positions::load(&config.positions.path));
+    let abort = CancellationToken::new();
+    let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
+    let pipeline = Pipeline::start(
+        BatchSettings {
+            max_bytes: config.client.batch.max_bytes.get() as usize,
+            max_wait: config.client.batch.max_wait.get(),
+            max_in_flight: config.client.batch.max_in_flight,
+        },
+        config.queue.max_bytes.get() as usize,
+        pusher.clone(),
+        positions.clone(),
+        abort.clone(),
+    );
+    let mut env = SourceEnv {
+        client: config.client.clone(),
+        sink: pipeline.sink.clone(),
+        positions: positions.clone(),
+        interner: Interner::new(),
+        handle: tokio::runtime::Handle::current(),
+        mode: Mode::Follow,
+        extra_labels: Default::default(),
+    };
+    let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
+    let stdin_cancel = shutdown.child_token();
+    let (stdin_sources, file_sources): (Vec<_>, Vec<_>) =
+        config.sources.iter().cloned().partition(|s| s.kind == SourceType::Stdin);
+    let mut threads = start_sources(&stdin_sources, &env, &stdin_cancel, &mut stdin)?;
+    let mut files_cancel = shutdown.child_token();
+    let mut file_threads = start_sources(&file_sources, &env, &files_cancel, &mut stdin)?;
+    health.sources_started.store(true, Ordering::Relaxed);
+    tracing::info!(
+        sources = config.sources.len(),
+        push_url = %pusher.url(),
+        positions = %config.positions.path.display(),
+        "tailship running"
+    );
+
+    let sync = {
+        let positions = positions.clone();
+        let period = config.positions.sync_period.get();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(period) => {}
+                    _ = stop.cancelled() => break,
+                }
+                save_positions(&positions).await;
+            }
+        })
+    };
+
+    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = hup.recv() => {
+                match crate::config::load(config_path) {
+                    Err(e) => tracing::error!("reload refused, keeping the running config: {e}"),
+                    Ok(new) => {
+                        if new.client.url != env.client.url || new.client.api_prefix != env.client.api_prefix {
+                            tracing::warn!("reload applies sources and stages; client, queue and server changes need a restart");
+                        }
+                        files_cancel.cancel();
+                        join_sources(std::mem::take(&mut file_threads)).await;
+                        save_positions(&positions).await;
+                        files_cancel = shutdown.child_token();
+                        env.client.tenant_id = new.client.tenant_id.clone();
+                        let files: Vec<_> = new.sources.iter().filter(|s| s.kind == SourceType::File).cloned().collect();
+                        match start_sources(&files, &env, &files_cancel, &mut stdin) {
+                            Ok(t) => {
+                                file_threads = t;
+                                tracing::info!(file_sources = files.len(), "config reloaded");
+                            }
+                            Err(e) => tracing::error!(error = %e, "reload failed to start sources"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Shutdown in phases: stop reading, flush and wait for acknowledgements,
+    // write the final positions, exit.
+    tracing::info!("stopping sources");
+    threads.append(&mut file_threads);
+    join_sources(threads).await;
+    drop(env);
+    let deadline = config.shutdown_timeout.0.get();
+    let finish = pipeline.finish();
+    tokio::pin!(finish);
+    let totals = match tokio::time::timeout(deadline, &mut finish).await {
+        Ok(t) => t,
+        Err(_) => {
+            tracing::warn!(timeout = ?deadline, "shutdown_timeout reached with batches undelivered; they are sent again at the next start");
+            abort.cancel();
+            tokio::time::timeout(Duration::from_secs(5), &mut finish).await.unwrap_or_default()
+        }
+    };
+    let _ = sync.await;
+    save_positions(&positions).await;
+    endpoint_stop.cancel();
+    if let Some(e) = endpoint {
+        let _ = e.await;
+    }
+    tracing::info!(lines = totals.lines_delivered, "stopped");
+    Ok(())
+}
+
+async fn save_positions(positions: &Arc<Positions>) {
+    let p = positions.clone();
+    match tokio::task::spawn_blocking(move || p.save()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "positions not saved; the previous file stays valid, retrying later"),
+        Err(e) => tracing::warn!(error = %e, "positions save task failed"),
+    }
+}

@@ -1,0 +1,217 @@
+//! The agent's own metrics (one registry for the process) and its HTTP
+//! endpoint: `/metrics` in Prometheus text, `/healthz` and `/ready`.
+//!
+//! Hot paths count per chunk (`inc_by`), never per line.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+use tokio_util::sync::CancellationToken;
+
+/// Every metric the agent exports.
+pub struct Metrics {
+    pub registry: Registry,
+    pub lines_read: IntCounterVec,
+    pub bytes_read: IntCounterVec,
+    pub lines_dropped: IntCounterVec,
+    pub lines_repaired: IntCounterVec,
+    pub lines_pushed: IntCounter,
+    pub bytes_pushed: IntCounterVec,
+    pub push_requests: IntCounterVec,
+    pub push_retries: IntCounter,
+    pub push_duration: Histogram,
+    pub queue_bytes: IntGauge,
+    pub queue_lines: IntGauge,
+    pub files_open: IntGaugeVec,
+    pub files_unread_bytes: IntGaugeVec,
+    pub file_events: IntCounterVec,
+    pub oldest_unacked_seconds: IntGauge,
+    pub positions_writes: IntCounterVec,
+}
+
+fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric definition");
+    r.register(Box::new(c.clone())).expect("metric registered once");
+    c
+}
+
+fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric definition");
+    r.register(Box::new(g.clone())).expect("metric registered once");
+    g
+}
+
+fn counter(r: &Registry, name: &str, help: &str) -> IntCounter {
+    let c = IntCounter::new(name, help).expect("valid metric definition");
+    r.register(Box::new(c.clone())).expect("metric registered once");
+    c
+}
+
+fn gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
+    let g = IntGauge::new(name, help).expect("valid metric definition");
+    r.register(Box::new(g.clone())).expect("metric registered once");
+    g
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let r = Registry::new();
+        let build = IntGaugeVec::new(Opts::new("tailship_build_info", "Build information; always 1."), &["version"])
+            .expect("valid metric definition");
+        build.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
+        r.register(Box::new(build)).expect("metric registered once");
+        #[cfg(target_os = "linux")]
+        {
+            let pc = prometheus::process_collector::ProcessCollector::for_self();
+            let _ = r.register(Box::new(pc));
+        }
+        let push_duration = Histogram::with_opts(
+            HistogramOpts::new("tailship_push_duration_seconds", "Duration of one push request, retries excluded.")
+                .buckets(vec![0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
+        )
+        .expect("valid metric definition");
+        r.register(Box::new(push_duration.clone())).expect("metric registered once");
+        Self {
+            lines_read: counter_vec(&r, "tailship_source_lines_total", "Lines read, per source.", &["source"]),
+            bytes_read: counter_vec(&r, "tailship_source_bytes_total", "Bytes read, per source.", &["source"]),
+            lines_dropped: counter_vec(
+                &r,
+                "tailship_lines_dropped_total",
+                "Lines not delivered on purpose, by reason (drop_stage: a drop stage matched; rejected: the service refused the batch with a 4xx other than 429; retries_exhausted: client.retry.max_retries ran out).",
+                &["source", "reason"],
+            ),
+            lines_repaired: counter_vec(
+                &r,
+                "tailship_lines_repaired_total",
+                "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines).",
+                &["source", "reason"],
+            ),
+            lines_pushed: counter(&r, "tailship_push_lines_total", "Lines acknowledged by the service."),
+            bytes_pushed: counter_vec(
+                &r,
+                "tailship_push_bytes_total",
+                "Bytes acknowledged: raw line bytes, and request bytes on the wire.",
+                &["kind"],
+            ),
+            push_requests: counter_vec(
+                &r,
+                "tailship_push_requests_total",
+                "Push requests by outcome: the HTTP status, or `error` for transport failures.",
+                &["status"],
+            ),
+            push_retries: counter(&r, "tailship_push_retries_total", "Push attempts that were retried."),
+            push_duration,
+            queue_bytes: gauge(&r, "tailship_queue_bytes", "Bytes of lines read and not yet acknowledged."),
+            queue_lines: gauge(&r, "tailship_queue_lines", "Lines read and not yet acknowledged."),
+            files_open: gauge_vec(&r, "tailship_files_open", "Files held open, per source.", &["source"]),
+            files_unread_bytes: gauge_vec(
+                &r,
+                "tailship_files_unread_bytes",
+                "Bytes in tailed files not yet read, per source.",
+                &["source"],
+            ),
+            file_events: counter_vec(
+                &r,
+                "tailship_file_events_total",
+                "File lifecycle events: opened, rotated, truncated, deleted, closed, unreadable.",
+                &["source", "event"],
+            ),
+            oldest_unacked_seconds: gauge(
+                &r,
+                "tailship_oldest_unacknowledged_seconds",
+                "Age of the oldest line read and not yet acknowledged (0 when none).",
+            ),
+            positions_writes: counter_vec(
+                &r,
+                "tailship_positions_writes_total",
+                "Writes of the positions file by outcome.",
+                &["outcome"],
+            ),
+            registry: r,
+        }
+    }
+
+    /// The process-wide metrics.
+    pub fn get() -> &'static Metrics {
+        static M: OnceLock<Metrics> = OnceLock::new();
+        M.get_or_init(Metrics::new)
+    }
+
+    /// The registry in Prometheus text format.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+}
+
+/// What `/ready` reports: sources started, and the last push succeeded (or none was due).
+#[derive(Debug, Default)]
+pub struct Health {
+    pub sources_started: AtomicBool,
+    /// Unix seconds of the last failed push attempt, or 0.
+    pub last_push_failed: AtomicI64,
+    pub last_push_ok: AtomicBool,
+}
+
+impl Health {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self { last_push_ok: AtomicBool::new(true), ..Default::default() })
+    }
+
+    pub fn ready(&self) -> Result<(), &'static str> {
+        if !self.sources_started.load(Ordering::Relaxed) {
+            return Err("sources are starting");
+        }
+        if !self.last_push_ok.load(Ordering::Relaxed) {
+            return Err("the last push failed; retrying");
+        }
+        Ok(())
+    }
+}
+
+/// Binds the endpoint now (so a bad address fails at start) and serves it until `shutdown`.
+pub async fn serve(
+    addr: SocketAddr,
+    health: Arc<Health>,
+    shutdown: CancellationToken,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    use axum::http::StatusCode;
+    use axum::routing::get;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let h = health.clone();
+    let app = axum::Router::new()
+        .route(
+            "/metrics",
+            get(|| async {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+                    Metrics::get().render(),
+                )
+            }),
+        )
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/ready",
+            get(move || {
+                let h = h.clone();
+                async move {
+                    match h.ready() {
+                        Ok(()) => (StatusCode::OK, "ready\n".to_string()),
+                        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {why}\n")),
+                    }
+                }
+            }),
+        );
+    tracing::info!(%addr, "metrics endpoint listening");
+    Ok(tokio::spawn(async move {
+        let r = axum::serve(listener, app).with_graceful_shutdown(async move { shutdown.cancelled().await }).await;
+        if let Err(e) = r {
+            tracing::warn!(error = %e, "metrics endpoint stopped");
+        }
+    }))
+}

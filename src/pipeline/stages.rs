@@ -1,0 +1,291 @@
+//! Stages: what happens to each line between reading and batching, in order:
+//! UTF-8 repair, truncation to `max_line_bytes`, the configured `regex`,
+//! `drop` and `timestamp` stages, then labels (static, `host`, `filename`,
+//! extracted) resolved to an interned stream.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use regex::Regex;
+
+use super::{Chunk, Entry, Interner, StreamRef, TimeFormat};
+use crate::config::{ClientConfig, SourceConfig, SourceType};
+use crate::metrics::Metrics;
+
+enum Stage {
+    /// Named captures are extracted; `labels` lists (capture index in `names`) which become labels.
+    Regex {
+        re: Regex,
+        names: Vec<String>,
+        labels: Vec<String>,
+    },
+    Drop(Regex),
+    Timestamp {
+        source: String,
+        format: TimeFormat,
+    },
+}
+
+/// A source's compiled stages and labels.
+pub struct SourceStages {
+    pub name: Arc<str>,
+    base_labels: BTreeMap<String, String>,
+    tenant: Option<Arc<str>>,
+    stages: Vec<Stage>,
+    max_line_bytes: usize,
+    interner: Arc<Interner>,
+    dynamic: bool,
+}
+
+/// What became of one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Processed {
+    Kept,
+    Dropped,
+}
+
+/// Per-file state of a source: its labels (with `filename`) and stream cache.
+pub struct FileContext {
+    base: BTreeMap<String, String>,
+    stream: StreamRef,
+    dynamic: HashMap<Vec<(String, String)>, StreamRef>,
+    /// Counters batched per context and flushed with [`FileContext::flush_counts`].
+    pub invalid_utf8: u64,
+    pub truncated: u64,
+    pub dropped: u64,
+}
+
+impl FileContext {
+    /// Adds the repaired and dropped counts to the metrics and zeroes them.
+    pub fn flush_counts(&mut self, source: &str) {
+        let m = Metrics::get();
+        if self.invalid_utf8 > 0 {
+            m.lines_repaired.with_label_values(&[source, "invalid_utf8"]).inc_by(self.invalid_utf8);
+        }
+        if self.truncated > 0 {
+            m.lines_repaired.with_label_values(&[source, "truncated"]).inc_by(self.truncated);
+        }
+        if self.dropped > 0 {
+            m.lines_dropped.with_label_values(&[source, "drop_stage"]).inc_by(self.dropped);
+        }
+        self.invalid_utf8 = 0;
+        self.truncated = 0;
+        self.dropped = 0;
+    }
+}
+
+impl SourceStages {
+    /// Compiles a source's stages. The config was validated, so regexes compile;
+    /// an error here names the key anyway.
+    pub fn new(
+        index: usize,
+        src: &SourceConfig,
+        client: &ClientConfig,
+        interner: Arc<Interner>,
+        extra_labels: &BTreeMap<String, String>,
+    ) -> Result<Self, String> {
+        let kind = match src.kind {
+            SourceType::File => "file",
+            SourceType::Stdin => "stdin",
+        };
+        let name: Arc<str> = Arc::from(src.name.clone().unwrap_or_else(|| format!("{kind}-{index}")).as_str());
+        let mut base_labels = src.labels.clone();
+        for (k, v) in extra_labels {
+            base_labels.insert(k.clone(), v.clone());
+        }
+        if src.host_label && !base_labels.contains_key("host") {
+            base_labels.insert("host".into(), gethostname::gethostname().to_string_lossy().into_owned());
+        }
+        let mut stages = Vec::new();
+        let mut dynamic = false;
+        for (i, st) in src.stages.iter().enumerate() {
+            let key = format!("sources[{index}].stages[{i}]");
+            if let Some(r) = &st.regex {
+                let re = Regex::new(r).map_err(|e| format!("{key}.regex: {e}"))?;
+                let names: Vec<String> = re.capture_names().flatten().map(String::from).collect();
+                let labels = st.labels.clone().unwrap_or_else(|| names.clone());
+                dynamic |= !labels.is_empty();
+                stages.push(Stage::Regex { re, names, labels });
+            } else if let Some(d) = &st.drop {
+                stages.push(Stage::Drop(Regex::new(d).map_err(|e| format!("{key}.drop: {e}"))?));
+            } else if let Some(t) = &st.timestamp {
+                let format = TimeFormat::parse(&t.format).map_err(|e| format!("{key}.timestamp.format: {e}"))?;
+                stages.push(Stage::Timestamp { source: t.source.clone(), format });
+            }
+        }
+        let tenant = src.tenant_id.clone().or_else(|| client.tenant_id.clone()).map(|t| Arc::from(t.as_str()));
+        Ok(Self {
+            name,
+            base_labels,
+            tenant,
+            stages,
+            max_line_bytes: src.max_line_bytes.get() as usize,
+            interner,
+            dynamic,
+        })
+    }
+
+    /// The context for one file (`filename` label) or for stdin (`None`).
+    pub fn context(&self, filename: Option<&str>) -> FileContext {
+        let mut base = self.base_labels.clone();
+        if let Some(f) = filename {
+            base.entry("filename".into()).or_insert_with(|| f.to_string());
+        }
+        let stream = self.interner.intern(self.tenant.as_ref(), base.clone());
+        FileContext { base, stream, dynamic: HashMap::new(), invalid_utf8: 0, truncated: 0, dropped: 0 }
+    }
+
+    /// Runs one line through the stages and appends it to `chunk` unless dropped.
+    /// `read_ts` is the read time, used when no stage sets the timestamp.
+    pub fn process(&self, ctx: &mut FileContext, raw: &[u8], read_ts: i128, chunk: &mut Chunk) -> Processed {
+        let mut line: Cow<'_, str> = String::from_utf8_lossy(raw);
+        if matches!(line, Cow::Owned(_)) {
+            ctx.invalid_utf8 += 1;
+        }
+        if line.len() > self.max_line_bytes {
+            let mut end = self.max_line_bytes;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            line = Cow::Owned(line[..end].to_string());
+            ctx.truncated += 1;
+        }
+        let mut ts = read_ts;
+        let mut assigned = true;
+        let mut stream = None;
+        if !self.stages.is_empty() {
+            let mut extracted: Vec<(&str, String)> = Vec::new();
+            for stage in &self.stages {
+                match stage {
+                    Stage::Drop(re) => {
+                        if re.is_match(&line) {
+                            ctx.dropped += 1;
+                            return Processed::Dropped;
+                        }
+                    }
+                    Stage::Regex { re, names, .. } => {
+                        if let Some(caps) = re.captures(&line) {
+                            for n in names {
+                                if let Some(m) = caps.name(n) {
+                                    extracted.retain(|(k, _)| *k != n.as_str());
+                                    extracted.push((n.as_str(), m.as_str().to_string()));
+                                }
+                            }
+                        }
+                    }
+                    Stage::Timestamp { source, format } => {
+                        if let Some((_, v)) = extracted.iter().find(|(k, _)| *k == source.as_str()) {
+                            if let Some(t) = format.to_unix_ns(v) {
+                                ts = t;
+                                assigned = false;
+                            }
+                        }
+                    }
+                }
+            }
+            if self.dynamic {
+                let mut key: Vec<(String, String)> = Vec::new();
+                for stage in &self.stages {
+                    if let Stage::Regex { labels, .. } = stage {
+                        for l in labels {
+                            if let Some((_, v)) = extracted.iter().find(|(k, _)| *k == l.as_str()) {
+                                if !v.is_empty() {
+                                    key.retain(|(k, _)| k != l);
+                                    key.push((l.clone(), truncate_label_value(v)));
+                                }
+                            }
+                        }
+                    }
+                }
+                if !key.is_empty() {
+                    let s = match ctx.dynamic.get(&key) {
+                        Some(s) => s.clone(),
+                        None => {
+                            let mut labels = ctx.base.clone();
+                            for (k, v) in &key {
+                                labels.insert(k.clone(), v.clone());
+                            }
+                            let s = self.interner.intern(self.tenant.as_ref(), labels);
+                            if ctx.dynamic.len() < MAX_CACHED_STREAMS {
+                                ctx.dynamic.insert(key, s.clone());
+                            }
+                            s
+                        }
+                    };
+                    stream = Some(s);
+                }
+            }
+        }
+        let start = chunk.buf.len() as u32;
+        chunk.buf.extend_from_slice(line.as_bytes());
+        chunk.entries.push(Entry {
+            stream: stream.unwrap_or_else(|| ctx.stream.clone()),
+            ts,
+            assigned_ts: assigned,
+            start,
+            len: line.len() as u32,
+        });
+        Processed::Kept
+    }
+}
+
+/// Streams remembered per file before lookups go to the shared interner.
+const MAX_CACHED_STREAMS: usize = 1024;
+
+/// Label values longer than this are cut: real services refuse longer ones.
+const MAX_LABEL_VALUE: usize = 2048;
+
+fn truncate_label_value(v: &str) -> String {
+    if v.len() <= MAX_LABEL_VALUE {
+        return v.to_string();
+    }
+    let mut end = MAX_LABEL_VALUE;
+    while !v.is_char_boundary(end) {
+        end -= 1;
+    }
+    v[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::StageConfig;
+
+    fn stages(src: SourceConfig) -> SourceStages {
+        SourceStages::new(0, &src, &ClientConfig::default(), Interner::new(), &BTreeMap::new()).unwrap()
+    }
+
+    #[test]
+    fn repairs_truncates_and_extracts() {
+        let mut src = SourceConfig { host_label: false, ..Default::default() };
+        src.max_line_bytes = crate::util::HumanSize(16);
+        src.labels.insert("job".into(), "app".into());
+        src.stages = vec![
+            StageConfig { regex: Some(r"(?P<level>ERROR|INFO)".into()), ..Default::default() },
+            StageConfig { drop: Some("healthcheck".into()), ..Default::default() },
+            StageConfig { regex: Some(r"^(?P<ts>\d+) ".into()), labels: Some(vec![]), ..Default::default() },
+            StageConfig {
+                timestamp: Some(crate::config::TimestampStage { source: "ts".into(), format: "unix".into() }),
+                ..Default::default()
+            },
+        ];
+        let s = stages(src);
+        let mut ctx = s.context(Some("/var/log/a.log"));
+        let mut chunk = Chunk::default();
+        assert_eq!(s.process(&mut ctx, b"12 ERROR boom", 99, &mut chunk), Processed::Kept);
+        assert_eq!(s.process(&mut ctx, b"GET /healthcheck", 99, &mut chunk), Processed::Dropped);
+        assert_eq!(s.process(&mut ctx, b"bad \xff byte", 99, &mut chunk), Processed::Kept);
+        assert_eq!(s.process(&mut ctx, b"INFO a very long line indeed", 99, &mut chunk), Processed::Kept);
+        let e = &chunk.entries;
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].ts, 12_000_000_000);
+        assert!(!e[0].assigned_ts);
+        assert_eq!(e[0].stream.labels_json, r#"{"filename":"/var/log/a.log","job":"app","level":"ERROR"}"#);
+        assert_eq!(chunk.line(&e[1]), "bad \u{fffd} byte");
+        assert_eq!(e[1].ts, 99);
+        assert_eq!(e[1].stream.labels_json, r#"{"filename":"/var/log/a.log","job":"app"}"#);
+        assert_eq!(chunk.line(&e[2]), "INFO a very long");
+        assert_eq!((ctx.invalid_utf8, ctx.truncated, ctx.dropped), (1, 1, 1));
+    }
+}

@@ -1,0 +1,85 @@
+//! Streams: a tenant plus a sorted label set, interned once so the hot path
+//! compares and hashes a pointer, and carries its labels pre-encoded as JSON.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+/// One stream of the log service. Interned: equal label sets share one `Arc`.
+#[derive(Debug)]
+pub struct Stream {
+    /// Tenant (`X-Scope-OrgID`) the stream is pushed as; `None` for single-tenant.
+    pub tenant: Option<Arc<str>>,
+    /// Labels, sorted by name.
+    pub labels: Vec<(String, String)>,
+    /// `{"name":"value",...}`, ready to paste into a push body.
+    pub labels_json: String,
+}
+
+impl Stream {
+    /// The stream selector of this stream, e.g. `{filename="/a", job="x"}`.
+    pub fn selector(&self) -> String {
+        let parts: Vec<String> =
+            self.labels.iter().map(|(k, v)| format!("{k}={}", serde_json::Value::String(v.clone()))).collect();
+        format!("{{{}}}", parts.join(", "))
+    }
+}
+
+/// A shared handle to an interned stream.
+pub type StreamRef = Arc<Stream>;
+
+type Key = (Option<Arc<str>>, BTreeMap<String, String>);
+
+/// Interns streams across every source of the agent, so two sources that
+/// produce the same labels share one stream (and one timestamp order).
+#[derive(Debug, Default)]
+pub struct Interner {
+    map: Mutex<HashMap<Key, StreamRef>>,
+}
+
+impl Interner {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Returns the stream of these labels and tenant, creating it on first use.
+    pub fn intern(&self, tenant: Option<&Arc<str>>, labels: BTreeMap<String, String>) -> StreamRef {
+        let key = (tenant.cloned(), labels);
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = map.get(&key) {
+            return s.clone();
+        }
+        let labels: Vec<(String, String)> = key.1.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let labels_json = serde_json::to_string(&key.1).unwrap_or_else(|_| "{}".to_string());
+        let s = Arc::new(Stream { tenant: key.0.clone(), labels, labels_json });
+        map.insert(key, s.clone());
+        s
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_shares_equal_label_sets() {
+        let i = Interner::new();
+        let mut a = BTreeMap::new();
+        a.insert("job".to_string(), "x\"y".to_string());
+        let s1 = i.intern(None, a.clone());
+        let s2 = i.intern(None, a.clone());
+        assert!(Arc::ptr_eq(&s1, &s2));
+        let t: Arc<str> = Arc::from("t");
+        let s3 = i.intern(Some(&t), a);
+        assert!(!Arc::ptr_eq(&s1, &s3));
+        assert_eq!(s1.labels_json, r#"{"job":"x\"y"}"#);
+        assert_eq!(s1.selector(), r#"{job="x\"y"}"#);
+    }
+}

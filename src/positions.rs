@@ -1,0 +1,437 @@
+//! The positions store: how far each file has been *delivered*.
+//!
+//! A file's committed offset moves forward only when every line before it was
+//! acknowledged by the service (or dropped on purpose and counted). Batches may
+//! be acknowledged out of order when several are in flight, so each file keeps
+//! a queue of `(batch, offset)` marks in the order the batches were sealed, and
+//! the committed offset advances over the longest acknowledged prefix.
+//!
+//! Files are identified by a fingerprint: a hash of their first bytes (up to
+//! [`FINGERPRINT_BYTES`]) together with how many bytes were hashed, so a file
+//! that was short when last saved still matches once it has grown, and a file
+//! renamed by rotation is recognised under its new name. Device and inode are
+//! kept as a hint only: an inode reused by a new file has another fingerprint.
+//!
+//! The file is versioned JSON written atomically: a temp file, `fsync`,
+//! `rename`, then `fsync` of the directory. A corrupt file is moved aside to
+//! `<path>.corrupt` and the agent starts afresh per `start_at`.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::Metrics;
+use crate::pipeline::AckRef;
+
+/// Bytes at the start of a file that identify it.
+pub const FINGERPRINT_BYTES: usize = 1024;
+
+/// Saved entries of files no longer tailed are forgotten after this long.
+const FORGET_AFTER_SECS: u64 = 7 * 24 * 3600;
+
+const VERSION: u32 = 1;
+
+/// A hash of a file's first `len` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub hash: u64,
+    pub len: u32,
+}
+
+impl Fingerprint {
+    /// The fingerprint of a file whose first bytes are `prefix` (at most [`FINGERPRINT_BYTES`] used).
+    pub fn of(prefix: &[u8]) -> Self {
+        let p = &prefix[..prefix.len().min(FINGERPRINT_BYTES)];
+        Self { hash: xxhash_rust::xxh3::xxh3_64(p), len: p.len() as u32 }
+    }
+
+    /// True when a file starting with `prefix` is the file this fingerprint was taken of.
+    pub fn matches(&self, prefix: &[u8]) -> bool {
+        let n = self.len as usize;
+        prefix.len() >= n && xxhash_rust::xxh3::xxh3_64(&prefix[..n]) == self.hash
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedFile {
+    path: PathBuf,
+    fingerprint: String,
+    fingerprint_len: u32,
+    #[serde(default)]
+    dev: u64,
+    #[serde(default)]
+    ino: u64,
+    offset: u64,
+    #[serde(default)]
+    updated_at: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedState {
+    version: u32,
+    files: Vec<SavedFile>,
+}
+
+#[derive(Debug)]
+struct FileState {
+    path: PathBuf,
+    fp: Fingerprint,
+    dev: u64,
+    ino: u64,
+    committed: u64,
+    /// (batch sequence, offset after the batch's last line of this file, acknowledged)
+    pending: VecDeque<(u64, u64, bool)>,
+    /// Tailed by a running source (as opposed to loaded from disk and not yet seen).
+    active: bool,
+    updated_at: u64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_key: u64,
+    files: HashMap<u64, FileState>,
+    dirty: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PositionsError {
+    #[error("cannot write positions file {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct Positions {
+    /// `None` keeps positions in memory only (`tailship push`).
+    path: Option<PathBuf>,
+    state: Mutex<State>,
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+impl Positions {
+    /// Positions kept in memory only.
+    pub fn in_memory() -> Self {
+        Self { path: None, state: Mutex::new(State::default()) }
+    }
+
+    /// Loads the positions file; a missing file is an empty store, a corrupt one
+    /// is moved aside to `<path>.corrupt` (logged) and also gives an empty store.
+    pub fn load(path: &Path) -> Self {
+        let mut state = State::default();
+        match std::fs::read(path) {
+            Ok(bytes) => match serde_json::from_slice::<SavedState>(&bytes) {
+                Ok(saved) if saved.version == VERSION => {
+                    for f in saved.files {
+                        let Ok(hash) = u64::from_str_radix(&f.fingerprint, 16) else { continue };
+                        let key = state.next_key;
+                        state.next_key += 1;
+                        state.files.insert(
+                            key,
+                            FileState {
+                                path: f.path,
+                                fp: Fingerprint { hash, len: f.fingerprint_len },
+                                dev: f.dev,
+                                ino: f.ino,
+                                committed: f.offset,
+                                pending: VecDeque::new(),
+                                active: false,
+                                updated_at: f.updated_at,
+                            },
+                        );
+                    }
+                    tracing::info!(path = %path.display(), files = state.files.len(), "loaded positions");
+                }
+                Ok(saved) => {
+                    set_aside(path, &format!("unknown version {}", saved.version));
+                }
+                Err(e) => set_aside(path, &e.to_string()),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot read positions file; starting without positions");
+            }
+        }
+        Self { path: Some(path.to_path_buf()), state: Mutex::new(state) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Finds a known, not currently tailed file whose fingerprint matches a file
+    /// starting with `prefix`; prefers one with the same device and inode.
+    /// Returns its key and committed offset, and marks it tailed again.
+    pub fn resume(&self, prefix: &[u8], path: &Path, dev: u64, ino: u64) -> Option<(u64, u64)> {
+        let mut st = self.lock();
+        let mut best: Option<(u64, bool)> = None;
+        for (k, f) in st.files.iter() {
+            if f.active || !f.fp.matches(prefix) {
+                continue;
+            }
+            let same_inode = f.dev == dev && f.ino == ino;
+            if best.is_none_or(|(_, b)| !b && same_inode) {
+                best = Some((*k, same_inode));
+            }
+        }
+        let (key, _) = best?;
+        let f = st.files.get_mut(&key)?;
+        f.active = true;
+        f.path = path.to_path_buf();
+        f.dev = dev;
+        f.ino = ino;
+        f.fp = Fingerprint::of(prefix).max_len(f.fp);
+        f.updated_at = now_secs();
+        let offset = f.committed;
+        st.dirty = true;
+        Some((key, offset))
+    }
+
+    /// Starts tracking a newly seen file at `offset`.
+    pub fn track(&self, path: &Path, fp: Fingerprint, dev: u64, ino: u64, offset: u64) -> u64 {
+        let mut st = self.lock();
+        let key = st.next_key;
+        st.next_key += 1;
+        st.files.insert(
+            key,
+            FileState {
+                path: path.to_path_buf(),
+                fp,
+                dev,
+                ino,
+                committed: offset,
+                pending: VecDeque::new(),
+                active: true,
+                updated_at: now_secs(),
+            },
+        );
+        st.dirty = true;
+        key
+    }
+
+    /// A tailed file was truncated or replaced in place: start it again at 0.
+    pub fn reset(&self, key: u64, fp: Fingerprint) {
+        let mut st = self.lock();
+        if let Some(f) = st.files.get_mut(&key) {
+            f.committed = 0;
+            f.pending.clear();
+            f.fp = fp;
+            st.dirty = true;
+        }
+    }
+
+    /// The file grew past its fingerprint's length: remember the longer one.
+    pub fn update_fingerprint(&self, key: u64, fp: Fingerprint) {
+        let mut st = self.lock();
+        if let Some(f) = st.files.get_mut(&key) {
+            if fp.len > f.fp.len {
+                f.fp = fp;
+                st.dirty = true;
+            }
+        }
+    }
+
+    /// The file was renamed (rotation) and is still tailed under `path`.
+    pub fn renamed(&self, key: u64, path: &Path) {
+        let mut st = self.lock();
+        if let Some(f) = st.files.get_mut(&key) {
+            f.path = path.to_path_buf();
+            st.dirty = true;
+        }
+    }
+
+    /// The source stopped tailing the file (deleted and drained, or the source stopped).
+    pub fn release(&self, key: u64) {
+        let mut st = self.lock();
+        if let Some(f) = st.files.get_mut(&key) {
+            f.active = false;
+            f.updated_at = now_secs();
+            st.dirty = true;
+        }
+    }
+
+    /// Records that batch `seq` carries lines of these files up to these offsets.
+    /// Called in the order batches are sealed.
+    pub fn register(&self, seq: u64, acks: &[AckRef]) {
+        let mut st = self.lock();
+        for a in acks {
+            if let Some(f) = st.files.get_mut(&a.file) {
+                f.pending.push_back((seq, a.offset, false));
+            }
+        }
+    }
+
+    /// Batch `seq` was acknowledged (or dropped on purpose): advance what it completes.
+    pub fn ack(&self, seq: u64, acks: &[AckRef]) {
+        let mut st = self.lock();
+        let mut changed = false;
+        for a in acks {
+            let Some(f) = st.files.get_mut(&a.file) else { continue };
+            for p in f.pending.iter_mut() {
+                if p.0 == seq {
+                    p.2 = true;
+                }
+            }
+            while let Some(&(_, off, true)) = f.pending.front() {
+                f.committed = f.committed.max(off);
+                f.pending.pop_front();
+                changed = true;
+            }
+        }
+        if changed {
+            st.dirty = true;
+        }
+    }
+
+    /// The committed offset of a file.
+    pub fn committed(&self, key: u64) -> Option<u64> {
+        self.lock().files.get(&key).map(|f| f.committed)
+    }
+
+    /// Writes the file if anything changed. Keeps the old file intact on failure.
+    pub fn save(&self) -> Result<(), PositionsError> {
+        let Some(path) = &self.path else { return Ok(()) };
+        let json = {
+            let mut st = self.lock();
+            if !st.dirty {
+                return Ok(());
+            }
+            let now = now_secs();
+            st.files.retain(|_, f| {
+                f.active || !f.pending.is_empty() || now.saturating_sub(f.updated_at) < FORGET_AFTER_SECS
+            });
+            let mut files: Vec<SavedFile> = st
+                .files
+                .values()
+                .map(|f| SavedFile {
+                    path: f.path.clone(),
+                    fingerprint: format!("{:016x}", f.fp.hash),
+                    fingerprint_len: f.fp.len,
+                    dev: f.dev,
+                    ino: f.ino,
+                    offset: f.committed,
+                    updated_at: if f.active { now } else { f.updated_at },
+                })
+                .collect();
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            st.dirty = false;
+            serde_json::to_vec_pretty(&SavedState { version: VERSION, files }).unwrap_or_default()
+        };
+        let r = write_atomically(path, &json);
+        let m = Metrics::get();
+        match &r {
+            Ok(()) => m.positions_writes.with_label_values(&["ok"]).inc(),
+            Err(_) => {
+                m.positions_writes.with_label_values(&["error"]).inc();
+                self.lock().dirty = true;
+            }
+        }
+        r.map_err(|source| PositionsError::Write { path: path.clone(), source })
+    }
+}
+
+impl Fingerprint {
+    /// Keeps the longer of two fingerprints of the same file.
+    fn max_len(self, other: Fingerprint) -> Fingerprint {
+        if other.len > self.len {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+fn set_aside(path: &Path, why: &str) {
+    let aside = path.with_extension("json.corrupt");
+    let aside = if path.extension().is_some_and(|e| e == "json") {
+        aside
+    } else {
+        PathBuf::from(format!("{}.corrupt", path.display()))
+    };
+    match std::fs::rename(path, &aside) {
+        Ok(()) => tracing::warn!(path = %path.display(), moved_to = %aside.display(), reason = why,
+            "positions file is corrupt; moved it aside and starting without positions"),
+        Err(e) => tracing::warn!(path = %path.display(), reason = why, error = %e,
+            "positions file is corrupt and cannot be moved aside; starting without positions"),
+    }
+}
+
+/// Writes `data` to `path` so that a crash leaves either the old or the new file:
+/// temp file, fsync, rename, fsync of the directory.
+pub fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "positions".into())
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commits_only_acknowledged_prefix() {
+        let p = Positions::in_memory();
+        let k = p.track(Path::new("/a"), Fingerprint::of(b"x"), 1, 1, 0);
+        p.register(1, &[AckRef { file: k, offset: 10 }]);
+        p.register(2, &[AckRef { file: k, offset: 20 }]);
+        p.register(3, &[AckRef { file: k, offset: 30 }]);
+        p.ack(2, &[AckRef { file: k, offset: 20 }]);
+        assert_eq!(p.committed(k), Some(0));
+        p.ack(1, &[AckRef { file: k, offset: 10 }]);
+        assert_eq!(p.committed(k), Some(20));
+        p.ack(3, &[AckRef { file: k, offset: 30 }]);
+        assert_eq!(p.committed(k), Some(30));
+    }
+
+    #[test]
+    fn fingerprints_match_grown_files_only() {
+        let fp = Fingerprint::of(b"first line\n");
+        assert!(fp.matches(b"first line\nsecond line\n"));
+        assert!(!fp.matches(b"first"));
+        assert!(!fp.matches(b"other line\n"));
+    }
+
+    #[test]
+    fn save_load_and_corrupt_file_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("positions.json");
+        let p = Positions::load(&path);
+        let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+        p.register(1, &[AckRef { file: k, offset: 6 }]);
+        p.ack(1, &[AckRef { file: k, offset: 6 }]);
+        p.save().unwrap();
+        let q = Positions::load(&path);
+        assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
+        assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), None, "already tailed");
+        std::fs::write(&path, b"{not json").unwrap();
+        let r = Positions::load(&path);
+        assert!(r.resume(b"hello\n", Path::new("/log/a"), 7, 9).is_none());
+        assert!(dir.path().join("positions.json.corrupt").exists());
+    }
+}

@@ -1,0 +1,645 @@
+//! The file source: `tail -F` over globs, with delivered positions.
+//!
+//! How it works, in plain words. One thread per file source runs a loop:
+//!
+//! 1. **Scan** (every `scan_interval`, and early when a file-system event says
+//!    something was created, renamed or removed): expand the `include` globs,
+//!    drop `exclude` matches and anything that is not a regular file, and look
+//!    at each candidate. A candidate whose device and inode belong to a file
+//!    already open is the same file (perhaps renamed by rotation) and is left
+//!    alone. Otherwise its first bytes are fingerprinted and looked up in the
+//!    positions store: a known file resumes at its delivered offset, a new one
+//!    starts at the beginning (or the end, for `start_at = "end"` at startup).
+//!    An open file whose path now names another file, or nothing, was rotated
+//!    or deleted: it is read to its end, then closed once it stays idle.
+//! 2. **Read** every open file from its offset with `pread` in large blocks,
+//!    split lines with memchr, run the stages, and queue each block's lines as
+//!    one chunk, waiting while the queue is full (the data waits on disk).
+//!    A file that got smaller than its offset was truncated (copytruncate):
+//!    it starts again at 0, and the event is counted.
+//! 3. **Wait** for a file-system event or the poll interval. Without working
+//!    events (unsupported file system, watch limit reached) the loop polls,
+//!    and says so once.
+//!
+//! A chunk carries the offset just after its last handled line; that offset
+//! is written to the positions file only once the service acknowledged it.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
+use tokio_util::sync::CancellationToken;
+
+use super::{LineFeed, READ_BLOCK};
+use crate::batch::ChunkSink;
+use crate::config::{SourceConfig, StartAt};
+use crate::metrics::Metrics;
+use crate::pipeline::{AckRef, Chunk, SourceStages};
+use crate::positions::{Fingerprint, Positions, FINGERPRINT_BYTES};
+use crate::util::now_ns;
+
+/// Poll interval when file-system events work (a safety net for missed events).
+const POLL_WITH_EVENTS: Duration = Duration::from_millis(1000);
+/// Poll interval without events.
+const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(250);
+/// At most this much is read from one file before the others get a turn.
+const MAX_READ_PER_TURN: u64 = 4 << 20;
+/// A rotated or deleted file is closed once it was at its end this long.
+const DETACHED_IDLE: Duration = Duration::from_secs(5);
+
+/// How the source runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The daemon: follow files for ever.
+    Follow,
+    /// `tailship push`: read each file once to its end, then stop.
+    Once,
+}
+
+/// One include pattern: where to walk, how deep, and what to match.
+struct Pattern {
+    base: PathBuf,
+    max_depth: usize,
+    matcher: GlobMatcher,
+    literal: bool,
+}
+
+fn compile_pattern(p: &str) -> Result<Pattern, globset::Error> {
+    let path = Path::new(p);
+    let mut base = PathBuf::new();
+    let mut rest = 0usize;
+    let mut in_rest = false;
+    let mut recursive = false;
+    for c in path.components() {
+        let s = c.as_os_str().to_string_lossy();
+        if in_rest || s.contains(['*', '?', '[', '{']) {
+            in_rest = true;
+            rest += 1;
+            recursive |= s.contains("**");
+        } else {
+            base.push(c);
+        }
+    }
+    let matcher = globset::GlobBuilder::new(p).literal_separator(true).build()?.compile_matcher();
+    Ok(Pattern { base, max_depth: if recursive { usize::MAX } else { rest }, matcher, literal: rest == 0 })
+}
+
+fn compile_excludes(ex: &[String]) -> Result<(GlobSet, GlobSet), globset::Error> {
+    let mut full = GlobSetBuilder::new();
+    let mut names = GlobSetBuilder::new();
+    for e in ex {
+        if e.contains('/') {
+            full.add(globset::GlobBuilder::new(e).literal_separator(true).build()?);
+        } else {
+            names.add(Glob::new(e)?);
+        }
+    }
+    Ok((full.build()?, names.build()?))
+}
+
+/// One open file.
+struct Tailer {
+    key: u64,
+    path: PathBuf,
+    file: File,
+    dev: u64,
+    ino: u64,
+    fp: Fingerprint,
+    /// Where the next read starts.
+    offset: u64,
+    feed: LineFeed,
+    /// The path no longer names this file (rotated or deleted): drain and close.
+    detached: bool,
+    /// When the file was last seen at its end with nothing new.
+    idle_since: Option<Instant>,
+    /// Last size seen, for the unread-bytes gauge.
+    size: u64,
+}
+
+/// The file source; see the module documentation.
+pub struct FileSource {
+    cfg: SourceConfig,
+    stages: Arc<SourceStages>,
+    positions: Arc<Positions>,
+    sink: ChunkSink,
+    handle: tokio::runtime::Handle,
+    cancel: CancellationToken,
+    mode: Mode,
+    patterns: Vec<Pattern>,
+    exclude_full: GlobSet,
+    exclude_names: GlobSet,
+    tailers: Vec<Tailer>,
+    /// Paths already warned about (unreadable, too many open files), to warn once.
+    warned: HashSet<PathBuf>,
+    /// `.gz` files already read in this run (by fingerprint).
+    gz_done: HashSet<u64>,
+    first_scan: bool,
+    buf: Vec<u8>,
+}
+
+impl FileSource {
+    pub fn new(
+        cfg: SourceConfig,
+        stages: Arc<SourceStages>,
+        positions: Arc<Positions>,
+        sink: ChunkSink,
+        handle: tokio::runtime::Handle,
+        cancel: CancellationToken,
+        mode: Mode,
+    ) -> Result<Self, String> {
+        let patterns = cfg
+            .include
+            .iter()
+            .map(|p| compile_pattern(p).map_err(|e| format!("bad glob `{p}`: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (exclude_full, exclude_names) =
+            compile_excludes(&cfg.exclude).map_err(|e| format!("bad exclude glob: {e}"))?;
+        Ok(Self {
+            cfg,
+            stages,
+            positions,
+            sink,
+            handle,
+            cancel,
+            mode,
+            patterns,
+            exclude_full,
+            exclude_names,
+            tailers: Vec::new(),
+            warned: HashSet::new(),
+            gz_done: HashSet::new(),
+            first_scan: true,
+            buf: vec![0u8; READ_BLOCK],
+        })
+    }
+
+    fn name(&self) -> Arc<str> {
+        self.stages.name.clone()
+    }
+
+    /// Runs until cancelled (follow mode) or until every file was read (once mode).
+    pub fn run(mut self) {
+        let (ev_tx, ev_rx) = std::sync::mpsc::channel::<bool>();
+        let watcher = if self.mode == Mode::Follow { self.watch(ev_tx) } else { None };
+        let poll = if watcher.is_some() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
+        let mut next_scan = Instant::now();
+        let mut rescan = true;
+        let m = Metrics::get();
+        let name = self.name();
+        loop {
+            if self.cancel.is_cancelled() {
+                break;
+            }
+            if rescan || Instant::now() >= next_scan {
+                self.scan();
+                next_scan = Instant::now() + self.cfg.scan_interval.get().max(Duration::from_millis(100));
+                rescan = false;
+            }
+            let mut progressed = false;
+            for i in 0..self.tailers.len() {
+                if self.cancel.is_cancelled() {
+                    break;
+                }
+                progressed |= self.read_turn(i);
+            }
+            self.close_finished();
+            m.files_open.with_label_values(&[&name]).set(self.tailers.len() as i64);
+            m.files_unread_bytes
+                .with_label_values(&[&name])
+                .set(self.tailers.iter().map(|t| t.size.saturating_sub(t.offset)).sum::<u64>() as i64);
+            if self.mode == Mode::Once {
+                if !progressed {
+                    break;
+                }
+                continue;
+            }
+            if progressed {
+                continue;
+            }
+            let due = self.tailers.iter().filter_map(|t| t.feed.due_at()).min();
+            let mut wait = poll.min(next_scan.saturating_duration_since(Instant::now()));
+            if let Some(d) = due {
+                wait = wait.min(d.saturating_duration_since(Instant::now()));
+            }
+            if let Ok(structural) = ev_rx.recv_timeout(wait.max(Duration::from_millis(5))) {
+                rescan |= structural;
+                // Take every queued event in one go.
+                while let Ok(s) = ev_rx.try_recv() {
+                    rescan |= s;
+                }
+            }
+        }
+        drop(watcher);
+        for t in self.tailers.drain(..) {
+            self.positions.release(t.key);
+        }
+        m.files_open.with_label_values(&[&name]).set(0);
+    }
+
+    /// Watches the base directories of the include globs. Sends `true` for
+    /// events that may add or remove files, `false` for writes.
+    fn watch(&mut self, tx: std::sync::mpsc::Sender<bool>) -> Option<notify::RecommendedWatcher> {
+        use notify::{EventKind, RecursiveMode, Watcher};
+        let handler = move |res: notify::Result<notify::Event>| {
+            if let Ok(ev) = res {
+                let structural =
+                    !matches!(ev.kind, EventKind::Modify(notify::event::ModifyKind::Data(_)) | EventKind::Access(_));
+                let _ = tx.send(structural);
+            }
+        };
+        let mut w = match notify::recommended_watcher(handler) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!(source = %self.name(), error = %e, "file-system events unavailable; polling files instead");
+                return None;
+            }
+        };
+        let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
+        for p in &self.patterns {
+            let dir =
+                if p.literal { p.base.parent().map(Path::to_path_buf).unwrap_or_default() } else { p.base.clone() };
+            let recursive = p.max_depth > 1;
+            if !dirs.iter().any(|(d, _)| *d == dir) {
+                dirs.push((dir, recursive));
+            }
+        }
+        for (dir, recursive) in dirs {
+            let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
+            if let Err(e) = w.watch(&dir, mode) {
+                tracing::warn!(source = %self.name(), dir = %dir.display(), error = %e,
+                    "cannot watch directory (missing, or the watch limit is reached); polling files instead");
+                return None;
+            }
+        }
+        Some(w)
+    }
+
+    fn excluded(&self, path: &Path) -> bool {
+        self.exclude_full.is_match(path) || path.file_name().is_some_and(|n| self.exclude_names.is_match(n))
+    }
+
+    /// Every regular file the globs name now.
+    fn candidates(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        for p in &self.patterns {
+            if p.literal {
+                if !self.excluded(&p.base) && seen.insert(p.base.clone()) {
+                    out.push(p.base.clone());
+                }
+                continue;
+            }
+            let walker = walkdir::WalkDir::new(&p.base).follow_links(true).max_depth(p.max_depth).min_depth(1);
+            for entry in walker.into_iter().filter_map(Result::ok) {
+                let path = entry.path();
+                if !entry.file_type().is_file() {
+                    continue;
+                }
+                if p.matcher.is_match(path) && !self.excluded(path) && seen.insert(path.to_path_buf()) {
+                    out.push(path.to_path_buf());
+                }
+            }
+        }
+        out
+    }
+
+    fn event(&self, event: &str) {
+        Metrics::get().file_events.with_label_values(&[&self.name(), event]).inc();
+    }
+
+    fn scan(&mut self) {
+        let candidates = self.candidates();
+        let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
+        for path in candidates {
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            let id = (meta.dev(), meta.ino());
+            if let Some(t) = self.tailers.iter_mut().find(|t| (t.dev, t.ino) == id) {
+                if t.path != path && (!claimed.contains_key(&id)) && (t.detached || !path.exists_as(&t.path)) {
+                    tracing::info!(from = %t.path.display(), to = %path.display(), "file renamed; still reading it");
+                    t.path = path.clone();
+                    self.positions.renamed(t.key, &path);
+                }
+                claimed.insert(id, path);
+                continue;
+            }
+            if claimed.contains_key(&id) {
+                continue;
+            }
+            claimed.insert(id, path.clone());
+            self.open(&path, &meta);
+        }
+        // Files whose path now names another file, or nothing: rotated or deleted.
+        for t in &mut self.tailers {
+            if t.detached {
+                continue;
+            }
+            let same = std::fs::metadata(&t.path).map(|m| (m.dev(), m.ino()) == (t.dev, t.ino)).unwrap_or(false);
+            if !same && !claimed.contains_key(&(t.dev, t.ino)) {
+                t.detached = true;
+                let what = if t.path.exists() { "rotated" } else { "deleted" };
+                tracing::info!(path = %t.path.display(), "file {what}; reading it to its end before closing it");
+                Metrics::get().file_events.with_label_values(&[&self.stages.name, what]).inc();
+            }
+        }
+        // A file rewritten in place (its first bytes changed) starts again at 0.
+        for i in 0..self.tailers.len() {
+            let t = &self.tailers[i];
+            let mut prefix = vec![0u8; t.fp.len as usize];
+            let n = read_prefix(&t.file, &mut prefix);
+            if n == t.fp.len as usize && !t.fp.matches(&prefix[..n]) {
+                self.truncated(i);
+            }
+        }
+        self.first_scan = false;
+    }
+
+    fn open(&mut self, path: &Path, meta: &std::fs::Metadata) {
+        let name = self.name();
+        if self.tailers.len() >= self.cfg.max_open_files {
+            if self.warned.insert(PathBuf::from("<max_open_files>")) {
+                tracing::warn!(source = %name, max_open_files = self.cfg.max_open_files,
+                    "too many files; the rest wait until others close (raise max_open_files)");
+            }
+            return;
+        }
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                if self.warned.insert(path.to_path_buf()) {
+                    tracing::warn!(source = %name, path = %path.display(), error = %e, "cannot open file; will retry at each scan");
+                    self.event("unreadable");
+                }
+                return;
+            }
+        };
+        self.warned.remove(path);
+        let mut prefix = vec![0u8; FINGERPRINT_BYTES];
+        let n = read_prefix(&file, &mut prefix);
+        prefix.truncate(n);
+        if n == 0 {
+            // Empty: nothing to identify it by yet; look again when it has data.
+            return;
+        }
+        let is_gz = path.extension().is_some_and(|e| e == "gz");
+        let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
+        let resumed = self.positions.resume(&prefix, path, dev, ino);
+        if is_gz {
+            self.read_gz(path, file, &prefix, resumed, size);
+            return;
+        }
+        let too_old = self.cfg.ignore_older.get() > Duration::ZERO
+            && meta
+                .modified()
+                .ok()
+                .and_then(|m| SystemTime::now().duration_since(m).ok())
+                .is_some_and(|age| age > self.cfg.ignore_older.get());
+        let (key, offset) = match resumed {
+            Some((key, off)) if off <= size => (key, off),
+            Some((key, off)) => {
+                tracing::info!(path = %path.display(), saved = off, size, "file is shorter than its saved position (truncated while stopped); reading from the start");
+                self.positions.reset(key, Fingerprint::of(&prefix));
+                self.event("truncated");
+                (key, 0)
+            }
+            None => {
+                if too_old && self.mode == Mode::Follow {
+                    return;
+                }
+                let start = if self.mode == Mode::Follow && self.first_scan && self.cfg.start_at == StartAt::End {
+                    size
+                } else {
+                    0
+                };
+                (self.positions.track(path, Fingerprint::of(&prefix), dev, ino, start), start)
+            }
+        };
+        tracing::debug!(source = %name, path = %path.display(), offset, "tailing file");
+        self.event("opened");
+        let filename = path.to_string_lossy().into_owned();
+        let feed = LineFeed::new(&self.cfg, &self.stages, Some(&filename), offset);
+        self.tailers.push(Tailer {
+            key,
+            path: path.to_path_buf(),
+            file,
+            dev,
+            ino,
+            fp: Fingerprint::of(&prefix),
+            offset,
+            feed,
+            detached: false,
+            idle_since: None,
+            size,
+        });
+    }
+
+    /// Reads a `.gz` file once, decompressed. Its position is its compressed
+    /// size once every line was delivered; a partly sent file is sent again whole.
+    fn read_gz(&mut self, path: &Path, file: File, prefix: &[u8], resumed: Option<(u64, u64)>, size: u64) {
+        let fp = Fingerprint::of(prefix);
+        if !self.gz_done.insert(fp.hash) {
+            return;
+        }
+        let key = match resumed {
+            Some((key, off)) if off >= size => {
+                self.positions.release(key);
+                return;
+            }
+            Some((key, _)) => key,
+            None => self.positions.track(path, fp, 0, 0, 0),
+        };
+        tracing::info!(path = %path.display(), "reading compressed file");
+        self.event("opened");
+        let name = self.name();
+        let filename = path.to_string_lossy().into_owned();
+        let mut feed = LineFeed::new(&self.cfg, &self.stages, Some(&filename), 0);
+        let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+        loop {
+            if self.cancel.is_cancelled() {
+                self.positions.release(key);
+                return;
+            }
+            let n = match dec.read(&mut self.buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot decompress file; skipping the rest of it");
+                    0
+                }
+            };
+            let mut chunk = Chunk::new(name.clone());
+            Metrics::get().bytes_read.with_label_values(&[&name]).inc_by(n as u64);
+            if n > 0 {
+                feed.feed(&self.stages, &self.buf[..n], now_ns(), Instant::now(), &mut chunk);
+            } else {
+                feed.flush_idle(&self.stages, now_ns(), Instant::now(), true, &mut chunk);
+                chunk.ack = Some(AckRef { file: key, offset: size });
+            }
+            feed.flush_counts(&name);
+            if !self.sink.send_blocking(&self.handle, chunk, &self.cancel) {
+                self.positions.release(key);
+                return;
+            }
+            if n == 0 {
+                break;
+            }
+        }
+        self.positions.release(key);
+    }
+
+    /// The file at `i` was truncated or rewritten: start it again at 0.
+    fn truncated(&mut self, i: usize) {
+        let t = &mut self.tailers[i];
+        let mut prefix = vec![0u8; FINGERPRINT_BYTES];
+        let n = read_prefix(&t.file, &mut prefix);
+        t.fp = Fingerprint::of(&prefix[..n]);
+        tracing::info!(path = %t.path.display(), old_offset = t.offset, "file truncated (copytruncate?); reading from the start");
+        t.offset = 0;
+        t.feed.reset(0);
+        self.positions.reset(t.key, t.fp);
+        self.event("truncated");
+    }
+
+    /// Reads what is new in tailer `i`; returns true if anything was read or flushed.
+    fn read_turn(&mut self, i: usize) -> bool {
+        let name = self.name();
+        let mut read_total = 0u64;
+        let mut progressed = false;
+        loop {
+            if read_total >= MAX_READ_PER_TURN || self.cancel.is_cancelled() {
+                return true;
+            }
+            let t = &mut self.tailers[i];
+            let n = match t.file.read_at(&mut self.buf, t.offset) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    tracing::warn!(path = %t.path.display(), error = %e, "cannot read file; closing it");
+                    t.detached = true;
+                    t.idle_since = Some(Instant::now() - DETACHED_IDLE);
+                    return progressed;
+                }
+            };
+            let now = Instant::now();
+            let mut chunk = Chunk::new(name.clone());
+            if n == 0 {
+                // At the end: truncated? anything idle to flush?
+                let size = t.file.metadata().map(|m| m.len()).unwrap_or(t.offset);
+                t.size = size;
+                if size < t.offset {
+                    self.truncated(i);
+                    return true;
+                }
+                let t = &mut self.tailers[i];
+                let final_eof = self.mode == Mode::Once;
+                t.feed.flush_idle(&self.stages, now_ns(), now, final_eof, &mut chunk);
+                if chunk.entries.is_empty() {
+                    t.idle_since.get_or_insert(now);
+                    if final_eof {
+                        chunk.ack = Some(AckRef { file: t.key, offset: t.feed.safe_offset() });
+                        let _ = self.sink.send_blocking(&self.handle, chunk, &self.cancel);
+                    }
+                    t.feed.flush_counts(&name);
+                    return progressed;
+                }
+            } else {
+                t.idle_since = None;
+                Metrics::get().bytes_read.with_label_values(&[&name]).inc_by(n as u64);
+                t.feed.feed(&self.stages, &self.buf[..n], now_ns(), now, &mut chunk);
+                t.offset += n as u64;
+                t.size = t.size.max(t.offset);
+                read_total += n as u64;
+                if t.fp.len < FINGERPRINT_BYTES as u32 && t.offset > t.fp.len as u64 {
+                    let mut prefix = vec![0u8; FINGERPRINT_BYTES];
+                    let k = read_prefix(&t.file, &mut prefix);
+                    let fp = Fingerprint::of(&prefix[..k]);
+                    if fp.len > t.fp.len && t.fp.matches(&prefix[..k]) {
+                        t.fp = fp;
+                        self.positions.update_fingerprint(t.key, fp);
+                    }
+                }
+            }
+            let t = &mut self.tailers[i];
+            t.feed.flush_counts(&name);
+            chunk.ack = Some(AckRef { file: t.key, offset: t.feed.safe_offset() });
+            if !self.sink.send_blocking(&self.handle, chunk, &self.cancel) {
+                return progressed;
+            }
+            progressed = true;
+        }
+    }
+
+    /// Closes drained files that were rotated away or deleted (or, in once mode, every drained file).
+    fn close_finished(&mut self) {
+        let now = Instant::now();
+        let once = self.mode == Mode::Once;
+        let mut i = 0;
+        while i < self.tailers.len() {
+            let t = &self.tailers[i];
+            let idle = t.idle_since.is_some_and(|s| now.duration_since(s) >= DETACHED_IDLE);
+            let done = (t.detached && idle && !t.feed.has_pending()) || (once && t.idle_since.is_some());
+            if done {
+                let t = self.tailers.swap_remove(i);
+                tracing::debug!(path = %t.path.display(), "closing file");
+                self.positions.release(t.key);
+                Metrics::get().file_events.with_label_values(&[&self.stages.name, "closed"]).inc();
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Reads up to `buf.len()` bytes from the start of the file.
+fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    n
+}
+
+trait PathExt {
+    /// True when `self` and `other` both exist and are the same file.
+    fn exists_as(&self, other: &Path) -> bool;
+}
+
+impl PathExt for Path {
+    fn exists_as(&self, other: &Path) -> bool {
+        match (std::fs::metadata(self), std::fs::metadata(other)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_split_base_and_depth() {
+        let p = compile_pattern("/var/log/app/*.log").unwrap();
+        assert_eq!(p.base, PathBuf::from("/var/log/app"));
+        assert_eq!(p.max_depth, 1);
+        assert!(p.matcher.is_match("/var/log/app/x.log"));
+        assert!(!p.matcher.is_match("/var/log/app/sub/x.log"));
+        let p = compile_pattern("/var/log/**/*.log").unwrap();
+        assert_eq!(p.base, PathBuf::from("/var/log"));
+        assert_eq!(p.max_depth, usize::MAX);
+        assert!(p.matcher.is_match("/var/log/a/b/x.log"));
+        let p = compile_pattern("/tmp/one.log").unwrap();
+        assert!(p.literal);
+    }
+}
