@@ -10,5 +10,6 @@ pub mod commands;
 pub mod config;
 pub mod logging;
 pub mod pipeline;
+pub mod receive;
 pub mod shutdown;
 pub mod util;

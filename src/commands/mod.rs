@@ -2,8 +2,10 @@
 //! Errors carry context (anyhow); [`CommandError`] picks the exit code.
 
 mod check;
+mod receive;
 
 pub use check::check;
+pub use receive::receive;
 
 use crate::cli::{Cli, Command};
 
@@ -30,6 +32,7 @@ impl CommandError {
 pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Check(a) => check(&a),
+        Command::Receive(a) => receive(&a),
     };
     finish(result)
 }

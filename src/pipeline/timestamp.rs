@@ -31,9 +31,11 @@ impl TimeFormat {
                 }
                 Self::Strftime(p.to_string())
             }
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown format `{other}`; use rfc3339, unix, unix_ms, unix_us, unix_ns or a strftime pattern with %"
-            )),
+            ))
+            }
         })
     }
 
