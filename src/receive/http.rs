@@ -171,7 +171,11 @@ fn tenants(sh: &Shared, headers: &HeaderMap, for_push: bool) -> Result<Vec<Strin
 
 async fn push(State(sh): State<Arc<Shared>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
     let r = push_inner(&sh, &headers, body).await;
-    sh.counters.count_request(r.status().as_u16());
+    let status = r.status();
+    sh.counters.count_request(status.as_u16());
+    if !status.is_success() {
+        tracing::debug!(status = status.as_u16(), "push refused");
+    }
     r
 }
 

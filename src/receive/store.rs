@@ -48,7 +48,8 @@ pub struct Stats {
     pub bytes: u64,
     /// Entries evicted to stay under `max_entries`.
     pub evicted: u64,
-    /// Distinct streams seen.
+    /// Streams held (memory store: streams with at least one entry), or
+    /// distinct streams seen (null store).
     pub streams: u64,
     /// Entries not stored because their stream already held the same timestamp and line.
     pub duplicates: u64,
@@ -137,6 +138,22 @@ impl Stream {
 struct Tenant {
     by_key: HashMap<String, u32>,
     streams: Vec<Stream>,
+    /// Slots of streams whose last entry was evicted, for reuse: the number
+    /// of slots stays bounded by the number of entries plus live streams.
+    free: Vec<u32>,
+}
+
+impl Tenant {
+    /// Frees the slot of an empty stream. No queue entry refers to it: each
+    /// stored entry has one, and the stream is empty only once all were popped.
+    fn release(&mut self, si: u32) {
+        let stream = &mut self.streams[si as usize];
+        let pairs: Vec<(&str, &str)> = stream.labels.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        self.by_key.remove(&stream_key(&pairs));
+        stream.labels.clear();
+        stream.entries.clear();
+        self.free.push(si);
+    }
 }
 
 #[derive(Default)]
@@ -279,9 +296,18 @@ impl Memory {
             let si = match t.by_key.get(&key) {
                 Some(&i) => i,
                 None => {
-                    let i = t.streams.len() as u32;
                     let labels = s.labels.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-                    t.streams.push(Stream { labels, entries: BTreeMap::new() });
+                    let stream = Stream { labels, entries: BTreeMap::new() };
+                    let i = match t.free.pop() {
+                        Some(i) => {
+                            t.streams[i as usize] = stream;
+                            i
+                        }
+                        None => {
+                            t.streams.push(stream);
+                            (t.streams.len() - 1) as u32
+                        }
+                    };
                     t.by_key.insert(key, i);
                     c.streams.fetch_add(1, Ordering::Relaxed);
                     i
@@ -299,20 +325,27 @@ impl Memory {
                 entries += 1;
                 bytes += line.len() as u64;
             }
+            if stream.entries.is_empty() {
+                t.release(si);
+                c.streams.fetch_sub(1, Ordering::Relaxed);
+            }
         }
         c.entries.fetch_add(entries, Ordering::Relaxed);
         c.bytes.fetch_add(bytes, Ordering::Relaxed);
         c.duplicates.fetch_add(dups, Ordering::Relaxed);
-        let evicted = self.evict();
+        let (evicted, released) = self.evict();
         c.evicted.fetch_add(evicted, Ordering::Relaxed);
+        c.streams.fetch_sub(released, Ordering::Relaxed);
     }
 
     /// Drops the oldest-inserted entries until the store is within its bound.
-    fn evict(&mut self) -> u64 {
-        let mut n = 0;
+    /// Returns how many entries were evicted and how many streams emptied.
+    fn evict(&mut self) -> (u64, u64) {
+        let (mut n, mut released) = (0, 0);
         while self.order.len() > self.max_entries {
             let Some((ti, si, ts)) = self.order.pop_front() else { break };
-            let stream = &mut self.tenants[ti as usize].1.streams[si as usize];
+            let tenant = &mut self.tenants[ti as usize].1;
+            let stream = &mut tenant.streams[si as usize];
             if let Some(lines) = stream.entries.get_mut(&ts) {
                 // Lines at one timestamp are kept in insertion order, so the
                 // oldest one is first.
@@ -323,9 +356,13 @@ impl Memory {
                     stream.entries.remove(&ts);
                 }
             }
+            if stream.entries.is_empty() {
+                tenant.release(si);
+                released += 1;
+            }
             n += 1;
         }
-        n
+        (n, released)
     }
 
     fn each_stream<'s>(&'s self, tenants: &[String], mut f: impl FnMut(&'s str, &'s Stream)) {
@@ -447,5 +484,17 @@ mod tests {
         let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true };
         let r = b.query_range(&["t".to_string()], false, p);
         assert_eq!(r[0].values, vec![(1, "l1b".to_string()), (2, "l2".to_string()), (3, "l3".to_string())]);
+
+        // A stream whose entries are all evicted frees its slot for the next new stream.
+        push_json(&b, &c, "t", r#"{"streams":[{"stream":{"a":"y"},"values":[["4","a"],["5","b"],["6","c"]]}]}"#);
+        assert_eq!(c.snapshot().streams, 1);
+        push_json(&b, &c, "t", r#"{"streams":[{"stream":{"a":"z"},"values":[["7","d"]]}]}"#);
+        assert_eq!(c.snapshot().streams, 2);
+        let Backend::Memory(m) = &b else { panic!() };
+        assert_eq!(m.lock().unwrap().tenants[0].1.streams.len(), 2);
+        let sel = logql::parse_log_query(r#"{a=~"x|y|z"}"#).unwrap();
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true };
+        let lines: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
+        assert_eq!(lines.len(), 3);
     }
 }
