@@ -28,6 +28,8 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a config file and print the effective config, secrets redacted.
     Check(CheckArgs),
+    /// Run the embedded log store: push, query, labels and the alert webhook, in memory.
+    Receive(ReceiveArgs),
     /// Ship files or stdin once; exit 0 when every line is acknowledged.
     Push(Box<PushArgs>),
 }
@@ -58,6 +60,55 @@ pub struct CheckArgs {
     /// The config file (TOML, or YAML by extension).
     #[arg(long, short = 'c', env = "TAILSHIP_CONFIG")]
     pub config: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReceiveArgs {
+    /// Address to listen on; port 0 picks a free port (printed on start).
+    #[arg(long, default_value = "127.0.0.1:3100")]
+    pub listen: String,
+    /// Path prefix of the log API.
+    #[arg(long, default_value = crate::receive::DEFAULT_API_PREFIX)]
+    pub api_prefix: String,
+    /// `memory` keeps entries (bounded by --max-entries); `null` validates and counts only.
+    #[arg(long, value_enum, default_value_t = crate::receive::StoreKind::Memory)]
+    pub store: crate::receive::StoreKind,
+    /// Most entries the memory store keeps; the oldest are evicted and counted.
+    #[arg(long, default_value_t = crate::receive::DEFAULT_MAX_ENTRIES)]
+    pub max_entries: usize,
+    /// Largest request body, also after decompression (such as 16MiB).
+    #[arg(long, default_value = "16MiB", value_parser = crate::util::parse_size)]
+    pub max_body: u64,
+    /// Largest `limit` a range query may ask for.
+    #[arg(long, default_value_t = crate::receive::DEFAULT_MAX_QUERY_LIMIT)]
+    pub max_query_limit: usize,
+    /// Require X-Scope-OrgID on the log API and keep data per tenant.
+    #[arg(long)]
+    pub multi_tenant: bool,
+    /// Require HTTP basic auth with this user (except on the webhook and /stats).
+    #[arg(long, requires = "basic_auth_password_file")]
+    pub basic_auth_user: Option<String>,
+    /// File holding the basic-auth password.
+    #[arg(long, requires = "basic_auth_user")]
+    pub basic_auth_password_file: Option<PathBuf>,
+    /// Accept only this webhook integration key (repeatable); others get 403.
+    #[arg(long = "webhook-key", value_name = "KEY")]
+    pub webhook_keys: Vec<String>,
+    /// Fault injection: every Nth push request fails with --fail-status and is not stored.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub fail_every: u64,
+    /// Fault injection: the first N push requests fail with --fail-status.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub fail_first: u64,
+    /// Status of injected failures.
+    #[arg(long, default_value_t = 429, value_parser = clap::value_parser!(u16).range(100..=599))]
+    pub fail_status: u16,
+    /// Retry-After seconds sent with injected failures.
+    #[arg(long, value_name = "SECONDS")]
+    pub retry_after: Option<u64>,
+    /// Delay added before answering each push, such as 50ms.
+    #[arg(long, default_value = "0", value_parser = crate::util::parse_duration)]
+    pub latency: std::time::Duration,
 }
 
 /// Connection flags shared by `push`, `query`, `tail` and `labels`. Each takes

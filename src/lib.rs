@@ -15,6 +15,7 @@ pub mod logging;
 pub mod metrics;
 pub mod pipeline;
 pub mod positions;
+pub mod receive;
 pub mod shutdown;
 pub mod source;
 pub mod util;

@@ -4,10 +4,12 @@
 mod check;
 pub mod client_args;
 mod push;
+mod receive;
 mod run;
 
 pub use check::check;
 pub use push::push;
+pub use receive::receive;
 pub use run::{run, run_until};
 
 use crate::cli::{Cli, Command};
@@ -37,6 +39,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Check(a) => check(&a),
         Command::Run(a) => run(&a),
         Command::Push(a) => push(&a),
+        Command::Receive(a) => receive(&a),
     };
     finish(result)
 }

@@ -1,0 +1,60 @@
+use std::io::Write;
+
+use anyhow::Context;
+
+use crate::cli::ReceiveArgs;
+use crate::commands::CommandError;
+use crate::receive::{BasicAuth, Faults, ReceiveOptions};
+use crate::util::Secret;
+
+/// Turns the flags into options; an unreadable password file is a usage error.
+fn options(args: &ReceiveArgs) -> anyhow::Result<ReceiveOptions> {
+    let basic_auth = match (&args.basic_auth_user, &args.basic_auth_password_file) {
+        (Some(user), Some(file)) => {
+            let password = crate::util::read_secret_file(file)
+                .with_context(|| format!("--basic-auth-password-file {}", file.display()))
+                .map_err(CommandError::usage)?;
+            Some(BasicAuth { user: user.clone(), password })
+        }
+        _ => None,
+    };
+    let max_body =
+        usize::try_from(args.max_body).map_err(|_| CommandError::usage(anyhow::anyhow!("--max-body is too large")))?;
+    Ok(ReceiveOptions {
+        api_prefix: args.api_prefix.clone(),
+        multi_tenant: args.multi_tenant,
+        basic_auth,
+        store: args.store,
+        max_entries: args.max_entries,
+        max_body,
+        max_query_limit: args.max_query_limit,
+        faults: Faults {
+            fail_every: args.fail_every,
+            fail_first: args.fail_first,
+            fail_status: args.fail_status,
+            retry_after: args.retry_after,
+            latency: args.latency,
+        },
+        webhook_keys: args.webhook_keys.iter().map(Secret::new).collect(),
+        print_alerts: true,
+    })
+}
+
+/// `tailship receive`: serve the embedded log store until SIGTERM or SIGINT.
+pub fn receive(args: &ReceiveArgs) -> anyhow::Result<()> {
+    let opts = options(args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let addr = listener.local_addr()?;
+        let shutdown = crate::shutdown::on_signals();
+        {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "tailship receive listening on http://{addr}")?;
+            out.flush()?;
+        }
+        crate::receive::serve(listener, opts, shutdown).await
+    })
+}

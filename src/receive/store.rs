@@ -1,0 +1,500 @@
+//! Where pushed entries go: a bounded in-memory store that answers queries,
+//! or a null store that only counts (the benchmark receiver).
+//!
+//! The memory store keeps, per tenant, one [`Stream`] per exact label set,
+//! with entries in a `BTreeMap` keyed by timestamp so range scans in either
+//! direction are cheap. An entry with the same timestamp and line as one
+//! already in its stream is stored once (as Loki does). The store is bounded
+//! by a count of entries: a queue in insertion order says which entry to evict
+//! first, and evictions are counted.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use super::logql::LogSelector;
+use super::push::Validated;
+
+/// A sorted label set.
+pub type Labels = Vec<(String, String)>;
+
+/// The label added to each result when a query spans several tenants.
+pub const TENANT_LABEL: &str = "__tenant_id__";
+
+/// Most distinct streams the null store remembers (for its `streams` count).
+const NULL_STORE_MAX_STREAMS: usize = 1_000_000;
+
+/// Which store backs the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum StoreKind {
+    /// Keep entries in memory, bounded by `max_entries`.
+    #[default]
+    Memory,
+    /// Validate and count, keep nothing.
+    Null,
+}
+
+/// Counters served at `/stats`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Stats {
+    /// Push requests by response status.
+    pub requests: BTreeMap<String, u64>,
+    /// Entries accepted (stored, or counted by the null store).
+    pub entries: u64,
+    /// Sum of the line lengths of the accepted entries.
+    pub bytes: u64,
+    /// Entries evicted to stay under `max_entries`.
+    pub evicted: u64,
+    /// Streams held (memory store: streams with at least one entry), or
+    /// distinct streams seen (null store).
+    pub streams: u64,
+    /// Entries not stored because their stream already held the same timestamp and line.
+    pub duplicates: u64,
+    /// Alerts received on the formatted webhook.
+    pub alerts: u64,
+}
+
+/// The counters, updated without taking the store lock.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    requests: Mutex<BTreeMap<u16, u64>>,
+    entries: AtomicU64,
+    bytes: AtomicU64,
+    evicted: AtomicU64,
+    streams: AtomicU64,
+    duplicates: AtomicU64,
+    pub(crate) alerts: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn count_request(&self, status: u16) {
+        if let Ok(mut m) = self.requests.lock() {
+            *m.entry(status).or_default() += 1;
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        let requests =
+            self.requests.lock().map(|m| m.iter().map(|(k, v)| (k.to_string(), *v)).collect()).unwrap_or_default();
+        Stats {
+            requests,
+            entries: self.entries.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            evicted: self.evicted.load(Ordering::Relaxed),
+            streams: self.streams.load(Ordering::Relaxed),
+            duplicates: self.duplicates.load(Ordering::Relaxed),
+            alerts: self.alerts.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// One stream of a range query result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StreamResult {
+    pub labels: Labels,
+    /// `(timestamp ns, line)`, ordered by the query direction.
+    pub values: Vec<(i64, String)>,
+}
+
+/// Per-series totals of a metric query window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    pub labels: Labels,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+/// The parameters of a range query.
+#[derive(Debug, Clone, Copy)]
+pub struct RangeParams<'q> {
+    pub selector: &'q LogSelector,
+    /// Inclusive.
+    pub start: i64,
+    /// Exclusive.
+    pub end: i64,
+    pub limit: usize,
+    pub forward: bool,
+}
+
+struct Stream {
+    labels: Labels,
+    entries: BTreeMap<i64, Vec<Box<str>>>,
+}
+
+impl Stream {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn has_entries_in(&self, start: i64, end: i64) -> bool {
+        start < end && self.entries.range(start..end).next().is_some()
+    }
+}
+
+#[derive(Default)]
+struct Tenant {
+    by_key: HashMap<String, u32>,
+    streams: Vec<Stream>,
+    /// Slots of streams whose last entry was evicted, for reuse: the number
+    /// of slots stays bounded by the number of entries plus live streams.
+    free: Vec<u32>,
+}
+
+impl Tenant {
+    /// Frees the slot of an empty stream. No queue entry refers to it: each
+    /// stored entry has one, and the stream is empty only once all were popped.
+    fn release(&mut self, si: u32) {
+        let stream = &mut self.streams[si as usize];
+        let pairs: Vec<(&str, &str)> = stream.labels.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        self.by_key.remove(&stream_key(&pairs));
+        stream.labels.clear();
+        stream.entries.clear();
+        self.free.push(si);
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Memory {
+    max_entries: usize,
+    tenant_ids: HashMap<String, u32>,
+    tenants: Vec<(String, Tenant)>,
+    /// `(tenant, stream, ts)` in insertion order: the eviction queue.
+    order: VecDeque<(u32, u32, i64)>,
+}
+
+/// The key of a label set in a tenant's stream index.
+fn stream_key(labels: &[(&str, &str)]) -> String {
+    let mut k = String::with_capacity(labels.iter().map(|(a, b)| a.len() + b.len() + 2).sum());
+    for (a, b) in labels {
+        k.push_str(a);
+        k.push('\0');
+        k.push_str(b);
+        k.push('\0');
+    }
+    k
+}
+
+/// The store behind a server.
+pub(crate) enum Backend {
+    Memory(Mutex<Memory>),
+    Null(Mutex<HashSet<u64>>),
+}
+
+impl Backend {
+    pub(crate) fn new(kind: StoreKind, max_entries: usize) -> Self {
+        match kind {
+            StoreKind::Memory => Self::Memory(Mutex::new(Memory { max_entries, ..Memory::default() })),
+            StoreKind::Null => Self::Null(Mutex::new(HashSet::new())),
+        }
+    }
+
+    /// Stores (or counts) the good part of a push for `tenant`.
+    pub(crate) fn push(&self, tenant: &str, v: &Validated<'_>, c: &Counters) {
+        match self {
+            Self::Null(seen) => {
+                let mut entries = 0u64;
+                let mut bytes = 0u64;
+                let mut new_streams = 0;
+                let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+                for s in &v.streams {
+                    entries += s.entries.len() as u64;
+                    bytes += s.entries.iter().map(|(_, l)| l.len() as u64).sum::<u64>();
+                    if seen.len() < NULL_STORE_MAX_STREAMS {
+                        let h = xxhash_rust::xxh3::xxh3_64(format!("{tenant}\0{}", stream_key(&s.labels)).as_bytes());
+                        new_streams += u64::from(seen.insert(h));
+                    }
+                }
+                c.entries.fetch_add(entries, Ordering::Relaxed);
+                c.bytes.fetch_add(bytes, Ordering::Relaxed);
+                c.streams.fetch_add(new_streams, Ordering::Relaxed);
+            }
+            Self::Memory(m) => {
+                let mut m = m.lock().unwrap_or_else(|p| p.into_inner());
+                m.push(tenant, v, c);
+            }
+        }
+    }
+
+    fn with_memory<T: Default>(&self, f: impl FnOnce(&Memory) -> T) -> T {
+        match self {
+            Self::Null(_) => T::default(),
+            Self::Memory(m) => f(&m.lock().unwrap_or_else(|p| p.into_inner())),
+        }
+    }
+
+    /// Entries matching a log query, at most `limit` across all streams.
+    pub(crate) fn query_range(&self, tenants: &[String], tag: bool, p: RangeParams<'_>) -> Vec<StreamResult> {
+        self.with_memory(|m| m.query_range(tenants, tag, p))
+    }
+
+    /// Per-stream count and bytes of matching entries in `(start, end]`.
+    pub(crate) fn sample(
+        &self,
+        tenants: &[String],
+        tag: bool,
+        selector: &LogSelector,
+        start: i64,
+        end: i64,
+    ) -> Vec<Sample> {
+        self.with_memory(|m| m.sample(tenants, tag, selector, start, end))
+    }
+
+    /// Label names of streams with entries in `[start, end)`.
+    pub(crate) fn label_names(&self, tenants: &[String], start: i64, end: i64) -> BTreeSet<String> {
+        self.with_memory(|m| {
+            let mut out = BTreeSet::new();
+            m.each_stream(tenants, |_, s| {
+                if s.has_entries_in(start, end) {
+                    out.extend(s.labels.iter().map(|(k, _)| k.clone()));
+                }
+            });
+            out
+        })
+    }
+
+    /// Values of one label over streams with entries in `[start, end)`, optionally selected.
+    pub(crate) fn label_values(
+        &self,
+        tenants: &[String],
+        name: &str,
+        start: i64,
+        end: i64,
+        selector: Option<&LogSelector>,
+    ) -> BTreeSet<String> {
+        self.with_memory(|m| {
+            let mut out = BTreeSet::new();
+            m.each_stream(tenants, |_, s| {
+                if let Some(v) = s.get(name) {
+                    if selector.is_none_or(|sel| sel.matches_labels(|n| s.get(n))) && s.has_entries_in(start, end) {
+                        out.insert(v.to_string());
+                    }
+                }
+            });
+            out
+        })
+    }
+}
+
+impl Memory {
+    fn push(&mut self, tenant: &str, v: &Validated<'_>, c: &Counters) {
+        let ti = match self.tenant_ids.get(tenant) {
+            Some(&i) => i,
+            None => {
+                let i = self.tenants.len() as u32;
+                self.tenant_ids.insert(tenant.to_string(), i);
+                self.tenants.push((tenant.to_string(), Tenant::default()));
+                i
+            }
+        };
+        let (mut entries, mut bytes, mut dups) = (0u64, 0u64, 0u64);
+        for s in &v.streams {
+            let t = &mut self.tenants[ti as usize].1;
+            let key = stream_key(&s.labels);
+            let si = match t.by_key.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let labels = s.labels.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+                    let stream = Stream { labels, entries: BTreeMap::new() };
+                    let i = match t.free.pop() {
+                        Some(i) => {
+                            t.streams[i as usize] = stream;
+                            i
+                        }
+                        None => {
+                            t.streams.push(stream);
+                            (t.streams.len() - 1) as u32
+                        }
+                    };
+                    t.by_key.insert(key, i);
+                    c.streams.fetch_add(1, Ordering::Relaxed);
+                    i
+                }
+            };
+            let stream = &mut t.streams[si as usize];
+            for &(ts, line) in &s.entries {
+                let at = stream.entries.entry(ts).or_default();
+                if at.iter().any(|l| &**l == line) {
+                    dups += 1;
+                    continue;
+                }
+                at.push(line.into());
+                self.order.push_back((ti, si, ts));
+                entries += 1;
+                bytes += line.len() as u64;
+            }
+            if stream.entries.is_empty() {
+                t.release(si);
+                c.streams.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        c.entries.fetch_add(entries, Ordering::Relaxed);
+        c.bytes.fetch_add(bytes, Ordering::Relaxed);
+        c.duplicates.fetch_add(dups, Ordering::Relaxed);
+        let (evicted, released) = self.evict();
+        c.evicted.fetch_add(evicted, Ordering::Relaxed);
+        c.streams.fetch_sub(released, Ordering::Relaxed);
+    }
+
+    /// Drops the oldest-inserted entries until the store is within its bound.
+    /// Returns how many entries were evicted and how many streams emptied.
+    fn evict(&mut self) -> (u64, u64) {
+        let (mut n, mut released) = (0, 0);
+        while self.order.len() > self.max_entries {
+            let Some((ti, si, ts)) = self.order.pop_front() else { break };
+            let tenant = &mut self.tenants[ti as usize].1;
+            let stream = &mut tenant.streams[si as usize];
+            if let Some(lines) = stream.entries.get_mut(&ts) {
+                // Lines at one timestamp are kept in insertion order, so the
+                // oldest one is first.
+                if !lines.is_empty() {
+                    lines.remove(0);
+                }
+                if lines.is_empty() {
+                    stream.entries.remove(&ts);
+                }
+            }
+            if stream.entries.is_empty() {
+                tenant.release(si);
+                released += 1;
+            }
+            n += 1;
+        }
+        (n, released)
+    }
+
+    fn each_stream<'s>(&'s self, tenants: &[String], mut f: impl FnMut(&'s str, &'s Stream)) {
+        for t in tenants {
+            if let Some(&ti) = self.tenant_ids.get(t) {
+                let (name, tenant) = &self.tenants[ti as usize];
+                for s in &tenant.streams {
+                    f(name, s);
+                }
+            }
+        }
+    }
+
+    fn result_labels(s: &Stream, tenant: &str, tag: bool) -> Labels {
+        let mut labels = s.labels.clone();
+        if tag {
+            labels.push((TENANT_LABEL.to_string(), tenant.to_string()));
+            labels.sort();
+        }
+        labels
+    }
+
+    fn query_range(&self, tenants: &[String], tag: bool, p: RangeParams<'_>) -> Vec<StreamResult> {
+        let mut picked: Vec<(&Stream, &str)> = Vec::new();
+        // (ts, index into picked, line)
+        let mut candidates: Vec<(i64, usize, &str)> = Vec::new();
+        if p.start < p.end && p.limit > 0 {
+            self.each_stream(tenants, |tenant, s| {
+                if !p.selector.matches_labels(|n| s.get(n)) {
+                    return;
+                }
+                let idx = picked.len();
+                let range = s.entries.range(p.start..p.end);
+                let matching = |&(_, l): &(i64, &str)| p.selector.matches_line(l);
+                let before = candidates.len();
+                if p.forward {
+                    let it = range.flat_map(|(ts, v)| v.iter().map(move |l| (*ts, &**l)));
+                    let it = it.filter(matching).take(p.limit);
+                    candidates.extend(it.map(|(ts, l)| (ts, idx, l)));
+                } else {
+                    let it = range.rev().flat_map(|(ts, v)| v.iter().rev().map(move |l| (*ts, &**l)));
+                    candidates.extend(it.filter(matching).take(p.limit).map(|(ts, l)| (ts, idx, l)));
+                }
+                if candidates.len() > before {
+                    picked.push((s, tenant));
+                }
+            });
+        }
+        // A stable sort keeps each stream's own order for equal timestamps.
+        if p.forward {
+            candidates.sort_by_key(|c| c.0);
+        } else {
+            candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+        }
+        candidates.truncate(p.limit);
+        let mut grouped: BTreeMap<usize, Vec<(i64, String)>> = BTreeMap::new();
+        for (ts, idx, line) in candidates {
+            grouped.entry(idx).or_default().push((ts, line.to_string()));
+        }
+        let mut out: Vec<StreamResult> = grouped
+            .into_iter()
+            .map(|(idx, values)| {
+                let (s, tenant) = picked[idx];
+                StreamResult { labels: Self::result_labels(s, tenant, tag), values }
+            })
+            .collect();
+        out.sort_by(|a, b| a.labels.cmp(&b.labels));
+        out
+    }
+
+    fn sample(&self, tenants: &[String], tag: bool, selector: &LogSelector, start: i64, end: i64) -> Vec<Sample> {
+        let mut out = Vec::new();
+        if start >= end {
+            return out;
+        }
+        self.each_stream(tenants, |tenant, s| {
+            if !selector.matches_labels(|n| s.get(n)) {
+                return;
+            }
+            let (mut count, mut bytes) = (0u64, 0u64);
+            for (_, lines) in s.entries.range((Bound::Excluded(start), Bound::Included(end))) {
+                for l in lines.iter().filter(|l| selector.matches_line(l)) {
+                    count += 1;
+                    bytes += l.len() as u64;
+                }
+            }
+            if count > 0 {
+                out.push(Sample { labels: Self::result_labels(s, tenant, tag), count, bytes });
+            }
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::receive::{logql, push};
+
+    fn push_json(b: &Backend, c: &Counters, tenant: &str, json: &str) {
+        let body = push::parse(json.as_bytes()).unwrap();
+        let v = push::validate(&body).unwrap();
+        b.push(tenant, &v, c);
+    }
+
+    #[test]
+    fn eviction_and_duplicates() {
+        let c = Counters::default();
+        let b = Backend::new(StoreKind::Memory, 3);
+        push_json(
+            &b,
+            &c,
+            "t",
+            r#"{"streams":[{"stream":{"a":"x"},"values":[["1","l1"],["1","l1"],["1","l1b"],["2","l2"],["3","l3"]]}]}"#,
+        );
+        let s = c.snapshot();
+        assert_eq!((s.entries, s.duplicates, s.evicted, s.streams), (4, 1, 1, 1));
+        let sel = logql::parse_log_query(r#"{a="x"}"#).unwrap();
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true };
+        let r = b.query_range(&["t".to_string()], false, p);
+        assert_eq!(r[0].values, vec![(1, "l1b".to_string()), (2, "l2".to_string()), (3, "l3".to_string())]);
+
+        // A stream whose entries are all evicted frees its slot for the next new stream.
+        push_json(&b, &c, "t", r#"{"streams":[{"stream":{"a":"y"},"values":[["4","a"],["5","b"],["6","c"]]}]}"#);
+        assert_eq!(c.snapshot().streams, 1);
+        push_json(&b, &c, "t", r#"{"streams":[{"stream":{"a":"z"},"values":[["7","d"]]}]}"#);
+        assert_eq!(c.snapshot().streams, 2);
+        let Backend::Memory(m) = &b else { panic!() };
+        assert_eq!(m.lock().unwrap().tenants[0].1.streams.len(), 2);
+        let sel = logql::parse_log_query(r#"{a=~"x|y|z"}"#).unwrap();
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true };
+        let lines: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
+        assert_eq!(lines.len(), 3);
+    }
+}

@@ -1,0 +1,312 @@
+//! Helpers shared by the black-box tests: the binary's path, a `tailship
+//! receive` child process on a free loopback port, a polling `wait_for`, and
+//! a tiny blocking HTTP/1.1 client (reqwest has no blocking feature here).
+//!
+//! Every test file that includes this module uses only part of it.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Path of the `tailship` binary built for these tests.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tailship"))
+}
+
+/// Polls `condition` every 10ms until it holds or `deadline` has passed.
+/// Returns whether it held.
+pub fn wait_for(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + deadline;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Reads `pipe` line by line into `buf` until it closes, so the child never
+/// blocks on a full pipe.
+fn drain(pipe: impl Read + Send + 'static, buf: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(pipe);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match r.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if let Ok(mut b) = buf.lock() {
+                        b.push_str(&line);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// A `tailship receive` child listening on `127.0.0.1:<free port>`; killed on drop.
+pub struct Receiver {
+    /// `127.0.0.1:PORT`
+    pub addr: String,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    child: Option<Child>,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+const LISTENING: &str = "tailship receive listening on http://";
+
+impl Receiver {
+    /// Starts `tailship receive --listen 127.0.0.1:0 <args>` and waits (10s at
+    /// most) for its listening line. Panics with its stderr when it fails.
+    pub fn start(args: &[&str]) -> Receiver {
+        let mut child = Command::new(bin())
+            .args(["receive", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn tailship receive");
+        let stdout = Arc::new(Mutex::new(String::new()));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        drain(child.stdout.take().expect("stdout"), stdout.clone());
+        drain(child.stderr.take().expect("stderr"), stderr.clone());
+        let mut r = Receiver { addr: String::new(), base: String::new(), child: Some(child), stdout, stderr };
+        let found = wait_for(Duration::from_secs(10), || {
+            let text = r.stdout_text();
+            if let Some(rest) = text.split(LISTENING).nth(1) {
+                if let Some(addr) = rest.lines().next() {
+                    r.addr = addr.trim().to_string();
+                    return true;
+                }
+            }
+            r.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
+        });
+        assert!(found && !r.addr.is_empty(), "receiver did not start: {}", r.stderr_text());
+        r.base = format!("http://{}", r.addr);
+        r
+    }
+
+    /// Everything the child printed on stdout so far.
+    pub fn stdout_text(&self) -> String {
+        self.stdout.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Everything the child printed on stderr so far.
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// `base` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// URL of a log API endpoint under the default prefix, such as `api("/push")`.
+    pub fn api(&self, path: &str) -> String {
+        format!("{}/logstore/api/v1{path}", self.base)
+    }
+
+    /// POSTs a JSON push body to the default prefix.
+    pub fn push(&self, body: &str) -> HttpResponse {
+        post_json(&self.api("/push"), body)
+    }
+
+    /// GET `/stats` as JSON.
+    pub fn stats(&self) -> serde_json::Value {
+        let r = get(&self.url("/stats"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.json()
+    }
+
+    /// Sends SIGTERM and waits (10s at most) for the exit status.
+    pub fn stop(mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("child");
+        let pid = i32::try_from(child.id()).expect("pid");
+        // SAFETY: plain kill(2) on our own child's pid.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let mut status = None;
+        wait_for(Duration::from_secs(10), || {
+            status = child.try_wait().expect("try_wait");
+            status.is_some()
+        });
+        match status {
+            Some(s) => s,
+            None => {
+                let _ = child.kill();
+                panic!("receiver did not exit within 10s of SIGTERM");
+            }
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// An HTTP response read by [`request`].
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+
+    /// First header of this name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Percent-encodes a query parameter value.
+pub fn encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `url?k=v&...` with values percent-encoded.
+pub fn with_params(url: &str, params: &[(&str, &str)]) -> String {
+    let q: Vec<String> = params.iter().map(|(k, v)| format!("{k}={}", encode(v))).collect();
+    if q.is_empty() {
+        url.to_string()
+    } else {
+        format!("{url}?{}", q.join("&"))
+    }
+}
+
+/// One blocking HTTP/1.1 request over a fresh connection (`Connection: close`).
+/// Only `http://host:port/...` URLs. Panics on I/O errors.
+pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -> HttpResponse {
+    let rest = url.strip_prefix("http://").expect("http:// URL");
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
+    s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" || method == "PUT" {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).expect("write head");
+    // A server may answer (413) before reading a large body; ignore write errors then.
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    if let Err(e) = s.read_to_end(&mut raw) {
+        // A reset after a complete early answer still leaves the answer in `raw`.
+        assert!(!raw.is_empty(), "read {url}: {e}");
+    }
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> HttpResponse {
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("end of headers");
+    let head = String::from_utf8_lossy(&raw[..end]);
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().expect("status line");
+    let status: u16 = status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("status code");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[end + 4..].to_vec();
+    let chunked = headers.iter().any(|(k, v)| k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    if chunked {
+        body = dechunk(&body);
+    }
+    HttpResponse { status, headers, body }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = data.windows(2).position(|w| w == b"\r\n") {
+        let size_text = String::from_utf8_lossy(&data[..eol]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16).unwrap_or(0);
+        data = &data[eol + 2..];
+        if size == 0 || data.len() < size {
+            break;
+        }
+        out.extend_from_slice(&data[..size]);
+        data = &data[(size + 2).min(data.len())..];
+    }
+    out
+}
+
+pub fn get(url: &str) -> HttpResponse {
+    request("GET", url, &[], b"")
+}
+
+pub fn get_with(url: &str, headers: &[(&str, &str)]) -> HttpResponse {
+    request("GET", url, headers, b"")
+}
+
+/// POST with `Content-Type: application/json`.
+pub fn post_json(url: &str, body: &str) -> HttpResponse {
+    request("POST", url, &[("Content-Type", "application/json")], body.as_bytes())
+}
+
+/// Gzip-compresses `data`.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(data).expect("gzip");
+    enc.finish().expect("gzip")
+}
+
+/// A push body of one stream: `labels` and `(ts, line)` values.
+pub fn push_body(labels: &[(&str, &str)], values: &[(i64, &str)]) -> String {
+    push_body_streams(&[(labels, values)])
+}
+
+/// One stream for [`push_body_streams`]: labels and `(ts, line)` values.
+pub type TestStream<'a> = (&'a [(&'a str, &'a str)], &'a [(i64, &'a str)]);
+
+/// A push body of several streams.
+pub fn push_body_streams(streams: &[TestStream<'_>]) -> String {
+    let streams: Vec<serde_json::Value> = streams
+        .iter()
+        .map(|(labels, values)| {
+            let stream: serde_json::Map<String, serde_json::Value> =
+                labels.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect();
+            let values: Vec<serde_json::Value> =
+                values.iter().map(|(ts, l)| serde_json::json!([ts.to_string(), l])).collect();
+            serde_json::json!({ "stream": stream, "values": values })
+        })
+        .collect();
+    serde_json::json!({ "streams": streams }).to_string()
+}
