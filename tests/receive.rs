@@ -514,6 +514,26 @@ fn structured_metadata_is_accepted() {
 }
 
 #[test]
+fn invalid_utf8_lines_are_stored_with_replacement_characters() {
+    let r = Receiver::start(&[]);
+    let mut body = br#"{"streams":[{"stream":{"job":"u"},"values":[["1","bad "#.to_vec();
+    body.extend_from_slice(b"\xff\xfe");
+    body.extend_from_slice(br#" bytes"]]}]}"#);
+    let resp = request("POST", &r.api("/push"), &[("Content-Type", "application/json")], &body);
+    assert_eq!(resp.status, 204, "{}", resp.text());
+    let got = all_lines(&query_range(&r, &[("query", r#"{job="u"}"#), ALL[0], ALL[1]]));
+    assert_eq!(got, ["bad \u{fffd}\u{fffd} bytes"]);
+    // Raw control bytes inside a JSON string are refused, as Loki does.
+    let resp = request(
+        "POST",
+        &r.api("/push"),
+        &[("Content-Type", "application/json")],
+        b"{\"streams\":[{\"stream\":{\"job\":\"u\"},\"values\":[[\"2\",\"a\x01b\"]]}]}",
+    );
+    assert_eq!(resp.status, 400, "{}", resp.text());
+}
+
+#[test]
 fn webhook_stores_prints_and_guards_keys() {
     let r = Receiver::start(&["--webhook-key", "k1", "--webhook-key", "k2"]);
     let hook = |key: &str| r.url(&format!("/integrations/v1/formatted_webhook/{key}/"));

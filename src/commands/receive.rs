@@ -1,3 +1,6 @@
+//! `tailship receive`: flags to [`crate::receive::ReceiveOptions`], bind, print the
+//! listening line (tests read the port from it), serve until SIGTERM or SIGINT.
+
 use std::io::Write;
 
 use anyhow::Context;

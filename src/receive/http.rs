@@ -225,8 +225,19 @@ async fn push_inner(sh: &Shared, headers: &HeaderMap, body: Result<Bytes, BytesR
         }
         Err(e) => return text(StatusCode::BAD_REQUEST, e.to_string()),
     };
+    // Loki stores lines that are not UTF-8; ours are `str`, so such a body is
+    // read again with replacement characters (only after a failed parse, to
+    // keep the common path at one pass).
+    let lossy: Vec<u8>;
     let parsed = match push::parse(&json) {
         Ok(p) => p,
+        Err(_) if std::str::from_utf8(&json).is_err() => {
+            lossy = String::from_utf8_lossy(&json).into_owned().into_bytes();
+            match push::parse(&lossy) {
+                Ok(p) => p,
+                Err(e) => return text(StatusCode::BAD_REQUEST, e.0),
+            }
+        }
         Err(e) => return text(StatusCode::BAD_REQUEST, e.0),
     };
     if parsed.streams.is_empty() {
