@@ -32,6 +32,18 @@ pub enum Command {
     Receive(ReceiveArgs),
     /// Ship files or stdin once; exit 0 when every line is acknowledged.
     Push(Box<PushArgs>),
+    /// See it work: embedded store, agent, generated log and a live view, for about 20s.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// How long the demo runs.
+    #[arg(long, default_value = "20s", value_parser = crate::util::parse_duration)]
+    pub duration: std::time::Duration,
+    /// Log entries written per second.
+    #[arg(long, default_value_t = 2000)]
+    pub rate: u64,
 }
 
 #[derive(Debug, Args)]

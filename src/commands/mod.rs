@@ -3,11 +3,13 @@
 
 mod check;
 pub mod client_args;
+mod demo;
 mod push;
 mod receive;
 mod run;
 
 pub use check::check;
+pub use demo::demo;
 pub use push::push;
 pub use receive::receive;
 pub use run::{run, run_until};
@@ -39,6 +41,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Check(a) => check(&a),
         Command::Run(a) => run(&a),
         Command::Push(a) => push(&a),
+        Command::Demo(a) => demo(&a),
         Command::Receive(a) => receive(&a),
     };
     finish(result)

@@ -1,0 +1,166 @@
+//! `tailship demo`: the README's first command. Starts the embedded store on
+//! a free loopback port, runs the agent on `config/demo.toml` over a generated
+//! log (with ERROR lines and multiline stack traces), shows what arrives live,
+//! and ends after `--duration` (default 20s) or at Ctrl-C with a summary.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::DemoArgs;
+use crate::receive::{EmbeddedStore, ReceiveOptions};
+
+const DEMO_CONFIG: &str = include_str!("../../config/demo.toml");
+
+pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(run(args))
+}
+
+async fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    let dir = tempfile::Builder::new().prefix("tailship-demo-").tempdir().context("cannot create a temp dir")?;
+    let stop = crate::shutdown::on_signals();
+    let store_stop = CancellationToken::new();
+    let store = EmbeddedStore::new(ReceiveOptions { print_alerts: false, ..Default::default() });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let server = tokio::spawn(store.clone().serve(listener, store_stop.clone()));
+
+    let config_path = dir.path().join("demo.toml");
+    std::fs::write(&config_path, DEMO_CONFIG)?;
+    let env: Vec<(String, String)> = std::env::vars()
+        .chain([("DEMO_DIR".into(), dir.path().display().to_string()), ("DEMO_URL".into(), url.clone())])
+        .collect();
+    let config = crate::config::load_with_env(&config_path, &env)?;
+
+    let mut out = std::io::stdout();
+    writeln!(out, "tailship demo")?;
+    writeln!(out, "  embedded log store: {url}/logstore/api/v1 (tailship receive)")?;
+    writeln!(out, "  generated log:      {}/app.log ({} lines/s)", dir.path().display(), args.rate)?;
+    writeln!(out, "  agent config:       config/demo.toml (job=\"demo\", level label, healthz lines dropped)")?;
+    writeln!(out, "  running for {}s; Ctrl-C ends it early\n", args.duration.as_secs())?;
+
+    let agent_stop = CancellationToken::new();
+    let agent = {
+        let (config, path, stop) = (config.clone(), config_path.clone(), agent_stop.clone());
+        tokio::spawn(async move { crate::commands::run_until(config, &path, stop).await })
+    };
+    let writer_stop = CancellationToken::new();
+    let writer = {
+        let (path, rate, stop) = (dir.path().join("app.log"), args.rate, writer_stop.clone());
+        tokio::task::spawn_blocking(move || write_log(&path, rate, &stop))
+    };
+
+    let started = Instant::now();
+    let mut last_error_ts = 0i64;
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.cancelled() => break,
+        }
+        let s = store.stats();
+        writeln!(
+            out,
+            "[{:>2}s] {:>8} lines stored, {:>6.1} MB, {} streams",
+            started.elapsed().as_secs(),
+            s.entries,
+            s.bytes as f64 / 1e6,
+            s.streams
+        )?;
+        if let Ok(results) = store.query_range(None, r#"{job="demo", level="ERROR"}"#, None, None, 3, false) {
+            let mut errors: Vec<(i64, String)> =
+                results.into_iter().flat_map(|r| r.values).filter(|(ts, _)| *ts > last_error_ts).collect();
+            errors.sort();
+            for (ts, line) in errors.iter().rev().take(2).rev() {
+                writeln!(out, "       live tail {{level=\"ERROR\"}}: {}", first_line(line))?;
+                last_error_ts = last_error_ts.max(*ts);
+            }
+        }
+        if started.elapsed() >= args.duration {
+            break;
+        }
+    }
+    writer_stop.cancel();
+    let written = writer.await.unwrap_or(Ok(0)).unwrap_or(0);
+    // Let the agent ship what is left, then stop it (SIGTERM semantics: flush, wait, exit).
+    let drain_deadline = Instant::now() + Duration::from_secs(10);
+    let written_entries = written;
+    while Instant::now() < drain_deadline && store.stats().entries + dropped_healthz(written_entries) < written_entries
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    agent_stop.cancel();
+    let agent_result = agent.await;
+    store_stop.cancel();
+    let _ = server.await;
+    let s = store.stats();
+    let secs = started.elapsed().as_secs_f64();
+    writeln!(out, "\nsummary")?;
+    writeln!(out, "  entries written:   {written} (healthz lines are dropped by a stage)")?;
+    writeln!(out, "  entries stored:    {}", s.entries)?;
+    writeln!(out, "  throughput:        {:.0} entries/s over {secs:.1}s", s.entries as f64 / secs)?;
+    writeln!(out, "  push requests:     {:?}", s.requests)?;
+    match agent_result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e.context("the agent failed")),
+        Err(e) => anyhow::bail!("the agent task failed: {e}"),
+    }
+    writeln!(
+        out,
+        "\nNext: `tailship receive` in one terminal, `tailship run --config config/tailship.toml` in another."
+    )?;
+    Ok(())
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+/// One in this many entries is a health check line (dropped by the demo's stage).
+const HEALTHZ_EVERY: u64 = 10;
+
+fn dropped_healthz(written: u64) -> u64 {
+    written / HEALTHZ_EVERY
+}
+
+/// Writes entries to `path` at `rate` per second until `stop`; returns entries written.
+fn write_log(path: &Path, rate: u64, stop: &CancellationToken) -> std::io::Result<u64> {
+    let mut f = std::io::BufWriter::new(std::fs::OpenOptions::new().create(true).append(true).open(path)?);
+    let started = Instant::now();
+    let mut n: u64 = 0;
+    let users = ["alice", "bob", "carol", "dave"];
+    let paths = ["/api/orders", "/api/users/42", "/api/cart", "/static/app.js"];
+    while !stop.is_cancelled() {
+        let due = (started.elapsed().as_secs_f64() * rate as f64) as u64;
+        while n < due {
+            n += 1;
+            let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ");
+            if n % HEALTHZ_EVERY == 0 {
+                writeln!(f, "{now} INFO GET /healthz 200 0.1ms")?;
+            } else if n % 97 == 0 {
+                writeln!(f, "{now} ERROR payment failed order={} user={}", n, users[(n % 4) as usize])?;
+                writeln!(f, "    at payments::charge (src/payments.rs:{})", 100 + n % 50)?;
+                writeln!(f, "    at orders::checkout (src/orders.rs:88)")?;
+            } else if n % 31 == 0 {
+                writeln!(f, "{now} WARN slow request path={} took={}ms", paths[(n % 4) as usize], 500 + n % 900)?;
+            } else {
+                writeln!(
+                    f,
+                    "{now} INFO request path={} status=200 user={} took={}ms id={n:08x}",
+                    paths[(n % 4) as usize],
+                    users[(n % 4) as usize],
+                    n % 40
+                )?;
+            }
+        }
+        f.flush()?;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f.flush()?;
+    Ok(n)
+}
