@@ -17,11 +17,19 @@ pub struct LineSplitter {
     /// Offset of the first byte not yet part of an emitted line.
     consumed: u64,
     max_line_bytes: usize,
+    /// Lines cut to `max_line_bytes` (counted by the caller).
+    pub truncated: u64,
 }
 
 impl LineSplitter {
     pub fn new(start_offset: u64, max_line_bytes: usize) -> Self {
-        Self { partial: Vec::new(), overflow: 0, consumed: start_offset, max_line_bytes: max_line_bytes.max(1) }
+        Self {
+            partial: Vec::new(),
+            overflow: 0,
+            consumed: start_offset,
+            max_line_bytes: max_line_bytes.max(1),
+            truncated: 0,
+        }
     }
 
     /// Offset just after the last emitted line.
@@ -51,10 +59,16 @@ impl LineSplitter {
             let end = self.consumed + self.partial.len() as u64 + self.overflow + segment.len() as u64 + 1;
             if self.partial.is_empty() && self.overflow == 0 {
                 let line = trim_cr(segment);
+                if line.len() > self.max_line_bytes {
+                    self.truncated += 1;
+                }
                 emit(&line[..line.len().min(self.max_line_bytes)], start, end);
             } else {
                 self.keep(segment);
                 let cut = self.overflow > 0;
+                if cut {
+                    self.truncated += 1;
+                }
                 let mut line = std::mem::take(&mut self.partial);
                 if !cut && line.last() == Some(&b'\r') {
                     line.pop();
@@ -85,6 +99,9 @@ impl LineSplitter {
         let start = self.consumed;
         let end = self.consumed + self.partial.len() as u64 + self.overflow;
         let line = std::mem::take(&mut self.partial);
+        if self.overflow > 0 {
+            self.truncated += 1;
+        }
         emit(trim_cr(&line), start, end);
         self.overflow = 0;
         self.consumed = end;
@@ -124,6 +141,7 @@ mod tests {
         assert_eq!(out, vec![("abcd".into(), 0, 11), ("xy".into(), 11, 14)]);
         let out = collect(&mut s, b"0123456789\n");
         assert_eq!(out, vec![("0123".into(), 14, 25)]);
+        assert_eq!(s.truncated, 2);
     }
 
     #[test]

@@ -148,6 +148,7 @@ impl LineFeed {
                 j.cut = 0;
             }
         }
+        self.ctx.truncated += std::mem::take(&mut self.splitter.truncated);
         self.ctx.flush_counts(source);
     }
 }

@@ -69,8 +69,13 @@ impl Receiver {
     /// Starts `tailship receive --listen 127.0.0.1:0 <args>` and waits (10s at
     /// most) for its listening line. Panics with its stderr when it fails.
     pub fn start(args: &[&str]) -> Receiver {
+        Self::start_on("127.0.0.1:0", args)
+    }
+
+    /// [`Receiver::start`] on a given address.
+    pub fn start_on(listen: &str, args: &[&str]) -> Receiver {
         let mut child = Command::new(bin())
-            .args(["receive", "--listen", "127.0.0.1:0"])
+            .args(["receive", "--listen", listen])
             .args(args)
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())

@@ -1,0 +1,240 @@
+//! Helpers for tests that run the agent (`tailship run` / `push`): a child
+//! process with drained output, config files in a temp dir, reading back
+//! what a `tailship receive` stored, and the agent's own metrics.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::common::{bin, get, get_with, wait_for, with_params, Receiver};
+
+fn drain(pipe: impl Read + Send + 'static, buf: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(pipe);
+        let mut line = String::new();
+        while let Ok(n) = r.read_line(&mut line) {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut b) = buf.lock() {
+                b.push_str(&line);
+            }
+            line.clear();
+        }
+    });
+}
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A running `tailship run`; killed on drop.
+pub struct Agent {
+    child: Option<Child>,
+    pub stderr: Arc<Mutex<String>>,
+    pub metrics_addr: Option<String>,
+}
+
+impl Agent {
+    /// Starts `tailship run --config <config>`.
+    pub fn start(config: &Path) -> Agent {
+        Self::start_with(config, &[])
+    }
+
+    pub fn start_with(config: &Path, env: &[(&str, &str)]) -> Agent {
+        let mut cmd = Command::new(bin());
+        cmd.args(["run", "--config"]).arg(config).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd.env("RUST_LOG", "info");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn tailship run");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        drain(child.stderr.take().expect("stderr"), stderr.clone());
+        let text = std::fs::read_to_string(config).unwrap_or_default();
+        let metrics_addr = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("listen"))
+            .and_then(|l| l.split('"').nth(1))
+            .filter(|a| !a.is_empty())
+            .map(str::to_string);
+        Agent { child: Some(child), stderr, metrics_addr }
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().map(|c| c.id() as i32).unwrap_or(0)
+    }
+
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.pid(), sig) };
+    }
+
+    /// SIGTERM, then the exit status (waits up to `deadline`).
+    pub fn terminate(mut self, deadline: Duration) -> ExitStatus {
+        self.signal(libc::SIGTERM);
+        let mut child = self.child.take().expect("child");
+        let mut status = None;
+        wait_for(deadline, || {
+            status = child.try_wait().expect("try_wait");
+            status.is_some()
+        });
+        match status {
+            Some(s) => s,
+            None => {
+                let _ = child.kill();
+                panic!("agent did not exit within {deadline:?} of SIGTERM: {}", self.stderr_text());
+            }
+        }
+    }
+
+    /// `kill -9`, and wait for it to be gone.
+    pub fn kill9(mut self) {
+        let mut child = self.child.take().expect("child");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// The agent's `/metrics` text ("" until it answers).
+    pub fn metrics(&self) -> String {
+        match &self.metrics_addr {
+            Some(a) => {
+                let r = std::panic::catch_unwind(|| get(&format!("http://{a}/metrics")));
+                r.map(|r| r.text()).unwrap_or_default()
+            }
+            None => String::new(),
+        }
+    }
+
+    /// The value of one metric line (exact name with labels), summed when the name alone is given.
+    pub fn metric(&self, name: &str) -> f64 {
+        metric_value(&self.metrics(), name)
+    }
+
+    /// Peak RSS in kB so far (VmHWM).
+    pub fn peak_rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Current RSS in kB.
+    pub fn rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Sums the samples of `name` (a full `name{labels}` picks one line).
+pub fn metric_value(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| {
+            if name.contains('{') {
+                l.starts_with(name) && l[name.len()..].starts_with(' ')
+            } else {
+                l.starts_with(name) && (l[name.len()..].starts_with(' ') || l[name.len()..].starts_with('{'))
+            }
+        })
+        .filter_map(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()))
+        .sum()
+}
+
+/// One stored entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub labels: serde_json::Map<String, serde_json::Value>,
+    pub ts: i128,
+    pub line: String,
+}
+
+/// Every entry of `query` in the receiver (start the receiver with a large
+/// `--max-query-limit`), oldest first. `tenant` sets X-Scope-OrgID.
+pub fn query_all(r: &Receiver, query: &str, tenant: Option<&str>) -> Vec<Stored> {
+    let end = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        + 3_600_000_000_000)
+        .to_string();
+    let url = with_params(
+        &r.api("/query_range"),
+        &[("query", query), ("start", "0"), ("end", &end), ("limit", "10000000"), ("direction", "forward")],
+    );
+    let headers: Vec<(&str, &str)> = tenant.map(|t| vec![("X-Scope-OrgID", t)]).unwrap_or_default();
+    let resp = get_with(&url, &headers);
+    assert_eq!(resp.status, 200, "query failed: {}", resp.text());
+    let json = resp.json();
+    let mut out = Vec::new();
+    for s in json["data"]["result"].as_array().cloned().unwrap_or_default() {
+        let labels = s["stream"].as_object().cloned().unwrap_or_default();
+        for v in s["values"].as_array().cloned().unwrap_or_default() {
+            out.push(Stored {
+                labels: labels.clone(),
+                ts: v[0].as_str().unwrap().parse().unwrap(),
+                line: v[1].as_str().unwrap().to_string(),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.ts.cmp(&b.ts));
+    out
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A config for `tailship run` shipping `include` to `r`, with `extra` TOML appended
+/// to the `[[sources]]` table and `client_extra` to `[client]`.
+pub fn agent_config(dir: &Path, url: &str, include: &str, client_extra: &str, source_extra: &str) -> PathBuf {
+    let port = free_port();
+    let text = format!(
+        r#"shutdown_timeout = "10s"
+[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{url}"
+batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
+{client_extra}
+[positions]
+path = "{dir}/positions.json"
+sync_period = "200ms"
+[[sources]]
+type = "file"
+include = ["{include}"]
+labels = {{ job = "test" }}
+scan_interval = "200ms"
+partial_line_wait = "300ms"
+{source_extra}
+"#,
+        dir = dir.display(),
+    );
+    write_file(dir, "tailship.toml", &text)
+}
