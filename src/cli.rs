@@ -26,6 +26,10 @@ pub struct Cli {
 pub enum Command {
     /// Validate a config file and print the effective config, secrets redacted.
     Check(CheckArgs),
+    /// Cloud management API: access policies, tokens, stacks; `cloud setup` for a ready config.
+    Cloud(crate::commands::CloudArgs),
+    /// Tenant admin API: tenants of a metrics cluster and their limits.
+    Admin(crate::commands::AdminArgs),
 }
 
 #[derive(Debug, Args)]

@@ -1,9 +1,14 @@
 //! One function per command: the glue between the CLI and the modules.
 //! Errors carry context (anyhow); [`CommandError`] picks the exit code.
 
+mod admin;
 mod check;
+mod cloud;
+mod output;
 
+pub use admin::{admin, AdminArgs};
 pub use check::check;
+pub use cloud::{cloud, CloudArgs};
 
 use crate::cli::{Cli, Command};
 
@@ -30,6 +35,8 @@ impl CommandError {
 pub fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Check(a) => check(&a),
+        Command::Cloud(a) => cloud(&a),
+        Command::Admin(a) => admin(&a),
     };
     finish(result)
 }
@@ -46,10 +53,28 @@ pub fn finish(result: anyhow::Result<()>) -> i32 {
                 .downcast_ref::<CommandError>()
                 .map(|c| c.code)
                 .or_else(|| e.downcast_ref::<crate::config::ConfigErrors>().map(|_| EXIT_USAGE));
-            eprintln!("tailship: {e:#}");
+            eprintln!("tailship: {}", chain_text(&e));
             code.unwrap_or(EXIT_RUNTIME)
         }
     }
+}
+
+/// The error and its causes, `: `-separated, skipping a cause whose text the
+/// previous one already ends with ([`CommandError`] prints its source's whole
+/// chain, so a plain `{e:#}` would print every message twice).
+fn chain_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for c in e.chain() {
+        let s = c.to_string();
+        if out.ends_with(&s) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&s);
+    }
+    out
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
