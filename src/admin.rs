@@ -124,10 +124,8 @@ pub fn parse_limits(flags: &[String]) -> Result<Vec<(String, i64)>, AdminError> 
                 LIMIT_KEYS.join(", ")
             )));
         }
-        let n: i64 = v
-            .trim()
-            .parse()
-            .map_err(|_| AdminError::Invalid(format!("limits.{k}: `{v}` is not an integer")))?;
+        let n: i64 =
+            v.trim().parse().map_err(|_| AdminError::Invalid(format!("limits.{k}: `{v}` is not an integer")))?;
         if out.iter().any(|(seen, _)| seen == k) {
             return Err(AdminError::Invalid(format!("limits.{k}: given twice")));
         }

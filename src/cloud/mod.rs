@@ -224,7 +224,12 @@ impl CloudClient {
     ) -> Result<Vec<Value>, CloudError> {
         let mut c = Checks::new();
         check_region(&mut c, region);
-        validate::realm_filter(&mut c, "", f.realm_type.as_deref(), f.realm_identifier.as_deref());
+        validate::realm_filter(
+            &mut c,
+            ("realmType", "realmIdentifier"),
+            f.realm_type.as_deref(),
+            f.realm_identifier.as_deref(),
+        );
         if let Some(n) = f.page_size {
             c.check("pageSize", validate::page_size(n));
         }
@@ -241,14 +246,11 @@ impl CloudClient {
 
     pub async fn get_policy(&self, region: &str, id: &str) -> Result<Value, CloudError> {
         check_id_and_region("accessPolicyId", id, region)?;
-        let call = Call::new(
-            format!("read access policy `{id}`"),
-            format!("access policy `{id}` in region `{region}`"),
-        )
-        .paced()
-        .idempotent();
-        self.send_json::<()>(Method::GET, &["api", "v1", "accesspolicies", id], region_query(region), None, &call)
-            .await
+        let call =
+            Call::new(format!("read access policy `{id}`"), format!("access policy `{id}` in region `{region}`"))
+                .paced()
+                .idempotent();
+        self.send_json::<()>(Method::GET, &["api", "v1", "accesspolicies", id], region_query(region), None, &call).await
     }
 
     pub async fn update_policy(&self, region: &str, id: &str, u: &PolicyUpdate) -> Result<Value, CloudError> {
@@ -266,22 +268,18 @@ impl CloudClient {
             check_subnets(&mut c, &cond.allowed_subnets);
         }
         c.finish()?;
-        let call = Call::new(
-            format!("update access policy `{id}`"),
-            format!("access policy `{id}` in region `{region}`"),
-        )
-        .paced();
+        let call =
+            Call::new(format!("update access policy `{id}`"), format!("access policy `{id}` in region `{region}`"))
+                .paced();
         self.send_json(Method::POST, &["api", "v1", "accesspolicies", id], region_query(region), Some(u), &call).await
     }
 
     pub async fn delete_policy(&self, region: &str, id: &str) -> Result<(), CloudError> {
         check_id_and_region("accessPolicyId", id, region)?;
-        let call = Call::new(
-            format!("delete access policy `{id}`"),
-            format!("access policy `{id}` in region `{region}`"),
-        )
-        .paced()
-        .idempotent();
+        let call =
+            Call::new(format!("delete access policy `{id}`"), format!("access policy `{id}` in region `{region}`"))
+                .paced()
+                .idempotent();
         self.send::<()>(Method::DELETE, &["api", "v1", "accesspolicies", id], region_query(region), None, &call)
             .await
             .map(|_| ())
@@ -307,12 +305,17 @@ impl CloudClient {
         self.send_json(Method::POST, &["api", "v1", "tokens"], region_query(region), Some(t), &call).await
     }
 
-    pub async fn list_tokens(&self, region: &str, f: &TokenFilter, limit: Option<usize>) -> Result<Vec<Value>, CloudError> {
+    pub async fn list_tokens(
+        &self,
+        region: &str,
+        f: &TokenFilter,
+        limit: Option<usize>,
+    ) -> Result<Vec<Value>, CloudError> {
         let mut c = Checks::new();
         check_region(&mut c, region);
         validate::realm_filter(
             &mut c,
-            "accessPolicy",
+            ("accessPolicyRealmType", "accessPolicyRealmIdentifier"),
             f.access_policy_realm_type.as_deref(),
             f.access_policy_realm_identifier.as_deref(),
         );
@@ -367,8 +370,7 @@ impl CloudClient {
 
     pub async fn delete_token(&self, region: &str, id: &str) -> Result<(), CloudError> {
         check_id_and_region("tokenId", id, region)?;
-        let call =
-            Call::new(format!("delete token `{id}`"), format!("token `{id}` in region `{region}`")).idempotent();
+        let call = Call::new(format!("delete token `{id}`"), format!("token `{id}` in region `{region}`")).idempotent();
         self.send::<()>(Method::DELETE, &["api", "v1", "tokens", id], region_query(region), None, &call)
             .await
             .map(|_| ())
@@ -452,8 +454,7 @@ impl CloudClient {
         if slug.is_empty() {
             return Err(Invalid(vec![("slug".into(), "must not be empty".into())]).into());
         }
-        let call =
-            Call::new(format!("read the connections of stack `{slug}`"), format!("stack `{slug}`")).idempotent();
+        let call = Call::new(format!("read the connections of stack `{slug}`"), format!("stack `{slug}`")).idempotent();
         self.send_json::<()>(Method::GET, &["api", "instances", slug, "connections"], Vec::new(), None, &call).await
     }
 
@@ -630,10 +631,10 @@ fn page_cursor_of(base: &Url, next: &str) -> Option<String> {
 }
 
 async fn read_body(resp: reqwest::Response, url: &str, call: &Call) -> Result<Option<Value>, CloudError> {
-    let bytes = resp.bytes().await.map_err(|e| CloudError::Http {
-        action: call.action.clone(),
-        source: HttpError::transport(url, &e),
-    })?;
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|e| CloudError::Http { action: call.action.clone(), source: HttpError::transport(url, &e) })?;
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(None);
     }

@@ -286,9 +286,9 @@ mod tests {
         assert_eq!(p.id, "a");
         assert!(p.scopes.is_empty());
         let t: Token = serde_json::from_str(r#"{"id":"t","token":"glc_secret"}"#).unwrap();
-        assert_eq!(format!("{t:?}").contains("glc_secret"), false);
-        let s: Stack = serde_json::from_str(r#"{"id":7,"slug":"s","hlInstanceId":42,"hlInstanceUrl":"https://l"}"#)
-            .unwrap();
+        assert!(!format!("{t:?}").contains("glc_secret"));
+        let s: Stack =
+            serde_json::from_str(r#"{"id":7,"slug":"s","hlInstanceId":42,"hlInstanceUrl":"https://l"}"#).unwrap();
         assert_eq!(s.hl_instance_id, Some(42));
     }
 }

@@ -92,11 +92,10 @@ pub async fn run(client: &CloudClient, req: &SetupRequest) -> Result<SetupOutcom
     let token_path = absolute(&req.token_path)?;
 
     let list = client.list_stacks(&req.org).await?;
-    let raw = list
-        .items
-        .into_iter()
-        .find(|s| s.get("slug").and_then(Value::as_str) == Some(req.stack.as_str()))
-        .ok_or_else(|| SetupError::Refused(format!("stack `{}` is not in the stack list of org `{}`", req.stack, req.org)))?;
+    let raw =
+        list.items.into_iter().find(|s| s.get("slug").and_then(Value::as_str) == Some(req.stack.as_str())).ok_or_else(
+            || SetupError::Refused(format!("stack `{}` is not in the stack list of org `{}`", req.stack, req.org)),
+        )?;
     let stack: Stack = serde_json::from_value(raw)
         .map_err(|e| SetupError::Refused(format!("stack `{}`: unexpected shape ({e})", req.stack)))?;
     let (Some(user), Some(logs_url)) = (stack.hl_instance_id, stack.hl_instance_url.clone().filter(|u| !u.is_empty()))

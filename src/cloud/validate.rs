@@ -172,13 +172,14 @@ pub fn utc_time(s: &str) -> Result<String, String> {
 }
 
 /// `realmIdentifier` is accepted only together with `realmType`.
-pub fn realm_filter(checks: &mut Checks, prefix: &str, kind: Option<&str>, id: Option<&str>) {
-    let (type_field, id_field) = (format!("{prefix}realmType"), format!("{prefix}realmIdentifier"));
+/// `fields` are the query names of the type and the identifier.
+pub fn realm_filter(checks: &mut Checks, fields: (&str, &str), kind: Option<&str>, id: Option<&str>) {
+    let (type_field, id_field) = fields;
     if let Some(t) = kind {
-        checks.check(&type_field, realm_type(t));
+        checks.check(type_field, realm_type(t));
     }
     if id.is_some() && kind.is_none() {
-        checks.fail(&id_field, format!("is accepted only together with {type_field} (--realm-type)"));
+        checks.fail(id_field, format!("is accepted only together with {type_field} (--realm-type)"));
     }
 }
 

@@ -168,10 +168,7 @@ fn print_tenant(w: &mut impl Write, v: &Value) -> anyhow::Result<()> {
         ("status", cell(t.status.as_deref())),
         ("cluster", cell(t.cluster.as_deref())),
         ("created at", cell(t.created_at.as_deref())),
-        (
-            "limits",
-            if t.limits.is_some() { "set".to_string() } else { "none (global defaults apply)".to_string() },
-        ),
+        ("limits", if t.limits.is_some() { "set".to_string() } else { "none (global defaults apply)".to_string() }),
     ];
     for k in LIMIT_KEYS {
         let v = t.limits.as_ref().and_then(|l| l.get(k)).map(|v| v.to_string()).unwrap_or_else(|| "-".into());

@@ -15,8 +15,8 @@ use serde_json::Value;
 use super::output::{self, cell, Output};
 use super::CommandError;
 use crate::cloud::model::{
-    AccessPolicy, Conditions, ConditionsUpdate, LabelPolicy, NewPolicy, NewStack, NewToken, PolicyStatus,
-    PolicyUpdate, Realm, Stack, StackUpdate, Token, TokenUpdate,
+    AccessPolicy, Conditions, ConditionsUpdate, LabelPolicy, NewPolicy, NewStack, NewToken, PolicyStatus, PolicyUpdate,
+    Realm, Stack, StackUpdate, Token, TokenUpdate,
 };
 use crate::cloud::setup::{self, SetupRequest};
 use crate::cloud::validate::{self, Checks};
@@ -745,7 +745,12 @@ async fn setup_cmd(client: &CloudClient, a: &SetupArgs) -> anyhow::Result<()> {
     let policy = if o.policy_reused { "reused" } else { "created" };
     eprintln!("tailship: stack {} (id {}), logs at {} as user {}", a.stack, o.stack_id, o.logs_url, o.username);
     eprintln!("tailship: {policy} access policy {} ({}) in region {}", o.policy_name, o.policy_id, o.region);
-    eprintln!("tailship: created token {} ({}); written to {} (mode 0600)", o.token_name, o.token_id, o.token_path.display());
+    eprintln!(
+        "tailship: created token {} ({}); written to {} (mode 0600)",
+        o.token_name,
+        o.token_id,
+        o.token_path.display()
+    );
     match &a.write_config {
         Some(p) => {
             eprintln!("tailship: wrote {}; check it with `tailship check --config {}`", p.display(), p.display());
