@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -251,39 +251,19 @@ impl AdminClient {
                 p.push(name);
             }
         }
-        // Reads are retried on 429, 5xx and transport errors; writes on 429 only.
+        // PUT sends the whole tenant: sending it again is safe.
         let idempotent = method == Method::GET || method == Method::PUT;
-        let mut backoff = self.retry.schedule();
-        loop {
+        let v = crate::cloud::call::send_json(self.retry, idempotent, action, || {
             let mut rb = self.auth.apply(self.http.request(method.clone(), url.clone()));
             if let Some(b) = body {
                 rb = rb.json(b);
             }
-            let err = match http::send(rb, url.as_str()).await {
-                Ok(resp) => {
-                    let bytes = resp.bytes().await.map_err(|e| AdminError::Http {
-                        action: action.into(),
-                        source: HttpError::transport(url.as_str(), &e),
-                    })?;
-                    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-                        return Ok(Value::Null);
-                    }
-                    return serde_json::from_slice(&bytes).map_err(|e| AdminError::Protocol {
-                        action: action.into(),
-                        message: format!("the answer is not JSON ({e})"),
-                    });
-                }
-                Err(e) => e,
-            };
-            let again = err.status() == Some(StatusCode::TOO_MANY_REQUESTS) || (idempotent && err.is_retriable());
-            match if again { backoff.next_wait(&err) } else { None } {
-                Some(w) => {
-                    tracing::warn!(error = %err, wait_ms = w.as_millis() as u64, "{action}: retrying");
-                    tokio::time::sleep(w).await;
-                }
-                None => return Err(map_error(err, action, name)),
-            }
-        }
+            let url = url.to_string();
+            async move { http::send(rb, &url).await.map(|r| (r, url)) }
+        })
+        .await
+        .map_err(|e| map_error(e, action, name))?;
+        Ok(v.unwrap_or(Value::Null))
     }
 }
 

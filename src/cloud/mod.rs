@@ -14,6 +14,8 @@
 //! It uses the shared HTTP layer (`crate::client::http`) for the reqwest
 //! client, bearer auth, status errors and backoff.
 
+pub mod call;
+mod error;
 pub mod model;
 pub mod pace;
 pub mod setup;
@@ -22,82 +24,30 @@ pub mod validate;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, Url};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::client::http::{self, Auth, ClientOptions, HttpError, RetryPolicy};
+use crate::client::http::{self, Auth, ClientOptions, RetryPolicy};
 use crate::util::Secret;
 use model::{NewPolicy, NewStack, NewToken, Page, PolicyStatus, PolicyUpdate, StackList, StackUpdate, TokenUpdate};
 use pace::Pacer;
 use validate::{Checks, Invalid};
 
+use error::map_error;
+pub use error::CloudError;
+
 /// Retries of a retriable error before giving up (one-off commands should end).
 pub const DEFAULT_MAX_RETRIES: usize = 5;
-
-#[derive(Debug, thiserror::Error)]
-pub enum CloudError {
-    #[error(transparent)]
-    Invalid(#[from] Invalid),
-    #[error("{0}")]
-    Usage(String),
-    #[error(
-        "401 Unauthorized from {url}: the cloud token is missing or invalid; \
-         check --token-file or TAILSHIP_CLOUD_TOKEN{}",
-        detail(body)
-    )]
-    Unauthorized { url: String, body: String },
-    #[error(
-        "403 Forbidden from {url}: the token's access policy lacks the scope needed to {action}; \
-         add the scope to the policy of the token{}",
-        detail(body)
-    )]
-    Forbidden { url: String, action: String, body: String },
-    #[error("404 Not Found: {what} does not exist{}", detail(body))]
-    NotFound { what: String, body: String },
-    #[error(
-        "409 Conflict: stack `{slug}` has delete protection on; turn it off first with \
-         `tailship cloud stacks update {slug} --delete-protection=false`, then delete it{}",
-        detail(body)
-    )]
-    DeleteProtected { slug: String, body: String },
-    #[error(
-        "409 Conflict: cannot {action}: it conflicts with an existing one \
-         (names are unique per org and region){}",
-        detail(body)
-    )]
-    Conflict { action: String, body: String },
-    #[error("400 Bad Request: the service refused to {action}{}", detail(body))]
-    BadRequest { action: String, body: String },
-    #[error("cannot {action}: {source}")]
-    Http { action: String, source: HttpError },
-    #[error("cannot {action}: {message}")]
-    Protocol { action: String, message: String },
-}
-
-fn detail(body: &str) -> String {
-    if body.is_empty() {
-        String::new()
-    } else {
-        format!(" (service said: {body})")
-    }
-}
-
-impl CloudError {
-    /// True when the error is the caller's (bad flags): exit code 2.
-    pub fn is_usage(&self) -> bool {
-        matches!(self, Self::Invalid(_) | Self::Usage(_))
-    }
-}
 
 /// What a call does, for messages: `action` ("create access policy `x`"),
 /// `what` (the thing a 404 did not find), and whether a 409 means delete protection.
 #[derive(Debug, Clone)]
-struct Call {
-    action: String,
-    what: String,
-    stack_delete: Option<String>,
+pub(crate) struct Call {
+    pub(crate) action: String,
+    pub(crate) what: String,
+    pub(crate) stack_delete: Option<String>,
     /// Access policy endpoints are paced.
     paced: bool,
     /// Safe to send again after a 5xx or a transport error.
@@ -536,11 +486,7 @@ impl CloudClient {
         call: &Call,
     ) -> Result<Option<Value>, CloudError> {
         let url = self.url(segments);
-        let mut backoff = self.retry.schedule();
-        loop {
-            if call.paced {
-                self.pacer.acquire().await;
-            }
+        call::send_json(self.retry, call.idempotent, &call.action, || {
             let mut rb = self.http.request(method.clone(), url.clone());
             if !query.is_empty() {
                 rb = rb.query(&query);
@@ -549,23 +495,16 @@ impl CloudClient {
             if let Some(b) = body {
                 rb = rb.json(b);
             }
-            let err = match http::send(rb, url.as_str()).await {
-                Ok(resp) => return read_body(resp, url.as_str(), call).await,
-                Err(e) => e,
-            };
-            let again = err.status() == Some(StatusCode::TOO_MANY_REQUESTS) || (call.idempotent && err.is_retriable());
-            let wait = if again { backoff.next_wait(&err) } else { None };
-            match wait {
-                Some(w) => {
-                    tracing::warn!(
-                        error = %err, wait_ms = w.as_millis() as u64, attempt = backoff.attempts(),
-                        "{}: retrying", call.action
-                    );
-                    tokio::time::sleep(w).await;
+            let url = url.to_string();
+            async move {
+                if call.paced {
+                    self.pacer.acquire().await;
                 }
-                None => return Err(map_error(err, call)),
+                http::send(rb, &url).await.map(|r| (r, url))
             }
-        }
+        })
+        .await
+        .map_err(|e| map_error(e, call))
     }
 
     fn url(&self, segments: &[&str]) -> Url {
@@ -630,43 +569,11 @@ fn page_cursor_of(base: &Url, next: &str) -> Option<String> {
     (!c.is_empty()).then_some(c)
 }
 
-async fn read_body(resp: reqwest::Response, url: &str, call: &Call) -> Result<Option<Value>, CloudError> {
-    let bytes = resp
-        .bytes()
-        .await
-        .map_err(|e| CloudError::Http { action: call.action.clone(), source: HttpError::transport(url, &e) })?;
-    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Ok(None);
-    }
-    serde_json::from_slice(&bytes).map(Some).map_err(|e| CloudError::Protocol {
-        action: call.action.clone(),
-        message: format!("the answer is not JSON ({e})"),
-    })
-}
-
 fn decode<T: DeserializeOwned>(v: Value, call: &Call) -> Result<T, CloudError> {
     serde_json::from_value(v).map_err(|e| CloudError::Protocol {
         action: call.action.clone(),
         message: format!("unexpected answer shape ({e})"),
     })
-}
-
-fn map_error(err: HttpError, call: &Call) -> CloudError {
-    let HttpError::Status { url, status, body, .. } = &err else {
-        return CloudError::Http { action: call.action.clone(), source: err };
-    };
-    let (url, body) = (url.clone(), body.clone());
-    match status.as_u16() {
-        400 => CloudError::BadRequest { action: call.action.clone(), body },
-        401 => CloudError::Unauthorized { url, body },
-        403 => CloudError::Forbidden { url, action: call.action.clone(), body },
-        404 if !call.what.is_empty() => CloudError::NotFound { what: call.what.clone(), body },
-        409 => match &call.stack_delete {
-            Some(slug) => CloudError::DeleteProtected { slug: slug.clone(), body },
-            None => CloudError::Conflict { action: call.action.clone(), body },
-        },
-        _ => CloudError::Http { action: call.action.clone(), source: err },
-    }
 }
 
 #[cfg(test)]
@@ -689,23 +596,5 @@ mod tests {
         assert_eq!(c.url(&["api", "instances", "a/b"]).as_str(), "http://h:1/prefix/api/instances/a%2Fb");
         let c = CloudClient::new(CloudOptions::new("http://h:1", Secret::new("t"))).unwrap();
         assert_eq!(c.url(&["api", "v1", "tokens"]).as_str(), "http://h:1/api/v1/tokens");
-    }
-
-    #[test]
-    fn messages_name_the_fix_and_never_the_token() {
-        let e = |code: u16| HttpError::Status {
-            url: "http://h/api/instances/s".into(),
-            status: StatusCode::from_u16(code).unwrap(),
-            body: String::new(),
-            retry_after: None,
-        };
-        let mut call = Call::new("delete stack `s`", "stack `s`");
-        call.stack_delete = Some("s".into());
-        let m = map_error(e(409), &call).to_string();
-        assert!(m.contains("tailship cloud stacks update s --delete-protection=false"), "{m}");
-        let m = map_error(e(401), &call).to_string();
-        assert!(m.contains("TAILSHIP_CLOUD_TOKEN"), "{m}");
-        let m = map_error(e(404), &call).to_string();
-        assert!(m.contains("stack `s` does not exist"), "{m}");
     }
 }
