@@ -28,6 +28,10 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a config file and print the effective config, secrets redacted.
     Check(CheckArgs),
+    /// Cloud management API: access policies, tokens, stacks; `cloud setup` for a ready config.
+    Cloud(crate::commands::CloudArgs),
+    /// Tenant admin API: tenants of a metrics cluster and their limits.
+    Admin(crate::commands::AdminArgs),
     /// Run the embedded log store: push, query, labels and the alert webhook, in memory.
     Receive(ReceiveArgs),
     /// Ship files or stdin once; exit 0 when every line is acknowledged.

@@ -5,10 +5,12 @@
 //! flow: sources -> stages -> bounded queue -> batcher -> push client, with
 //! file positions advancing only after the service acknowledged a batch.
 
+pub mod admin;
 pub mod agent;
 pub mod batch;
 pub mod cli;
 pub mod client;
+pub mod cloud;
 pub mod commands;
 pub mod config;
 pub mod logging;

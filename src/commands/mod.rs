@@ -1,14 +1,19 @@
 //! One function per command: the glue between the CLI and the modules.
 //! Errors carry context (anyhow); [`CommandError`] picks the exit code.
 
+mod admin;
 mod check;
 pub mod client_args;
+mod cloud;
 mod demo;
+mod output;
 mod push;
 mod receive;
 mod run;
 
+pub use admin::{admin, AdminArgs};
 pub use check::check;
+pub use cloud::{cloud, CloudArgs};
 pub use demo::demo;
 pub use push::push;
 pub use receive::receive;
@@ -43,6 +48,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Push(a) => push(&a),
         Command::Demo(a) => demo(&a),
         Command::Receive(a) => receive(&a),
+        Command::Cloud(a) => cloud(&a),
+        Command::Admin(a) => admin(&a),
     };
     finish(result)
 }
@@ -59,10 +66,28 @@ pub fn finish(result: anyhow::Result<()>) -> i32 {
                 .downcast_ref::<CommandError>()
                 .map(|c| c.code)
                 .or_else(|| e.downcast_ref::<crate::config::ConfigErrors>().map(|_| EXIT_USAGE));
-            eprintln!("tailship: {e:#}");
+            eprintln!("tailship: {}", chain_text(&e));
             code.unwrap_or(EXIT_RUNTIME)
         }
     }
+}
+
+/// The error and its causes, `: `-separated, skipping a cause whose text the
+/// previous one already ends with ([`CommandError`] prints its source's whole
+/// chain, so a plain `{e:#}` would print every message twice).
+fn chain_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for c in e.chain() {
+        let s = c.to_string();
+        if out.ends_with(&s) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&s);
+    }
+    out
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

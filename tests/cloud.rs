@@ -1,0 +1,911 @@
+//! Black-box tests of `tailship cloud ...`: the real binary against a
+//! recording HTTP server on 127.0.0.1 that answers as the cloud management
+//! spec shows. Every request's method, path, query, headers and body are
+//! asserted exactly.
+
+mod mockhttp;
+
+use std::time::Duration;
+
+use mockhttp::{run, Mock, Reply, Req, Run};
+use serde_json::{json, Value};
+
+const TOKEN: &str = "cloud-token-5ecret-value";
+const UA: &str = concat!("tailship/", env!("CARGO_PKG_VERSION"));
+
+async fn cloud(mock: &Mock, args: &[&str]) -> Run {
+    cloud_env(mock, args, &[]).await
+}
+
+async fn cloud_env(mock: &Mock, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut a = vec!["cloud", "--cloud-url", mock.url.as_str()];
+    a.extend_from_slice(args);
+    let mut e = vec![("TAILSHIP_CLOUD_TOKEN", TOKEN)];
+    e.extend_from_slice(env);
+    run(&a, &e, None).await
+}
+
+/// Asserts method, path, query and the headers every call carries; a body
+/// (when given) is JSON and equal to `body`, else there is none.
+fn assert_req(r: &Req, method: &str, path: &str, query: &str, body: Option<Value>) {
+    assert_eq!(r.method, method, "{r:?}");
+    assert_eq!(r.path, path, "{r:?}");
+    assert_eq!(r.query, query, "{r:?}");
+    assert_eq!(r.header("authorization"), Some(format!("Bearer {TOKEN}").as_str()), "{r:?}");
+    assert_eq!(r.header("user-agent"), Some(UA));
+    match body {
+        Some(b) => {
+            assert_eq!(r.header("content-type"), Some("application/json"), "{r:?}");
+            assert_eq!(r.json(), b, "body of {method} {path}");
+        }
+        None => {
+            assert_eq!(r.body, "", "{r:?}");
+            assert_eq!(r.header("content-type"), None, "{r:?}");
+        }
+    }
+}
+
+fn ok(r: &Run) {
+    assert_eq!(r.code, 0, "exit code; stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+}
+
+fn policy(id: &str, name: &str) -> Value {
+    json!({
+        "id": id, "orgId": "9", "name": name, "displayName": name,
+        "scopes": ["logs:read"],
+        "realms": [{"type": "stack", "identifier": "123", "labelPolicies": [{"selector": "{env=\"prod\"}"}]}],
+        "conditions": {"allowedSubnets": ["10.0.0.0/8"]},
+        "status": "active",
+        "createdAt": "2024-05-01T10:00:00Z", "updatedAt": "2024-05-01T10:00:00Z",
+        "someFutureField": {"kept": true}
+    })
+}
+
+fn page(items: Vec<Value>, next: Option<&str>) -> Value {
+    json!({"items": items, "metadata": {"pagination": {"pageSize": 2, "pageCursor": "", "nextPage": next}}})
+}
+
+fn stack(slug: &str, id: i64) -> Value {
+    json!({
+        "id": id, "orgId": 9, "orgSlug": "myorg", "orgName": "My Org", "type": "stack",
+        "name": format!("{slug}.example.net"), "url": format!("https://{slug}.example.net"), "slug": slug,
+        "version": "stable", "description": "", "status": "active", "gateway": "istio",
+        "createdAt": "2024-01-01T00:00:00Z", "createdBy": "me", "updatedAt": null, "updatedBy": "",
+        "trial": 0, "trialExpiresAt": null, "clusterId": 3, "clusterSlug": "prod-us-0", "clusterName": "prod-us-0",
+        "plan": "gcloud", "planName": "Pro", "billingStartDate": "2024-01-01T00:00:00Z", "billingEndDate": null,
+        "labels": {"team": "core"}, "deleteProtection": true, "regionId": 1, "regionSlug": "prod-us-central-0",
+        "hlInstanceId": 456789, "hlInstanceUrl": "https://logs-prod.example.net", "hlInstanceName": format!("{slug}-logs"),
+        "hlInstanceStatus": "active", "hlInstanceCurrentUsage": 0,
+        "links": [{"rel": "self", "href": format!("/instances/{slug}")}]
+    })
+}
+
+fn stack_list(items: Vec<Value>) -> Value {
+    let n = items.len();
+    json!({"items": items, "orderBy": "name", "direction": "asc", "total": n, "pages": 1, "pageSize": 1000000,
+           "page": 0, "links": [{"rel": "self", "href": "/orgs/myorg/instances"}]})
+}
+
+// ---------------------------------------------------------------- policies
+
+#[tokio::test]
+async fn policies_create_sends_every_member_as_the_spec_names_it() {
+    let mock = Mock::start(|_, _| Reply::ok(policy("p-1", "tailship-logs"))).await;
+    let r = cloud(
+        &mock,
+        &[
+            "policies",
+            "create",
+            "--region",
+            "us",
+            "--name",
+            "tailship-logs",
+            "--display-name",
+            "Tailship logs",
+            "--scope",
+            "logs:read",
+            "--scope",
+            "metrics:read",
+            "--realm",
+            "stack:123",
+            "--realm",
+            "org:9",
+            "--label-policy",
+            "stack:123:{env=\"prod\"}",
+            "--allowed-subnet",
+            "10.0.0.0/8",
+            "--allowed-subnet",
+            "2001:db8::/32",
+        ],
+    )
+    .await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_req(
+        &reqs[0],
+        "POST",
+        "/api/v1/accesspolicies",
+        "region=us",
+        Some(json!({
+            "name": "tailship-logs", "displayName": "Tailship logs",
+            "scopes": ["logs:read", "metrics:read"],
+            "realms": [
+                {"type": "stack", "identifier": "123", "labelPolicies": [{"selector": "{env=\"prod\"}"}]},
+                {"type": "org", "identifier": "9"}
+            ],
+            "conditions": {"allowedSubnets": ["10.0.0.0/8", "2001:db8::/32"]}
+        })),
+    );
+    assert!(r.stdout.contains("p-1") && r.stdout.contains("stack:123 [{env=\"prod\"}]"), "{}", r.stdout);
+}
+
+#[tokio::test]
+async fn policies_list_follows_next_page_over_three_pages() {
+    let mock = Mock::start(|req, _| {
+        let q = req.query.as_str();
+        if q.ends_with("pageCursor=c3") {
+            Reply::ok(page(vec![policy("p-5", "e")], None))
+        } else if q.ends_with("pageCursor=c2") {
+            Reply::ok(page(
+                vec![policy("p-3", "c"), policy("p-4", "d")],
+                Some("/api/v1/accesspolicies?pageCursor=c3&pageSize=2&region=eu"),
+            ))
+        } else {
+            Reply::ok(page(
+                vec![policy("p-1", "a"), policy("p-2", "b")],
+                Some("accesspolicies?region=eu&pageSize=2&pageCursor=c2"),
+            ))
+        }
+    })
+    .await;
+    let r = cloud(
+        &mock,
+        &[
+            "policies",
+            "list",
+            "--region",
+            "eu",
+            "--name",
+            "x",
+            "--realm-type",
+            "stack",
+            "--realm-id",
+            "123",
+            "--status",
+            "active",
+            "--page-size",
+            "2",
+            "--output",
+            "json",
+        ],
+    )
+    .await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    let base = "region=eu&name=x&realmType=stack&realmIdentifier=123&status=active&pageSize=2";
+    assert_req(&reqs[0], "GET", "/api/v1/accesspolicies", base, None);
+    assert_req(&reqs[1], "GET", "/api/v1/accesspolicies", &format!("{base}&pageCursor=c2"), None);
+    assert_req(&reqs[2], "GET", "/api/v1/accesspolicies", &format!("{base}&pageCursor=c3"), None);
+    let items = r.json();
+    let ids: Vec<&str> = items.as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["p-1", "p-2", "p-3", "p-4", "p-5"]);
+    // Unknown members reach --output json untouched.
+    assert_eq!(items[0]["someFutureField"], json!({"kept": true}));
+
+    // --limit stops reading pages once it has enough.
+    let r = cloud(&mock, &["policies", "list", "--region", "eu", "--limit", "3"]).await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 5);
+    assert_eq!(reqs[3].query, "region=eu");
+    assert_eq!(reqs[4].query, "region=eu&pageCursor=c2");
+    assert_eq!(r.stdout.lines().count(), 4, "header and 3 rows:\n{}", r.stdout);
+    assert!(r.stdout.starts_with("ID "), "{}", r.stdout);
+}
+
+#[tokio::test]
+async fn policies_get_and_delete() {
+    let mock = Mock::start(|req, _| match req.method.as_str() {
+        "DELETE" => Reply::empty(204),
+        _ => Reply::ok(policy("4b0e8f34-1111-2222-3333-444455556666", "a")),
+    })
+    .await;
+    let id = "4b0e8f34-1111-2222-3333-444455556666";
+    let r = cloud(&mock, &["policies", "get", id, "--region", "au"]).await;
+    ok(&r);
+    assert!(r.stdout.contains("allowed subnets  10.0.0.0/8"), "{}", r.stdout);
+    let r = cloud(&mock, &["policies", "delete", id, "--region", "au"]).await;
+    ok(&r);
+    assert_eq!(r.stdout.trim(), format!("deleted access policy {id}"));
+    let reqs = mock.requests();
+    assert_req(&reqs[0], "GET", &format!("/api/v1/accesspolicies/{id}"), "region=au", None);
+    assert_req(&reqs[1], "DELETE", &format!("/api/v1/accesspolicies/{id}"), "region=au", None);
+}
+
+#[tokio::test]
+async fn policies_update_reads_first_and_sends_back_what_was_not_given() {
+    let mock = Mock::start(|req, _| {
+        if req.method == "GET" {
+            Reply::ok(policy("p-1", "a"))
+        } else {
+            let mut p = policy("p-1", "a");
+            p["displayName"] = json!("New name");
+            Reply::ok(p)
+        }
+    })
+    .await;
+    let r = cloud(&mock, &["policies", "update", "p-1", "--region", "us", "--display-name", "New name"]).await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_req(&reqs[0], "GET", "/api/v1/accesspolicies/p-1", "region=us", None);
+    assert_req(
+        &reqs[1],
+        "POST",
+        "/api/v1/accesspolicies/p-1",
+        "region=us",
+        Some(json!({
+            "displayName": "New name",
+            "scopes": ["logs:read"],
+            "realms": [{"type": "stack", "identifier": "123", "labelPolicies": [{"selector": "{env=\"prod\"}"}]}],
+            "conditions": {"allowedSubnets": ["10.0.0.0/8"]},
+            "status": "active"
+        })),
+    );
+
+    // --clear-conditions sends `conditions: {}`; --status and --scope/--realm replace.
+    let r = cloud(
+        &mock,
+        &[
+            "policies",
+            "update",
+            "p-1",
+            "--region",
+            "us",
+            "--clear-conditions",
+            "--status",
+            "inactive",
+            "--scope",
+            "logs:write",
+            "--realm",
+            "org:9",
+        ],
+    )
+    .await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 4);
+    assert_req(
+        &reqs[3],
+        "POST",
+        "/api/v1/accesspolicies/p-1",
+        "region=us",
+        Some(json!({
+            "displayName": "a",
+            "scopes": ["logs:write"],
+            "realms": [{"type": "org", "identifier": "9"}],
+            "conditions": {},
+            "status": "inactive"
+        })),
+    );
+
+    // New subnets replace the current ones.
+    let r = cloud(&mock, &["policies", "update", "p-1", "--region", "us", "--allowed-subnet", "192.168.0.0/16"]).await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs[5].json()["conditions"], json!({"allowedSubnets": ["192.168.0.0/16"]}));
+}
+
+// ---------------------------------------------------------------- tokens
+
+fn token_json(id: &str, secret: Option<&str>) -> Value {
+    let mut t = json!({
+        "id": id, "accessPolicyId": "p-1", "name": "ship-1", "displayName": "ship-1",
+        "expiresAt": "2030-01-31T00:00:00Z", "firstUsedAt": null, "lastUsedAt": null,
+        "createdAt": "2024-05-01T10:00:00Z", "updatedAt": "2024-05-01T10:00:00Z"
+    });
+    if let Some(s) = secret {
+        t["token"] = json!(s);
+    }
+    t
+}
+
+#[tokio::test]
+async fn tokens_create_prints_the_secret_once_and_never_logs_it() {
+    let secret = "glc_THE-SECRET-VALUE-123";
+    let mock = Mock::start(move |_, _| Reply::ok(token_json("t-1", Some(secret)))).await;
+    let r = cloud_env(
+        &mock,
+        &[
+            "tokens",
+            "create",
+            "--region",
+            "us",
+            "--policy-id",
+            "p-1",
+            "--name",
+            "ship-1",
+            "--display-name",
+            "Ship one",
+            "--expires-at",
+            "2030-01-31T00:00:00+00:00",
+        ],
+        &[("RUST_LOG", "trace")],
+    )
+    .await;
+    ok(&r);
+    assert_req(
+        &mock.requests()[0],
+        "POST",
+        "/api/v1/tokens",
+        "region=us",
+        Some(
+            json!({"accessPolicyId": "p-1", "name": "ship-1", "displayName": "Ship one", "expiresAt": "2030-01-31T00:00:00Z"}),
+        ),
+    );
+    assert_eq!(r.stdout.matches(secret).count(), 1, "{}", r.stdout);
+    assert!(!r.stderr.contains(secret), "the secret reached the logs:\n{}", r.stderr);
+    assert!(!r.stderr.contains(TOKEN), "the cloud token reached the logs");
+    assert!(r.stderr.contains("only time the token is shown"), "{}", r.stderr);
+}
+
+#[tokio::test]
+async fn tokens_list_get_update_delete() {
+    let mock = Mock::start(|req, _| match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/api/v1/tokens") => Reply::ok(page(vec![token_json("t-1", None)], None)),
+        ("DELETE", _) => Reply::empty(204),
+        _ => Reply::ok(token_json("t-1", None)),
+    })
+    .await;
+    let r = cloud(
+        &mock,
+        &[
+            "tokens",
+            "list",
+            "--region",
+            "us",
+            "--policy-id",
+            "p-1",
+            "--name",
+            "ship-1",
+            "--expires-before",
+            "2031-01-01T00:00:00Z",
+            "--expires-after",
+            "2029-01-01T00:00:00Z",
+        ],
+    )
+    .await;
+    ok(&r);
+    assert!(r.stdout.contains("t-1") && r.stdout.contains("2030-01-31T00:00:00Z"), "{}", r.stdout);
+    ok(&cloud(&mock, &["tokens", "get", "t-1", "--region", "us"]).await);
+    ok(&cloud(&mock, &["tokens", "update", "t-1", "--region", "us", "--no-expiry"]).await);
+    ok(&cloud(
+        &mock,
+        &["tokens", "update", "t-1", "--region", "us", "--display-name", "D", "--expires-at", "2032-02-02T02:02:02Z"],
+    )
+    .await);
+    let r = cloud(&mock, &["tokens", "delete", "t-1", "--region", "us", "--output", "json"]).await;
+    ok(&r);
+    assert_eq!(r.json(), json!({"deleted": "token", "id": "t-1"}));
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 5);
+    assert_req(
+        &reqs[0],
+        "GET",
+        "/api/v1/tokens",
+        "region=us&accessPolicyId=p-1&name=ship-1&expiresBefore=2031-01-01T00%3A00%3A00Z&expiresAfter=2029-01-01T00%3A00%3A00Z",
+        None,
+    );
+    assert_req(&reqs[1], "GET", "/api/v1/tokens/t-1", "region=us", None);
+    assert_req(&reqs[2], "POST", "/api/v1/tokens/t-1", "region=us", Some(json!({"expiresAt": null})));
+    assert_req(
+        &reqs[3],
+        "POST",
+        "/api/v1/tokens/t-1",
+        "region=us",
+        Some(json!({"displayName": "D", "expiresAt": "2032-02-02T02:02:02Z"})),
+    );
+    assert_req(&reqs[4], "DELETE", "/api/v1/tokens/t-1", "region=us", None);
+}
+
+// ---------------------------------------------------------------- stacks
+
+#[tokio::test]
+async fn stacks_list_create_update_delete_connections() {
+    let mock = Mock::start(|req, _| match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/api/orgs/myorg/instances") => Reply::ok(stack_list(vec![stack("alpha", 11), stack("beta", 12)])),
+        ("GET", "/api/instances/alpha/connections") => Reply::ok(json!({
+            "privateConnectivityInfo": {
+                "tenants": [{"type": "logs", "id": 456789, "info": {"privateDNS": "logs.private", "serviceName": "svc-logs"}, "ipAllowListCNAME": null}],
+                "otlp": {"privateDNS": "otlp.private", "serviceName": "svc-otlp"},
+                "pdc": {"api": {"privateDNS": "a", "serviceName": "b"}, "gateway": {"privateDNS": "c", "serviceName": "d"}}
+            },
+            "influxUrl": "https://influx.example", "otlpHttpUrl": "https://otlp.example", "oncallApiUrl": "https://oncall.example",
+            "appPlatform": {"url": "https://app.example", "caData": "<CA_PUBLIC_KEY>"}
+        })),
+        ("DELETE", _) => Reply::empty(200),
+        _ => Reply::ok(stack("alpha", 11)),
+    })
+    .await;
+    let r = cloud(&mock, &["stacks", "list", "--org", "myorg"]).await;
+    ok(&r);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", r.stdout);
+    assert!(lines[1].starts_with("alpha") && lines[1].contains("prod-us-central-0") && lines[1].contains("team=core"));
+    let r = cloud(
+        &mock,
+        &[
+            "stacks",
+            "create",
+            "--name",
+            "alpha.example.net",
+            "--slug",
+            "alpha",
+            "--region",
+            "eu",
+            "--description",
+            "logs for team core",
+            "--label",
+            "team=core",
+            "--label",
+            "app.io/tier=web-1",
+            "--delete-protection",
+        ],
+    )
+    .await;
+    ok(&r);
+    ok(&cloud(&mock, &["stacks", "update", "alpha", "--delete-protection=false", "--description", "retired"]).await);
+    ok(&cloud(&mock, &["stacks", "update", "alpha", "--clear-labels"]).await);
+    let r = cloud(&mock, &["stacks", "update", "alpha", "--label", "env=prod"]).await;
+    ok(&r);
+    assert!(r.stderr.contains("labels not listed are removed"), "{}", r.stderr);
+    ok(&cloud(&mock, &["stacks", "update", "alpha", "--label", "env=prod", "--org", "myorg"]).await);
+    let r = cloud(&mock, &["stacks", "connections", "alpha"]).await;
+    ok(&r);
+    assert!(r.stdout.contains("otlp.private") && r.stdout.contains("svc-logs"), "{}", r.stdout);
+    let r = cloud(&mock, &["stacks", "delete", "alpha"]).await;
+    ok(&r);
+    assert_eq!(r.stdout.trim(), "deleted stack alpha");
+
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 9);
+    assert_req(&reqs[0], "GET", "/api/orgs/myorg/instances", "", None);
+    assert_req(
+        &reqs[1],
+        "POST",
+        "/api/instances",
+        "",
+        Some(json!({"name": "alpha.example.net", "slug": "alpha", "region": "eu", "description": "logs for team core",
+                    "labels": {"team": "core", "app.io/tier": "web-1"}, "deleteProtection": true})),
+    );
+    assert_req(
+        &reqs[2],
+        "POST",
+        "/api/instances/alpha",
+        "",
+        Some(json!({"description": "retired", "deleteProtection": false})),
+    );
+    assert_req(&reqs[3], "POST", "/api/instances/alpha", "", Some(json!({"labels": {}})));
+    assert_req(&reqs[4], "POST", "/api/instances/alpha", "", Some(json!({"labels": {"env": "prod"}})));
+    // With --org, the current labels are read and kept.
+    assert_req(&reqs[5], "GET", "/api/orgs/myorg/instances", "", None);
+    assert_req(&reqs[6], "POST", "/api/instances/alpha", "", Some(json!({"labels": {"env": "prod", "team": "core"}})));
+    assert_req(&reqs[7], "GET", "/api/instances/alpha/connections", "", None);
+    assert_req(&reqs[8], "DELETE", "/api/instances/alpha", "", None);
+}
+
+// ---------------------------------------------------------------- rules
+
+#[tokio::test]
+async fn every_rule_refuses_with_nothing_sent() {
+    let mock = Mock::start(|_, _| Reply::ok(json!({}))).await;
+    let long = "a".repeat(256);
+    let eleven: Vec<String> = (0..11).map(|i| format!("k{i}=v")).collect();
+    let mut labels_args: Vec<&str> = vec!["stacks", "create", "--name", "s.example.net", "--slug", "s"];
+    for l in &eleven {
+        labels_args.push("--label");
+        labels_args.push(l);
+    }
+    let pc = ["policies", "create", "--region", "us"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [&pc[..], &["--name", "Bad", "--scope", "logs:read", "--realm", "org:1"]].concat(),
+            "name: `B` is not allowed",
+        ),
+        (
+            [&pc[..], &["--name", "a.b", "--scope", "logs:read", "--realm", "org:1"]].concat(),
+            "name: `.` is not allowed",
+        ),
+        (
+            [&pc[..], &["--name", &long, "--scope", "logs:read", "--realm", "org:1"]].concat(),
+            "name: must be 1-255 characters, got 256",
+        ),
+        (
+            [&pc[..], &["--name", "a", "--display-name", &long, "--scope", "logs:read", "--realm", "org:1"]].concat(),
+            "displayName: must be 1-255",
+        ),
+        ([&pc[..], &["--name", "a", "--realm", "org:1"]].concat(), "scopes: at least one scope is required"),
+        ([&pc[..], &["--name", "a", "--scope", "logs:read"]].concat(), "realms: at least one realm is required"),
+        (
+            [&pc[..], &["--name", "a", "--scope", "logs:read", "--realm", "team:1"]].concat(),
+            "realms[0]: `team` is not a realm type",
+        ),
+        (
+            [
+                &pc[..],
+                &["--name", "a", "--scope", "logs:write", "--realm", "stack:1", "--label-policy", "stack:1:{a=\"b\"}"],
+            ]
+            .concat(),
+            "realms[0].labelPolicies: label policies are available only with read scopes",
+        ),
+        (
+            [
+                &pc[..],
+                &["--name", "a", "--scope", "logs:read", "--realm", "stack:1", "--label-policy", "stack:2:{a=\"b\"}"],
+            ]
+            .concat(),
+            "labelPolicies: `stack:2:{a=\"b\"}`: no --realm stack:2",
+        ),
+        (
+            [&pc[..], &["--name", "a", "--scope", "logs:read", "--realm", "org:1", "--allowed-subnet", "10.0.0.0/33"]]
+                .concat(),
+            "conditions.allowedSubnets[0]",
+        ),
+        (
+            [&pc[..], &["--name", "a", "--scope", "logs:read", "--realm", "org:1", "--allowed-subnet", "10.1.2.3"]]
+                .concat(),
+            "no /prefix length",
+        ),
+        (
+            [&pc[..], &["--name", "a", "--scope", "logs:read", "--realm", "org:1", "--allowed-subnet", "fe80::zz/64"]]
+                .concat(),
+            "not an IP address",
+        ),
+        (
+            vec!["policies", "update", "p", "--region", "us", "--allowed-subnet", "300.0.0.0/8"],
+            "conditions.allowedSubnets[0]",
+        ),
+        (vec!["policies", "update", "p", "--region", "us"], "nothing to update"),
+        (vec!["policies", "list", "--region", "us", "--page-size", "501"], "pageSize: 501 is not between 1 and 500"),
+        (
+            vec!["policies", "list", "--region", "us", "--realm-id", "5"],
+            "realmIdentifier: is accepted only together with realmType",
+        ),
+        (vec!["policies", "list", "--region", "us", "--realm-type", "team"], "realmType: `team` is not a realm type"),
+        (vec!["policies", "get", "p", "--region", ""], "region: is required"),
+        (
+            vec!["tokens", "list", "--region", "us", "--realm-id", "5"],
+            "accessPolicyRealmIdentifier: is accepted only together",
+        ),
+        (vec!["tokens", "list", "--region", "us", "--page-size", "0"], "pageSize: 0 is not between 1 and 500"),
+        (
+            vec!["tokens", "list", "--region", "us", "--expires-before", "2030-01-01"],
+            "expiresBefore: `2030-01-01` is not an ISO 8601 UTC time",
+        ),
+        (
+            vec![
+                "tokens",
+                "create",
+                "--region",
+                "us",
+                "--policy-id",
+                "p",
+                "--name",
+                "t",
+                "--expires-at",
+                "2030-01-01T00:00:00+02:00",
+            ],
+            "expiresAt: `2030-01-01T00:00:00+02:00` is not in UTC",
+        ),
+        (vec!["tokens", "create", "--region", "us", "--policy-id", "p", "--name", "T_1"], "name: `T` is not allowed"),
+        (vec!["tokens", "update", "t", "--region", "us"], "nothing to update"),
+        (
+            vec!["tokens", "update", "t", "--region", "us", "--expires-at", "soon"],
+            "expiresAt: `soon` is not an ISO 8601 UTC time",
+        ),
+        (labels_args.clone(), "labels: 11 labels; a stack carries at most 10"),
+        (
+            vec!["stacks", "create", "--name", "s", "--slug", "s", "--label", "team=a_b"],
+            "labels.team: `_` in the value is not allowed",
+        ),
+        (
+            vec!["stacks", "create", "--name", "s", "--slug", "s", "--label", "Team=a"],
+            "labels.Team: key: `T` is uppercase",
+        ),
+        (vec!["stacks", "create", "--name", "S.example.net", "--slug", "s"], "name: `S` is uppercase"),
+        (vec!["stacks", "create", "--name", "s", "--slug", "Prod"], "slug: `P` is uppercase"),
+        (
+            vec!["stacks", "create", "--name", "s", "--slug", "s", "--description", "For Team"],
+            "description: `F` is uppercase",
+        ),
+        (vec!["stacks", "update", "s", "--name", "New"], "name: `N` is uppercase"),
+        (vec!["stacks", "update", "s", "--label", "a=b!"], "labels.a: `!` in the value is not allowed"),
+        (vec!["stacks", "update", "s"], "nothing to update"),
+    ];
+    for (args, want) in &cases {
+        let r = cloud(&mock, args).await;
+        assert_eq!(r.code, 2, "{args:?} should be a usage error; stderr: {}", r.stderr);
+        assert!(r.stderr.contains(want), "{args:?}: stderr lacks `{want}`:\n{}", r.stderr);
+        assert!(mock.requests().is_empty(), "{args:?} sent a request");
+    }
+
+    // Flags clap refuses: --region is required; exclusive flags.
+    for args in [
+        vec!["policies", "list"],
+        vec!["tokens", "get", "t"],
+        vec!["tokens", "update", "t", "--region", "us", "--no-expiry", "--expires-at", "2030-01-01T00:00:00Z"],
+        vec!["policies", "update", "p", "--region", "us", "--clear-conditions", "--allowed-subnet", "10.0.0.0/8"],
+        vec!["stacks", "update", "s", "--clear-labels", "--label", "a=b"],
+    ] {
+        let r = cloud(&mock, &args).await;
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    }
+    assert!(mock.requests().is_empty());
+
+    // No token at all: refused before sending.
+    let r = run(&["cloud", "--cloud-url", &mock.url, "stacks", "list", "--org", "o"], &[], None).await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--token-file") && r.stderr.contains("TAILSHIP_CLOUD_TOKEN"), "{}", r.stderr);
+    assert!(mock.requests().is_empty());
+}
+
+// ---------------------------------------------------------------- errors
+
+#[tokio::test]
+async fn error_statuses_become_messages_a_person_can_act_on() {
+    let mock = Mock::start(|req, _| match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/api/orgs/locked/instances") => Reply::text(401, r#"{"message":"invalid token"}"#),
+        ("GET", "/api/instances/secret/connections") => Reply::text(403, ""),
+        ("GET", p) if p.starts_with("/api/v1/accesspolicies/") => Reply::text(404, r#"{"message":"not found"}"#),
+        ("DELETE", "/api/instances/guarded") => Reply::text(409, r#"{"message":"delete protection enabled"}"#),
+        ("POST", "/api/v1/accesspolicies") => Reply::text(409, r#"{"message":"name taken"}"#),
+        ("POST", "/api/v1/tokens") => Reply::text(400, r#"{"message":"bad expiresAt"}"#),
+        _ => Reply::text(500, "boom"),
+    })
+    .await;
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["stacks", "list", "--org", "locked"],
+            vec!["401", "token is missing or invalid", "--token-file", "TAILSHIP_CLOUD_TOKEN"],
+        ),
+        (vec!["stacks", "connections", "secret"], vec!["403", "lacks the scope", "connections of stack `secret`"]),
+        (
+            vec!["policies", "get", "nope", "--region", "eu"],
+            vec!["404", "access policy `nope` in region `eu` does not exist"],
+        ),
+        (
+            vec!["stacks", "delete", "guarded"],
+            vec!["409", "delete protection on", "tailship cloud stacks update guarded --delete-protection=false"],
+        ),
+        (
+            vec!["policies", "create", "--region", "us", "--name", "a", "--scope", "logs:write", "--realm", "org:1"],
+            vec!["409", "create access policy `a`", "conflicts with an existing one", "name taken"],
+        ),
+        (vec!["tokens", "create", "--region", "us", "--policy-id", "p", "--name", "t"], vec!["400", "bad expiresAt"]),
+    ];
+    for (args, wants) in &cases {
+        let r = cloud(&mock, args).await;
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        for w in wants {
+            assert!(r.stderr.contains(w), "{args:?}: stderr lacks `{w}`:\n{}", r.stderr);
+        }
+        assert!(!r.stderr.contains(TOKEN));
+    }
+    // Each failed once: 4xx are never retried.
+    assert_eq!(mock.requests().len(), cases.len());
+}
+
+#[tokio::test]
+async fn status_429_is_retried_with_backoff_and_a_create_is_never_resent_after_5xx() {
+    let mock = Mock::start(|req, i| match (req.method.as_str(), i) {
+        ("GET", 0) => Reply::text(429, "slow down").with_header("retry-after", "0"),
+        ("GET", 1) => Reply::text(429, "slow down"),
+        ("GET", _) => Reply::ok(page(vec![policy("p-1", "a")], None)),
+        ("POST", 3) => Reply::text(429, ""),
+        ("POST", 4) => Reply::ok(token_json("t-9", Some("glc_x"))),
+        _ => Reply::text(503, "down"),
+    })
+    .await;
+    let r = cloud(&mock, &["--retry-min-backoff", "20ms", "policies", "list", "--region", "us"]).await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs.iter().all(|q| q.query == "region=us" && q.path == "/api/v1/accesspolicies"));
+    // The waits grow from the minimum backoff (20ms, up to 100% jitter).
+    assert!(reqs[1].at - reqs[0].at >= Duration::from_millis(20), "{:?}", reqs[1].at - reqs[0].at);
+    assert!(reqs[2].at - reqs[1].at >= Duration::from_millis(40), "{:?}", reqs[2].at - reqs[1].at);
+    assert_eq!(r.stderr.matches("retrying").count(), 2, "{}", r.stderr);
+
+    // A create is retried on 429 (the service did not act on it)...
+    let args =
+        ["--retry-min-backoff", "10ms", "tokens", "create", "--region", "us", "--policy-id", "p-1", "--name", "t"];
+    ok(&cloud(&mock, &args).await);
+    assert_eq!(mock.requests().len(), 5);
+    // ...but not on 503: it may have been applied.
+    let r = cloud(&mock, &args).await;
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("503"), "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 6);
+}
+
+// ---------------------------------------------------------------- pacing
+
+#[tokio::test]
+async fn access_policy_calls_are_paced_and_token_calls_are_not() {
+    // 36000 per hour = one call per 100 ms after a burst of 1: the three pages
+    // of a policy list arrive at least 100 ms apart. (The default pace, 580 per
+    // hour with a burst of 10, is measured without waiting in the unit tests
+    // of src/cloud/pace.rs.)
+    let mock = Mock::start(|req, _| {
+        let q = req.query.as_str();
+        let body = |items| {
+            if q.ends_with("c3") {
+                page(items, None)
+            } else if q.ends_with("c2") {
+                page(items, Some("/x?pageCursor=c3"))
+            } else {
+                page(items, Some("/x?pageCursor=c2"))
+            }
+        };
+        if req.path.ends_with("tokens") {
+            Reply::ok(body(vec![token_json("t", None)]))
+        } else {
+            Reply::ok(body(vec![policy("p", "a")]))
+        }
+    })
+    .await;
+    let pace = ["--pace-per-hour", "36000", "--pace-burst", "1"];
+    let r = cloud(&mock, &[&pace[..], &["policies", "list", "--region", "us"]].concat()).await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    for w in reqs.windows(2) {
+        let gap = w[1].at - w[0].at;
+        assert!(gap >= Duration::from_millis(95), "policy calls {gap:?} apart");
+    }
+    assert_eq!(r.stderr.matches("pacing access policy calls").count(), 2, "{}", r.stderr);
+
+    let r = cloud(&mock, &[&pace[..], &["tokens", "list", "--region", "us"]].concat()).await;
+    ok(&r);
+    assert_eq!(mock.requests().len(), 6);
+    assert!(!r.stderr.contains("pacing"), "{}", r.stderr);
+}
+
+// ---------------------------------------------------------------- setup
+
+fn setup_mock(existing_policy: Option<Value>) -> impl Fn(&Req, usize) -> Reply + Send + Sync + 'static {
+    move |req, _| match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/api/orgs/myorg/instances") => Reply::ok(stack_list(vec![stack("other", 1), stack("mystack", 4242)])),
+        ("GET", "/api/v1/accesspolicies") => Reply::ok(page(existing_policy.iter().cloned().collect(), None)),
+        ("POST", "/api/v1/accesspolicies") => {
+            let mut p = req.json();
+            p["id"] = json!("ap-new");
+            p["orgId"] = json!("9");
+            Reply::ok(p)
+        }
+        ("POST", "/api/v1/tokens") => {
+            let b = req.json();
+            Reply::ok(json!({"id": "tok-1", "accessPolicyId": b["accessPolicyId"], "name": b["name"],
+                             "displayName": b["name"], "expiresAt": null, "token": "glc_SETUP-SECRET"}))
+        }
+        _ => Reply::text(404, ""),
+    }
+}
+
+#[tokio::test]
+async fn setup_creates_policy_and_token_and_writes_a_config_that_checks() {
+    let mock = Mock::start(setup_mock(None)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("tailship.toml");
+    let r = cloud_env(
+        &mock,
+        &["setup", "--org", "myorg", "--stack", "mystack", "--write-config", cfg.to_str().unwrap()],
+        &[("RUST_LOG", "debug")],
+    )
+    .await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 4);
+    assert_req(&reqs[0], "GET", "/api/orgs/myorg/instances", "", None);
+    let region = "region=prod-us-central-0";
+    assert_req(&reqs[1], "GET", "/api/v1/accesspolicies", &format!("{region}&name=tailship-mystack-logs-write"), None);
+    assert_req(
+        &reqs[2],
+        "POST",
+        "/api/v1/accesspolicies",
+        region,
+        Some(json!({
+            "name": "tailship-mystack-logs-write",
+            "displayName": "tailship logs write for mystack",
+            "scopes": ["logs:write"],
+            "realms": [{"type": "stack", "identifier": "4242"}]
+        })),
+    );
+    let tb = reqs[3].json();
+    assert_eq!(reqs[3].path, "/api/v1/tokens");
+    assert_eq!(reqs[3].query, region);
+    assert_eq!(tb["accessPolicyId"], "ap-new");
+    let name = tb["name"].as_str().unwrap();
+    assert!(
+        name.starts_with("tailship-mystack-") && name["tailship-mystack-".len()..].parse::<u64>().is_ok(),
+        "{name}"
+    );
+    assert_eq!(tb.as_object().unwrap().len(), 2, "{tb}");
+
+    let token_file = dir.path().join("mystack-token");
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "glc_SETUP-SECRET\n");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains("url = \"https://logs-prod.example.net\""), "{text}");
+    assert!(text.contains("username = \"456789\""), "{text}");
+    assert!(text.contains(&format!("password_file = \"{}\"", token_file.display())), "{text}");
+    assert!(!text.contains("SETUP-SECRET"));
+    assert!(!r.stdout.contains("SETUP-SECRET") && !r.stderr.contains("SETUP-SECRET"), "{}\n{}", r.stdout, r.stderr);
+
+    let check = run(&["check", "--config", cfg.to_str().unwrap()], &[], None).await;
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    assert!(check.stdout.contains("456789"), "{}", check.stdout);
+    assert!(!check.stdout.contains("SETUP-SECRET"));
+
+    // A second run refuses to overwrite the files, before sending anything.
+    let r =
+        cloud(&mock, &["setup", "--org", "myorg", "--stack", "mystack", "--write-config", cfg.to_str().unwrap()]).await;
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("already exists") && r.stderr.contains("--force"), "{}", r.stderr);
+    assert_eq!(mock.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn setup_reuses_a_policy_of_the_same_name_and_prints_the_config() {
+    let existing = json!({
+        "id": "ap-old", "name": "tailship-mystack-logs-write", "displayName": "x", "status": "active",
+        "scopes": ["logs:write"], "realms": [{"type": "stack", "identifier": "4242"}]
+    });
+    let mock = Mock::start(setup_mock(Some(existing))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = vec!["cloud", "--cloud-url", mock.url.as_str()];
+    a.extend(["setup", "--org", "myorg", "--stack", "mystack", "--region", "us"]);
+    let r = run(&a, &[("TAILSHIP_CLOUD_TOKEN", TOKEN)], Some(dir.path())).await;
+    ok(&r);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3, "no policy is created");
+    assert_eq!(reqs[1].query, "region=us&name=tailship-mystack-logs-write");
+    assert_eq!((reqs[2].path.as_str(), reqs[2].json()["accessPolicyId"].as_str()), ("/api/v1/tokens", Some("ap-old")));
+    assert!(r.stderr.contains("reused access policy tailship-mystack-logs-write (ap-old)"), "{}", r.stderr);
+    // The config goes to stdout, the token to ./mystack-token.
+    let token_file = dir.path().canonicalize().unwrap().join("mystack-token");
+    assert!(r.stdout.contains("[client]") && r.stdout.contains(&token_file.display().to_string()), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "glc_SETUP-SECRET\n");
+    let cfg = dir.path().join("printed.toml");
+    std::fs::write(&cfg, &r.stdout).unwrap();
+    assert_eq!(run(&["check", "--config", cfg.to_str().unwrap()], &[], None).await.code, 0);
+}
+
+#[tokio::test]
+async fn setup_refuses_a_same_named_policy_that_cannot_write_logs() {
+    let existing = json!({
+        "id": "ap-old", "name": "tailship-mystack-logs-write", "status": "active",
+        "scopes": ["logs:read"], "realms": [{"type": "stack", "identifier": "4242"}]
+    });
+    let mock = Mock::start(setup_mock(Some(existing))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let r =
+        cloud(&mock, &["setup", "--org", "myorg", "--stack", "mystack", "--token-out", out.to_str().unwrap()]).await;
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("lacks scope logs:write") && r.stderr.contains("tailship cloud policies update ap-old"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(mock.requests().len(), 2, "no token is created");
+    assert!(!out.exists());
+
+    let r =
+        cloud(&mock, &["setup", "--org", "myorg", "--stack", "missing", "--token-out", out.to_str().unwrap()]).await;
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("stack `missing` is not in the stack list of org `myorg`"), "{}", r.stderr);
+}
