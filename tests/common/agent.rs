@@ -199,7 +199,7 @@ pub fn query_all(r: &Receiver, query: &str, tenant: Option<&str>) -> Vec<Stored>
             });
         }
     }
-    out.sort_by(|a, b| a.ts.cmp(&b.ts));
+    out.sort_by_key(|e| e.ts);
     out
 }
 
