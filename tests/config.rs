@@ -1,0 +1,180 @@
+//! Config loading through the real binary: `tailship check` and `run` with
+//! good and bad configs. Every mistake exits 2 and names the file and the key.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::bin;
+
+fn check(text: &str, ext: &str, env: &[(&str, &str)]) -> (Output, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("tailship.{ext}"));
+    std::fs::write(&path, text).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["check", "--config"]).arg(&path);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // Keep the dir alive until the command ran.
+    drop(dir);
+    (out, all)
+}
+
+fn assert_bad(text: &str, key: &str, words: &str) {
+    let (out, all) = check(text, "toml", &[]);
+    assert_eq!(out.status.code(), Some(2), "exit 2 for {key}: {all}");
+    assert!(all.contains(&format!("key `{key}`")), "names key {key}: {all}");
+    assert!(all.contains(words), "says `{words}`: {all}");
+    assert!(all.contains("tailship.toml"), "names the file: {all}");
+}
+
+#[test]
+fn the_documented_example_config_checks() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/tailship.toml");
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("url = \"http://127.0.0.1:3100\""));
+    for name in ["demo.toml"] {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config").join(name);
+        let out = Command::new(bin())
+            .args(["check", "--config"])
+            .arg(&p)
+            .env("DEMO_DIR", "/tmp")
+            .env("DEMO_URL", "http://127.0.0.1:1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn a_misspelled_key_exits_2_naming_it() {
+    assert_bad("[client]\nurll = \"http://x\"\n", "client.urll", "unknown key");
+}
+
+#[test]
+fn every_kind_of_mistake_names_its_key() {
+    assert_bad("[client]\ntimeout = \"5x\"\n", "client.timeout", "invalid duration");
+    assert_bad("[client]\ntimeout = 5\n", "client.timeout", "needs a unit");
+    assert_bad("[queue]\nmax_bytes = \"lots\"\n", "queue.max_bytes", "invalid size");
+    assert_bad("[server]\nlisten = 9080\n", "server.listen", "invalid type");
+    assert_bad("[client]\ncompression = \"zstd\"\n", "client.compression", "unknown variant");
+    assert_bad("[client.batch]\nmax_bytes = \"8MiB\"\n", "client.batch.max_bytes", "over 4 MiB");
+    assert_bad(
+        "[[sources]]\ninclude = [\"/x/*.log\"]\nlabels = { \"bad-name\" = \"x\" }\n",
+        "sources[0].labels.bad-name",
+        "not a valid label name",
+    );
+    assert_bad(
+        "[[sources]]\ninclude = [\"/x/*.log\"]\nstages = [{ regex = '(?P<a>[' }]\n",
+        "sources[0].stages[0].regex",
+        "bad regex",
+    );
+    assert_bad(
+        "[[sources]]\ninclude = [\"/x/*.log\"]\nstages = [{ drop = '(' }]\n",
+        "sources[0].stages[0].drop",
+        "bad regex",
+    );
+    assert_bad(
+        "[[sources]]\ninclude = [\"/x/*.log\"]\nmultiline = { start = '[' }\n",
+        "sources[0].multiline.start",
+        "bad regex",
+    );
+    assert_bad(
+        "[[sources]]\ninclude = [\"/x/*.log\"]\nstages = [{ timestamp = { source = \"ts\", format = \"rfc3339\" } }]\n",
+        "sources[0].stages[0].timestamp.source",
+        "not captured",
+    );
+    assert_bad("[[sources]]\ninclude = []\n", "sources[0].include", "at least one glob");
+    assert_bad(
+        "[client]\nbasic_auth = { username = \"u\", password_file = \"/nonexistent/pw\" }\n",
+        "client.basic_auth.password_file",
+        "cannot read",
+    );
+    assert_bad("[client]\nbearer_token_file = \"/nonexistent/tok\"\n", "client.bearer_token_file", "cannot read");
+    assert_bad("[client]\nurl = \"ftp://x\"\n", "client.url", "not http or https");
+    assert_bad("[client]\ntenant_id = \"a|b\"\n", "client.tenant_id", "cannot carry");
+    assert_bad(
+        "[[sources]]\ntype = \"stdin\"\nlabels = { job = \"${UNSET_VAR_FOR_TEST}\" }\n",
+        "sources[0].labels.job",
+        "UNSET_VAR_FOR_TEST is not set",
+    );
+}
+
+#[test]
+fn several_mistakes_are_reported_at_once() {
+    let (out, all) = check(
+        "[client]\nurll = 1\n[[sources]]\ninclude = [\"/x/*.log\"]\nlabels = { \"a-b\" = \"x\" }\nstages = [{ drop = '(' }]\n",
+        "toml",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(all.contains("3 problems"), "{all}");
+    for key in ["client.urll", "sources[0].labels.a-b", "sources[0].stages[0].drop"] {
+        assert!(all.contains(key), "{key}: {all}");
+    }
+}
+
+#[test]
+fn run_with_a_bad_config_exits_2_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[client]\nurll = \"x\"\n").unwrap();
+    let out = Command::new(bin()).args(["run", "--config"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("client.urll"));
+    let out = Command::new(bin()).args(["run", "--config", "/nonexistent/tailship.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/tailship.toml"));
+}
+
+#[test]
+fn check_never_prints_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let pw = dir.path().join("pw");
+    std::fs::write(&pw, "hunter2-password\n").unwrap();
+    let text = format!(
+        "[client]\nbasic_auth = {{ username = \"123456\", password_file = \"{}\" }}\n[[sources]]\ntype = \"stdin\"\n",
+        pw.display()
+    );
+    let (out, all) = check(&text, "toml", &[]);
+    assert!(out.status.success(), "{all}");
+    assert!(!all.contains("hunter2"), "{all}");
+    assert!(all.contains("<redacted>"), "{all}");
+    let (out, all) = check("[client]\nbearer_token = \"${TOKEN}\"\n", "toml", &[("TOKEN", "bearer-secret-xyz")]);
+    assert!(out.status.success(), "{all}");
+    assert!(!all.contains("bearer-secret-xyz"), "{all}");
+}
+
+#[test]
+fn yaml_env_overrides_and_var_expansion() {
+    let yaml = "client:\n  url: http://127.0.0.1:3100\n  batch:\n    max_wait: 2s\nsources:\n  - type: file\n    include: [\"/var/log/${APP:-app}/*.log\"]\n    labels:\n      pod: ${POD_NAME}\n";
+    let (out, all) = check(
+        yaml,
+        "yaml",
+        &[
+            ("POD_NAME", "web-1"),
+            ("TAILSHIP_CLIENT__URL", "http://loki:3100"),
+            ("TAILSHIP_CLIENT__TENANT_ID", "42"),
+            ("TAILSHIP_CLIENT__TLS__INSECURE_SKIP_VERIFY", "true"),
+            ("TAILSHIP_URL", "http://not-a-config-key"),
+        ],
+    );
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("url = \"http://loki:3100\""), "{all}");
+    assert!(all.contains("tenant_id = \"42\""), "{all}");
+    assert!(all.contains("insecure_skip_verify = true"), "{all}");
+    assert!(all.contains("pod = \"web-1\""), "{all}");
+    assert!(all.contains("/var/log/app/*.log"), "{all}");
+    assert!(all.contains("max_wait = \"2s\""), "{all}");
+    let (out, all) = check("client:\n  url: [1\n", "yml", &[]);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("cannot parse"), "{all}");
+    let (out, all) = check("[client]\n", "toml", &[("TAILSHIP_CLIENT__NOPE", "1")]);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("client.nope"), "{all}");
+}
