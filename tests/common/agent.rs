@@ -182,7 +182,7 @@ pub fn query_all(r: &Receiver, query: &str, tenant: Option<&str>) -> Vec<Stored>
         .to_string();
     let url = with_params(
         &r.api("/query_range"),
-        &[("query", query), ("start", "0"), ("end", &end), ("limit", "10000000"), ("direction", "forward")],
+        &[("query", query), ("start", "0"), ("end", &end), ("limit", "1000000"), ("direction", "forward")],
     );
     let headers: Vec<(&str, &str)> = tenant.map(|t| vec![("X-Scope-OrgID", t)]).unwrap_or_default();
     let resp = get_with(&url, &headers);

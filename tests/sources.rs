@@ -1,0 +1,259 @@
+//! Source behaviour through the real binary: multiline, compressed files,
+//! start_at, stdin in the daemon, reload on SIGHUP, health endpoints, the demo.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use agent::{agent_config, query_all, Agent};
+use common::{bin, get, wait_for, Receiver};
+
+const BIG: &[&str] = &["--max-query-limit", "1000000"];
+
+fn stored(r: &Receiver) -> u64 {
+    r.stats()["entries"].as_u64().unwrap_or(0)
+}
+
+fn append(path: &std::path::Path, text: &str) {
+    std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap().write_all(text.as_bytes()).unwrap();
+}
+
+#[test]
+fn multiline_entries_are_joined_and_a_partial_last_line_ships_after_its_wait() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "2026-01-01 first\n  at one\n  at two\n2026-01-01 second\n2026-01-01 third without newline")
+        .unwrap();
+    let cfg = agent_config(
+        dir.path(),
+        &r.base,
+        &log.display().to_string(),
+        "",
+        "multiline = { start = '^\\d{4}-', max_wait = \"200ms\" }",
+    );
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 3), "{}", agent.stderr_text());
+    let lines: Vec<String> = query_all(&r, r#"{job="test"}"#, None).into_iter().map(|e| e.line).collect();
+    assert_eq!(
+        lines,
+        vec!["2026-01-01 first\n  at one\n  at two", "2026-01-01 second", "2026-01-01 third without newline"]
+    );
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn gzip_files_are_read_once_decompressed() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..500).map(|i| format!("gz line {i}\n")).collect();
+    std::fs::write(dir.path().join("old.log.gz"), common::gzip(text.as_bytes())).unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.gz", dir.path().display()), "", "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 500), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+    // A restart does not read it again.
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(10), || agent.metric("tailship_files_open") >= 0.0 && !agent.metrics().is_empty())
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(stored(&r), 500);
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn start_at_end_skips_existing_lines_but_not_new_ones_or_new_files() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "old 1\nold 2\n").unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.log", dir.path().display()), "", "start_at = \"end\"");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(10), || agent.metric("tailship_files_open") >= 1.0));
+    append(&log, "new 1\n");
+    std::fs::write(dir.path().join("b.log"), "fresh file line\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 2), "{}", agent.stderr_text());
+    let mut lines: Vec<String> = query_all(&r, r#"{job="test"}"#, None).into_iter().map(|e| e.line).collect();
+    lines.sort();
+    assert_eq!(lines, vec!["fresh file line", "new 1"]);
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn a_restart_resumes_at_the_saved_position_without_resending() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "one\ntwo\n").unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 2));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+    append(&log, "three\n");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 3));
+    std::thread::sleep(Duration::from_millis(500));
+    let lines: Vec<String> = query_all(&r, r#"{job="test"}"#, None).into_iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec!["one", "two", "three"]);
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn a_corrupt_positions_file_is_moved_aside_and_the_agent_starts() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("positions.json"), "{\"version\":1,\"files\":[{\"pa").unwrap();
+    std::fs::write(dir.path().join("a.log"), "line\n").unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.log", dir.path().display()), "", "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 1), "{}", agent.stderr_text());
+    assert!(dir.path().join("positions.json.corrupt").exists());
+    assert!(agent.stderr_text().contains("corrupt"));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn stdin_source_in_the_daemon_ships_and_the_daemon_goes_on_after_eof() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let port = agent::free_port();
+    let cfg = agent::write_file(
+        dir.path(),
+        "t.toml",
+        &format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\n[client]\nurl = \"{}\"\nbatch = {{ max_wait = \"100ms\" }}\n[positions]\npath = \"{}/p.json\"\n[[sources]]\ntype = \"stdin\"\nlabels = {{ job = \"stdin\" }}\n",
+            r.base,
+            dir.path().display()
+        ),
+    );
+    let mut child = Command::new(bin())
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"from stdin 1\nfrom stdin 2\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 2));
+    assert!(child.try_wait().unwrap().is_none(), "still running after EOF");
+    assert_eq!(get(&format!("http://127.0.0.1:{port}/healthz")).status, 200);
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut status = None;
+    assert!(wait_for(Duration::from_secs(10), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    assert!(status.unwrap().success());
+}
+
+#[test]
+fn sighup_reloads_sources_without_losing_positions() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.log");
+    let b = dir.path().join("b.txt");
+    std::fs::write(&a, "a1\n").unwrap();
+    std::fs::write(&b, "b1\n").unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &a.display().to_string(), "", "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 1));
+    // Reload with a second glob and a new label.
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace(
+            &format!("include = [\"{}\"]", a.display()),
+            &format!("include = [\"{}\", \"{}\"]", a.display(), b.display()),
+        )
+        .replace("job = \"test\"", "job = \"test\", reloaded = \"yes\"");
+    std::fs::write(&cfg, text).unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 2), "{}", agent.stderr_text());
+    append(&a, "a2\n");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 3), "{}", agent.stderr_text());
+    std::thread::sleep(Duration::from_millis(300));
+    let all = query_all(&r, r#"{job="test"}"#, None);
+    let lines: Vec<&str> = all.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(lines.iter().filter(|l| **l == "a1").count(), 1, "a1 not sent again: {lines:?}");
+    assert!(lines.contains(&"b1") && lines.contains(&"a2"), "{lines:?}");
+    assert!(all.iter().filter(|e| e.line != "a1").all(|e| e.labels["reloaded"] == "yes"));
+    assert!(agent.stderr_text().contains("config reloaded"));
+    // A broken config on reload keeps the running one.
+    std::fs::write(&cfg, "[client]\nurll = 1\n").unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(wait_for(Duration::from_secs(10), || agent.stderr_text().contains("reload refused")));
+    append(&a, "a3\n");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 4));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn health_and_ready_endpoints_and_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = agent::free_port();
+    let dead = format!("http://127.0.0.1:{port}");
+    std::fs::write(dir.path().join("a.log"), "x\n").unwrap();
+    let cfg = agent_config(dir.path(), &dead, &format!("{}/*.log", dir.path().display()), "", "");
+    let agent = Agent::start(&cfg);
+    let base = format!("http://{}", agent.metrics_addr.clone().unwrap());
+    assert!(wait_for(Duration::from_secs(10), || std::panic::catch_unwind(
+        || get(&format!("{base}/healthz")).status == 200
+    )
+    .unwrap_or(false)));
+    // The service is down: not ready, with the reason.
+    assert!(wait_for(Duration::from_secs(10), || {
+        let r = get(&format!("{base}/ready"));
+        r.status == 503 && r.text().contains("last push failed")
+    }));
+    let m = agent.metrics();
+    for name in [
+        "tailship_build_info",
+        "tailship_source_lines_total",
+        "tailship_source_bytes_total",
+        "tailship_push_requests_total",
+        "tailship_push_retries_total",
+        "tailship_push_duration_seconds",
+        "tailship_queue_bytes",
+        "tailship_queue_lines",
+        "tailship_files_open",
+        "tailship_files_unread_bytes",
+        "tailship_oldest_unacknowledged_seconds",
+        "process_resident_memory_bytes",
+    ] {
+        assert!(m.contains(name), "{name} missing from /metrics");
+    }
+    // The service comes up: ready again.
+    let r = Receiver::start_on(&format!("127.0.0.1:{port}"), BIG);
+    assert!(wait_for(Duration::from_secs(30), || stored(&r) >= 1));
+    assert!(wait_for(Duration::from_secs(10), || get(&format!("{base}/ready")).status == 200));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let out = Command::new(bin()).args(["demo", "--duration", "3s", "--rate", "500"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("live tail"), "{text}");
+    let written: u64 = text
+        .lines()
+        .find(|l| l.contains("entries written"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let stored: u64 = text
+        .lines()
+        .find(|l| l.contains("entries stored"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(stored, written - written / 10, "every entry but the dropped health checks arrived: {text}");
+}
