@@ -38,7 +38,7 @@ fn the_documented_example_config_checks() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("url = \"http://127.0.0.1:3100\""));
-    for name in ["demo.toml"] {
+    for name in ["demo.toml", "sidecar.toml"] {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config").join(name);
         let out = Command::new(bin())
             .args(["check", "--config"])
