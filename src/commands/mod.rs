@@ -4,11 +4,13 @@
 mod check;
 pub mod client_args;
 mod push;
+mod query;
 mod receive;
 mod run;
 
 pub use check::check;
 pub use push::push;
+pub use query::{labels, query, tail};
 pub use receive::receive;
 pub use run::{run, run_until};
 
@@ -40,6 +42,9 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Run(a) => run(&a),
         Command::Push(a) => push(&a),
         Command::Receive(a) => receive(&a),
+        Command::Query(a) => query(&a),
+        Command::Tail(a) => tail(&a),
+        Command::Labels(a) => labels(&a),
     };
     finish(result)
 }
@@ -56,7 +61,11 @@ pub fn finish(result: anyhow::Result<()>) -> i32 {
                 .downcast_ref::<CommandError>()
                 .map(|c| c.code)
                 .or_else(|| e.downcast_ref::<crate::config::ConfigErrors>().map(|_| EXIT_USAGE));
-            eprintln!("tailship: {e:#}");
+            // A CommandError's message is its source's; print it once, not once per link of the chain.
+            match e.downcast_ref::<CommandError>() {
+                Some(c) => eprintln!("tailship: {:#}", c.source),
+                None => eprintln!("tailship: {e:#}"),
+            }
             code.unwrap_or(EXIT_RUNTIME)
         }
     }
