@@ -21,14 +21,16 @@
 //!   pairs. The service stores one entry per stream, timestamp and line, so
 //!   that pair names an entry exactly; seen ones are skipped when they come
 //!   back.
-//! - Each request asks for `batch + seen` entries. All entries at `T` come
-//!   before later ones, so a full answer holds at least `batch` entries not yet
-//!   seen, whatever order the service picks within `T`: paging always moves on,
-//!   even when more entries share one timestamp than fit a batch.
+//! - A request asks for `batch` entries while fewer than `batch` were seen at
+//!   the boundary, else for `seen + batch`. A full answer of `limit` entries
+//!   holds at most `seen` old ones, so at least one new entry (usually nearly a
+//!   batch), whatever order the service picks within `T`: paging always moves
+//!   on, even when more entries share one timestamp than fit a batch.
 //!
-//! The cost: the seen set lives only for the boundary timestamp, and a service
-//! whose `limit` cap is below `batch + seen` (more than ~4,000 entries at one
-//! nanosecond against a 5,000 cap) refuses the request with a clear 400.
+//! The cost: each page after the first re-reads the few entries at its
+//! boundary. Only a run of more than `batch` entries at one nanosecond makes a
+//! request ask for more than `batch`; against a service that caps `limit`
+//! (5,000 by default) such a run can end the query with that service's 400.
 //!
 //! The client-side selector check ([`check_query`]) only finds the `{...}`
 //! selectors of a query and asks that each has a matcher that does not match
@@ -331,7 +333,7 @@ impl Pager {
             query: self.query.clone(),
             start: self.start,
             end: self.end,
-            limit: want + seen,
+            limit: if seen < want { want } else { seen + want },
             direction: self.direction,
         })
     }
@@ -724,6 +726,19 @@ mod tests {
             let ts: Vec<i64> = got.iter().map(|l| all.iter().find(|e| &e.line == l).unwrap().ts).collect();
             assert!(ts.windows(2).all(|w| w[0] >= w[1]), "backward order");
         }
+    }
+
+    #[test]
+    fn requests_stay_within_the_batch_unless_one_timestamp_holds_more() {
+        // Runs of 7 at one timestamp, batch 10: a service capping `limit` at 10 never sees more.
+        let all = data();
+        let mut p = Pager::range("{}", Direction::Forward, 0, 5000, None, 10);
+        let mut n = 0;
+        while let Some(r) = p.next_request() {
+            assert!(r.limit <= 10, "{r:?}");
+            n += p.accept(&r, serve(&all, &r, false)).0.len();
+        }
+        assert_eq!(n, all.len());
     }
 
     #[test]
