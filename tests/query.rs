@@ -594,3 +594,17 @@ fn closing_the_pipe_after_one_line_exits_0_quietly() {
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(err.is_empty(), "quiet: {err}");
 }
+
+#[test]
+fn api_prefix_flag_reaches_a_loki_style_path() {
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1"]);
+    let t = now_ns() - 60_000_000_000;
+    let resp = common::post_json(&r.url("/loki/api/v1/push"), &push_body(&[("job", "loki")], &[(t, "via loki path")]));
+    assert_eq!(resp.status, 204, "{}", resp.text());
+    let out = ok(&run(&r.base, &["query", r#"{job="loki"}"#, "--api-prefix", "/loki/api/v1", "-o", "raw"]));
+    assert_eq!(out.trim(), "via loki path");
+    // The default prefix is not served there: a clear runtime failure.
+    let o = run(&r.base, &["query", r#"{job="loki"}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("404"), "{}", stderr(&o));
+}
