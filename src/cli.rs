@@ -177,7 +177,7 @@ pub struct QueryArgs {
     /// The instant of --instant: RFC 3339, Unix nanoseconds, or an age such as 5m (default: now).
     #[arg(long, requires = "instant", value_name = "T")]
     pub time: Option<String>,
-    /// How far back the range starts, such as 15m or 2h [default: 1h].
+    /// How far before --to (default: now) the range starts, such as 15m or 2h [default: 1h].
     #[arg(long, value_parser = crate::util::parse_duration, conflicts_with = "from", value_name = "D")]
     pub since: Option<std::time::Duration>,
     /// Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h.
