@@ -29,7 +29,12 @@ fn generate(path: &Path, n: usize) -> u64 {
         x ^= x >> 7;
         x ^= x << 17;
         let secs = 1_700_000_000 + i as u64 / 1000;
-        let ts = format!("2023-11-14T22:{:02}:{:02}.{:06}Z", (secs / 60) % 60, secs % 60, (i % 1000) * 1000 + (x % 1000) as usize);
+        let ts = format!(
+            "2023-11-14T22:{:02}:{:02}.{:06}Z",
+            (secs / 60) % 60,
+            secs % 60,
+            (i % 1000) * 1000 + (x % 1000) as usize
+        );
         let level = levels[(x % levels.len() as u64) as usize];
         let line = match i % 50 {
             0 => format!(
@@ -120,7 +125,12 @@ fn push_once(r: &Receiver, config: &Path, log: &Path) -> Run {
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "tailship push failed");
     std::mem::forget(child);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Run { secs, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), rss_kb: usage.ru_maxrss as u64, receiver_cpu: r.cpu_seconds() - recv_cpu_before }
+    Run {
+        secs,
+        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
+        rss_kb: usage.ru_maxrss as u64,
+        receiver_cpu: r.cpu_seconds() - recv_cpu_before,
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -154,7 +164,8 @@ fn main() {
     );
     for compression in ["none", "gzip"] {
         let config = dir.path().join(format!("{compression}.toml"));
-        std::fs::write(&config, format!("[client]\nurl = \"{}\"\ncompression = \"{compression}\"\n", r.url)).expect("config");
+        std::fs::write(&config, format!("[client]\nurl = \"{}\"\ncompression = \"{compression}\"\n", r.url))
+            .expect("config");
         let results: Vec<Run> = (0..runs).map(|_| push_once(&r, &config, &log)).collect();
         let lps: Vec<f64> = results.iter().map(|x| lines as f64 / x.secs).collect();
         let cpu: Vec<f64> = results.iter().map(|x| x.cpu / (lines as f64 / 1e6)).collect();

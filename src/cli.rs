@@ -36,6 +36,12 @@ pub enum Command {
     Receive(ReceiveArgs),
     /// Ship files or stdin once; exit 0 when every line is acknowledged.
     Push(Box<PushArgs>),
+    /// Query logs over a time range (paging as needed), or a metric at one instant.
+    Query(Box<QueryArgs>),
+    /// Follow new lines of a query until Ctrl-C.
+    Tail(Box<TailArgs>),
+    /// List label names, or the values of one label.
+    Labels(Box<LabelsArgs>),
     /// See it work: embedded store, agent, generated log and a live view, for about 20s.
     Demo(DemoArgs),
 }
@@ -162,4 +168,92 @@ pub struct ClientArgs {
     /// Take connection settings from the `client` section of this config file.
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
+}
+
+/// How `query`, `tail` and `labels` print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum OutputFormat {
+    /// Time, labels and line (coloured on a terminal).
+    #[default]
+    Default,
+    /// The line alone.
+    Raw,
+    /// One JSON object per entry.
+    Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// A log query such as '{job="app"} |= "error"', or with --instant a metric
+    /// query such as 'count_over_time({job="app"}[5m])'.
+    pub query: String,
+    /// Run a metric query at one instant (--time) instead of a range query.
+    #[arg(long)]
+    pub instant: bool,
+    /// The instant of --instant: RFC 3339, Unix nanoseconds, or an age such as 5m (default: now).
+    #[arg(long, requires = "instant", value_name = "T")]
+    pub time: Option<String>,
+    /// How far before --to (default: now) the range starts, such as 15m or 2h [default: 1h].
+    #[arg(long, value_parser = crate::util::parse_duration, conflicts_with = "from", value_name = "D")]
+    pub since: Option<std::time::Duration>,
+    /// Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h.
+    #[arg(long, value_name = "T")]
+    pub from: Option<String>,
+    /// End of the range (exclusive), same forms as --from [default: now].
+    #[arg(long, value_name = "T")]
+    pub to: Option<String>,
+    /// Most entries to print; 0 prints every entry in the range.
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    /// Newest first (backward) or oldest first (forward).
+    #[arg(long, value_enum, default_value_t = crate::client::query::Direction::Backward)]
+    pub direction: crate::client::query::Direction,
+    /// Entries per request when paging.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch: u64,
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
+    pub output: OutputFormat,
+    /// Leave the labels out of the default output.
+    #[arg(long)]
+    pub no_labels: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TailArgs {
+    /// A log query such as '{job="app"} |= "error"'.
+    pub query: String,
+    /// Also print lines this far back before following, such as 5m.
+    #[arg(long, default_value = "0", value_parser = crate::util::parse_duration, value_name = "D")]
+    pub since: std::time::Duration,
+    /// How far behind now each poll ends, so lines that arrive late are not missed.
+    #[arg(long, default_value = "1s", value_parser = crate::util::parse_duration, value_name = "D")]
+    pub delay: std::time::Duration,
+    /// Wait between polls.
+    #[arg(long, default_value = "1s", value_parser = crate::util::parse_duration, value_name = "D")]
+    pub interval: std::time::Duration,
+    /// Entries per request.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch: u64,
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
+    pub output: OutputFormat,
+    /// Leave the labels out of the default output.
+    #[arg(long)]
+    pub no_labels: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LabelsArgs {
+    /// A label name: list its values instead of the label names.
+    pub name: Option<String>,
+    /// Only labels of entries this recent, such as 24h [default: the service's, often 6h].
+    #[arg(long, value_parser = crate::util::parse_duration, value_name = "D")]
+    pub since: Option<std::time::Duration>,
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
+    pub output: OutputFormat,
+    #[command(flatten)]
+    pub client: ClientArgs,
 }

@@ -3,3 +3,4 @@
 
 pub mod http;
 pub mod push;
+pub mod query;

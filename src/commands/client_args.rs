@@ -75,3 +75,21 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
         Err(CommandError::usage(ConfigErrors(errors)))
     }
 }
+
+/// Like [`client_config`], for the query commands: `--org-id` (or
+/// `TAILSHIP_ORG_ID`) may name several tenants as `a|b`, which queries accept
+/// and pushes do not, so it is checked here instead of by the push rules.
+pub fn query_client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
+    let mut rest = args.clone();
+    let org_id = rest.org_id.take();
+    let mut c = client_config(&rest)?;
+    if let Some(org) = org_id {
+        if org.split('|').any(|t| t.trim().is_empty()) {
+            return Err(CommandError::usage(anyhow::anyhow!(
+                "--org-id `{org}`: give a tenant, or several joined with `|` such as `a|b`"
+            )));
+        }
+        c.tenant_id = Some(org);
+    }
+    Ok(c)
+}

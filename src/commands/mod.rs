@@ -8,6 +8,7 @@ mod cloud;
 mod demo;
 mod output;
 mod push;
+mod query;
 mod receive;
 mod run;
 
@@ -16,6 +17,7 @@ pub use check::check;
 pub use cloud::{cloud, CloudArgs};
 pub use demo::demo;
 pub use push::push;
+pub use query::{labels, query, tail};
 pub use receive::receive;
 pub use run::{run, run_until};
 
@@ -50,6 +52,9 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Receive(a) => receive(&a),
         Command::Cloud(a) => cloud(&a),
         Command::Admin(a) => admin(&a),
+        Command::Query(a) => query(&a),
+        Command::Tail(a) => tail(&a),
+        Command::Labels(a) => labels(&a),
     };
     finish(result)
 }

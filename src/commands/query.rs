@@ -1,0 +1,397 @@
+//! `tailship query`, `tailship tail` and `tailship labels`: the command-line
+//! edge of [`crate::client::query`]. Checks the query before any request,
+//! turns time flags into nanoseconds, drives the pager (or the tail loop) and
+//! prints entries as `default` (UTC time with nanoseconds, labels, line;
+//! coloured when stdout is a terminal and `NO_COLOR` is unset), `raw` (the
+//! line) or `jsonl` (one object per entry).
+//!
+//! Output goes through one buffered writer; a closed pipe (`| head`) surfaces
+//! as an `io::Error` of kind `BrokenPipe`, which [`super::finish`] treats as
+//! success.
+
+use std::io::{self, IsTerminal, Write};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::client_args::query_client_config;
+use super::CommandError;
+use crate::cli::{LabelsArgs, OutputFormat, QueryArgs, TailArgs};
+use crate::client::http::RetryPolicy;
+use crate::client::query::{check_query, round_ms, Entry, Labels, Pager, QueryClient, QueryKind, Sample};
+use crate::config::ClientConfig;
+use crate::util::{format_duration, is_valid_label_name, now_ns};
+
+/// The range of `query` without `--since` or `--from`.
+const DEFAULT_SINCE: Duration = Duration::from_secs(3600);
+/// Retries of one request of `query` and `labels` when `client.retry.max_retries` is 0 (push's "for ever").
+const ONE_OFF_RETRIES: usize = 5;
+/// Longest wait between attempts of a tail: a live view should come back soon after the service does.
+const TAIL_MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+fn usage(msg: String) -> anyhow::Error {
+    CommandError::usage(anyhow::anyhow!(msg)).into()
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+fn one_off_retry(c: &ClientConfig) -> RetryPolicy {
+    RetryPolicy {
+        min_backoff: c.retry.min_backoff.get(),
+        max_backoff: c.retry.max_backoff.get(),
+        max_retries: if c.retry.max_retries == 0 { ONE_OFF_RETRIES } else { c.retry.max_retries },
+    }
+}
+
+fn ns(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
+}
+
+fn now() -> i64 {
+    i64::try_from(now_ns()).unwrap_or(i64::MAX)
+}
+
+/// A time flag: `now`, RFC 3339, Unix nanoseconds, or an age such as `2h` (now minus it).
+fn parse_time_arg(flag: &str, s: &str, now: i64) -> anyhow::Result<i64> {
+    let t = s.trim();
+    if t == "now" {
+        return Ok(now);
+    }
+    if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
+        return d.timestamp_nanos_opt().ok_or_else(|| usage(format!("{flag} `{s}`: out of range")));
+    }
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse::<i64>().map_err(|_| usage(format!("{flag} `{s}`: out of range")));
+    }
+    match crate::util::parse_duration(t) {
+        Ok(d) => Ok(now.saturating_sub(ns(d))),
+        Err(_) => Err(usage(format!(
+            "{flag} `{s}`: use RFC 3339 (2024-05-01T10:00:00Z), Unix nanoseconds, or an age such as 2h"
+        ))),
+    }
+}
+
+/// RFC 3339 in UTC with nanoseconds.
+fn rfc3339(ts: i64) -> String {
+    chrono::DateTime::from_timestamp_nanos(ts).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+}
+
+fn color_wanted() -> bool {
+    io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+const DIM: &str = "\x1b[2m";
+const CYAN: &str = "\x1b[36m";
+const RESET: &str = "\x1b[0m";
+
+#[derive(Serialize)]
+struct JsonEntry<'a> {
+    ts: String,
+    time: String,
+    labels: &'a Labels,
+    line: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonSample<'a> {
+    ts: String,
+    time: String,
+    labels: &'a Labels,
+    value: &'a str,
+}
+
+/// Writes entries, samples and names in the chosen format.
+struct Printer<W: Write> {
+    out: W,
+    format: OutputFormat,
+    labels: bool,
+    color: bool,
+}
+
+impl<W: Write> Printer<W> {
+    fn entry(&mut self, e: &Entry) -> io::Result<()> {
+        match self.format {
+            OutputFormat::Raw => writeln!(self.out, "{}", e.line),
+            OutputFormat::Jsonl => {
+                let j =
+                    JsonEntry { ts: e.ts.to_string(), time: rfc3339(e.ts), labels: &e.stream.labels, line: &e.line };
+                self.json(&j)
+            }
+            OutputFormat::Default => {
+                let time = rfc3339(e.ts);
+                match (self.labels, self.color) {
+                    (true, true) => {
+                        writeln!(self.out, "{DIM}{time}{RESET} {CYAN}{}{RESET} {}", e.stream.display, e.line)
+                    }
+                    (true, false) => writeln!(self.out, "{time} {} {}", e.stream.display, e.line),
+                    (false, true) => writeln!(self.out, "{DIM}{time}{RESET} {}", e.line),
+                    (false, false) => writeln!(self.out, "{time} {}", e.line),
+                }
+            }
+        }
+    }
+
+    fn sample(&mut self, s: &Sample) -> io::Result<()> {
+        match self.format {
+            OutputFormat::Jsonl => {
+                let j = JsonSample { ts: s.ts.to_string(), time: rfc3339(s.ts), labels: &s.labels, value: &s.value };
+                self.json(&j)
+            }
+            OutputFormat::Raw => writeln!(self.out, "{}", s.value),
+            OutputFormat::Default => {
+                let labels = crate::client::query::Stream::new(s.labels.clone()).display;
+                if self.color {
+                    writeln!(self.out, "{CYAN}{labels}{RESET} {}", s.value)
+                } else {
+                    writeln!(self.out, "{labels} {}", s.value)
+                }
+            }
+        }
+    }
+
+    fn name(&mut self, n: &str) -> io::Result<()> {
+        match self.format {
+            OutputFormat::Jsonl => self.json(&n),
+            OutputFormat::Default | OutputFormat::Raw => writeln!(self.out, "{n}"),
+        }
+    }
+
+    fn json(&mut self, v: &impl Serialize) -> io::Result<()> {
+        let mut s = serde_json::to_string(v).map_err(io::Error::other)?;
+        s.push('\n');
+        self.out.write_all(s.as_bytes())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+fn stdout_printer(format: OutputFormat, labels: bool) -> Printer<io::BufWriter<io::StdoutLock<'static>>> {
+    Printer { out: io::BufWriter::new(io::stdout().lock()), format, labels, color: color_wanted() }
+}
+
+/// The client check, with the hint each command needs.
+fn checked(query: &str) -> anyhow::Result<QueryKind> {
+    check_query(query).map_err(|e| CommandError::usage(e).into())
+}
+
+pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
+    let kind = checked(&args.query)?;
+    let now = now();
+    if args.instant {
+        if kind == QueryKind::Log {
+            return Err(usage(format!(
+                "--instant needs a metric query, such as count_over_time({}[5m]); `{}` is a log selector: drop \
+                 --instant to read its lines",
+                args.query.trim(),
+                args.query.trim()
+            )));
+        }
+        let time = match &args.time {
+            Some(t) => parse_time_arg("--time", t, now)?,
+            None => now,
+        };
+        let c = query_client_config(&args.client)?;
+        return runtime()?.block_on(async {
+            let client = QueryClient::new(&c, one_off_retry(&c))?;
+            let samples = client.instant(&args.query, time, &CancellationToken::new()).await?;
+            let mut p = stdout_printer(args.output, true);
+            for s in &samples {
+                p.sample(s)?;
+            }
+            p.flush()?;
+            Ok(())
+        });
+    }
+    if kind == QueryKind::Metric {
+        return Err(usage(format!(
+            "`{}` is a metric query: add --instant to evaluate it at one time (range metric queries are not \
+             supported)",
+            args.query.trim()
+        )));
+    }
+    let end = match &args.to {
+        Some(t) => parse_time_arg("--to", t, now)?,
+        None => now,
+    };
+    let start = match &args.from {
+        Some(f) => parse_time_arg("--from", f, now)?,
+        None => end.saturating_sub(ns(args.since.unwrap_or(DEFAULT_SINCE))),
+    };
+    if start >= end {
+        return Err(usage(format!("the range is empty: start {} is not before end {}", rfc3339(start), rfc3339(end))));
+    }
+    let limit = (args.limit > 0).then_some(args.limit);
+    let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
+    let c = query_client_config(&args.client)?;
+    runtime()?.block_on(async {
+        let client = QueryClient::new(&c, one_off_retry(&c))?;
+        let cancel = CancellationToken::new();
+        let mut pager = Pager::range(&args.query, args.direction, start, end, limit, batch);
+        let mut p = stdout_printer(args.output, !args.no_labels);
+        while let Some(req) = pager.next_request() {
+            tracing::debug!(start = req.start, end = req.end, limit = req.limit, "query_range");
+            let entries = client.range(&req, &cancel).await?;
+            let (fresh, _) = pager.accept(&req, entries);
+            for e in &fresh {
+                p.entry(e)?;
+            }
+        }
+        p.flush()?;
+        Ok(())
+    })
+}
+
+pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
+    if checked(&args.query)? == QueryKind::Metric {
+        return Err(usage(format!("`{}` is a metric query; tail follows log lines", args.query.trim())));
+    }
+    if args.interval.is_zero() {
+        return Err(usage("--interval must be more than 0".into()));
+    }
+    let c = query_client_config(&args.client)?;
+    let policy = RetryPolicy {
+        min_backoff: c.retry.min_backoff.get(),
+        max_backoff: c.retry.max_backoff.get().min(TAIL_MAX_BACKOFF),
+        max_retries: 0,
+    };
+    let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
+    runtime()?.block_on(async {
+        let shutdown = on_interrupt();
+        let client = QueryClient::new(&c, policy)?;
+        let mut pager = Pager::follow(&args.query, now().saturating_sub(ns(args.since)), batch);
+        let mut p = stdout_printer(args.output, !args.no_labels);
+        let mut backoff = None;
+        loop {
+            let mut wait = args.interval;
+            if let Some(req) = pager.request_until(now().saturating_sub(ns(args.delay))) {
+                let answer = tokio::select! {
+                    a = client.range_once(&req) => a,
+                    _ = shutdown.cancelled() => break,
+                };
+                match answer {
+                    Ok(entries) => {
+                        backoff = None;
+                        let (fresh, more) = pager.accept(&req, entries);
+                        for e in &fresh {
+                            p.entry(e)?;
+                        }
+                        p.flush()?;
+                        if more {
+                            // A full page: the rest is waiting now.
+                            wait = Duration::ZERO;
+                        }
+                    }
+                    Err(e) if e.is_retriable() => {
+                        let b = backoff.get_or_insert_with(|| policy.schedule());
+                        wait = b.next_wait(&e).unwrap_or(policy.max_backoff);
+                        tracing::warn!("{e}; tail goes on, next try in {}", format_duration(round_ms(wait)));
+                    }
+                    Err(e) => return Err(anyhow::Error::from(e)),
+                }
+            }
+            if shutdown.is_cancelled() {
+                break;
+            }
+            if !wait.is_zero() {
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = shutdown.cancelled() => break,
+                }
+            }
+        }
+        p.flush()?;
+        Ok(())
+    })
+}
+
+/// A token cancelled by SIGINT (Ctrl-C) or SIGTERM: the normal end of a tail,
+/// so unlike the agent's shutdown it logs nothing.
+fn on_interrupt() -> CancellationToken {
+    use tokio::signal::unix::{signal, SignalKind};
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        t.cancel();
+    });
+    token
+}
+
+pub fn labels(args: &LabelsArgs) -> anyhow::Result<()> {
+    if let Some(n) = &args.name {
+        if !is_valid_label_name(n) {
+            return Err(usage(format!("`{n}` is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)")));
+        }
+    }
+    let c = query_client_config(&args.client)?;
+    let now = now();
+    let range = args.since.map(|d| (now.saturating_sub(ns(d)), now));
+    runtime()?.block_on(async {
+        let client = QueryClient::new(&c, one_off_retry(&c))?;
+        let cancel = CancellationToken::new();
+        let names = match &args.name {
+            Some(n) => client.label_values(n, range, &cancel).await?,
+            None => client.labels(range, &cancel).await?,
+        };
+        let mut p = stdout_printer(args.output, true);
+        for n in &names {
+            p.name(n)?;
+        }
+        p.flush()?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::query::Stream;
+    use std::sync::Arc;
+
+    #[test]
+    fn time_args() {
+        let now = 10_000_000_000_000;
+        assert_eq!(parse_time_arg("--from", "now", now).unwrap(), now);
+        assert_eq!(parse_time_arg("--from", "2h", now).unwrap(), now - 7_200_000_000_000);
+        assert_eq!(parse_time_arg("--from", "1700000000000000000", now).unwrap(), 1_700_000_000_000_000_000);
+        assert_eq!(parse_time_arg("--from", "2023-11-14T22:13:20.5Z", now).unwrap(), 1_700_000_000_500_000_000);
+        let e = parse_time_arg("--from", "yesterday", now).unwrap_err();
+        assert_eq!(e.downcast_ref::<CommandError>().map(|c| c.code), Some(super::super::EXIT_USAGE));
+    }
+
+    #[test]
+    fn formats() {
+        let stream = Arc::new(Stream::new([("job".to_string(), "a".to_string())].into_iter().collect()));
+        let e = Entry { ts: 1_700_000_000_000_000_001, stream, line: "hello \"x\"".into() };
+        let mut out = Vec::new();
+        for (format, labels) in [(OutputFormat::Default, true), (OutputFormat::Default, false)] {
+            let mut p = Printer { out: &mut out, format, labels, color: false };
+            p.entry(&e).unwrap();
+        }
+        for format in [OutputFormat::Raw, OutputFormat::Jsonl] {
+            let mut p = Printer { out: &mut out, format, labels: true, color: false };
+            p.entry(&e).unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], r#"2023-11-14T22:13:20.000000001Z {job="a"} hello "x""#);
+        assert_eq!(lines[1], r#"2023-11-14T22:13:20.000000001Z hello "x""#);
+        assert_eq!(lines[2], r#"hello "x""#);
+        assert_eq!(
+            lines[3],
+            r#"{"ts":"1700000000000000001","time":"2023-11-14T22:13:20.000000001Z","labels":{"job":"a"},"line":"hello \"x\""}"#
+        );
+    }
+}
