@@ -141,6 +141,17 @@ impl Pending {
         }
     }
 
+    /// Index of `stream`'s buffer in this batch, adding it on first use.
+    fn stream_index(&mut self, stream: &StreamRef, key: usize) -> usize {
+        if let Some(i) = self.index.get(&key) {
+            return *i;
+        }
+        self.streams.push((stream.clone(), Vec::with_capacity(16 << 10)));
+        self.size += stream.labels_json.len() + STREAM_OVERHEAD;
+        self.index.insert(key, self.streams.len() - 1);
+        self.streams.len() - 1
+    }
+
     fn add_ack(&mut self, a: AckRef) {
         match self.acks.iter_mut().find(|x| x.file == a.file) {
             Some(x) => x.offset = x.offset.max(a.offset),
@@ -266,44 +277,60 @@ async fn run_batcher(
         let read_at = chunk.read_at.unwrap_or(now);
         let mut last_tenant: Option<Option<Arc<str>>> = None;
         let entries = std::mem::take(&mut chunk.entries);
-        for e in &entries {
-            let tenant = e.stream.tenant.clone();
-            let line = chunk.line(e);
-            let need = line.len() + VALUE_OVERHEAD;
-            let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
-            if p.lines > 0 && p.size + need > s.max_bytes {
-                let full = std::mem::replace(p, Pending::new(now));
-                seal(full, tenant.clone(), &mut seq, &positions, &out).await;
-            }
-            let Some(p) = pending.get_mut(&tenant) else { continue };
-            let key = Arc::as_ptr(&e.stream) as usize;
-            let idx = match p.index.get(&key) {
-                Some(i) => *i,
-                None => {
-                    p.streams.push((e.stream.clone(), Vec::with_capacity(4096)));
-                    p.size += e.stream.labels_json.len() + STREAM_OVERHEAD;
-                    p.index.insert(key, p.streams.len() - 1);
-                    p.streams.len() - 1
+        // Entries come in runs of one stream (a file's lines): look the stream,
+        // its batch and its last timestamp up once per run, not once per line.
+        let mut i = 0;
+        while i < entries.len() {
+            let stream = &entries[i].stream;
+            let run_end =
+                entries[i..].iter().position(|e| !Arc::ptr_eq(&e.stream, stream)).map_or(entries.len(), |n| i + n);
+            let tenant = stream.tenant.clone();
+            let key = Arc::as_ptr(stream) as usize;
+            let mut last = last_ts.get(&key).copied().unwrap_or(i128::MIN);
+            while i < run_end {
+                let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
+                let idx = p.stream_index(stream, key);
+                let mut added = 0u64;
+                while i < run_end {
+                    let e = &entries[i];
+                    let line = chunk.line(e);
+                    if p.lines > 0 && p.size + line.len() + VALUE_OVERHEAD > s.max_bytes {
+                        break;
+                    }
+                    let ts = if e.assigned_ts && e.ts <= last { last + 1 } else { e.ts };
+                    last = last.max(ts);
+                    let values = &mut p.streams[idx].1;
+                    let before = values.len();
+                    if !values.is_empty() {
+                        values.push(b',');
+                    }
+                    values.extend_from_slice(b"[\"");
+                    push_decimal(values, ts.max(0) as u128);
+                    values.extend_from_slice(b"\",\"");
+                    escape_json_into(values, line);
+                    values.extend_from_slice(b"\"]");
+                    p.size += values.len() - before;
+                    p.lines += 1;
+                    p.raw_bytes += line.len();
+                    added += 1;
+                    i += 1;
                 }
-            };
-            let last = last_ts.entry(key).or_insert(i128::MIN);
-            let ts = if e.assigned_ts && e.ts <= *last { *last + 1 } else { e.ts };
-            *last = (*last).max(ts);
-            let values = &mut p.streams[idx].1;
-            let before = values.len();
-            if !values.is_empty() {
-                values.push(b',');
+                if added > 0 {
+                    p.oldest = p.oldest.min(read_at);
+                    match p.sources.get_mut(&chunk.source) {
+                        Some(n) => *n += added,
+                        None => {
+                            p.sources.insert(chunk.source.clone(), added);
+                        }
+                    }
+                }
+                if i < run_end {
+                    // The batch is full: seal it and go on with a new one.
+                    let full = std::mem::replace(p, Pending::new(now));
+                    seal(full, tenant.clone(), &mut seq, &positions, &out).await;
+                }
             }
-            values.extend_from_slice(b"[\"");
-            push_decimal(values, ts.max(0) as u128);
-            values.extend_from_slice(b"\",\"");
-            escape_json_into(values, line);
-            values.extend_from_slice(b"\"]");
-            p.size += values.len() - before;
-            p.lines += 1;
-            p.raw_bytes += line.len();
-            p.oldest = p.oldest.min(read_at);
-            *p.sources.entry(chunk.source.clone()).or_default() += 1;
+            last_ts.insert(key, last);
             last_tenant = Some(tenant);
         }
         // The chunk's position and budget go with the batch holding its last line
