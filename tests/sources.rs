@@ -257,3 +257,24 @@ fn demo_runs_end_to_end() {
         .unwrap();
     assert_eq!(stored, written - written / 10, "every entry but the dropped health checks arrived: {text}");
 }
+
+#[test]
+fn more_files_than_max_open_files_all_ship_by_parking_idle_ones() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..6 {
+        std::fs::write(dir.path().join(format!("f{i}.log")), format!("first {i}\n")).unwrap();
+    }
+    let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.log", dir.path().display()), "", "max_open_files = 2");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(30), || stored(&r) >= 6), "{} stored: {}", stored(&r), agent.stderr_text());
+    assert!(agent.metric("tailship_files_open") <= 2.0);
+    for i in 0..6 {
+        append(&dir.path().join(format!("f{i}.log")), &format!("second {i}\n"));
+    }
+    assert!(wait_for(Duration::from_secs(30), || stored(&r) >= 12), "{} stored: {}", stored(&r), agent.stderr_text());
+    std::thread::sleep(Duration::from_millis(300));
+    let all = query_all(&r, r#"{job="test"}"#, None);
+    assert_eq!(all.len(), 12, "each line once");
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}

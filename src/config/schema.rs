@@ -249,7 +249,7 @@ impl Default for SourceConfig {
             start_at: StartAt::Beginning,
             ignore_older: HumanDuration::secs(24 * 3600),
             scan_interval: HumanDuration::secs(10),
-            max_open_files: 512,
+            max_open_files: 1024,
             max_line_bytes: HumanSize(256 << 10),
             partial_line_wait: HumanDuration::secs(3),
             host_label: true,

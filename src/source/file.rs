@@ -51,6 +51,19 @@ const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(250);
 const MAX_READ_PER_TURN: u64 = 4 << 20;
 /// A rotated or deleted file is closed once it was at its end this long.
 const DETACHED_IDLE: Duration = Duration::from_secs(5);
+/// With `max_open_files` reached, a file idle this long may be parked (closed,
+/// remembered) to give another file a turn.
+const PARK_IDLE: Duration = Duration::from_secs(1);
+
+/// A file closed to stay under `max_open_files`; reopened when it grows.
+struct Parked {
+    key: u64,
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    fp: Fingerprint,
+    offset: u64,
+}
 
 /// How the source runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +147,7 @@ pub struct FileSource {
     exclude_full: GlobSet,
     exclude_names: GlobSet,
     tailers: Vec<Tailer>,
+    parked: Vec<Parked>,
     /// Paths already warned about (unreadable, too many open files), to warn once.
     warned: HashSet<PathBuf>,
     /// `.gz` files already read in this run (by fingerprint).
@@ -171,6 +185,7 @@ impl FileSource {
             exclude_full,
             exclude_names,
             tailers: Vec::new(),
+            parked: Vec::new(),
             warned: HashSet::new(),
             gz_done: HashSet::new(),
             first_scan: true,
@@ -232,11 +247,18 @@ impl FileSource {
                 while let Ok(s) = ev_rx.try_recv() {
                     rescan |= s;
                 }
+                // A write may be to a parked file: look, at most once a second.
+                let since_scan =
+                    self.cfg.scan_interval.get().saturating_sub(next_scan.saturating_duration_since(Instant::now()));
+                rescan |= !self.parked.is_empty() && since_scan >= Duration::from_secs(1);
             }
         }
         drop(watcher);
         for t in self.tailers.drain(..) {
             self.positions.release(t.key);
+        }
+        for p in self.parked.drain(..) {
+            self.positions.release(p.key);
         }
         m.files_open.with_label_values(&[&name]).set(0);
     }
@@ -334,7 +356,26 @@ impl FileSource {
                 continue;
             }
             claimed.insert(id, path.clone());
+            if let Some(pi) = self.parked.iter().position(|p| (p.dev, p.ino) == id) {
+                if self.parked[pi].path != path {
+                    self.parked[pi].path = path.clone();
+                    self.positions.renamed(self.parked[pi].key, &path);
+                }
+                if meta.len() != self.parked[pi].offset && self.make_room() {
+                    let p = self.parked.swap_remove(pi);
+                    self.unpark(p, &meta);
+                }
+                continue;
+            }
             self.open(&path, &meta);
+        }
+        // Parked files that are gone: forget them.
+        let gone: Vec<usize> = (0..self.parked.len())
+            .filter(|i| !claimed.contains_key(&(self.parked[*i].dev, self.parked[*i].ino)))
+            .collect();
+        for i in gone.into_iter().rev() {
+            let p = self.parked.swap_remove(i);
+            self.positions.release(p.key);
         }
         // Files whose path now names another file, or nothing: rotated or deleted.
         for t in &mut self.tailers {
@@ -363,10 +404,10 @@ impl FileSource {
 
     fn open(&mut self, path: &Path, meta: &std::fs::Metadata) {
         let name = self.name();
-        if self.tailers.len() >= self.cfg.max_open_files {
+        if !self.make_room() {
             if self.warned.insert(PathBuf::from("<max_open_files>")) {
                 tracing::warn!(source = %name, max_open_files = self.cfg.max_open_files,
-                    "too many files; the rest wait until others close (raise max_open_files)");
+                    "max_open_files reached and every open file is busy; new files wait their turn (raise max_open_files)");
             }
             return;
         }
@@ -437,6 +478,59 @@ impl FileSource {
             detached: false,
             idle_since: None,
             size,
+        });
+    }
+
+    /// True when another file may be opened, parking the longest-idle file if needed.
+    fn make_room(&mut self) -> bool {
+        if self.tailers.len() < self.cfg.max_open_files {
+            return true;
+        }
+        let now = Instant::now();
+        let idlest = self
+            .tailers
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.detached && !t.feed.has_pending())
+            .filter_map(|(i, t)| t.idle_since.map(|s| (i, now.duration_since(s))))
+            .filter(|(_, idle)| *idle >= PARK_IDLE)
+            .max_by_key(|(_, idle)| *idle);
+        let Some((i, _)) = idlest else { return false };
+        let t = self.tailers.swap_remove(i);
+        tracing::debug!(path = %t.path.display(), "parking idle file to stay under max_open_files");
+        self.parked.push(Parked { key: t.key, path: t.path, dev: t.dev, ino: t.ino, fp: t.fp, offset: t.offset });
+        true
+    }
+
+    /// Reopens a parked file that grew; a file whose first bytes changed starts again at 0.
+    fn unpark(&mut self, p: Parked, meta: &std::fs::Metadata) {
+        let Ok(file) = File::open(&p.path) else {
+            self.positions.release(p.key);
+            return;
+        };
+        let mut prefix = vec![0u8; FINGERPRINT_BYTES];
+        let n = read_prefix(&file, &mut prefix);
+        let same = p.fp.matches(&prefix[..n]) && meta.len() >= p.offset;
+        let offset = if same { p.offset } else { 0 };
+        let fp = if same { p.fp } else { Fingerprint::of(&prefix[..n]) };
+        if !same {
+            self.positions.reset(p.key, fp);
+            self.event("truncated");
+        }
+        let filename = p.path.to_string_lossy().into_owned();
+        let feed = LineFeed::new(&self.cfg, &self.stages, Some(&filename), offset);
+        self.tailers.push(Tailer {
+            key: p.key,
+            path: p.path,
+            file,
+            dev: p.dev,
+            ino: p.ino,
+            fp,
+            offset,
+            feed,
+            detached: false,
+            idle_since: None,
+            size: meta.len(),
         });
     }
 
