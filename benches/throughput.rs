@@ -9,14 +9,16 @@
 //!
 //! Run: `cargo bench --bench throughput` (env BENCH_LINES, BENCH_RUNS to change the size).
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Instant;
+#[path = "common/mod.rs"]
+mod common;
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tailship"))
-}
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{bin, median, percentile, Receiver};
 
 /// Writes a realistic log of `n` lines; returns its size in bytes.
 fn generate(path: &Path, n: usize) -> u64 {
@@ -58,43 +60,6 @@ fn generate(path: &Path, n: usize) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-struct Receiver {
-    child: Child,
-    url: String,
-}
-
-impl Receiver {
-    fn start() -> Receiver {
-        let mut child = Command::new(bin())
-            .args(["receive", "--listen", "127.0.0.1:0", "--store", "null"])
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start receiver");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("listening line");
-        let url = line.trim().rsplit(' ').next().expect("url").to_string();
-        Receiver { child, url }
-    }
-
-    fn cpu_seconds(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-        (ticks(11) + ticks(12)) / hz
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 struct Run {
     secs: f64,
     cpu: f64,
@@ -133,16 +98,6 @@ fn push_once(r: &Receiver, config: &Path, log: &Path) -> Run {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn range(v: &[f64]) -> (f64, f64) {
     (v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(f64::NEG_INFINITY, f64::max))
 }
@@ -156,7 +111,7 @@ fn main() {
     let bytes = generate(&log, lines);
     println!("tailship push throughput: {lines} lines, {:.1} MB, {runs} runs per row", bytes as f64 / 1e6);
     println!("binary: {}", bin().display());
-    let r = Receiver::start();
+    let r = Receiver::start(&["--store", "null"]);
     let mut rows = Vec::new();
     println!(
         "{:<12} {:>14} {:>24} {:>10} {:>22} {:>12} {:>14}",
@@ -196,7 +151,123 @@ fn main() {
     }
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     let _ = std::fs::create_dir_all(&out);
-    let json = serde_json::json!({ "benchmark": "push", "results": rows });
+    let daemon = if std::env::var("BENCH_DAEMON").map(|v| v == "0").unwrap_or(false) { serde_json::Value::Null } else { daemon_bench() };
+    let json = serde_json::json!({ "benchmark": "push", "results": rows, "daemon": daemon });
     let _ = std::fs::write(out.join("throughput.json"), serde_json::to_string_pretty(&json).unwrap_or_default());
     println!("wrote {}", out.join("throughput.json").display());
+}
+
+/// The daemon path: `tailship run` tailing 10 files that a writer appends to
+/// at a fixed rate. A receiver in this process records when each line arrives;
+/// each line carries the time it was written, so latency is written-to-received
+/// (the push is acknowledged right after).
+fn daemon_bench() -> serde_json::Value {
+    let rate: u64 = std::env::var("DAEMON_RATE").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let secs: u64 = std::env::var("DAEMON_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(15);
+    let files = 10usize;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let latencies: Arc<Mutex<Vec<f64>>> = Arc::default();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    {
+        let latencies = latencies.clone();
+        let app = axum::Router::new().route(
+            "/logstore/api/v1/push",
+            axum::routing::post(move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let latencies = latencies.clone();
+                async move {
+                    let now = tailship::util::now_ns();
+                    let raw = if headers.get("content-encoding").is_some_and(|v| v == "gzip") {
+                        use std::io::Read;
+                        let mut out = Vec::new();
+                        let _ = flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut out);
+                        out
+                    } else {
+                        body.to_vec()
+                    };
+                    let v: serde_json::Value = serde_json::from_slice(&raw).unwrap_or_default();
+                    let mut got = Vec::new();
+                    for s in v["streams"].as_array().into_iter().flatten() {
+                        for e in s["values"].as_array().into_iter().flatten() {
+                            let line = e[1].as_str().unwrap_or("");
+                            if let Some(w) = line.strip_prefix('W').and_then(|l| l.split(' ').next()).and_then(|t| t.parse::<i128>().ok()) {
+                                got.push((now - w) as f64 / 1e6);
+                            }
+                        }
+                    }
+                    if let Ok(mut l) = latencies.lock() {
+                        l.extend(got);
+                    }
+                    axum::http::StatusCode::NO_CONTENT
+                }
+            }),
+        );
+        rt.spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+    }
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).expect("mkdir");
+    for i in 0..files {
+        std::fs::write(logs.join(format!("f{i}.log")), "").expect("create");
+    }
+    let config = dir.path().join("daemon.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = \"\"\n[client]\nurl = \"http://{addr}\"\n[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"daemon\" }}\n",
+            dir.path().display(),
+            logs.display()
+        ),
+    )
+    .expect("config");
+    let mut agent = Command::new(bin())
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start agent");
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = agent.id();
+    let cpu0 = common::cpu_seconds(pid);
+    let mut writers: Vec<std::fs::File> = (0..files)
+        .map(|i| std::fs::OpenOptions::new().append(true).open(logs.join(format!("f{i}.log"))).expect("open"))
+        .collect();
+    let started = Instant::now();
+    let mut written: u64 = 0;
+    let mut buf = Vec::new();
+    while started.elapsed() < Duration::from_secs(secs) {
+        let due = (started.elapsed().as_secs_f64() * rate as f64) as u64;
+        while written < due {
+            let f = (written % files as u64) as usize;
+            buf.clear();
+            let _ = writeln!(buf, "W{} INFO request path=/api/v1/orders status=200 dur=12ms id={written:016x}", tailship::util::now_ns());
+            let _ = writers[f].write_all(&buf);
+            written += 1;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while latencies.lock().map(|l| l.len() as u64).unwrap_or(0) < written && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cpu = common::cpu_seconds(pid) - cpu0;
+    let peak = common::status_kb(pid, "VmHWM:");
+    let _ = agent.kill();
+    let _ = agent.wait();
+    let mut l = latencies.lock().map(|l| l.clone()).unwrap_or_default();
+    let received = l.len() as u64;
+    let p50 = percentile(&mut l, 0.50);
+    let p99 = percentile(&mut l, 0.99);
+    let cpu_per_m = cpu / (written as f64 / 1e6);
+    println!(
+        "\ndaemon path: tailship run tailing {files} files, {rate} lines/s for {secs} s ({written} written, {received} received)"
+    );
+    println!("  CPU s / M lines: {cpu_per_m:.3}   written-to-received latency p50 {p50:.1} ms, p99 {p99:.1} ms   peak RSS {:.1} MiB", peak as f64 / 1024.0);
+    serde_json::json!({
+        "files": files, "rate": rate, "seconds": secs, "written": written, "received": received,
+        "cpu_sec_per_million_lines": cpu_per_m, "latency_ms": { "p50": p50, "p99": p99 }, "peak_rss_mib": peak as f64 / 1024.0,
+    })
 }

@@ -1,0 +1,74 @@
+//! Idle benchmark: `tailship run` tailing 1,000 files with no writes for 30 s
+//! (after every file's first line was delivered): RSS and CPU.
+//!
+//! Run: `cargo bench --bench idle` (env IDLE_FILES, IDLE_SECS to change it).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, cpu_seconds, status_kb, Receiver};
+
+fn main() {
+    let files: usize = std::env::var("IDLE_FILES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let secs: u64 = std::env::var("IDLE_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).expect("mkdir");
+    for i in 0..files {
+        std::fs::write(logs.join(format!("f{i:04}.log")), format!("first line of file {i}\n")).expect("write");
+    }
+    let r = Receiver::start(&["--store", "null"]);
+    let config = dir.path().join("idle.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = \"\"\n[client]\nurl = \"{}\"\n[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"idle\" }}\n",
+            r.url,
+            dir.path().display(),
+            logs.display()
+        ),
+    )
+    .expect("config");
+    let mut agent = Command::new(bin())
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start agent");
+    let pid = agent.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while r.entries() < files as u64 {
+        assert!(Instant::now() < deadline, "only {} of {files} first lines delivered", r.entries());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Let startup work settle before measuring.
+    std::thread::sleep(Duration::from_secs(2));
+    let cpu0 = cpu_seconds(pid);
+    let t0 = Instant::now();
+    let mut rss = Vec::new();
+    while t0.elapsed() < Duration::from_secs(secs) {
+        std::thread::sleep(Duration::from_secs(1));
+        rss.push(status_kb(pid, "VmRSS:"));
+    }
+    let cpu = cpu_seconds(pid) - cpu0;
+    let wall = t0.elapsed().as_secs_f64();
+    let peak = status_kb(pid, "VmHWM:");
+    let _ = agent.kill();
+    let _ = agent.wait();
+    let max_rss = rss.iter().copied().max().unwrap_or(0);
+    println!("tailship run, {files} tailed files, no writes, {wall:.0} s");
+    println!("  CPU:           {:.3} s = {:.2}% of one core", cpu, cpu / wall * 100.0);
+    println!("  RSS:           {:.1} MiB (max while idle), peak since start {:.1} MiB", max_rss as f64 / 1024.0, peak as f64 / 1024.0);
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    let _ = std::fs::create_dir_all(&out);
+    let json = serde_json::json!({
+        "benchmark": "idle", "files": files, "seconds": wall,
+        "cpu_percent_of_core": cpu / wall * 100.0,
+        "rss_mib_max_idle": max_rss as f64 / 1024.0, "peak_rss_mib": peak as f64 / 1024.0,
+    });
+    let _ = std::fs::write(out.join("idle.json"), serde_json::to_string_pretty(&json).unwrap_or_default());
+}
