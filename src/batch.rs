@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::alert::AlertTap;
 use crate::client::push::{escape_json_into, PushOutcome, Pusher};
 use crate::metrics::Metrics;
 use crate::pipeline::{AckRef, Chunk, StreamRef};
@@ -209,11 +210,25 @@ impl Pipeline {
         positions: Arc<Positions>,
         abort: CancellationToken,
     ) -> Self {
+        Self::start_with_alerts(settings, queue_bytes, pusher, positions, abort, None)
+    }
+
+    /// [`Pipeline::start`] with an alert tap that sees every line the batcher
+    /// takes (it never blocks; see `crate::alert`). The tap is dropped when the
+    /// batcher ends, which tells the alert engine to flush.
+    pub fn start_with_alerts(
+        settings: BatchSettings,
+        queue_bytes: usize,
+        pusher: Arc<Pusher>,
+        positions: Arc<Positions>,
+        abort: CancellationToken,
+        alerts: Option<AlertTap>,
+    ) -> Self {
         let budget = Budget::new(queue_bytes);
         let (tx, rx) = mpsc::unbounded_channel();
         let (sealed_tx, sealed_rx) = mpsc::channel(1);
         let totals = Arc::new(Mutex::new(Totals::default()));
-        let batcher = tokio::spawn(run_batcher(rx, sealed_tx, settings, positions.clone()));
+        let batcher = tokio::spawn(run_batcher(rx, sealed_tx, settings, positions.clone(), alerts));
         let pushers = tokio::spawn(run_pushers(
             sealed_rx,
             pusher,
@@ -242,6 +257,7 @@ async fn run_batcher(
     out: mpsc::Sender<Sealed>,
     s: BatchSettings,
     positions: Arc<Positions>,
+    mut alerts: Option<AlertTap>,
 ) {
     let mut pending: HashMap<Option<Arc<str>>, Pending> = HashMap::new();
     let mut last_ts: HashMap<usize, i128> = HashMap::new();
@@ -269,6 +285,9 @@ async fn run_batcher(
         for e in &entries {
             let tenant = e.stream.tenant.clone();
             let line = chunk.line(e);
+            if let Some(tap) = alerts.as_mut() {
+                tap.observe(&e.stream, line);
+            }
             let need = line.len() + VALUE_OVERHEAD;
             let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
             if p.lines > 0 && p.size + need > s.max_bytes {

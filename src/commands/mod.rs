@@ -2,6 +2,7 @@
 //! Errors carry context (anyhow); [`CommandError`] picks the exit code.
 
 mod admin;
+mod alert;
 mod check;
 pub mod client_args;
 mod cloud;
@@ -12,6 +13,7 @@ mod receive;
 mod run;
 
 pub use admin::{admin, AdminArgs};
+pub use alert::alert;
 pub use check::check;
 pub use cloud::{cloud, CloudArgs};
 pub use demo::demo;
@@ -50,6 +52,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Receive(a) => receive(&a),
         Command::Cloud(a) => cloud(&a),
         Command::Admin(a) => admin(&a),
+        Command::Alert(a) => alert(&a),
     };
     finish(result)
 }
