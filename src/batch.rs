@@ -325,6 +325,9 @@ async fn run_batcher(
             *p.sources.entry(chunk.source.clone()).or_default() += 1;
             last_tenant = Some(tenant);
         }
+        if let Some(tap) = alerts.as_mut() {
+            tap.flush();
+        }
         // The chunk's position and budget go with the batch holding its last line
         // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
         // default): acknowledging that batch proves every earlier line was handled.

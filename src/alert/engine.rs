@@ -49,13 +49,17 @@ pub const MAX_IN_FLIGHT: usize = 8;
 /// Alert groups held at once; matches of further new groups are dropped and counted.
 pub const MAX_GROUPS: usize = 10_000;
 
-/// One matching line, as the tap hands it over.
+/// Consecutive matching lines of one rule and stream, as the tap hands them over.
 #[derive(Debug)]
 pub struct Match {
     pub rule: u16,
     pub stream: StreamRef,
-    /// The line, cut to [`super::MAX_ALERT_LINE`] bytes.
-    pub line: Box<str>,
+    /// Matching lines this stands for (at least 1).
+    pub count: u64,
+    /// The first and last of them, cut to [`super::MAX_ALERT_LINE`] bytes
+    /// (`last_line` is `None` when `count` is 1).
+    pub first_line: Box<str>,
+    pub last_line: Option<Box<str>>,
 }
 
 /// A future delivery.
@@ -274,7 +278,7 @@ impl Engine {
             }
         };
         if g.pending == 0 {
-            g.first_line = m.line.to_string();
+            g.first_line = m.first_line.to_string();
             g.window_start = now;
             g.window_start_ms = now_ms;
             if !g.open && !g.in_flight {
@@ -282,9 +286,9 @@ impl Engine {
                 g.total = 0;
             }
         }
-        g.pending += 1;
-        g.total += 1;
-        g.last_line = m.line.into();
+        g.pending += m.count;
+        g.total += m.count;
+        g.last_line = m.last_line.unwrap_or(m.first_line).into();
         g.last_match = now;
         g.last_match_ms = now_ms;
         g.next(rule, self.draining).map(|(due, _)| due)
@@ -533,7 +537,7 @@ mod tests {
 
     impl Harness {
         async fn send(&self, s: &StreamRef, line: &str) {
-            let m = Match { rule: 0, stream: s.clone(), line: line.into() };
+            let m = Match { rule: 0, stream: s.clone(), count: 1, first_line: line.into(), last_line: None };
             self.tx.as_ref().unwrap().send(m).await.unwrap();
             tokio::task::yield_now().await;
         }
