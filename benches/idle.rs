@@ -62,7 +62,11 @@ fn main() {
     let max_rss = rss.iter().copied().max().unwrap_or(0);
     println!("tailship run, {files} tailed files, no writes, {wall:.0} s");
     println!("  CPU:           {:.3} s = {:.2}% of one core", cpu, cpu / wall * 100.0);
-    println!("  RSS:           {:.1} MiB (max while idle), peak since start {:.1} MiB", max_rss as f64 / 1024.0, peak as f64 / 1024.0);
+    println!(
+        "  RSS:           {:.1} MiB (max while idle), peak since start {:.1} MiB",
+        max_rss as f64 / 1024.0,
+        peak as f64 / 1024.0
+    );
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     let _ = std::fs::create_dir_all(&out);
     let json = serde_json::json!({

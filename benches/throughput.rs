@@ -151,7 +151,11 @@ fn main() {
     }
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     let _ = std::fs::create_dir_all(&out);
-    let daemon = if std::env::var("BENCH_DAEMON").map(|v| v == "0").unwrap_or(false) { serde_json::Value::Null } else { daemon_bench() };
+    let daemon = if std::env::var("BENCH_DAEMON").map(|v| v == "0").unwrap_or(false) {
+        serde_json::Value::Null
+    } else {
+        daemon_bench()
+    };
     let json = serde_json::json!({ "benchmark": "push", "results": rows, "daemon": daemon });
     let _ = std::fs::write(out.join("throughput.json"), serde_json::to_string_pretty(&json).unwrap_or_default());
     println!("wrote {}", out.join("throughput.json").display());
@@ -191,7 +195,11 @@ fn daemon_bench() -> serde_json::Value {
                     for s in v["streams"].as_array().into_iter().flatten() {
                         for e in s["values"].as_array().into_iter().flatten() {
                             let line = e[1].as_str().unwrap_or("");
-                            if let Some(w) = line.strip_prefix('W').and_then(|l| l.split(' ').next()).and_then(|t| t.parse::<i128>().ok()) {
+                            if let Some(w) = line
+                                .strip_prefix('W')
+                                .and_then(|l| l.split(' ').next())
+                                .and_then(|t| t.parse::<i128>().ok())
+                            {
                                 got.push((now - w) as f64 / 1e6);
                             }
                         }
@@ -243,7 +251,11 @@ fn daemon_bench() -> serde_json::Value {
         while written < due {
             let f = (written % files as u64) as usize;
             buf.clear();
-            let _ = writeln!(buf, "W{} INFO request path=/api/v1/orders status=200 dur=12ms id={written:016x}", tailship::util::now_ns());
+            let _ = writeln!(
+                buf,
+                "W{} INFO request path=/api/v1/orders status=200 dur=12ms id={written:016x}",
+                tailship::util::now_ns()
+            );
             let _ = writers[f].write_all(&buf);
             written += 1;
         }

@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::alert::AlertTap;
 use crate::client::push::{escape_json_into, PushOutcome, Pusher};
 use crate::metrics::Metrics;
 use crate::pipeline::{AckRef, Chunk, StreamRef};
@@ -220,11 +221,25 @@ impl Pipeline {
         positions: Arc<Positions>,
         abort: CancellationToken,
     ) -> Self {
+        Self::start_with_alerts(settings, queue_bytes, pusher, positions, abort, None)
+    }
+
+    /// [`Pipeline::start`] with an alert tap that sees every line the batcher
+    /// takes (it never blocks; see `crate::alert`). The tap is dropped when the
+    /// batcher ends, which tells the alert engine to flush.
+    pub fn start_with_alerts(
+        settings: BatchSettings,
+        queue_bytes: usize,
+        pusher: Arc<Pusher>,
+        positions: Arc<Positions>,
+        abort: CancellationToken,
+        alerts: Option<AlertTap>,
+    ) -> Self {
         let budget = Budget::new(queue_bytes);
         let (tx, rx) = mpsc::unbounded_channel();
         let (sealed_tx, sealed_rx) = mpsc::channel(1);
         let totals = Arc::new(Mutex::new(Totals::default()));
-        let batcher = tokio::spawn(run_batcher(rx, sealed_tx, settings, positions.clone()));
+        let batcher = tokio::spawn(run_batcher(rx, sealed_tx, settings, positions.clone(), alerts));
         let pushers = tokio::spawn(run_pushers(
             sealed_rx,
             pusher,
@@ -253,6 +268,7 @@ async fn run_batcher(
     out: mpsc::Sender<Sealed>,
     s: BatchSettings,
     positions: Arc<Positions>,
+    mut alerts: Option<AlertTap>,
 ) {
     let mut pending: HashMap<Option<Arc<str>>, Pending> = HashMap::new();
     let mut last_ts: HashMap<usize, i128> = HashMap::new();
@@ -297,6 +313,9 @@ async fn run_batcher(
                     if p.lines > 0 && p.size + line.len() + VALUE_OVERHEAD > s.max_bytes {
                         break;
                     }
+                    if let Some(tap) = alerts.as_mut() {
+                        tap.observe(stream, line);
+                    }
                     let ts = if e.assigned_ts && e.ts <= last { last + 1 } else { e.ts };
                     last = last.max(ts);
                     let values = &mut p.streams[idx].1;
@@ -332,6 +351,9 @@ async fn run_batcher(
             }
             last_ts.insert(key, last);
             last_tenant = Some(tenant);
+        }
+        if let Some(tap) = alerts.as_mut() {
+            tap.flush();
         }
         // The chunk's position and budget go with the batch holding its last line
         // (or, for a chunk whose lines were all dropped, the batch of its tenant-less

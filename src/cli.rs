@@ -44,6 +44,30 @@ pub enum Command {
     Labels(Box<LabelsArgs>),
     /// See it work: embedded store, agent, generated log and a live view, for about 20s.
     Demo(DemoArgs),
+    /// Alert rules: `alert test` sends a test alert and its resolve through each webhook.
+    Alert(AlertArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AlertArgs {
+    #[command(subcommand)]
+    pub command: AlertCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertCommand {
+    /// Send a test alert and its resolve through the configured webhook(s) and show what the service answered.
+    Test(AlertTestArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AlertTestArgs {
+    /// The config file (TOML, or YAML by extension).
+    #[arg(long, short = 'c', env = "TAILSHIP_CONFIG")]
+    pub config: PathBuf,
+    /// Only this rule (default: every rule).
+    #[arg(long)]
+    pub rule: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod agent;
+pub mod alert;
 pub mod batch;
 pub mod cli;
 pub mod client;

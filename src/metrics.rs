@@ -31,6 +31,12 @@ pub struct Metrics {
     pub file_events: IntCounterVec,
     pub oldest_unacked_seconds: IntGauge,
     pub positions_writes: IntCounterVec,
+    pub alert_matches: IntCounterVec,
+    pub alerts_sent: IntCounterVec,
+    pub alert_delivery_failures: IntCounterVec,
+    pub alert_updates_dropped: IntCounterVec,
+    pub alert_groups_open: IntGaugeVec,
+    pub alert_annotations: IntCounterVec,
 }
 
 fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -130,6 +136,37 @@ impl Metrics {
                 "tailship_positions_writes_total",
                 "Writes of the positions file by outcome.",
                 &["outcome"],
+            ),
+            alert_matches: counter_vec(&r, "tailship_alert_matches_total", "Lines matching an alert rule.", &["rule"]),
+            alerts_sent: counter_vec(
+                &r,
+                "tailship_alerts_sent_total",
+                "Alert webhook requests acknowledged, by rule and state (alerting, ok).",
+                &["rule", "state"],
+            ),
+            alert_delivery_failures: counter_vec(
+                &r,
+                "tailship_alert_delivery_failures_total",
+                "Failed alert requests (each attempt), by rule, target (webhook, annotation) and status (the HTTP status, or `error` for connection failures).",
+                &["rule", "target", "status"],
+            ),
+            alert_updates_dropped: counter_vec(
+                &r,
+                "tailship_alert_updates_dropped_total",
+                "Alert matches or updates given up, by reason (queue_full: the alert queue was full, the match was not counted; too_many_groups; rejected: a 4xx other than 429; retries_exhausted; shutdown: unsent at shutdown_timeout).",
+                &["rule", "reason"],
+            ),
+            alert_groups_open: gauge_vec(
+                &r,
+                "tailship_alert_groups_open",
+                "Alert groups sent as alerting and not yet resolved.",
+                &["rule"],
+            ),
+            alert_annotations: counter_vec(
+                &r,
+                "tailship_alert_annotations_total",
+                "Annotations created on the hosted instance, by rule.",
+                &["rule"],
             ),
             registry: r,
         }

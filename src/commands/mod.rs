@@ -2,6 +2,7 @@
 //! Errors carry context (anyhow); [`CommandError`] picks the exit code.
 
 mod admin;
+mod alert;
 mod check;
 pub mod client_args;
 mod cloud;
@@ -13,6 +14,7 @@ mod receive;
 mod run;
 
 pub use admin::{admin, AdminArgs};
+pub use alert::alert;
 pub use check::check;
 pub use cloud::{cloud, CloudArgs};
 pub use demo::demo;
@@ -55,6 +57,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Query(a) => query(&a),
         Command::Tail(a) => tail(&a),
         Command::Labels(a) => labels(&a),
+        Command::Alert(a) => alert(&a),
     };
     finish(result)
 }

@@ -47,7 +47,9 @@ pub async fn run_until(config: Config, config_path: &Path, shutdown: Cancellatio
     let positions = Arc::new(Positions::load(&config.positions.path));
     let abort = CancellationToken::new();
     let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
-    let pipeline = Pipeline::start(
+    // Alerts: the tap rides in the batcher; the engine flushes when the batcher ends.
+    let (alert_tap, alerts) = crate::alert::start(&config)?.unzip();
+    let pipeline = Pipeline::start_with_alerts(
         BatchSettings {
             max_bytes: config.client.batch.max_bytes.get() as usize,
             max_wait: config.client.batch.max_wait.get(),
@@ -57,6 +59,7 @@ pub async fn run_until(config: Config, config_path: &Path, shutdown: Cancellatio
         pusher.clone(),
         positions.clone(),
         abort.clone(),
+        alert_tap,
     );
     let mut env = SourceEnv {
         client: config.client.clone(),
@@ -134,6 +137,7 @@ pub async fn run_until(config: Config, config_path: &Path, shutdown: Cancellatio
     join_sources(threads).await;
     drop(env);
     let deadline = config.shutdown_timeout.0.get();
+    let stopping = tokio::time::Instant::now();
     let finish = pipeline.finish();
     tokio::pin!(finish);
     let totals = match tokio::time::timeout(deadline, &mut finish).await {
@@ -144,6 +148,10 @@ pub async fn run_until(config: Config, config_path: &Path, shutdown: Cancellatio
             tokio::time::timeout(Duration::from_secs(5), &mut finish).await.unwrap_or_default()
         }
     };
+    if let Some(a) = alerts {
+        // Pending alert updates get what is left of shutdown_timeout (at least 1s).
+        a.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
+    }
     let _ = sync.await;
     save_positions(&positions).await;
     endpoint_stop.cancel();

@@ -178,6 +178,8 @@ fn expand_vars(node: &mut Value, key: &str, env: &[(String, String)], report: &m
     match node {
         Value::String(s) if s.contains('$') => match expand_str(s, env) {
             Ok(v) => *s = v,
+            // A secret's text must not reach an error message.
+            Err(_) if is_secret_key(key) => report(key, "bad `${...}` reference in a secret value".into()),
             Err(m) => report(key, m),
         },
         Value::Array(items) => {
@@ -193,6 +195,11 @@ fn expand_vars(node: &mut Value, key: &str, env: &[(String, String)], report: &m
         }
         _ => {}
     }
+}
+
+/// Keys whose values are secrets (their text never goes into messages).
+fn is_secret_key(key: &str) -> bool {
+    ["webhook_url", "password", "token", "bearer_token"].iter().any(|s| key.ends_with(s))
 }
 
 /// Expands one string (see [`expand_vars`]).
@@ -301,7 +308,54 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     if stdin_sources > 1 {
         e("sources", format!("{stdin_sources} stdin sources; at most one can read standard input"));
     }
+    validate_alerts(&mut c.alerts, &mut e);
     errs
+}
+
+/// Reads the alert rules' secret files, then compiles each rule (the same
+/// compile the engine runs), so a rule that passes here starts.
+fn validate_alerts(alerts: &mut [AlertConfig], e: &mut dyn FnMut(&str, String)) {
+    let mut names = std::collections::HashSet::new();
+    for (i, a) in alerts.iter_mut().enumerate() {
+        let key = format!("alerts[{i}]");
+        if !a.name.is_empty() && !names.insert(a.name.clone()) {
+            e(&format!("{key}.name"), format!("`{}` names two rules; names must be unique", a.name));
+        }
+        match (&a.webhook_url, &a.webhook_url_file) {
+            (Some(_), Some(_)) => {
+                e(&format!("{key}.webhook_url"), "set webhook_url or webhook_url_file, not both".into())
+            }
+            (None, Some(p)) => match read_secret_file(p) {
+                Ok(s) if s.is_empty() => e(&format!("{key}.webhook_url_file"), format!("{} is empty", p.display())),
+                Ok(s) => a.webhook_url = Some(s),
+                Err(err) => e(&format!("{key}.webhook_url_file"), format!("cannot read {}: {err}", p.display())),
+            },
+            _ => {}
+        }
+        if let Some(an) = &mut a.annotations {
+            match (&an.token, &an.token_file) {
+                (Some(_), Some(_)) => {
+                    e(&format!("{key}.annotations.token"), "set token or token_file, not both".into())
+                }
+                (None, Some(p)) => match read_secret_file(p) {
+                    Ok(s) => an.token = Some(s),
+                    Err(err) => {
+                        e(&format!("{key}.annotations.token_file"), format!("cannot read {}: {err}", p.display()))
+                    }
+                },
+                _ => {}
+            }
+        }
+        if let Err(errs) = crate::alert::rule::Rule::compile(a) {
+            for (k, m) in errs {
+                // An unreadable file was reported above; do not report the missing value twice.
+                if k == "annotations.token_file" && a.annotations.as_ref().is_some_and(|x| x.token_file.is_some()) {
+                    continue;
+                }
+                e(&format!("{key}.{k}"), m);
+            }
+        }
+    }
 }
 
 /// Checks the `client` section (shared by `run` and the one-off commands).

@@ -29,6 +29,8 @@ pub struct Config {
     /// How long a SIGTERM may take to flush and wait for acknowledgements.
     pub shutdown_timeout: ShutdownTimeout,
     pub sources: Vec<SourceConfig>,
+    /// Rules that turn matching lines into formatted-webhook alerts (see `crate::alert`).
+    pub alerts: Vec<AlertConfig>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
@@ -295,4 +297,118 @@ pub struct TimestampStage {
     pub source: String,
     /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, or a strftime pattern.
     pub format: String,
+}
+
+/// Which streams a rule watches: a table of label equalities (`{ job = "app" }`),
+/// or a stream selector string (`'{job="app", level=~"ERROR|WARN"}'`, with `=`,
+/// `!=`, `=~`, `!~`; regexes are fully anchored). Empty: every stream.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum AlertSelector {
+    Labels(BTreeMap<String, String>),
+    Query(String),
+}
+
+impl Default for AlertSelector {
+    fn default() -> Self {
+        Self::Labels(BTreeMap::new())
+    }
+}
+
+/// Default `alerts[].title`.
+pub const DEFAULT_ALERT_TITLE: &str = "{{rule}}: {{count}} matching lines";
+/// Default `alerts[].message`.
+pub const DEFAULT_ALERT_MESSAGE: &str =
+    "{{count}} matching lines since {{since}} ({{total}} since the alert opened) in {{selector}}\nfirst: {{first_line}}\nlast: {{last_line}}";
+/// Default `alerts[].resolved_title`.
+pub const DEFAULT_ALERT_RESOLVED_TITLE: &str = "{{rule}}: resolved";
+/// Default `alerts[].resolved_message`.
+pub const DEFAULT_ALERT_RESOLVED_MESSAGE: &str =
+    "No matching line since {{last_match}} in {{selector}} ({{total}} matching lines while open).";
+/// Default `alerts[].webhook_limit`: updates per 5 minutes to one webhook URL. The
+/// service answers 429 past about 300 per 5 minutes per integration; the
+/// limiter's worst 5-minute window holds exactly this many.
+pub const DEFAULT_WEBHOOK_LIMIT: u32 = 250;
+
+/// One `[[alerts]]` rule.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct AlertConfig {
+    /// Names the rule in metrics, logs, and (with the labels) the alert_uid.
+    pub name: String,
+    pub selector: AlertSelector,
+    /// A line matching this regex (unanchored) counts as a match.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    /// ...unless it also matches this one.
+    pub exclude: Option<String>,
+    /// The formatted webhook URL; its path holds the integration key, a secret.
+    pub webhook_url: Option<Secret>,
+    /// A file holding the URL (read at start).
+    pub webhook_url_file: Option<PathBuf>,
+    /// Labels that identify one alert group; unset: all labels of the stream.
+    pub group_by: Option<Vec<String>>,
+    /// Further matches of an open group are folded into one update per interval.
+    pub group_interval: HumanDuration,
+    /// A group with no match for this long is sent with `state: ok`.
+    pub resolve_after: HumanDuration,
+    /// Also resolve every open group when the agent stops.
+    pub resolve_on_shutdown: bool,
+    /// Webhook requests of this rule per minute (any 60 s window).
+    pub max_per_minute: u32,
+    /// Requests per 5 minutes to this rule's webhook URL, shared by every rule
+    /// posting to the same URL (the smallest value among them applies).
+    pub webhook_limit: u32,
+    /// Templates of the payload (see the `{{...}}` variables in `config/tailship.toml`).
+    pub title: String,
+    pub message: String,
+    pub resolved_title: String,
+    pub resolved_message: String,
+    /// `link_to_upstream_details`, e.g. a query URL built from `{{selector|urlencode}}`.
+    pub link: Option<String>,
+    pub image_url: Option<String>,
+    /// Also annotate the hosted instance when an alert group opens.
+    pub annotations: Option<AnnotationsConfig>,
+}
+
+impl Default for AlertConfig {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            selector: AlertSelector::default(),
+            pattern: String::new(),
+            exclude: None,
+            webhook_url: None,
+            webhook_url_file: None,
+            group_by: None,
+            group_interval: HumanDuration::secs(60),
+            resolve_after: HumanDuration::secs(300),
+            resolve_on_shutdown: false,
+            max_per_minute: 10,
+            webhook_limit: DEFAULT_WEBHOOK_LIMIT,
+            title: DEFAULT_ALERT_TITLE.into(),
+            message: DEFAULT_ALERT_MESSAGE.into(),
+            resolved_title: DEFAULT_ALERT_RESOLVED_TITLE.into(),
+            resolved_message: DEFAULT_ALERT_RESOLVED_MESSAGE.into(),
+            link: None,
+            image_url: None,
+            annotations: None,
+        }
+    }
+}
+
+/// `alerts[].annotations`: an annotation through the instance's HTTP API
+/// (`POST {url}/api/annotations`, service-account bearer token).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct AnnotationsConfig {
+    /// Base URL of the instance, such as `https://myorg.example.net`.
+    pub url: String,
+    /// Service-account token (`Authorization: Bearer ...`).
+    pub token: Option<Secret>,
+    pub token_file: Option<PathBuf>,
+    /// Sent as `X-Service-Org-Id`; unset: the token's own org.
+    pub org_id: Option<i64>,
+    /// Extra tags; the rule name, `tailship` and the group's `name:value` labels are always added.
+    pub tags: Vec<String>,
 }

@@ -1,0 +1,691 @@
+//! The alert engine: one task that owns every alert group, its timers and the
+//! limits, and hands finished updates to delivery tasks.
+//!
+//! How it works, in plain words. Matches arrive from the tap on a bounded
+//! channel. Each match belongs to a group (its `alert_uid`, see `rule.rs`)
+//! and adds to the group's *pending* count, remembering the first and last
+//! matching line. A group with pending matches is *due*:
+//!
+//! * at once when the service does not know it yet (its first `alerting`);
+//! * `group_interval` after its previous update otherwise, so a burst of
+//!   matches becomes one update ("37 matching lines since 21:04:05");
+//! * an open group with nothing pending is due for `state: ok` when its last
+//!   match is `resolve_after` old.
+//!
+//! A due group is sent when the rule's `max_per_minute` window and the
+//! webhook's limiter both allow; otherwise it waits (and keeps folding).
+//! One request per group is in flight at a time, so an update and its resolve
+//! never overtake each other, and at most [`MAX_IN_FLIGHT`] requests run at
+//! once: with a hanging webhook the groups just keep folding, the intake keeps
+//! draining, and nothing waits on the shipping path.
+//!
+//! When the intake closes (the batcher ended at shutdown) the engine drains:
+//! pending updates are due at once (the per-rule limit is skipped, the
+//! webhook's is not), open groups are resolved when `resolve_on_shutdown`, and
+//! the task ends when nothing is left. The caller bounds this with the rest of
+//! `shutdown_timeout` and cancels what remains, counting it.
+//!
+//! The engine reads tokio's clock, so tests drive it with paused time.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::limit::{RuleWindow, WebhookLimiter};
+use super::rule::Rule;
+use super::sender::{Outcome, Payload, STATE_ALERTING, STATE_OK};
+use super::template::Context;
+use crate::metrics::Metrics;
+use crate::pipeline::StreamRef;
+
+/// Webhook and annotation requests in flight at once, over all rules.
+pub const MAX_IN_FLIGHT: usize = 8;
+/// Alert groups held at once; matches of further new groups are dropped and counted.
+pub const MAX_GROUPS: usize = 10_000;
+
+/// Consecutive matching lines of one rule and stream, as the tap hands them over.
+#[derive(Debug)]
+pub struct Match {
+    pub rule: u16,
+    pub stream: StreamRef,
+    /// Matching lines this stands for (at least 1).
+    pub count: u64,
+    /// The first and last of them, cut to [`super::MAX_ALERT_LINE`] bytes
+    /// (`last_line` is `None` when `count` is 1).
+    pub first_line: Box<str>,
+    pub last_line: Option<Box<str>>,
+}
+
+/// A future delivery.
+pub type Delivery = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// The seam between the engine and the network (tests record instead).
+pub trait Deliver: Send + Sync + 'static {
+    fn webhook(&self, rule: usize, payload: Payload, cancel: CancellationToken) -> Delivery;
+    fn annotate(
+        &self,
+        rule: usize,
+        payload: &Payload,
+        labels: &[(String, String)],
+        time_ms: i64,
+        cancel: CancellationToken,
+    ) -> Delivery;
+}
+
+/// The labels that identify a group, sorted by name.
+type GroupLabels = Arc<[(String, String)]>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Alerting,
+    Resolve,
+    Remove,
+}
+
+#[derive(Debug)]
+struct Group {
+    rule: usize,
+    labels: GroupLabels,
+    pending: u64,
+    total: u64,
+    first_line: String,
+    last_line: String,
+    window_start: Instant,
+    window_start_ms: i64,
+    opened_ms: i64,
+    last_match: Instant,
+    last_match_ms: i64,
+    last_sent: Option<Instant>,
+    /// An `alerting` update was sent: the service shows this group as open.
+    open: bool,
+    in_flight: bool,
+    /// Earliest time the next request may go (set when a limit said wait).
+    not_before: Option<Instant>,
+}
+
+impl Group {
+    /// What this group wants to do next, and from when.
+    fn next(&self, rule: &Rule, draining: bool) -> Option<(Instant, Action)> {
+        if self.in_flight {
+            return None;
+        }
+        let (due, action) = if self.pending > 0 {
+            match self.last_sent {
+                Some(sent) if self.open && !draining => (sent + rule.group_interval, Action::Alerting),
+                _ => (self.window_start, Action::Alerting),
+            }
+        } else if self.open {
+            if draining {
+                if !rule.resolve_on_shutdown {
+                    return None;
+                }
+                (self.last_match, Action::Resolve)
+            } else {
+                (self.last_match + rule.resolve_after, Action::Resolve)
+            }
+        } else {
+            return Some((self.last_match, Action::Remove));
+        };
+        Some((self.not_before.map_or(due, |nb| nb.max(due)), action))
+    }
+}
+
+/// What a finished delivery task reports.
+struct Done {
+    uid: Option<Arc<str>>,
+    rule: usize,
+    state: &'static str,
+    outcome: Outcome,
+}
+
+/// The engine's state; see the module header.
+pub struct Engine {
+    rules: Arc<[Rule]>,
+    deliver: Arc<dyn Deliver>,
+    windows: Vec<RuleWindow>,
+    /// Index into `limiters`, per rule.
+    limiter_of: Vec<usize>,
+    limiters: Vec<WebhookLimiter>,
+    groups: HashMap<Arc<str>, Group>,
+    /// `(rule, stream pointer)` -> (the stream, kept alive so the pointer stays its own; uid; group labels).
+    uids: HashMap<(u16, usize), (StreamRef, Arc<str>, GroupLabels)>,
+    tasks: JoinSet<Done>,
+    draining: bool,
+    cancel: CancellationToken,
+}
+
+impl Engine {
+    pub fn new(rules: Arc<[Rule]>, deliver: Arc<dyn Deliver>, cancel: CancellationToken) -> Self {
+        // One limiter per distinct URL; the smallest limit of the rules sharing it applies.
+        let mut urls: Vec<(&str, u32)> = Vec::new();
+        let mut limiter_of = Vec::new();
+        for r in rules.iter() {
+            let u = r.webhook.expose();
+            match urls.iter().position(|(x, _)| *x == u) {
+                Some(i) => {
+                    urls[i].1 = urls[i].1.min(r.webhook_limit);
+                    limiter_of.push(i);
+                }
+                None => {
+                    urls.push((u, r.webhook_limit));
+                    limiter_of.push(urls.len() - 1);
+                }
+            }
+        }
+        let limiters = urls.iter().map(|(_, l)| WebhookLimiter::new(*l)).collect();
+        let windows = rules.iter().map(|r| RuleWindow::new(r.max_per_minute)).collect();
+        Self {
+            rules,
+            deliver,
+            windows,
+            limiter_of,
+            limiters,
+            groups: HashMap::new(),
+            uids: HashMap::new(),
+            tasks: JoinSet::new(),
+            draining: false,
+            cancel,
+        }
+    }
+
+    /// Runs until the intake closes and everything due was sent, or `cancel` fires.
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Match>) {
+        let mut buf = Vec::with_capacity(256);
+        let mut next_wake: Option<Instant> = None;
+        let mut rescan = true;
+        loop {
+            let now = Instant::now();
+            if rescan || next_wake.is_some_and(|w| w <= now) {
+                next_wake = self.scan(now);
+                rescan = false;
+            }
+            if self.draining && self.tasks.is_empty() && next_wake.is_none() {
+                break;
+            }
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => {
+                    self.give_up();
+                    return;
+                }
+                Some(done) = self.tasks.join_next(), if !self.tasks.is_empty() => {
+                    if let Ok(done) = done {
+                        self.on_done(done);
+                    }
+                    rescan = true;
+                }
+                n = rx.recv_many(&mut buf, 256), if !self.draining => {
+                    if n == 0 {
+                        self.draining = true;
+                        rescan = true;
+                        continue;
+                    }
+                    let now = Instant::now();
+                    let now_ms = (crate::util::now_ns() / 1_000_000) as i64;
+                    for m in buf.drain(..) {
+                        if let Some(due) = self.on_match(m, now, now_ms) {
+                            next_wake = Some(next_wake.map_or(due, |w| w.min(due)));
+                        }
+                    }
+                }
+                _ = sleep_until_opt(next_wake) => {}
+            }
+        }
+        self.update_gauges();
+    }
+
+    /// Folds one match into its group; returns when that group is next due.
+    fn on_match(&mut self, m: Match, now: Instant, now_ms: i64) -> Option<Instant> {
+        let rule_ix = m.rule as usize;
+        let rule = self.rules.get(rule_ix)?;
+        let key = (m.rule, Arc::as_ptr(&m.stream) as usize);
+        let (_, uid, labels) = self.uids.entry(key).or_insert_with(|| {
+            let uid: Arc<str> = Arc::from(rule.alert_uid(&m.stream.labels));
+            let labels: GroupLabels = Arc::from(rule.group_labels(&m.stream.labels));
+            (m.stream.clone(), uid, labels)
+        });
+        let g = match self.groups.get_mut(&**uid) {
+            Some(g) => g,
+            None => {
+                if self.groups.len() >= MAX_GROUPS {
+                    Metrics::get().alert_updates_dropped.with_label_values(&[&rule.name, "too_many_groups"]).inc();
+                    return None;
+                }
+                let g = Group {
+                    rule: rule_ix,
+                    labels: labels.clone(),
+                    pending: 0,
+                    total: 0,
+                    first_line: String::new(),
+                    last_line: String::new(),
+                    window_start: now,
+                    window_start_ms: now_ms,
+                    opened_ms: now_ms,
+                    last_match: now,
+                    last_match_ms: now_ms,
+                    last_sent: None,
+                    open: false,
+                    in_flight: false,
+                    not_before: None,
+                };
+                self.groups.entry(uid.clone()).or_insert(g)
+            }
+        };
+        if g.pending == 0 {
+            g.first_line = m.first_line.to_string();
+            g.window_start = now;
+            g.window_start_ms = now_ms;
+            if !g.open && !g.in_flight {
+                g.opened_ms = now_ms;
+                g.total = 0;
+            }
+        }
+        g.pending += m.count;
+        g.total += m.count;
+        g.last_line = m.last_line.unwrap_or(m.first_line).into();
+        g.last_match = now;
+        g.last_match_ms = now_ms;
+        g.next(rule, self.draining).map(|(due, _)| due)
+    }
+
+    /// Sends what is due at `now`; returns the next time something will be due.
+    fn scan(&mut self, now: Instant) -> Option<Instant> {
+        let mut next_wake: Option<Instant> = None;
+        let mut remove = Vec::new();
+        let mut in_flight = self.tasks.len();
+        let now_ms = (crate::util::now_ns() / 1_000_000) as i64;
+        let mut due: Vec<(Arc<str>, Action)> = Vec::new();
+        for (uid, g) in &mut self.groups {
+            let rule = &self.rules[g.rule];
+            let Some((at, action)) = g.next(rule, self.draining) else { continue };
+            if action == Action::Remove {
+                remove.push(uid.clone());
+                continue;
+            }
+            if at > now {
+                next_wake = Some(next_wake.map_or(at, |w| w.min(at)));
+                continue;
+            }
+            if in_flight >= MAX_IN_FLIGHT {
+                // A finishing request triggers the next scan.
+                continue;
+            }
+            if !self.draining {
+                if let Err(wait) = self.windows[g.rule].check(now) {
+                    g.not_before = Some(now + wait);
+                    next_wake = Some(next_wake.map_or(now + wait, |w| w.min(now + wait)));
+                    continue;
+                }
+            }
+            if let Err(wait) = self.limiters[self.limiter_of[g.rule]].try_take() {
+                g.not_before = Some(now + wait);
+                next_wake = Some(next_wake.map_or(now + wait, |w| w.min(now + wait)));
+                continue;
+            }
+            self.windows[g.rule].record(now);
+            g.not_before = None;
+            in_flight += 1;
+            due.push((uid.clone(), action));
+        }
+        for uid in remove {
+            self.groups.remove(&uid);
+        }
+        for (uid, action) in due {
+            self.dispatch(uid, action, now, now_ms);
+        }
+        self.update_gauges();
+        next_wake
+    }
+
+    fn dispatch(&mut self, uid: Arc<str>, action: Action, now: Instant, now_ms: i64) {
+        let Some(g) = self.groups.get_mut(&uid) else { return };
+        let rule = &self.rules[g.rule];
+        let state = if action == Action::Resolve { STATE_OK } else { STATE_ALERTING };
+        let ctx = Context {
+            rule: &rule.name,
+            count: g.pending,
+            total: g.total,
+            first_line: &g.first_line,
+            last_line: &g.last_line,
+            since_ms: g.window_start_ms,
+            last_match_ms: g.last_match_ms,
+            opened_ms: g.opened_ms,
+            now_ms,
+            labels: &g.labels,
+            alert_uid: &uid,
+            state,
+        };
+        let (title, message) = if action == Action::Resolve {
+            (rule.resolved_title.render(&ctx), rule.resolved_message.render(&ctx))
+        } else {
+            (rule.title.render(&ctx), rule.message.render(&ctx))
+        };
+        let payload = Payload {
+            alert_uid: uid.to_string(),
+            title,
+            message,
+            state,
+            link_to_upstream_details: rule.link.as_ref().map(|t| t.render(&ctx)).unwrap_or_default(),
+            image_url: rule.image_url.as_ref().map(|t| t.render(&ctx)),
+        };
+        let opening = action == Action::Alerting && !g.open;
+        if opening && rule.annotations.is_some() {
+            let fut = self.deliver.annotate(g.rule, &payload, &g.labels, g.window_start_ms, self.cancel.clone());
+            let r = g.rule;
+            self.tasks.spawn(async move { Done { uid: None, rule: r, state: "annotation", outcome: fut.await } });
+        }
+        if action == Action::Alerting {
+            g.pending = 0;
+            g.open = true;
+            g.last_sent = Some(now);
+        }
+        g.in_flight = true;
+        let fut = self.deliver.webhook(g.rule, payload, self.cancel.clone());
+        let r = g.rule;
+        self.tasks.spawn(async move { Done { uid: Some(uid), rule: r, state, outcome: fut.await } });
+    }
+
+    fn on_done(&mut self, d: Done) {
+        let m = Metrics::get();
+        let name = self.rules.get(d.rule).map(|r| r.name.as_str()).unwrap_or("");
+        let Some(uid) = d.uid else {
+            // Annotations are counted by the sender; nothing waits on them.
+            return;
+        };
+        match &d.outcome {
+            Outcome::Delivered => m.alerts_sent.with_label_values(&[name, d.state]).inc(),
+            Outcome::Failed { reason } => m.alert_updates_dropped.with_label_values(&[name, reason]).inc(),
+            Outcome::Cancelled => m.alert_updates_dropped.with_label_values(&[name, "shutdown"]).inc(),
+        }
+        let Some(g) = self.groups.get_mut(&uid) else { return };
+        g.in_flight = false;
+        if d.state == STATE_OK {
+            if g.pending > 0 {
+                // Matched again while the resolve was on its way: a new alert.
+                g.open = false;
+                g.last_sent = None;
+                g.total = g.pending;
+                g.opened_ms = g.window_start_ms;
+            } else {
+                self.groups.remove(&uid);
+            }
+        }
+    }
+
+    /// Counts what cancellation leaves unsent.
+    fn give_up(&mut self) {
+        let m = Metrics::get();
+        for g in self.groups.values() {
+            let name = &self.rules[g.rule].name;
+            if g.pending > 0 || g.in_flight {
+                m.alert_updates_dropped.with_label_values(&[name, "shutdown"]).inc();
+            }
+        }
+        self.tasks.abort_all();
+        if self.groups.values().any(|g| g.pending > 0) {
+            tracing::warn!("shutdown_timeout reached with alert updates unsent");
+        }
+        self.groups.clear();
+        self.update_gauges();
+    }
+
+    fn update_gauges(&self) {
+        let m = Metrics::get();
+        let mut open = vec![0i64; self.rules.len()];
+        for g in self.groups.values() {
+            if g.open {
+                open[g.rule] += 1;
+            }
+        }
+        for (r, n) in self.rules.iter().zip(open) {
+            m.alert_groups_open.with_label_values(&[&r.name]).set(n);
+        }
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::AlertConfig;
+    use crate::pipeline::Interner;
+    use crate::util::{HumanDuration, Secret};
+
+    /// Records every payload with the (paused) time it was sent.
+    #[derive(Default)]
+    struct Recorder {
+        sent: Mutex<Vec<(Duration, Payload)>>,
+        annotations: Mutex<Vec<Vec<(String, String)>>>,
+        delay: Duration,
+        start: Mutex<Option<Instant>>,
+    }
+
+    impl Deliver for Recorder {
+        fn webhook(&self, _rule: usize, payload: Payload, _cancel: CancellationToken) -> Delivery {
+            let start = *self.start.lock().unwrap().get_or_insert_with(Instant::now);
+            self.sent.lock().unwrap().push((Instant::now() - start, payload));
+            let delay = self.delay;
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                Outcome::Delivered
+            })
+        }
+
+        fn annotate(
+            &self,
+            _: usize,
+            _: &Payload,
+            labels: &[(String, String)],
+            _: i64,
+            _: CancellationToken,
+        ) -> Delivery {
+            self.annotations.lock().unwrap().push(labels.to_vec());
+            Box::pin(async { Outcome::Delivered })
+        }
+    }
+
+    fn rule(f: impl FnOnce(&mut AlertConfig)) -> Rule {
+        let mut c = AlertConfig {
+            name: "errs".into(),
+            pattern: "ERROR".into(),
+            webhook_url: Some(Secret::new("http://h:1/integrations/v1/formatted_webhook/k/")),
+            group_interval: HumanDuration::secs(60),
+            resolve_after: HumanDuration::secs(300),
+            max_per_minute: 100,
+            ..Default::default()
+        };
+        f(&mut c);
+        Rule::compile(&c).unwrap()
+    }
+
+    fn stream(i: &Interner, file: &str) -> StreamRef {
+        let mut l = BTreeMap::new();
+        l.insert("job".to_string(), "app".to_string());
+        l.insert("filename".to_string(), file.to_string());
+        i.intern(None, l)
+    }
+
+    struct Harness {
+        tx: Option<mpsc::Sender<Match>>,
+        rec: Arc<Recorder>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    fn start(rules: Vec<Rule>, delay: Duration) -> Harness {
+        let rec = Arc::new(Recorder { delay, ..Default::default() });
+        let (tx, rx) = mpsc::channel(1024);
+        let engine = Engine::new(rules.into(), rec.clone(), CancellationToken::new());
+        let task = tokio::spawn(engine.run(rx));
+        Harness { tx: Some(tx), rec, task }
+    }
+
+    impl Harness {
+        async fn send(&self, s: &StreamRef, line: &str) {
+            let m = Match { rule: 0, stream: s.clone(), count: 1, first_line: line.into(), last_line: None };
+            self.tx.as_ref().unwrap().send(m).await.unwrap();
+            tokio::task::yield_now().await;
+        }
+        fn sent(&self) -> Vec<(Duration, Payload)> {
+            self.rec.sent.lock().unwrap().clone()
+        }
+    }
+
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn first_match_at_once_then_one_folded_update_per_interval_then_resolve() {
+        let h = start(vec![rule(|_| {})], Duration::ZERO);
+        let i = Interner::new();
+        let s = stream(&i, "/a");
+        h.send(&s, "ERROR first").await;
+        settle().await;
+        assert_eq!(h.sent().len(), 1);
+        assert_eq!(h.sent()[0].1.state, "alerting");
+        assert_eq!(h.sent()[0].1.title, "errs: 1 matching lines");
+        // 36 more over 30 s: folded into one update at t=60s.
+        for n in 0..36 {
+            tokio::time::advance(Duration::from_millis(800)).await;
+            h.send(&s, &format!("ERROR {n}")).await;
+        }
+        settle().await;
+        assert_eq!(h.sent().len(), 1);
+        tokio::time::sleep(Duration::from_secs(32)).await;
+        settle().await;
+        let sent = h.sent();
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        assert_eq!(sent[1].0, Duration::from_secs(60));
+        assert_eq!(sent[1].1.title, "errs: 36 matching lines");
+        assert!(sent[1].1.message.contains("first: ERROR 0") && sent[1].1.message.contains("last: ERROR 35"));
+        assert!(sent[1].1.message.contains("(37 since the alert opened)"));
+        assert_eq!(sent[0].1.alert_uid, sent[1].1.alert_uid);
+        // No match for resolve_after (300 s after the last match at ~28.8 s): resolved once.
+        tokio::time::sleep(Duration::from_secs(400)).await;
+        settle().await;
+        let sent = h.sent();
+        assert_eq!(sent.len(), 3, "{sent:?}");
+        assert_eq!(sent[2].1.state, "ok");
+        assert_eq!(sent[2].1.alert_uid, sent[0].1.alert_uid);
+        assert_eq!(sent[2].0, Duration::from_millis(28_800) + Duration::from_secs(300));
+        // A new match after the resolve opens a new alert at once, same uid.
+        h.send(&s, "ERROR again").await;
+        settle().await;
+        let sent = h.sent();
+        assert_eq!(sent.len(), 4);
+        assert_eq!((sent[3].1.state, sent[3].1.alert_uid.as_str()), ("alerting", sent[0].1.alert_uid.as_str()));
+        assert!(sent[3].1.message.contains("(1 since the alert opened)"), "{}", sent[3].1.message);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn streams_are_separate_groups_unless_group_by_joins_them() {
+        let i = Interner::new();
+        let (a, b) = (stream(&i, "/a"), stream(&i, "/b"));
+        let h = start(vec![rule(|_| {})], Duration::ZERO);
+        h.send(&a, "ERROR").await;
+        h.send(&b, "ERROR").await;
+        settle().await;
+        let sent = h.sent();
+        assert_eq!(sent.len(), 2);
+        assert_ne!(sent[0].1.alert_uid, sent[1].1.alert_uid);
+
+        let h = start(vec![rule(|c| c.group_by = Some(vec!["job".into()]))], Duration::ZERO);
+        h.send(&a, "ERROR").await;
+        h.send(&b, "ERROR").await;
+        settle().await;
+        assert_eq!(h.sent().len(), 1);
+        assert!(h.sent()[0].1.message.contains(r#"{job="app"}"#));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn max_per_minute_defers_and_folds_never_drops() {
+        let i = Interner::new();
+        let streams: Vec<_> = (0..5).map(|n| stream(&i, &format!("/{n}"))).collect();
+        let h = start(vec![rule(|c| c.max_per_minute = 2)], Duration::ZERO);
+        for s in &streams {
+            h.send(s, "ERROR").await;
+        }
+        settle().await;
+        assert_eq!(h.sent().len(), 2);
+        tokio::time::sleep(Duration::from_secs(59)).await;
+        settle().await;
+        assert_eq!(h.sent().len(), 2);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        settle().await;
+        assert_eq!(h.sent().len(), 4);
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        settle().await;
+        let sent = h.sent();
+        assert_eq!(sent.len(), 5);
+        let mut uids: Vec<_> = sent.iter().map(|(_, p)| p.alert_uid.clone()).collect();
+        uids.sort();
+        uids.dedup();
+        assert_eq!(uids.len(), 5, "every group got its alert");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_request_per_group_in_flight_and_shutdown_flushes_and_resolves() {
+        let i = Interner::new();
+        let s = stream(&i, "/a");
+        let mut h = start(vec![rule(|c| c.resolve_on_shutdown = true)], Duration::from_secs(5));
+        h.send(&s, "ERROR 1").await;
+        settle().await;
+        for n in 0..3 {
+            h.send(&s, &format!("ERROR {n}")).await;
+        }
+        // Close the intake: pending goes out after the in-flight request, then the resolve.
+        h.tx.take();
+        h.task.await.unwrap();
+        let sent = h.rec.sent.lock().unwrap().clone();
+        let states: Vec<_> = sent.iter().map(|(t, p)| (t.as_secs(), p.state, p.title.clone())).collect();
+        assert_eq!(
+            states,
+            vec![
+                (0, "alerting", "errs: 1 matching lines".to_string()),
+                (5, "alerting", "errs: 3 matching lines".to_string()),
+                (10, "ok", "errs: resolved".to_string())
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn annotation_once_when_a_group_opens() {
+        let i = Interner::new();
+        let s = stream(&i, "/a");
+        let h = start(
+            vec![rule(|c| {
+                c.annotations = Some(crate::config::AnnotationsConfig {
+                    url: "http://g:3000".into(),
+                    token: Some(Secret::new("t")),
+                    ..Default::default()
+                })
+            })],
+            Duration::ZERO,
+        );
+        h.send(&s, "ERROR").await;
+        settle().await;
+        tokio::time::sleep(Duration::from_secs(61)).await;
+        h.send(&s, "ERROR").await;
+        settle().await;
+        assert_eq!(h.sent().len(), 2);
+        assert_eq!(h.rec.annotations.lock().unwrap().len(), 1);
+    }
+}

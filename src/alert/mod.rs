@@ -1,0 +1,293 @@
+//! Alerts on log lines: `[[alerts]]` rules whose matching lines become
+//! formatted-webhook alerts, grouped, rate-limited and auto-resolved, without
+//! ever slowing shipping.
+//!
+//! The shape, from the hot path outwards:
+//!
+//! * [`AlertTap`] sits in the batcher, which sees every line on its way to
+//!   the service. Per stream it caches which rules' selectors match (one hash
+//!   lookup for a stream no rule watches); only for those it runs the `match`
+//!   and `exclude` regexes. The matches of one chunk are folded per rule and
+//!   stream (count, first and last line) and handed to the engine with
+//!   `try_send` on a bounded channel of [`QUEUE_CAPACITY`], so a flood of
+//!   matching lines costs one message per chunk, not per line. A full channel
+//!   drops the message and counts its lines: log lines never wait for alerts.
+//! * The engine (`engine.rs`) owns the groups, the `group_interval` and
+//!   `resolve_after` timers and the limits (`limit.rs`), and spawns deliveries.
+//! * Deliveries (`sender.rs`) post the payload to the webhook with retries, and
+//!   an annotation to the hosted instance when a group opens. The webhook URL
+//!   holds the integration key and is never printed.
+//!
+//! Rules are compiled once (`rule.rs`, templates in `template.rs`) by config
+//! validation and again at start. SIGHUP does not reload alert rules.
+
+pub mod engine;
+pub mod limit;
+pub mod rule;
+pub mod sender;
+pub mod template;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus::IntCounter;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::http::RetryPolicy;
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::pipeline::StreamRef;
+use engine::{Deliver, Delivery, Engine, Match};
+use rule::Rule;
+use sender::{Payload, Sender};
+
+/// Matches waiting for the engine; past this they are dropped and counted.
+pub const QUEUE_CAPACITY: usize = 4096;
+/// Longest line kept as `first_line` / `last_line`, in bytes.
+pub const MAX_ALERT_LINE: usize = 1024;
+
+/// The batcher's view of the rules (see the module header). Never blocks.
+pub struct AlertTap {
+    rules: Arc<[Rule]>,
+    tx: mpsc::Sender<Match>,
+    /// Stream pointer -> (the stream, kept so the pointer is not reused; indices of rules selecting it).
+    streams: HashMap<usize, (StreamRef, Box<[u16]>)>,
+    /// Matches of the current chunk, one per rule and stream, sent by [`AlertTap::flush`].
+    batch: Vec<Match>,
+    matched: Vec<IntCounter>,
+    dropped: Vec<IntCounter>,
+}
+
+/// Rule-and-stream pairs collected before the tap flushes early (a chunk with many streams).
+const MAX_BATCH: usize = 64;
+
+impl AlertTap {
+    fn new(rules: Arc<[Rule]>, tx: mpsc::Sender<Match>) -> Self {
+        let m = Metrics::get();
+        let matched = rules.iter().map(|r| m.alert_matches.with_label_values(&[&r.name])).collect();
+        let dropped =
+            rules.iter().map(|r| m.alert_updates_dropped.with_label_values(&[&r.name, "queue_full"])).collect();
+        Self { rules, tx, streams: HashMap::new(), batch: Vec::new(), matched, dropped }
+    }
+
+    /// Looks at one line of `stream`. Cheap for streams no rule selects; never waits.
+    /// Matches are collected until [`AlertTap::flush`].
+    pub fn observe(&mut self, stream: &StreamRef, line: &str) {
+        let key = Arc::as_ptr(stream) as usize;
+        let Self { rules, tx, streams, batch, matched, dropped } = self;
+        let (_, selected) = streams.entry(key).or_insert_with(|| {
+            let sel: Vec<u16> =
+                rules.iter().enumerate().filter(|(_, r)| r.selects(&stream.labels)).map(|(i, _)| i as u16).collect();
+            (stream.clone(), sel.into())
+        });
+        for &ix in selected.iter() {
+            if !rules[ix as usize].matches_line(line) {
+                continue;
+            }
+            let line = cut(line, MAX_ALERT_LINE);
+            match batch.iter_mut().find(|m| m.rule == ix && Arc::ptr_eq(&m.stream, stream)) {
+                Some(m) => {
+                    m.count += 1;
+                    match &mut m.last_line {
+                        Some(l) if l.len() >= line.len() => {
+                            // Reuse the allocation: most lines of a stream are of similar length.
+                            let mut s = std::mem::take(l).into_string();
+                            s.clear();
+                            s.push_str(line);
+                            *l = s.into_boxed_str();
+                        }
+                        l => *l = Some(line.into()),
+                    }
+                }
+                None => {
+                    if batch.len() >= MAX_BATCH {
+                        send(batch, tx, matched, dropped);
+                    }
+                    batch.push(Match {
+                        rule: ix,
+                        stream: stream.clone(),
+                        count: 1,
+                        first_line: line.into(),
+                        last_line: None,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Hands the collected matches to the engine (the batcher calls this after
+    /// each chunk). A full queue drops them and counts every line they stood for.
+    pub fn flush(&mut self) {
+        send(&mut self.batch, &self.tx, &self.matched, &self.dropped);
+    }
+}
+
+fn send(batch: &mut Vec<Match>, tx: &mpsc::Sender<Match>, matched: &[IntCounter], dropped: &[IntCounter]) {
+    for m in batch.drain(..) {
+        let (i, n) = (m.rule as usize, m.count);
+        matched[i].inc_by(n);
+        if tx.try_send(m).is_err() {
+            dropped[i].inc_by(n);
+        }
+    }
+}
+
+/// `s` cut to at most `max` bytes at a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The running engine, for shutdown.
+pub struct Alerts {
+    task: tokio::task::JoinHandle<()>,
+    cancel: CancellationToken,
+}
+
+impl Alerts {
+    /// Waits up to `deadline` for the engine to send what is pending (it starts
+    /// once the tap is dropped, when the batcher ends), then cancels the rest.
+    pub async fn finish(mut self, deadline: Duration) {
+        if tokio::time::timeout(deadline, &mut self.task).await.is_err() {
+            tracing::warn!(timeout = ?deadline, "alert updates still unsent at shutdown; giving up on them");
+            self.cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(2), &mut self.task).await;
+        }
+    }
+}
+
+/// Compiles the config's rules (already validated).
+pub fn compile_rules(config: &Config) -> anyhow::Result<Vec<Rule>> {
+    config
+        .alerts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            Rule::compile(c).map_err(|errs| {
+                let text: Vec<String> = errs.iter().map(|(k, m)| format!("alerts[{i}].{k}: {m}")).collect();
+                anyhow::anyhow!("invalid alert rule: {}", text.join("; "))
+            })
+        })
+        .collect()
+}
+
+/// The retry policy of deliveries: `client.retry`'s backoff and retry count.
+pub fn retry_policy(config: &Config) -> RetryPolicy {
+    RetryPolicy {
+        min_backoff: config.client.retry.min_backoff.get(),
+        max_backoff: config.client.retry.max_backoff.get(),
+        max_retries: config.client.retry.max_retries,
+    }
+}
+
+/// Starts the engine when the config has rules; returns the tap for the batcher.
+pub fn start(config: &Config) -> anyhow::Result<Option<(AlertTap, Alerts)>> {
+    if config.alerts.is_empty() {
+        return Ok(None);
+    }
+    let rules: Arc<[Rule]> = compile_rules(config)?.into();
+    let sender = Sender::new(config.client.timeout.get(), retry_policy(config))?;
+    let deliver = Arc::new(Network { sender: Arc::new(sender), rules: rules.clone() });
+    let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
+    let cancel = CancellationToken::new();
+    let engine = Engine::new(rules.clone(), deliver, cancel.clone());
+    let task = tokio::spawn(engine.run(rx));
+    tracing::info!(rules = rules.len(), "alert rules loaded");
+    Ok(Some((AlertTap::new(rules, tx), Alerts { task, cancel })))
+}
+
+/// Deliveries over the network.
+struct Network {
+    sender: Arc<Sender>,
+    rules: Arc<[Rule]>,
+}
+
+impl Deliver for Network {
+    fn webhook(&self, rule: usize, payload: Payload, cancel: CancellationToken) -> Delivery {
+        let (rules, sender) = (self.rules.clone(), self.sender.clone());
+        Box::pin(async move {
+            let r = &rules[rule];
+            sender.post_webhook(&r.name, &r.webhook, &payload, &cancel).await
+        })
+    }
+
+    fn annotate(
+        &self,
+        rule: usize,
+        payload: &Payload,
+        labels: &[(String, String)],
+        time_ms: i64,
+        cancel: CancellationToken,
+    ) -> Delivery {
+        let (rules, sender) = (self.rules.clone(), self.sender.clone());
+        let text = format!("{}\n{}", payload.title, payload.message);
+        let mut tags = vec!["tailship".to_string(), rules[rule].name.clone()];
+        tags.extend(labels.iter().map(|(k, v)| format!("{k}:{v}")));
+        Box::pin(async move {
+            let r = &rules[rule];
+            let Some(a) = &r.annotations else { return sender::Outcome::Delivered };
+            let mut tags = tags;
+            tags.extend(a.tags.iter().cloned());
+            sender.post_annotation(&r.name, a, &text, tags, time_ms, &cancel).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::config::{AlertConfig, AlertSelector};
+    use crate::pipeline::Interner;
+    use crate::util::Secret;
+
+    fn rule(name: &str, job: &str) -> Rule {
+        Rule::compile(&AlertConfig {
+            name: name.into(),
+            selector: AlertSelector::Labels([("job".to_string(), job.to_string())].into()),
+            pattern: "ERROR".into(),
+            webhook_url: Some(Secret::new("http://h/integrations/v1/formatted_webhook/k/")),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_tap_folds_a_chunk_per_rule_and_stream_and_counts_what_a_full_queue_drops() {
+        let rules: Arc<[Rule]> = vec![rule("tap-a", "app"), rule("tap-d", "db")].into();
+        let (tx, mut rx) = mpsc::channel(1);
+        let mut tap = AlertTap::new(rules, tx);
+        let i = Interner::new();
+        let app = i.intern(None, BTreeMap::from([("job".to_string(), "app".to_string())]));
+        let other = i.intern(None, BTreeMap::from([("job".to_string(), "web".to_string())]));
+        tap.observe(&app, "ERROR 1");
+        tap.observe(&app, "fine");
+        tap.observe(&other, "ERROR not watched");
+        tap.observe(&app, "ERROR 2 longer");
+        tap.observe(&app, "ERROR 3");
+        tap.flush();
+        let m = rx.try_recv().unwrap();
+        assert_eq!((m.rule, m.count, &*m.first_line, m.last_line.as_deref()), (0, 3, "ERROR 1", Some("ERROR 3")));
+        assert!(rx.try_recv().is_err());
+        // The queue (capacity 1) is full after one message: the next chunk's lines are counted as dropped.
+        tap.observe(&app, "ERROR 4");
+        tap.flush();
+        tap.observe(&app, "ERROR 5");
+        tap.observe(&app, "ERROR 6");
+        tap.flush();
+        let m = Metrics::get();
+        assert_eq!(m.alert_matches.with_label_values(&["tap-a"]).get(), 6);
+        assert_eq!(m.alert_updates_dropped.with_label_values(&["tap-a", "queue_full"]).get(), 2);
+        assert_eq!(m.alert_matches.with_label_values(&["tap-d"]).get(), 0);
+        assert_eq!(tap.streams.len(), 2, "selection cached per stream");
+    }
+}

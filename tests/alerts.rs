@@ -1,0 +1,611 @@
+//! Alerts end to end: the real `tailship run` tailing files, with `[[alerts]]`
+//! rules posting to `tailship receive`'s formatted webhook endpoint, or to
+//! servers written here (429/500 answers, a webhook that never answers, the
+//! annotation API).
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+mod mockhttp;
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use agent::{free_port, write_file, Agent};
+use common::{bin, get, wait_for, Receiver};
+use mockhttp::{Mock, Reply};
+
+const HOOK: &str = "/integrations/v1/formatted_webhook";
+
+/// A config tailing `dir/*.log` into `logs_url`, with `alerts` appended.
+/// `retry` is the client's retry table (also used by alert deliveries).
+fn config(dir: &Path, logs_url: &str, retry: &str, alerts: &str) -> PathBuf {
+    let port = free_port();
+    let text = format!(
+        r#"shutdown_timeout = "5s"
+[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{logs_url}"
+timeout = "3s"
+batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+retry = {retry}
+[positions]
+path = "{dir}/positions.json"
+sync_period = "200ms"
+[[sources]]
+type = "file"
+include = ["{dir}/*.log"]
+labels = {{ job = "test" }}
+scan_interval = "200ms"
+partial_line_wait = "300ms"
+{alerts}
+"#,
+        dir = dir.display(),
+    );
+    write_file(dir, "tailship.toml", &text)
+}
+
+const FAST_RETRY: &str = r#"{ min_backoff = "20ms", max_backoff = "2s" }"#;
+
+/// Alerts stored by `r` for `key`, oldest first.
+fn stored_alerts(r: &Receiver, key: &str) -> Vec<serde_json::Value> {
+    let resp = get(&r.url(&format!("{HOOK}/{key}/")));
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    resp.json().as_array().cloned().unwrap_or_default()
+}
+
+fn count_in_title(a: &serde_json::Value) -> u64 {
+    // Default title: "<rule>: <count> matching lines".
+    let t = a["title"].as_str().unwrap();
+    t.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{t}"))
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+fn stored_count(r: &Receiver) -> u64 {
+    r.stats()["entries"].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn a_thousand_matching_lines_in_10s_become_a_few_grouped_updates_with_one_alert_uid_then_a_resolve() {
+    let r = Receiver::start(&["--webhook-key", "K1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        FAST_RETRY,
+        &format!(
+            r#"[[alerts]]
+name = "errs"
+selector = {{ job = "test" }}
+match = 'ERROR|panic'
+exclude = 'ERROR expected'
+webhook_url = "{}{HOOK}/K1/"
+group_interval = "1s"
+resolve_after = "2s"
+max_per_minute = 60
+"#,
+            r.base
+        ),
+    );
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, "").unwrap();
+    let agent = Agent::start(&cfg);
+    // 1,000 matching lines (and 1,000 that do not match) over 10 s.
+    let start = Instant::now();
+    for tick in 0..100 {
+        let mut chunk = String::new();
+        for i in 0..10 {
+            chunk.push_str(&format!("{tick:03}-{i} ERROR something broke\n"));
+            chunk.push_str(&format!("{tick:03}-{i} INFO fine\n"));
+            chunk.push_str(&format!("{tick:03}-{i} ERROR expected, ignore\n"));
+        }
+        append(&log, &chunk);
+        if let Some(d) = (start + Duration::from_millis(100 * (tick + 1))).checked_duration_since(Instant::now()) {
+            std::thread::sleep(d);
+        }
+    }
+    assert!(
+        wait_for(Duration::from_secs(20), || stored_alerts(&r, "K1").iter().any(|a| a["state"] == "ok")),
+        "no resolve: {:?}\n{}",
+        stored_alerts(&r, "K1"),
+        agent.stderr_text()
+    );
+    let alerts = stored_alerts(&r, "K1");
+    let firing: Vec<_> = alerts.iter().filter(|a| a["state"] == "alerting").collect();
+    println!(
+        "1000 matching lines in 10s -> {} alerting updates, then {} resolve",
+        firing.len(),
+        alerts.len() - firing.len()
+    );
+    assert!((5..=15).contains(&firing.len()), "{} updates: {alerts:?}", firing.len());
+    assert_eq!(firing.iter().map(|a| count_in_title(a)).sum::<u64>(), 1000, "{alerts:?}");
+    assert_eq!(alerts.last().unwrap()["state"], "ok", "the resolve comes last");
+    assert_eq!(alerts.iter().filter(|a| a["state"] == "ok").count(), 1);
+    let uid = alerts[0]["alert_uid"].as_str().unwrap();
+    assert!(uid.starts_with("tailship-"));
+    assert!(alerts.iter().all(|a| a["alert_uid"] == uid), "one alert group");
+    let first = firing[0]["message"].as_str().unwrap();
+    assert!(first.contains("first: 000-0 ERROR something broke"), "{first}");
+    assert!(first.contains(r#"job="test""#), "{first}");
+    assert!(wait_for(Duration::from_secs(5), || agent.metric(r#"tailship_alert_matches_total{rule="errs"}"#) == 1000.0));
+    assert_eq!(agent.metric(r#"tailship_alerts_sent_total{rule="errs",state="ok"}"#), 1.0);
+    assert_eq!(agent.metric(r#"tailship_alerts_sent_total{rule="errs",state="alerting"}"#), firing.len() as f64);
+    assert_eq!(agent.metric(r#"tailship_alert_groups_open{rule="errs"}"#), 0.0);
+    // Every log line was shipped, alerts or not.
+    assert!(wait_for(Duration::from_secs(10), || stored_count(&r) == 3000));
+
+    // Same stream again after the restart: the same alert_uid (stable across restarts).
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let agent = Agent::start(&cfg);
+    append(&log, "ERROR after restart\n");
+    assert!(
+        wait_for(Duration::from_secs(10), || stored_alerts(&r, "K1").len() > alerts.len()),
+        "{}",
+        agent.stderr_text()
+    );
+    let again = stored_alerts(&r, "K1");
+    let last = again.last().unwrap();
+    assert_eq!((last["alert_uid"].as_str().unwrap(), last["state"].as_str().unwrap()), (uid, "alerting"));
+    assert_eq!(count_in_title(last), 1);
+}
+
+#[test]
+fn each_stream_is_its_own_group_unless_group_by_and_sigterm_flushes_and_resolves() {
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        FAST_RETRY,
+        &format!(
+            r#"[[alerts]]
+name = "per-file"
+selector = '{{job="test", filename=~".*\\.log"}}'
+match = 'ERROR'
+webhook_url = "{base}{HOOK}/A/"
+group_interval = "1h"
+resolve_on_shutdown = true
+title = "{{{{rule}}}}: {{{{count}}}} matching lines in {{{{label.filename}}}}"
+
+[[alerts]]
+name = "per-job"
+selector = {{ job = "test" }}
+match = 'ERROR'
+group_by = ["job"]
+webhook_url = "{base}{HOOK}/B/"
+group_interval = "1h"
+"#,
+            base = r.base
+        ),
+    );
+    let (a, b) = (dir.path().join("a.log"), dir.path().join("b.log"));
+    std::fs::write(&a, "ERROR in a\n").unwrap();
+    std::fs::write(&b, "ERROR in b\n").unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(10), || stored_alerts(&r, "A").len() == 2), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(5), || !stored_alerts(&r, "B").is_empty()));
+    // Pending matches, held back by the 1h group_interval.
+    append(&a, "ERROR a2\nERROR a3\n");
+    append(&b, "ERROR b2\n");
+    assert!(wait_for(Duration::from_secs(10), || stored_count(&r) == 5));
+    std::thread::sleep(Duration::from_millis(500));
+    let per_file = stored_alerts(&r, "A");
+    assert_eq!(per_file.len(), 2, "nothing before group_interval: {per_file:?}");
+    assert_ne!(per_file[0]["alert_uid"], per_file[1]["alert_uid"], "one group per stream");
+    assert!(per_file.iter().any(|x| x["title"].as_str().unwrap().ends_with("/a.log")), "{per_file:?}");
+    assert_eq!(stored_alerts(&r, "B").len(), 1, "group_by job joins both files");
+    assert_eq!(agent.metric(r#"tailship_alert_groups_open{rule="per-file"}"#), 2.0);
+
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let per_file = stored_alerts(&r, "A");
+    let uid_a =
+        per_file.iter().find(|x| x["title"].as_str().unwrap().ends_with("/a.log")).unwrap()["alert_uid"].clone();
+    let of_a: Vec<_> = per_file.iter().filter(|x| x["alert_uid"] == uid_a).collect();
+    let states: Vec<(&str, u64)> = of_a
+        .iter()
+        .map(|x| (x["state"].as_str().unwrap(), if x["state"] == "alerting" { count_in_title(x) } else { 0 }))
+        .collect();
+    assert_eq!(states, vec![("alerting", 1), ("alerting", 2), ("ok", 0)], "{per_file:?}");
+    assert_eq!(per_file.iter().filter(|x| x["state"] == "ok").count(), 2, "both file groups resolved");
+    let per_job = stored_alerts(&r, "B");
+    let states: Vec<_> = per_job.iter().map(|x| x["state"].as_str().unwrap()).collect();
+    assert_eq!(states, vec!["alerting", "alerting"], "flushed, not resolved (resolve_on_shutdown is off)");
+    assert_eq!(count_in_title(&per_job[0]) + count_in_title(&per_job[1]), 5, "every match of both files counted");
+}
+
+#[test]
+fn max_per_minute_holds_back_further_groups_of_a_rule() {
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        FAST_RETRY,
+        &format!(
+            r#"[[alerts]]
+name = "limited"
+match = 'ERROR'
+webhook_url = "{}{HOOK}/L/"
+max_per_minute = 2
+group_interval = "200ms"
+"#,
+            r.base
+        ),
+    );
+    for i in 0..5 {
+        std::fs::write(dir.path().join(format!("{i}.log")), "ERROR\n").unwrap();
+    }
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(10), || stored_count(&r) == 5));
+    assert!(wait_for(Duration::from_secs(5), || stored_alerts(&r, "L").len() >= 2));
+    // Keep one stream matching: its updates are limited too.
+    for _ in 0..10 {
+        append(&dir.path().join("0.log"), "ERROR again\n");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(stored_alerts(&r, "L").len(), 2, "{:?}", stored_alerts(&r, "L"));
+    assert_eq!(agent.metric(r#"tailship_alert_groups_open{rule="limited"}"#), 2.0);
+    assert_eq!(agent.metric(r#"tailship_alert_matches_total{rule="limited"}"#), 15.0);
+    assert_eq!(agent.metric("tailship_alert_updates_dropped_total"), 0.0, "held back, not dropped");
+}
+
+#[test]
+fn retries_after_429_honouring_retry_after_and_after_500_then_delivers_once() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(Mock::start(|_, i| match i {
+        0 => Reply::text(429, "slow down").with_header("retry-after", "1"),
+        1 => Reply::text(500, "oops"),
+        _ => Reply::text(200, "Ok."),
+    }));
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        r#"{ min_backoff = "50ms", max_backoff = "5s" }"#,
+        &format!("[[alerts]]\nname = \"r\"\nmatch = 'ERROR'\nwebhook_url = \"{}{HOOK}/KEY/\"\n", mock.url),
+    );
+    std::fs::write(dir.path().join("a.log"), "ERROR one\n").unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(15), || mock.requests().len() >= 3), "{}", agent.stderr_text());
+    std::thread::sleep(Duration::from_millis(300));
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3, "delivered once, then no more");
+    assert!(reqs.iter().all(|q| q.method == "POST" && q.path == format!("{HOOK}/KEY/") && q.body == reqs[0].body));
+    assert_eq!(reqs[0].header("content-type"), Some("application/json"));
+    let gap = reqs[1].at - reqs[0].at;
+    assert!(gap >= Duration::from_millis(950), "Retry-After: 1 honoured, waited {gap:?}");
+    let body = reqs[0].json();
+    assert_eq!(body["state"], "alerting");
+    assert_eq!(body["title"], "r: 1 matching lines");
+    assert!(wait_for(Duration::from_secs(5), || agent
+        .metric(r#"tailship_alerts_sent_total{rule="r",state="alerting"}"#)
+        == 1.0));
+    assert_eq!(agent.metric(r#"tailship_alert_delivery_failures_total{rule="r",status="429",target="webhook"}"#), 1.0);
+    assert_eq!(agent.metric(r#"tailship_alert_delivery_failures_total{rule="r",status="500",target="webhook"}"#), 1.0);
+}
+
+#[test]
+fn an_unknown_integration_key_is_logged_once_redacted_and_counted() {
+    let r = Receiver::start(&["--webhook-key", "GOODKEY"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        FAST_RETRY,
+        &format!("[[alerts]]\nname = \"r\"\nmatch = 'ERROR'\nwebhook_url = \"{}{HOOK}/WRONGKEY99/\"\n", r.base),
+    );
+    for i in 0..3 {
+        std::fs::write(dir.path().join(format!("{i}.log")), "ERROR\n").unwrap();
+    }
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(10), || agent
+            .metric(r#"tailship_alert_updates_dropped_total{reason="rejected",rule="r"}"#)
+            == 3.0),
+        "{}",
+        agent.stderr_text()
+    );
+    let err = agent.stderr_text();
+    assert_eq!(err.matches("refused the update").count(), 1, "logged once: {err}");
+    assert!(err.contains("403") && err.contains("formatted_webhook/<redacted>/"), "{err}");
+    assert!(!err.contains("WRONGKEY99"), "{err}");
+    assert_eq!(agent.metric(r#"tailship_alert_delivery_failures_total{rule="r",status="403",target="webhook"}"#), 3.0);
+}
+
+#[test]
+fn the_integration_key_never_appears_in_debug_logs_metrics_check_or_alert_test_output() {
+    const KEY: &str = "Sekr3tIntegrationKey77";
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Answers that quote the key back: a 500 (retried) and a 404 page naming the path.
+    let mock = rt.block_on(Mock::start(|req, i| match i {
+        0 => Reply::text(500, &format!("internal error at {}", req.path)),
+        _ => Reply::text(404, &format!("Cannot POST {} (key {KEY})", req.path)),
+    }));
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = write_file(dir.path(), "hook-url", &format!("{}{HOOK}/{KEY}/\n", mock.url));
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        FAST_RETRY,
+        &format!(
+            "[[alerts]]\nname = \"r\"\nmatch = 'ERROR'\nwebhook_url_file = \"{}\"\nlink = \"http://x/?q={{{{selector|urlencode}}}}\"\n",
+            url_file.display()
+        ),
+    );
+    std::fs::write(dir.path().join("a.log"), "ERROR one\n").unwrap();
+    let agent = Agent::start_with(&cfg, &[("RUST_LOG", "debug")]);
+    assert!(wait_for(Duration::from_secs(10), || mock.requests().len() >= 2), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(5), || agent
+        .metric(r#"tailship_alert_updates_dropped_total{reason="rejected",rule="r"}"#)
+        == 1.0));
+    let metrics = agent.metrics();
+    let stderr = agent.stderr.clone();
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let logs = stderr.lock().unwrap().clone();
+    assert!(logs.contains("DEBUG"), "debug logging is on");
+    assert!(logs.contains("formatted_webhook/<redacted>/"), "{logs}");
+    let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert!(check.status.success());
+    let check_out = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+    assert!(check_out.contains("webhook_url = \"<redacted>\""), "{check_out}");
+    let test =
+        Command::new(bin()).args(["alert", "test", "--config"]).arg(&cfg).env("RUST_LOG", "debug").output().unwrap();
+    let test_out = format!("{}{}", String::from_utf8_lossy(&test.stdout), String::from_utf8_lossy(&test.stderr));
+    assert!(test_out.contains("404"), "{test_out}");
+    // A config error about the URL does not quote it either.
+    let bad = write_file(
+        dir.path(),
+        "bad.toml",
+        &format!("[[alerts]]\nname = \"r\"\nmatch = 'x'\nwebhook_url = \"ftp://{KEY}/\"\n"),
+    );
+    let bad_out = Command::new(bin()).args(["check", "--config"]).arg(&bad).output().unwrap();
+    assert_eq!(bad_out.status.code(), Some(2));
+    let bad_text = String::from_utf8_lossy(&bad_out.stderr).into_owned();
+    assert!(bad_text.contains("alerts[0].webhook_url"), "{bad_text}");
+    for (what, text) in [
+        ("logs", &logs),
+        ("metrics", &metrics),
+        ("check", &check_out),
+        ("alert test", &test_out),
+        ("bad check", &bad_text),
+    ] {
+        assert!(!text.contains(KEY), "key in {what}: {text}");
+    }
+}
+
+/// A webhook that accepts connections and never answers.
+fn hanging_server() -> (String, std::thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let t = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in l.incoming() {
+            match c {
+                Ok(c) => held.push(c),
+                Err(_) => break,
+            }
+        }
+    });
+    (url, t)
+}
+
+/// Ships `n` lines, every one matching `ERROR`, with the alert rules `alerts(receiver base URL)`;
+/// returns how long until all were stored, and the agent's alert match and drop counts.
+fn ship_time(n: usize, alerts: impl Fn(&str) -> String) -> (Duration, u64, u64) {
+    let r = Receiver::start(&["--max-entries", "10000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &r.base, FAST_RETRY, &alerts(&r.base));
+    let mut text = String::with_capacity(n * 64);
+    for i in 0..n {
+        text.push_str(&format!("{i:07} ERROR every line matches, payload to make it realistic\n"));
+    }
+    std::fs::write(dir.path().join("a.log"), &text[..text.len() / 2]).unwrap();
+    std::fs::write(dir.path().join("b.log"), &text[text.len() / 2..]).unwrap();
+    let start = Instant::now();
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(90), || stored_count(&r) >= n as u64),
+        "only {} of {n} lines stored: {}",
+        stored_count(&r),
+        agent.stderr_text()
+    );
+    let took = start.elapsed();
+    assert_eq!(stored_count(&r), n as u64);
+    let matched = agent.metric("tailship_alert_matches_total") as u64;
+    let dropped = agent.metric("tailship_alert_updates_dropped_total") as u64;
+    // Bounded by shutdown_timeout (5s) even with the webhook hanging.
+    let stop = Instant::now();
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    assert!(stop.elapsed() < Duration::from_secs(12), "stop took {:?}", stop.elapsed());
+    (took, matched, dropped)
+}
+
+#[test]
+fn a_hanging_webhook_never_slows_shipping_and_every_line_arrives() {
+    const N: usize = 100_000;
+    let rule = |url: &str| {
+        format!(
+            "[[alerts]]\nname = \"h\"\nmatch = 'ERROR'\nwebhook_url = \"{url}{HOOK}/K/\"\ngroup_interval = \"100ms\"\n"
+        )
+    };
+    let (hang_url, _server) = hanging_server();
+    let (hanging, matched, dropped) = ship_time(N, |_| rule(&hang_url));
+    assert_eq!(matched, N as u64, "every match counted while the webhook hangs");
+    assert_eq!(dropped, 0, "the tap folds each chunk: a flood fits the alert queue");
+    let (working, matched, _) = ship_time(N, |base| rule(base));
+    assert_eq!(matched, N as u64);
+    let (without, _, _) = ship_time(N, |_| String::new());
+    // Timings are printed, not asserted (shared CI machines).
+    println!(
+        "{N} lines, all matching: {:.2}s with a hanging webhook, {:.2}s with a working one, {:.2}s without alert rules",
+        hanging.as_secs_f64(),
+        working.as_secs_f64(),
+        without.as_secs_f64()
+    );
+}
+
+#[test]
+fn an_annotation_is_posted_when_an_alert_fires_with_path_headers_and_body() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(Mock::start(|req, _| {
+        if req.path == "/api/annotations" {
+            Reply::ok(serde_json::json!({ "id": 1, "message": "Annotation added" }))
+        } else {
+            Reply::text(200, "Ok.")
+        }
+    }));
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let token = write_file(dir.path(), "sa-token", "glsa_service_account_token\n");
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        FAST_RETRY,
+        &format!(
+            r#"[[alerts]]
+name = "errs"
+match = 'ERROR'
+webhook_url = "{url}{HOOK}/K/"
+group_interval = "200ms"
+annotations = {{ url = "{url}/", token_file = "{token}", org_id = 7, tags = ["team-a"] }}
+"#,
+            url = mock.url,
+            token = token.display()
+        ),
+    );
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "ERROR first\n").unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(10), || mock.requests().iter().any(|q| q.path == "/api/annotations")));
+    append(&log, "ERROR second\n");
+    assert!(wait_for(Duration::from_secs(10), || mock
+        .requests()
+        .iter()
+        .filter(|q| q.path != "/api/annotations")
+        .count()
+        == 2));
+    std::thread::sleep(Duration::from_millis(300));
+    let reqs = mock.requests();
+    let ann: Vec<_> = reqs.iter().filter(|q| q.path == "/api/annotations").collect();
+    assert_eq!(ann.len(), 1, "one annotation when the group opens, none on updates");
+    let a = ann[0];
+    assert_eq!(a.method, "POST");
+    assert_eq!(a.header("authorization"), Some("Bearer glsa_service_account_token"));
+    assert_eq!(a.header("x-service-org-id"), Some("7"));
+    assert_eq!(a.header("content-type"), Some("application/json"));
+    let body = a.json();
+    assert!(body["time"].as_i64().unwrap() > 1_600_000_000_000, "{body}");
+    let tags: Vec<&str> = body["tags"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    for t in ["tailship", "errs", "job:test", "team-a"] {
+        assert!(tags.contains(&t), "{t} in {tags:?}");
+    }
+    assert!(tags.iter().any(|t| t.starts_with("filename:") && t.ends_with("a.log")), "{tags:?}");
+    assert!(body["text"].as_str().unwrap().starts_with("errs: 1 matching lines"), "{body}");
+    assert!(
+        wait_for(Duration::from_secs(5), || agent.metric(r#"tailship_alert_annotations_total{rule="errs"}"#) == 1.0)
+    );
+}
+
+#[test]
+fn alert_test_sends_an_alert_and_its_resolve_and_reports_the_answers() {
+    let r = Receiver::start(&["--webhook-key", "GOOD"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        FAST_RETRY,
+        &format!(
+            "[[alerts]]\nname = \"good\"\nmatch = 'E'\nwebhook_url = \"{b}{HOOK}/GOOD/\"\n\n\
+             [[alerts]]\nname = \"bad\"\nmatch = 'E'\nwebhook_url = \"{b}{HOOK}/BADKEY123/\"\n",
+            b = r.base
+        ),
+    );
+    let out =
+        Command::new(bin()).args(["alert", "test", "--config"]).arg(&cfg).args(["--rule", "good"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("alerting -> 200 Ok."), "{text}");
+    assert!(text.contains("ok       -> 200 Ok."), "{text}");
+    let stored = stored_alerts(&r, "GOOD");
+    let states: Vec<_> = stored.iter().map(|a| a["state"].as_str().unwrap()).collect();
+    assert_eq!(states, vec!["alerting", "ok"]);
+    assert_eq!(stored[0]["alert_uid"], stored[1]["alert_uid"]);
+    assert!(stored[0]["title"].as_str().unwrap().starts_with("[test] good:"));
+
+    let out = Command::new(bin()).args(["alert", "test", "--config"]).arg(&cfg).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("rule bad:") && text.contains("403 unknown integration key"), "{text}");
+    assert!(!text.contains("BADKEY123"), "{text}");
+
+    let out =
+        Command::new(bin()).args(["alert", "test", "--config"]).arg(&cfg).args(["--rule", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn check_reports_every_bad_alert_key_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_file(
+        dir.path(),
+        "bad.toml",
+        r#"[[alerts]]
+name = "a"
+match = '('
+exclude = '['
+selector = '{job='
+webhook_url = "http://h/x"
+webhook_url_file = "/nonexistent"
+title = "{{nope}}"
+group_by = ["job"]
+message = "{{label.host}}"
+group_interval = "soon"
+
+[[alerts]]
+name = "b"
+match = 'x'
+webhook_url_file = "/nonexistent/url"
+resolve_after = "0"
+annotations = { url = "http://g", token_file = "/nonexistent/token" }
+
+[[alerts]]
+name = "b"
+match = 'x'
+"#,
+    );
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    // A bad duration stops deserializing first; fix it and see the rest.
+    assert!(text.contains("alerts[0].group_interval"), "{text}");
+    let fixed = std::fs::read_to_string(&cfg).unwrap().replace("group_interval = \"soon\"\n", "");
+    std::fs::write(&cfg, fixed).unwrap();
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    for key in [
+        "alerts[0].match",
+        "alerts[0].exclude",
+        "alerts[0].selector",
+        "alerts[0].webhook_url`: set webhook_url or webhook_url_file, not both",
+        "alerts[0].title",
+        "alerts[0].message",
+        "alerts[1].webhook_url_file",
+        "alerts[1].resolve_after",
+        "alerts[1].annotations.token_file",
+        "alerts[2].name",
+        "alerts[2].webhook_url",
+    ] {
+        assert!(text.contains(key), "{key} in {text}");
+    }
+}
