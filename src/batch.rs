@@ -103,7 +103,8 @@ impl ChunkSink {
 struct Sealed {
     seq: u64,
     tenant: Option<Arc<str>>,
-    body: Vec<u8>,
+    /// The JSON body in parts, to be sent (or compressed) back to back.
+    body: Vec<Vec<u8>>,
     lines: usize,
     raw_bytes: usize,
     acks: Vec<AckRef>,
@@ -112,9 +113,13 @@ struct Sealed {
     oldest: Instant,
 }
 
-/// A tenant's batch being filled.
+/// A tenant's batch being filled. Each stream's buffer starts with its own
+/// part of the JSON (`{"streams":[{"stream":{..},"values":[` for the first,
+/// `,{"stream":{..},"values":[` for the others), so sealing only closes them
+/// and a one-stream batch is sent without copying.
 struct Pending {
-    streams: Vec<(StreamRef, Vec<u8>)>,
+    /// (stream, JSON buffer, values in it)
+    streams: Vec<(StreamRef, Vec<u8>, usize)>,
     index: HashMap<usize, usize>,
     size: usize,
     lines: usize,
@@ -143,12 +148,18 @@ impl Pending {
     }
 
     /// Index of `stream`'s buffer in this batch, adding it on first use.
-    fn stream_index(&mut self, stream: &StreamRef, key: usize) -> usize {
+    /// The first stream's buffer is sized for a whole batch (it usually is one).
+    fn stream_index(&mut self, stream: &StreamRef, key: usize, max_bytes: usize) -> usize {
         if let Some(i) = self.index.get(&key) {
             return *i;
         }
-        self.streams.push((stream.clone(), Vec::with_capacity(16 << 10)));
-        self.size += stream.labels_json.len() + STREAM_OVERHEAD;
+        let first = self.streams.is_empty();
+        let mut buf = Vec::with_capacity(if first { max_bytes + (max_bytes >> 4) } else { 16 << 10 });
+        buf.extend_from_slice(if first { b"{\"streams\":[{\"stream\":" } else { b",{\"stream\":" });
+        buf.extend_from_slice(stream.labels_json.as_bytes());
+        buf.extend_from_slice(b",\"values\":[");
+        self.size += buf.len() + STREAM_OVERHEAD;
+        self.streams.push((stream.clone(), buf, 0));
         self.index.insert(key, self.streams.len() - 1);
         self.streams.len() - 1
     }
@@ -160,21 +171,14 @@ impl Pending {
         }
     }
 
-    fn body(&self) -> Vec<u8> {
-        let mut body = Vec::with_capacity(self.size + 16);
-        body.extend_from_slice(b"{\"streams\":[");
-        for (i, (stream, values)) in self.streams.iter().enumerate() {
-            if i > 0 {
-                body.push(b',');
-            }
-            body.extend_from_slice(b"{\"stream\":");
-            body.extend_from_slice(stream.labels_json.as_bytes());
-            body.extend_from_slice(b",\"values\":[");
-            body.extend_from_slice(values);
-            body.extend_from_slice(b"]}");
+    /// Closes every stream's JSON and returns the body's parts in order.
+    fn into_body(self) -> Vec<Vec<u8>> {
+        let n = self.streams.len();
+        let mut parts: Vec<Vec<u8>> = self.streams.into_iter().map(|(_, buf, _)| buf).collect();
+        for (i, part) in parts.iter_mut().enumerate() {
+            part.extend_from_slice(if i + 1 == n { b"]}]}" } else { b"]}" });
         }
-        body.extend_from_slice(b"]}");
-        body
+        parts
     }
 }
 
@@ -271,7 +275,7 @@ async fn run_batcher(
     mut alerts: Option<AlertTap>,
 ) {
     let mut pending: HashMap<Option<Arc<str>>, Pending> = HashMap::new();
-    let mut last_ts: HashMap<usize, i128> = HashMap::new();
+    let mut last_ts: HashMap<usize, i64> = HashMap::new();
     let mut seq: u64 = 0;
     loop {
         let deadline = pending.values().map(|p| p.started + s.max_wait).min();
@@ -297,43 +301,45 @@ async fn run_batcher(
         // its batch and its last timestamp up once per run, not once per line.
         let mut i = 0;
         while i < entries.len() {
-            let stream = &entries[i].stream;
-            let run_end =
-                entries[i..].iter().position(|e| !Arc::ptr_eq(&e.stream, stream)).map_or(entries.len(), |n| i + n);
+            let sid = entries[i].stream;
+            let stream = chunk.stream(&entries[i]).clone();
+            let run_end = entries[i..].iter().position(|e| e.stream != sid).map_or(entries.len(), |n| i + n);
             let tenant = stream.tenant.clone();
-            let key = Arc::as_ptr(stream) as usize;
-            let mut last = last_ts.get(&key).copied().unwrap_or(i128::MIN);
+            let key = Arc::as_ptr(&stream) as usize;
+            let mut last = last_ts.get(&key).copied().unwrap_or(i64::MIN);
             while i < run_end {
                 let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
-                let idx = p.stream_index(stream, key);
-                let mut added = 0u64;
+                let idx = p.stream_index(&stream, key, s.max_bytes);
+                let (_, values, count) = &mut p.streams[idx];
+                let mut size = p.size;
+                let mut raw = 0usize;
+                let first_i = i;
                 while i < run_end {
                     let e = &entries[i];
                     let line = chunk.line(e);
-                    if p.lines > 0 && p.size + line.len() + VALUE_OVERHEAD > s.max_bytes {
+                    if p.lines + (i - first_i) > 0 && size + line.len() + VALUE_OVERHEAD > s.max_bytes {
                         break;
                     }
                     if let Some(tap) = alerts.as_mut() {
-                        tap.observe(stream, line);
+                        tap.observe(&stream, line);
                     }
                     let ts = if e.assigned_ts && e.ts <= last { last + 1 } else { e.ts };
                     last = last.max(ts);
-                    let values = &mut p.streams[idx].1;
                     let before = values.len();
-                    if !values.is_empty() {
-                        values.push(b',');
-                    }
-                    values.extend_from_slice(b"[\"");
-                    push_decimal(values, ts.max(0) as u128);
+                    values.extend_from_slice(if *count == 0 { b"[\"" } else { b",[\"" });
+                    *count += 1;
+                    push_decimal(values, ts.max(0) as u64);
                     values.extend_from_slice(b"\",\"");
                     escape_json_into(values, line);
                     values.extend_from_slice(b"\"]");
-                    p.size += values.len() - before;
-                    p.lines += 1;
-                    p.raw_bytes += line.len();
-                    added += 1;
+                    size += values.len() - before;
+                    raw += line.len();
                     i += 1;
                 }
+                let added = (i - first_i) as u64;
+                p.size = size;
+                p.lines += added as usize;
+                p.raw_bytes += raw;
                 if added > 0 {
                     p.oldest = p.oldest.min(read_at);
                     match p.sources.get_mut(&chunk.source) {
@@ -385,8 +391,8 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
     }
 }
 
-fn push_decimal(out: &mut Vec<u8>, mut v: u128) {
-    let mut buf = [0u8; 40];
+fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -399,21 +405,25 @@ fn push_decimal(out: &mut Vec<u8>, mut v: u128) {
     out.extend_from_slice(&buf[i..]);
 }
 
-async fn seal(p: Pending, tenant: Option<Arc<str>>, seq: &mut u64, positions: &Positions, out: &mpsc::Sender<Sealed>) {
+async fn seal(
+    mut p: Pending,
+    tenant: Option<Arc<str>>,
+    seq: &mut u64,
+    positions: &Positions,
+    out: &mpsc::Sender<Sealed>,
+) {
     *seq += 1;
     positions.register(*seq, &p.acks);
-    let body = if p.lines > 0 { p.body() } else { Vec::new() };
-    let sealed = Sealed {
-        seq: *seq,
-        tenant,
-        body,
-        lines: p.lines,
-        raw_bytes: p.raw_bytes,
-        acks: p.acks,
-        _permits: p.permits,
-        sources: p.sources,
-        oldest: p.oldest,
-    };
+    let (lines, raw_bytes, acks, permits, sources, oldest) = (
+        p.lines,
+        p.raw_bytes,
+        std::mem::take(&mut p.acks),
+        std::mem::take(&mut p.permits),
+        std::mem::take(&mut p.sources),
+        p.oldest,
+    );
+    let body = if lines > 0 { p.into_body() } else { Vec::new() };
+    let sealed = Sealed { seq: *seq, tenant, body, lines, raw_bytes, acks, _permits: permits, sources, oldest };
     // The pushers end only after this channel closes, so a send cannot fail
     // while the batcher runs; if it did, the batch stays unacknowledged.
     let _ = out.send(sealed).await;

@@ -58,12 +58,32 @@ static ESCAPE: [u8; 256] = {
 
 /// Compresses a body with gzip at `level` (1-9).
 pub fn gzip(body: &[u8], level: u32) -> Vec<u8> {
+    gzip_parts(&[body], level)
+}
+
+/// Compresses the concatenation of `parts` without concatenating them first.
+pub fn gzip_parts<P: AsRef<[u8]>>(parts: &[P], level: u32) -> Vec<u8> {
     use flate2::write::GzEncoder;
     use std::io::Write;
-    let mut enc = GzEncoder::new(Vec::with_capacity(body.len() / 4 + 64), flate2::Compression::new(level));
-    // Writing to a Vec cannot fail.
-    let _ = enc.write_all(body);
+    let len: usize = parts.iter().map(|p| p.as_ref().len()).sum();
+    let mut enc = GzEncoder::new(Vec::with_capacity(len / 4 + 64), flate2::Compression::new(level));
+    for p in parts {
+        // Writing to a Vec cannot fail.
+        let _ = enc.write_all(p.as_ref());
+    }
     enc.finish().unwrap_or_default()
+}
+
+/// One buffer of the parts; the single-part case (one stream) moves, never copies.
+fn concat(mut parts: Vec<Vec<u8>>) -> Vec<u8> {
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        out.extend_from_slice(&p);
+    }
+    out
 }
 
 /// How a batch ended.
@@ -133,18 +153,24 @@ impl Pusher {
 
     /// Encodes and sends one batch body until it is delivered, refused, or `abort` fires.
     /// Returns the outcome and the bytes sent on the wire.
-    pub async fn push(&self, tenant: Option<&str>, body: Vec<u8>, abort: &CancellationToken) -> (PushOutcome, usize) {
+    /// `body` is the JSON in parts, sent back to back.
+    pub async fn push(
+        &self,
+        tenant: Option<&str>,
+        body: Vec<Vec<u8>>,
+        abort: &CancellationToken,
+    ) -> (PushOutcome, usize) {
         let (wire, gzipped) = match self.compression {
             Compression::Gzip => {
                 let level = self.compression_level;
-                match tokio::task::spawn_blocking(move || gzip(&body, level)).await {
+                match tokio::task::spawn_blocking(move || gzip_parts(&body, level)).await {
                     Ok(z) => (Bytes::from(z), true),
                     Err(e) => {
                         return (PushOutcome::Rejected { status: None, message: format!("compression failed: {e}") }, 0)
                     }
                 }
             }
-            Compression::None => (Bytes::from(body), false),
+            Compression::None => (Bytes::from(concat(body)), false),
         };
         let wire_len = wire.len();
         if let Some((limiter, burst)) = &self.limiter {

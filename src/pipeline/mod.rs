@@ -22,11 +22,12 @@ pub struct AckRef {
 }
 
 /// One processed line: its stream, timestamp, and where its text sits in the chunk buffer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Entry {
-    pub stream: StreamRef,
+    /// Index of the line's stream in [`Chunk::streams`].
+    pub stream: u32,
     /// Unix nanoseconds.
-    pub ts: i128,
+    pub ts: i64,
     /// True when the agent chose the timestamp (read time); such timestamps
     /// are made strictly increasing within a stream by the batcher.
     pub assigned_ts: bool,
@@ -37,8 +38,10 @@ pub struct Entry {
 /// Processed lines of one source read, moving through the queue as a unit.
 #[derive(Debug, Default)]
 pub struct Chunk {
-    /// Line texts (valid UTF-8), back to back.
-    pub buf: Vec<u8>,
+    /// Line texts, back to back.
+    pub buf: String,
+    /// The streams of this chunk's entries (usually one: a file's).
+    pub streams: Vec<StreamRef>,
     pub entries: Vec<Entry>,
     pub ack: Option<AckRef>,
     /// Name of the source, for metrics of lines dropped later.
@@ -55,9 +58,21 @@ impl Chunk {
     }
 
     pub fn line(&self, e: &Entry) -> &str {
-        let bytes = &self.buf[e.start as usize..(e.start + e.len) as usize];
-        // The processor only ever appends valid UTF-8 (see `SourceStages::process`).
-        std::str::from_utf8(bytes).unwrap_or_default()
+        // Entries are only made by `SourceStages::process`, at char boundaries.
+        self.buf.get(e.start as usize..(e.start + e.len) as usize).unwrap_or_default()
+    }
+
+    pub fn stream(&self, e: &Entry) -> &StreamRef {
+        &self.streams[e.stream as usize]
+    }
+
+    /// The index of `s` in [`Chunk::streams`], adding it on first use.
+    pub fn stream_id(&mut self, s: &StreamRef) -> u32 {
+        if let Some(i) = self.streams.iter().rposition(|x| std::sync::Arc::ptr_eq(x, s)) {
+            return i as u32;
+        }
+        self.streams.push(s.clone());
+        (self.streams.len() - 1) as u32
     }
 
     /// Bytes this chunk costs in the queue budget: text plus a fixed overhead per entry.

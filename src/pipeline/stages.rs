@@ -138,11 +138,14 @@ impl SourceStages {
 
     /// Runs one line through the stages and appends it to `chunk` unless dropped.
     /// `read_ts` is the read time, used when no stage sets the timestamp.
-    pub fn process(&self, ctx: &mut FileContext, raw: &[u8], read_ts: i128, chunk: &mut Chunk) -> Processed {
-        let mut line: Cow<'_, str> = String::from_utf8_lossy(raw);
-        if matches!(line, Cow::Owned(_)) {
-            ctx.invalid_utf8 += 1;
-        }
+    pub fn process(&self, ctx: &mut FileContext, raw: &[u8], read_ts: i64, chunk: &mut Chunk) -> Processed {
+        let mut line: Cow<'_, str> = match std::str::from_utf8(raw) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => {
+                ctx.invalid_utf8 += 1;
+                String::from_utf8_lossy(raw)
+            }
+        };
         if line.len() > self.max_line_bytes {
             let mut end = self.max_line_bytes;
             while !line.is_char_boundary(end) {
@@ -177,7 +180,7 @@ impl SourceStages {
                     Stage::Timestamp { source, format } => {
                         if let Some((_, v)) = extracted.iter().find(|(k, _)| *k == source.as_str()) {
                             if let Some(t) = format.to_unix_ns(v) {
-                                ts = t;
+                                ts = t.clamp(0, i64::MAX as i128) as i64;
                                 assigned = false;
                             }
                         }
@@ -218,14 +221,9 @@ impl SourceStages {
             }
         }
         let start = chunk.buf.len() as u32;
-        chunk.buf.extend_from_slice(line.as_bytes());
-        chunk.entries.push(Entry {
-            stream: stream.unwrap_or_else(|| ctx.stream.clone()),
-            ts,
-            assigned_ts: assigned,
-            start,
-            len: line.len() as u32,
-        });
+        chunk.buf.push_str(&line);
+        let stream = chunk.stream_id(stream.as_ref().unwrap_or(&ctx.stream));
+        chunk.entries.push(Entry { stream, ts, assigned_ts: assigned, start, len: line.len() as u32 });
         Processed::Kept
     }
 }
@@ -281,10 +279,10 @@ mod tests {
         assert_eq!(e.len(), 3);
         assert_eq!(e[0].ts, 12_000_000_000);
         assert!(!e[0].assigned_ts);
-        assert_eq!(e[0].stream.labels_json, r#"{"filename":"/var/log/a.log","job":"app","level":"ERROR"}"#);
+        assert_eq!(chunk.stream(&e[0]).labels_json, r#"{"filename":"/var/log/a.log","job":"app","level":"ERROR"}"#);
         assert_eq!(chunk.line(&e[1]), "bad \u{fffd} byte");
         assert_eq!(e[1].ts, 99);
-        assert_eq!(e[1].stream.labels_json, r#"{"filename":"/var/log/a.log","job":"app"}"#);
+        assert_eq!(chunk.stream(&e[1]).labels_json, r#"{"filename":"/var/log/a.log","job":"app"}"#);
         assert_eq!(chunk.line(&e[2]), "INFO a very long");
         assert_eq!((ctx.invalid_utf8, ctx.truncated, ctx.dropped), (1, 1, 1));
     }

@@ -570,9 +570,9 @@ impl FileSource {
             let mut chunk = Chunk::new(name.clone());
             Metrics::get().bytes_read.with_label_values(&[&name]).inc_by(n as u64);
             if n > 0 {
-                feed.feed(&self.stages, &self.buf[..n], now_ns(), Instant::now(), &mut chunk);
+                feed.feed(&self.stages, &self.buf[..n], now_ns() as i64, Instant::now(), &mut chunk);
             } else {
-                feed.flush_idle(&self.stages, now_ns(), Instant::now(), true, &mut chunk);
+                feed.flush_idle(&self.stages, now_ns() as i64, Instant::now(), true, &mut chunk);
                 chunk.ack = Some(AckRef { file: key, offset: size });
             }
             feed.flush_counts(&name);
@@ -632,7 +632,7 @@ impl FileSource {
                 }
                 let t = &mut self.tailers[i];
                 let final_eof = self.mode == Mode::Once;
-                t.feed.flush_idle(&self.stages, now_ns(), now, final_eof, &mut chunk);
+                t.feed.flush_idle(&self.stages, now_ns() as i64, now, final_eof, &mut chunk);
                 if chunk.entries.is_empty() {
                     t.idle_since.get_or_insert(now);
                     if final_eof {
@@ -645,7 +645,7 @@ impl FileSource {
             } else {
                 t.idle_since = None;
                 Metrics::get().bytes_read.with_label_values(&[&name]).inc_by(n as u64);
-                t.feed.feed(&self.stages, &self.buf[..n], now_ns(), now, &mut chunk);
+                t.feed.feed(&self.stages, &self.buf[..n], now_ns() as i64, now, &mut chunk);
                 t.offset += n as u64;
                 t.size = t.size.max(t.offset);
                 read_total += n as u64;

@@ -47,7 +47,7 @@ impl LineFeed {
     }
 
     /// Splits `data` into lines and processes them into `chunk`.
-    pub fn feed(&mut self, stages: &SourceStages, data: &[u8], read_ts: i128, now: Instant, chunk: &mut Chunk) {
+    pub fn feed(&mut self, stages: &SourceStages, data: &[u8], read_ts: i64, now: Instant, chunk: &mut Chunk) {
         let Self { splitter, joiner, ctx, seen, .. } = self;
         splitter.feed(data, |line, start, end| match joiner {
             Some(j) => j.push(line, start, end, now, |entry, _| {
@@ -70,7 +70,7 @@ impl LineFeed {
     pub fn flush_idle(
         &mut self,
         stages: &SourceStages,
-        read_ts: i128,
+        read_ts: i64,
         now: Instant,
         eof_final: bool,
         chunk: &mut Chunk,

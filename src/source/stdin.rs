@@ -65,13 +65,13 @@ pub fn run(
         let eof = match rx.recv_timeout(wait.max(Duration::from_millis(1))) {
             Ok(block) => {
                 m.bytes_read.with_label_values(&[&name]).inc_by(block.len() as u64);
-                feed.feed(&stages, &block, now_ns(), Instant::now(), &mut chunk);
+                feed.feed(&stages, &block, now_ns() as i64, Instant::now(), &mut chunk);
                 false
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => true,
         };
-        feed.flush_idle(&stages, now_ns(), Instant::now(), eof, &mut chunk);
+        feed.flush_idle(&stages, now_ns() as i64, Instant::now(), eof, &mut chunk);
         total += chunk.entries.len() as u64;
         feed.flush_counts(&name);
         if !sink.send_blocking(&handle, chunk, &cancel) {
