@@ -73,7 +73,8 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
                 max_wait: client.batch.max_wait.get(),
                 max_in_flight: client.batch.max_in_flight,
             },
-            (16usize << 20).max(client.batch.max_bytes.get() as usize * 2),
+            // Enough for every push in flight plus the batch being filled and the next chunks.
+            ((client.batch.max_in_flight + 2) * client.batch.max_bytes.get() as usize).max(4 << 20),
             pusher,
             positions.clone(),
             shutdown.clone(),

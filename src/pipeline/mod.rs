@@ -57,6 +57,17 @@ impl Chunk {
         Self { source, ..Default::default() }
     }
 
+    /// A chunk with room for the lines of `bytes` read bytes.
+    pub fn with_capacity(source: std::sync::Arc<str>, bytes: usize) -> Self {
+        Self {
+            source,
+            buf: String::with_capacity(bytes),
+            entries: Vec::with_capacity(bytes / 64 + 1),
+            streams: Vec::with_capacity(1),
+            ..Default::default()
+        }
+    }
+
     pub fn line(&self, e: &Entry) -> &str {
         // Entries are only made by `SourceStages::process`, at char boundaries.
         self.buf.get(e.start as usize..(e.start + e.len) as usize).unwrap_or_default()

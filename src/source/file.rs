@@ -567,7 +567,7 @@ impl FileSource {
                     0
                 }
             };
-            let mut chunk = Chunk::new(name.clone());
+            let mut chunk = Chunk::with_capacity(name.clone(), n);
             Metrics::get().bytes_read.with_label_values(&[&name]).inc_by(n as u64);
             if n > 0 {
                 feed.feed(&self.stages, &self.buf[..n], now_ns() as i64, Instant::now(), &mut chunk);
@@ -621,7 +621,7 @@ impl FileSource {
                 }
             };
             let now = Instant::now();
-            let mut chunk = Chunk::new(name.clone());
+            let mut chunk = Chunk::with_capacity(name.clone(), n);
             if n == 0 {
                 // At the end: truncated? anything idle to flush?
                 let size = t.file.metadata().map(|m| m.len()).unwrap_or(t.offset);

@@ -64,6 +64,7 @@ pub fn run(
         let mut chunk = Chunk::new(name.clone());
         let eof = match rx.recv_timeout(wait.max(Duration::from_millis(1))) {
             Ok(block) => {
+                chunk = Chunk::with_capacity(name.clone(), block.len());
                 m.bytes_read.with_label_values(&[&name]).inc_by(block.len() as u64);
                 feed.feed(&stages, &block, now_ns() as i64, Instant::now(), &mut chunk);
                 false
