@@ -44,6 +44,17 @@ pub enum Command {
     Labels(Box<LabelsArgs>),
     /// See it work: embedded store, agent, generated log and a live view, for about 20s.
     Demo(DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout: `tailship man | man -l -`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

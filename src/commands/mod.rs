@@ -5,6 +5,7 @@ mod admin;
 mod check;
 pub mod client_args;
 mod cloud;
+mod completions;
 mod demo;
 mod output;
 mod push;
@@ -15,6 +16,7 @@ mod run;
 pub use admin::{admin, AdminArgs};
 pub use check::check;
 pub use cloud::{cloud, CloudArgs};
+pub use completions::{completions, man};
 pub use demo::demo;
 pub use push::push;
 pub use query::{labels, query, tail};
@@ -55,6 +57,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Query(a) => query(&a),
         Command::Tail(a) => tail(&a),
         Command::Labels(a) => labels(&a),
+        Command::Completions(a) => completions(&a),
+        Command::Man => man(),
     };
     finish(result)
 }
