@@ -408,7 +408,10 @@ fn deb_package_holds_the_binary_unit_config_and_docs() {
     }
     let (out, info) = output(Command::new("dpkg-deb").arg("-I").arg(&deb));
     assert!(out.status.success(), "{info}");
-    assert!(info.contains("adduser"), "adduser is not a dependency: {info}");
+    assert!(
+        info.contains("adduser") && info.contains("procps"),
+        "adduser or procps (/bin/kill) is not a dependency: {info}"
+    );
 
     let control = target.path().join("control");
     let (out, text) = output(Command::new("dpkg-deb").arg("-e").arg(&deb).arg(&control));
