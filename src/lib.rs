@@ -21,4 +21,5 @@ pub mod positions;
 pub mod receive;
 pub mod shutdown;
 pub mod source;
+pub mod systemd;
 pub mod util;

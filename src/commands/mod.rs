@@ -6,6 +6,7 @@ mod alert;
 mod check;
 pub mod client_args;
 mod cloud;
+mod completions;
 mod demo;
 mod output;
 mod push;
@@ -17,6 +18,7 @@ pub use admin::{admin, AdminArgs};
 pub use alert::alert;
 pub use check::check;
 pub use cloud::{cloud, CloudArgs};
+pub use completions::{completions, man};
 pub use demo::demo;
 pub use push::push;
 pub use query::{labels, query, tail};
@@ -58,6 +60,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Tail(a) => tail(&a),
         Command::Labels(a) => labels(&a),
         Command::Alert(a) => alert(&a),
+        Command::Completions(a) => completions(&a),
+        Command::Man => man(),
     };
     finish(result)
 }

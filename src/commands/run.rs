@@ -78,6 +78,8 @@ pub async fn run_until(config: Config, config_path: &Path, shutdown: Cancellatio
     let mut files_cancel = shutdown.child_token();
     let mut file_threads = start_sources(&file_sources, &env, &files_cancel, &mut stdin)?;
     health.sources_started.store(true, Ordering::Relaxed);
+    crate::systemd::ready(&format!("shipping from {} sources", config.sources.len()));
+    let watchdog = crate::systemd::Watchdog::start();
     tracing::info!(
         sources = config.sources.len(),
         push_url = %pusher.url(),
@@ -132,6 +134,7 @@ pub async fn run_until(config: Config, config_path: &Path, shutdown: Cancellatio
 
     // Shutdown in phases: stop reading, flush and wait for acknowledgements,
     // write the final positions, exit.
+    crate::systemd::stopping();
     tracing::info!("stopping sources");
     threads.append(&mut file_threads);
     join_sources(threads).await;
@@ -158,6 +161,7 @@ pub async fn run_until(config: Config, config_path: &Path, shutdown: Cancellatio
     if let Some(e) = endpoint {
         let _ = e.await;
     }
+    drop(watchdog);
     tracing::info!(lines = totals.lines_delivered, "stopped");
     Ok(())
 }

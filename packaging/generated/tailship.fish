@@ -1,0 +1,302 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_tailship_global_optspecs
+    string join \n log-format= h/help V/version
+end
+
+function __fish_tailship_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_tailship_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_tailship_using_subcommand
+    set -l cmd (__fish_tailship_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c tailship -n "__fish_tailship_needs_command" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_needs_command" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_needs_command" -s V -l version -d 'Print version'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "run" -d 'Run the agent: tail the configured sources and ship every line'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "check" -d 'Validate a config file and print the effective config, secrets redacted'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "cloud" -d 'Cloud management API: access policies, tokens, stacks; `cloud setup` for a ready config'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "admin" -d 'Tenant admin API: tenants of a metrics cluster and their limits'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "receive" -d 'Run the embedded log store: push, query, labels and the alert webhook, in memory'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "push" -d 'Ship files or stdin once; exit 0 when every line is acknowledged'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "query" -d 'Query logs over a time range (paging as needed), or a metric at one instant'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "tail" -d 'Follow new lines of a query until Ctrl-C'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "labels" -d 'List label names, or the values of one label'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "demo" -d 'See it work: embedded store, agent, generated log and a live view, for about 20s'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "alert" -d 'Alert rules: `alert test` sends a test alert and its resolve through each webhook'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "man" -d 'Print the man page (roff) to stdout: `tailship man | man -l -`'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand run" -s c -l config -d 'The config file (TOML, or YAML by extension)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand run" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand run" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand check" -s c -l config -d 'The config file (TOML, or YAML by extension)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand check" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand check" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l cloud-url -d 'Base address of the cloud management API' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l token-file -d 'File holding the cloud access policy token (or set TAILSHIP_CLOUD_TOKEN to the token itself)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l output -d 'Output format' -r -f -a "table\t'Aligned columns for people'
+json\t'The service\'s JSON, for scripts'"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l pace-per-hour -d 'Average access policy calls per hour (the service allows 600)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l pace-burst -d 'Access policy calls allowed at once before pacing starts' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -f -a "policies" -d 'Access policies: what a token may do, where'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -f -a "tokens" -d 'Tokens of access policies'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -f -a "stacks" -d 'Stacks (hosted instances) of an org'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -f -a "setup" -d 'Create a logs:write policy and token for a stack and write a ready agent config'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l cloud-url -d 'Base address of the cloud management API' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l token-file -d 'File holding the cloud access policy token (or set TAILSHIP_CLOUD_TOKEN to the token itself)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l output -d 'Output format' -r -f -a "table\t'Aligned columns for people'
+json\t'The service\'s JSON, for scripts'"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l pace-per-hour -d 'Average access policy calls per hour (the service allows 600)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l pace-burst -d 'Access policy calls allowed at once before pacing starts' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "create" -d 'Create an access policy'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "list" -d 'List access policies (every page unless --limit)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "get" -d 'Show one access policy'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "update" -d 'Update an access policy; members not given are sent back as they are'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "delete" -d 'Delete an access policy'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l cloud-url -d 'Base address of the cloud management API' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l token-file -d 'File holding the cloud access policy token (or set TAILSHIP_CLOUD_TOKEN to the token itself)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l output -d 'Output format' -r -f -a "table\t'Aligned columns for people'
+json\t'The service\'s JSON, for scripts'"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l pace-per-hour -d 'Average access policy calls per hour (the service allows 600)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l pace-burst -d 'Access policy calls allowed at once before pacing starts' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "create" -d 'Create a token; its secret is printed once'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "list" -d 'List tokens (every page unless --limit)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "get" -d 'Show one token (never its secret)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "update" -d 'Update a token\'s display name or expiry'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "delete" -d 'Delete a token'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l cloud-url -d 'Base address of the cloud management API' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l token-file -d 'File holding the cloud access policy token (or set TAILSHIP_CLOUD_TOKEN to the token itself)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l output -d 'Output format' -r -f -a "table\t'Aligned columns for people'
+json\t'The service\'s JSON, for scripts'"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l pace-per-hour -d 'Average access policy calls per hour (the service allows 600)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l pace-burst -d 'Access policy calls allowed at once before pacing starts' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "list" -d 'List the stacks of an org'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "create" -d 'Create a stack (lowercase only)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "update" -d 'Update a stack. --label gives the complete label set: labels not listed are removed by the API, unless --org is given to merge with the current ones'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "delete" -d 'Delete a stack (refused while delete protection is on)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "connections" -d 'Show a stack\'s connectivity info'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l org -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l stack -d 'The stack\'s slug' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l region -d 'Region of the policy and token; the stack\'s region when not given' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l write-config -d 'Write the config to this file instead of printing it' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l token-out -d 'Where the token goes (mode 0600); default `<stack>-token` beside the config (or here)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l include -d 'Globs of the config\'s file source' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l cloud-url -d 'Base address of the cloud management API' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l token-file -d 'File holding the cloud access policy token (or set TAILSHIP_CLOUD_TOKEN to the token itself)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l output -d 'Output format' -r -f -a "table\t'Aligned columns for people'
+json\t'The service\'s JSON, for scripts'"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l pace-per-hour -d 'Average access policy calls per hour (the service allows 600)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l pace-burst -d 'Access policy calls allowed at once before pacing starts' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l force -d 'Overwrite existing config and token files'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from help" -f -a "policies" -d 'Access policies: what a token may do, where'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from help" -f -a "tokens" -d 'Tokens of access policies'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from help" -f -a "stacks" -d 'Stacks (hosted instances) of an org'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from help" -f -a "setup" -d 'Create a logs:write policy and token for a stack and write a ready agent config'
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l admin-url -d 'Base address of the admin API (`{admin_url}`; `/admin/api/v2` is added)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l admin-token-file -d 'File holding the admin API token (or set TAILSHIP_ADMIN_TOKEN to the token itself)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l output -d 'Output format' -r -f -a "table\t'Aligned columns for people'
+json\t'The service\'s JSON, for scripts'"
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -f -a "tenants" -d 'Tenants of a metrics cluster and their limits'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l admin-url -d 'Base address of the admin API (`{admin_url}`; `/admin/api/v2` is added)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l admin-token-file -d 'File holding the admin API token (or set TAILSHIP_ADMIN_TOKEN to the token itself)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l output -d 'Output format' -r -f -a "table\t'Aligned columns for people'
+json\t'The service\'s JSON, for scripts'"
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -f -a "get" -d 'Show a tenant with all seven limits'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -f -a "create" -d 'Create a tenant; limits not given are filled from the global defaults'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -f -a "update" -d 'Update a tenant. Its limits are read and sent back, unless --clear-limits'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "tenants" -d 'Tenants of a metrics cluster and their limits'
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l listen -d 'Address to listen on; port 0 picks a free port (printed on start)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l api-prefix -d 'Path prefix of the log API' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l store -d '`memory` keeps entries (bounded by --max-entries); `null` validates and counts only' -r -f -a "memory\t'Keep entries in memory, bounded by `max_entries`'
+null\t'Validate and count, keep nothing'"
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-entries -d 'Most entries the memory store keeps; the oldest are evicted and counted' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-body -d 'Largest request body, also after decompression (such as 16MiB)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-query-limit -d 'Largest `limit` a range query may ask for' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l basic-auth-user -d 'Require HTTP basic auth with this user (except on the webhook and /stats)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l basic-auth-password-file -d 'File holding the basic-auth password' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l webhook-key -d 'Accept only this webhook integration key (repeatable); others get 403' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l fail-every -d 'Fault injection: every Nth push request fails with --fail-status and is not stored' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l fail-first -d 'Fault injection: the first N push requests fail with --fail-status' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l fail-status -d 'Status of injected failures' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l retry-after -d 'Retry-After seconds sent with injected failures' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l latency -d 'Delay added before answering each push, such as 50ms' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l multi-tenant -d 'Require X-Scope-OrgID on the log API and keep data per tenant'
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand push" -s l -l label -d 'A label for every line, NAME=VALUE (repeatable). `host` and `filename` are added' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l username -d 'User for HTTP basic auth' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l bearer-token-file -d 'File holding a bearer token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l timeout -d 'Request timeout, such as 10s' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand push" -s q -l quiet -d 'No progress bar, even on a terminal'
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand push" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l time -d 'The instant of --instant: RFC 3339, Unix nanoseconds, or an age such as 5m (default: now)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l since -d 'How far before --to (default: now) the range starts, such as 15m or 2h [default: 1h]' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l from -d 'Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l to -d 'End of the range (exclusive), same forms as --from [default: now]' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l limit -d 'Most entries to print; 0 prints every entry in the range' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l direction -d 'Newest first (backward) or oldest first (forward)' -r -f -a "forward\t'Oldest first'
+backward\t'Newest first (the service\'s default)'"
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l batch -d 'Entries per request when paging' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
+raw\t'The line alone'
+jsonl\t'One JSON object per entry'"
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l username -d 'User for HTTP basic auth' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l bearer-token-file -d 'File holding a bearer token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l timeout -d 'Request timeout, such as 10s' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l instant -d 'Run a metric query at one instant (--time) instead of a range query'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l no-labels -d 'Leave the labels out of the default output'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l since -d 'Also print lines this far back before following, such as 5m' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l delay -d 'How far behind now each poll ends, so lines that arrive late are not missed' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l interval -d 'Wait between polls' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l batch -d 'Entries per request' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
+raw\t'The line alone'
+jsonl\t'One JSON object per entry'"
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l username -d 'User for HTTP basic auth' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l bearer-token-file -d 'File holding a bearer token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l timeout -d 'Request timeout, such as 10s' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l no-labels -d 'Leave the labels out of the default output'
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l since -d 'Only labels of entries this recent, such as 24h [default: the service\'s, often 6h]' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
+raw\t'The line alone'
+jsonl\t'One JSON object per entry'"
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l username -d 'User for HTTP basic auth' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l bearer-token-file -d 'File holding a bearer token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l timeout -d 'Request timeout, such as 10s' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand demo" -l duration -d 'How long the demo runs' -r
+complete -c tailship -n "__fish_tailship_using_subcommand demo" -l rate -d 'Log entries written per second' -r
+complete -c tailship -n "__fish_tailship_using_subcommand demo" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand demo" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -f -a "test" -d 'Send a test alert and its resolve through the configured webhook(s) and show what the service answered'
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -s c -l config -d 'The config file (TOML, or YAML by extension)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -l rule -d 'Only this rule (default: every rule)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from help" -f -a "test" -d 'Send a test alert and its resolve through the configured webhook(s) and show what the service answered'
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand completions" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand man" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand man" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "run" -d 'Run the agent: tail the configured sources and ship every line'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "check" -d 'Validate a config file and print the effective config, secrets redacted'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "cloud" -d 'Cloud management API: access policies, tokens, stacks; `cloud setup` for a ready config'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "admin" -d 'Tenant admin API: tenants of a metrics cluster and their limits'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "receive" -d 'Run the embedded log store: push, query, labels and the alert webhook, in memory'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "push" -d 'Ship files or stdin once; exit 0 when every line is acknowledged'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "query" -d 'Query logs over a time range (paging as needed), or a metric at one instant'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "tail" -d 'Follow new lines of a query until Ctrl-C'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "labels" -d 'List label names, or the values of one label'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "demo" -d 'See it work: embedded store, agent, generated log and a live view, for about 20s'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "alert" -d 'Alert rules: `alert test` sends a test alert and its resolve through each webhook'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "man" -d 'Print the man page (roff) to stdout: `tailship man | man -l -`'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from cloud" -f -a "policies" -d 'Access policies: what a token may do, where'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from cloud" -f -a "tokens" -d 'Tokens of access policies'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from cloud" -f -a "stacks" -d 'Stacks (hosted instances) of an org'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from cloud" -f -a "setup" -d 'Create a logs:write policy and token for a stack and write a ready agent config'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from admin" -f -a "tenants" -d 'Tenants of a metrics cluster and their limits'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from alert" -f -a "test" -d 'Send a test alert and its resolve through the configured webhook(s) and show what the service answered'
