@@ -1,7 +1,26 @@
 use clap::Parser;
 
 fn main() {
+    tune_allocator();
     let cli = tailship::cli::Cli::parse();
     tailship::logging::init(cli.log_format);
     std::process::exit(tailship::commands::dispatch(cli));
+}
+
+/// Keeps the agent's memory close to what it really holds: two malloc arenas
+/// instead of one per thread, and large buffers (batch bodies, read blocks)
+/// from mmap with a fixed threshold, so freeing them returns them to the OS
+/// instead of leaving them in a fragmented heap. glibc's own `MALLOC_ARENA_MAX`
+/// and `MALLOC_MMAP_THRESHOLD_` environment variables still win.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tuning and is called before any other thread exists.
+    unsafe {
+        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+            libc::mallopt(libc::M_ARENA_MAX, 2);
+        }
+        if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+        }
+    }
 }

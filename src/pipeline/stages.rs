@@ -139,7 +139,7 @@ impl SourceStages {
     /// Runs one line through the stages and appends it to `chunk` unless dropped.
     /// `read_ts` is the read time, used when no stage sets the timestamp.
     pub fn process(&self, ctx: &mut FileContext, raw: &[u8], read_ts: i64, chunk: &mut Chunk) -> Processed {
-        let mut line: Cow<'_, str> = match std::str::from_utf8(raw) {
+        let mut line: Cow<'_, str> = match simdutf8::basic::from_utf8(raw) {
             Ok(s) => Cow::Borrowed(s),
             Err(_) => {
                 ctx.invalid_utf8 += 1;
