@@ -241,6 +241,8 @@ fn demo_runs_end_to_end() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("live tail"), "{text}");
+    assert!(text.contains("alert webhook [alerting] demo-errors"), "{text}");
+    assert!(text.contains("1 resolved"), "the demo's alert resolves at shutdown: {text}");
     let written: u64 = text
         .lines()
         .find(|l| l.contains("entries written"))

@@ -41,6 +41,7 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     writeln!(out, "  embedded log store: {url}/logstore/api/v1 (tailship receive)")?;
     writeln!(out, "  generated log:      {}/app.log ({} lines/s)", dir.path().display(), args.rate)?;
     writeln!(out, "  agent config:       config/demo.toml (job=\"demo\", level label, healthz lines dropped)")?;
+    writeln!(out, "  alert rule:         ERROR lines -> formatted webhook of the embedded store")?;
     writeln!(out, "  running for {}s; Ctrl-C ends it early\n", args.duration.as_secs())?;
 
     let agent_stop = CancellationToken::new();
@@ -56,6 +57,7 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
 
     let started = Instant::now();
     let mut last_error_ts = 0i64;
+    let mut alerts_seen = 0usize;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.tick().await;
     loop {
@@ -81,6 +83,16 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
                 last_error_ts = last_error_ts.max(*ts);
             }
         }
+        let alerts = store.alerts("demo-key");
+        for a in alerts.iter().skip(alerts_seen) {
+            writeln!(
+                out,
+                "       alert webhook [{}] {}",
+                a["state"].as_str().unwrap_or("?"),
+                a["title"].as_str().unwrap_or("")
+            )?;
+        }
+        alerts_seen = alerts.len();
         if started.elapsed() >= args.duration {
             break;
         }
@@ -105,6 +117,9 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     writeln!(out, "  entries stored:    {}", s.entries)?;
     writeln!(out, "  throughput:        {:.0} entries/s over {secs:.1}s", s.entries as f64 / secs)?;
     writeln!(out, "  push requests:     {:?}", s.requests)?;
+    let alerts = store.alerts("demo-key");
+    let resolved = alerts.iter().filter(|a| a["state"] == "ok").count();
+    writeln!(out, "  alert webhooks:    {} ({} alerting, {resolved} resolved)", alerts.len(), alerts.len() - resolved)?;
     match agent_result {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e.context("the agent failed")),
