@@ -280,3 +280,21 @@ fn more_files_than_max_open_files_all_ship_by_parking_idle_ones() {
     assert_eq!(all.len(), 12, "each line once");
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
+
+/// Regression: a file that existed but was empty at startup was only tailed
+/// at the next `scan_interval`, so its first lines waited up to 10 s.
+#[test]
+fn a_file_empty_at_startup_ships_its_first_lines_without_waiting_for_the_next_scan() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "").unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"");
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(10), || !agent.metrics().is_empty()));
+    append(&log, "first line\n");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 1), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}

@@ -49,6 +49,10 @@ const POLL_WITH_EVENTS: Duration = Duration::from_millis(1000);
 const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(250);
 /// At most this much is read from one file before the others get a turn.
 const MAX_READ_PER_TURN: u64 = 4 << 20;
+/// After a write event, wait this long so more writes gather before reading.
+const READ_COALESCE: Duration = Duration::from_millis(10);
+/// A write event rescans (for parked or still-empty files) at most this often.
+const RESCAN_ON_WRITE: Duration = Duration::from_millis(250);
 /// A rotated or deleted file is closed once it was at its end this long.
 const DETACHED_IDLE: Duration = Duration::from_secs(5);
 /// With `max_open_files` reached, a file idle this long may be parked (closed,
@@ -153,6 +157,8 @@ pub struct FileSource {
     /// `.gz` files already read in this run (by fingerprint).
     gz_done: HashSet<u64>,
     first_scan: bool,
+    /// The last scan found an empty file, not tailed until it has data.
+    saw_empty: bool,
     buf: Vec<u8>,
 }
 
@@ -189,6 +195,7 @@ impl FileSource {
             warned: HashSet::new(),
             gz_done: HashSet::new(),
             first_scan: true,
+            saw_empty: false,
             buf: vec![0u8; READ_BLOCK],
         })
     }
@@ -243,14 +250,20 @@ impl FileSource {
             }
             if let Ok(structural) = ev_rx.recv_timeout(wait.max(Duration::from_millis(5))) {
                 rescan |= structural;
+                // Writers append line by line: let a few writes gather so one
+                // read takes them all, instead of one wake-up per write.
+                if !structural {
+                    std::thread::sleep(READ_COALESCE);
+                }
                 // Take every queued event in one go.
                 while let Ok(s) = ev_rx.try_recv() {
                     rescan |= s;
                 }
-                // A write may be to a parked file: look, at most once a second.
+                // A write may be to a parked file, or to a file that was empty at
+                // the last scan (not yet tailed): look again, at most every 250 ms.
                 let since_scan =
                     self.cfg.scan_interval.get().saturating_sub(next_scan.saturating_duration_since(Instant::now()));
-                rescan |= !self.parked.is_empty() && since_scan >= Duration::from_secs(1);
+                rescan |= (!self.parked.is_empty() || self.saw_empty) && since_scan >= RESCAN_ON_WRITE;
             }
         }
         drop(watcher);
@@ -335,6 +348,7 @@ impl FileSource {
     }
 
     fn scan(&mut self) {
+        self.saw_empty = false;
         let candidates = self.candidates();
         let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
         for path in candidates {
@@ -427,6 +441,7 @@ impl FileSource {
         prefix.truncate(n);
         if n == 0 {
             // Empty: nothing to identify it by yet; look again when it has data.
+            self.saw_empty = true;
             return;
         }
         let is_gz = path.extension().is_some_and(|e| e == "gz");
