@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(s.truncated, 2);
     }
 
-    /// Found by the `line_splitter` fuzz target: a line of exactly
+    /// Found writing the model of the `line_splitter` fuzz target: a line of exactly
     /// `max_line_bytes` ending in `\r\n`, read in two pieces, was counted as
     /// truncated (read in one piece it was not), and a flushed partial line
     /// had its `\r` trimmed after the cut instead of before.
