@@ -225,6 +225,29 @@ impl Positions {
         }
     }
 
+    /// A tailed file was truncated or rewritten in place while lines of its old
+    /// content may still be queued or in flight: its new content is tracked
+    /// under a new key from offset 0, and the old key stops being tailed. The old
+    /// lines carry the old key, so their acknowledgements advance the old entry
+    /// and never move the new content's position to an offset of the old one.
+    /// Returns the new key.
+    pub fn restart(&self, key: u64, fp: Fingerprint) -> u64 {
+        let mut st = self.lock();
+        let now = now_secs();
+        let Some(old) = st.files.get_mut(&key) else { return key };
+        old.active = false;
+        old.updated_at = now;
+        let (path, dev, ino) = (old.path.clone(), old.dev, old.ino);
+        let new_key = st.next_key;
+        st.next_key += 1;
+        st.files.insert(
+            new_key,
+            FileState { path, fp, dev, ino, committed: 0, pending: VecDeque::new(), active: true, updated_at: now },
+        );
+        st.dirty = true;
+        new_key
+    }
+
     /// The file grew past its fingerprint's length: remember the longer one.
     pub fn update_fingerprint(&self, key: u64, fp: Fingerprint) {
         let mut st = self.lock();
@@ -407,6 +430,25 @@ mod tests {
         assert_eq!(p.committed(k), Some(20));
         p.ack(3, &[AckRef { file: k, offset: 30 }]);
         assert_eq!(p.committed(k), Some(30));
+    }
+
+    /// Found by the chaos run: see `tests/regression.rs`,
+    /// `copytruncate_with_old_lines_in_flight_never_commits_an_old_offset_for_the_new_content`.
+    #[test]
+    fn late_acks_of_a_truncated_files_old_content_do_not_move_the_new_contents_position() {
+        let p = Positions::in_memory();
+        let old = p.track(Path::new("/a"), Fingerprint::of(b"old"), 1, 1, 0);
+        p.register(1, &[AckRef { file: old, offset: 1000 }]);
+        // Truncated while batch 1 is in flight and batch 2 (old lines too) is not sealed yet.
+        let new = p.restart(old, Fingerprint::of(b"new"));
+        assert_ne!(new, old);
+        p.register(2, &[AckRef { file: old, offset: 5000 }]);
+        p.register(3, &[AckRef { file: new, offset: 40 }]);
+        p.ack(3, &[AckRef { file: new, offset: 40 }]);
+        p.ack(2, &[AckRef { file: old, offset: 5000 }]);
+        p.ack(1, &[AckRef { file: old, offset: 1000 }]);
+        assert_eq!(p.committed(new), Some(40));
+        assert_eq!(p.committed(old), Some(5000));
     }
 
     #[test]

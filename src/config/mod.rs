@@ -66,29 +66,51 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 
 /// [`load`] with an explicit environment (tests pass their own).
 pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Config, ConfigErrors> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigErrors(vec![ConfigError {
+            file: path.to_path_buf(),
+            key: String::new(),
+            message: format!("cannot read config file: {e}"),
+        }])
+    })?;
+    load_str(path, &text, env)
+}
+
+/// [`load_with_env`] over the text of a config file already read; `path` names
+/// it in errors and chooses TOML or YAML by its extension. Secret files the
+/// config names are still read. (The fuzz target `config_loader` enters here.)
+pub fn load_str(path: &Path, text: &str, env: &[(String, String)]) -> Result<Config, ConfigErrors> {
     let err = |key: &str, message: String| ConfigError { file: path.to_path_buf(), key: key.to_string(), message };
-    let tree = read_tree(path).map_err(|m| ConfigErrors(vec![err("", m)]))?;
+    let tree = parse_tree(path, text).map_err(|m| ConfigErrors(vec![err("", m)]))?;
     let mut errors = Vec::new();
 
     let mut tree = tree;
     apply_env_overrides(&mut tree, env, &mut |k, m| errors.push(err(k, m)));
     expand_vars(&mut tree, "", env, &mut |k, m| errors.push(err(k, m)));
 
-    let mut unknown = Vec::new();
-    let mut on_unknown = |p: serde_ignored::Path<'_>| unknown.push(fmt_ignored_path(&p));
-    let de = serde_ignored::Deserializer::new(tree, &mut on_unknown);
-    let parsed: Result<Config, _> = serde_path_to_error::deserialize(de);
+    // serde stops at the first value of a wrong type. To report every mistake
+    // at once, each such value is noted, removed (its default applies), and the
+    // tree is read again; validation then runs on what is left.
+    let mut type_errors = Vec::new();
+    let (parsed, unknown) = loop {
+        let mut unknown = Vec::new();
+        let mut on_unknown = |p: serde_ignored::Path<'_>| unknown.push(fmt_ignored_path(&p));
+        let de = serde_ignored::Deserializer::new(tree.clone(), &mut on_unknown);
+        match serde_path_to_error::deserialize::<_, Config>(de) {
+            Ok(c) => break (Some(c), unknown),
+            Err(e) => {
+                type_errors.push(err(&fmt_path(e.path()), e.inner().to_string()));
+                if type_errors.len() >= MAX_TYPE_ERRORS || !remove_path(&mut tree, e.path()) {
+                    break (None, unknown);
+                }
+            }
+        }
+    };
     for key in unknown {
         errors.push(err(&key, "unknown key".into()));
     }
-    let mut config = match parsed {
-        Ok(c) => c,
-        Err(e) => {
-            let key = fmt_path(e.path());
-            errors.push(err(&key, e.into_inner().to_string()));
-            return Err(ConfigErrors(errors));
-        }
-    };
+    errors.extend(type_errors);
+    let Some(mut config) = parsed else { return Err(ConfigErrors(errors)) };
     for (key, message) in validate(&mut config) {
         errors.push(err(&key, message));
     }
@@ -99,15 +121,14 @@ pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Config, Co
     }
 }
 
-/// Reads a config file into a JSON tree, choosing TOML or YAML by extension.
-fn read_tree(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read config file: {e}"))?;
+/// Parses a config file's text into a JSON tree, choosing TOML or YAML by extension.
+fn parse_tree(path: &Path, text: &str) -> Result<Value, String> {
     let format = match path.extension().and_then(|e| e.to_str()) {
         Some("yaml" | "yml") => config::FileFormat::Yaml,
         _ => config::FileFormat::Toml,
     };
     let built = config::Config::builder()
-        .add_source(config::File::from_str(&text, format))
+        .add_source(config::File::from_str(text, format))
         .build()
         .map_err(|e| format!("cannot parse config file: {e}"))?;
     let value: Value = built.try_deserialize().map_err(|e| format!("cannot parse config file: {e}"))?;
@@ -243,6 +264,36 @@ pub fn expand_str(s: &str, env: &[(String, String)]) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Values of a wrong type reported in one load, at most.
+const MAX_TYPE_ERRORS: usize = 64;
+
+/// Removes the value of the key at `path` (for an item of a list, the whole
+/// list, so the indices of later items still name what the file says).
+/// Returns false when there is no key to remove.
+fn remove_path(tree: &mut Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let Some(last_key) = segments.iter().rposition(|s| matches!(s, Segment::Map { .. })) else { return false };
+    let mut node = tree;
+    for seg in &segments[..last_key] {
+        node = match (seg, node) {
+            (Segment::Map { key }, Value::Object(m)) => match m.get_mut(key) {
+                Some(v) => v,
+                None => return false,
+            },
+            (Segment::Seq { index }, Value::Array(a)) => match a.get_mut(*index) {
+                Some(v) => v,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match (segments[last_key], node) {
+        (Segment::Map { key }, Value::Object(m)) => m.remove(key).is_some(),
+        _ => false,
+    }
 }
 
 fn fmt_path(p: &serde_path_to_error::Path) -> String {

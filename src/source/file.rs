@@ -528,14 +528,15 @@ impl FileSource {
         let same = p.fp.matches(&prefix[..n]) && meta.len() >= p.offset;
         let offset = if same { p.offset } else { 0 };
         let fp = if same { p.fp } else { Fingerprint::of(&prefix[..n]) };
+        // Lines of the old content may still be in flight: new content, new key.
+        let key = if same { p.key } else { self.positions.restart(p.key, fp) };
         if !same {
-            self.positions.reset(p.key, fp);
             self.event("truncated");
         }
         let filename = p.path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.cfg, &self.stages, Some(&filename), offset);
         self.tailers.push(Tailer {
-            key: p.key,
+            key,
             path: p.path,
             file,
             dev: p.dev,
@@ -611,7 +612,10 @@ impl FileSource {
         tracing::info!(path = %t.path.display(), old_offset = t.offset, "file truncated (copytruncate?); reading from the start");
         t.offset = 0;
         t.feed.reset(0);
-        self.positions.reset(t.key, t.fp);
+        // Lines of the old content may still be queued or in flight with the old
+        // key: the new content gets a new key, so their late acknowledgements
+        // cannot move its position (a kill -9 would then skip new lines).
+        t.key = self.positions.restart(t.key, t.fp);
         self.event("truncated");
     }
 

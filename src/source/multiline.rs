@@ -1,7 +1,8 @@
 //! Joining multiline entries (stack traces): a line matching `start` begins a
 //! new entry; other lines join the current one with `\n`. An entry is emitted
 //! when the next one starts, when it reaches `max_lines`, or when no line came
-//! for `max_wait`. Lines before the first start line are entries of their own.
+//! for `max_wait`. Lines before the first start line form one entry of their
+//! own (joined like continuation lines, as Promtail's multiline stage does).
 //!
 //! While an entry is held, the file position must not pass its first line, so
 //! [`Joiner::safe_offset`] tells the tailer how far lines are really handled.

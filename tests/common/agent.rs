@@ -46,7 +46,20 @@ impl Agent {
     }
 
     pub fn start_with(config: &Path, env: &[(&str, &str)]) -> Agent {
-        let mut cmd = Command::new(bin());
+        Self::start_wrapped(config, env, &[])
+    }
+
+    /// [`Agent::start_with`] behind a wrapper command, such as
+    /// `setpriv --reuid=65534 ...` to run the agent as another user.
+    pub fn start_wrapped(config: &Path, env: &[(&str, &str)], wrapper: &[&str]) -> Agent {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(bin());
+                c
+            }
+            None => Command::new(bin()),
+        };
         cmd.args(["run", "--config"]).arg(config).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         cmd.env("RUST_LOG", "info");
         for (k, v) in env {

@@ -1,0 +1,219 @@
+//! Secrets never leave the agent except to the services they are for: a
+//! basic-auth password, a bearer token, webhook URLs (their path holds the
+//! integration key) and an annotations token are searched for in every line
+//! the agent logs at `debug` and `trace`, in `/metrics`, and in the output of
+//! `check` and `alert test`, with pushes, webhooks and annotations that fail
+//! as well as ones that succeed (error paths are where secrets leak).
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use agent::Agent;
+use common::{bin, wait_for, Receiver};
+
+const PASSWORD: &str = "pw-S3CRET-basic-7f3a9";
+const TOKEN: &str = "tok-S3CRET-bearer-91c2e";
+const HOOK_KEY: &str = "hook-S3CRET-key-55d1b";
+const WRONG_HOOK_KEY: &str = "hook-S3CRET-wrong-0d2c4";
+const ANNOTATIONS_TOKEN: &str = "sa-S3CRET-annotations-e81f";
+
+/// Every secret of this file, and the base64 of the basic-auth pair (as it
+/// travels in the `Authorization` header).
+fn secrets() -> Vec<String> {
+    let mut s: Vec<String> =
+        [PASSWORD, TOKEN, HOOK_KEY, WRONG_HOOK_KEY, ANNOTATIONS_TOKEN].iter().map(|s| s.to_string()).collect();
+    s.push(base64(&format!("123456:{PASSWORD}")));
+    s
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for s in secrets() {
+        assert!(!text.contains(&s), "{what} shows the secret {s}:\n{text}");
+    }
+    // Loose pieces too: the part after each prefix must not appear either.
+    for piece in ["S3CRET-basic", "S3CRET-bearer", "S3CRET-key", "S3CRET-wrong", "S3CRET-annotations"] {
+        assert!(!text.contains(piece), "{what} shows part of a secret ({piece}):\n{text}");
+    }
+}
+
+fn base64(s: &str) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// A config with two alert rules (one webhook accepted, one refused with 403),
+/// annotations that fail, and `auth` as the client's credentials.
+fn config(dir: &Path, r: &Receiver, auth: &str) -> std::path::PathBuf {
+    let hook = write(dir, "hook-url", &format!("{}/integrations/v1/formatted_webhook/{HOOK_KEY}/\n", r.base));
+    let annotations_token = write(dir, "sa-token", ANNOTATIONS_TOKEN);
+    std::fs::write(dir.join("a.log"), "INFO starting\nERROR boom one\nERROR boom two\n").unwrap();
+    let text = format!(
+        r#"shutdown_timeout = "5s"
+[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{url}"
+{auth}
+batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "200ms" }}
+[positions]
+path = "{dir}/positions.json"
+sync_period = "200ms"
+[[sources]]
+type = "file"
+include = ["{dir}/*.log"]
+labels = {{ job = "test" }}
+scan_interval = "200ms"
+[[alerts]]
+name = "accepted"
+selector = {{ job = "test" }}
+match = "ERROR"
+webhook_url_file = "{hook}"
+group_interval = "200ms"
+annotations = {{ url = "{url}/nothing-here", token_file = "{annotations_token}" }}
+[[alerts]]
+name = "refused"
+selector = {{ job = "test" }}
+match = "ERROR"
+webhook_url = "${{WRONG_HOOK_URL}}"
+group_interval = "200ms"
+"#,
+        port = agent::free_port(),
+        url = r.base,
+        dir = dir.display(),
+    );
+    let p = dir.join("tailship.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn wrong_hook_url(r: &Receiver) -> String {
+    format!("{}/integrations/v1/formatted_webhook/{WRONG_HOOK_KEY}/", r.base)
+}
+
+/// Runs `check` and `alert test` on the config and the agent at `level` until
+/// lines are pushed, both alerts tried and the pushes' failures retried;
+/// returns everything they printed and served.
+fn run_everything(cfg: &Path, r: &Receiver, level: &str) -> Vec<(String, String)> {
+    let env = [("WRONG_HOOK_URL", wrong_hook_url(r))];
+    // Each round ships the file again from its start.
+    let _ = std::fs::remove_file(cfg.parent().unwrap().join("positions.json"));
+    let mut out = Vec::new();
+    for args in [vec!["check", "--config"], vec!["alert", "test", "--config"]] {
+        let o = Command::new(bin()).args(&args).arg(cfg).env("RUST_LOG", level).envs(env.clone()).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        out.push((args.join(" "), text));
+    }
+    let agent = Agent::start_with(cfg, &[("RUST_LOG", level), ("WRONG_HOOK_URL", &wrong_hook_url(r))]);
+    let delivered = wait_for(Duration::from_secs(30), || {
+        let m = agent.metrics();
+        agent::metric_value(&m, "tailship_push_lines_total") >= 3.0
+            && agent::metric_value(&m, "tailship_alerts_sent_total") >= 1.0
+            && agent::metric_value(&m, "tailship_alert_delivery_failures_total") >= 1.0
+    });
+    assert!(delivered, "the agent did not push and alert: {}\n{}", agent.stderr_text(), agent.metrics());
+    out.push(("/metrics".into(), agent.metrics()));
+    let log = agent.stderr_text();
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    out.push((format!("agent log at {level}"), log));
+    out
+}
+
+#[test]
+fn basic_auth_password_webhook_keys_and_annotations_token_never_appear_in_logs_metrics_or_check_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let pw = write(dir.path(), "pw", &format!("{PASSWORD}\n"));
+    // The service fails the first pushes (retried) and knows only the right webhook key.
+    let r = Receiver::start(&[
+        "--basic-auth-user",
+        "123456",
+        "--basic-auth-password-file",
+        &pw,
+        "--webhook-key",
+        HOOK_KEY,
+        "--fail-first",
+        "2",
+        "--fail-status",
+        "500",
+    ]);
+    let auth = format!("basic_auth = {{ username = \"123456\", password_file = \"{pw}\" }}");
+    let cfg = config(dir.path(), &r, &auth);
+    for level in ["debug", "trace"] {
+        let outputs = run_everything(&cfg, &r, level);
+        for (what, text) in &outputs {
+            assert!(!text.is_empty(), "{what} printed nothing");
+            eprintln!("--- {what}: {} lines, {} bytes", text.lines().count(), text.len());
+            if std::env::var_os("SHOW_OUTPUT").is_some() {
+                eprintln!("{text}");
+            }
+            assert_clean(what, text);
+        }
+        let log = &outputs.last().unwrap().1;
+        assert!(log.contains("DEBUG"), "the log is at debug level: {log}");
+    }
+    assert!(r.stats()["requests"]["500"].as_u64() >= Some(2), "the failing pushes happened");
+}
+
+#[test]
+fn bearer_token_never_appears_in_logs_metrics_or_check_output_even_when_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let tok = write(dir.path(), "token", TOKEN);
+    // `tailship receive` takes basic auth only: a bearer token is refused
+    // with 401 on every push (the agent drops and logs), which is the error
+    // path to check, and the alert rules run as in the basic-auth test.
+    let r = Receiver::start(&[
+        "--basic-auth-user",
+        "someone",
+        "--basic-auth-password-file",
+        &write(dir.path(), "server-pw", "server-side"),
+        "--webhook-key",
+        HOOK_KEY,
+    ]);
+    let cfg = config(dir.path(), &r, &format!("bearer_token_file = \"{tok}\""));
+    let env = [("WRONG_HOOK_URL", wrong_hook_url(&r))];
+    let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).envs(env.clone()).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    assert_clean("check", &String::from_utf8_lossy(&check.stdout));
+    assert_clean("check", &String::from_utf8_lossy(&check.stderr));
+    for level in ["debug", "trace"] {
+        let agent = Agent::start_with(&cfg, &[("RUST_LOG", level), ("WRONG_HOOK_URL", &wrong_hook_url(&r))]);
+        assert!(
+            wait_for(Duration::from_secs(30), || {
+                agent.metric("tailship_lines_dropped_total") >= 3.0
+                    && agent.metric("tailship_alert_delivery_failures_total") >= 1.0
+            }),
+            "{}",
+            agent.stderr_text()
+        );
+        assert_clean("/metrics", &agent.metrics());
+        let log = agent.stderr_text();
+        assert!(log.contains("401"), "the refusal is logged: {log}");
+        assert!(agent.terminate(Duration::from_secs(15)).success());
+        assert_clean(&format!("agent log at {level}"), &log);
+        // Next round reads the file again from the start.
+        let _ = std::fs::remove_file(dir.path().join("positions.json"));
+    }
+}
