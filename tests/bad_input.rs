@@ -344,21 +344,17 @@ async fn clock_stepping_backwards_keeps_assigned_timestamps_strictly_increasing(
     let pipeline = Pipeline::start(settings, 16 << 20, pusher, positions, cancel.clone());
     let stream = Interner::new().intern(None, BTreeMap::from([("job".to_string(), "clock".to_string())]));
     let now = tailship::util::now_ns();
-    let s = 1_000_000_000i128;
+    let now = now as i64;
+    let s = 1_000_000_000i64;
     // (read time, assigned by the agent?)
     let reads =
         [(now, true), (now - s, true), (now - s, true), (now - 3 * s, true), (now - 5 * s, false), (now + s, true)];
     for (i, (ts, assigned)) in reads.iter().enumerate() {
         let line = format!("line {i}");
         let mut chunk = Chunk::new(Arc::from("clock"));
-        chunk.buf.extend_from_slice(line.as_bytes());
-        chunk.entries.push(Entry {
-            stream: stream.clone(),
-            ts: *ts,
-            assigned_ts: *assigned,
-            start: 0,
-            len: line.len() as u32,
-        });
+        chunk.buf.push_str(&line);
+        let sid = chunk.stream_id(&stream);
+        chunk.entries.push(Entry { stream: sid, ts: *ts, assigned_ts: *assigned, start: 0, len: line.len() as u32 });
         assert!(pipeline.sink.send(chunk, &cancel).await);
         // Separate batches too, not only separate lines of one batch.
         if i == 2 {
@@ -368,7 +364,7 @@ async fn clock_stepping_backwards_keeps_assigned_timestamps_strictly_increasing(
     let totals = pipeline.finish().await;
     assert_eq!(totals.lines_delivered, 6);
     let got = tokio::task::spawn_blocking(move || query_all(&r, r#"{job="clock"}"#, None)).await.unwrap();
-    let got: Vec<(i128, &str)> = got.iter().map(|e| (e.ts, e.line.as_str())).collect();
+    let got: Vec<(i64, &str)> = got.iter().map(|e| (e.ts as i64, e.line.as_str())).collect();
     assert_eq!(
         got,
         vec![
