@@ -210,6 +210,7 @@ impl FileSource {
         let watcher = if self.mode == Mode::Follow { self.watch(ev_tx) } else { None };
         let poll = if watcher.is_some() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
         let mut next_scan = Instant::now();
+        let mut last_scan = Instant::now();
         let mut rescan = true;
         let m = Metrics::get();
         let name = self.name();
@@ -218,6 +219,7 @@ impl FileSource {
                 break;
             }
             if rescan || Instant::now() >= next_scan {
+                last_scan = Instant::now();
                 self.scan();
                 next_scan = Instant::now() + self.cfg.scan_interval.get().max(Duration::from_millis(100));
                 rescan = false;
@@ -261,9 +263,10 @@ impl FileSource {
                 }
                 // A write may be to a parked file, or to a file that was empty at
                 // the last scan (not yet tailed): look again, at most every 250 ms.
-                let since_scan =
-                    self.cfg.scan_interval.get().saturating_sub(next_scan.saturating_duration_since(Instant::now()));
-                rescan |= (!self.parked.is_empty() || self.saw_empty) && since_scan >= RESCAN_ON_WRITE;
+                // A throttled look is not skipped: it is moved up to when it is allowed.
+                if !self.parked.is_empty() || self.saw_empty {
+                    next_scan = next_scan.min(last_scan + RESCAN_ON_WRITE);
+                }
             }
         }
         drop(watcher);
