@@ -350,8 +350,15 @@ async fn run_batcher(
                     }
                 }
                 if i < run_end {
-                    // The batch is full: seal it and go on with a new one.
-                    let full = std::mem::replace(p, Pending::new(now));
+                    // The batch is full: seal it and go on with a new one. It holds
+                    // part of this chunk, whose position goes with a later batch: a
+                    // mark at offset 0 keeps the file's position from passing this
+                    // batch's lines until it, too, is acknowledged (batches in flight
+                    // are acknowledged in any order).
+                    let mut full = std::mem::replace(p, Pending::new(now));
+                    if let Some(a) = chunk.ack {
+                        full.add_ack(AckRef { file: a.file, offset: 0 });
+                    }
                     seal(full, tenant.clone(), &mut seq, &positions, &out).await;
                 }
             }

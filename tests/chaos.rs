@@ -373,6 +373,7 @@ fn run_chaos(secs: u64) {
     );
     std::fs::write(dir.path().join("app.log"), "").unwrap();
 
+    let t0 = Instant::now();
     let writer = {
         let d = dir.path().to_path_buf();
         std::thread::spawn(move || run_writer(d, secs, seed))
@@ -408,8 +409,11 @@ fn run_chaos(secs: u64) {
     let mut rng = Rng::new(seed ^ 0xa6e7);
     let mut kills = 0u64;
     let mut peak_rss_kb = 0u64;
+    // Every agent's log (debug for tailship) with the kill times and the
+    // positions file at each kill, kept in target/tmp for a post-mortem.
     let mut stderr_all = String::new();
-    let mut agent = Agent::start(&cfg);
+    let agent_env = [("RUST_LOG", "info,tailship=debug")];
+    let mut agent = Agent::start_with(&cfg, &agent_env);
     let chaos_end = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < chaos_end {
         let life_end = Instant::now() + rng.millis(1500, 5000);
@@ -422,8 +426,12 @@ fn run_chaos(secs: u64) {
         stderr_all.push_str(&agent.stderr_text());
         agent.kill9();
         kills += 1;
+        let positions = std::fs::read_to_string(dir.path().join("positions.json")).unwrap_or_default();
+        stderr_all
+            .push_str(&format!("=== kill -9 at {:.3}s; positions.json:\n{positions}\n", t0.elapsed().as_secs_f64()));
         std::thread::sleep(rng.millis(0, 1000));
-        agent = Agent::start(&cfg);
+        stderr_all.push_str(&format!("=== start at {:.3}s\n", t0.elapsed().as_secs_f64()));
+        agent = Agent::start_with(&cfg, &agent_env);
     }
     let w = writer.join().unwrap();
     stop_restarts.store(true, Ordering::Relaxed);
@@ -496,6 +504,7 @@ fn run_chaos(secs: u64) {
          duplicates: {duplicates} ({dup_pct:.2}% of lines)\n\
          garbled lines: {garbled} {gs:?}\n\
          undecodable pushes: {bad} {bs:?}\n\
+         agent log lines at ERROR: {errors} (logs and positions at each kill: chaos-{secs}s.agents.log)\n\
          rotations (first line after, kind, second): {rotations:?}\n",
         lines = w.lines,
         rate = w.lines as f64 / secs as f64,
@@ -515,10 +524,12 @@ fn run_chaos(secs: u64) {
         bs = ledger.bad_samples.lock().unwrap(),
         lost_ranges = &lost_ranges[..lost_ranges.len().min(10)],
         rotations = w.rotations,
+        errors = stderr_all.lines().filter(|l| l.contains(" ERROR ")).count(),
     );
     eprintln!("{report}");
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("chaos-{secs}s.txt"));
     let _ = std::fs::write(&out, &report);
+    let _ = std::fs::write(out.with_extension("agents.log"), &stderr_all);
 
     assert!(w.lines as f64 >= 0.9 * (RATE * secs) as f64, "the writer fell behind its rate:\n{report}");
     assert!(kills >= secs / 6, "too few kills:\n{report}");

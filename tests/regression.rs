@@ -82,3 +82,81 @@ fn copytruncate_with_old_lines_in_flight_never_commits_an_old_offset_for_the_new
     assert_eq!(stored(&r), old_lines + 3);
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
+
+/// Found by the 10-minute chaos run (666 and then 1,028 lines lost, each time
+/// lines written just before a kill -9). A chunk of lines that did not fit in
+/// the open batch was split: the batch was sealed with its first lines, and
+/// the chunk's position went only with the next batch. With batches in flight
+/// at once, the next batch could be acknowledged first and move the file's
+/// position past lines still unacknowledged in the first; a kill -9 before the
+/// first was delivered lost them. Now a batch sealed in the middle of a chunk
+/// holds that file's position back until it, too, is acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledged() {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    use tailship::batch::{BatchSettings, Pipeline};
+    use tailship::pipeline::{AckRef, Chunk, Entry, Interner};
+    use tailship::positions::{Fingerprint, Positions};
+
+    // A service that refuses (500, for ever) every body holding a line of the
+    // chunk's first part, and accepts the rest.
+    let accepted = Arc::new(AtomicU64::new(0));
+    let app = {
+        let accepted = accepted.clone();
+        axum::Router::new().route(
+            "/logstore/api/v1/push",
+            axum::routing::post(move |body: axum::body::Bytes| {
+                let accepted = accepted.clone();
+                async move {
+                    if body.windows(11).any(|w| w == b"first part ") {
+                        axum::http::StatusCode::INTERNAL_SERVER_ERROR
+                    } else {
+                        accepted.fetch_add(1, Ordering::Relaxed);
+                        axum::http::StatusCode::NO_CONTENT
+                    }
+                }
+            }),
+        )
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut client = tailship::config::ClientConfig { url, ..Default::default() };
+    client.compression = tailship::config::Compression::None;
+    client.retry.min_backoff = tailship::util::HumanDuration(Duration::from_millis(10));
+    client.retry.max_backoff = tailship::util::HumanDuration(Duration::from_millis(50));
+    let pusher = Arc::new(tailship::client::push::Pusher::new(&client, tailship::metrics::Health::new()).unwrap());
+    let positions = Arc::new(Positions::in_memory());
+    let key = positions.track(std::path::Path::new("/log/a"), Fingerprint::of(b"x"), 1, 1, 0);
+    let abort = tokio_util::sync::CancellationToken::new();
+    let settings = BatchSettings { max_bytes: 2048, max_wait: Duration::from_millis(20), max_in_flight: 4 };
+    let pipeline = Pipeline::start(settings, 16 << 20, pusher, positions.clone(), abort.clone());
+    let stream = Interner::new().intern(None, BTreeMap::from([("job".to_string(), "split".to_string())]));
+    // One chunk of 40 lines of 100 bytes: about 20 fit in a batch.
+    let mut chunk = Chunk::new(Arc::from("split"));
+    let mut offset = 0u64;
+    for i in 0..40 {
+        let line = if i < 10 { format!("first part {i:088}") } else { format!("second part {i:087}") };
+        let start = chunk.buf.len() as u32;
+        chunk.buf.extend_from_slice(line.as_bytes());
+        let ts = tailship::util::now_ns();
+        chunk.entries.push(Entry { stream: stream.clone(), ts, assigned_ts: true, start, len: line.len() as u32 });
+        offset += line.len() as u64 + 1;
+    }
+    chunk.ack = Some(AckRef { file: key, offset });
+    assert!(pipeline.sink.send(chunk, &abort).await);
+    // The second part is delivered; the first is refused and retried.
+    let end = tokio::time::Instant::now() + Duration::from_secs(10);
+    while accepted.load(Ordering::Relaxed) == 0 && tokio::time::Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(accepted.load(Ordering::Relaxed) >= 1, "the second part was not delivered");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(positions.committed(key), Some(0), "the position passed lines that were never acknowledged");
+    abort.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(10), pipeline.finish()).await;
+    assert_eq!(positions.committed(key), Some(0));
+}

@@ -17,11 +17,17 @@ use tailship::source::multiline::Joiner;
 
 const STARTS: [&str; 4] = [r"^\d", r"^\S", r"^[A-Z]{2}", r"^$"];
 
+/// Compiled once: compiling a regex per input would be most of the work.
+fn starts() -> &'static [Regex] {
+    static RES: std::sync::OnceLock<Vec<Regex>> = std::sync::OnceLock::new();
+    RES.get_or_init(|| STARTS.iter().map(|s| Regex::new(s).unwrap()).collect())
+}
+
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {
         return;
     }
-    let start = Regex::new(STARTS[(data[0] & 3) as usize]).unwrap();
+    let start = starts()[(data[0] & 3) as usize].clone();
     let max_lines = 1 + ((data[0] >> 2) % 8) as usize;
     let bounded = data[1] & 0x80 != 0;
     let max_bytes = if bounded { 1 + (data[1] & 0x7f) as usize } else { usize::MAX / 2 };

@@ -218,10 +218,19 @@ impl RetryPolicy {
             .with_max_delay(self.max_backoff)
             .with_factor(2.0)
             .with_jitter()
+            // backon without its `std` feature seeds every schedule alike, so every
+            // batch would retry at the same instants: seed each one apart.
+            .with_jitter_seed(jitter_seed())
             .without_max_times()
             .build();
         Backoff { inner: b, policy: *self, attempts: 0 }
     }
+}
+
+/// A seed that differs between calls (std's per-process random hash keys).
+fn jitter_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
 /// An iterator of waits (see [`RetryPolicy::schedule`]).
@@ -296,6 +305,25 @@ mod tests {
             body: String::new(),
             retry_after: ra.map(Duration::from_secs),
         }
+    }
+
+    /// Found in the chaos run's agent logs: every batch retried after the same
+    /// "random" waits (29.6 ms, 77.9 ms, 122.3 ms...), all at once after an
+    /// outage, because the jitter generator had one fixed seed.
+    #[test]
+    fn retry_jitter_differs_between_batches() {
+        let policy = RetryPolicy {
+            min_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(60),
+            max_retries: 0,
+        };
+        let err = status(500, None);
+        let waits = |_| {
+            let mut b = policy.schedule();
+            (0..6).map(|_| b.next_wait(&err).unwrap()).collect::<Vec<_>>()
+        };
+        let runs: Vec<Vec<Duration>> = (0..4).map(waits).collect();
+        assert!(runs.windows(2).all(|w| w[0] != w[1]), "identical retry waits: {runs:?}");
     }
 
     #[test]
