@@ -141,9 +141,10 @@ async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledg
     for i in 0..40 {
         let line = if i < 10 { format!("first part {i:088}") } else { format!("second part {i:087}") };
         let start = chunk.buf.len() as u32;
-        chunk.buf.extend_from_slice(line.as_bytes());
-        let ts = tailship::util::now_ns();
-        chunk.entries.push(Entry { stream: stream.clone(), ts, assigned_ts: true, start, len: line.len() as u32 });
+        chunk.buf.push_str(&line);
+        let ts = tailship::util::now_ns() as i64;
+        let sid = chunk.stream_id(&stream);
+        chunk.entries.push(Entry { stream: sid, ts, assigned_ts: true, start, len: line.len() as u32 });
         offset += line.len() as u64 + 1;
     }
     chunk.ack = Some(AckRef { file: key, offset });
