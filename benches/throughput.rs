@@ -7,7 +7,8 @@
 //! (user + sys, from the child's rusage) per million lines, and its peak RSS.
 //! Writes the table to stdout and `target/bench/throughput.json`.
 //!
-//! Run: `cargo bench --bench throughput` (env BENCH_LINES, BENCH_RUNS to change the size).
+//! Run: `cargo bench --bench throughput` (env BENCH_LINES, BENCH_RUNS to change the size,
+//! BENCH_DAEMON=0 to skip the daemon path, BENCH_KEEP=DIR to keep the generated log).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -107,7 +108,14 @@ fn main() {
     let lines: usize = std::env::var("BENCH_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
     let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
     let dir = tempfile::tempdir().expect("temp dir");
-    let log = dir.path().join("bench.log");
+    // BENCH_KEEP=DIR keeps the generated log (DIR/bench.log) for profiling by hand.
+    let log = match std::env::var_os("BENCH_KEEP") {
+        Some(keep) => {
+            std::fs::create_dir_all(&keep).expect("BENCH_KEEP dir");
+            Path::new(&keep).join("bench.log")
+        }
+        None => dir.path().join("bench.log"),
+    };
     let bytes = generate(&log, lines);
     println!("tailship push throughput: {lines} lines, {:.1} MB, {runs} runs per row", bytes as f64 / 1e6);
     println!("binary: {}", bin().display());

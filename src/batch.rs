@@ -31,6 +31,7 @@ use crate::alert::AlertTap;
 use crate::client::push::{escape_json_into, PushOutcome, Pusher};
 use crate::metrics::Metrics;
 use crate::pipeline::{AckRef, Chunk, StreamRef};
+use crate::pool::{self, Pool};
 use crate::positions::Positions;
 
 /// The byte budget shared by every line between reading and acknowledgement.
@@ -149,12 +150,12 @@ impl Pending {
 
     /// Index of `stream`'s buffer in this batch, adding it on first use.
     /// The first stream's buffer is sized for a whole batch (it usually is one).
-    fn stream_index(&mut self, stream: &StreamRef, key: usize, max_bytes: usize) -> usize {
+    fn stream_index(&mut self, stream: &StreamRef, key: usize, bodies: &Pool<u8>) -> usize {
         if let Some(i) = self.index.get(&key) {
             return *i;
         }
         let first = self.streams.is_empty();
-        let mut buf = Vec::with_capacity(if first { max_bytes + (max_bytes >> 4) } else { 16 << 10 });
+        let mut buf = if first { bodies.take() } else { Vec::with_capacity(16 << 10) };
         buf.extend_from_slice(if first { b"{\"streams\":[{\"stream\":" } else { b",{\"stream\":" });
         buf.extend_from_slice(stream.labels_json.as_bytes());
         buf.extend_from_slice(b",\"values\":[");
@@ -277,6 +278,8 @@ async fn run_batcher(
     let mut pending: HashMap<Option<Arc<str>>, Pending> = HashMap::new();
     let mut last_ts: HashMap<usize, i64> = HashMap::new();
     let mut seq: u64 = 0;
+    let bodies = pool::bodies(s.max_bytes, s.max_in_flight);
+    let mut digits = TsDigits::new();
     loop {
         let deadline = pending.values().map(|p| p.started + s.max_wait).min();
         let chunk = tokio::select! {
@@ -293,6 +296,7 @@ async fn run_batcher(
             }
         };
         let Some(mut chunk) = chunk else { break };
+        pool::note_activity();
         let now = Instant::now();
         let read_at = chunk.read_at.unwrap_or(now);
         let mut last_tenant: Option<Option<Arc<str>>> = None;
@@ -309,7 +313,7 @@ async fn run_batcher(
             let mut last = last_ts.get(&key).copied().unwrap_or(i64::MIN);
             while i < run_end {
                 let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
-                let idx = p.stream_index(&stream, key, s.max_bytes);
+                let idx = p.stream_index(&stream, key, bodies);
                 let (_, values, count) = &mut p.streams[idx];
                 let mut size = p.size;
                 let mut raw = 0usize;
@@ -328,7 +332,7 @@ async fn run_batcher(
                     let before = values.len();
                     values.extend_from_slice(if *count == 0 { b"[\"" } else { b",[\"" });
                     *count += 1;
-                    push_decimal(values, ts.max(0) as u64);
+                    values.extend_from_slice(digits.format(ts.max(0) as u64));
                     values.extend_from_slice(b"\",\"");
                     escape_json_into(values, line);
                     values.extend_from_slice(b"\"]");
@@ -368,6 +372,7 @@ async fn run_batcher(
         if let Some(tap) = alerts.as_mut() {
             tap.flush();
         }
+        pool::CHUNK_TEXT.give(std::mem::take(&mut chunk.buf).into_bytes());
         // The chunk's position and budget go with the batch holding its last line
         // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
         // default): acknowledging that batch proves every earlier line was handled.
@@ -398,8 +403,48 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
     }
 }
 
-fn push_decimal(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+/// Decimal timestamps. Lines of one read share the read time, bumped by 1 ns
+/// each to keep them in order, so most timestamps are the previous one plus
+/// one: those are made by incrementing the previous digits in place instead
+/// of formatting all nineteen again.
+struct TsDigits {
+    /// The last value formatted, `None` before the first.
+    last: Option<u64>,
+    /// Its digits, right-aligned: `buf[start..]`.
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl TsDigits {
+    fn new() -> Self {
+        Self { last: None, buf: [b'0'; 20], start: 19 }
+    }
+
+    #[inline]
+    fn format(&mut self, v: u64) -> &[u8] {
+        if self.last.is_some_and(|last| last.checked_add(1) == Some(v)) {
+            let mut i = self.buf.len() - 1;
+            loop {
+                if self.buf[i] != b'9' {
+                    self.buf[i] += 1;
+                    self.last = Some(v);
+                    return &self.buf[self.start..];
+                }
+                self.buf[i] = b'0';
+                if i == self.start {
+                    // 99..9 + 1 gains a digit: format it whole.
+                    break;
+                }
+                i -= 1;
+            }
+        }
+        let mut b = itoa::Buffer::new();
+        let digits = b.format(v).as_bytes();
+        self.start = self.buf.len() - digits.len();
+        self.buf[self.start..].copy_from_slice(digits);
+        self.last = Some(v);
+        &self.buf[self.start..]
+    }
 }
 
 async fn seal(
@@ -448,6 +493,9 @@ async fn run_pushers(
                 m.queue_lines.set(budget.lines.load(Ordering::Relaxed));
                 let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
                 m.oldest_unacked_seconds.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
+                if pool::trim_idle() {
+                    tracing::debug!("pipeline idle: pooled buffers freed, free memory returned to the system");
+                }
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
         })
@@ -523,4 +571,29 @@ async fn run_pushers(
     m.queue_bytes.set(budget.used() as i64);
     m.queue_lines.set(budget.lines.load(Ordering::Relaxed));
     m.oldest_unacked_seconds.set(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_digits_match_plain_formatting_across_carries_and_jumps() {
+        let mut d = TsDigits::new();
+        let mut check = |v: u64| {
+            let ours = String::from_utf8(d.format(v).to_vec()).unwrap();
+            assert_eq!(ours, v.to_string());
+        };
+        // Runs of +1 through every kind of carry, and jumps between them.
+        for start in [0u64, 7, 95, 998, 1_700_000_000_123_456_789, 1_699_999_999_999_999_990, u64::MAX - 3] {
+            for k in 0..=12u64 {
+                if let Some(v) = start.checked_add(k) {
+                    check(v);
+                }
+            }
+        }
+        for v in [5u64, 4, 10, 9_999, 10_000, 10_001, 3, 4] {
+            check(v);
+        }
+    }
 }

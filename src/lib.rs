@@ -17,6 +17,7 @@ pub mod config;
 pub mod logging;
 pub mod metrics;
 pub mod pipeline;
+pub mod pool;
 pub mod positions;
 pub mod receive;
 pub mod shutdown;

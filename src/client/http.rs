@@ -111,6 +111,15 @@ pub struct ClientOptions {
     pub ca_file: Option<std::path::PathBuf>,
     pub insecure_skip_verify: bool,
     pub timeout: Option<Duration>,
+    /// The service is reached over plain `http://`: the system's and the
+    /// built-in TLS root certificates are not loaded (parsing them costs a
+    /// few milliseconds and a few hundred KiB held for the agent's lifetime).
+    pub plain_http: bool,
+}
+
+/// True for an `http://` URL (no TLS).
+pub fn is_plain_http(url: &str) -> bool {
+    url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"))
 }
 
 /// Builds the reqwest client (rustls, optional extra CA, optional insecure mode).
@@ -123,6 +132,9 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
         for cert in read_ca_file(path)? {
             b = b.add_root_certificate(cert);
         }
+    }
+    if opts.plain_http {
+        b = b.tls_built_in_root_certs(false);
     }
     if opts.insecure_skip_verify {
         tracing::warn!(

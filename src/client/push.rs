@@ -15,38 +15,97 @@ use tokio_util::sync::CancellationToken;
 use super::http::{self, Auth, ClientOptions, HttpError, RetryPolicy};
 use crate::config::{ClientConfig, Compression};
 use crate::metrics::{Health, Metrics};
+use crate::pool::{self, Pool, Pooled};
 
 /// Escapes `s` as the inside of a JSON string (no quotes) onto `out`.
-/// Only `"`, `\` and control characters need escaping. Eight bytes are checked
-/// at a time, so a line without any (the usual case) is one scan and one copy.
+/// Only `"`, `\` and control characters need escaping. The search for the
+/// next such byte looks at 16 bytes at a time (SSE2 on x86_64, 8 bytes as
+/// integers elsewhere), so a line without any (the usual case) is one scan
+/// and one copy.
 pub fn escape_json_into(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    out.reserve(bytes.len());
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if i + 8 <= bytes.len() {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&bytes[i..i + 8]);
-            if !needs_escape(u64::from_le_bytes(w)) {
-                i += 8;
-                continue;
-            }
-        }
+    while let Some(i) = find_escape(bytes, start) {
+        out.extend_from_slice(&bytes[start..i]);
         let b = bytes[i];
-        let esc = ESCAPE[b as usize];
-        if esc != 0 {
-            out.extend_from_slice(&bytes[start..i]);
-            if esc == b'u' {
+        match ESCAPE[b as usize] {
+            b'u' => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]]);
-            } else {
-                out.extend_from_slice(&[b'\\', esc]);
             }
-            start = i + 1;
+            esc => out.extend_from_slice(&[b'\\', esc]),
         }
-        i += 1;
+        start = i + 1;
     }
     out.extend_from_slice(&bytes[start..]);
+}
+
+/// The index of the first byte at or after `from` that JSON needs escaped.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn find_escape(b: &[u8], from: usize) -> Option<usize> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    if b.len() < 16 {
+        return b[from.min(b.len())..].iter().position(|&c| ESCAPE[c as usize] != 0).map(|p| p + from);
+    }
+    // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are
+    // always available; every load reads 16 bytes at `i` or `b.len() - 16`,
+    // both with `b.len() >= 16` and `i + 16 <= b.len()`, so inside `b`.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let below_space = _mm_set1_epi8(0x1f);
+        let mask_at = |i: usize| {
+            let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
+            // A byte is a control character when min(byte, 0x1f) == byte (unsigned).
+            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, below_space), v);
+            let special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
+            _mm_movemask_epi8(_mm_or_si128(ctl, special)) as u32
+        };
+        let mut i = from;
+        while i + 16 <= b.len() {
+            let m = mask_at(i);
+            if m != 0 {
+                return Some(i + m.trailing_zeros() as usize);
+            }
+            i += 16;
+        }
+        if i < b.len() {
+            // The last 16 bytes, overlapping what was checked: skip the bytes before `i`.
+            let last = b.len() - 16;
+            let m = mask_at(last) >> (i - last);
+            if m != 0 {
+                return Some(i + m.trailing_zeros() as usize);
+            }
+        }
+    }
+    None
+}
+
+/// The index of the first byte at or after `from` that JSON needs escaped.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn find_escape(b: &[u8], from: usize) -> Option<usize> {
+    find_escape_swar(b, from)
+}
+
+/// [`find_escape`] for any target: eight bytes at a time as one integer.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline]
+fn find_escape_swar(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i + 8 <= b.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        if needs_escape(u64::from_le_bytes(w)) {
+            break;
+        }
+        i += 8;
+    }
+    b[i.min(b.len())..].iter().position(|&c| ESCAPE[c as usize] != 0).map(|p| p + i)
 }
 
 /// True when any byte of `w` is below 0x20, a `"` or a `\`.
@@ -78,33 +137,69 @@ static ESCAPE: [u8; 256] = {
 };
 
 /// Compresses a body with gzip at `level` (1-9).
-pub fn gzip(body: &[u8], level: u32) -> Vec<u8> {
-    gzip_parts(&[body], level)
+pub fn gzip(body: &[u8], level: u32) -> Result<Vec<u8>, flate2::CompressError> {
+    gzip_parts(&[body], level, Vec::new())
 }
 
-/// Compresses the concatenation of `parts` without concatenating them first.
-pub fn gzip_parts<P: AsRef<[u8]>>(parts: &[P], level: u32) -> Vec<u8> {
-    use flate2::write::GzEncoder;
-    use std::io::Write;
-    let len: usize = parts.iter().map(|p| p.as_ref().len()).sum();
-    let mut enc = GzEncoder::new(Vec::with_capacity(len / 4 + 64), flate2::Compression::new(level));
-    for p in parts {
-        // Writing to a Vec cannot fail.
-        let _ = enc.write_all(p.as_ref());
+/// Compresses the concatenation of `parts` into `out` (cleared first, its
+/// room reused) without concatenating them first.
+///
+/// The gzip framing (RFC 1952: a 10-byte header, raw deflate, CRC-32 and
+/// length) is written here so the CRC can be computed by `crc32fast`, which
+/// uses the CPU's carry-less multiply: several times faster than the table
+/// CRC the deflate backend would use, a tenth of all gzip time.
+pub fn gzip_parts<P: AsRef<[u8]>>(parts: &[P], level: u32, mut out: Vec<u8>) -> Result<Vec<u8>, flate2::CompressError> {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    /// Room kept free at the end of `out` for each deflate call.
+    const SPARE: usize = 16 << 10;
+    out.clear();
+    // Magic, deflate, no flags, no time, no extra flags, unknown OS.
+    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+    let mut crc = crc32fast::Hasher::new();
+    let mut z = Compress::new(Compression::new(level), false);
+    let ensure_room = |out: &mut Vec<u8>| {
+        if out.capacity() - out.len() < SPARE {
+            out.reserve(out.len().max(SPARE));
+        }
+    };
+    for part in parts {
+        let part = part.as_ref();
+        crc.update(part);
+        let mut input = part;
+        while !input.is_empty() {
+            ensure_room(&mut out);
+            let before = z.total_in();
+            z.compress_vec(input, &mut out, FlushCompress::None)?;
+            input = &input[(z.total_in() - before) as usize..];
+        }
     }
-    enc.finish().unwrap_or_default()
+    loop {
+        ensure_room(&mut out);
+        if z.compress_vec(&[], &mut out, FlushCompress::Finish)? == Status::StreamEnd {
+            break;
+        }
+    }
+    out.extend_from_slice(&crc.finalize().to_le_bytes());
+    // ISIZE is the input length modulo 2^32.
+    out.extend_from_slice(&(z.total_in() as u32).to_le_bytes());
+    Ok(out)
 }
 
-/// One buffer of the parts; the single-part case (one stream) moves, never copies.
-fn concat(mut parts: Vec<Vec<u8>>) -> Vec<u8> {
+/// The body as one `Bytes`. A one-part body (one stream, the usual case) is
+/// wrapped without a copy; either way the buffer goes back to `pool` once the
+/// request no longer needs it.
+fn concat(mut parts: Vec<Vec<u8>>, pool: &'static Pool<u8>) -> Bytes {
     if parts.len() == 1 {
-        return parts.pop().unwrap_or_default();
+        let only = parts.pop().unwrap_or_default();
+        return Pooled::new(only, pool).into_bytes();
     }
-    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    let mut out = pool.take();
+    out.reserve(parts.iter().map(Vec::len).sum());
     for p in parts {
         out.extend_from_slice(&p);
+        pool.give(p);
     }
-    out
+    Pooled::new(out, pool).into_bytes()
 }
 
 /// How a batch ended.
@@ -130,6 +225,9 @@ pub struct Pusher {
     health: Arc<Health>,
     /// Statuses whose message was already logged (logged once per status).
     logged: Mutex<HashSet<u16>>,
+    /// Where batch bodies and compressed bodies go back once sent.
+    bodies: &'static Pool<u8>,
+    gzipped: &'static Pool<u8>,
 }
 
 type Limiter =
@@ -141,6 +239,7 @@ impl Pusher {
             ca_file: c.tls.ca_file.clone(),
             insecure_skip_verify: c.tls.insecure_skip_verify,
             timeout: Some(c.timeout.get()),
+            plain_http: http::is_plain_http(&c.url),
         })?;
         let auth = match (&c.basic_auth, &c.bearer_token) {
             (Some(b), _) => {
@@ -169,6 +268,8 @@ impl Pusher {
             limiter,
             health,
             logged: Mutex::new(HashSet::new()),
+            bodies: pool::bodies(c.batch.max_bytes.get() as usize, c.batch.max_in_flight),
+            gzipped: pool::gzip_out(c.batch.max_bytes.get() as usize, c.batch.max_in_flight),
         })
     }
 
@@ -183,15 +284,26 @@ impl Pusher {
     ) -> (PushOutcome, usize) {
         let (wire, gzipped) = match self.compression {
             Compression::Gzip => {
-                let level = self.compression_level;
-                match tokio::task::spawn_blocking(move || gzip_parts(&body, level)).await {
-                    Ok(z) => (Bytes::from(z), true),
+                let (level, bodies, gzipped) = (self.compression_level, self.bodies, self.gzipped);
+                let z = tokio::task::spawn_blocking(move || {
+                    let z = gzip_parts(&body, level, gzipped.take());
+                    for part in body {
+                        bodies.give(part);
+                    }
+                    z
+                })
+                .await;
+                match z {
+                    Ok(Ok(z)) => (Pooled::new(z, gzipped).into_bytes(), true),
+                    Ok(Err(e)) => {
+                        return (PushOutcome::Rejected { status: None, message: format!("compression failed: {e}") }, 0)
+                    }
                     Err(e) => {
                         return (PushOutcome::Rejected { status: None, message: format!("compression failed: {e}") }, 0)
                     }
                 }
             }
-            Compression::None => (Bytes::from(concat(body)), false),
+            Compression::None => (concat(body, self.bodies), false),
         };
         let wire_len = wire.len();
         if let Some((limiter, burst)) = &self.limiter {
@@ -302,11 +414,48 @@ mod tests {
     }
 
     #[test]
+    fn both_escape_searches_find_the_first_byte_to_escape() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 70) as usize;
+            let mut b: Vec<u8> = (0..len).map(|k| b'a' + ((x >> (k % 50)) as u8 % 26)).collect();
+            if len > 0 && x % 3 != 0 {
+                let at = (x >> 20) as usize % len;
+                b[at] = [b'"', b'\\', 0, 0x1f, b'\n', 0x7f, 0x80, 0xff][(x >> 40) as usize % 8];
+            }
+            let from = if len > 0 { (x >> 30) as usize % (len + 1) } else { 0 };
+            let naive = b[from..].iter().position(|&c| c < 0x20 || c == b'"' || c == b'\\').map(|p| p + from);
+            assert_eq!(find_escape(&b, from), naive, "{b:?} from {from}");
+            assert_eq!(find_escape_swar(&b, from), naive, "{b:?} from {from}");
+        }
+    }
+
+    #[test]
     fn gzip_round_trips() {
         use std::io::Read;
-        let z = gzip(b"hello hello hello", 1);
+        let z = gzip(b"hello hello hello", 1).unwrap();
         let mut out = String::new();
         flate2::read::GzDecoder::new(&z[..]).read_to_string(&mut out).unwrap();
         assert_eq!(out, "hello hello hello");
+        // Parts, a reused buffer, every level, and bodies past the deflate buffers.
+        let big: Vec<u8> =
+            (0..300_000u32).flat_map(|i| format!("line {i} {}\n", i * 7919 % 1000).into_bytes()).collect();
+        let mut reused = Vec::with_capacity(64);
+        for level in 1..=9 {
+            let parts = [&big[..1000], &big[1000..200_000], &big[200_000..], b""];
+            reused = gzip_parts(&parts, level, reused).unwrap();
+            let mut back = Vec::new();
+            let mut d = flate2::read::GzDecoder::new(&reused[..]);
+            d.read_to_end(&mut back).unwrap();
+            assert_eq!(back, big, "level {level}");
+            assert!(reused.len() < big.len() / 2);
+        }
+        let empty = gzip_parts::<&[u8]>(&[], 1, Vec::new()).unwrap();
+        let mut back = Vec::new();
+        flate2::read::GzDecoder::new(&empty[..]).read_to_end(&mut back).unwrap();
+        assert!(back.is_empty());
     }
 }

@@ -452,6 +452,7 @@ impl QueryClient {
             ca_file: c.tls.ca_file.clone(),
             insecure_skip_verify: c.tls.insecure_skip_verify,
             timeout: Some(c.timeout.get()),
+            plain_http: http::is_plain_http(&c.url),
         })?;
         let auth = match (&c.basic_auth, &c.bearer_token) {
             (Some(b), _) => {

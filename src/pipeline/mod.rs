@@ -57,11 +57,19 @@ impl Chunk {
         Self { source, ..Default::default() }
     }
 
-    /// A chunk with room for the lines of `bytes` read bytes.
+    /// A chunk with room for the lines of `bytes` read bytes. Big reads take
+    /// a reused buffer (see [`crate::pool`]); the batcher gives it back.
     pub fn with_capacity(source: std::sync::Arc<str>, bytes: usize) -> Self {
+        let pool = &crate::pool::CHUNK_TEXT;
+        let buf = if bytes >= pool.capacity() / 4 && bytes <= pool.capacity() {
+            // An empty buffer is valid UTF-8.
+            String::from_utf8(pool.take()).unwrap_or_default()
+        } else {
+            String::with_capacity(bytes)
+        };
         Self {
             source,
-            buf: String::with_capacity(bytes),
+            buf,
             entries: Vec::with_capacity(bytes / 64 + 1),
             streams: Vec::with_capacity(1),
             ..Default::default()

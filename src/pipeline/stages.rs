@@ -45,9 +45,10 @@ pub enum Processed {
     Dropped,
 }
 
-/// Per-file state of a source: its labels (with `filename`) and stream cache.
+/// Per-file state of a source: its stream (labels with `filename`) and the
+/// cache of streams with extracted labels. The labels themselves live only in
+/// the interned stream: a thousand tailed files hold a thousand small streams.
 pub struct FileContext {
-    base: BTreeMap<String, String>,
     stream: StreamRef,
     dynamic: HashMap<Vec<(String, String)>, StreamRef>,
     /// Counters batched per context and flushed with [`FileContext::flush_counts`].
@@ -132,20 +133,30 @@ impl SourceStages {
         if let Some(f) = filename {
             base.entry("filename".into()).or_insert_with(|| f.to_string());
         }
-        let stream = self.interner.intern(self.tenant.as_ref(), base.clone());
-        FileContext { base, stream, dynamic: HashMap::new(), invalid_utf8: 0, truncated: 0, dropped: 0 }
+        let stream = self.interner.intern(self.tenant.as_ref(), base);
+        FileContext { stream, dynamic: HashMap::new(), invalid_utf8: 0, truncated: 0, dropped: 0 }
     }
 
     /// Runs one line through the stages and appends it to `chunk` unless dropped.
     /// `read_ts` is the read time, used when no stage sets the timestamp.
     pub fn process(&self, ctx: &mut FileContext, raw: &[u8], read_ts: i64, chunk: &mut Chunk) -> Processed {
-        let mut line: Cow<'_, str> = match simdutf8::basic::from_utf8(raw) {
+        let line: Cow<'_, str> = match simdutf8::basic::from_utf8(raw) {
             Ok(s) => Cow::Borrowed(s),
             Err(_) => {
                 ctx.invalid_utf8 += 1;
                 String::from_utf8_lossy(raw)
             }
         };
+        self.process_str(ctx, line, read_ts, chunk)
+    }
+
+    /// [`SourceStages::process`] for a line already known to be UTF-8 (its
+    /// whole read block was validated at once, which is cheaper than line by line).
+    pub fn process_valid(&self, ctx: &mut FileContext, line: &str, read_ts: i64, chunk: &mut Chunk) -> Processed {
+        self.process_str(ctx, Cow::Borrowed(line), read_ts, chunk)
+    }
+
+    fn process_str(&self, ctx: &mut FileContext, mut line: Cow<'_, str>, read_ts: i64, chunk: &mut Chunk) -> Processed {
         if line.len() > self.max_line_bytes {
             let mut end = self.max_line_bytes;
             while !line.is_char_boundary(end) {
@@ -205,7 +216,7 @@ impl SourceStages {
                     let s = match ctx.dynamic.get(&key) {
                         Some(s) => s.clone(),
                         None => {
-                            let mut labels = ctx.base.clone();
+                            let mut labels: BTreeMap<String, String> = ctx.stream.labels.iter().cloned().collect();
                             for (k, v) in &key {
                                 labels.insert(k.clone(), v.clone());
                             }

@@ -27,13 +27,24 @@ impl Stream {
 /// A shared handle to an interned stream.
 pub type StreamRef = Arc<Stream>;
 
-type Key = (Option<Arc<str>>, BTreeMap<String, String>);
-
 /// Interns streams across every source of the agent, so two sources that
 /// produce the same labels share one stream (and one timestamp order).
+///
+/// Streams are found by a hash of their tenant and label JSON and compared
+/// in full, so each label set is stored once, in its stream. Streams are
+/// never forgotten: a stream's timestamp order must hold for the agent's
+/// lifetime, and a stream costs a few hundred bytes.
 #[derive(Debug, Default)]
 pub struct Interner {
-    map: Mutex<HashMap<Key, StreamRef>>,
+    map: Mutex<HashMap<u64, Vec<StreamRef>>>,
+}
+
+fn key_hash(tenant: Option<&Arc<str>>, labels_json: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    tenant.map(|t| &**t).hash(&mut h);
+    labels_json.hash(&mut h);
+    h.finish()
 }
 
 impl Interner {
@@ -43,20 +54,23 @@ impl Interner {
 
     /// Returns the stream of these labels and tenant, creating it on first use.
     pub fn intern(&self, tenant: Option<&Arc<str>>, labels: BTreeMap<String, String>) -> StreamRef {
-        let key = (tenant.cloned(), labels);
+        // A map of strings always serializes.
+        let labels_json = serde_json::to_string(&labels).unwrap_or_else(|_| "{}".to_string());
+        let hash = key_hash(tenant, &labels_json);
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = map.get(&key) {
+        let same = map.entry(hash).or_default();
+        if let Some(s) =
+            same.iter().find(|s| s.tenant.as_deref() == tenant.map(|t| &**t) && s.labels_json == labels_json)
+        {
             return s.clone();
         }
-        let labels: Vec<(String, String)> = key.1.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        let labels_json = serde_json::to_string(&key.1).unwrap_or_else(|_| "{}".to_string());
-        let s = Arc::new(Stream { tenant: key.0.clone(), labels, labels_json });
-        map.insert(key, s.clone());
+        let s = Arc::new(Stream { tenant: tenant.cloned(), labels: labels.into_iter().collect(), labels_json });
+        same.push(s.clone());
         s
     }
 
     pub fn len(&self) -> usize {
-        self.map.lock().map(|m| m.len()).unwrap_or(0)
+        self.map.lock().map(|m| m.values().map(Vec::len).sum()).unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {

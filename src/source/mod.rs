@@ -18,6 +18,33 @@ use multiline::Joiner;
 /// Bytes read from a file or stdin at once.
 pub const READ_BLOCK: usize = 256 << 10;
 
+/// The longest valid UTF-8 prefix of a read block, for lines to borrow as `str`.
+struct ValidPrefix<'a> {
+    base: usize,
+    text: &'a str,
+}
+
+impl<'a> ValidPrefix<'a> {
+    fn of(block: &'a [u8]) -> Self {
+        let text = match simdutf8::basic::from_utf8(block) {
+            Ok(text) => text,
+            Err(_) => {
+                let valid = simdutf8::compat::from_utf8(block).err().map_or(block.len(), |e| e.valid_up_to());
+                // The prefix up to `valid_up_to` is valid UTF-8 by definition.
+                std::str::from_utf8(&block[..valid]).unwrap_or_default()
+            }
+        };
+        Self { base: block.as_ptr() as usize, text }
+    }
+
+    /// `line` as text when it lies inside the valid prefix, starting and
+    /// ending on character boundaries (`str::get` checks both).
+    fn get(&self, line: &[u8]) -> Option<&'a str> {
+        let at = (line.as_ptr() as usize).checked_sub(self.base)?;
+        self.text.get(at..at.checked_add(line.len())?)
+    }
+}
+
 /// Lines of one file (or stdin) on their way to a chunk: splitter, joiner, labels.
 pub struct LineFeed {
     splitter: LineSplitter,
@@ -47,8 +74,14 @@ impl LineFeed {
     }
 
     /// Splits `data` into lines and processes them into `chunk`.
+    ///
+    /// `data` is checked for UTF-8 once, as a whole: a line that lies inside
+    /// its valid part, ending on a character boundary, needs no check of its
+    /// own. Other lines (those with bytes from an earlier read, joined
+    /// entries, lines after an invalid byte) are checked one by one.
     pub fn feed(&mut self, stages: &SourceStages, data: &[u8], read_ts: i64, now: Instant, chunk: &mut Chunk) {
         let Self { splitter, joiner, ctx, seen, .. } = self;
+        let valid = ValidPrefix::of(data);
         splitter.feed(data, |line, start, end| match joiner {
             Some(j) => j.push(line, start, end, now, |entry, _| {
                 *seen += 1;
@@ -56,7 +89,10 @@ impl LineFeed {
             }),
             None => {
                 *seen += 1;
-                stages.process(ctx, line, read_ts, chunk);
+                match valid.get(line) {
+                    Some(text) => stages.process_valid(ctx, text, read_ts, chunk),
+                    None => stages.process(ctx, line, read_ts, chunk),
+                };
             }
         });
         if !data.is_empty() {
@@ -150,5 +186,54 @@ impl LineFeed {
         }
         self.ctx.truncated += std::mem::take(&mut self.splitter.truncated);
         self.ctx.flush_counts(source);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_valid_prefix_lends_only_lines_inside_it_that_end_on_a_character_boundary() {
+        let block = "ab\ncdé\n".as_bytes().iter().chain(b"\xffx\n").copied().collect::<Vec<u8>>();
+        let v = ValidPrefix::of(&block);
+        assert_eq!(v.get(&block[0..2]), Some("ab"));
+        assert_eq!(v.get(&block[3..7]), Some("cdé"));
+        assert_eq!(v.get(&block[3..6]), None, "cut inside é");
+        assert_eq!(v.get(&block[6..7]), None, "starts inside é");
+        assert_eq!(v.get(&block[8..10]), None, "after the invalid byte");
+        let elsewhere = b"ab".to_vec();
+        assert_eq!(v.get(&elsewhere), None, "another buffer");
+        let owned = "é".as_bytes().to_vec();
+        let whole = ValidPrefix::of(&owned);
+        assert_eq!(whole.get(&owned), Some("é"));
+        let copy = owned.clone();
+        assert_eq!(whole.get(&copy), None, "a different allocation of the same text");
+    }
+
+    #[test]
+    fn lines_fed_in_blocks_cut_inside_characters_come_out_whole_and_valid() {
+        let src = SourceConfig { host_label: false, ..Default::default() };
+        let stages = SourceStages::new(
+            0,
+            &src,
+            &crate::config::ClientConfig::default(),
+            crate::pipeline::Interner::new(),
+            &Default::default(),
+        )
+        .unwrap();
+        let text = "日本語のログ行\nzweite Zeile ü\nbad \u{fffd}\nlast\n";
+        let mut raw = text.replace('\u{fffd}', "\u{1}").into_bytes();
+        let at = raw.iter().position(|&b| b == 1).unwrap();
+        raw[at] = 0xff;
+        for cut in 1..raw.len() {
+            let mut feed = LineFeed::new(&src, &stages, Some("/x"), 0);
+            let mut chunk = Chunk::default();
+            let now = Instant::now();
+            feed.feed(&stages, &raw[..cut], 1, now, &mut chunk);
+            feed.feed(&stages, &raw[cut..], 1, now, &mut chunk);
+            let lines: Vec<&str> = chunk.entries.iter().map(|e| chunk.line(e)).collect();
+            assert_eq!(lines, ["日本語のログ行", "zweite Zeile ü", "bad \u{fffd}", "last"], "cut at {cut}");
+        }
     }
 }
