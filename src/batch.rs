@@ -501,6 +501,9 @@ async fn run_pushers(
         })
     };
     while let Some(batch) = rx.recv().await {
+        // A turn to compress first, then a push slot: a batch waiting for
+        // either waits here, uncompressed, one at a time.
+        let compress = if batch.lines > 0 { pusher.compress_permit().await } else { None };
         let Ok(slot) = slots.clone().acquire_owned().await else { break };
         if let Ok(mut o) = outstanding.lock() {
             o.insert(batch.seq, batch.oldest);
@@ -512,7 +515,7 @@ async fn run_pushers(
             let outcome = if batch.lines == 0 {
                 (PushOutcome::Delivered, 0)
             } else {
-                pusher.push(batch.tenant.as_deref(), batch.body, &abort).await
+                pusher.push_with_permit(batch.tenant.as_deref(), batch.body, &abort, compress).await
             };
             let m = Metrics::get();
             match outcome {

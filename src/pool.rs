@@ -88,7 +88,7 @@ impl<T> Pool<T> {
 
 /// Read chunks' text: one per block read from a file or stdin. Reads smaller
 /// than a quarter of a block allocate exactly what they need instead.
-pub static CHUNK_TEXT: Pool<u8> = Pool::new(crate::source::READ_BLOCK, 8);
+pub static CHUNK_TEXT: Pool<u8> = Pool::new(crate::source::READ_BLOCK, 4);
 
 /// Batch bodies (the first stream's buffer of a batch). Sized by
 /// [`batch_capacity`] for the configured `batch.max_bytes`.
@@ -105,14 +105,14 @@ pub fn batch_capacity(max_bytes: usize) -> usize {
 /// The body pool for batches of `max_bytes` (the first caller's size wins;
 /// buffers of another size are not reused).
 pub fn bodies(max_bytes: usize, in_flight: usize) -> &'static Pool<u8> {
-    BODIES.get_or_init(|| Pool::new(batch_capacity(max_bytes), in_flight + 2))
+    BODIES.get_or_init(|| Pool::new(batch_capacity(max_bytes), in_flight + 1))
 }
 
 /// The pool for gzip output of batches of `max_bytes`.
 pub fn gzip_out(max_bytes: usize, in_flight: usize) -> &'static Pool<u8> {
     // Level-1 deflate of log text is a quarter to a third of the input; room
     // for half avoids growing in all but unusual batches.
-    GZIP_OUT.get_or_init(|| Pool::new(max_bytes / 2 + 1024, in_flight + 2))
+    GZIP_OUT.get_or_init(|| Pool::new(max_bytes / 2 + 1024, in_flight + 1))
 }
 
 /// What [`trim_idle`] saw last: the activity count, since when, and whether it trimmed since.
