@@ -43,9 +43,26 @@ fn options(args: &ReceiveArgs) -> anyhow::Result<ReceiveOptions> {
     })
 }
 
+/// The store takes request bodies of a few MiB at full speed. The agent's
+/// allocator settings (see `main.rs`) map every large buffer fresh and give
+/// it back at once, which costs a page fault per 4 KiB each time; a store
+/// that serves a benchmark keeps them in its heap for reuse instead, so it
+/// costs less CPU than the agent it measures.
+fn keep_request_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        // SAFETY: mallopt only changes allocator tuning; no runtime thread exists yet.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        }
+    }
+}
+
 /// `tailship receive`: serve the embedded log store until SIGTERM or SIGINT.
 pub fn receive(args: &ReceiveArgs) -> anyhow::Result<()> {
     let opts = options(args)?;
+    keep_request_buffers();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(&args.listen)
