@@ -155,7 +155,7 @@ impl Pending {
             return *i;
         }
         let first = self.streams.is_empty();
-        let mut buf = if first { bodies.take() } else { Vec::with_capacity(16 << 10) };
+        let mut buf = if first { bodies.take() } else { Vec::with_capacity(2 << 10) };
         buf.extend_from_slice(if first { b"{\"streams\":[{\"stream\":" } else { b",{\"stream\":" });
         buf.extend_from_slice(stream.labels_json.as_bytes());
         buf.extend_from_slice(b",\"values\":[");

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The pipeline idle this long frees pooled and free memory (see [`trim_idle`]).
-pub const IDLE_TRIM: Duration = Duration::from_secs(5);
+pub const IDLE_TRIM: Duration = Duration::from_secs(2);
 
 /// Bumped for every chunk the batcher takes: how [`trim_idle`] tells activity.
 static ACTIVITY: AtomicU64 = AtomicU64::new(0);
