@@ -419,7 +419,7 @@ impl FileSource {
         self.first_scan = false;
     }
 
-    fn open(&mut self, path: &Path, meta: &std::fs::Metadata) {
+    fn open(&mut self, path: &Path, scanned: &std::fs::Metadata) {
         let name = self.name();
         if !self.make_room() {
             if self.warned.insert(PathBuf::from("<max_open_files>")) {
@@ -428,8 +428,10 @@ impl FileSource {
             }
             return;
         }
-        let file = match File::open(path) {
-            Ok(f) => f,
+        let (file, opened) = match open_regular(path) {
+            Ok(Some(f)) => f,
+            // Not a regular file any more (replaced since the scan looked): skip it.
+            Ok(None) => return,
             Err(e) => {
                 if self.warned.insert(path.to_path_buf()) {
                     tracing::warn!(source = %name, path = %path.display(), error = %e, "cannot open file; will retry at each scan");
@@ -439,6 +441,16 @@ impl FileSource {
             }
         };
         self.warned.remove(path);
+        // The path may name another file than the one the scan looked at (a
+        // rotation in between): what counts is the file opened. If that one
+        // is already tailed or parked, it is not opened twice.
+        let meta = &opened;
+        if (meta.dev(), meta.ino()) != (scanned.dev(), scanned.ino())
+            && (self.tailers.iter().any(|t| (t.dev, t.ino) == (meta.dev(), meta.ino()))
+                || self.parked.iter().any(|p| (p.dev, p.ino) == (meta.dev(), meta.ino())))
+        {
+            return;
+        }
         let mut prefix = vec![0u8; FINGERPRINT_BYTES];
         let n = read_prefix(&file, &mut prefix);
         prefix.truncate(n);
@@ -521,11 +533,21 @@ impl FileSource {
     }
 
     /// Reopens a parked file that grew; a file whose first bytes changed starts again at 0.
-    fn unpark(&mut self, p: Parked, meta: &std::fs::Metadata) {
-        let Ok(file) = File::open(&p.path) else {
-            self.positions.release(p.key);
-            return;
+    fn unpark(&mut self, p: Parked, _scanned: &std::fs::Metadata) {
+        let (file, meta) = match open_regular(&p.path) {
+            Ok(Some(f)) => f,
+            Ok(None) | Err(_) => {
+                self.positions.release(p.key);
+                return;
+            }
         };
+        if (meta.dev(), meta.ino()) != (p.dev, p.ino) {
+            // The path names another file now (rotated since the scan looked):
+            // the parked file waits for a scan to find it under its new name.
+            self.parked.push(p);
+            return;
+        }
+        let meta = &meta;
         let mut prefix = vec![0u8; FINGERPRINT_BYTES];
         let n = read_prefix(&file, &mut prefix);
         let same = p.fp.matches(&prefix[..n]) && meta.len() >= p.offset;
@@ -713,6 +735,19 @@ impl FileSource {
 }
 
 /// Reads up to `buf.len()` bytes from the start of the file.
+/// Opens `path` for reading and returns the file with its own metadata.
+/// `O_NONBLOCK` keeps a FIFO put in the file's place after the scan looked
+/// from blocking the reader (it changes nothing for regular files, which are
+/// always ready); the metadata comes from the open file (fstat), so it
+/// describes the file opened even if the path was renamed meanwhile.
+/// `Ok(None)`: not a regular file.
+fn open_regular(path: &Path) -> std::io::Result<Option<(File, std::fs::Metadata)>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let meta = file.metadata()?;
+    Ok(meta.is_file().then_some((file, meta)))
+}
+
 fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
     let mut n = 0;
     while n < buf.len() {
@@ -757,5 +792,33 @@ mod tests {
         assert!(p.matcher.is_match("/var/log/a/b/x.log"));
         let p = compile_pattern("/tmp/one.log").unwrap();
         assert!(p.literal);
+    }
+
+    #[test]
+    fn a_path_replaced_between_the_scan_and_the_open_is_known_by_the_file_opened() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("app.log");
+        std::fs::write(&path, "old\n").unwrap();
+        let scanned = std::fs::metadata(&path).unwrap();
+        // Rotation between the scan's stat and the open.
+        std::fs::rename(&path, dir.path().join("app.log.1")).unwrap();
+        std::fs::write(&path, "new content\n").unwrap();
+        let (_file, opened) = open_regular(&path).unwrap().unwrap();
+        assert_ne!((opened.dev(), opened.ino()), (scanned.dev(), scanned.ino()));
+        assert_eq!(opened.ino(), std::fs::metadata(&path).unwrap().ino());
+        assert_eq!(opened.len(), 12, "the size is the opened file's, not the scanned one's");
+    }
+
+    #[test]
+    fn a_fifo_put_in_a_files_place_after_the_scan_is_not_opened_and_does_not_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("app.log");
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Without O_NONBLOCK this open would wait for a writer for ever.
+        assert!(open_regular(&path).unwrap().is_none());
+        assert!(open_regular(dir.path()).unwrap().is_none(), "a directory is not a regular file either");
     }
 }
