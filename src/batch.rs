@@ -515,7 +515,7 @@ async fn run_pushers(
             let outcome = if batch.lines == 0 {
                 (PushOutcome::Delivered, 0)
             } else {
-                pusher.push_with_permit(batch.tenant.as_deref(), batch.body, &abort, compress).await
+                pusher.push(batch.tenant.as_deref(), batch.body, &abort, compress).await
             };
             let m = Metrics::get();
             match outcome {

@@ -294,9 +294,6 @@ impl Pusher {
         })
     }
 
-    /// Encodes and sends one batch body until it is delivered, refused, or `abort` fires.
-    /// Returns the outcome and the bytes sent on the wire.
-    /// `body` is the JSON in parts, sent back to back.
     /// Waits for a turn to compress a batch (one per CPU), when compressing.
     /// Taking it before starting a batch's push keeps uncompressed bodies
     /// from piling up in pushes that wait to compress.
@@ -307,28 +304,12 @@ impl Pusher {
         }
     }
 
-    /// [`Pusher::push`] with a turn to compress taken before (see [`Pusher::compress_permit`]);
-    /// it is given back once the body is compressed.
-    pub async fn push_with_permit(
-        &self,
-        tenant: Option<&str>,
-        body: Vec<Vec<u8>>,
-        abort: &CancellationToken,
-        permit: Option<tokio::sync::OwnedSemaphorePermit>,
-    ) -> (PushOutcome, usize) {
-        self.push_inner(tenant, body, abort, permit).await
-    }
-
+    /// Encodes and sends one batch body until it is delivered, refused, or `abort` fires.
+    /// Returns the outcome and the bytes sent on the wire.
+    /// `body` is the JSON in parts, sent back to back. `permit` is a turn to
+    /// compress taken before (see [`Pusher::compress_permit`]); without one,
+    /// the push waits for a turn itself. It is given back once the body is compressed.
     pub async fn push(
-        &self,
-        tenant: Option<&str>,
-        body: Vec<Vec<u8>>,
-        abort: &CancellationToken,
-    ) -> (PushOutcome, usize) {
-        self.push_inner(tenant, body, abort, None).await
-    }
-
-    async fn push_inner(
         &self,
         tenant: Option<&str>,
         body: Vec<Vec<u8>>,
