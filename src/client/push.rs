@@ -341,11 +341,8 @@ impl Pusher {
                     out
                 })
                 .await;
-                match z {
-                    Ok(Ok(z)) => (Pooled::new(z, gzipped).into_bytes(), true),
-                    Ok(Err(e)) => {
-                        return (PushOutcome::Rejected { status: None, message: format!("compression failed: {e}") }, 0)
-                    }
+                match z.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+                    Ok(z) => (Pooled::new(z, gzipped).into_bytes(), true),
                     Err(e) => {
                         return (PushOutcome::Rejected { status: None, message: format!("compression failed: {e}") }, 0)
                     }

@@ -380,7 +380,7 @@ impl FileSource {
                 }
                 if meta.len() != self.parked[pi].offset && self.make_room() {
                     let p = self.parked.swap_remove(pi);
-                    self.unpark(p, &meta);
+                    self.unpark(p);
                 }
                 continue;
             }
@@ -533,7 +533,7 @@ impl FileSource {
     }
 
     /// Reopens a parked file that grew; a file whose first bytes changed starts again at 0.
-    fn unpark(&mut self, p: Parked, _scanned: &std::fs::Metadata) {
+    fn unpark(&mut self, p: Parked) {
         let (file, meta) = match open_regular(&p.path) {
             Ok(Some(f)) => f,
             Ok(None) | Err(_) => {
