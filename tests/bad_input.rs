@@ -152,7 +152,7 @@ fn file_deleted_while_open_is_read_to_its_end_then_closed() {
     let r = Receiver::start(&["--max-query-limit", "1000000", "--latency", "300ms"]);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("gone.log");
-    let total = 40_000;
+    let total = 120_000;
     let text: String = (0..total).map(|i| format!("deleted-while-open line {i:06} with some padding\n")).collect();
     std::fs::write(&log, &text).unwrap();
     let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "");
