@@ -93,7 +93,7 @@ fn interning(c: &mut Criterion) {
 }
 
 fn selector(c: &mut Criterion) {
-    let sel = tailship::receive::logql::parse_log_query(r#"{job="app", level=~"ERROR|WARN"} |= "orders" != "healthz""#)
+    let sel = tailship::logql::parse_log_query(r#"{job="app", level=~"ERROR|WARN"} |= "orders" != "healthz""#)
         .expect("valid selector");
     let labels = [("job", "app"), ("level", "ERROR"), ("filename", "/var/log/app/1.log")];
     let line = "2023-11-14T22:13:20Z ERROR request method=GET path=/api/v1/orders status=500";

@@ -15,6 +15,7 @@ pub mod cloud;
 pub mod commands;
 pub mod config;
 pub mod logging;
+pub mod logql;
 pub mod metrics;
 pub mod pipeline;
 pub mod pool;

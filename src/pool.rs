@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Bytes read from a file or stdin at once: the size of a read chunk.
+pub const READ_BLOCK: usize = 256 << 10;
+
 /// The pipeline idle this long frees pooled and free memory (see [`trim_idle`]).
 pub const IDLE_TRIM: Duration = Duration::from_secs(2);
 
@@ -88,7 +91,7 @@ impl<T> Pool<T> {
 
 /// Read chunks' text: one per block read from a file or stdin. Reads smaller
 /// than a quarter of a block allocate exactly what they need instead.
-pub static CHUNK_TEXT: Pool<u8> = Pool::new(crate::source::READ_BLOCK, 4);
+pub static CHUNK_TEXT: Pool<u8> = Pool::new(READ_BLOCK, 4);
 
 /// Batch bodies (the first stream's buffer of a batch). Sized by
 /// [`batch_capacity`] for the configured `batch.max_bytes`.

@@ -24,7 +24,7 @@ use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use tokio::time::Instant;
 
-use crate::cloud::pace::TokioClock;
+use crate::util::clock::TokioClock;
 
 /// The window of `max_per_minute`.
 pub const RULE_WINDOW: Duration = Duration::from_secs(60);

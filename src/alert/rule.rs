@@ -21,7 +21,7 @@ use regex::Regex;
 
 use super::template::Template;
 use crate::config::{AlertConfig, AlertSelector, AnnotationsConfig};
-use crate::receive::logql::{LabelMatcher, MatchOp};
+use crate::logql::{LabelMatcher, MatchOp};
 use crate::util::{is_valid_label_name, Secret};
 
 /// A rule, ready to run.
@@ -246,7 +246,7 @@ fn compile_selector(s: &AlertSelector) -> Result<Vec<LabelMatcher>, String> {
             .collect(),
         AlertSelector::Query(q) if q.trim().is_empty() => Ok(Vec::new()),
         AlertSelector::Query(q) => {
-            let sel = crate::receive::logql::parse_log_query(q).map_err(|e| format!("bad stream selector: {e}"))?;
+            let sel = crate::logql::parse_log_query(q).map_err(|e| format!("bad stream selector: {e}"))?;
             if !sel.filters.is_empty() {
                 return Err("line filters do not belong in a selector; use `match` and `exclude`".into());
             }

@@ -181,9 +181,7 @@ fn value(var: &Var, c: &Context<'_>) -> String {
 
 /// `{a="x", b="y"}`: a stream selector any LogQL-speaking service accepts.
 pub fn selector(labels: &[(String, String)]) -> String {
-    let parts: Vec<String> =
-        labels.iter().map(|(k, v)| format!("{k}={}", serde_json::Value::String(v.clone()))).collect();
-    format!("{{{}}}", parts.join(", "))
+    crate::logql::format_selector(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 fn format_time(ms: i64) -> String {

@@ -45,7 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Auth, ClientOptions, HttpError, RetryPolicy};
 use crate::config::ClientConfig;
-use crate::receive::logql::{LabelMatcher, MatchOp};
+use crate::logql;
 
 /// Label names to values, sorted by name.
 pub type Labels = BTreeMap<String, String>;
@@ -79,13 +79,8 @@ pub struct Stream {
 
 impl Stream {
     pub fn new(labels: Labels) -> Self {
-        let parts: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={}", quote(v))).collect();
-        Self { display: format!("{{{}}}", parts.join(", ")), labels }
+        Self { display: logql::format_selector(labels.iter().map(|(k, v)| (k.as_str(), v.as_str()))), labels }
     }
-}
-
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
 
 /// One log entry of a range query.
@@ -138,124 +133,21 @@ pub enum QueryCheckError {
     Syntax { col: usize, msg: String },
 }
 
-/// Finds every `{...}` stream selector outside strings and checks that each
-/// holds a matcher that does not match the empty string. Returns whether the
-/// query is a plain log query or a metric query.
+/// Checks every `{...}` stream selector of a query (with [`crate::logql::selectors`],
+/// the parser the embedded store and alert rules use): each must hold a
+/// matcher that does not match the empty string. Returns whether the query is
+/// a plain log query or a metric query.
 pub fn check_query(query: &str) -> Result<QueryKind, QueryCheckError> {
     let q = query.trim();
     if q.is_empty() {
         return Err(QueryCheckError::Empty);
     }
     let kind = if q.starts_with('{') { QueryKind::Log } else { QueryKind::Metric };
-    let b = q.as_bytes();
-    let mut i = 0;
-    let mut selectors = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' | b'`' | b'\'' => i = read_string(q, i)?.1,
-            b'{' => {
-                let (end, matchers) = read_selector(q, i)?;
-                if !matchers.iter().any(|m| !m.matches("")) {
-                    return Err(QueryCheckError::NoMatcher(q[i..end].to_string()));
-                }
-                selectors += 1;
-                i = end;
-            }
-            _ => i += 1,
-        }
-    }
-    if selectors == 0 {
-        return Err(QueryCheckError::NoSelector);
-    }
-    Ok(kind)
-}
-
-fn syntax_err<T>(col: usize, msg: impl Into<String>) -> Result<T, QueryCheckError> {
-    Err(QueryCheckError::Syntax { col: col + 1, msg: msg.into() })
-}
-
-/// Reads a quoted string starting at `start`; returns its value and the index after it.
-fn read_string(q: &str, start: usize) -> Result<(String, usize), QueryCheckError> {
-    let b = q.as_bytes();
-    let quote = b[start];
-    let mut out = String::new();
-    let mut chars = q[start + 1..].char_indices();
-    while let Some((off, c)) = chars.next() {
-        let at = start + 1 + off;
-        if c as u32 == u32::from(quote) {
-            return Ok((out, at + 1));
-        }
-        if c == '\\' && quote != b'`' {
-            match chars.next() {
-                Some((_, 'n')) => out.push('\n'),
-                Some((_, 't')) => out.push('\t'),
-                Some((_, 'r')) => out.push('\r'),
-                Some((_, e @ ('\\' | '"' | '\''))) => out.push(e),
-                // Regex escapes such as `\d` keep their backslash.
-                Some((_, e)) => {
-                    out.push('\\');
-                    out.push(e);
-                }
-                None => break,
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    syntax_err(start, "unterminated string")
-}
-
-/// Reads `{name op "value", ...}` starting at the `{`; returns the index after
-/// the `}` and the matchers.
-fn read_selector(q: &str, start: usize) -> Result<(usize, Vec<LabelMatcher>), QueryCheckError> {
-    let b = q.as_bytes();
-    let skip_ws = |mut i: usize| {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        i
-    };
-    let mut matchers = Vec::new();
-    let mut i = skip_ws(start + 1);
-    if i < b.len() && b[i] == b'}' {
-        return Ok((i + 1, matchers));
-    }
-    loop {
-        let name_start = i;
-        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-            i += 1;
-        }
-        if i == name_start || b[name_start].is_ascii_digit() {
-            return syntax_err(name_start, "expected a label name");
-        }
-        let name = &q[name_start..i];
-        i = skip_ws(i);
-        let (op, len) = match b.get(i..(i + 2).min(b.len())) {
-            Some(b"=~") => (MatchOp::Re, 2),
-            Some(b"!~") => (MatchOp::Nre, 2),
-            Some(b"!=") => (MatchOp::Neq, 2),
-            Some([b'=', ..]) => (MatchOp::Eq, 1),
-            _ => return syntax_err(i, format!("expected =, !=, =~ or !~ after {name}")),
-        };
-        i = skip_ws(i + len);
-        if i >= b.len() || !matches!(b[i], b'"' | b'`' | b'\'') {
-            return syntax_err(i, format!("expected a quoted value for {name}"));
-        }
-        let (value, next) = read_string(q, i)?;
-        let m = LabelMatcher::new(name, op, &value).map_err(|msg| QueryCheckError::Syntax { col: i + 1, msg })?;
-        matchers.push(m);
-        i = skip_ws(next);
-        match b.get(i) {
-            Some(b',') => {
-                i = skip_ws(i + 1);
-                // A trailing comma before `}` is allowed.
-                if b.get(i) == Some(&b'}') {
-                    return Ok((i + 1, matchers));
-                }
-            }
-            Some(b'}') => return Ok((i + 1, matchers)),
-            _ => return syntax_err(i, "expected `,` or `}` in the selector"),
-        }
+    match logql::selectors(q) {
+        Ok(s) if s.is_empty() => Err(QueryCheckError::NoSelector),
+        Ok(_) => Ok(kind),
+        Err(logql::ParseError::EmptySelector { selector }) => Err(QueryCheckError::NoMatcher(selector)),
+        Err(logql::ParseError::Syntax { col, msg }) => Err(QueryCheckError::Syntax { col, msg }),
     }
 }
 

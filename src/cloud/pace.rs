@@ -29,25 +29,7 @@ pub const DEFAULT_PER_HOUR: u32 = 580;
 /// Calls allowed at once before pacing starts.
 pub const DEFAULT_BURST: u32 = 10;
 
-/// A governor clock that reads tokio's (pausable) monotonic clock.
-#[derive(Debug, Clone, Copy)]
-pub struct TokioClock {
-    start: tokio::time::Instant,
-}
-
-impl Default for TokioClock {
-    fn default() -> Self {
-        Self { start: tokio::time::Instant::now() }
-    }
-}
-
-impl Clock for TokioClock {
-    type Instant = Nanos;
-
-    fn now(&self) -> Nanos {
-        Nanos::from(self.start.elapsed())
-    }
-}
+pub use crate::util::clock::TokioClock;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PaceError {

@@ -18,9 +18,7 @@ pub struct Stream {
 impl Stream {
     /// The stream selector of this stream, e.g. `{filename="/a", job="x"}`.
     pub fn selector(&self) -> String {
-        let parts: Vec<String> =
-            self.labels.iter().map(|(k, v)| format!("{k}={}", serde_json::Value::String(v.clone()))).collect();
-        format!("{{{}}}", parts.join(", "))
+        crate::logql::format_selector(self.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
     }
 }
 

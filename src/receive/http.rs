@@ -17,9 +17,10 @@ use axum::{Json, Router};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use super::logql::{self, Grouping, Query as LogQuery, RangeFn};
+use super::reply::text;
 use super::store::{Labels, RangeParams, StreamResult};
 use super::{push, webhook, Shared, SINGLE_TENANT};
+use crate::logql::{self, Grouping, Query as LogQuery, RangeFn};
 
 type Params = Result<Query<HashMap<String, String>>, QueryRejection>;
 
@@ -54,13 +55,6 @@ fn normalize_prefix(p: &str) -> String {
     } else {
         format!("/{p}")
     }
-}
-
-/// A plain-text error response.
-pub(crate) fn text(status: StatusCode, msg: impl Into<String>) -> Response {
-    let mut msg = msg.into();
-    msg.push('\n');
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], msg).into_response()
 }
 
 /// An error answer: a status and a plain-text message naming the problem.

@@ -4,7 +4,7 @@
 //! tests, the demo and benchmarks. It is not a database: entries live in
 //! memory, bounded by a count, or are only counted (`--store null`).
 //!
-//! Layout: [`logql`] parses queries, [`push`] decodes and validates push
+//! Layout: [`crate::logql`] parses queries, [`push`] decodes and validates push
 //! bodies, [`store`] keeps (or counts) entries and answers queries, `http`
 //! maps all of that onto axum handlers, and `webhook` takes alerts.
 //!
@@ -24,11 +24,12 @@
 //! ```
 
 mod http;
-pub mod logql;
 pub mod push;
+mod reply;
 pub mod store;
 mod webhook;
 
+use crate::logql;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};

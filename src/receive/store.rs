@@ -15,8 +15,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::logql::LogSelector;
 use super::push::Validated;
+use crate::logql::LogSelector;
 
 /// A sorted label set.
 pub type Labels = Vec<(String, String)>;
@@ -460,7 +460,8 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::receive::{logql, push};
+    use crate::logql;
+    use crate::receive::push;
 
     fn push_json(b: &Backend, c: &Counters, tenant: &str, json: &str) {
         let body = push::parse(json.as_bytes()).unwrap();

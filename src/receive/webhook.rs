@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 
-use super::http::text;
+use super::reply::text;
 use super::{Shared, MAX_ALERTS_PER_KEY};
 
 /// Distinct keys remembered when any key is accepted.

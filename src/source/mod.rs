@@ -15,8 +15,7 @@ use crate::pipeline::{Chunk, FileContext, SourceStages};
 use lines::LineSplitter;
 use multiline::Joiner;
 
-/// Bytes read from a file or stdin at once.
-pub const READ_BLOCK: usize = 256 << 10;
+pub use crate::pool::READ_BLOCK;
 
 /// The longest valid UTF-8 prefix of a read block, for lines to borrow as `str`.
 struct ValidPrefix<'a> {

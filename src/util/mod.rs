@@ -1,6 +1,8 @@
 //! Small shared helpers: human durations and sizes (for config and flags),
 //! secrets that never print, and label-name rules.
 
+pub mod clock;
+
 use std::fmt;
 use std::time::Duration;
 
