@@ -18,6 +18,7 @@ pub mod logging;
 pub mod logql;
 pub mod metrics;
 pub mod pipeline;
+pub mod plan;
 pub mod pool;
 pub mod positions;
 pub mod receive;

@@ -24,7 +24,16 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metrics;
-use crate::pipeline::AckRef;
+
+/// Where a chunk's lines came from, so the position can advance once they are acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckRef {
+    /// Key of the file in the positions store.
+    pub file: u64,
+    /// The file offset just after the last line this chunk accounts for
+    /// (dropped lines included).
+    pub offset: u64,
+}
 
 /// Bytes at the start of a file that identify it.
 pub const FINGERPRINT_BYTES: usize = 1024;

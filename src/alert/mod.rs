@@ -164,21 +164,6 @@ impl Alerts {
     }
 }
 
-/// Compiles the config's rules (already validated).
-pub fn compile_rules(config: &Config) -> anyhow::Result<Vec<Rule>> {
-    config
-        .alerts
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            Rule::compile(c).map_err(|errs| {
-                let text: Vec<String> = errs.iter().map(|(k, m)| format!("alerts[{i}].{k}: {m}")).collect();
-                anyhow::anyhow!("invalid alert rule: {}", text.join("; "))
-            })
-        })
-        .collect()
-}
-
 /// The retry policy of deliveries: `client.retry`'s backoff and retry count.
 pub fn retry_policy(config: &Config) -> RetryPolicy {
     RetryPolicy {
@@ -188,12 +173,11 @@ pub fn retry_policy(config: &Config) -> RetryPolicy {
     }
 }
 
-/// Starts the engine when the config has rules; returns the tap for the batcher.
-pub fn start(config: &Config) -> anyhow::Result<Option<(AlertTap, Alerts)>> {
-    if config.alerts.is_empty() {
+/// Starts the engine when there are rules (compiled by `plan`); returns the tap for the batcher.
+pub fn start(rules: Arc<[Rule]>, config: &Config) -> anyhow::Result<Option<(AlertTap, Alerts)>> {
+    if rules.is_empty() {
         return Ok(None);
     }
-    let rules: Arc<[Rule]> = compile_rules(config)?.into();
     let sender = Sender::new(config.client.timeout.get(), retry_policy(config))?;
     let deliver = Arc::new(Network { sender: Arc::new(sender), rules: rules.clone() });
     let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);

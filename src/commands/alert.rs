@@ -19,8 +19,8 @@ pub fn alert(args: &AlertArgs) -> anyhow::Result<()> {
 }
 
 fn test(args: &AlertTestArgs) -> anyhow::Result<()> {
-    let config = crate::config::load(&args.config)?;
-    let rules = crate::alert::compile_rules(&config)?;
+    let plan = crate::plan::load(&args.config)?;
+    let (config, rules) = (&plan.config, &plan.rules);
     let selected: Vec<_> = rules.iter().filter(|r| args.rule.as_ref().is_none_or(|n| &r.name == n)).collect();
     if selected.is_empty() {
         let msg = match &args.rule {
@@ -30,7 +30,7 @@ fn test(args: &AlertTestArgs) -> anyhow::Result<()> {
         return Err(CommandError::usage(anyhow::anyhow!(msg)).into());
     }
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let sender = Sender::new(config.client.timeout.get(), crate::alert::retry_policy(&config))
+    let sender = Sender::new(config.client.timeout.get(), crate::alert::retry_policy(config))
         .context("cannot build the HTTP client")?;
     let mut out = std::io::stdout().lock();
     let mut failed = 0;

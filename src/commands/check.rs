@@ -4,9 +4,9 @@ use crate::cli::CheckArgs;
 
 /// `tailship check`: validate, then print the effective config with secrets redacted.
 pub fn check(args: &CheckArgs) -> anyhow::Result<()> {
-    let config = crate::config::load(&args.config)?;
+    let plan = crate::plan::load(&args.config)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "# {}: valid", args.config.display())?;
-    out.write_all(crate::config::to_redacted_toml(&config).as_bytes())?;
+    out.write_all(crate::config::to_redacted_toml(&plan.config).as_bytes())?;
     Ok(())
 }

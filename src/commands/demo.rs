@@ -34,7 +34,7 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let env: Vec<(String, String)> = std::env::vars()
         .chain([("DEMO_DIR".into(), dir.path().display().to_string()), ("DEMO_URL".into(), url.clone())])
         .collect();
-    let config = crate::config::load_with_env(&config_path, &env)?;
+    let plan = crate::plan::load_with_env(&config_path, &env)?;
 
     let mut out = std::io::stdout();
     writeln!(out, "tailship demo")?;
@@ -46,8 +46,8 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
 
     let agent_stop = CancellationToken::new();
     let agent = {
-        let (config, path, stop) = (config.clone(), config_path.clone(), agent_stop.clone());
-        tokio::spawn(async move { crate::commands::run_until(config, &path, stop).await })
+        let (plan, stop) = (plan.clone(), agent_stop.clone());
+        tokio::spawn(crate::agent::run(plan, stop))
     };
     let writer_stop = CancellationToken::new();
     let writer = {

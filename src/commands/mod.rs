@@ -23,7 +23,7 @@ pub use demo::demo;
 pub use push::push;
 pub use query::{labels, query, tail};
 pub use receive::receive;
-pub use run::{run, run_until};
+pub use run::run;
 
 use crate::cli::{Cli, Command};
 

@@ -61,6 +61,7 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
     if sources.iter().filter(|s| s.kind == SourceType::Stdin).count() > 1 {
         return Err(CommandError::usage(anyhow::anyhow!("`-` (stdin) given more than once")).into());
     }
+    let sources = crate::plan::compile_sources(&sources).map_err(CommandError::usage)?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let totals = rt.block_on(async move {
         let shutdown = crate::shutdown::on_signals();
@@ -80,7 +81,7 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
             shutdown.clone(),
         );
         let env = SourceEnv {
-            client: client.clone(),
+            default_tenant: client.tenant_id.clone(),
             sink: pipeline.sink.clone(),
             positions,
             interner: Interner::new(),

@@ -4,8 +4,12 @@
 //! crate; apply `TAILSHIP_SECTION__KEY` environment overrides, typed after the
 //! key they replace; expand `${VAR}` (and `${VAR:-default}`) in string values;
 //! deserialize into [`Config`] while collecting every unknown key; then check
-//! regexes, label names, limits and secret files, reporting every problem at
-//! once with the file and the key it concerns.
+//! label names, limits and secret files, reporting every problem at once with
+//! the file and the key it concerns.
+//!
+//! This module compiles nothing: regexes, globs, stages, multiline rules,
+//! timestamp formats and alert rules are compiled once, by `crate::plan`,
+//! which `check`, `run` and reload all go through.
 
 mod schema;
 
@@ -80,8 +84,22 @@ pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Config, Co
 /// it in errors and chooses TOML or YAML by its extension. Secret files the
 /// config names are still read. (The fuzz target `config_loader` enters here.)
 pub fn load_str(path: &Path, text: &str, env: &[(String, String)]) -> Result<Config, ConfigErrors> {
+    match load_parts(path, text, env) {
+        (Some(config), errors) if errors.is_empty() => Ok(config),
+        (_, errors) => Err(ConfigErrors(errors)),
+    }
+}
+
+/// Reads the text of a config file as far as it goes: the config (when it
+/// could be read at all, with defaults in place of values of a wrong type)
+/// and every problem found. `plan` compiles what was read even when there
+/// are problems, so one run reports them all.
+pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<Config>, Vec<ConfigError>) {
     let err = |key: &str, message: String| ConfigError { file: path.to_path_buf(), key: key.to_string(), message };
-    let tree = parse_tree(path, text).map_err(|m| ConfigErrors(vec![err("", m)]))?;
+    let tree = match parse_tree(path, text) {
+        Ok(t) => t,
+        Err(m) => return (None, vec![err("", m)]),
+    };
     let mut errors = Vec::new();
 
     let mut tree = tree;
@@ -110,15 +128,11 @@ pub fn load_str(path: &Path, text: &str, env: &[(String, String)]) -> Result<Con
         errors.push(err(&key, "unknown key".into()));
     }
     errors.extend(type_errors);
-    let Some(mut config) = parsed else { return Err(ConfigErrors(errors)) };
+    let Some(mut config) = parsed else { return (None, errors) };
     for (key, message) in validate(&mut config) {
         errors.push(err(&key, message));
     }
-    if errors.is_empty() {
-        Ok(config)
-    } else {
-        Err(ConfigErrors(errors))
-    }
+    (Some(config), errors)
 }
 
 /// Parses a config file's text into a JSON tree, choosing TOML or YAML by extension.
@@ -363,8 +377,8 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     errs
 }
 
-/// Reads the alert rules' secret files, then compiles each rule (the same
-/// compile the engine runs), so a rule that passes here starts.
+/// Checks the alert rules' names and reads their secret files (the rules are
+/// compiled by `plan`).
 fn validate_alerts(alerts: &mut [AlertConfig], e: &mut dyn FnMut(&str, String)) {
     let mut names = std::collections::HashSet::new();
     for (i, a) in alerts.iter_mut().enumerate() {
@@ -395,15 +409,6 @@ fn validate_alerts(alerts: &mut [AlertConfig], e: &mut dyn FnMut(&str, String)) 
                     }
                 },
                 _ => {}
-            }
-        }
-        if let Err(errs) = crate::alert::rule::Rule::compile(a) {
-            for (k, m) in errs {
-                // An unreadable file was reported above; do not report the missing value twice.
-                if k == "annotations.token_file" && a.annotations.as_ref().is_some_and(|x| x.token_file.is_some()) {
-                    continue;
-                }
-                e(&format!("{key}.{k}"), m);
             }
         }
     }
@@ -491,16 +496,6 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
             if s.include.is_empty() {
                 e(&format!("{key}.include"), "a file source needs at least one glob".into());
             }
-            for (i, g) in s.include.iter().chain(s.exclude.iter()).enumerate() {
-                let field = if i < s.include.len() {
-                    format!("{key}.include[{i}]")
-                } else {
-                    format!("{key}.exclude[{}]", i - s.include.len())
-                };
-                if let Err(err) = globset::Glob::new(g) {
-                    e(&field, format!("bad glob `{g}`: {err}"));
-                }
-            }
             if s.max_open_files == 0 {
                 e(&format!("{key}.max_open_files"), "must be at least 1".into());
             }
@@ -522,64 +517,11 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
     if let Some(m) = &s.multiline {
         if m.start.is_empty() {
             e(&format!("{key}.multiline.start"), "a multiline source needs a start regex".into());
-        } else if let Err(err) = regex::Regex::new(&m.start) {
-            e(&format!("{key}.multiline.start"), format!("bad regex: {}", one_line(&err.to_string())));
         }
         if m.max_lines == 0 {
             e(&format!("{key}.multiline.max_lines"), "must be at least 1".into());
         }
     }
-    let mut extracted: Vec<String> = Vec::new();
-    for (i, st) in s.stages.iter().enumerate() {
-        let sk = format!("{key}.stages[{i}]");
-        let set = [st.regex.is_some(), st.drop.is_some(), st.timestamp.is_some()].iter().filter(|b| **b).count();
-        if set != 1 {
-            e(&sk, "a stage needs exactly one of `regex`, `drop` or `timestamp`".into());
-            continue;
-        }
-        if st.labels.is_some() && st.regex.is_none() {
-            e(&format!("{sk}.labels"), "`labels` goes with a `regex` stage".into());
-        }
-        if let Some(r) = &st.regex {
-            match regex::Regex::new(r) {
-                Err(err) => e(&format!("{sk}.regex"), format!("bad regex: {}", one_line(&err.to_string()))),
-                Ok(re) => {
-                    let names: Vec<String> = re.capture_names().flatten().map(String::from).collect();
-                    if names.is_empty() {
-                        e(&format!("{sk}.regex"), "has no named capture (?P<name>...) to extract".into());
-                    }
-                    for l in st.labels.iter().flatten() {
-                        if !is_valid_label_name(l) {
-                            e(&format!("{sk}.labels"), format!("`{l}` is not a valid label name"));
-                        } else if !names.contains(l) {
-                            e(&format!("{sk}.labels"), format!("`{l}` is not a named capture of the regex"));
-                        }
-                    }
-                    extracted.extend(names);
-                }
-            }
-        }
-        if let Some(d) = &st.drop {
-            if let Err(err) = regex::Regex::new(d) {
-                e(&format!("{sk}.drop"), format!("bad regex: {}", one_line(&err.to_string())));
-            }
-        }
-        if let Some(t) = &st.timestamp {
-            if !extracted.contains(&t.source) {
-                e(
-                    &format!("{sk}.timestamp.source"),
-                    format!("`{}` is not captured by an earlier regex stage", t.source),
-                );
-            }
-            if let Err(m) = crate::pipeline::TimeFormat::parse(&t.format) {
-                e(&format!("{sk}.timestamp.format"), m);
-            }
-        }
-    }
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The effective config as TOML, with every secret shown as `<redacted>`.

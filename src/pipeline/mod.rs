@@ -7,19 +7,11 @@ mod stages;
 mod stream;
 mod timestamp;
 
-pub use stages::{FileContext, Processed, SourceStages};
+pub use stages::{FileContext, Processed, SourceStages, Stage};
 pub use stream::{Interner, Stream, StreamRef};
 pub use timestamp::TimeFormat;
 
-/// Where a chunk's lines came from, so the position can advance once they are acknowledged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AckRef {
-    /// Key of the file in the positions store.
-    pub file: u64,
-    /// The file offset just after the last line this chunk accounts for
-    /// (dropped lines included).
-    pub offset: u64,
-}
+pub use crate::positions::AckRef;
 
 /// One processed line: its stream, timestamp, and where its text sits in the chunk buffer.
 #[derive(Debug, Clone, Copy)]

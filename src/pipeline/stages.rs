@@ -10,11 +10,13 @@ use std::sync::Arc;
 use regex::Regex;
 
 use super::{Chunk, Entry, Interner, StreamRef, TimeFormat};
-use crate::config::{ClientConfig, SourceConfig, SourceType};
+use crate::config::SourceConfig;
 use crate::metrics::Metrics;
 
-enum Stage {
-    /// Named captures are extracted; `labels` lists (capture index in `names`) which become labels.
+/// One compiled stage (made by `plan` from a `[[sources]].stages` entry).
+#[derive(Debug, Clone)]
+pub enum Stage {
+    /// Named captures are extracted (`names`); `labels` lists which become labels.
     Regex {
         re: Regex,
         names: Vec<String>,
@@ -77,20 +79,17 @@ impl FileContext {
 }
 
 impl SourceStages {
-    /// Compiles a source's stages. The config was validated, so regexes compile;
-    /// an error here names the key anyway.
+    /// A source's stages, compiled by `plan`, with its labels: the
+    /// source's own, `extra_labels` (`tailship push --label`) and `host`.
+    /// `default_tenant` is `client.tenant_id`, for sources without their own.
     pub fn new(
-        index: usize,
+        name: Arc<str>,
         src: &SourceConfig,
-        client: &ClientConfig,
+        stages: Vec<Stage>,
+        default_tenant: Option<&str>,
         interner: Arc<Interner>,
         extra_labels: &BTreeMap<String, String>,
-    ) -> Result<Self, String> {
-        let kind = match src.kind {
-            SourceType::File => "file",
-            SourceType::Stdin => "stdin",
-        };
-        let name: Arc<str> = Arc::from(src.name.clone().unwrap_or_else(|| format!("{kind}-{index}")).as_str());
+    ) -> Self {
         let mut base_labels = src.labels.clone();
         for (k, v) in extra_labels {
             base_labels.insert(k.clone(), v.clone());
@@ -98,33 +97,9 @@ impl SourceStages {
         if src.host_label && !base_labels.contains_key("host") {
             base_labels.insert("host".into(), gethostname::gethostname().to_string_lossy().into_owned());
         }
-        let mut stages = Vec::new();
-        let mut dynamic = false;
-        for (i, st) in src.stages.iter().enumerate() {
-            let key = format!("sources[{index}].stages[{i}]");
-            if let Some(r) = &st.regex {
-                let re = Regex::new(r).map_err(|e| format!("{key}.regex: {e}"))?;
-                let names: Vec<String> = re.capture_names().flatten().map(String::from).collect();
-                let labels = st.labels.clone().unwrap_or_else(|| names.clone());
-                dynamic |= !labels.is_empty();
-                stages.push(Stage::Regex { re, names, labels });
-            } else if let Some(d) = &st.drop {
-                stages.push(Stage::Drop(Regex::new(d).map_err(|e| format!("{key}.drop: {e}"))?));
-            } else if let Some(t) = &st.timestamp {
-                let format = TimeFormat::parse(&t.format).map_err(|e| format!("{key}.timestamp.format: {e}"))?;
-                stages.push(Stage::Timestamp { source: t.source.clone(), format });
-            }
-        }
-        let tenant = src.tenant_id.clone().or_else(|| client.tenant_id.clone()).map(|t| Arc::from(t.as_str()));
-        Ok(Self {
-            name,
-            base_labels,
-            tenant,
-            stages,
-            max_line_bytes: src.max_line_bytes.get() as usize,
-            interner,
-            dynamic,
-        })
+        let dynamic = stages.iter().any(|s| matches!(s, Stage::Regex { labels, .. } if !labels.is_empty()));
+        let tenant = src.tenant_id.as_deref().or(default_tenant).map(Arc::from);
+        Self { name, base_labels, tenant, stages, max_line_bytes: src.max_line_bytes.get() as usize, interner, dynamic }
     }
 
     /// The context for one file (`filename` label) or for stdin (`None`).
@@ -259,27 +234,20 @@ fn truncate_label_value(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::StageConfig;
-
-    fn stages(src: SourceConfig) -> SourceStages {
-        SourceStages::new(0, &src, &ClientConfig::default(), Interner::new(), &BTreeMap::new()).unwrap()
-    }
 
     #[test]
     fn repairs_truncates_and_extracts() {
         let mut src = SourceConfig { host_label: false, ..Default::default() };
         src.max_line_bytes = crate::util::HumanSize(16);
         src.labels.insert("job".into(), "app".into());
-        src.stages = vec![
-            StageConfig { regex: Some(r"(?P<level>ERROR|INFO)".into()), ..Default::default() },
-            StageConfig { drop: Some("healthcheck".into()), ..Default::default() },
-            StageConfig { regex: Some(r"^(?P<ts>\d+) ".into()), labels: Some(vec![]), ..Default::default() },
-            StageConfig {
-                timestamp: Some(crate::config::TimestampStage { source: "ts".into(), format: "unix".into() }),
-                ..Default::default()
-            },
+        let level = Regex::new(r"(?P<level>ERROR|INFO)").unwrap();
+        let stages = vec![
+            Stage::Regex { re: level, names: vec!["level".into()], labels: vec!["level".into()] },
+            Stage::Drop(Regex::new("healthcheck").unwrap()),
+            Stage::Regex { re: Regex::new(r"^(?P<ts>\d+) ").unwrap(), names: vec!["ts".into()], labels: vec![] },
+            Stage::Timestamp { source: "ts".into(), format: TimeFormat::parse("unix").unwrap() },
         ];
-        let s = stages(src);
+        let s = SourceStages::new(Arc::from("t"), &src, stages, None, Interner::new(), &BTreeMap::new());
         let mut ctx = s.context(Some("/var/log/a.log"));
         let mut chunk = Chunk::default();
         assert_eq!(s.process(&mut ctx, b"12 ERROR boom", 99, &mut chunk), Processed::Kept);

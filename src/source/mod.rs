@@ -3,17 +3,31 @@
 //! multiline entries (`multiline`), run the source's stages, and hand chunks
 //! to the queue, waiting while it is full.
 
+pub mod discover;
 pub mod file;
+pub mod fingerprint;
 pub mod lines;
 pub mod multiline;
 pub mod stdin;
+pub mod tailer;
 
 use std::time::{Duration, Instant};
 
 use crate::config::SourceConfig;
 use crate::pipeline::{Chunk, FileContext, SourceStages};
 use lines::LineSplitter;
-use multiline::Joiner;
+use multiline::{Joiner, MultilineRule};
+
+pub use discover::FileMatch;
+
+/// A source as `plan` compiled it: its config, its multiline rule and, for a
+/// file source, its globs. Cloning is cheap (compiled regexes and globs are shared).
+#[derive(Debug, Clone)]
+pub struct SourceSpec {
+    pub config: SourceConfig,
+    pub multiline: Option<MultilineRule>,
+    pub files: Option<std::sync::Arc<FileMatch>>,
+}
 
 pub use crate::pool::READ_BLOCK;
 
@@ -56,12 +70,10 @@ pub struct LineFeed {
 }
 
 impl LineFeed {
-    pub fn new(src: &SourceConfig, stages: &SourceStages, filename: Option<&str>, start_offset: u64) -> Self {
+    pub fn new(spec: &SourceSpec, stages: &SourceStages, filename: Option<&str>, start_offset: u64) -> Self {
+        let src = &spec.config;
         let max = src.max_line_bytes.get() as usize;
-        let joiner = src.multiline.as_ref().and_then(|m| {
-            // Validated at load; a failure here only disables joining.
-            regex::bytes::Regex::new(&m.start).ok().map(|re| Joiner::new(re, m.max_lines, m.max_wait.get(), max))
-        });
+        let joiner = spec.multiline.as_ref().map(|m| Joiner::new(m.start.clone(), m.max_lines, m.max_wait, max));
         Self {
             splitter: LineSplitter::new(start_offset, max),
             joiner,
@@ -214,19 +226,20 @@ mod tests {
     fn lines_fed_in_blocks_cut_inside_characters_come_out_whole_and_valid() {
         let src = SourceConfig { host_label: false, ..Default::default() };
         let stages = SourceStages::new(
-            0,
+            std::sync::Arc::from("t"),
             &src,
-            &crate::config::ClientConfig::default(),
+            Vec::new(),
+            None,
             crate::pipeline::Interner::new(),
             &Default::default(),
-        )
-        .unwrap();
+        );
+        let spec = SourceSpec { config: src.clone(), multiline: None, files: None };
         let text = "日本語のログ行\nzweite Zeile ü\nbad \u{fffd}\nlast\n";
         let mut raw = text.replace('\u{fffd}', "\u{1}").into_bytes();
         let at = raw.iter().position(|&b| b == 1).unwrap();
         raw[at] = 0xff;
         for cut in 1..raw.len() {
-            let mut feed = LineFeed::new(&src, &stages, Some("/x"), 0);
+            let mut feed = LineFeed::new(&spec, &stages, Some("/x"), 0);
             let mut chunk = Chunk::default();
             let now = Instant::now();
             feed.feed(&stages, &raw[..cut], 1, now, &mut chunk);

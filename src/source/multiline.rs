@@ -11,6 +11,21 @@ use std::time::{Duration, Instant};
 
 use regex::bytes::Regex;
 
+/// A compiled `multiline` setting (made once by `plan`, shared by every file of the source).
+#[derive(Debug, Clone)]
+pub struct MultilineRule {
+    pub start: Regex,
+    pub max_lines: usize,
+    pub max_wait: Duration,
+}
+
+impl MultilineRule {
+    /// Compiles the `start` regex; the error is the regex's own message.
+    pub fn compile(start: &str, max_lines: usize, max_wait: Duration) -> Result<Self, regex::Error> {
+        Ok(Self { start: Regex::new(start)?, max_lines, max_wait })
+    }
+}
+
 /// See the module documentation.
 #[derive(Debug)]
 pub struct Joiner {

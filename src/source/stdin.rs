@@ -8,16 +8,15 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{LineFeed, READ_BLOCK};
+use super::{LineFeed, SourceSpec, READ_BLOCK};
 use crate::batch::ChunkSink;
-use crate::config::SourceConfig;
 use crate::metrics::Metrics;
 use crate::pipeline::{Chunk, SourceStages};
 use crate::util::now_ns;
 
 /// Reads `input` until EOF (or `cancel`) on the calling thread; returns lines read.
 pub fn run(
-    src: &SourceConfig,
+    spec: &SourceSpec,
     stages: Arc<SourceStages>,
     input: Box<dyn Read + Send>,
     sink: ChunkSink,
@@ -53,7 +52,7 @@ pub fn run(
     }
     let m = Metrics::get();
     let name = stages.name.clone();
-    let mut feed = LineFeed::new(src, &stages, None, 0);
+    let mut feed = LineFeed::new(spec, &stages, None, 0);
     let mut total = 0u64;
     loop {
         if cancel.is_cancelled() {

@@ -1,6 +1,5 @@
-//! Wiring of a running agent: sources on their own threads feeding the
-//! pipeline (batcher and pushers), positions saved periodically. Used by
-//! `run`, `push` and `demo`.
+//! Starting sources: one thread each, feeding the queue. Used by the daemon
+//! (`agent::run`) and by `tailship push`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,14 +8,16 @@ use std::thread::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::batch::ChunkSink;
-use crate::config::{ClientConfig, SourceConfig, SourceType};
+use crate::config::SourceType;
 use crate::pipeline::{Interner, SourceStages};
+use crate::plan::SourcePlan;
 use crate::positions::Positions;
 use crate::source::file::{FileSource, Mode};
 
 /// Everything sources need to start.
 pub struct SourceEnv {
-    pub client: ClientConfig,
+    /// `client.tenant_id`: the tenant of sources without their own.
+    pub default_tenant: Option<String>,
     pub sink: ChunkSink,
     pub positions: Arc<Positions>,
     pub interner: Arc<Interner>,
@@ -29,23 +30,28 @@ pub struct SourceEnv {
 /// Starts one thread per source. `stdin` is taken by the first stdin source.
 /// Returns the threads; each ends when `cancel` fires or its input is done.
 pub fn start_sources(
-    sources: &[SourceConfig],
+    sources: &[SourcePlan],
     env: &SourceEnv,
     cancel: &CancellationToken,
     stdin: &mut Option<Box<dyn std::io::Read + Send>>,
 ) -> anyhow::Result<Vec<JoinHandle<()>>> {
     let mut threads = Vec::new();
-    for (i, src) in sources.iter().enumerate() {
-        let stages = Arc::new(
-            SourceStages::new(i, src, &env.client, env.interner.clone(), &env.extra_labels)
-                .map_err(|e| anyhow::anyhow!("source {i}: {e}"))?,
-        );
+    for src in sources {
+        let stages = Arc::new(SourceStages::new(
+            src.name.clone(),
+            &src.spec.config,
+            src.stages.clone(),
+            env.default_tenant.as_deref(),
+            env.interner.clone(),
+            &env.extra_labels,
+        ));
         let name = stages.name.clone();
         let (sink, handle, cancel) = (env.sink.clone(), env.handle.clone(), cancel.clone());
-        let thread = match src.kind {
+        let thread = match src.spec.config.kind {
             SourceType::File => {
-                let fs = FileSource::new(src.clone(), stages, env.positions.clone(), sink, handle, cancel, env.mode)
-                    .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
+                let fs =
+                    FileSource::new(src.spec.clone(), stages, env.positions.clone(), sink, handle, cancel, env.mode)
+                        .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
             }
             SourceType::Stdin => {
@@ -53,9 +59,9 @@ pub fn start_sources(
                     tracing::warn!(source = %name, "standard input is already read by another source; skipping");
                     continue;
                 };
-                let src = src.clone();
+                let spec = src.spec.clone();
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || {
-                    crate::source::stdin::run(&src, stages, input, sink, handle, cancel);
+                    crate::source::stdin::run(&spec, stages, input, sink, handle, cancel);
                 })?
             }
         };

@@ -25,23 +25,23 @@
 //! is written to the positions file only once the service acknowledged it.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 use tokio_util::sync::CancellationToken;
 
-use super::{LineFeed, READ_BLOCK};
+use super::fingerprint::{self, open_regular};
+use super::tailer::{Step, Tailer, DETACHED_IDLE};
+use super::{FileMatch, LineFeed, SourceSpec, READ_BLOCK};
 use crate::batch::ChunkSink;
 use crate::config::{SourceConfig, StartAt};
 use crate::metrics::Metrics;
-use crate::pipeline::{AckRef, Chunk, SourceStages};
-use crate::positions::{Fingerprint, Positions, FINGERPRINT_BYTES};
-use crate::util::now_ns;
+use crate::pipeline::SourceStages;
+use crate::positions::{Fingerprint, Positions};
+
+mod gz;
 
 /// Poll interval when file-system events work (a safety net for missed events).
 const POLL_WITH_EVENTS: Duration = Duration::from_millis(1000);
@@ -53,8 +53,6 @@ const MAX_READ_PER_TURN: u64 = 4 << 20;
 const READ_COALESCE: Duration = Duration::from_millis(10);
 /// A write event rescans (for parked or still-empty files) at most this often.
 const RESCAN_ON_WRITE: Duration = Duration::from_millis(250);
-/// A rotated or deleted file is closed once it was at its end this long.
-const DETACHED_IDLE: Duration = Duration::from_secs(5);
 /// With `max_open_files` reached, a file idle this long may be parked (closed,
 /// remembered) to give another file a turn.
 const PARK_IDLE: Duration = Duration::from_secs(1);
@@ -78,78 +76,17 @@ pub enum Mode {
     Once,
 }
 
-/// One include pattern: where to walk, how deep, and what to match.
-struct Pattern {
-    base: PathBuf,
-    max_depth: usize,
-    matcher: GlobMatcher,
-    literal: bool,
-}
-
-fn compile_pattern(p: &str) -> Result<Pattern, globset::Error> {
-    let path = Path::new(p);
-    let mut base = PathBuf::new();
-    let mut rest = 0usize;
-    let mut in_rest = false;
-    let mut recursive = false;
-    for c in path.components() {
-        let s = c.as_os_str().to_string_lossy();
-        if in_rest || s.contains(['*', '?', '[', '{']) {
-            in_rest = true;
-            rest += 1;
-            recursive |= s.contains("**");
-        } else {
-            base.push(c);
-        }
-    }
-    let matcher = globset::GlobBuilder::new(p).literal_separator(true).build()?.compile_matcher();
-    Ok(Pattern { base, max_depth: if recursive { usize::MAX } else { rest }, matcher, literal: rest == 0 })
-}
-
-fn compile_excludes(ex: &[String]) -> Result<(GlobSet, GlobSet), globset::Error> {
-    let mut full = GlobSetBuilder::new();
-    let mut names = GlobSetBuilder::new();
-    for e in ex {
-        if e.contains('/') {
-            full.add(globset::GlobBuilder::new(e).literal_separator(true).build()?);
-        } else {
-            names.add(Glob::new(e)?);
-        }
-    }
-    Ok((full.build()?, names.build()?))
-}
-
-/// One open file.
-struct Tailer {
-    key: u64,
-    path: PathBuf,
-    file: File,
-    dev: u64,
-    ino: u64,
-    fp: Fingerprint,
-    /// Where the next read starts.
-    offset: u64,
-    feed: LineFeed,
-    /// The path no longer names this file (rotated or deleted): drain and close.
-    detached: bool,
-    /// When the file was last seen at its end with nothing new.
-    idle_since: Option<Instant>,
-    /// Last size seen, for the unread-bytes gauge.
-    size: u64,
-}
-
 /// The file source; see the module documentation.
 pub struct FileSource {
+    spec: SourceSpec,
     cfg: SourceConfig,
+    files: Arc<FileMatch>,
     stages: Arc<SourceStages>,
     positions: Arc<Positions>,
     sink: ChunkSink,
     handle: tokio::runtime::Handle,
     cancel: CancellationToken,
     mode: Mode,
-    patterns: Vec<Pattern>,
-    exclude_full: GlobSet,
-    exclude_names: GlobSet,
     tailers: Vec<Tailer>,
     parked: Vec<Parked>,
     /// Paths already warned about (unreadable, too many open files), to warn once.
@@ -163,8 +100,9 @@ pub struct FileSource {
 }
 
 impl FileSource {
+    /// A file source over `spec` (whose `files` holds the compiled globs).
     pub fn new(
-        cfg: SourceConfig,
+        spec: SourceSpec,
         stages: Arc<SourceStages>,
         positions: Arc<Positions>,
         sink: ChunkSink,
@@ -172,24 +110,17 @@ impl FileSource {
         cancel: CancellationToken,
         mode: Mode,
     ) -> Result<Self, String> {
-        let patterns = cfg
-            .include
-            .iter()
-            .map(|p| compile_pattern(p).map_err(|e| format!("bad glob `{p}`: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
-        let (exclude_full, exclude_names) =
-            compile_excludes(&cfg.exclude).map_err(|e| format!("bad exclude glob: {e}"))?;
+        let files = spec.files.clone().ok_or_else(|| format!("source {}: no include globs", stages.name))?;
         Ok(Self {
-            cfg,
+            cfg: spec.config.clone(),
+            spec,
+            files,
             stages,
             positions,
             sink,
             handle,
             cancel,
             mode,
-            patterns,
-            exclude_full,
-            exclude_names,
             tailers: Vec::new(),
             parked: Vec::new(),
             warned: HashSet::new(),
@@ -297,15 +228,7 @@ impl FileSource {
                 return None;
             }
         };
-        let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
-        for p in &self.patterns {
-            let dir =
-                if p.literal { p.base.parent().map(Path::to_path_buf).unwrap_or_default() } else { p.base.clone() };
-            let recursive = p.max_depth > 1;
-            if !dirs.iter().any(|(d, _)| *d == dir) {
-                dirs.push((dir, recursive));
-            }
-        }
+        let dirs = self.files.watch_dirs();
         for (dir, recursive) in dirs {
             let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
             if let Err(e) = w.watch(&dir, mode) {
@@ -317,42 +240,13 @@ impl FileSource {
         Some(w)
     }
 
-    fn excluded(&self, path: &Path) -> bool {
-        self.exclude_full.is_match(path) || path.file_name().is_some_and(|n| self.exclude_names.is_match(n))
-    }
-
-    /// Every regular file the globs name now.
-    fn candidates(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        let mut seen = HashSet::new();
-        for p in &self.patterns {
-            if p.literal {
-                if !self.excluded(&p.base) && seen.insert(p.base.clone()) {
-                    out.push(p.base.clone());
-                }
-                continue;
-            }
-            let walker = walkdir::WalkDir::new(&p.base).follow_links(true).max_depth(p.max_depth).min_depth(1);
-            for entry in walker.into_iter().filter_map(Result::ok) {
-                let path = entry.path();
-                if !entry.file_type().is_file() {
-                    continue;
-                }
-                if p.matcher.is_match(path) && !self.excluded(path) && seen.insert(path.to_path_buf()) {
-                    out.push(path.to_path_buf());
-                }
-            }
-        }
-        out
-    }
-
     fn event(&self, event: &str) {
         Metrics::get().file_events.with_label_values(&[&self.name(), event]).inc();
     }
 
     fn scan(&mut self) {
         self.saw_empty = false;
-        let candidates = self.candidates();
+        let candidates = self.files.candidates();
         let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
         for path in candidates {
             let Ok(meta) = std::fs::metadata(&path) else { continue };
@@ -409,10 +303,7 @@ impl FileSource {
         }
         // A file rewritten in place (its first bytes changed) starts again at 0.
         for i in 0..self.tailers.len() {
-            let t = &self.tailers[i];
-            let mut prefix = vec![0u8; t.fp.len as usize];
-            let n = read_prefix(&t.file, &mut prefix);
-            if n == t.fp.len as usize && !t.fp.matches(&prefix[..n]) {
+            if self.tailers[i].rewritten() {
                 self.truncated(i);
             }
         }
@@ -451,10 +342,8 @@ impl FileSource {
         {
             return;
         }
-        let mut prefix = vec![0u8; FINGERPRINT_BYTES];
-        let n = read_prefix(&file, &mut prefix);
-        prefix.truncate(n);
-        if n == 0 {
+        let (fp, prefix) = fingerprint::of_file(&file);
+        if prefix.is_empty() {
             // Empty: nothing to identify it by yet; look again when it has data.
             self.saw_empty = true;
             return;
@@ -463,7 +352,7 @@ impl FileSource {
         let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
         let resumed = self.positions.resume(&prefix, path, dev, ino);
         if is_gz {
-            self.read_gz(path, file, &prefix, resumed, size);
+            self.read_gz(path, file, fp, resumed, size);
             return;
         }
         let too_old = self.cfg.ignore_older.get() > Duration::ZERO
@@ -476,7 +365,7 @@ impl FileSource {
             Some((key, off)) if off <= size => (key, off),
             Some((key, off)) => {
                 tracing::info!(path = %path.display(), saved = off, size, "file is shorter than its saved position (truncated while stopped); reading from the start");
-                self.positions.reset(key, Fingerprint::of(&prefix));
+                self.positions.reset(key, fp);
                 self.event("truncated");
                 (key, 0)
             }
@@ -489,20 +378,20 @@ impl FileSource {
                 } else {
                     0
                 };
-                (self.positions.track(path, Fingerprint::of(&prefix), dev, ino, start), start)
+                (self.positions.track(path, fp, dev, ino, start), start)
             }
         };
         tracing::debug!(source = %name, path = %path.display(), offset, "tailing file");
         self.event("opened");
         let filename = path.to_string_lossy().into_owned();
-        let feed = LineFeed::new(&self.cfg, &self.stages, Some(&filename), offset);
+        let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         self.tailers.push(Tailer {
             key,
             path: path.to_path_buf(),
             file,
             dev,
             ino,
-            fp: Fingerprint::of(&prefix),
+            fp,
             offset,
             feed,
             detached: false,
@@ -548,18 +437,17 @@ impl FileSource {
             return;
         }
         let meta = &meta;
-        let mut prefix = vec![0u8; FINGERPRINT_BYTES];
-        let n = read_prefix(&file, &mut prefix);
-        let same = p.fp.matches(&prefix[..n]) && meta.len() >= p.offset;
+        let (now_fp, prefix) = fingerprint::of_file(&file);
+        let same = p.fp.matches(&prefix) && meta.len() >= p.offset;
         let offset = if same { p.offset } else { 0 };
-        let fp = if same { p.fp } else { Fingerprint::of(&prefix[..n]) };
+        let fp = if same { p.fp } else { now_fp };
         // Lines of the old content may still be in flight: new content, new key.
         let key = if same { p.key } else { self.positions.restart(p.key, fp) };
         if !same {
             self.event("truncated");
         }
         let filename = p.path.to_string_lossy().into_owned();
-        let feed = LineFeed::new(&self.cfg, &self.stages, Some(&filename), offset);
+        let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         self.tailers.push(Tailer {
             key,
             path: p.path,
@@ -575,137 +463,38 @@ impl FileSource {
         });
     }
 
-    /// Reads a `.gz` file once, decompressed. Its position is its compressed
-    /// size once every line was delivered; a partly sent file is sent again whole.
-    fn read_gz(&mut self, path: &Path, file: File, prefix: &[u8], resumed: Option<(u64, u64)>, size: u64) {
-        let fp = Fingerprint::of(prefix);
-        if !self.gz_done.insert(fp.hash) {
-            return;
-        }
-        let key = match resumed {
-            Some((key, off)) if off >= size => {
-                self.positions.release(key);
-                return;
-            }
-            Some((key, _)) => key,
-            None => self.positions.track(path, fp, 0, 0, 0),
-        };
-        tracing::info!(path = %path.display(), "reading compressed file");
-        self.event("opened");
-        let name = self.name();
-        let filename = path.to_string_lossy().into_owned();
-        let mut feed = LineFeed::new(&self.cfg, &self.stages, Some(&filename), 0);
-        let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
-        loop {
-            if self.cancel.is_cancelled() {
-                self.positions.release(key);
-                return;
-            }
-            let n = match dec.read(&mut self.buf) {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "cannot decompress file; skipping the rest of it");
-                    0
-                }
-            };
-            let mut chunk = Chunk::with_capacity(name.clone(), n);
-            Metrics::get().bytes_read.with_label_values(&[&name]).inc_by(n as u64);
-            if n > 0 {
-                feed.feed(&self.stages, &self.buf[..n], now_ns() as i64, Instant::now(), &mut chunk);
-            } else {
-                feed.flush_idle(&self.stages, now_ns() as i64, Instant::now(), true, &mut chunk);
-                chunk.ack = Some(AckRef { file: key, offset: size });
-            }
-            feed.flush_counts(&name);
-            if !self.sink.send_blocking(&self.handle, chunk, &self.cancel) {
-                self.positions.release(key);
-                return;
-            }
-            if n == 0 {
-                break;
-            }
-        }
-        self.positions.release(key);
-    }
-
     /// The file at `i` was truncated or rewritten: start it again at 0.
     fn truncated(&mut self, i: usize) {
-        let t = &mut self.tailers[i];
-        let mut prefix = vec![0u8; FINGERPRINT_BYTES];
-        let n = read_prefix(&t.file, &mut prefix);
-        t.fp = Fingerprint::of(&prefix[..n]);
-        tracing::info!(path = %t.path.display(), old_offset = t.offset, "file truncated (copytruncate?); reading from the start");
-        t.offset = 0;
-        t.feed.reset(0);
-        // Lines of the old content may still be queued or in flight with the old
-        // key: the new content gets a new key, so their late acknowledgements
-        // cannot move its position (a kill -9 would then skip new lines).
-        t.key = self.positions.restart(t.key, t.fp);
+        self.tailers[i].restart_at_zero(&self.positions);
         self.event("truncated");
     }
 
     /// Reads what is new in tailer `i`; returns true if anything was read or flushed.
     fn read_turn(&mut self, i: usize) -> bool {
-        let name = self.name();
+        let once = self.mode == Mode::Once;
         let mut read_total = 0u64;
         let mut progressed = false;
         loop {
             if read_total >= MAX_READ_PER_TURN || self.cancel.is_cancelled() {
                 return true;
             }
-            let t = &mut self.tailers[i];
-            let n = match t.file.read_at(&mut self.buf, t.offset) {
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    tracing::warn!(path = %t.path.display(), error = %e, "cannot read file; closing it");
-                    t.detached = true;
-                    t.idle_since = Some(Instant::now() - DETACHED_IDLE);
+            let chunk = match self.tailers[i].step(&mut self.buf, &self.stages, &self.positions, once) {
+                Step::Read { chunk, bytes } => {
+                    read_total += bytes as u64;
+                    chunk
+                }
+                Step::AtEnd(last) => {
+                    if let Some(c) = last {
+                        let _ = self.sink.send_blocking(&self.handle, c, &self.cancel);
+                    }
                     return progressed;
                 }
-            };
-            let now = Instant::now();
-            let mut chunk = Chunk::with_capacity(name.clone(), n);
-            if n == 0 {
-                // At the end: truncated? anything idle to flush?
-                let size = t.file.metadata().map(|m| m.len()).unwrap_or(t.offset);
-                t.size = size;
-                if size < t.offset {
+                Step::Truncated => {
                     self.truncated(i);
                     return true;
                 }
-                let t = &mut self.tailers[i];
-                let final_eof = self.mode == Mode::Once;
-                t.feed.flush_idle(&self.stages, now_ns() as i64, now, final_eof, &mut chunk);
-                if chunk.entries.is_empty() {
-                    t.idle_since.get_or_insert(now);
-                    if final_eof {
-                        chunk.ack = Some(AckRef { file: t.key, offset: t.feed.safe_offset() });
-                        let _ = self.sink.send_blocking(&self.handle, chunk, &self.cancel);
-                    }
-                    t.feed.flush_counts(&name);
-                    return progressed;
-                }
-            } else {
-                t.idle_since = None;
-                Metrics::get().bytes_read.with_label_values(&[&name]).inc_by(n as u64);
-                t.feed.feed(&self.stages, &self.buf[..n], now_ns() as i64, now, &mut chunk);
-                t.offset += n as u64;
-                t.size = t.size.max(t.offset);
-                read_total += n as u64;
-                if t.fp.len < FINGERPRINT_BYTES as u32 && t.offset > t.fp.len as u64 {
-                    let mut prefix = vec![0u8; FINGERPRINT_BYTES];
-                    let k = read_prefix(&t.file, &mut prefix);
-                    let fp = Fingerprint::of(&prefix[..k]);
-                    if fp.len > t.fp.len && t.fp.matches(&prefix[..k]) {
-                        t.fp = fp;
-                        self.positions.update_fingerprint(t.key, fp);
-                    }
-                }
-            }
-            let t = &mut self.tailers[i];
-            t.feed.flush_counts(&name);
-            chunk.ack = Some(AckRef { file: t.key, offset: t.feed.safe_offset() });
+                Step::Failed => return progressed,
+            };
             if !self.sink.send_blocking(&self.handle, chunk, &self.cancel) {
                 return progressed;
             }
@@ -734,33 +523,6 @@ impl FileSource {
     }
 }
 
-/// Reads up to `buf.len()` bytes from the start of the file.
-/// Opens `path` for reading and returns the file with its own metadata.
-/// `O_NONBLOCK` keeps a FIFO put in the file's place after the scan looked
-/// from blocking the reader (it changes nothing for regular files, which are
-/// always ready); the metadata comes from the open file (fstat), so it
-/// describes the file opened even if the path was renamed meanwhile.
-/// `Ok(None)`: not a regular file.
-fn open_regular(path: &Path) -> std::io::Result<Option<(File, std::fs::Metadata)>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
-    let meta = file.metadata()?;
-    Ok(meta.is_file().then_some((file, meta)))
-}
-
-fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read_at(&mut buf[n..], n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    n
-}
-
 trait PathExt {
     /// True when `self` and `other` both exist and are the same file.
     fn exists_as(&self, other: &Path) -> bool;
@@ -772,53 +534,5 @@ impl PathExt for Path {
             (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
             _ => false,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn patterns_split_base_and_depth() {
-        let p = compile_pattern("/var/log/app/*.log").unwrap();
-        assert_eq!(p.base, PathBuf::from("/var/log/app"));
-        assert_eq!(p.max_depth, 1);
-        assert!(p.matcher.is_match("/var/log/app/x.log"));
-        assert!(!p.matcher.is_match("/var/log/app/sub/x.log"));
-        let p = compile_pattern("/var/log/**/*.log").unwrap();
-        assert_eq!(p.base, PathBuf::from("/var/log"));
-        assert_eq!(p.max_depth, usize::MAX);
-        assert!(p.matcher.is_match("/var/log/a/b/x.log"));
-        let p = compile_pattern("/tmp/one.log").unwrap();
-        assert!(p.literal);
-    }
-
-    #[test]
-    fn a_path_replaced_between_the_scan_and_the_open_is_known_by_the_file_opened() {
-        use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("app.log");
-        std::fs::write(&path, "old\n").unwrap();
-        let scanned = std::fs::metadata(&path).unwrap();
-        // Rotation between the scan's stat and the open.
-        std::fs::rename(&path, dir.path().join("app.log.1")).unwrap();
-        std::fs::write(&path, "new content\n").unwrap();
-        let (_file, opened) = open_regular(&path).unwrap().unwrap();
-        assert_ne!((opened.dev(), opened.ino()), (scanned.dev(), scanned.ino()));
-        assert_eq!(opened.ino(), std::fs::metadata(&path).unwrap().ino());
-        assert_eq!(opened.len(), 12, "the size is the opened file's, not the scanned one's");
-    }
-
-    #[test]
-    fn a_fifo_put_in_a_files_place_after_the_scan_is_not_opened_and_does_not_block() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("app.log");
-        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        // Without O_NONBLOCK this open would wait for a writer for ever.
-        assert!(open_regular(&path).unwrap().is_none());
-        assert!(open_regular(dir.path()).unwrap().is_none(), "a directory is not a regular file either");
     }
 }

@@ -1,0 +1,177 @@
+//! The daemon: start from a [`Plan`], reload on SIGHUP, shut down in phases.
+//!
+//! Start: the metrics endpoint, the positions store, the pusher, the alert
+//! engine, the batcher, then the sources (stdin first, then files), then tell
+//! systemd. Reload (SIGHUP): load and compile the config again; if it is
+//! valid, stop the file sources, save positions, and start the new file
+//! sources over the same queue, positions and pusher (stdin keeps reading).
+//! Shutdown: stop reading, flush and wait for acknowledgements (up to
+//! `shutdown_timeout`), let alert updates go out, write the final positions.
+//! `tailship run` and `tailship demo` both run this.
+
+mod sources;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+pub use sources::{join_sources, start_sources, SourceEnv};
+
+use crate::batch::{BatchSettings, Pipeline};
+use crate::client::push::Pusher;
+use crate::config::SourceType;
+use crate::metrics::Health;
+use crate::pipeline::Interner;
+use crate::plan::Plan;
+use crate::positions::Positions;
+use crate::source::file::Mode;
+
+/// Runs the agent until `shutdown` fires.
+pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let config = &plan.config;
+    let health = Health::new();
+    let endpoint_stop = CancellationToken::new();
+    let endpoint = if config.server.listen.is_empty() {
+        None
+    } else {
+        let addr = config.server.listen.parse().context("server.listen")?;
+        Some(
+            crate::metrics::serve(addr, health.clone(), endpoint_stop.clone())
+                .await
+                .with_context(|| format!("cannot listen on {addr} (server.listen)"))?,
+        )
+    };
+    let positions = Arc::new(Positions::load(&config.positions.path));
+    let abort = CancellationToken::new();
+    let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
+    // Alerts: the tap rides in the batcher; the engine flushes when the batcher ends.
+    let (alert_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?.unzip();
+    let pipeline = Pipeline::start_with_alerts(
+        BatchSettings {
+            max_bytes: config.client.batch.max_bytes.get() as usize,
+            max_wait: config.client.batch.max_wait.get(),
+            max_in_flight: config.client.batch.max_in_flight,
+        },
+        config.queue.max_bytes.get() as usize,
+        pusher.clone(),
+        positions.clone(),
+        abort.clone(),
+        alert_tap,
+    );
+    let mut env = SourceEnv {
+        default_tenant: config.client.tenant_id.clone(),
+        sink: pipeline.sink.clone(),
+        positions: positions.clone(),
+        interner: Interner::new(),
+        handle: tokio::runtime::Handle::current(),
+        mode: Mode::Follow,
+        extra_labels: Default::default(),
+    };
+    let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
+    let stdin_cancel = shutdown.child_token();
+    let (stdin_sources, file_sources): (Vec<_>, Vec<_>) =
+        plan.sources.iter().cloned().partition(|s| s.spec.config.kind == SourceType::Stdin);
+    let mut threads = start_sources(&stdin_sources, &env, &stdin_cancel, &mut stdin)?;
+    let mut files_cancel = shutdown.child_token();
+    let mut file_threads = start_sources(&file_sources, &env, &files_cancel, &mut stdin)?;
+    health.sources_started.store(true, Ordering::Relaxed);
+    crate::systemd::ready(&format!("shipping from {} sources", config.sources.len()));
+    let watchdog = crate::systemd::Watchdog::start();
+    tracing::info!(
+        sources = config.sources.len(),
+        push_url = %pusher.url(),
+        positions = %config.positions.path.display(),
+        "tailship running"
+    );
+
+    let sync = {
+        let positions = positions.clone();
+        let period = config.positions.sync_period.get();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(period) => {}
+                    _ = stop.cancelled() => break,
+                }
+                save_positions(&positions).await;
+            }
+        })
+    };
+
+    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = hup.recv() => {
+                match crate::plan::load(&plan.file) {
+                    Err(e) => tracing::error!("reload refused, keeping the running config: {e}"),
+                    Ok(new) => {
+                        if new.config.client.url != config.client.url || new.config.client.api_prefix != config.client.api_prefix {
+                            tracing::warn!("reload applies sources and stages; client, queue and server changes need a restart");
+                        }
+                        files_cancel.cancel();
+                        join_sources(std::mem::take(&mut file_threads)).await;
+                        save_positions(&positions).await;
+                        files_cancel = shutdown.child_token();
+                        env.default_tenant = new.config.client.tenant_id.clone();
+                        let files: Vec<_> =
+                            new.sources.iter().filter(|s| s.spec.config.kind == SourceType::File).cloned().collect();
+                        match start_sources(&files, &env, &files_cancel, &mut stdin) {
+                            Ok(t) => {
+                                file_threads = t;
+                                tracing::info!(file_sources = files.len(), "config reloaded");
+                            }
+                            Err(e) => tracing::error!(error = %e, "reload failed to start sources"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Shutdown in phases: stop reading, flush and wait for acknowledgements,
+    // write the final positions, exit.
+    crate::systemd::stopping();
+    tracing::info!("stopping sources");
+    threads.append(&mut file_threads);
+    join_sources(threads).await;
+    drop(env);
+    let deadline = config.shutdown_timeout.0.get();
+    let stopping = tokio::time::Instant::now();
+    let finish = pipeline.finish();
+    tokio::pin!(finish);
+    let totals = match tokio::time::timeout(deadline, &mut finish).await {
+        Ok(t) => t,
+        Err(_) => {
+            tracing::warn!(timeout = ?deadline, "shutdown_timeout reached with batches undelivered; they are sent again at the next start");
+            abort.cancel();
+            tokio::time::timeout(Duration::from_secs(5), &mut finish).await.unwrap_or_default()
+        }
+    };
+    if let Some(a) = alerts {
+        // Pending alert updates get what is left of shutdown_timeout (at least 1s).
+        a.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
+    }
+    let _ = sync.await;
+    save_positions(&positions).await;
+    endpoint_stop.cancel();
+    if let Some(e) = endpoint {
+        let _ = e.await;
+    }
+    drop(watchdog);
+    tracing::info!(lines = totals.lines_delivered, "stopped");
+    Ok(())
+}
+
+async fn save_positions(positions: &Arc<Positions>) {
+    let p = positions.clone();
+    match tokio::task::spawn_blocking(move || p.save()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "positions not saved; the previous file stays valid, retrying later"),
+        Err(e) => tracing::warn!(error = %e, "positions save task failed"),
+    }
+}

@@ -1,0 +1,104 @@
+//! Config -> Plan: everything the config names that must be compiled, compiled
+//! once, into the types of the layers below.
+//!
+//! [`crate::config`] reads a file into plain data (and reads secret files);
+//! this module turns that data into a [`Plan`]: every source's stages
+//! ([`crate::pipeline::Stage`]), multiline rule and globs
+//! ([`crate::source::SourceSpec`]), and every alert rule
+//! ([`crate::alert::rule::Rule`], with its selector, pattern and templates).
+//! A `Plan` cannot hold an invalid value, and nothing downstream compiles a
+//! regex again or swallows a compile error: what `tailship check` accepts is
+//! exactly what `run` starts and what SIGHUP reloads, because all three call
+//! [`load`].
+//!
+//! Errors name the file and the key, and one load reports every problem at
+//! once (config problems and compile problems together).
+
+mod source;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use source::SourcePlan;
+
+use crate::alert::rule::Rule;
+use crate::config::{Config, ConfigError, ConfigErrors};
+
+/// A config with everything compiled.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The config as read (secrets read into their values).
+    pub config: Config,
+    /// The file it came from (for reload and messages).
+    pub file: PathBuf,
+    pub sources: Vec<SourcePlan>,
+    pub rules: Arc<[Rule]>,
+}
+
+/// Loads and compiles the config at `path` with the process environment.
+pub fn load(path: &Path) -> Result<Plan, ConfigErrors> {
+    load_with_env(path, &std::env::vars().collect::<Vec<_>>())
+}
+
+/// [`load`] with an explicit environment.
+pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Plan, ConfigErrors> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigErrors(vec![ConfigError {
+            file: path.to_path_buf(),
+            key: String::new(),
+            message: format!("cannot read config file: {e}"),
+        }])
+    })?;
+    let (config, mut errors) = crate::config::load_parts(path, &text, env);
+    let Some(config) = config else { return Err(ConfigErrors(errors)) };
+    match compile(config, path) {
+        Ok(plan) if errors.is_empty() => Ok(plan),
+        Ok(_) => Err(ConfigErrors(errors)),
+        Err(ConfigErrors(more)) => {
+            errors.extend(more);
+            Err(ConfigErrors(errors))
+        }
+    }
+}
+
+/// Compiles sources made on the command line (`tailship push`), not read from a file.
+pub fn compile_sources(sources: &[crate::config::SourceConfig]) -> Result<Vec<SourcePlan>, ConfigErrors> {
+    let mut problems = Vec::new();
+    let plans: Vec<SourcePlan> =
+        sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, &mut problems)).collect();
+    if problems.is_empty() {
+        return Ok(plans);
+    }
+    let file = PathBuf::from("<command line>");
+    Err(ConfigErrors(
+        problems.into_iter().map(|(key, message)| ConfigError { file: file.clone(), key, message }).collect(),
+    ))
+}
+
+/// Compiles a config read from `file` (named in errors).
+pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
+    let mut problems: Vec<(String, String)> = Vec::new();
+    let sources: Vec<SourcePlan> =
+        config.sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, &mut problems)).collect();
+    let mut rules = Vec::new();
+    for (i, a) in config.alerts.iter().enumerate() {
+        match Rule::compile(a) {
+            Ok(r) => rules.push(r),
+            Err(errs) => {
+                for (k, m) in errs {
+                    // An unreadable token file was reported by config; do not report the missing value twice.
+                    if k == "annotations.token_file" && a.annotations.as_ref().is_some_and(|x| x.token_file.is_some()) {
+                        continue;
+                    }
+                    problems.push((format!("alerts[{i}].{k}"), m));
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ConfigErrors(
+            problems.into_iter().map(|(key, message)| ConfigError { file: file.to_path_buf(), key, message }).collect(),
+        ));
+    }
+    Ok(Plan { config, file: file.to_path_buf(), sources, rules: rules.into() })
+}

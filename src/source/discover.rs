@@ -1,0 +1,176 @@
+//! Discovery: which files a file source's `include`/`exclude` globs name.
+//!
+//! [`FileMatch`] is compiled once (by `plan`) from the globs. Each include
+//! pattern is split into a base directory (the part without wildcards) and a
+//! walk depth (one level per wildcard component, unbounded for `**`), so a scan
+//! walks only what a pattern can match. Excludes with a `/` match the whole
+//! path; others match the file name.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
+
+/// The compiled globs of one file source.
+#[derive(Debug)]
+pub struct FileMatch {
+    patterns: Vec<Pattern>,
+    exclude_full: GlobSet,
+    exclude_names: GlobSet,
+}
+
+/// Which glob of the source's config could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum GlobError {
+    #[error("bad glob `{glob}`: {source}")]
+    Include { index: usize, glob: String, source: globset::Error },
+    #[error("bad glob `{glob}`: {source}")]
+    Exclude { index: usize, glob: String, source: globset::Error },
+}
+
+impl FileMatch {
+    /// Compiles the globs, reporting every bad one.
+    pub fn compile(include: &[String], exclude: &[String]) -> Result<Self, Vec<GlobError>> {
+        let mut errors = Vec::new();
+        let mut patterns = Vec::new();
+        for (index, g) in include.iter().enumerate() {
+            match compile_pattern(g) {
+                Ok(p) => patterns.push(p),
+                Err(source) => errors.push(GlobError::Include { index, glob: g.clone(), source }),
+            }
+        }
+        let mut full = GlobSetBuilder::new();
+        let mut names = GlobSetBuilder::new();
+        for (index, e) in exclude.iter().enumerate() {
+            let glob = if e.contains('/') {
+                globset::GlobBuilder::new(e).literal_separator(true).build().map(|g| full.add(g))
+            } else {
+                Glob::new(e).map(|g| names.add(g))
+            };
+            if let Err(source) = glob {
+                errors.push(GlobError::Exclude { index, glob: e.clone(), source });
+            }
+        }
+        let sets = full.build().and_then(|f| Ok((f, names.build()?)));
+        match sets {
+            Ok((exclude_full, exclude_names)) if errors.is_empty() => {
+                Ok(Self { patterns, exclude_full, exclude_names })
+            }
+            Ok(_) => Err(errors),
+            Err(source) => {
+                errors.push(GlobError::Exclude { index: 0, glob: exclude.join(", "), source });
+                Err(errors)
+            }
+        }
+    }
+
+    /// The directories to watch for new files: `(dir, recursive)`.
+    pub fn watch_dirs(&self) -> Vec<(PathBuf, bool)> {
+        let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
+        for p in &self.patterns {
+            let dir =
+                if p.literal { p.base.parent().map(Path::to_path_buf).unwrap_or_default() } else { p.base.clone() };
+            let recursive = p.max_depth > 1;
+            if !dirs.iter().any(|(d, _)| *d == dir) {
+                dirs.push((dir, recursive));
+            }
+        }
+        dirs
+    }
+
+    /// True when an exclude glob matches `path`.
+    pub fn excluded(&self, path: &Path) -> bool {
+        self.exclude_full.is_match(path) || path.file_name().is_some_and(|n| self.exclude_names.is_match(n))
+    }
+
+    /// Every regular file the globs name now.
+    pub fn candidates(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        for p in &self.patterns {
+            if p.literal {
+                if !self.excluded(&p.base) && seen.insert(p.base.clone()) {
+                    out.push(p.base.clone());
+                }
+                continue;
+            }
+            let walker = walkdir::WalkDir::new(&p.base).follow_links(true).max_depth(p.max_depth).min_depth(1);
+            for entry in walker.into_iter().filter_map(Result::ok) {
+                let path = entry.path();
+                if !entry.file_type().is_file() {
+                    continue;
+                }
+                if p.matcher.is_match(path) && !self.excluded(path) && seen.insert(path.to_path_buf()) {
+                    out.push(path.to_path_buf());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One include pattern: where to walk, how deep, and what to match.
+#[derive(Debug)]
+struct Pattern {
+    base: PathBuf,
+    max_depth: usize,
+    matcher: GlobMatcher,
+    literal: bool,
+}
+
+fn compile_pattern(p: &str) -> Result<Pattern, globset::Error> {
+    let path = Path::new(p);
+    let mut base = PathBuf::new();
+    let mut rest = 0usize;
+    let mut in_rest = false;
+    let mut recursive = false;
+    for c in path.components() {
+        let s = c.as_os_str().to_string_lossy();
+        if in_rest || s.contains(['*', '?', '[', '{']) {
+            in_rest = true;
+            rest += 1;
+            recursive |= s.contains("**");
+        } else {
+            base.push(c);
+        }
+    }
+    let matcher = globset::GlobBuilder::new(p).literal_separator(true).build()?.compile_matcher();
+    Ok(Pattern { base, max_depth: if recursive { usize::MAX } else { rest }, matcher, literal: rest == 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_split_base_and_depth() {
+        let p = compile_pattern("/var/log/app/*.log").unwrap();
+        assert_eq!(p.base, PathBuf::from("/var/log/app"));
+        assert_eq!(p.max_depth, 1);
+        assert!(p.matcher.is_match("/var/log/app/x.log"));
+        assert!(!p.matcher.is_match("/var/log/app/sub/x.log"));
+        let p = compile_pattern("/var/log/**/*.log").unwrap();
+        assert_eq!(p.base, PathBuf::from("/var/log"));
+        assert_eq!(p.max_depth, usize::MAX);
+        assert!(p.matcher.is_match("/var/log/a/b/x.log"));
+        let p = compile_pattern("/tmp/one.log").unwrap();
+        assert!(p.literal);
+    }
+
+    #[test]
+    fn candidates_are_regular_files_the_globs_name_minus_excludes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        for f in ["a.log", "b.log", "c.txt", "old.log", "sub/d.log"] {
+            std::fs::write(d.join(f), "x\n").unwrap();
+        }
+        let m = FileMatch::compile(&[format!("{}/*.log", d.display())], &["old.*".into()]).unwrap();
+        let mut got: Vec<String> =
+            m.candidates().iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        got.sort();
+        assert_eq!(got, ["a.log", "b.log"]);
+        let errs = FileMatch::compile(&["/x/[".into()], &["[".into()]).unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
+    }
+}

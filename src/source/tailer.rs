@@ -1,0 +1,210 @@
+//! One open file being followed: read from the delivered offset in large
+//! blocks, split into lines, run the stages, and hand back a chunk whose
+//! acknowledgement moves the file's position.
+//!
+//! The tailer knows nothing of globs, scans or other files: the file source
+//! (`file.rs`) decides which files are open and when each gets a turn, and
+//! sends the chunks. That keeps the tailer testable on one temp file (see
+//! the tests below).
+//!
+//! A read that finds the file smaller than the offset reports
+//! [`Step::Truncated`]; [`Tailer::restart_at_zero`] then starts it again at 0
+//! under a new positions key, so late acknowledgements of the old content
+//! cannot move the new content's position.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::{fingerprint, LineFeed};
+use crate::metrics::Metrics;
+use crate::pipeline::{Chunk, SourceStages};
+use crate::positions::{AckRef, Fingerprint, Positions, FINGERPRINT_BYTES};
+use crate::util::now_ns;
+
+/// A rotated or deleted file is closed once it was at its end this long.
+pub const DETACHED_IDLE: Duration = Duration::from_secs(5);
+
+/// One open file.
+pub struct Tailer {
+    /// Key of the file in the positions store.
+    pub key: u64,
+    pub path: PathBuf,
+    pub file: File,
+    pub dev: u64,
+    pub ino: u64,
+    pub fp: Fingerprint,
+    /// Where the next read starts.
+    pub offset: u64,
+    pub feed: LineFeed,
+    /// The path no longer names this file (rotated or deleted): drain and close.
+    pub detached: bool,
+    /// When the file was last seen at its end with nothing new.
+    pub idle_since: Option<Instant>,
+    /// Last size seen, for the unread-bytes gauge.
+    pub size: u64,
+}
+
+/// What one read of a tailer gave.
+#[derive(Debug)]
+pub enum Step {
+    /// Lines read (`bytes` of the file) or flushed; the chunk's ack is set.
+    Read { chunk: Chunk, bytes: usize },
+    /// At the end with nothing new. With `once` (a one-off read), the chunk
+    /// that acknowledges the file's end.
+    AtEnd(Option<Chunk>),
+    /// The file is smaller than the offset: truncated or rewritten.
+    Truncated,
+    /// The read failed; the file is marked detached and idle, to be closed.
+    Failed,
+}
+
+impl Tailer {
+    /// Reads the next block (or, at the end, flushes what waited too long).
+    pub fn step(&mut self, buf: &mut [u8], stages: &SourceStages, positions: &Positions, once: bool) -> Step {
+        let n = loop {
+            match self.file.read_at(buf, self.offset) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    tracing::warn!(path = %self.path.display(), error = %e, "cannot read file; closing it");
+                    self.detached = true;
+                    self.idle_since = Some(Instant::now() - DETACHED_IDLE);
+                    return Step::Failed;
+                }
+            }
+        };
+        let now = Instant::now();
+        let name = &stages.name;
+        let mut chunk = Chunk::with_capacity(name.clone(), n);
+        if n == 0 {
+            let size = self.file.metadata().map(|m| m.len()).unwrap_or(self.offset);
+            self.size = size;
+            if size < self.offset {
+                return Step::Truncated;
+            }
+            self.feed.flush_idle(stages, now_ns() as i64, now, once, &mut chunk);
+            if chunk.entries.is_empty() {
+                self.idle_since.get_or_insert(now);
+                self.feed.flush_counts(name);
+                if once {
+                    chunk.ack = Some(AckRef { file: self.key, offset: self.feed.safe_offset() });
+                    return Step::AtEnd(Some(chunk));
+                }
+                return Step::AtEnd(None);
+            }
+        } else {
+            self.idle_since = None;
+            Metrics::get().bytes_read.with_label_values(&[name]).inc_by(n as u64);
+            self.feed.feed(stages, &buf[..n], now_ns() as i64, now, &mut chunk);
+            self.offset += n as u64;
+            self.size = self.size.max(self.offset);
+            if self.fp.len < FINGERPRINT_BYTES as u32 && self.offset > self.fp.len as u64 {
+                // The file was shorter than a fingerprint when opened: take more of it now.
+                let (fp, prefix) = fingerprint::of_file(&self.file);
+                if fp.len > self.fp.len && self.fp.matches(&prefix) {
+                    self.fp = fp;
+                    positions.update_fingerprint(self.key, fp);
+                }
+            }
+        }
+        self.feed.flush_counts(name);
+        chunk.ack = Some(AckRef { file: self.key, offset: self.feed.safe_offset() });
+        Step::Read { chunk, bytes: n }
+    }
+
+    /// The file was truncated or rewritten: start it again at 0, under a new
+    /// positions key (lines of the old content may still be queued or in
+    /// flight with the old key; their late acknowledgements must not move
+    /// the new content's position, or a kill -9 would skip new lines).
+    pub fn restart_at_zero(&mut self, positions: &Positions) {
+        let (fp, _) = fingerprint::of_file(&self.file);
+        self.fp = fp;
+        tracing::info!(path = %self.path.display(), old_offset = self.offset, "file truncated (copytruncate?); reading from the start");
+        self.offset = 0;
+        self.feed.reset(0);
+        self.key = positions.restart(self.key, fp);
+    }
+
+    /// True when the file's first bytes are no longer those it was known by
+    /// (rewritten in place, without getting shorter than the offset).
+    pub fn rewritten(&self) -> bool {
+        let (_, prefix) = fingerprint::of_file(&self.file);
+        prefix.len() >= self.fp.len as usize && !self.fp.matches(&prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::config::SourceConfig;
+    use crate::pipeline::Interner;
+    use crate::source::SourceSpec;
+
+    fn open(path: &std::path::Path, positions: &Positions, stages: &SourceStages, spec: &SourceSpec) -> Tailer {
+        use std::os::unix::fs::MetadataExt;
+        let (file, meta) = fingerprint::open_regular(path).unwrap().unwrap();
+        let (fp, _) = fingerprint::of_file(&file);
+        let key = positions.track(path, fp, meta.dev(), meta.ino(), 0);
+        Tailer {
+            key,
+            path: path.to_path_buf(),
+            file,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            fp,
+            offset: 0,
+            feed: LineFeed::new(spec, stages, Some("a.log"), 0),
+            detached: false,
+            idle_since: None,
+            size: meta.len(),
+        }
+    }
+
+    fn lines(step: &Step) -> Vec<String> {
+        match step {
+            Step::Read { chunk, .. } => chunk.entries.iter().map(|e| chunk.line(e).to_string()).collect(),
+            other => panic!("expected lines, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tailer_follows_appends_and_restarts_a_truncated_file_under_a_new_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.log");
+        std::fs::write(&path, "one\ntwo\npart").unwrap();
+        let config = SourceConfig { host_label: false, ..Default::default() };
+        let spec = SourceSpec { config: config.clone(), multiline: None, files: None };
+        let stages = SourceStages::new(Arc::from("t"), &config, Vec::new(), None, Interner::new(), &Default::default());
+        let positions = Positions::in_memory();
+        let mut t = open(&path, &positions, &stages, &spec);
+        let mut buf = vec![0u8; 64 << 10];
+
+        let first = t.step(&mut buf, &stages, &positions, false);
+        assert_eq!(lines(&first), ["one", "two"]);
+        let Step::Read { chunk, bytes } = &first else { unreachable!() };
+        assert_eq!(*bytes, 12);
+        assert_eq!(chunk.ack, Some(AckRef { file: t.key, offset: 8 }), "the partial line is not acknowledged yet");
+        assert!(matches!(t.step(&mut buf, &stages, &positions, false), Step::AtEnd(None)));
+
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"ial\nthree\n").unwrap();
+        assert_eq!(lines(&t.step(&mut buf, &stages, &positions, false)), ["partial", "three"]);
+
+        let old_key = t.key;
+        std::fs::write(&path, "new\n").unwrap();
+        assert!(matches!(t.step(&mut buf, &stages, &positions, false), Step::Truncated));
+        t.restart_at_zero(&positions);
+        assert_ne!(t.key, old_key);
+        assert_eq!(lines(&t.step(&mut buf, &stages, &positions, false)), ["new"]);
+
+        // A one-off read acknowledges the end of the file when it gets there.
+        match t.step(&mut buf, &stages, &positions, true) {
+            Step::AtEnd(Some(c)) => assert_eq!(c.ack, Some(AckRef { file: t.key, offset: 4 })),
+            other => panic!("{other:?}"),
+        }
+    }
+}
