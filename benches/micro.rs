@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use tailship::client::push::{escape_json_into, gzip};
-use tailship::pipeline::Interner;
+use tailship::queue::Interner;
 use tailship::source::lines::LineSplitter;
 
 fn sample(lines: usize) -> Vec<u8> {

@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod pool;
 pub mod positions;
+pub mod queue;
 pub mod receive;
 pub mod shutdown;
 pub mod source;

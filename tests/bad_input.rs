@@ -332,8 +332,8 @@ fn reused_inode_with_new_content_is_read_from_the_start() {
 /// A timestamp parsed from the line is sent as parsed, even when it is older.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clock_stepping_backwards_keeps_assigned_timestamps_strictly_increasing() {
-    use tailship::batch::{BatchSettings, Pipeline};
-    use tailship::pipeline::{Chunk, Entry, Interner};
+    use tailship::batch::{BatchSettings, Shipper};
+    use tailship::queue::{Chunk, Entry, Interner};
     let r = tokio::task::spawn_blocking(|| Receiver::start(BIG)).await.unwrap();
     let mut client = tailship::config::ClientConfig { url: r.base.clone(), ..Default::default() };
     client.retry.min_backoff = tailship::util::HumanDuration(Duration::from_millis(20));
@@ -341,7 +341,7 @@ async fn clock_stepping_backwards_keeps_assigned_timestamps_strictly_increasing(
     let positions = Arc::new(tailship::positions::Positions::in_memory());
     let cancel = tokio_util::sync::CancellationToken::new();
     let settings = BatchSettings { max_bytes: 1 << 20, max_wait: Duration::from_millis(20), max_in_flight: 1 };
-    let pipeline = Pipeline::start(settings, 16 << 20, pusher, positions, cancel.clone());
+    let pipeline = Shipper::start(settings, 16 << 20, pusher, positions, cancel.clone());
     let stream = Interner::new().intern(None, BTreeMap::from([("job".to_string(), "clock".to_string())]));
     let now = tailship::util::now_ns();
     let now = now as i64;

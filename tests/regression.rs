@@ -96,9 +96,10 @@ async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledg
     use std::collections::BTreeMap;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
-    use tailship::batch::{BatchSettings, Pipeline};
-    use tailship::pipeline::{AckRef, Chunk, Entry, Interner};
+    use tailship::batch::{BatchSettings, Shipper};
+    use tailship::positions::AckRef;
     use tailship::positions::{Fingerprint, Positions};
+    use tailship::queue::{Chunk, Entry, Interner};
 
     // A service that refuses (500, for ever) every body holding a line of the
     // chunk's first part, and accepts the rest.
@@ -133,7 +134,7 @@ async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledg
     let key = positions.track(std::path::Path::new("/log/a"), Fingerprint::of(b"x"), 1, 1, 0);
     let abort = tokio_util::sync::CancellationToken::new();
     let settings = BatchSettings { max_bytes: 2048, max_wait: Duration::from_millis(20), max_in_flight: 4 };
-    let pipeline = Pipeline::start(settings, 16 << 20, pusher, positions.clone(), abort.clone());
+    let pipeline = Shipper::start(settings, 16 << 20, pusher, positions.clone(), abort.clone());
     let stream = Interner::new().intern(None, BTreeMap::from([("job".to_string(), "split".to_string())]));
     // One chunk of 40 lines of 100 bytes: about 20 fit in a batch.
     let mut chunk = Chunk::new(Arc::from("split"));

@@ -20,13 +20,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use sources::{join_sources, start_sources, SourceEnv};
 
-use crate::batch::{BatchSettings, Pipeline};
+use crate::batch::{BatchSettings, LineTap, Shipper};
 use crate::client::push::Pusher;
 use crate::config::SourceType;
 use crate::metrics::Health;
-use crate::pipeline::Interner;
 use crate::plan::Plan;
 use crate::positions::Positions;
+use crate::queue::Interner;
 use crate::source::file::Mode;
 
 /// Runs the agent until `shutdown` fires.
@@ -49,17 +49,14 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
     let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
     // Alerts: the tap rides in the batcher; the engine flushes when the batcher ends.
     let (alert_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?.unzip();
-    let pipeline = Pipeline::start_with_alerts(
-        BatchSettings {
-            max_bytes: config.client.batch.max_bytes.get() as usize,
-            max_wait: config.client.batch.max_wait.get(),
-            max_in_flight: config.client.batch.max_in_flight,
-        },
+    let tap = alert_tap.map(|t| Box::new(t) as Box<dyn LineTap>);
+    let pipeline = Shipper::start_with_tap(
+        BatchSettings::of(&config.client),
         config.queue.max_bytes.get() as usize,
         pusher.clone(),
         positions.clone(),
         abort.clone(),
-        alert_tap,
+        tap,
     );
     let mut env = SourceEnv {
         default_tenant: config.client.tenant_id.clone(),

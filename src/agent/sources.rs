@@ -7,11 +7,12 @@ use std::thread::JoinHandle;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::batch::ChunkSink;
 use crate::config::SourceType;
-use crate::pipeline::{Interner, SourceStages};
+use crate::pipeline::SourceStages;
 use crate::plan::SourcePlan;
 use crate::positions::Positions;
+use crate::queue::ChunkSink;
+use crate::queue::Interner;
 use crate::source::file::{FileSource, Mode};
 
 /// Everything sources need to start.

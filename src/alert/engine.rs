@@ -42,7 +42,8 @@ use super::rule::Rule;
 use super::sender::{Outcome, Payload, STATE_ALERTING, STATE_OK};
 use super::template::Context;
 use crate::metrics::Metrics;
-use crate::pipeline::StreamRef;
+use crate::queue::StreamRef;
+use crate::util::sleep_until_opt;
 
 /// Webhook and annotation requests in flight at once, over all rules.
 pub const MAX_IN_FLIGHT: usize = 8;
@@ -449,13 +450,6 @@ impl Engine {
     }
 }
 
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -464,7 +458,7 @@ mod tests {
 
     use super::*;
     use crate::config::AlertConfig;
-    use crate::pipeline::Interner;
+    use crate::queue::Interner;
     use crate::util::{HumanDuration, Secret};
 
     /// Records every payload with the (paused) time it was sent.

@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::http::RetryPolicy;
 use crate::config::Config;
 use crate::metrics::Metrics;
-use crate::pipeline::StreamRef;
+use crate::queue::StreamRef;
 use engine::{Deliver, Delivery, Engine, Match};
 use rule::Rule;
 use sender::{Payload, Sender};
@@ -121,6 +121,16 @@ impl AlertTap {
     /// each chunk). A full queue drops them and counts every line they stood for.
     pub fn flush(&mut self) {
         send(&mut self.batch, &self.tx, &self.matched, &self.dropped);
+    }
+}
+
+impl crate::batch::LineTap for AlertTap {
+    fn observe(&mut self, stream: &StreamRef, line: &str) {
+        AlertTap::observe(self, stream, line);
+    }
+
+    fn flush(&mut self) {
+        AlertTap::flush(self);
     }
 }
 
@@ -231,7 +241,7 @@ mod tests {
 
     use super::*;
     use crate::config::{AlertConfig, AlertSelector};
-    use crate::pipeline::Interner;
+    use crate::queue::Interner;
     use crate::util::Secret;
 
     fn rule(name: &str, job: &str) -> Rule {

@@ -8,13 +8,13 @@ use std::time::Duration;
 use super::client_args::client_config;
 use super::CommandError;
 use crate::agent::{join_sources, start_sources, SourceEnv};
-use crate::batch::{BatchSettings, Pipeline};
+use crate::batch::{BatchSettings, Shipper};
 use crate::cli::PushArgs;
 use crate::client::push::Pusher;
 use crate::config::{SourceConfig, SourceType};
 use crate::metrics::{Health, Metrics};
-use crate::pipeline::Interner;
 use crate::positions::Positions;
+use crate::queue::Interner;
 use crate::source::file::Mode;
 use crate::util::is_valid_label_name;
 use anyhow::Context;
@@ -68,12 +68,8 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
         let health = Health::new();
         let pusher = Arc::new(Pusher::new(&client, health)?);
         let positions = Arc::new(Positions::in_memory());
-        let pipeline = Pipeline::start(
-            BatchSettings {
-                max_bytes: client.batch.max_bytes.get() as usize,
-                max_wait: client.batch.max_wait.get(),
-                max_in_flight: client.batch.max_in_flight,
-            },
+        let pipeline = Shipper::start(
+            BatchSettings::of(&client),
             // Enough for every push in flight plus the batch being filled and the next chunks.
             ((client.batch.max_in_flight + 2) * client.batch.max_bytes.get() as usize).max(4 << 20),
             pusher,

@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use super::{Chunk, Entry, Interner, StreamRef, TimeFormat};
+use super::TimeFormat;
 use crate::config::SourceConfig;
 use crate::metrics::Metrics;
+use crate::queue::{Chunk, Entry, Interner, StreamRef};
 
 /// One compiled stage (made by `plan` from a `[[sources]].stages` entry).
 #[derive(Debug, Clone)]

@@ -14,7 +14,8 @@ pub mod tailer;
 use std::time::{Duration, Instant};
 
 use crate::config::SourceConfig;
-use crate::pipeline::{Chunk, FileContext, SourceStages};
+use crate::pipeline::{FileContext, SourceStages};
+use crate::queue::Chunk;
 use lines::LineSplitter;
 use multiline::{Joiner, MultilineRule};
 
@@ -230,7 +231,7 @@ mod tests {
             &src,
             Vec::new(),
             None,
-            crate::pipeline::Interner::new(),
+            crate::queue::Interner::new(),
             &Default::default(),
         );
         let spec = SourceSpec { config: src.clone(), multiline: None, files: None };

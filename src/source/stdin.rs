@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{LineFeed, SourceSpec, READ_BLOCK};
-use crate::batch::ChunkSink;
 use crate::metrics::Metrics;
-use crate::pipeline::{Chunk, SourceStages};
+use crate::pipeline::SourceStages;
+use crate::queue::Chunk;
+use crate::queue::ChunkSink;
 use crate::util::now_ns;
 
 /// Reads `input` until EOF (or `cancel`) on the calling thread; returns lines read.

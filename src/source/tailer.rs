@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use super::{fingerprint, LineFeed};
 use crate::metrics::Metrics;
-use crate::pipeline::{Chunk, SourceStages};
+use crate::pipeline::SourceStages;
 use crate::positions::{AckRef, Fingerprint, Positions, FINGERPRINT_BYTES};
+use crate::queue::Chunk;
 use crate::util::now_ns;
 
 /// A rotated or deleted file is closed once it was at its end this long.
@@ -142,7 +143,7 @@ mod tests {
 
     use super::*;
     use crate::config::SourceConfig;
-    use crate::pipeline::Interner;
+    use crate::queue::Interner;
     use crate::source::SourceSpec;
 
     fn open(path: &std::path::Path, positions: &Positions, stages: &SourceStages, spec: &SourceSpec) -> Tailer {

@@ -196,6 +196,15 @@ pub fn now_ns() -> i128 {
     }
 }
 
+/// Sleeps until `deadline`, or for ever without one (a `select!` arm that
+/// only fires when there is something to wait for).
+pub async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

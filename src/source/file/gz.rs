@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::FileSource;
 use crate::metrics::Metrics;
-use crate::pipeline::Chunk;
 use crate::positions::{AckRef, Fingerprint};
+use crate::queue::Chunk;
 use crate::source::LineFeed;
 use crate::util::now_ns;
 

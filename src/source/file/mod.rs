@@ -35,11 +35,11 @@ use tokio_util::sync::CancellationToken;
 use super::fingerprint::{self, open_regular};
 use super::tailer::{Step, Tailer, DETACHED_IDLE};
 use super::{FileMatch, LineFeed, SourceSpec, READ_BLOCK};
-use crate::batch::ChunkSink;
 use crate::config::{SourceConfig, StartAt};
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{Fingerprint, Positions};
+use crate::queue::ChunkSink;
 
 mod gz;
 

@@ -1,0 +1,326 @@
+//! The batcher: chunks in, sealed batches out. Lines are grouped by tenant,
+//! then by stream; each line is escaped once, straight into its stream's JSON
+//! buffer, with agent-assigned timestamps bumped by 1 ns on a tie so they
+//! strictly increase within a stream.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, OwnedSemaphorePermit};
+
+use super::{BatchSettings, LineTap};
+use crate::client::push::escape_json_into;
+use crate::pool::{self, Pool};
+use crate::positions::{AckRef, Positions};
+use crate::queue::{Chunk, StreamRef};
+use crate::util::sleep_until_opt;
+
+/// A sealed batch on its way to the service.
+pub(super) struct Sealed {
+    pub(super) seq: u64,
+    pub(super) tenant: Option<Arc<str>>,
+    /// The JSON body in parts, to be sent (or compressed) back to back.
+    pub(super) body: Vec<Vec<u8>>,
+    pub(super) lines: usize,
+    pub(super) raw_bytes: usize,
+    pub(super) acks: Vec<AckRef>,
+    pub(super) _permits: Vec<OwnedSemaphorePermit>,
+    pub(super) sources: HashMap<Arc<str>, u64>,
+    pub(super) oldest: Instant,
+}
+
+/// A tenant's batch being filled. Each stream's buffer starts with its own
+/// part of the JSON (`{"streams":[{"stream":{..},"values":[` for the first,
+/// `,{"stream":{..},"values":[` for the others), so sealing only closes them
+/// and a one-stream batch is sent without copying.
+struct Pending {
+    /// (stream, JSON buffer, values in it)
+    streams: Vec<(StreamRef, Vec<u8>, usize)>,
+    index: HashMap<usize, usize>,
+    size: usize,
+    lines: usize,
+    raw_bytes: usize,
+    acks: Vec<AckRef>,
+    permits: Vec<OwnedSemaphorePermit>,
+    sources: HashMap<Arc<str>, u64>,
+    started: Instant,
+    oldest: Instant,
+}
+
+impl Pending {
+    fn new(now: Instant) -> Self {
+        Self {
+            streams: Vec::new(),
+            index: HashMap::new(),
+            size: BODY_OVERHEAD,
+            lines: 0,
+            raw_bytes: 0,
+            acks: Vec::new(),
+            permits: Vec::new(),
+            sources: HashMap::new(),
+            started: now,
+            oldest: now,
+        }
+    }
+
+    /// Index of `stream`'s buffer in this batch, adding it on first use.
+    /// The first stream's buffer is sized for a whole batch (it usually is one).
+    fn stream_index(&mut self, stream: &StreamRef, key: usize, bodies: &Pool<u8>) -> usize {
+        if let Some(i) = self.index.get(&key) {
+            return *i;
+        }
+        let first = self.streams.is_empty();
+        let mut buf = if first { bodies.take() } else { Vec::with_capacity(2 << 10) };
+        buf.extend_from_slice(if first { b"{\"streams\":[{\"stream\":" } else { b",{\"stream\":" });
+        buf.extend_from_slice(stream.labels_json.as_bytes());
+        buf.extend_from_slice(b",\"values\":[");
+        self.size += buf.len() + STREAM_OVERHEAD;
+        self.streams.push((stream.clone(), buf, 0));
+        self.index.insert(key, self.streams.len() - 1);
+        self.streams.len() - 1
+    }
+
+    fn add_ack(&mut self, a: AckRef) {
+        match self.acks.iter_mut().find(|x| x.file == a.file) {
+            Some(x) => x.offset = x.offset.max(a.offset),
+            None => self.acks.push(a),
+        }
+    }
+
+    /// Closes every stream's JSON and returns the body's parts in order.
+    fn into_body(self) -> Vec<Vec<u8>> {
+        let n = self.streams.len();
+        let mut parts: Vec<Vec<u8>> = self.streams.into_iter().map(|(_, buf, _)| buf).collect();
+        for (i, part) in parts.iter_mut().enumerate() {
+            part.extend_from_slice(if i + 1 == n { b"]}]}" } else { b"]}" });
+        }
+        parts
+    }
+}
+
+const BODY_OVERHEAD: usize = 16;
+const STREAM_OVERHEAD: usize = 32;
+const VALUE_OVERHEAD: usize = 32;
+
+/// The batcher task: see the module documentation of `batch`.
+pub(super) async fn run(
+    mut rx: mpsc::UnboundedReceiver<Chunk>,
+    out: mpsc::Sender<Sealed>,
+    s: BatchSettings,
+    positions: Arc<Positions>,
+    mut tap: Option<Box<dyn LineTap>>,
+) {
+    let mut pending: HashMap<Option<Arc<str>>, Pending> = HashMap::new();
+    let mut last_ts: HashMap<usize, i64> = HashMap::new();
+    let mut seq: u64 = 0;
+    let bodies = pool::bodies(s.max_bytes, s.max_in_flight);
+    let mut digits = TsDigits::new();
+    loop {
+        let deadline = pending.values().map(|p| p.started + s.max_wait).min();
+        let chunk = tokio::select! {
+            c = rx.recv() => c,
+            _ = sleep_until_opt(deadline.map(Into::into)) => {
+                let now = Instant::now();
+                let due: Vec<_> = pending.iter().filter(|(_, p)| p.started + s.max_wait <= now).map(|(k, _)| k.clone()).collect();
+                for k in due {
+                    if let Some(p) = pending.remove(&k) {
+                        seal(p, k, &mut seq, &positions, &out).await;
+                    }
+                }
+                continue;
+            }
+        };
+        let Some(mut chunk) = chunk else { break };
+        pool::note_activity();
+        let now = Instant::now();
+        let read_at = chunk.read_at.unwrap_or(now);
+        let mut last_tenant: Option<Option<Arc<str>>> = None;
+        let entries = std::mem::take(&mut chunk.entries);
+        // Entries come in runs of one stream (a file's lines): look the stream,
+        // its batch and its last timestamp up once per run, not once per line.
+        let mut i = 0;
+        while i < entries.len() {
+            let sid = entries[i].stream;
+            let stream = chunk.stream(&entries[i]).clone();
+            let run_end = entries[i..].iter().position(|e| e.stream != sid).map_or(entries.len(), |n| i + n);
+            let tenant = stream.tenant.clone();
+            let key = Arc::as_ptr(&stream) as usize;
+            let mut last = last_ts.get(&key).copied().unwrap_or(i64::MIN);
+            while i < run_end {
+                let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
+                let idx = p.stream_index(&stream, key, bodies);
+                let (_, values, count) = &mut p.streams[idx];
+                let mut size = p.size;
+                let mut raw = 0usize;
+                let first_i = i;
+                while i < run_end {
+                    let e = &entries[i];
+                    let line = chunk.line(e);
+                    if p.lines + (i - first_i) > 0 && size + line.len() + VALUE_OVERHEAD > s.max_bytes {
+                        break;
+                    }
+                    if let Some(tap) = tap.as_mut() {
+                        tap.observe(&stream, line);
+                    }
+                    let ts = if e.assigned_ts && e.ts <= last { last + 1 } else { e.ts };
+                    last = last.max(ts);
+                    let before = values.len();
+                    values.extend_from_slice(if *count == 0 { b"[\"" } else { b",[\"" });
+                    *count += 1;
+                    values.extend_from_slice(digits.format(ts.max(0) as u64));
+                    values.extend_from_slice(b"\",\"");
+                    escape_json_into(values, line);
+                    values.extend_from_slice(b"\"]");
+                    size += values.len() - before;
+                    raw += line.len();
+                    i += 1;
+                }
+                let added = (i - first_i) as u64;
+                p.size = size;
+                p.lines += added as usize;
+                p.raw_bytes += raw;
+                if added > 0 {
+                    p.oldest = p.oldest.min(read_at);
+                    match p.sources.get_mut(&chunk.source) {
+                        Some(n) => *n += added,
+                        None => {
+                            p.sources.insert(chunk.source.clone(), added);
+                        }
+                    }
+                }
+                if i < run_end {
+                    // The batch is full: seal it and go on with a new one. It holds
+                    // part of this chunk, whose position goes with a later batch: a
+                    // mark at offset 0 keeps the file's position from passing this
+                    // batch's lines until it, too, is acknowledged (batches in flight
+                    // are acknowledged in any order).
+                    let mut full = std::mem::replace(p, Pending::new(now));
+                    if let Some(a) = chunk.ack {
+                        full.add_ack(AckRef { file: a.file, offset: 0 });
+                    }
+                    seal(full, tenant.clone(), &mut seq, &positions, &out).await;
+                }
+            }
+            last_ts.insert(key, last);
+            last_tenant = Some(tenant);
+        }
+        if let Some(tap) = tap.as_mut() {
+            tap.flush();
+        }
+        pool::CHUNK_TEXT.give(std::mem::take(&mut chunk.buf).into_bytes());
+        // The chunk's position and budget go with the batch holding its last line
+        // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
+        // default): acknowledging that batch proves every earlier line was handled.
+        let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(&pending));
+        let p = pending.entry(tenant).or_insert_with(|| Pending::new(now));
+        if let Some(a) = chunk.ack {
+            p.add_ack(a);
+        }
+        if let Some(permit) = chunk.permit.take() {
+            p.permits.push(permit);
+        }
+    }
+    for (k, p) in pending.drain() {
+        seal(p, k, &mut seq, &positions, &out).await;
+    }
+}
+
+/// A chunk with no lines left (all dropped) still carries a position: attach it
+/// to any open batch, or to a new empty one, so it is acknowledged in order.
+fn chunk_tenant_hint(pending: &HashMap<Option<Arc<str>>, Pending>) -> Option<Arc<str>> {
+    pending.keys().next().cloned().unwrap_or(None)
+}
+
+/// Decimal timestamps. Lines of one read share the read time, bumped by 1 ns
+/// each to keep them in order, so most timestamps are the previous one plus
+/// one: those are made by incrementing the previous digits in place instead
+/// of formatting all nineteen again.
+struct TsDigits {
+    /// The last value formatted, `None` before the first.
+    last: Option<u64>,
+    /// Its digits, right-aligned: `buf[start..]`.
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl TsDigits {
+    fn new() -> Self {
+        Self { last: None, buf: [b'0'; 20], start: 19 }
+    }
+
+    #[inline]
+    fn format(&mut self, v: u64) -> &[u8] {
+        if self.last.is_some_and(|last| last.checked_add(1) == Some(v)) {
+            let mut i = self.buf.len() - 1;
+            loop {
+                if self.buf[i] != b'9' {
+                    self.buf[i] += 1;
+                    self.last = Some(v);
+                    return &self.buf[self.start..];
+                }
+                self.buf[i] = b'0';
+                if i == self.start {
+                    // 99..9 + 1 gains a digit: format it whole.
+                    break;
+                }
+                i -= 1;
+            }
+        }
+        let mut b = itoa::Buffer::new();
+        let digits = b.format(v).as_bytes();
+        self.start = self.buf.len() - digits.len();
+        self.buf[self.start..].copy_from_slice(digits);
+        self.last = Some(v);
+        &self.buf[self.start..]
+    }
+}
+
+async fn seal(
+    mut p: Pending,
+    tenant: Option<Arc<str>>,
+    seq: &mut u64,
+    positions: &Positions,
+    out: &mpsc::Sender<Sealed>,
+) {
+    *seq += 1;
+    positions.register(*seq, &p.acks);
+    let (lines, raw_bytes, acks, permits, sources, oldest) = (
+        p.lines,
+        p.raw_bytes,
+        std::mem::take(&mut p.acks),
+        std::mem::take(&mut p.permits),
+        std::mem::take(&mut p.sources),
+        p.oldest,
+    );
+    let body = if lines > 0 { p.into_body() } else { Vec::new() };
+    let sealed = Sealed { seq: *seq, tenant, body, lines, raw_bytes, acks, _permits: permits, sources, oldest };
+    // The pushers end only after this channel closes, so a send cannot fail
+    // while the batcher runs; if it did, the batch stays unacknowledged.
+    let _ = out.send(sealed).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_digits_match_plain_formatting_across_carries_and_jumps() {
+        let mut d = TsDigits::new();
+        let mut check = |v: u64| {
+            let ours = String::from_utf8(d.format(v).to_vec()).unwrap();
+            assert_eq!(ours, v.to_string());
+        };
+        // Runs of +1 through every kind of carry, and jumps between them.
+        for start in [0u64, 7, 95, 998, 1_700_000_000_123_456_789, 1_699_999_999_999_999_990, u64::MAX - 3] {
+            for k in 0..=12u64 {
+                if let Some(v) = start.checked_add(k) {
+                    check(v);
+                }
+            }
+        }
+        for v in [5u64, 4, 10, 9_999, 10_000, 10_001, 3, 4] {
+            check(v);
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Delivering sealed batches: a compression turn, then a push slot, then the
+//! push with its retries; the outcome acknowledges positions, returns the
+//! queue budget and feeds the metrics and totals.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::batcher::Sealed;
+use super::Totals;
+use crate::client::push::{PushOutcome, Pusher};
+use crate::metrics::Metrics;
+use crate::pool;
+use crate::positions::Positions;
+use crate::queue::Budget;
+
+/// The pushers: at most `max_in_flight` batches on their way at once.
+pub(super) async fn run(
+    mut rx: mpsc::Receiver<Sealed>,
+    pusher: Arc<Pusher>,
+    positions: Arc<Positions>,
+    max_in_flight: usize,
+    abort: CancellationToken,
+    budget: Arc<Budget>,
+    totals: Arc<Mutex<Totals>>,
+) {
+    let slots = Arc::new(Semaphore::new(max_in_flight.max(1)));
+    let outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>> = Arc::default();
+    let mut tasks = JoinSet::new();
+    let gauges = {
+        let budget = budget.clone();
+        let outstanding = outstanding.clone();
+        tokio::spawn(async move {
+            let m = Metrics::get();
+            loop {
+                m.queue_bytes.set(budget.used() as i64);
+                m.queue_lines.set(budget.lines());
+                let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
+                m.oldest_unacked_seconds.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
+                if pool::trim_idle() {
+                    tracing::debug!("pipeline idle: pooled buffers freed, free memory returned to the system");
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        })
+    };
+    while let Some(batch) = rx.recv().await {
+        // A turn to compress first, then a push slot: a batch waiting for
+        // either waits here, uncompressed, one at a time.
+        let compress = if batch.lines > 0 { pusher.compress_permit().await } else { None };
+        let Ok(slot) = slots.clone().acquire_owned().await else { break };
+        if let Ok(mut o) = outstanding.lock() {
+            o.insert(batch.seq, batch.oldest);
+        }
+        let (pusher, positions, abort, budget, totals, outstanding) =
+            (pusher.clone(), positions.clone(), abort.clone(), budget.clone(), totals.clone(), outstanding.clone());
+        tasks.spawn(async move {
+            let _slot = slot;
+            let outcome = if batch.lines == 0 {
+                (PushOutcome::Delivered, 0)
+            } else {
+                pusher.push(batch.tenant.as_deref(), batch.body, &abort, compress).await
+            };
+            let m = Metrics::get();
+            match outcome {
+                (PushOutcome::Delivered, wire) => {
+                    positions.ack(batch.seq, &batch.acks);
+                    m.lines_pushed.inc_by(batch.lines as u64);
+                    m.bytes_pushed.with_label_values(&["raw"]).inc_by(batch.raw_bytes as u64);
+                    m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
+                    if let Ok(mut t) = totals.lock() {
+                        t.lines_delivered += batch.lines as u64;
+                        t.bytes_delivered += batch.raw_bytes as u64;
+                        t.wire_bytes += wire as u64;
+                    }
+                }
+                (PushOutcome::Rejected { status, message }, _) => {
+                    positions.ack(batch.seq, &batch.acks);
+                    let reason = if status.is_some_and(|s| s == 429 || s >= 500) || status.is_none() {
+                        "retries_exhausted"
+                    } else {
+                        "rejected"
+                    };
+                    for (source, n) in &batch.sources {
+                        m.lines_dropped.with_label_values(&[source, reason]).inc_by(*n);
+                    }
+                    if let Ok(mut t) = totals.lock() {
+                        t.lines_rejected += batch.lines as u64;
+                        if t.refusals.len() < 8 && !t.refusals.contains(&message) {
+                            t.refusals.push(message);
+                        }
+                    }
+                }
+                (PushOutcome::Aborted, _) => {
+                    if let Ok(mut t) = totals.lock() {
+                        t.batches_aborted += 1;
+                    }
+                }
+            }
+            budget.lines_done(batch.lines);
+            if let Ok(mut o) = outstanding.lock() {
+                o.remove(&batch.seq);
+            }
+        });
+        while let Some(r) = tasks.try_join_next() {
+            if let Err(e) = r {
+                tracing::error!(error = %e, "push task failed");
+            }
+        }
+    }
+    while let Some(r) = tasks.join_next().await {
+        if let Err(e) = r {
+            tracing::error!(error = %e, "push task failed");
+        }
+    }
+    gauges.abort();
+    let m = Metrics::get();
+    m.queue_bytes.set(budget.used() as i64);
+    m.queue_lines.set(budget.lines());
+    m.oldest_unacked_seconds.set(0);
+}

@@ -1,0 +1,125 @@
+//! The batcher and the pushers: from queued chunks to acknowledged batches.
+//!
+//! How it works, in plain words. The batcher (`batcher.rs`) groups lines by tenant, then by stream. Each line is escaped
+//! once, straight into its stream's JSON buffer, with timestamps the agent
+//! assigned bumped by 1 ns on a tie so they strictly increase within a stream.
+//! A tenant's batch is sealed when the next line would take it past
+//! `batch.max_bytes`, or when its oldest line has waited `batch.max_wait`.
+//! Sealing registers the batch's file offsets with the positions store (in
+//! seal order) and hands the body to the pushers, of which at most
+//! `batch.max_in_flight` run at once (`deliver.rs`). An acknowledgement
+//! moves the files' positions and returns the batch's queue budget.
+
+mod batcher;
+mod deliver;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::push::Pusher;
+use crate::config::ClientConfig;
+use crate::positions::Positions;
+use crate::queue::{Budget, ChunkSink, StreamRef};
+
+/// Settings of the batcher and pushers.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchSettings {
+    pub max_bytes: usize,
+    pub max_wait: Duration,
+    pub max_in_flight: usize,
+}
+
+impl BatchSettings {
+    /// `client.batch`.
+    pub fn of(client: &ClientConfig) -> Self {
+        Self {
+            max_bytes: client.batch.max_bytes.get() as usize,
+            max_wait: client.batch.max_wait.get(),
+            max_in_flight: client.batch.max_in_flight,
+        }
+    }
+}
+
+/// What sees every line the batcher takes, before it is batched (the alert
+/// engine's tap). It must never block: the batcher runs it inline.
+pub trait LineTap: Send {
+    fn observe(&mut self, stream: &StreamRef, line: &str);
+    /// The end of a chunk: a good moment to hand on what was gathered.
+    fn flush(&mut self);
+}
+
+/// What the pipeline delivered, for `tailship push` and the demo.
+#[derive(Debug, Default, Clone)]
+pub struct Totals {
+    pub lines_delivered: u64,
+    pub bytes_delivered: u64,
+    pub wire_bytes: u64,
+    pub lines_rejected: u64,
+    pub batches_aborted: u64,
+    /// The first refusal message of each status.
+    pub refusals: Vec<String>,
+}
+
+/// The running batcher and pushers: the way out of the agent.
+pub struct Shipper {
+    pub sink: ChunkSink,
+    pub budget: Arc<Budget>,
+    pub totals: Arc<Mutex<Totals>>,
+    batcher: tokio::task::JoinHandle<()>,
+    pushers: tokio::task::JoinHandle<()>,
+}
+
+impl Shipper {
+    /// Starts the batcher and the pushers. `abort` gives up on batches not yet
+    /// delivered (they stay unacknowledged, so files send them again after a restart).
+    pub fn start(
+        settings: BatchSettings,
+        queue_bytes: usize,
+        pusher: Arc<Pusher>,
+        positions: Arc<Positions>,
+        abort: CancellationToken,
+    ) -> Self {
+        Self::start_with_tap(settings, queue_bytes, pusher, positions, abort, None)
+    }
+
+    /// [`Shipper::start`] with a tap that sees every line the batcher takes
+    /// (the alert engine's). The tap is dropped when the batcher ends, which
+    /// tells the alert engine to flush.
+    pub fn start_with_tap(
+        settings: BatchSettings,
+        queue_bytes: usize,
+        pusher: Arc<Pusher>,
+        positions: Arc<Positions>,
+        abort: CancellationToken,
+        tap: Option<Box<dyn LineTap>>,
+    ) -> Self {
+        let budget = Budget::new(queue_bytes);
+        let (sink, rx) = ChunkSink::new(budget.clone());
+        let (sealed_tx, sealed_rx) = mpsc::channel(1);
+        let totals = Arc::new(Mutex::new(Totals::default()));
+        let batcher = tokio::spawn(batcher::run(rx, sealed_tx, settings, positions.clone(), tap));
+        let pushers = tokio::spawn(deliver::run(
+            sealed_rx,
+            pusher,
+            positions,
+            settings.max_in_flight,
+            abort,
+            budget.clone(),
+            totals.clone(),
+        ));
+        Self { sink, budget, totals, batcher, pushers }
+    }
+
+    /// Waits until every queued line was pushed (or given up). Every clone of
+    /// the sink must be dropped first, or this waits for ever.
+    pub async fn finish(self) -> Totals {
+        drop(self.sink);
+        let _ = self.batcher.await;
+        let _ = self.pushers.await;
+        let t = self.totals.lock().map(|t| t.clone()).unwrap_or_default();
+        t
+    }
+}
