@@ -4,7 +4,7 @@
 //! Hot paths count per chunk (`inc_by`), never per line.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use prometheus::{
@@ -190,8 +190,6 @@ impl Metrics {
 #[derive(Debug, Default)]
 pub struct Health {
     pub sources_started: AtomicBool,
-    /// Unix seconds of the last failed push attempt, or 0.
-    pub last_push_failed: AtomicI64,
     pub last_push_ok: AtomicBool,
 }
 

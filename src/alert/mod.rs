@@ -39,6 +39,7 @@ use crate::client::http::RetryPolicy;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::queue::StreamRef;
+use crate::util::cut_at_char as cut;
 use engine::{Deliver, Delivery, Engine, Match};
 use rule::Rule;
 use sender::{Payload, Sender};
@@ -144,18 +145,6 @@ fn send(batch: &mut Vec<Match>, tx: &mpsc::Sender<Match>, matched: &[IntCounter]
     }
 }
 
-/// `s` cut to at most `max` bytes at a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 /// The running engine, for shutdown.
 pub struct Alerts {
     task: tokio::task::JoinHandle<()>,
@@ -174,21 +163,12 @@ impl Alerts {
     }
 }
 
-/// The retry policy of deliveries: `client.retry`'s backoff and retry count.
-pub fn retry_policy(config: &Config) -> RetryPolicy {
-    RetryPolicy {
-        min_backoff: config.client.retry.min_backoff.get(),
-        max_backoff: config.client.retry.max_backoff.get(),
-        max_retries: config.client.retry.max_retries,
-    }
-}
-
 /// Starts the engine when there are rules (compiled by `plan`); returns the tap for the batcher.
 pub fn start(rules: Arc<[Rule]>, config: &Config) -> anyhow::Result<Option<(AlertTap, Alerts)>> {
     if rules.is_empty() {
         return Ok(None);
     }
-    let sender = Sender::new(config.client.timeout.get(), retry_policy(config))?;
+    let sender = Sender::new(&config.client, RetryPolicy::of(&config.client))?;
     let deliver = Arc::new(Network { sender: Arc::new(sender), rules: rules.clone() });
     let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
     let cancel = CancellationToken::new();

@@ -13,13 +13,13 @@
 
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::rule::Annotations;
 use crate::client::http::{self, HttpError, RetryPolicy};
+use crate::config::ClientConfig;
 use crate::metrics::Metrics;
 use crate::util::Secret;
 
@@ -139,8 +139,10 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(timeout: Duration, retry: RetryPolicy) -> Result<Self, HttpError> {
-        let client = http::build_client(&http::ClientOptions { timeout: Some(timeout), ..Default::default() })?;
+    /// A sender under the `client` section's TLS settings (`ca_file`,
+    /// `insecure_skip_verify`) and timeout, as every request of the agent.
+    pub fn new(client: &ClientConfig, retry: RetryPolicy) -> Result<Self, HttpError> {
+        let client = http::client_for(client, "")?;
         Ok(Self { client, retry, logged: Mutex::new(HashSet::new()) })
     }
 

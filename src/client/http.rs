@@ -2,6 +2,13 @@
 //! CA file, optional insecure mode), authentication, typed errors that know
 //! whether they may be retried, and retry with exponential backoff and jitter
 //! (`backon`) that honours `Retry-After`.
+//!
+//! [`client_for`] is the one builder of clients from the `client` config
+//! section: push, query, alert webhooks and annotations all take their TLS
+//! settings, timeouts, authentication ([`Auth::of`]) and retry policy
+//! ([`RetryPolicy::of`]) from it, so a setting such as `client.tls.ca_file`
+//! holds for every request the agent makes. (The cloud and admin clients
+//! have their own URLs and tokens and call [`build_client`] directly.)
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,6 +18,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{RequestBuilder, StatusCode};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::ClientConfig;
 use crate::util::Secret;
 
 /// User-Agent of every request.
@@ -96,6 +104,17 @@ pub enum Auth {
 }
 
 impl Auth {
+    /// `client.basic_auth` or `client.bearer_token`.
+    pub fn of(c: &ClientConfig) -> Self {
+        match (&c.basic_auth, &c.bearer_token) {
+            (Some(b), _) => {
+                Auth::Basic { username: b.username.clone(), password: b.password.clone().unwrap_or_default() }
+            }
+            (None, Some(t)) => Auth::Bearer(t.clone()),
+            (None, None) => Auth::None,
+        }
+    }
+
     pub fn apply(&self, rb: RequestBuilder) -> RequestBuilder {
         match self {
             Auth::None => rb,
@@ -115,6 +134,25 @@ pub struct ClientOptions {
     /// built-in TLS root certificates are not loaded (parsing them costs a
     /// few milliseconds and a few hundred KiB held for the agent's lifetime).
     pub plain_http: bool,
+}
+
+impl ClientOptions {
+    /// `client.tls` and `client.timeout`, for requests to `url` (TLS roots
+    /// are loaded unless `url` is plain `http://`).
+    pub fn of(c: &ClientConfig, url: &str) -> Self {
+        Self {
+            ca_file: c.tls.ca_file.clone(),
+            insecure_skip_verify: c.tls.insecure_skip_verify,
+            timeout: Some(c.timeout.get()),
+            plain_http: is_plain_http(url),
+        }
+    }
+}
+
+/// The HTTP client for requests to `url` under the `client` config section.
+/// Pass an empty `url` when requests go to many URLs (webhooks).
+pub fn client_for(c: &ClientConfig, url: &str) -> Result<reqwest::Client, HttpError> {
+    build_client(&ClientOptions::of(c, url))
 }
 
 /// True for an `http://` URL (no TLS).
@@ -196,14 +234,12 @@ pub async fn send(rb: RequestBuilder, url: &str) -> Result<reqwest::Response, Ht
 }
 
 fn shorten(s: &str) -> String {
-    if s.len() <= MAX_ERROR_BODY {
-        return s.to_string();
+    let cut = crate::util::cut_at_char(s, MAX_ERROR_BODY);
+    if cut.len() == s.len() {
+        s.to_string()
+    } else {
+        format!("{cut}...")
     }
-    let mut end = MAX_ERROR_BODY;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end])
 }
 
 /// When and how often to retry.
@@ -222,6 +258,15 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// `client.retry`.
+    pub fn of(c: &ClientConfig) -> Self {
+        Self {
+            min_backoff: c.retry.min_backoff.get(),
+            max_backoff: c.retry.max_backoff.get(),
+            max_retries: c.retry.max_retries,
+        }
+    }
+
     /// The waits between attempts: exponential from `min_backoff`, doubled each
     /// time, with up to 100% jitter, capped at `max_backoff`.
     pub fn schedule(&self) -> Backoff {

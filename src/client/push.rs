@@ -12,7 +12,7 @@ use governor::{Quota, RateLimiter};
 use reqwest::header::{HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, Auth, ClientOptions, HttpError, RetryPolicy};
+use super::http::{self, Auth, HttpError, RetryPolicy};
 use crate::config::{ClientConfig, Compression};
 use crate::metrics::{Health, Metrics};
 use crate::pool::{self, Pool, Pooled};
@@ -252,19 +252,8 @@ type Limiter =
 
 impl Pusher {
     pub fn new(c: &ClientConfig, health: Arc<Health>) -> Result<Self, HttpError> {
-        let client = http::build_client(&ClientOptions {
-            ca_file: c.tls.ca_file.clone(),
-            insecure_skip_verify: c.tls.insecure_skip_verify,
-            timeout: Some(c.timeout.get()),
-            plain_http: http::is_plain_http(&c.url),
-        })?;
-        let auth = match (&c.basic_auth, &c.bearer_token) {
-            (Some(b), _) => {
-                Auth::Basic { username: b.username.clone(), password: b.password.clone().unwrap_or_default() }
-            }
-            (None, Some(t)) => Auth::Bearer(t.clone()),
-            (None, None) => Auth::None,
-        };
+        let client = http::client_for(c, &c.url)?;
+        let auth = Auth::of(c);
         let limiter = NonZeroU32::new(c.rate_limit.bytes_per_second.get().min(u32::MAX as u64) as u32).map(|rate| {
             let burst =
                 c.rate_limit.burst_bytes.get().max(c.rate_limit.bytes_per_second.get()).max(c.batch.max_bytes.get());
@@ -277,11 +266,7 @@ impl Pusher {
             auth,
             compression: c.compression,
             compression_level: c.compression_level,
-            retry: RetryPolicy {
-                min_backoff: c.retry.min_backoff.get(),
-                max_backoff: c.retry.max_backoff.get(),
-                max_retries: c.retry.max_retries,
-            },
+            retry: RetryPolicy::of(c),
             limiter,
             health,
             logged: Mutex::new(HashSet::new()),

@@ -43,7 +43,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, Auth, ClientOptions, HttpError, RetryPolicy};
+use super::http::{self, Auth, HttpError, RetryPolicy};
 use crate::config::ClientConfig;
 use crate::logql;
 
@@ -340,19 +340,8 @@ impl QueryClient {
     /// `retry` bounds the retries of [`QueryClient::range`], [`QueryClient::instant`]
     /// and the label calls; a tail retries on its own.
     pub fn new(c: &ClientConfig, retry: RetryPolicy) -> Result<Self, HttpError> {
-        let client = http::build_client(&ClientOptions {
-            ca_file: c.tls.ca_file.clone(),
-            insecure_skip_verify: c.tls.insecure_skip_verify,
-            timeout: Some(c.timeout.get()),
-            plain_http: http::is_plain_http(&c.url),
-        })?;
-        let auth = match (&c.basic_auth, &c.bearer_token) {
-            (Some(b), _) => {
-                Auth::Basic { username: b.username.clone(), password: b.password.clone().unwrap_or_default() }
-            }
-            (None, Some(t)) => Auth::Bearer(t.clone()),
-            (None, None) => Auth::None,
-        };
+        let client = http::client_for(c, &c.url)?;
+        let auth = Auth::of(c);
         Ok(Self { client, base: http::join_url(&c.url, &c.api_prefix, ""), auth, org_id: c.tenant_id.clone(), retry })
     }
 

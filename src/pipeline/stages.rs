@@ -13,6 +13,7 @@ use super::TimeFormat;
 use crate::config::SourceConfig;
 use crate::metrics::Metrics;
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
+use crate::util::cut_at_char;
 
 /// One compiled stage (made by `plan` from a `[[sources]].stages` entry).
 #[derive(Debug, Clone)]
@@ -134,11 +135,7 @@ impl SourceStages {
 
     fn process_str(&self, ctx: &mut FileContext, mut line: Cow<'_, str>, read_ts: i64, chunk: &mut Chunk) -> Processed {
         if line.len() > self.max_line_bytes {
-            let mut end = self.max_line_bytes;
-            while !line.is_char_boundary(end) {
-                end -= 1;
-            }
-            line = Cow::Owned(line[..end].to_string());
+            line = Cow::Owned(cut_at_char(&line, self.max_line_bytes).to_string());
             ctx.truncated += 1;
         }
         let mut ts = read_ts;
@@ -222,14 +219,7 @@ const MAX_CACHED_STREAMS: usize = 1024;
 const MAX_LABEL_VALUE: usize = 2048;
 
 fn truncate_label_value(v: &str) -> String {
-    if v.len() <= MAX_LABEL_VALUE {
-        return v.to_string();
-    }
-    let mut end = MAX_LABEL_VALUE;
-    while !v.is_char_boundary(end) {
-        end -= 1;
-    }
-    v[..end].to_string()
+    cut_at_char(v, MAX_LABEL_VALUE).to_string()
 }
 
 #[cfg(test)]

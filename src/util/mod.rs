@@ -196,6 +196,18 @@ pub fn now_ns() -> i128 {
     }
 }
 
+/// `s` cut to at most `max` bytes, at a character boundary.
+pub fn cut_at_char(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Sleeps until `deadline`, or for ever without one (a `select!` arm that
 /// only fires when there is something to wait for).
 pub async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
@@ -208,6 +220,15 @@ pub async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cuts_land_on_character_boundaries() {
+        assert_eq!(cut_at_char("abc", 5), "abc");
+        assert_eq!(cut_at_char("abc", 2), "ab");
+        assert_eq!(cut_at_char("aé", 2), "a", "é is two bytes: a cut inside it goes before it");
+        assert_eq!(cut_at_char("日本", 4), "日");
+        assert_eq!(cut_at_char("", 0), "");
+    }
 
     #[test]
     fn durations_parse_and_format() {

@@ -1,0 +1,152 @@
+//! `client.tls` holds for every request the agent makes, not only pushes:
+//! an alert webhook served over HTTPS with a certificate of a private CA is
+//! delivered when that CA is given in `client.tls.ca_file`, and refused
+//! without it. The HTTPS server is written here (rustls on loopback) with a
+//! CA and a certificate for 127.0.0.1 made at test time.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent::{free_port, write_file, Agent};
+use common::{bin, wait_for, Receiver};
+use tokio_rustls::rustls;
+
+/// A CA and a server certificate for 127.0.0.1 signed by it: (CA PEM, server config).
+fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship test CA");
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key_der)
+        .unwrap();
+    (ca_cert.pem(), Arc::new(config))
+}
+
+/// An HTTPS server on loopback answering 200 to every request; returns its
+/// port and the request lines it received (after a completed handshake).
+fn https_server(config: Arc<rustls::ServerConfig>) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut tcp) = stream else { continue };
+            let config = config.clone();
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+                let Ok(mut conn) = rustls::ServerConnection::new(config) else { return };
+                let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
+                // One request per connection is enough here: read it, answer, close.
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let head_end = loop {
+                    match tls.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                let len = head
+                    .lines()
+                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_string()))
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(0);
+                while buf.len() < head_end + len {
+                    match tls.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                log.lock().unwrap().push(head.lines().next().unwrap_or_default().to_string());
+                let _ = tls.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = tls.flush();
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    (port, seen)
+}
+
+fn config(dir: &Path, logs_url: &str, webhook: &str, ca_file: Option<&Path>) -> std::path::PathBuf {
+    let tls = ca_file.map(|p| format!("tls = {{ ca_file = \"{}\" }}\n", p.display())).unwrap_or_default();
+    let text = format!(
+        r#"shutdown_timeout = "5s"
+[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{logs_url}"
+timeout = "3s"
+batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "200ms", max_retries = 2 }}
+{tls}
+[positions]
+path = "{dir}/positions.json"
+[[sources]]
+type = "file"
+include = ["{dir}/*.log"]
+labels = {{ job = "tls" }}
+scan_interval = "200ms"
+[[alerts]]
+name = "tls-errors"
+selector = {{ job = "tls" }}
+match = "ERROR"
+webhook_url = "{webhook}"
+"#,
+        port = free_port(),
+        dir = dir.display(),
+    );
+    write_file(dir, "tailship.toml", &text)
+}
+
+#[test]
+fn an_https_webhook_signed_by_a_private_ca_in_client_tls_ca_file_delivers() {
+    let (ca_pem, server_config) = private_ca();
+    let (port, seen) = https_server(server_config);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = write_file(dir.path(), "ca.pem", &ca_pem);
+    let store = Receiver::start(&[]);
+    let webhook = format!("https://127.0.0.1:{port}/integrations/v1/formatted_webhook/tls-key/");
+    let cfg = config(dir.path(), &store.url(""), &webhook, Some(&ca));
+
+    let agent = Agent::start(&cfg);
+    write_file(dir.path(), "app.log", "INFO fine\nERROR over tls\n");
+    assert!(
+        wait_for(Duration::from_secs(20), || !seen.lock().unwrap().is_empty()),
+        "no webhook arrived over TLS: {}",
+        agent.stderr_text()
+    );
+    assert!(seen.lock().unwrap()[0].starts_with("POST /integrations/v1/formatted_webhook/tls-key/"));
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+
+    // `alert test` goes through the same client: it delivers with the CA...
+    let out = std::process::Command::new(bin()).args(["alert", "test", "--config"]).arg(&cfg).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{all}");
+    // ...and without it the private CA is unknown: the webhook is refused.
+    let no_ca = config(dir.path(), &store.url(""), &webhook, None);
+    let out = std::process::Command::new(bin()).args(["alert", "test", "--config"]).arg(&no_ca).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "a certificate of an unknown CA must not be accepted: {all}");
+}
