@@ -2,41 +2,18 @@
 //! label values, over the shared HTTP layer (auth, TLS, retries); plus the
 //! [`Pager`] that turns many bounded `query_range` requests into one ordered
 //! stream of entries, for `tailship query` (a fixed window) and `tailship
-//! tail` (a window whose end keeps moving).
-//!
-//! # Paging without repeats or gaps
-//!
-//! The log API has no cursor: a range query returns at most `limit` entries of
-//! `[start, end)` in time order, and the spec says to page by moving `start`
-//! just past the last timestamp received. Moving it to `last + 1` would lose
-//! entries when several share the last timestamp and the page ended among them
-//! (the service orders entries within one timestamp as it likes). So:
-//!
-//! - A page that came back with fewer entries than asked for holds everything
-//!   left in the window: the query is done (a tail moves `start` to the
-//!   request's `end` and waits for more).
-//! - After a full page whose last entry has timestamp `T`, the next request
-//!   starts *at* `T` (forward; backward sets the exclusive `end` to `T + 1`),
-//!   and the entries already seen at `T` are remembered as (stream, line)
-//!   pairs. The service stores one entry per stream, timestamp and line, so
-//!   that pair names an entry exactly; seen ones are skipped when they come
-//!   back.
-//! - A request asks for `batch` entries while fewer than `batch` were seen at
-//!   the boundary, else for `seen + batch`. A full answer of `limit` entries
-//!   holds at most `seen` old ones, so at least one new entry (usually nearly a
-//!   batch), whatever order the service picks within `T`: paging always moves
-//!   on, even when more entries share one timestamp than fit a batch.
-//!
-//! The cost: each page after the first re-reads the few entries at its
-//! boundary. Only a run of more than `batch` entries at one nanosecond makes a
-//! request ask for more than `batch`; against a service that caps `limit`
-//! (5,000 by default) such a run can end the query with that service's 400.
+//! tail` (a window whose end keeps moving); see `pager.rs` for how pages
+//! follow each other without repeats or gaps.
 //!
 //! The client-side selector check ([`check_query`]) only finds the `{...}`
 //! selectors of a query and asks that each has a matcher that does not match
 //! the empty string (the spec's rule); the full grammar stays with the server.
 
-use std::collections::{BTreeMap, HashSet};
+mod pager;
+
+pub use pager::{Pager, RangeRequest};
+
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -148,156 +125,6 @@ pub fn check_query(query: &str) -> Result<QueryKind, QueryCheckError> {
         Ok(_) => Ok(kind),
         Err(logql::ParseError::EmptySelector { selector }) => Err(QueryCheckError::NoMatcher(selector)),
         Err(logql::ParseError::Syntax { col, msg }) => Err(QueryCheckError::Syntax { col, msg }),
-    }
-}
-
-/// One `query_range` request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RangeRequest {
-    pub query: String,
-    /// Unix nanoseconds, inclusive.
-    pub start: i64,
-    /// Unix nanoseconds, exclusive.
-    pub end: i64,
-    pub limit: usize,
-    pub direction: Direction,
-}
-
-/// The paging state of one query (see the module header).
-#[derive(Debug)]
-pub struct Pager {
-    query: String,
-    direction: Direction,
-    start: i64,
-    end: i64,
-    batch: usize,
-    /// Entries still to return; `None` returns everything.
-    remaining: Option<usize>,
-    /// The timestamp the last full page ended on, and the entries seen at it.
-    boundary: Option<(i64, HashSet<(String, String)>)>,
-    /// A tail: a short page moves `start` to the request's end instead of ending.
-    follow: bool,
-    done: bool,
-}
-
-impl Pager {
-    /// Pages through `[start, end)` in `direction`, `batch` entries per request,
-    /// returning at most `limit` entries (`None`: all).
-    pub fn range(query: &str, direction: Direction, start: i64, end: i64, limit: Option<usize>, batch: usize) -> Self {
-        Self {
-            query: query.to_string(),
-            direction,
-            start,
-            end,
-            batch: batch.max(1),
-            remaining: limit,
-            boundary: None,
-            follow: false,
-            done: limit == Some(0),
-        }
-    }
-
-    /// Follows new entries forward from `start`; the caller moves the end with
-    /// each [`Pager::request_until`].
-    pub fn follow(query: &str, start: i64, batch: usize) -> Self {
-        let mut p = Self::range(query, Direction::Forward, start, start, None, batch);
-        p.follow = true;
-        p
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// Where the next request starts (inclusive).
-    pub fn start(&self) -> i64 {
-        self.start
-    }
-
-    /// The next request of a fixed range, or `None` when paging is over.
-    pub fn next_request(&self) -> Option<RangeRequest> {
-        if self.done || self.start >= self.end {
-            return None;
-        }
-        let seen = self.boundary.as_ref().map_or(0, |(_, s)| s.len());
-        let want = self.remaining.map_or(self.batch, |r| r.min(self.batch));
-        Some(RangeRequest {
-            query: self.query.clone(),
-            start: self.start,
-            end: self.end,
-            limit: if seen < want { want } else { seen + want },
-            direction: self.direction,
-        })
-    }
-
-    /// For a tail: the next request up to `end`, or `None` when nothing new can
-    /// be asked for yet.
-    pub fn request_until(&mut self, end: i64) -> Option<RangeRequest> {
-        self.end = self.end.max(end);
-        self.next_request()
-    }
-
-    /// Takes the answer to `req`; returns the entries not returned before, in
-    /// order, and whether the page was full (more may be waiting at once).
-    pub fn accept(&mut self, req: &RangeRequest, mut entries: Vec<Entry>) -> (Vec<Entry>, bool) {
-        // A stable sort keeps the service's order within one timestamp.
-        match self.direction {
-            Direction::Forward => entries.sort_by_key(|e| e.ts),
-            Direction::Backward => entries.sort_by_key(|e| std::cmp::Reverse(e.ts)),
-        }
-        let full = entries.len() >= req.limit;
-        let last_ts = entries.last().map(|e| e.ts);
-        let prev = self.boundary.take();
-        let mut seen_now = HashSet::new();
-        let mut fresh = Vec::with_capacity(entries.len());
-        for e in entries {
-            let at_prev = prev.as_ref().is_some_and(|(ts, _)| *ts == e.ts);
-            let at_last = Some(e.ts) == last_ts;
-            let key = if at_prev || at_last { Some(e.key()) } else { None };
-            let was_seen = match (&prev, &key) {
-                (Some((_, seen)), Some(k)) if at_prev => seen.contains(k),
-                _ => false,
-            };
-            if let (true, Some(k)) = (at_last, key) {
-                seen_now.insert(k);
-            }
-            if !was_seen {
-                fresh.push(e);
-            }
-        }
-        if let (Some((ts, seen)), Some(last)) = (prev, last_ts) {
-            if ts == last {
-                // Entries seen at this timestamp earlier may not all have come back this time.
-                seen_now.extend(seen);
-            }
-        }
-        if let Some(r) = &mut self.remaining {
-            fresh.truncate(*r);
-            *r -= fresh.len();
-            if *r == 0 {
-                self.done = true;
-            }
-        }
-        match (full, last_ts) {
-            (true, Some(ts)) => {
-                if fresh.is_empty() {
-                    // Cannot happen with a service that honours `limit`; never loop.
-                    tracing::warn!("the service returned a full page without new entries; stopping here");
-                    self.done = true;
-                }
-                match self.direction {
-                    Direction::Forward => self.start = ts,
-                    Direction::Backward => self.end = ts.saturating_add(1),
-                }
-                self.boundary = Some((ts, seen_now));
-            }
-            _ if self.follow => {
-                self.start = req.end;
-                self.boundary = None;
-            }
-            _ => self.done = true,
-        }
-        (fresh, full && !self.done)
     }
 }
 
@@ -509,14 +336,6 @@ pub fn round_ms(d: Duration) -> Duration {
 mod tests {
     use super::*;
 
-    fn entry(stream: &Arc<Stream>, ts: i64, line: &str) -> Entry {
-        Entry { ts, stream: stream.clone(), line: line.to_string() }
-    }
-
-    fn stream(v: &str) -> Arc<Stream> {
-        Arc::new(Stream::new([("job".to_string(), v.to_string())].into_iter().collect()))
-    }
-
     #[test]
     fn check_query_rules() {
         assert_eq!(check_query(r#"{job="app"}"#), Ok(QueryKind::Log));
@@ -539,122 +358,5 @@ mod tests {
     fn stream_display() {
         let s = Stream::new([("b", "2"), ("a", "x\"y")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         assert_eq!(s.display, r#"{a="x\"y", b="2"}"#);
-    }
-
-    /// A model service: entries sorted by ts; within a ts, `shuffle` picks an
-    /// order per request so the pager cannot rely on it.
-    fn serve(all: &[Entry], r: &RangeRequest, flip: bool) -> Vec<Entry> {
-        let mut v: Vec<Entry> = all.iter().filter(|e| e.ts >= r.start && e.ts < r.end).cloned().collect();
-        v.sort_by_key(|e| e.ts);
-        if r.direction == Direction::Backward {
-            v.reverse();
-        }
-        if flip {
-            // Reverse the order inside each timestamp.
-            let mut out = Vec::new();
-            let mut i = 0;
-            while i < v.len() {
-                let mut j = i;
-                while j < v.len() && v[j].ts == v[i].ts {
-                    j += 1;
-                }
-                out.extend(v[i..j].iter().rev().cloned());
-                i = j;
-            }
-            v = out;
-        }
-        v.truncate(r.limit);
-        v
-    }
-
-    fn drain(p: &mut Pager, all: &[Entry]) -> Vec<String> {
-        let mut got = Vec::new();
-        let mut n = 0;
-        while let Some(r) = p.next_request() {
-            n += 1;
-            assert!(n < 10_000, "pager loops");
-            let (fresh, _) = p.accept(&r, serve(all, &r, n % 2 == 0));
-            got.extend(fresh.into_iter().map(|e| e.line));
-        }
-        got
-    }
-
-    fn data() -> Vec<Entry> {
-        let (a, b) = (stream("a"), stream("b"));
-        let mut all = Vec::new();
-        for i in 0..50i64 {
-            // Runs of equal timestamps, longer than a batch, over two streams.
-            let ts = 1000 + i / 7;
-            let s = if i % 2 == 0 { &a } else { &b };
-            all.push(entry(s, ts, &format!("l{i:03}")));
-        }
-        all
-    }
-
-    #[test]
-    fn pager_returns_each_entry_once_in_both_directions() {
-        let all = data();
-        for batch in [1, 2, 3, 5, 100] {
-            let mut p = Pager::range("{}", Direction::Forward, 0, 5000, None, batch);
-            let mut got = drain(&mut p, &all);
-            let mut want: Vec<String> = all.iter().map(|e| e.line.clone()).collect();
-            assert_eq!(got.len(), want.len(), "forward batch {batch}");
-            got.sort();
-            want.sort();
-            assert_eq!(got, want);
-            let mut p = Pager::range("{}", Direction::Backward, 0, 5000, None, batch);
-            let got = drain(&mut p, &all);
-            assert_eq!(got.len(), all.len(), "backward batch {batch}");
-            let ts: Vec<i64> = got.iter().map(|l| all.iter().find(|e| &e.line == l).unwrap().ts).collect();
-            assert!(ts.windows(2).all(|w| w[0] >= w[1]), "backward order");
-        }
-    }
-
-    #[test]
-    fn requests_stay_within_the_batch_unless_one_timestamp_holds_more() {
-        // Runs of 7 at one timestamp, batch 10: a service capping `limit` at 10 never sees more.
-        let all = data();
-        let mut p = Pager::range("{}", Direction::Forward, 0, 5000, None, 10);
-        let mut n = 0;
-        while let Some(r) = p.next_request() {
-            assert!(r.limit <= 10, "{r:?}");
-            n += p.accept(&r, serve(&all, &r, false)).0.len();
-        }
-        assert_eq!(n, all.len());
-    }
-
-    #[test]
-    fn pager_honours_limit() {
-        let all = data();
-        let mut p = Pager::range("{}", Direction::Forward, 0, 5000, Some(17), 5);
-        assert_eq!(drain(&mut p, &all).len(), 17);
-        let p = Pager::range("{}", Direction::Forward, 0, 5000, Some(0), 5);
-        assert!(p.next_request().is_none());
-    }
-
-    #[test]
-    fn follow_moves_start_to_end_after_a_short_page() {
-        let all = data();
-        let mut p = Pager::follow("{}", 1000, 4);
-        let mut got = Vec::new();
-        let mut end = 1001;
-        let mut n = 0;
-        while end <= 1010 {
-            n += 1;
-            assert!(n < 1000);
-            match p.request_until(end) {
-                Some(r) => {
-                    let (fresh, full) = p.accept(&r, serve(&all, &r, n % 3 == 0));
-                    got.extend(fresh.into_iter().map(|e| e.line));
-                    if !full {
-                        end += 1;
-                    }
-                }
-                None => end += 1,
-            }
-        }
-        assert_eq!(got.len(), all.len());
-        let set: HashSet<_> = got.iter().collect();
-        assert_eq!(set.len(), all.len());
     }
 }
