@@ -47,12 +47,11 @@ pub fn start_sources(
             &env.extra_labels,
         ));
         let name = stages.name.clone();
-        let (sink, handle, cancel) = (env.sink.clone(), env.handle.clone(), cancel.clone());
+        let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
         let thread = match src.spec.config.kind {
             SourceType::File => {
-                let fs =
-                    FileSource::new(src.spec.clone(), stages, env.positions.clone(), sink, handle, cancel, env.mode)
-                        .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
+                let fs = FileSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode)
+                    .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
             }
             SourceType::Stdin => {
@@ -62,7 +61,7 @@ pub fn start_sources(
                 };
                 let spec = src.spec.clone();
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || {
-                    crate::source::stdin::run(&spec, stages, input, sink, handle, cancel);
+                    crate::source::stdin::run(&spec, stages, input, out);
                 })?
             }
         };

@@ -40,7 +40,7 @@ use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::queue::StreamRef;
 use crate::util::cut_at_char as cut;
-use engine::{Deliver, Delivery, Engine, Match};
+use engine::{Annotation, Deliver, Delivery, Engine, Match};
 use rule::Rule;
 use sender::{Payload, Sender};
 
@@ -193,14 +193,8 @@ impl Deliver for Network {
         })
     }
 
-    fn annotate(
-        &self,
-        rule: usize,
-        payload: &Payload,
-        labels: &[(String, String)],
-        time_ms: i64,
-        cancel: CancellationToken,
-    ) -> Delivery {
+    fn annotate(&self, note: Annotation<'_>, cancel: CancellationToken) -> Delivery {
+        let Annotation { rule, payload, labels, time_ms } = note;
         let (rules, sender) = (self.rules.clone(), self.sender.clone());
         let text = format!("{}\n{}", payload.title, payload.message);
         let mut tags = vec!["tailship".to_string(), rules[rule].name.clone()];

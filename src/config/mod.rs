@@ -70,14 +70,18 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 
 /// [`load`] with an explicit environment (tests pass their own).
 pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Config, ConfigErrors> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    load_str(path, &read_file(path)?, env)
+}
+
+/// The text of the config file at `path`; an unreadable file is a config error naming it.
+pub fn read_file(path: &Path) -> Result<String, ConfigErrors> {
+    std::fs::read_to_string(path).map_err(|e| {
         ConfigErrors(vec![ConfigError {
             file: path.to_path_buf(),
             key: String::new(),
             message: format!("cannot read config file: {e}"),
         }])
-    })?;
-    load_str(path, &text, env)
+    })
 }
 
 /// [`load_with_env`] over the text of a config file already read; `path` names

@@ -42,13 +42,7 @@ pub fn load(path: &Path) -> Result<Plan, ConfigErrors> {
 
 /// [`load`] with an explicit environment.
 pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Plan, ConfigErrors> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ConfigErrors(vec![ConfigError {
-            file: path.to_path_buf(),
-            key: String::new(),
-            message: format!("cannot read config file: {e}"),
-        }])
-    })?;
+    let text = crate::config::read_file(path)?;
     let (config, mut errors) = crate::config::load_parts(path, &text, env);
     let Some(config) = config else { return Err(ConfigErrors(errors)) };
     match compile(config, path) {

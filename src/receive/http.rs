@@ -391,25 +391,28 @@ fn unix_seconds(ns: i64) -> serde_json::Number {
 
 // ---- query handlers -----------------------------------------------------------
 
+/// Answers a read request for its tenants (from `X-Scope-OrgID`); an error
+/// from either becomes the answer.
+fn for_tenants(
+    sh: &Shared,
+    headers: &HeaderMap,
+    read: impl FnOnce(&[String]) -> Result<Response, ApiError>,
+) -> Response {
+    tenants(sh, headers, false).and_then(|t| read(&t)).unwrap_or_else(IntoResponse::into_response)
+}
+
 async fn query_range(State(sh): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
-    let tenants = match tenants(&sh, &headers, false) {
-        Ok(t) => t,
-        Err(e) => return e.into_response(),
-    };
-    match query_range_inner(&sh, &tenants, params) {
-        Ok(result) => {
-            let data = StreamsData {
-                result_type: "streams",
-                result: result
-                    .iter()
-                    .map(|s| JsonStream { stream: LabelMap(&s.labels), values: Values(&s.values) })
-                    .collect(),
-                stats: serde_json::Map::new(),
-            };
-            success(data)
-        }
-        Err(e) => e.into_response(),
-    }
+    for_tenants(&sh, &headers, |tenants| {
+        let result = query_range_inner(&sh, tenants, params)?;
+        Ok(success(StreamsData {
+            result_type: "streams",
+            result: result
+                .iter()
+                .map(|s| JsonStream { stream: LabelMap(&s.labels), values: Values(&s.values) })
+                .collect(),
+            stats: serde_json::Map::new(),
+        }))
+    })
 }
 
 fn query_range_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<Vec<StreamResult>, ApiError> {
@@ -447,11 +450,7 @@ fn query_range_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<
 }
 
 async fn query(State(sh): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
-    let tenants = match tenants(&sh, &headers, false) {
-        Ok(t) => t,
-        Err(e) => return e.into_response(),
-    };
-    query_inner(&sh, &tenants, params).unwrap_or_else(IntoResponse::into_response)
+    for_tenants(&sh, &headers, |tenants| query_inner(&sh, tenants, params))
 }
 
 fn query_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<Response, ApiError> {
@@ -496,16 +495,11 @@ fn query_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<Respon
 const SIX_HOURS_NS: i64 = 6 * HOUR_NS;
 
 async fn labels(State(sh): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
-    let tenants = match tenants(&sh, &headers, false) {
-        Ok(t) => t,
-        Err(e) => return e.into_response(),
-    };
-    let run = || -> Result<Response, ApiError> {
+    for_tenants(&sh, &headers, |tenants| {
         let p = QueryParams::new(params)?;
         let (start, end) = p.range(SIX_HOURS_NS)?;
-        Ok(success(sh.backend.label_names(&tenants, start, end)))
-    };
-    run().unwrap_or_else(IntoResponse::into_response)
+        Ok(success(sh.backend.label_names(tenants, start, end)))
+    })
 }
 
 async fn label_values(
@@ -514,11 +508,7 @@ async fn label_values(
     headers: HeaderMap,
     params: Params,
 ) -> Response {
-    let tenants = match tenants(&sh, &headers, false) {
-        Ok(t) => t,
-        Err(e) => return e.into_response(),
-    };
-    let run = || -> Result<Response, ApiError> {
+    for_tenants(&sh, &headers, |tenants| {
         let p = QueryParams::new(params)?;
         let (start, end) = p.range(SIX_HOURS_NS)?;
         let selector = match p.get("query") {
@@ -530,9 +520,8 @@ async fn label_values(
                 }
             },
         };
-        Ok(success(sh.backend.label_values(&tenants, &name, start, end, selector.as_ref())))
-    };
-    run().unwrap_or_else(IntoResponse::into_response)
+        Ok(success(sh.backend.label_values(tenants, &name, start, end, selector.as_ref())))
+    })
 }
 
 #[cfg(test)]

@@ -21,6 +21,26 @@ use multiline::{Joiner, MultilineRule};
 
 pub use discover::FileMatch;
 
+/// Where a source's chunks go, and the token that tells it to stop.
+#[derive(Debug, Clone)]
+pub struct Outlet {
+    pub sink: crate::queue::ChunkSink,
+    /// The runtime the queue lives on (sources run on their own threads).
+    pub handle: tokio::runtime::Handle,
+    pub cancel: tokio_util::sync::CancellationToken,
+}
+
+impl Outlet {
+    /// Queues `chunk`, waiting while the queue is full; false when stopped.
+    pub fn send(&self, chunk: Chunk) -> bool {
+        self.sink.send_blocking(&self.handle, chunk, &self.cancel)
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
 /// A source as `plan` compiled it: its config, its multiline rule and, for a
 /// file source, its globs. Cloning is cheap (compiled regexes and globs are shared).
 #[derive(Debug, Clone)]

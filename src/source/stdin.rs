@@ -6,24 +6,14 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio_util::sync::CancellationToken;
-
-use super::{LineFeed, SourceSpec, READ_BLOCK};
+use super::{LineFeed, Outlet, SourceSpec, READ_BLOCK};
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::queue::Chunk;
-use crate::queue::ChunkSink;
 use crate::util::now_ns;
 
 /// Reads `input` until EOF (or `cancel`) on the calling thread; returns lines read.
-pub fn run(
-    spec: &SourceSpec,
-    stages: Arc<SourceStages>,
-    input: Box<dyn Read + Send>,
-    sink: ChunkSink,
-    handle: tokio::runtime::Handle,
-    cancel: CancellationToken,
-) -> u64 {
+pub fn run(spec: &SourceSpec, stages: Arc<SourceStages>, input: Box<dyn Read + Send>, out: Outlet) -> u64 {
     // A reader thread hands blocks over a channel of two, so idle flushes can
     // run on a timer while the read blocks, and back-pressure still reaches the writer.
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
@@ -56,7 +46,7 @@ pub fn run(
     let mut feed = LineFeed::new(spec, &stages, None, 0);
     let mut total = 0u64;
     loop {
-        if cancel.is_cancelled() {
+        if out.stopped() {
             break;
         }
         let wait =
@@ -75,7 +65,7 @@ pub fn run(
         feed.flush_idle(&stages, now_ns() as i64, Instant::now(), eof, &mut chunk);
         total += chunk.entries.len() as u64;
         feed.flush_counts(&name);
-        if !sink.send_blocking(&handle, chunk, &cancel) {
+        if !out.send(chunk) {
             break;
         }
         if eof {

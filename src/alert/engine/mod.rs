@@ -69,14 +69,17 @@ pub type Delivery = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 /// The seam between the engine and the network (tests record instead).
 pub trait Deliver: Send + Sync + 'static {
     fn webhook(&self, rule: usize, payload: Payload, cancel: CancellationToken) -> Delivery;
-    fn annotate(
-        &self,
-        rule: usize,
-        payload: &Payload,
-        labels: &[(String, String)],
-        time_ms: i64,
-        cancel: CancellationToken,
-    ) -> Delivery;
+    fn annotate(&self, note: Annotation<'_>, cancel: CancellationToken) -> Delivery;
+}
+
+/// An annotation to post when a group opens.
+pub struct Annotation<'a> {
+    pub rule: usize,
+    pub payload: &'a Payload,
+    /// The group's labels.
+    pub labels: &'a [(String, String)],
+    /// When the group's window started (Unix milliseconds).
+    pub time_ms: i64,
 }
 
 /// The labels that identify a group, sorted by name.
@@ -377,7 +380,8 @@ impl Engine {
         };
         let opening = action == Action::Alerting && !g.open;
         if opening && rule.annotations.is_some() {
-            let fut = self.deliver.annotate(g.rule, &payload, &g.labels, g.window_start_ms, self.cancel.clone());
+            let note = Annotation { rule: g.rule, payload: &payload, labels: &g.labels, time_ms: g.window_start_ms };
+            let fut = self.deliver.annotate(note, self.cancel.clone());
             let r = g.rule;
             self.tasks.spawn(async move { Done { uid: None, rule: r, state: "annotation", outcome: fut.await } });
         }

@@ -29,7 +29,8 @@ impl Deliver for Recorder {
         })
     }
 
-    fn annotate(&self, _: usize, _: &Payload, labels: &[(String, String)], _: i64, _: CancellationToken) -> Delivery {
+    fn annotate(&self, note: Annotation<'_>, _: CancellationToken) -> Delivery {
+        let labels = note.labels;
         self.annotations.lock().unwrap().push(labels.to_vec());
         Box::pin(async { Outcome::Delivered })
     }

@@ -36,7 +36,7 @@ impl FileSource {
         let mut feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), 0);
         let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
         loop {
-            if self.cancel.is_cancelled() {
+            if self.out.stopped() {
                 self.positions.release(key);
                 return;
             }
@@ -56,7 +56,7 @@ impl FileSource {
                 chunk.ack = Some(AckRef { file: key, offset: size });
             }
             feed.flush_counts(&name);
-            if !self.sink.send_blocking(&self.handle, chunk, &self.cancel) {
+            if !self.out.send(chunk) {
                 self.positions.release(key);
                 return;
             }

@@ -30,16 +30,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use tokio_util::sync::CancellationToken;
-
 use super::fingerprint::{self, open_regular};
 use super::tailer::{Step, Tailer, DETACHED_IDLE};
-use super::{FileMatch, LineFeed, SourceSpec, READ_BLOCK};
+use super::{FileMatch, LineFeed, Outlet, SourceSpec, READ_BLOCK};
 use crate::config::{SourceConfig, StartAt};
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{Fingerprint, Positions};
-use crate::queue::ChunkSink;
 
 mod gz;
 
@@ -83,9 +80,7 @@ pub struct FileSource {
     files: Arc<FileMatch>,
     stages: Arc<SourceStages>,
     positions: Arc<Positions>,
-    sink: ChunkSink,
-    handle: tokio::runtime::Handle,
-    cancel: CancellationToken,
+    out: Outlet,
     mode: Mode,
     tailers: Vec<Tailer>,
     parked: Vec<Parked>,
@@ -105,9 +100,7 @@ impl FileSource {
         spec: SourceSpec,
         stages: Arc<SourceStages>,
         positions: Arc<Positions>,
-        sink: ChunkSink,
-        handle: tokio::runtime::Handle,
-        cancel: CancellationToken,
+        out: Outlet,
         mode: Mode,
     ) -> Result<Self, String> {
         let files = spec.files.clone().ok_or_else(|| format!("source {}: no include globs", stages.name))?;
@@ -117,9 +110,7 @@ impl FileSource {
             files,
             stages,
             positions,
-            sink,
-            handle,
-            cancel,
+            out,
             mode,
             tailers: Vec::new(),
             parked: Vec::new(),
@@ -146,7 +137,7 @@ impl FileSource {
         let m = Metrics::get();
         let name = self.name();
         loop {
-            if self.cancel.is_cancelled() {
+            if self.out.stopped() {
                 break;
             }
             if rescan || Instant::now() >= next_scan {
@@ -157,7 +148,7 @@ impl FileSource {
             }
             let mut progressed = false;
             for i in 0..self.tailers.len() {
-                if self.cancel.is_cancelled() {
+                if self.out.stopped() {
                     break;
                 }
                 progressed |= self.read_turn(i);
@@ -475,7 +466,7 @@ impl FileSource {
         let mut read_total = 0u64;
         let mut progressed = false;
         loop {
-            if read_total >= MAX_READ_PER_TURN || self.cancel.is_cancelled() {
+            if read_total >= MAX_READ_PER_TURN || self.out.stopped() {
                 return true;
             }
             let chunk = match self.tailers[i].step(&mut self.buf, &self.stages, &self.positions, once) {
@@ -485,7 +476,7 @@ impl FileSource {
                 }
                 Step::AtEnd(last) => {
                     if let Some(c) = last {
-                        let _ = self.sink.send_blocking(&self.handle, c, &self.cancel);
+                        let _ = self.out.send(c);
                     }
                     return progressed;
                 }
@@ -495,7 +486,7 @@ impl FileSource {
                 }
                 Step::Failed => return progressed,
             };
-            if !self.sink.send_blocking(&self.handle, chunk, &self.cancel) {
+            if !self.out.send(chunk) {
                 return progressed;
             }
             progressed = true;
