@@ -1,9 +1,59 @@
 //! tailship: a log shipping and tailing agent.
 //!
-//! The binary (`src/main.rs`) only parses arguments and dispatches; every
-//! command is a function over the modules below. See `DESIGN.md` for the data
-//! flow: sources -> stages -> bounded queue -> batcher -> push client, with
-//! file positions advancing only after the service acknowledged a batch.
+//! # A line's path, file by file
+//!
+//! ```text
+//! config/        the file read into plain data (TOML/YAML, env overrides, ${VAR}, secret files)
+//!   -> plan/     compiled once: stages, globs, multiline rules, alert rules (check, run, reload)
+//!   -> agent/    starts everything below from the Plan; SIGHUP reloads; phased shutdown
+//! source/discover.rs     which files the globs name (a scan)
+//! source/fingerprint.rs  open a file, know it by its first bytes
+//! source/file/           the file source: scans, opens, parks, detects rotation
+//! source/tailer.rs       one open file: read a block from the delivered offset
+//! source/lines.rs, multiline.rs   bytes -> lines -> entries
+//! pipeline/stages.rs     UTF-8 repair, truncation, regex/drop/timestamp stages, labels
+//! queue/                 a Chunk of entries takes its bytes from the Budget, waits if full
+//! batch/batcher.rs       per tenant, per stream: JSON, increasing timestamps, sealed by size/wait
+//!                        (an alert tap, batch::LineTap, sees every line here)
+//! batch/deliver.rs       compression turn, push slot, client/push.rs (retries, backoff)
+//! positions.rs           a 2xx acknowledges the batch: the file's delivered offset moves,
+//!                        written atomically to the positions file; the budget is returned
+//! ```
+//!
+//! Around it: `client/` (the one HTTP client builder, push, query), `alert/`
+//! (rules, engine, webhook sender), `cloud/` and `admin/` (management APIs),
+//! `logql` (the one query parser), `receive/` (the embedded store of `tailship
+//! receive`, for tests, the demo and benchmarks), `commands/` (one thin
+//! function per command) and `cli/` (clap definitions); `main.rs` parses and
+//! dispatches.
+//!
+//! # The layering rule
+//!
+//! Each layer imports only layers below it (or its own row); no two files
+//! import each other, directly or around a loop; the product never imports
+//! `receive`. Bottom up:
+//!
+//! ```text
+//! util, metrics, shutdown, systemd, logging, pool    the ground floor
+//! logql                                              one parser: client, alert and receive use it
+//! config                                             plain data and loading; compiles nothing
+//! positions                                          delivered offsets, fingerprints, ack references
+//! client                                             HTTP (one builder), push, query
+//! queue                                              budget, sink, chunks, streams
+//! batch                                              batcher, deliver
+//! pipeline                                           stages
+//! source                                             discover, fingerprint, tailer, file, stdin
+//! cloud, admin                                       management API clients
+//! alert                                              rules, engine, sender
+//! plan                                               Config -> Plan
+//! agent                                              the daemon
+//! receive                                            the embedded store
+//! cli                                                clap definitions
+//! commands                                           thin commands
+//! main                                               parse, set up logging, dispatch
+//! ```
+//!
+//! `tests/layers.rs` checks this rule, and the file size limits, on the source.
 
 pub mod admin;
 pub mod agent;
