@@ -29,6 +29,8 @@ pub struct Metrics {
     pub files_open: IntGaugeVec,
     pub files_unread_bytes: IntGaugeVec,
     pub file_events: IntCounterVec,
+    pub files_recovered: IntCounterVec,
+    pub files_lost: IntCounterVec,
     pub oldest_unacked_seconds: IntGauge,
     pub positions_writes: IntCounterVec,
     pub alert_matches: IntCounterVec,
@@ -125,6 +127,20 @@ impl Metrics {
                 "tailship_file_events_total",
                 "File lifecycle events: opened, rotated, truncated, deleted, closed, unreadable.",
                 &["source", "event"],
+            ),
+            files_recovered: counter_vec(
+                &r,
+                "tailship_files_recovered_total",
+                "Files whose unread lines were read after all: rotated (found beside its old path after a \
+                 rename while not followed) or copy (a truncated file's lines read from logrotate's copy).",
+                &["source", "how"],
+            ),
+            files_lost: counter_vec(
+                &r,
+                "tailship_files_lost_total",
+                "Files with lines written and not read that could not be found again: gone (rotated away \
+                 or deleted while not followed, and not beside its old path) or truncated (no copy beside it).",
+                &["source", "reason"],
             ),
             oldest_unacked_seconds: gauge(
                 &r,

@@ -76,6 +76,13 @@ struct SavedFile {
     offset: u64,
     #[serde(default)]
     updated_at: u64,
+    /// The file's size when it was last seen.
+    #[serde(default)]
+    size: u64,
+    /// Set once the file was read to this end after it was rotated away or
+    /// deleted (or found gone): nothing more is to come from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    end: Option<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -96,6 +103,25 @@ struct FileState {
     /// Tailed by a running source (as opposed to loaded from disk and not yet seen).
     active: bool,
     updated_at: u64,
+    /// Last size seen.
+    size: u64,
+    /// See [`SavedFile::end`].
+    end: Option<u64>,
+}
+
+/// A known file that no source follows now, with lines that may not have
+/// been delivered: the file source looks for it (see `source/file/rotated.rs`).
+#[derive(Debug, Clone)]
+pub struct Orphan {
+    pub key: u64,
+    pub path: PathBuf,
+    pub fp: Fingerprint,
+    pub dev: u64,
+    pub ino: u64,
+    /// The delivered offset.
+    pub committed: u64,
+    /// The size when it was last seen.
+    pub size: u64,
 }
 
 #[derive(Debug, Default)]
@@ -151,6 +177,8 @@ impl Positions {
                                 pending: VecDeque::new(),
                                 active: false,
                                 updated_at: f.updated_at,
+                                size: f.size.max(f.offset),
+                                end: f.end,
                             },
                         );
                     }
@@ -195,6 +223,7 @@ impl Positions {
         f.dev = dev;
         f.ino = ino;
         f.fp = Fingerprint::of(prefix).max_len(f.fp);
+        f.end = None;
         f.updated_at = now_secs();
         let offset = f.committed;
         st.dirty = true;
@@ -217,6 +246,8 @@ impl Positions {
                 pending: VecDeque::new(),
                 active: true,
                 updated_at: now_secs(),
+                size: offset,
+                end: None,
             },
         );
         st.dirty = true;
@@ -251,7 +282,18 @@ impl Positions {
         st.next_key += 1;
         st.files.insert(
             new_key,
-            FileState { path, fp, dev, ino, committed: 0, pending: VecDeque::new(), active: true, updated_at: now },
+            FileState {
+                path,
+                fp,
+                dev,
+                ino,
+                committed: 0,
+                pending: VecDeque::new(),
+                active: true,
+                updated_at: now,
+                size: 0,
+                end: None,
+            },
         );
         st.dirty = true;
         new_key
@@ -277,14 +319,66 @@ impl Positions {
         }
     }
 
-    /// The source stopped tailing the file (deleted and drained, or the source stopped).
-    pub fn release(&self, key: u64) {
+    /// The source stopped tailing the file (the source stopped, or the file
+    /// is parked or gone); `size` is the last size seen.
+    pub fn release(&self, key: u64, size: u64) {
         let mut st = self.lock();
         if let Some(f) = st.files.get_mut(&key) {
             f.active = false;
+            f.size = f.size.max(size);
             f.updated_at = now_secs();
             st.dirty = true;
         }
+    }
+
+    /// A file rotated away or deleted was read to its end (`end`), or is gone:
+    /// it is no longer followed, and no longer looked for.
+    pub fn finish(&self, key: u64, end: u64) {
+        let mut st = self.lock();
+        if let Some(f) = st.files.get_mut(&key) {
+            f.active = false;
+            f.end = Some(end);
+            f.size = f.size.max(end);
+            f.updated_at = now_secs();
+            st.dirty = true;
+        }
+    }
+
+    /// Known files no source follows, whose lines may not all be delivered:
+    /// not finished, or finished past what was delivered; with no batch of
+    /// theirs in flight. Files of compressed (`.gz`) reads are not included.
+    pub fn orphans(&self) -> Vec<Orphan> {
+        let st = self.lock();
+        st.files
+            .iter()
+            .filter(|(_, f)| !f.active && f.pending.is_empty() && f.ino != 0)
+            .filter(|(_, f)| f.end.is_none_or(|end| f.committed < end))
+            .map(|(k, f)| Orphan {
+                key: *k,
+                path: f.path.clone(),
+                fp: f.fp,
+                dev: f.dev,
+                ino: f.ino,
+                committed: f.committed,
+                size: f.size,
+            })
+            .collect()
+    }
+
+    /// An orphan found again, as the file at `path`: followed again from its
+    /// delivered offset, which is returned.
+    pub fn adopt(&self, key: u64, path: &Path, dev: u64, ino: u64) -> Option<u64> {
+        let mut st = self.lock();
+        let f = st.files.get_mut(&key)?;
+        f.active = true;
+        f.path = path.to_path_buf();
+        f.dev = dev;
+        f.ino = ino;
+        f.end = None;
+        f.updated_at = now_secs();
+        let offset = f.committed;
+        st.dirty = true;
+        Some(offset)
     }
 
     /// Records that batch `seq` carries lines of these files up to these offsets.
@@ -348,6 +442,8 @@ impl Positions {
                     ino: f.ino,
                     offset: f.committed,
                     updated_at: if f.active { now } else { f.updated_at },
+                    size: f.size,
+                    end: f.end,
                 })
                 .collect();
             files.sort_by(|a, b| a.path.cmp(&b.path));

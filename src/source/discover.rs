@@ -78,6 +78,12 @@ impl FileMatch {
         dirs
     }
 
+    /// True when `path` is one the include globs name and no exclude does.
+    pub fn matches(&self, path: &Path) -> bool {
+        self.patterns.iter().any(|p| if p.literal { p.base == path } else { p.matcher.is_match(path) })
+            && !self.excluded(path)
+    }
+
     /// True when an exclude glob matches `path`.
     pub fn excluded(&self, path: &Path) -> bool {
         self.exclude_full.is_match(path) || path.file_name().is_some_and(|n| self.exclude_names.is_match(n))

@@ -39,6 +39,7 @@ use crate::pipeline::SourceStages;
 use crate::positions::{Fingerprint, Positions};
 
 mod gz;
+mod rotated;
 
 /// Poll interval when file-system events work (a safety net for missed events).
 const POLL_WITH_EVENTS: Duration = Duration::from_millis(1000);
@@ -193,10 +194,10 @@ impl FileSource {
         }
         drop(watcher);
         for t in self.tailers.drain(..) {
-            self.positions.release(t.key);
+            self.positions.release(t.key, t.size);
         }
         for p in self.parked.drain(..) {
-            self.positions.release(p.key);
+            self.positions.release(p.key, p.offset);
         }
         m.files_open.with_label_values(&[&name]).set(0);
     }
@@ -277,7 +278,7 @@ impl FileSource {
             .collect();
         for i in gone.into_iter().rev() {
             let p = self.parked.swap_remove(i);
-            self.positions.release(p.key);
+            self.positions.release(p.key, p.offset);
         }
         // Files whose path now names another file, or nothing: rotated or deleted.
         for t in &mut self.tailers {
@@ -298,6 +299,7 @@ impl FileSource {
                 self.truncated(i);
             }
         }
+        self.resume_rotated();
         self.first_scan = false;
     }
 
@@ -417,7 +419,7 @@ impl FileSource {
         let (file, meta) = match open_regular(&p.path) {
             Ok(Some(f)) => f,
             Ok(None) | Err(_) => {
-                self.positions.release(p.key);
+                self.positions.release(p.key, p.offset);
                 return;
             }
         };
@@ -452,12 +454,6 @@ impl FileSource {
             idle_since: None,
             size: meta.len(),
         });
-    }
-
-    /// The file at `i` was truncated or rewritten: start it again at 0.
-    fn truncated(&mut self, i: usize) {
-        self.tailers[i].restart_at_zero(&self.positions);
-        self.event("truncated");
     }
 
     /// Reads what is new in tailer `i`; returns true if anything was read or flushed.
@@ -505,7 +501,12 @@ impl FileSource {
             if done {
                 let t = self.tailers.swap_remove(i);
                 tracing::debug!(path = %t.path.display(), "closing file");
-                self.positions.release(t.key);
+                if t.detached {
+                    // Rotated away or deleted, and read to its end: nothing more will come.
+                    self.positions.finish(t.key, t.offset);
+                } else {
+                    self.positions.release(t.key, t.size);
+                }
                 Metrics::get().file_events.with_label_values(&[&self.stages.name, "closed"]).inc();
             } else {
                 i += 1;

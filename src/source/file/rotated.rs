@@ -1,0 +1,219 @@
+//! Finding lines again that moved away before they were read.
+//!
+//! Two cases lose lines in a plain `tail -F`:
+//!
+//! - **Rotated while not followed.** The agent was down (or the file was
+//!   parked) when logrotate renamed `app.log` to `app.log.1`; a new `app.log`
+//!   took its place. The positions store still knows the old file (device,
+//!   inode, fingerprint, delivered offset), but its path now names another
+//!   file. At every scan, such a file is looked for beside its old path: first
+//!   by device and inode (a rename keeps them), then by fingerprint among the
+//!   most recently changed siblings at least as long as the delivered offset
+//!   (a copy). Found: it is read from its delivered offset to its end, then
+//!   released. Not found (deleted, compressed, moved elsewhere): the loss is
+//!   counted (`tailship_files_lost_total{reason="gone"}`) and logged once.
+//! - **copytruncate while behind.** logrotate copied `app.log` to `app.log.1`
+//!   and truncated `app.log` before the agent read the end. When a tailer
+//!   finds its file shorter than its offset, the copy is looked for beside it
+//!   (a file whose first bytes are the old content's and that is at least as
+//!   long as what was handled); the copy is read from there to its end under
+//!   the old content's positions key, while the truncated file starts again
+//!   at 0 under a new key. Only what the application wrote between the copy
+//!   and the truncate is lost.
+//!
+//! Work stays bounded: one directory listing per directory with orphans per
+//! scan, at most [`MAX_FINGERPRINT_READS`] files opened to compare
+//! fingerprints per orphan, and compressed siblings (`.gz`, `.xz`, ...) are
+//! never opened. An orphan is looked for until it is found or known gone, then
+//! finished, so it costs nothing afterwards. No file is read twice: a file
+//! already open or parked (by device and inode) is never adopted.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::FileSource;
+use crate::metrics::Metrics;
+use crate::positions::{Fingerprint, Orphan};
+use crate::source::fingerprint::{self, open_regular};
+use crate::source::tailer::Tailer;
+use crate::source::LineFeed;
+
+/// Files opened to compare fingerprints, at most, per orphan and scan.
+const MAX_FINGERPRINT_READS: usize = 16;
+/// Directory entries looked at, at most, per directory and scan.
+const MAX_SIBLINGS: usize = 10_000;
+/// Names of compressed rotations, never opened.
+const COMPRESSED: &[&str] = &["gz", "bz2", "xz", "zst", "lz4", "zip"];
+
+/// A file found again: its path, the open file and its metadata.
+type Found = (PathBuf, File, std::fs::Metadata);
+
+/// A regular file beside an orphan's path.
+#[derive(Debug, Clone)]
+struct Sibling {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    modified: SystemTime,
+}
+
+/// The regular, uncompressed files of `dir`, newest first.
+fn siblings(dir: &Path) -> Vec<Sibling> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<Sibling> = entries
+        .filter_map(Result::ok)
+        .take(MAX_SIBLINGS)
+        .filter_map(|e| {
+            let path = e.path();
+            if path.extension().is_some_and(|x| COMPRESSED.iter().any(|c| x == *c)) {
+                return None;
+            }
+            let m = e.metadata().ok()?;
+            m.is_file().then(|| Sibling {
+                path,
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.len(),
+                modified: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            })
+        })
+        .collect();
+    out.sort_by_key(|s| std::cmp::Reverse(s.modified));
+    out
+}
+
+/// Opens `path` when it is a regular file whose first bytes match `fp`.
+fn open_if_same(path: &Path, fp: Fingerprint) -> Option<(File, std::fs::Metadata)> {
+    let (file, meta) = open_regular(path).ok()??;
+    let (_, prefix) = fingerprint::of_file(&file);
+    fp.matches(&prefix).then_some((file, meta))
+}
+
+/// Looks among `siblings` for the file known by `fp` (and, first, by `dev`
+/// and `ino`), at least `min_size` long, skipping files for which `taken` is true.
+fn find(
+    siblings: &[Sibling],
+    (dev, ino): (u64, u64),
+    fp: Fingerprint,
+    min_size: u64,
+    taken: impl Fn(u64, u64) -> bool,
+) -> Option<Found> {
+    if let Some(s) = siblings.iter().find(|s| (s.dev, s.ino) == (dev, ino) && !taken(s.dev, s.ino)) {
+        if let Some((f, m)) = open_if_same(&s.path, fp) {
+            return Some((s.path.clone(), f, m));
+        }
+    }
+    siblings
+        .iter()
+        .filter(|s| s.size >= min_size && (s.dev, s.ino) != (dev, ino) && !taken(s.dev, s.ino))
+        .take(MAX_FINGERPRINT_READS)
+        .find_map(|s| open_if_same(&s.path, fp).map(|(f, m)| (s.path.clone(), f, m)))
+}
+
+impl FileSource {
+    /// True when a file with this device and inode is open or parked.
+    fn is_followed(&self, dev: u64, ino: u64) -> bool {
+        self.tailers.iter().any(|t| (t.dev, t.ino) == (dev, ino))
+            || self.parked.iter().any(|p| (p.dev, p.ino) == (dev, ino))
+    }
+
+    /// Looks for this source's orphans (known files no source follows, whose
+    /// path names another file now): reads the ones found, counts the others
+    /// as lost. Runs after each scan opened what the globs name.
+    pub(super) fn resume_rotated(&mut self) {
+        let orphans: Vec<Orphan> =
+            self.positions.orphans().into_iter().filter(|o| self.files.matches(&o.path)).collect();
+        let mut dirs: HashMap<PathBuf, Vec<Sibling>> = HashMap::new();
+        for o in orphans {
+            // (Device and inode alone prove nothing here: a deleted file's inode
+            // is soon another file's. Every match below also checks the fingerprint.)
+            let at_path = std::fs::metadata(&o.path).ok().map(|m| (m.dev(), m.ino()));
+            if at_path == Some((o.dev, o.ino)) && open_if_same(&o.path, o.fp).is_some() {
+                // Still where it was: the scan opens it (or it waits to be: parked, too old, ...).
+                continue;
+            }
+            let dir = o.path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let sibs = dirs.entry(dir.clone()).or_insert_with(|| siblings(&dir));
+            let found = find(sibs, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
+            match found {
+                Some((_, _, meta)) if meta.len() <= o.committed => self.positions.finish(o.key, meta.len()),
+                Some((path, file, meta)) => {
+                    let meta: std::fs::Metadata = meta;
+                    if !self.make_room() {
+                        return;
+                    }
+                    let Some(offset) = self.positions.adopt(o.key, &path, meta.dev(), meta.ino()) else { continue };
+                    tracing::info!(source = %self.name(), from = %o.path.display(), to = %path.display(),
+                        unread_bytes = meta.len() - offset, "found a file rotated while not followed; reading the rest of it");
+                    Metrics::get().files_recovered.with_label_values(&[&self.name(), "rotated"]).inc();
+                    self.follow_detached(o.key, &o.path, (path, file, meta), o.fp, offset);
+                }
+                None => {
+                    let unread = o.size.saturating_sub(o.committed);
+                    tracing::warn!(source = %self.name(), path = %o.path.display(), delivered = o.committed,
+                        unread_bytes_at_least = unread,
+                        "a file rotated away or deleted while not followed is not beside its old path: its unread lines are lost");
+                    Metrics::get().files_lost.with_label_values(&[&self.name(), "gone"]).inc();
+                    self.positions.finish(o.key, o.committed);
+                }
+            }
+        }
+    }
+
+    /// Tailer `i` found its file shorter than its offset: read the rest of the
+    /// old content from logrotate's copy beside it (if there is one), then
+    /// start the file again at 0.
+    pub(super) fn truncated(&mut self, i: usize) {
+        let t = &self.tailers[i];
+        let (old_key, old_fp, from, seen, id) = (t.key, t.fp, t.feed.safe_offset(), t.size, (t.dev, t.ino));
+        let path = t.path.clone();
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let copy = find(&siblings(&dir), (0, 0), old_fp, from, |d, n| (d, n) == id || self.is_followed(d, n));
+        self.tailers[i].restart_at_zero(&self.positions);
+        self.event("truncated");
+        let name = self.name();
+        match copy {
+            Some((cpath, file, meta)) => {
+                self.positions.adopt(old_key, &cpath, meta.dev(), meta.ino());
+                tracing::info!(source = %name, path = %path.display(), copy = %cpath.display(), from,
+                    "file truncated; reading the rest of its old content from the copy beside it");
+                Metrics::get().files_recovered.with_label_values(&[&name, "copy"]).inc();
+                self.follow_detached(old_key, &path, (cpath, file, meta), old_fp, from);
+            }
+            None => {
+                // The old content's key is done with once its lines in flight are acknowledged.
+                self.positions.finish(old_key, from);
+                if seen > from {
+                    tracing::warn!(source = %name, path = %path.display(), unread_bytes_at_least = seen - from,
+                        "file truncated before it was read to its end, and no copy is beside it: those lines are lost");
+                    Metrics::get().files_lost.with_label_values(&[&name, "truncated"]).inc();
+                }
+            }
+        }
+    }
+
+    /// Follows the file `found` (labelled as `label_path`) from `offset` to its end, then closes it.
+    fn follow_detached(&mut self, key: u64, label_path: &Path, found: Found, fp: Fingerprint, offset: u64) {
+        let (path, file, meta) = found;
+        let filename = label_path.to_string_lossy().into_owned();
+        let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
+        self.event("opened");
+        self.tailers.push(Tailer {
+            key,
+            path,
+            file,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            fp,
+            offset,
+            feed,
+            detached: true,
+            idle_since: None,
+            size: meta.len(),
+        });
+    }
+}
