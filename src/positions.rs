@@ -107,6 +107,10 @@ struct FileState {
     size: u64,
     /// See [`SavedFile::end`].
     end: Option<u64>,
+    /// Where the source that released the file had read to (its lines may
+    /// still be in flight): a source that takes the file over in this
+    /// process (a reload) goes on from here, so no line is sent twice. Not saved.
+    read_to: u64,
 }
 
 /// A known file that no source follows now, with lines that may not have
@@ -143,6 +147,9 @@ pub struct Positions {
     /// `None` keeps positions in memory only (`tailship push`).
     path: Option<PathBuf>,
     state: Mutex<State>,
+    /// Fired when an acknowledgement moved a position, so the agent writes the
+    /// file soon (see `agent`), not only every `sync_period`.
+    pub acked: tokio::sync::Notify,
 }
 
 fn now_secs() -> u64 {
@@ -152,7 +159,7 @@ fn now_secs() -> u64 {
 impl Positions {
     /// Positions kept in memory only.
     pub fn in_memory() -> Self {
-        Self { path: None, state: Mutex::new(State::default()) }
+        Self { path: None, state: Mutex::new(State::default()), acked: tokio::sync::Notify::new() }
     }
 
     /// Loads the positions file; a missing file is an empty store, a corrupt one
@@ -179,6 +186,7 @@ impl Positions {
                                 updated_at: f.updated_at,
                                 size: f.size.max(f.offset),
                                 end: f.end,
+                                read_to: 0,
                             },
                         );
                     }
@@ -194,7 +202,7 @@ impl Positions {
                 tracing::warn!(path = %path.display(), error = %e, "cannot read positions file; starting without positions");
             }
         }
-        Self { path: Some(path.to_path_buf()), state: Mutex::new(state) }
+        Self { path: Some(path.to_path_buf()), state: Mutex::new(state), acked: tokio::sync::Notify::new() }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -203,7 +211,10 @@ impl Positions {
 
     /// Finds a known, not currently tailed file whose fingerprint matches a file
     /// starting with `prefix`; prefers one with the same device and inode.
-    /// Returns its key and committed offset, and marks it tailed again.
+    /// Returns its key and the offset to go on from, and marks it tailed again.
+    /// That offset is the committed one, or, for a file a source of this
+    /// process released (a reload), where that source had read to: its lines
+    /// in flight are acknowledged under the same key, so none is sent twice.
     pub fn resume(&self, prefix: &[u8], path: &Path, dev: u64, ino: u64) -> Option<(u64, u64)> {
         let mut st = self.lock();
         let mut best: Option<(u64, bool)> = None;
@@ -225,7 +236,7 @@ impl Positions {
         f.fp = Fingerprint::of(prefix).max_len(f.fp);
         f.end = None;
         f.updated_at = now_secs();
-        let offset = f.committed;
+        let offset = f.committed.max(f.read_to);
         st.dirty = true;
         Some((key, offset))
     }
@@ -248,6 +259,7 @@ impl Positions {
                 updated_at: now_secs(),
                 size: offset,
                 end: None,
+                read_to: 0,
             },
         );
         st.dirty = true;
@@ -293,6 +305,7 @@ impl Positions {
                 updated_at: now,
                 size: 0,
                 end: None,
+                read_to: 0,
             },
         );
         st.dirty = true;
@@ -320,12 +333,14 @@ impl Positions {
     }
 
     /// The source stopped tailing the file (the source stopped, or the file
-    /// is parked or gone); `size` is the last size seen.
-    pub fn release(&self, key: u64, size: u64) {
+    /// is parked or gone); `size` is the last size seen, `read_to` how far its
+    /// lines were handed on (see [`Positions::resume`]).
+    pub fn release(&self, key: u64, size: u64, read_to: u64) {
         let mut st = self.lock();
         if let Some(f) = st.files.get_mut(&key) {
             f.active = false;
             f.size = f.size.max(size);
+            f.read_to = read_to;
             f.updated_at = now_secs();
             st.dirty = true;
         }
@@ -411,6 +426,8 @@ impl Positions {
         }
         if changed {
             st.dirty = true;
+            drop(st);
+            self.acked.notify_one();
         }
     }
 

@@ -11,6 +11,9 @@
 
 mod sources;
 
+/// Positions are written at most this long after an acknowledgement moved one.
+const ACK_SYNC_DELAY: Duration = Duration::from_secs(1);
+
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -84,6 +87,10 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
         "tailship running"
     );
 
+    // Positions are written every `sync_period`, and at most ACK_SYNC_DELAY
+    // after an acknowledgement moved one: a kill -9 then resends little more
+    // than the batches in flight. Writes are coalesced, so a busy agent
+    // writes (and fsyncs) the file at most once per ACK_SYNC_DELAY.
     let sync = {
         let positions = positions.clone();
         let period = config.positions.sync_period.get();
@@ -92,6 +99,12 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
             loop {
                 tokio::select! {
                     _ = tokio::time::sleep(period) => {}
+                    _ = positions.acked.notified() => {
+                        tokio::select! {
+                            _ = tokio::time::sleep(ACK_SYNC_DELAY.min(period)) => {}
+                            _ = stop.cancelled() => break,
+                        }
+                    }
                     _ = stop.cancelled() => break,
                 }
                 save_positions(&positions).await;

@@ -45,6 +45,9 @@ pub struct Tailer {
     pub idle_since: Option<Instant>,
     /// Last size seen, for the unread-bytes gauge.
     pub size: u64,
+    /// The offset the last chunk queued accounts for: what a source taking
+    /// the file over in this process (a reload) goes on from.
+    pub queued: u64,
 }
 
 /// What one read of a tailer gave.
@@ -124,6 +127,7 @@ impl Tailer {
         self.fp = fp;
         tracing::info!(path = %self.path.display(), old_offset = self.offset, "file truncated (copytruncate?); reading from the start");
         self.offset = 0;
+        self.queued = 0;
         self.feed.reset(0);
         self.key = positions.restart(self.key, fp);
     }
@@ -163,6 +167,7 @@ mod tests {
             detached: false,
             idle_since: None,
             size: meta.len(),
+            queued: 0,
         }
     }
 

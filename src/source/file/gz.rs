@@ -23,7 +23,7 @@ impl FileSource {
         }
         let key = match resumed {
             Some((key, off)) if off >= size => {
-                self.positions.release(key, 0);
+                self.positions.release(key, 0, 0);
                 return;
             }
             Some((key, _)) => key,
@@ -37,7 +37,7 @@ impl FileSource {
         let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
         loop {
             if self.out.stopped() {
-                self.positions.release(key, 0);
+                self.positions.release(key, 0, 0);
                 return;
             }
             let n = match dec.read(&mut self.buf) {
@@ -57,13 +57,13 @@ impl FileSource {
             }
             feed.flush_counts(&name);
             if !self.out.send(chunk) {
-                self.positions.release(key, 0);
+                self.positions.release(key, 0, 0);
                 return;
             }
             if n == 0 {
                 break;
             }
         }
-        self.positions.release(key, 0);
+        self.positions.release(key, 0, 0);
     }
 }

@@ -194,10 +194,10 @@ impl FileSource {
         }
         drop(watcher);
         for t in self.tailers.drain(..) {
-            self.positions.release(t.key, t.size);
+            self.positions.release(t.key, t.size, t.queued);
         }
         for p in self.parked.drain(..) {
-            self.positions.release(p.key, p.offset);
+            self.positions.release(p.key, p.offset, 0);
         }
         m.files_open.with_label_values(&[&name]).set(0);
     }
@@ -278,7 +278,7 @@ impl FileSource {
             .collect();
         for i in gone.into_iter().rev() {
             let p = self.parked.swap_remove(i);
-            self.positions.release(p.key, p.offset);
+            self.positions.release(p.key, p.offset, 0);
         }
         // Files whose path now names another file, or nothing: rotated or deleted.
         for t in &mut self.tailers {
@@ -390,6 +390,7 @@ impl FileSource {
             detached: false,
             idle_since: None,
             size,
+            queued: offset,
         });
     }
 
@@ -419,7 +420,7 @@ impl FileSource {
         let (file, meta) = match open_regular(&p.path) {
             Ok(Some(f)) => f,
             Ok(None) | Err(_) => {
-                self.positions.release(p.key, p.offset);
+                self.positions.release(p.key, p.offset, 0);
                 return;
             }
         };
@@ -453,6 +454,7 @@ impl FileSource {
             detached: false,
             idle_since: None,
             size: meta.len(),
+            queued: offset,
         });
     }
 
@@ -482,8 +484,12 @@ impl FileSource {
                 }
                 Step::Failed => return progressed,
             };
+            let queued = chunk.ack.map(|a| a.offset);
             if !self.out.send(chunk) {
                 return progressed;
+            }
+            if let Some(q) = queued {
+                self.tailers[i].queued = q;
             }
             progressed = true;
         }
@@ -505,7 +511,7 @@ impl FileSource {
                     // Rotated away or deleted, and read to its end: nothing more will come.
                     self.positions.finish(t.key, t.offset);
                 } else {
-                    self.positions.release(t.key, t.size);
+                    self.positions.release(t.key, t.size, 0);
                 }
                 Metrics::get().file_events.with_label_values(&[&self.stages.name, "closed"]).inc();
             } else {

@@ -214,6 +214,7 @@ impl FileSource {
             detached: true,
             idle_since: None,
             size: meta.len(),
+            queued: offset,
         });
     }
 }
