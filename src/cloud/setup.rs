@@ -270,8 +270,10 @@ fn absolute(p: &Path) -> Result<PathBuf, SetupError> {
     std::path::absolute(p).map_err(|e| SetupError::Usage(format!("cannot resolve {}: {e}", p.display())))
 }
 
-/// Writes the token to a file only its owner can read (mode 0600 from creation).
-fn write_secret(path: &Path, secret: &str, force: bool) -> std::io::Result<()> {
+/// Opens `path` for writing: a new file, or (with `force`) an existing one emptied.
+/// With `private`, only its owner can read it (mode 0600 from creation; an
+/// overwritten file keeps its old mode, so it is set again).
+fn create(path: &Path, force: bool, private: bool) -> std::io::Result<std::fs::File> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true);
     if force {
@@ -280,34 +282,27 @@ fn write_secret(path: &Path, secret: &str, force: bool) -> std::io::Result<()> {
         opts.create_new(true);
     }
     #[cfg(unix)]
-    {
+    if private {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         opts.mode(0o600);
-        let mut f = opts.open(path)?;
-        // An overwritten file keeps its old mode: set it again.
+        let f = opts.open(path)?;
         f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        f.write_all(secret.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()
+        return Ok(f);
     }
-    #[cfg(not(unix))]
-    {
-        let mut f = opts.open(path)?;
-        f.write_all(secret.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()
-    }
+    let _ = private;
+    opts.open(path)
+}
+
+/// Writes the token to a file only its owner can read.
+fn write_secret(path: &Path, secret: &str, force: bool) -> std::io::Result<()> {
+    let mut f = create(path, force, true)?;
+    f.write_all(secret.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.sync_all()
 }
 
 fn write_file(path: &Path, text: &str, force: bool) -> std::io::Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true);
-    if force {
-        opts.create(true).truncate(true);
-    } else {
-        opts.create_new(true);
-    }
-    let mut f = opts.open(path)?;
+    let mut f = create(path, force, false)?;
     f.write_all(text.as_bytes())?;
     f.sync_all()
 }

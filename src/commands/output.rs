@@ -5,15 +5,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-/// How management commands print results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Output {
-    /// Aligned columns for people.
-    #[default]
-    Table,
-    /// The service's JSON, for scripts.
-    Json,
-}
+pub use crate::cli::Output;
 
 /// Prints rows under headers, columns separated by two spaces.
 pub fn table(out: &mut impl Write, headers: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {

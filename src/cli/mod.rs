@@ -1,6 +1,9 @@
 //! clap definitions of every command and flag. Commands live in
 //! `crate::commands`; this file only describes the command line.
 
+pub mod admin;
+pub mod cloud;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -29,9 +32,9 @@ pub enum Command {
     /// Validate a config file and print the effective config, secrets redacted.
     Check(CheckArgs),
     /// Cloud management API: access policies, tokens, stacks; `cloud setup` for a ready config.
-    Cloud(crate::commands::CloudArgs),
+    Cloud(cloud::CloudArgs),
     /// Tenant admin API: tenants of a metrics cluster and their limits.
-    Admin(crate::commands::AdminArgs),
+    Admin(admin::AdminArgs),
     /// Run the embedded log store: push, query, labels and the alert webhook, in memory.
     Receive(ReceiveArgs),
     /// Ship files or stdin once; exit 0 when every line is acknowledged.
@@ -291,4 +294,14 @@ pub struct LabelsArgs {
     pub output: OutputFormat,
     #[command(flatten)]
     pub client: ClientArgs,
+}
+
+/// How management commands print results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Output {
+    /// Aligned columns for people.
+    #[default]
+    Table,
+    /// The service's JSON, for scripts.
+    Json,
 }

@@ -9,20 +9,23 @@
 //! as an `io::Error` of kind `BrokenPipe`, which [`super::finish`] treats as
 //! success.
 
-use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
 use anyhow::Context;
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
+
+mod print;
+mod time;
 
 use super::client_args::query_client_config;
 use super::CommandError;
-use crate::cli::{LabelsArgs, OutputFormat, QueryArgs, TailArgs};
+use crate::cli::{LabelsArgs, QueryArgs, TailArgs};
 use crate::client::http::RetryPolicy;
-use crate::client::query::{check_query, round_ms, Entry, Labels, Pager, QueryClient, QueryKind, Sample};
+use crate::client::query::{check_query, round_ms, Pager, QueryClient, QueryKind};
 use crate::config::ClientConfig;
-use crate::util::{format_duration, is_valid_label_name, now_ns};
+use crate::util::{format_duration, is_valid_label_name};
+use print::{rfc3339, stdout_printer};
+use time::{now, ns, parse_time_arg};
 
 /// The range of `query` without `--since` or `--from`.
 const DEFAULT_SINCE: Duration = Duration::from_secs(3600);
@@ -45,134 +48,6 @@ fn one_off_retry(c: &ClientConfig) -> RetryPolicy {
         max_backoff: c.retry.max_backoff.get(),
         max_retries: if c.retry.max_retries == 0 { ONE_OFF_RETRIES } else { c.retry.max_retries },
     }
-}
-
-fn ns(d: Duration) -> i64 {
-    i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
-}
-
-fn now() -> i64 {
-    i64::try_from(now_ns()).unwrap_or(i64::MAX)
-}
-
-/// A time flag: `now`, RFC 3339, Unix nanoseconds, or an age such as `2h` (now minus it).
-fn parse_time_arg(flag: &str, s: &str, now: i64) -> anyhow::Result<i64> {
-    let t = s.trim();
-    if t == "now" {
-        return Ok(now);
-    }
-    if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
-        return d.timestamp_nanos_opt().ok_or_else(|| usage(format!("{flag} `{s}`: out of range")));
-    }
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return t.parse::<i64>().map_err(|_| usage(format!("{flag} `{s}`: out of range")));
-    }
-    match crate::util::parse_duration(t) {
-        Ok(d) => Ok(now.saturating_sub(ns(d))),
-        Err(_) => Err(usage(format!(
-            "{flag} `{s}`: use RFC 3339 (2024-05-01T10:00:00Z), Unix nanoseconds, or an age such as 2h"
-        ))),
-    }
-}
-
-/// RFC 3339 in UTC with nanoseconds.
-fn rfc3339(ts: i64) -> String {
-    chrono::DateTime::from_timestamp_nanos(ts).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
-}
-
-fn color_wanted() -> bool {
-    io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-const DIM: &str = "\x1b[2m";
-const CYAN: &str = "\x1b[36m";
-const RESET: &str = "\x1b[0m";
-
-#[derive(Serialize)]
-struct JsonEntry<'a> {
-    ts: String,
-    time: String,
-    labels: &'a Labels,
-    line: &'a str,
-}
-
-#[derive(Serialize)]
-struct JsonSample<'a> {
-    ts: String,
-    time: String,
-    labels: &'a Labels,
-    value: &'a str,
-}
-
-/// Writes entries, samples and names in the chosen format.
-struct Printer<W: Write> {
-    out: W,
-    format: OutputFormat,
-    labels: bool,
-    color: bool,
-}
-
-impl<W: Write> Printer<W> {
-    fn entry(&mut self, e: &Entry) -> io::Result<()> {
-        match self.format {
-            OutputFormat::Raw => writeln!(self.out, "{}", e.line),
-            OutputFormat::Jsonl => {
-                let j =
-                    JsonEntry { ts: e.ts.to_string(), time: rfc3339(e.ts), labels: &e.stream.labels, line: &e.line };
-                self.json(&j)
-            }
-            OutputFormat::Default => {
-                let time = rfc3339(e.ts);
-                match (self.labels, self.color) {
-                    (true, true) => {
-                        writeln!(self.out, "{DIM}{time}{RESET} {CYAN}{}{RESET} {}", e.stream.display, e.line)
-                    }
-                    (true, false) => writeln!(self.out, "{time} {} {}", e.stream.display, e.line),
-                    (false, true) => writeln!(self.out, "{DIM}{time}{RESET} {}", e.line),
-                    (false, false) => writeln!(self.out, "{time} {}", e.line),
-                }
-            }
-        }
-    }
-
-    fn sample(&mut self, s: &Sample) -> io::Result<()> {
-        match self.format {
-            OutputFormat::Jsonl => {
-                let j = JsonSample { ts: s.ts.to_string(), time: rfc3339(s.ts), labels: &s.labels, value: &s.value };
-                self.json(&j)
-            }
-            OutputFormat::Raw => writeln!(self.out, "{}", s.value),
-            OutputFormat::Default => {
-                let labels = crate::client::query::Stream::new(s.labels.clone()).display;
-                if self.color {
-                    writeln!(self.out, "{CYAN}{labels}{RESET} {}", s.value)
-                } else {
-                    writeln!(self.out, "{labels} {}", s.value)
-                }
-            }
-        }
-    }
-
-    fn name(&mut self, n: &str) -> io::Result<()> {
-        match self.format {
-            OutputFormat::Jsonl => self.json(&n),
-            OutputFormat::Default | OutputFormat::Raw => writeln!(self.out, "{n}"),
-        }
-    }
-
-    fn json(&mut self, v: &impl Serialize) -> io::Result<()> {
-        let mut s = serde_json::to_string(v).map_err(io::Error::other)?;
-        s.push('\n');
-        self.out.write_all(s.as_bytes())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
-    }
-}
-
-fn stdout_printer(format: OutputFormat, labels: bool) -> Printer<io::BufWriter<io::StdoutLock<'static>>> {
-    Printer { out: io::BufWriter::new(io::stdout().lock()), format, labels, color: color_wanted() }
 }
 
 /// The client check, with the hint each command needs.
@@ -352,46 +227,4 @@ pub fn labels(args: &LabelsArgs) -> anyhow::Result<()> {
         p.flush()?;
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::client::query::Stream;
-    use std::sync::Arc;
-
-    #[test]
-    fn time_args() {
-        let now = 10_000_000_000_000;
-        assert_eq!(parse_time_arg("--from", "now", now).unwrap(), now);
-        assert_eq!(parse_time_arg("--from", "2h", now).unwrap(), now - 7_200_000_000_000);
-        assert_eq!(parse_time_arg("--from", "1700000000000000000", now).unwrap(), 1_700_000_000_000_000_000);
-        assert_eq!(parse_time_arg("--from", "2023-11-14T22:13:20.5Z", now).unwrap(), 1_700_000_000_500_000_000);
-        let e = parse_time_arg("--from", "yesterday", now).unwrap_err();
-        assert_eq!(e.downcast_ref::<CommandError>().map(|c| c.code), Some(super::super::EXIT_USAGE));
-    }
-
-    #[test]
-    fn formats() {
-        let stream = Arc::new(Stream::new([("job".to_string(), "a".to_string())].into_iter().collect()));
-        let e = Entry { ts: 1_700_000_000_000_000_001, stream, line: "hello \"x\"".into() };
-        let mut out = Vec::new();
-        for (format, labels) in [(OutputFormat::Default, true), (OutputFormat::Default, false)] {
-            let mut p = Printer { out: &mut out, format, labels, color: false };
-            p.entry(&e).unwrap();
-        }
-        for format in [OutputFormat::Raw, OutputFormat::Jsonl] {
-            let mut p = Printer { out: &mut out, format, labels: true, color: false };
-            p.entry(&e).unwrap();
-        }
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], r#"2023-11-14T22:13:20.000000001Z {job="a"} hello "x""#);
-        assert_eq!(lines[1], r#"2023-11-14T22:13:20.000000001Z hello "x""#);
-        assert_eq!(lines[2], r#"hello "x""#);
-        assert_eq!(
-            lines[3],
-            r#"{"ts":"1700000000000000001","time":"2023-11-14T22:13:20.000000001Z","labels":{"job":"a"},"line":"hello \"x\""}"#
-        );
-    }
 }

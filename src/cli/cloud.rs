@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::Output;
 use crate::cloud::model::PolicyStatus;
 use crate::cloud::pace;
-use crate::commands::output::Output;
 
 #[derive(Debug, Args)]
 pub struct CloudArgs {

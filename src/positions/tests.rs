@@ -1,0 +1,63 @@
+//! Acknowledgement order, persistence and recovery of the positions store.
+
+use super::*;
+
+#[test]
+fn commits_only_acknowledged_prefix() {
+    let p = Positions::in_memory();
+    let k = p.track(Path::new("/a"), Fingerprint::of(b"x"), 1, 1, 0);
+    p.register(1, &[AckRef { file: k, offset: 10 }]);
+    p.register(2, &[AckRef { file: k, offset: 20 }]);
+    p.register(3, &[AckRef { file: k, offset: 30 }]);
+    p.ack(2, &[AckRef { file: k, offset: 20 }]);
+    assert_eq!(p.committed(k), Some(0));
+    p.ack(1, &[AckRef { file: k, offset: 10 }]);
+    assert_eq!(p.committed(k), Some(20));
+    p.ack(3, &[AckRef { file: k, offset: 30 }]);
+    assert_eq!(p.committed(k), Some(30));
+}
+
+/// Found by the chaos run: see `tests/regression.rs`,
+/// `copytruncate_with_old_lines_in_flight_never_commits_an_old_offset_for_the_new_content`.
+#[test]
+fn late_acks_of_a_truncated_files_old_content_do_not_move_the_new_contents_position() {
+    let p = Positions::in_memory();
+    let old = p.track(Path::new("/a"), Fingerprint::of(b"old"), 1, 1, 0);
+    p.register(1, &[AckRef { file: old, offset: 1000 }]);
+    // Truncated while batch 1 is in flight and batch 2 (old lines too) is not sealed yet.
+    let new = p.restart(old, Fingerprint::of(b"new"));
+    assert_ne!(new, old);
+    p.register(2, &[AckRef { file: old, offset: 5000 }]);
+    p.register(3, &[AckRef { file: new, offset: 40 }]);
+    p.ack(3, &[AckRef { file: new, offset: 40 }]);
+    p.ack(2, &[AckRef { file: old, offset: 5000 }]);
+    p.ack(1, &[AckRef { file: old, offset: 1000 }]);
+    assert_eq!(p.committed(new), Some(40));
+    assert_eq!(p.committed(old), Some(5000));
+}
+
+#[test]
+fn fingerprints_match_grown_files_only() {
+    let fp = Fingerprint::of(b"first line\n");
+    assert!(fp.matches(b"first line\nsecond line\n"));
+    assert!(!fp.matches(b"first"));
+    assert!(!fp.matches(b"other line\n"));
+}
+
+#[test]
+fn save_load_and_corrupt_file_moved_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let p = Positions::load(&path);
+    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    p.register(1, &[AckRef { file: k, offset: 6 }]);
+    p.ack(1, &[AckRef { file: k, offset: 6 }]);
+    p.save().unwrap();
+    let q = Positions::load(&path);
+    assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
+    assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), None, "already tailed");
+    std::fs::write(&path, b"{not json").unwrap();
+    let r = Positions::load(&path);
+    assert!(r.resume(b"hello\n", Path::new("/log/a"), 7, 9).is_none());
+    assert!(dir.path().join("positions.json.corrupt").exists());
+}
