@@ -84,24 +84,42 @@ pub fn finish(result: anyhow::Result<()>) -> i32 {
     }
 }
 
-/// The error and its causes, `: `-separated, skipping a cause whose text the
-/// previous one already ends with ([`CommandError`] prints its source's whole
-/// chain, so a plain `{e:#}` would print every message twice).
+/// The error and its causes, `: `-separated, each once. A [`CommandError`]
+/// prints its source's whole chain itself, so the causes after it are not
+/// printed again; a cause whose text the output already ends with is skipped.
 fn chain_text(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for c in e.chain() {
         let s = c.to_string();
-        if out.ends_with(&s) {
-            continue;
+        if !out.ends_with(&s) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&s);
         }
-        if !out.is_empty() {
-            out.push_str(": ");
+        if c.is::<CommandError>() {
+            break;
         }
-        out.push_str(&s);
     }
     out
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_error_prints_each_cause_once() {
+        let inner = anyhow::anyhow!("connection refused").context("cannot reach the service");
+        let e: anyhow::Error = CommandError::usage(inner).into();
+        assert_eq!(chain_text(&e), "cannot reach the service: connection refused");
+        let wrapped = e.context("query failed");
+        assert_eq!(chain_text(&wrapped), "query failed: cannot reach the service: connection refused");
+        let plain = anyhow::anyhow!("b").context("a");
+        assert_eq!(chain_text(&plain), "a: b");
+    }
 }
