@@ -206,22 +206,30 @@ impl Metrics {
 #[derive(Debug, Default)]
 pub struct Health {
     pub sources_started: AtomicBool,
-    pub last_push_ok: AtomicBool,
+    /// Why the last push attempt failed (its status and URL), or `None` after a success.
+    last_push_error: std::sync::Mutex<Option<String>>,
 }
 
 impl Health {
     pub fn new() -> Arc<Self> {
-        Arc::new(Self { last_push_ok: AtomicBool::new(true), ..Default::default() })
+        Arc::new(Self::default())
     }
 
-    pub fn ready(&self) -> Result<(), &'static str> {
+    /// Records the outcome of a push attempt: `None` for success, else the error.
+    pub fn push_result(&self, error: Option<String>) {
+        if let Ok(mut e) = self.last_push_error.lock() {
+            *e = error;
+        }
+    }
+
+    pub fn ready(&self) -> Result<(), String> {
         if !self.sources_started.load(Ordering::Relaxed) {
-            return Err("sources are starting");
+            return Err("sources are starting".into());
         }
-        if !self.last_push_ok.load(Ordering::Relaxed) {
-            return Err("the last push failed; retrying");
+        match self.last_push_error.lock().ok().and_then(|e| e.clone()) {
+            Some(e) => Err(format!("the last push failed ({}); retrying", crate::util::secrets::scrub(&e))),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 

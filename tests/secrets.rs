@@ -182,8 +182,9 @@ fn bearer_token_never_appears_in_logs_metrics_or_check_output_even_when_refused(
     let dir = tempfile::tempdir().unwrap();
     let tok = write(dir.path(), "token", TOKEN);
     // `tailship receive` takes basic auth only: a bearer token is refused
-    // with 401 on every push (the agent drops and logs), which is the error
-    // path to check, and the alert rules run as in the basic-auth test.
+    // with 401 on every push (the agent keeps the lines, retries and logs),
+    // which is the error path to check, and the alert rules run as in the
+    // basic-auth test.
     let r = Receiver::start(&[
         "--basic-auth-user",
         "someone",
@@ -202,7 +203,7 @@ fn bearer_token_never_appears_in_logs_metrics_or_check_output_even_when_refused(
         let agent = Agent::start_with(&cfg, &[("RUST_LOG", level), ("WRONG_HOOK_URL", &wrong_hook_url(&r))]);
         assert!(
             wait_for(Duration::from_secs(30), || {
-                agent.metric("tailship_lines_dropped_total") >= 3.0
+                agent.metric("tailship_push_retries_total") >= 3.0
                     && agent.metric("tailship_alert_delivery_failures_total") >= 1.0
             }),
             "{}",
@@ -211,7 +212,8 @@ fn bearer_token_never_appears_in_logs_metrics_or_check_output_even_when_refused(
         assert_clean("/metrics", &agent.metrics());
         let log = agent.stderr_text();
         assert!(log.contains("401"), "the refusal is logged: {log}");
-        assert!(agent.terminate(Duration::from_secs(15)).success());
+        assert_eq!(agent.metric("tailship_lines_dropped_total"), 0.0, "a 401 keeps the lines");
+        assert!(agent.terminate(Duration::from_secs(30)).success());
         assert_clean(&format!("agent log at {level}"), &log);
         // Next round reads the file again from the start.
         let _ = std::fs::remove_file(dir.path().join("positions.json"));

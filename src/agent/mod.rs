@@ -120,8 +120,13 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
                 match crate::plan::load(&plan.file) {
                     Err(e) => tracing::error!("reload refused, keeping the running config: {e}"),
                     Ok(new) => {
-                        if new.config.client.url != config.client.url || new.config.client.api_prefix != config.client.api_prefix {
-                            tracing::warn!("reload applies sources and stages; client, queue and server changes need a restart");
+                        // Where pushes go and how they authenticate applies at once, to
+                        // batches waiting for a retry too (a fixed URL or password).
+                        if let Err(e) = pusher.reconfigure(&new.config.client) {
+                            tracing::error!(error = %e, "reload could not apply the client settings; keeping the running ones");
+                        }
+                        if new.config.client.batch != config.client.batch || new.config.queue != config.queue || new.config.server != config.server {
+                            tracing::warn!("reload applies sources, stages and the client's URL, credentials and TLS; batch, queue and server changes need a restart");
                         }
                         files_cancel.cancel();
                         join_sources(std::mem::take(&mut file_threads)).await;

@@ -108,7 +108,9 @@ impl Auth {
     pub fn of(c: &ClientConfig) -> Self {
         match (&c.basic_auth, &c.bearer_token) {
             (Some(b), _) => {
-                Auth::Basic { username: b.username.clone(), password: b.password.clone().unwrap_or_default() }
+                let password = b.password.clone().unwrap_or_default();
+                crate::util::secrets::remember_basic(&b.username, password.expose());
+                Auth::Basic { username: b.username.clone(), password }
             }
             (None, Some(t)) => Auth::Bearer(t.clone()),
             (None, None) => Auth::None,
@@ -323,6 +325,21 @@ impl Backoff {
 pub async fn with_retry<T, F, Fut>(
     policy: RetryPolicy,
     cancel: &CancellationToken,
+    on_retry: impl FnMut(&HttpError, Duration),
+    op: F,
+) -> Result<T, HttpError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, HttpError>>,
+{
+    with_retry_if(policy, cancel, HttpError::is_retriable, on_retry, op).await
+}
+
+/// [`with_retry`] with the caller's judgement of which errors to retry.
+pub async fn with_retry_if<T, F, Fut>(
+    policy: RetryPolicy,
+    cancel: &CancellationToken,
+    retriable: impl Fn(&HttpError) -> bool,
     mut on_retry: impl FnMut(&HttpError, Duration),
     mut op: F,
 ) -> Result<T, HttpError>
@@ -339,7 +356,7 @@ where
             },
             _ = cancel.cancelled() => return Err(HttpError::Cancelled),
         };
-        if !err.is_retriable() {
+        if !retriable(&err) {
             return Err(err);
         }
         let Some(wait) = backoff.next_wait(&err) else { return Err(err) };

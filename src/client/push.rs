@@ -225,11 +225,36 @@ pub enum PushOutcome {
     Aborted,
 }
 
-/// Sends push requests for one service.
-pub struct Pusher {
+/// Where pushes go and how they authenticate: replaced as a whole on reload
+/// (SIGHUP), so a corrected URL or password applies to batches already
+/// waiting for a retry.
+struct Target {
     client: reqwest::Client,
     url: String,
     auth: Auth,
+}
+
+impl Target {
+    fn of(c: &ClientConfig) -> Result<Self, HttpError> {
+        Ok(Self {
+            client: http::client_for(c, &c.url)?,
+            url: http::join_url(&c.url, &c.api_prefix, "push"),
+            auth: Auth::of(c),
+        })
+    }
+}
+
+/// True for a refusal of the batch's content (400, 413, 422): retrying the
+/// same content cannot help. Any other 4xx says the agent is misconfigured or
+/// not allowed (401, 403, 404, 405, ...): nothing was stored and the data is
+/// not at fault, so it is kept and retried.
+pub fn refuses_content(e: &HttpError) -> bool {
+    e.status().is_some_and(|s| matches!(s.as_u16(), 400 | 413 | 422))
+}
+
+/// Sends push requests for one service.
+pub struct Pusher {
+    target: std::sync::RwLock<Arc<Target>>,
     compression: Compression,
     compression_level: u32,
     retry: RetryPolicy,
@@ -252,8 +277,6 @@ type Limiter =
 
 impl Pusher {
     pub fn new(c: &ClientConfig, health: Arc<Health>) -> Result<Self, HttpError> {
-        let client = http::client_for(c, &c.url)?;
-        let auth = Auth::of(c);
         let limiter = NonZeroU32::new(c.rate_limit.bytes_per_second.get().min(u32::MAX as u64) as u32).map(|rate| {
             let burst =
                 c.rate_limit.burst_bytes.get().max(c.rate_limit.bytes_per_second.get()).max(c.batch.max_bytes.get());
@@ -261,9 +284,7 @@ impl Pusher {
             (RateLimiter::direct(Quota::per_second(rate).allow_burst(burst)), burst.get())
         });
         Ok(Self {
-            client,
-            url: http::join_url(&c.url, &c.api_prefix, "push"),
-            auth,
+            target: std::sync::RwLock::new(Arc::new(Target::of(c)?)),
             compression: c.compression,
             compression_level: c.compression_level,
             retry: RetryPolicy::of(c),
@@ -277,6 +298,26 @@ impl Pusher {
                 std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, c.batch.max_in_flight.max(1)),
             )),
         })
+    }
+
+    /// Applies a reloaded `client` section's URL, API prefix, authentication
+    /// and TLS settings to every push from now on, retries included.
+    pub fn reconfigure(&self, c: &ClientConfig) -> Result<(), HttpError> {
+        let t = Arc::new(Target::of(c)?);
+        if let Ok(mut cur) = self.target.write() {
+            *cur = t;
+        }
+        if let Ok(mut l) = self.logged.lock() {
+            l.clear();
+        }
+        Ok(())
+    }
+
+    fn target(&self) -> Arc<Target> {
+        match self.target.read() {
+            Ok(t) => t.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
     }
 
     /// Waits for a turn to compress a batch (one per CPU), when compressing.
@@ -348,25 +389,36 @@ impl Pusher {
         }
         let tenant_header = tenant.and_then(|t| HeaderValue::from_str(t).ok());
         let m = Metrics::get();
-        let result = http::with_retry(
+        let result = http::with_retry_if(
             self.retry,
             abort,
+            |e| e.is_retriable() || (e.status().is_some_and(|s| s.is_client_error()) && !refuses_content(e)),
             |err, wait| {
                 m.push_retries.inc();
-                tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
+                let status = err.status().map(|s| s.as_u16());
+                if status.is_some_and(|s| (400..500).contains(&s) && s != 429) {
+                    // Misconfigured or not allowed: say so once per status; the lines wait on disk.
+                    let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
+                    if first {
+                        tracing::error!(error = %err, "the service refuses pushes: check client.url, api_prefix and credentials (SIGHUP reloads them); lines wait on disk and are retried");
+                    }
+                } else {
+                    tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
+                }
             },
             || {
-                let mut rb = self.client.post(&self.url).header(CONTENT_TYPE, "application/json").body(wire.clone());
+                let target = self.target();
+                let mut rb = target.client.post(&target.url).header(CONTENT_TYPE, "application/json").body(wire.clone());
                 if gzipped {
                     rb = rb.header(CONTENT_ENCODING, "gzip");
                 }
                 if let Some(t) = &tenant_header {
                     rb = rb.header("X-Scope-OrgID", t.clone());
                 }
-                let rb = self.auth.apply(rb);
+                let rb = target.auth.apply(rb);
                 async move {
                     let started = Instant::now();
-                    let r = http::send(rb, &self.url).await;
+                    let r = http::send(rb, &target.url).await;
                     m.push_duration.observe(started.elapsed().as_secs_f64());
                     let label = match &r {
                         Ok(resp) => resp.status().as_u16().to_string(),
@@ -374,7 +426,7 @@ impl Pusher {
                         Err(_) => "error".to_string(),
                     };
                     m.push_requests.with_label_values(&[&label]).inc();
-                    self.health.last_push_ok.store(r.is_ok(), std::sync::atomic::Ordering::Relaxed);
+                    self.health.push_result(r.as_ref().err().map(|e| e.to_string()));
                     r.map(|_| ())
                 }
             },
@@ -397,7 +449,7 @@ impl Pusher {
 
     /// The push URL (without credentials).
     pub fn url(&self) -> String {
-        http::redact_url(&self.url)
+        http::redact_url(&self.target().url)
     }
 }
 

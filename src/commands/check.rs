@@ -7,6 +7,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<()> {
     let plan = crate::plan::load(&args.config)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "# {}: valid", args.config.display())?;
-    out.write_all(crate::config::to_redacted_toml(&plan.config).as_bytes())?;
+    let text = crate::config::to_redacted_toml(&plan.config);
+    out.write_all(crate::util::secrets::scrub(&text).as_bytes())?;
     Ok(())
 }

@@ -25,6 +25,8 @@ pub use query::{labels, query, tail};
 pub use receive::receive;
 pub use run::run;
 
+use std::io::Write;
+
 use crate::cli::{Cli, Command};
 
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or config error.
@@ -78,7 +80,8 @@ pub fn finish(result: anyhow::Result<()>) -> i32 {
                 .downcast_ref::<CommandError>()
                 .map(|c| c.code)
                 .or_else(|| e.downcast_ref::<crate::config::ConfigErrors>().map(|_| EXIT_USAGE));
-            eprintln!("tailship: {}", chain_text(&e));
+            let text = chain_text(&e);
+            let _ = writeln!(std::io::stderr(), "tailship: {}", crate::util::secrets::scrub(&text));
             code.unwrap_or(EXIT_RUNTIME)
         }
     }

@@ -421,7 +421,16 @@ fn validate_alerts(alerts: &mut [AlertConfig], e: &mut dyn FnMut(&str, String)) 
 /// Checks the `client` section (shared by `run` and the one-off commands).
 pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
     match reqwest::Url::parse(&c.url) {
-        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+            if let Some(p) = u.password() {
+                // A password in the URL is a secret too: scrubbed wherever text is printed.
+                let decoded = percent_decode(p);
+                crate::util::secrets::remember(p);
+                crate::util::secrets::remember(&decoded);
+                crate::util::secrets::remember_basic(&percent_decode(u.username()), &decoded);
+            }
+            split_push_url(c, &u);
+        }
         Ok(u) => e("client.url", format!("scheme `{}` is not http or https", u.scheme())),
         Err(err) => e("client.url", format!("`{}` is not a URL ({err})", c.url)),
     }
@@ -487,6 +496,38 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
     if c.retry.max_backoff < c.retry.min_backoff {
         e("client.retry.max_backoff", "must be at least client.retry.min_backoff".into());
     }
+}
+
+/// A full push URL (`.../loki/api/v1/push`, as Promtail users write it) in
+/// `client.url`: the URL keeps scheme, credentials, host and port, and the
+/// path before `/push` becomes `api_prefix`.
+fn split_push_url(c: &mut ClientConfig, u: &reqwest::Url) {
+    let path = u.path().trim_end_matches('/');
+    let Some(prefix) = path.strip_suffix("/push") else { return };
+    let mut base = u.clone();
+    base.set_path("");
+    base.set_query(None);
+    c.url = base.as_str().trim_end_matches('/').to_string();
+    c.api_prefix = prefix.to_string();
+}
+
+/// `%XX` escapes of a URL's userinfo decoded (the password as sent).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {

@@ -43,7 +43,7 @@ impl Default for ShutdownTimeout {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ServerConfig {
     /// Address of the metrics and health endpoint; an empty string turns it off.
@@ -123,7 +123,7 @@ pub struct TlsConfig {
     pub insecure_skip_verify: bool,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct BatchConfig {
     /// A batch is sent when its encoded lines reach this size (at most 4 MiB).
@@ -164,7 +164,7 @@ pub struct RateLimitConfig {
     pub burst_bytes: HumanSize,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct QueueConfig {
     /// Bytes of lines held between the sources and the pushes.

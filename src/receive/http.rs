@@ -90,24 +90,6 @@ async fn stats(State(sh): State<Arc<Shared>>) -> Response {
 
 // ---- auth and tenants -------------------------------------------------------
 
-/// Standard base64 with padding, enough to build the expected credentials.
-fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// Compares without an early exit, so timing says nothing about the secret.
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -115,7 +97,7 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 async fn require_basic_auth(State(sh): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let Some(auth) = &sh.opts.basic_auth else { return next.run(req).await };
-    let expected = base64(format!("{}:{}", auth.user, auth.password.expose()).as_bytes());
+    let expected = crate::util::base64(format!("{}:{}", auth.user, auth.password.expose()).as_bytes());
     let given = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| {
         let (scheme, token) = v.trim().split_once(' ')?;
         scheme.eq_ignore_ascii_case("basic").then(|| token.trim())
@@ -530,6 +512,7 @@ mod tests {
 
     #[test]
     fn base64_matches_known_values() {
+        use crate::util::base64;
         assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
         assert_eq!(base64(b"a"), "YQ==");
         assert_eq!(base64(b"ab"), "YWI=");

@@ -2,6 +2,7 @@
 //! secrets that never print, and label-name rules.
 
 pub mod clock;
+pub mod secrets;
 
 use std::fmt;
 use std::time::Duration;
@@ -114,8 +115,12 @@ impl Serialize for HumanSize {
 pub struct Secret(String);
 
 impl Secret {
+    /// A secret, remembered so that text the agent prints is scrubbed of it
+    /// (see [`secrets`]).
     pub fn new(s: impl Into<String>) -> Self {
-        Self(s.into())
+        let s = s.into();
+        secrets::remember(&s);
+        Self(s)
     }
     pub fn expose(&self) -> &str {
         &self.0
@@ -139,7 +144,7 @@ impl fmt::Display for Secret {
 
 impl<'de> Deserialize<'de> for Secret {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d).map(Secret)
+        String::deserialize(d).map(Secret::new)
     }
 }
 
@@ -155,7 +160,7 @@ pub fn read_secret_file(path: &std::path::Path) -> std::io::Result<Secret> {
     while s.ends_with('\n') || s.ends_with('\r') {
         s.pop();
     }
-    Ok(Secret(s))
+    Ok(Secret::new(s))
 }
 
 /// True when `name` is a valid label name: `[a-zA-Z_][a-zA-Z0-9_]*`.
@@ -206,6 +211,24 @@ pub fn cut_at_char(s: &str, max: usize) -> &str {
         end -= 1;
     }
     &s[..end]
+}
+
+/// Standard base64 with padding (HTTP Basic credentials).
+pub fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// Sleeps until `deadline`, or for ever without one (a `select!` arm that

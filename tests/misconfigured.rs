@@ -1,0 +1,168 @@
+//! A wrong URL or a wrong password never loses a line, and no secret leaks:
+//! a Promtail-style full push URL works; 401, 403, 404 and other refusals that
+//! say the agent is misconfigured keep the data waiting on disk, retry, turn
+//! `/ready` 503 naming the status and URL, and log once; fixing the config and
+//! sending SIGHUP delivers every line. Passwords in URLs and secrets echoed by
+//! a service never reach logs or `check` output.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+mod mockhttp;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use agent::{agent_config, Agent};
+use common::{bin, get, wait_for, Receiver};
+use mockhttp::{Mock, Reply};
+
+fn stored(r: &Receiver) -> u64 {
+    r.stats()["entries"].as_u64().unwrap_or(0)
+}
+
+fn lines(n: usize) -> String {
+    (0..n).map(|i| format!("line {i}\n")).collect()
+}
+
+/// `/ready`'s status and text, once the endpoint answers.
+fn ready(agent: &Agent) -> (u16, String) {
+    assert!(wait_for(Duration::from_secs(10), || !agent.metrics().is_empty()), "no endpoint");
+    let r = get(&format!("http://{}/ready", agent.metrics_addr.clone().unwrap()));
+    (r.status, r.text())
+}
+
+#[test]
+fn a_promtail_style_full_push_url_delivers() {
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, lines(100)).unwrap();
+    let url = format!("{}/loki/api/v1/push", r.base);
+    let cfg = agent_config(dir.path(), &url, &log.display().to_string(), "", "");
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!("url = \"{}\"", r.base)), "{text}");
+    assert!(text.contains("api_prefix = \"/loki/api/v1\""), "{text}");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 100), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
+
+/// Rewrites `cfg` with `from` replaced by `to`, then sends SIGHUP.
+fn fix_and_reload(agent: &Agent, cfg: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    assert!(text.contains(from), "{text}");
+    std::fs::write(cfg, text.replace(from, to)).unwrap();
+    agent.signal(libc::SIGHUP);
+}
+
+#[test]
+fn a_404_endpoint_keeps_every_line_until_sighup_fixes_the_url() {
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, lines(100)).unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "api_prefix = \"/wrong/api/v1\"", "");
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            let (status, text) = ready(&agent);
+            status == 503 && text.contains("404") && text.contains("/wrong/api/v1/push")
+        }),
+        "{:?}",
+        ready(&agent)
+    );
+    // Retried, not dropped: nothing stored, nothing counted as dropped, the position not moved.
+    assert!(wait_for(Duration::from_secs(10), || agent.metric("tailship_push_retries_total") >= 3.0));
+    assert_eq!(stored(&r), 0);
+    assert_eq!(agent.metric("tailship_lines_dropped_total"), 0.0);
+    let positions = std::fs::read_to_string(dir.path().join("positions.json")).unwrap_or_default();
+    assert!(!positions.contains("\"offset\": 890"), "{positions}");
+    assert_eq!(agent.stderr_text().matches("refuses pushes").count(), 1, "logged once per status");
+
+    fix_and_reload(&agent, &cfg, "api_prefix = \"/wrong/api/v1\"", "");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 100), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(10), || ready(&agent).0 == 200));
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
+
+#[test]
+fn a_401_with_a_wrong_password_then_the_right_one_delivers_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("store-password"), "right-horse-battery\n").unwrap();
+    let store_pw = d.join("store-password").display().to_string();
+    let r = Receiver::start(&["--basic-auth-user", "shipper", "--basic-auth-password-file", &store_pw]);
+    let agent_pw = d.join("agent-password");
+    std::fs::write(&agent_pw, "wrong-horse-battery\n").unwrap();
+    let log = d.join("app.log");
+    std::fs::write(&log, lines(50)).unwrap();
+    let auth = format!("basic_auth = {{ username = \"shipper\", password_file = \"{}\" }}", agent_pw.display());
+    let cfg = agent_config(d, &r.base, &log.display().to_string(), &auth, "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || {
+        let (status, text) = ready(&agent);
+        status == 503 && text.contains("401")
+    }));
+    assert_eq!(stored(&r), 0);
+    std::fs::write(&agent_pw, "right-horse-battery\n").unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 50), "{}", agent.stderr_text());
+    let err = agent.stderr_text();
+    assert!(!err.contains("horse-battery"), "a password in the logs: {err}");
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
+
+#[test]
+fn a_password_in_the_url_never_appears_in_check_output_or_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, lines(5)).unwrap();
+    let port = agent::free_port();
+    let url = format!("http://shipper:Hunter2Secret%21@127.0.0.1:{port}");
+    let cfg = agent_config(dir.path(), &url, &log.display().to_string(), "", "");
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("Hunter2Secret"), "{text}");
+    assert!(text.contains("<redacted>"), "{text}");
+    // Nothing listens there: every attempt fails and is logged, at the most verbose level.
+    let agent = Agent::start_with(&cfg, &[("RUST_LOG", "trace")]);
+    assert!(wait_for(Duration::from_secs(20), || agent.metric("tailship_push_retries_total") >= 2.0));
+    let (_, ready_text) = ready(&agent);
+    let logs = agent.stderr_text();
+    assert!(logs.contains("push failed"), "{logs}");
+    for text in [&logs, &ready_text, &agent.metrics()] {
+        assert!(!text.contains("Hunter2Secret"), "the URL's password leaked: {text}");
+    }
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
+
+#[test]
+fn a_token_echoed_by_the_service_is_scrubbed_from_logs_and_ready() {
+    const TOKEN: &str = "TOKEN_9f8e7d6c5b4a";
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(Mock::start(|req, _| {
+        let auth = req.header("authorization").unwrap_or("").to_string();
+        Reply::text(401, &format!("bad credentials: {auth}"))
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, lines(5)).unwrap();
+    let cfg =
+        agent_config(dir.path(), &mock.url, &log.display().to_string(), &format!("bearer_token = \"{TOKEN}\""), "");
+    let agent = Agent::start_with(&cfg, &[("RUST_LOG", "debug")]);
+    assert!(wait_for(Duration::from_secs(20), || agent.stderr_text().contains("bad credentials")));
+    assert!(mock.requests().iter().any(|r| r.header("authorization") == Some(&format!("Bearer {TOKEN}"))));
+    let (status, ready_text) = ready(&agent);
+    assert_eq!(status, 503);
+    assert!(ready_text.contains("401"), "{ready_text}");
+    for text in [agent.stderr_text(), ready_text] {
+        assert!(!text.contains(TOKEN), "the token leaked: {text}");
+        assert!(text.contains("Bearer <redacted>"), "{text}");
+    }
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
