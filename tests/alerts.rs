@@ -609,3 +609,42 @@ match = 'x'
         assert!(text.contains(key), "{key} in {text}");
     }
 }
+
+#[test]
+fn sighup_reloads_alert_rules_a_removed_rule_resolves_an_added_one_fires_an_unchanged_one_keeps_its_group() {
+    let r = Receiver::start(&["--webhook-key", "KEEP", "--webhook-key", "GONE", "--webhook-key", "NEW"]);
+    let dir = tempfile::tempdir().unwrap();
+    let rule = |name: &str, pattern: &str, key: &str, interval: &str| {
+        format!(
+            "[[alerts]]\nname = \"{name}\"\nmatch = '{pattern}'\nwebhook_url = \"{}{HOOK}/{key}/\"\ngroup_interval = \"{interval}\"\nresolve_after = \"10m\"\n",
+            r.base
+        )
+    };
+    let before = format!("{}{}", rule("keep", "ERROR", "KEEP", "1s"), rule("gone", "FATAL", "GONE", "1s"));
+    let cfg = config(dir.path(), &r.base, FAST_RETRY, &before);
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, "ERROR one\nFATAL one\n").unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored_alerts(&r, "KEEP").len() == 1
+        && stored_alerts(&r, "GONE").len() == 1));
+
+    // "keep" changes its interval, "gone" is removed, "new" is added.
+    let after = format!("{}{}", rule("keep", "ERROR", "KEEP", "2s"), rule("new", "WARN", "NEW", "1s"));
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(&before, &after);
+    std::fs::write(&cfg, text).unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(
+        wait_for(Duration::from_secs(20), || stored_alerts(&r, "GONE").iter().any(|a| a["state"] == "ok")),
+        "the removed rule's open group resolves: {:?}\n{}",
+        stored_alerts(&r, "GONE"),
+        agent.stderr_text()
+    );
+    append(&log, "WARN new\nERROR two\n");
+    assert!(wait_for(Duration::from_secs(20), || stored_alerts(&r, "NEW").len() == 1), "the added rule fires");
+    assert!(wait_for(Duration::from_secs(20), || stored_alerts(&r, "KEEP").len() == 2));
+    let keep = stored_alerts(&r, "KEEP");
+    assert_eq!(keep[0]["alert_uid"], keep[1]["alert_uid"], "the unchanged rule's group goes on");
+    assert_eq!(keep[1]["state"], "alerting");
+    assert!(count_in_title(&keep[1]) >= 1);
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}

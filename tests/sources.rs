@@ -243,6 +243,8 @@ fn demo_runs_end_to_end() {
     assert!(text.contains("live tail"), "{text}");
     assert!(text.contains("alert webhook [alerting] demo-errors"), "{text}");
     assert!(text.contains("1 resolved"), "the demo's alert resolves at shutdown: {text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("still unsent"), "nothing left unsent at shutdown: {err}");
     let written: u64 = text
         .lines()
         .find(|l| l.contains("entries written"))

@@ -51,8 +51,8 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
     let abort = CancellationToken::new();
     let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
     // Alerts: the tap rides in the batcher; the engine flushes when the batcher ends.
-    let (alert_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?.unzip();
-    let tap = alert_tap.map(|t| Box::new(t) as Box<dyn LineTap>);
+    let (alert_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?;
+    let tap = Some(Box::new(alert_tap) as Box<dyn LineTap>);
     let pipeline = Shipper::start_with_tap(
         BatchSettings::of(&config.client),
         config.queue.max_bytes.get() as usize,
@@ -120,6 +120,7 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
                 match crate::plan::load(&plan.file) {
                     Err(e) => tracing::error!("reload refused, keeping the running config: {e}"),
                     Ok(new) => {
+                        alerts.reload(new.rules.clone()).await;
                         // Where pushes go and how they authenticate applies at once, to
                         // batches waiting for a retry too (a fixed URL or password).
                         if let Err(e) = pusher.reconfigure(&new.config.client) {
@@ -167,10 +168,8 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
             tokio::time::timeout(Duration::from_secs(5), &mut finish).await.unwrap_or_default()
         }
     };
-    if let Some(a) = alerts {
-        // Pending alert updates get what is left of shutdown_timeout (at least 1s).
-        a.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
-    }
+    // Pending alert updates get what is left of shutdown_timeout (at least 1s).
+    alerts.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
     let _ = sync.await;
     save_positions(&positions).await;
     endpoint_stop.cancel();

@@ -32,7 +32,7 @@ pub const RULE_WINDOW: Duration = Duration::from_secs(60);
 pub const WEBHOOK_WINDOW: Duration = Duration::from_secs(300);
 
 /// At most `max` sends in any [`RULE_WINDOW`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RuleWindow {
     max: usize,
     sent: VecDeque<Instant>,

@@ -18,8 +18,12 @@
 //!   an annotation to the hosted instance when a group opens. The webhook URL
 //!   holds the integration key and is never printed.
 //!
-//! Rules are compiled once (`rule.rs`, templates in `template.rs`) by config
-//! validation and again at start. SIGHUP does not reload alert rules.
+//! Rules are compiled once (`rule.rs`, templates in `template.rs`) by `plan`.
+//! SIGHUP reloads them ([`Alerts::reload`]): the engine takes the new rule set
+//! at once (so groups of removed rules resolve even when no line flows), the
+//! tap at its next chunk; every match carries the generation of the rule set
+//! it was made with, and the engine reads a match of the previous generation
+//! by its rule's name. Groups of rules that stay (by name) keep their state.
 
 pub mod engine;
 pub mod limit;
@@ -40,7 +44,7 @@ use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::queue::StreamRef;
 use crate::util::cut_at_char as cut;
-use engine::{Annotation, Deliver, Delivery, Engine, Match};
+use engine::{Annotation, Deliver, Delivery, Engine, Intake, Match};
 use rule::Rule;
 use sender::{Payload, Sender};
 
@@ -49,10 +53,18 @@ pub const QUEUE_CAPACITY: usize = 4096;
 /// Longest line kept as `first_line` / `last_line`, in bytes.
 pub const MAX_ALERT_LINE: usize = 1024;
 
+/// The rule set the tap should use, with its generation (see [`Alerts::reload`]).
+struct Current {
+    generation: std::sync::atomic::AtomicU32,
+    rules: std::sync::Mutex<Arc<[Rule]>>,
+}
+
 /// The batcher's view of the rules (see the module header). Never blocks.
 pub struct AlertTap {
     rules: Arc<[Rule]>,
-    tx: mpsc::Sender<Match>,
+    generation: u32,
+    current: Arc<Current>,
+    tx: mpsc::Sender<Intake>,
     /// Stream pointer -> (the stream, kept so the pointer is not reused; indices of rules selecting it).
     streams: HashMap<usize, (StreamRef, Box<[u16]>)>,
     /// Matches of the current chunk, one per rule and stream, sent by [`AlertTap::flush`].
@@ -65,19 +77,34 @@ pub struct AlertTap {
 const MAX_BATCH: usize = 64;
 
 impl AlertTap {
-    fn new(rules: Arc<[Rule]>, tx: mpsc::Sender<Match>) -> Self {
-        let m = Metrics::get();
-        let matched = rules.iter().map(|r| m.alert_matches.with_label_values(&[&r.name])).collect();
-        let dropped =
-            rules.iter().map(|r| m.alert_updates_dropped.with_label_values(&[&r.name, "queue_full"])).collect();
-        Self { rules, tx, streams: HashMap::new(), batch: Vec::new(), matched, dropped }
+    fn new(rules: Arc<[Rule]>, current: Arc<Current>, tx: mpsc::Sender<Intake>) -> Self {
+        let (matched, dropped) = counters(&rules);
+        Self { rules, generation: 0, current, tx, streams: HashMap::new(), batch: Vec::new(), matched, dropped }
+    }
+
+    /// Takes a reloaded rule set (see [`Alerts::reload`]).
+    fn take_new_rules(&mut self) {
+        let generation = self.current.generation.load(std::sync::atomic::Ordering::Acquire);
+        if generation == self.generation {
+            return;
+        }
+        let Ok(rules) = self.current.rules.lock().map(|r| r.clone()) else { return };
+        (self.matched, self.dropped) = counters(&rules);
+        self.rules = rules;
+        self.generation = generation;
+        self.streams.clear();
     }
 
     /// Looks at one line of `stream`. Cheap for streams no rule selects; never waits.
     /// Matches are collected until [`AlertTap::flush`].
     pub fn observe(&mut self, stream: &StreamRef, line: &str) {
+        if self.current.generation.load(std::sync::atomic::Ordering::Relaxed) != self.generation {
+            // A reload: what was matched so far goes with the old rules, the rest with the new.
+            send(&mut self.batch, &self.tx, &self.matched, &self.dropped);
+            self.take_new_rules();
+        }
         let key = Arc::as_ptr(stream) as usize;
-        let Self { rules, tx, streams, batch, matched, dropped } = self;
+        let Self { rules, generation, tx, streams, batch, matched, dropped, .. } = self;
         let (_, selected) = streams.entry(key).or_insert_with(|| {
             let sel: Vec<u16> =
                 rules.iter().enumerate().filter(|(_, r)| r.selects(&stream.labels)).map(|(i, _)| i as u16).collect();
@@ -108,6 +135,7 @@ impl AlertTap {
                     }
                     batch.push(Match {
                         rule: ix,
+                        generation: *generation,
                         stream: stream.clone(),
                         count: 1,
                         first_line: line.into(),
@@ -135,76 +163,100 @@ impl crate::batch::LineTap for AlertTap {
     }
 }
 
-fn send(batch: &mut Vec<Match>, tx: &mpsc::Sender<Match>, matched: &[IntCounter], dropped: &[IntCounter]) {
+fn send(batch: &mut Vec<Match>, tx: &mpsc::Sender<Intake>, matched: &[IntCounter], dropped: &[IntCounter]) {
     for m in batch.drain(..) {
         let (i, n) = (m.rule as usize, m.count);
         matched[i].inc_by(n);
-        if tx.try_send(m).is_err() {
+        if tx.try_send(Intake::Match(m)).is_err() {
             dropped[i].inc_by(n);
         }
     }
 }
 
-/// The running engine, for shutdown.
+/// The per-rule match and drop counters.
+fn counters(rules: &[Rule]) -> (Vec<IntCounter>, Vec<IntCounter>) {
+    let m = Metrics::get();
+    let matched = rules.iter().map(|r| m.alert_matches.with_label_values(&[&r.name])).collect();
+    let dropped = rules.iter().map(|r| m.alert_updates_dropped.with_label_values(&[&r.name, "queue_full"])).collect();
+    (matched, dropped)
+}
+
+/// The running engine, for reload and shutdown.
 pub struct Alerts {
     task: tokio::task::JoinHandle<()>,
     cancel: CancellationToken,
+    current: Arc<Current>,
+    /// The engine's intake, for reloads; dropped at [`Alerts::finish`] so the
+    /// engine drains once the tap is gone too.
+    tx: mpsc::Sender<Intake>,
 }
 
 impl Alerts {
+    /// New rules (SIGHUP): the engine takes them now, the tap at its next chunk.
+    pub async fn reload(&self, rules: Arc<[Rule]>) {
+        let generation = match self.current.rules.lock() {
+            Ok(mut r) => {
+                *r = rules.clone();
+                self.current.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1
+            }
+            Err(_) => return,
+        };
+        let _ = self.tx.send(Intake::Rules { generation, rules }).await;
+    }
+
     /// Waits up to `deadline` for the engine to send what is pending (it starts
     /// once the tap is dropped, when the batcher ends), then cancels the rest.
-    pub async fn finish(mut self, deadline: Duration) {
-        if tokio::time::timeout(deadline, &mut self.task).await.is_err() {
+    pub async fn finish(self, deadline: Duration) {
+        let Self { mut task, cancel, tx, .. } = self;
+        drop(tx);
+        if tokio::time::timeout(deadline, &mut task).await.is_err() {
             tracing::warn!(timeout = ?deadline, "alert updates still unsent at shutdown; giving up on them");
-            self.cancel.cancel();
-            let _ = tokio::time::timeout(Duration::from_secs(2), &mut self.task).await;
+            cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(2), &mut task).await;
         }
     }
 }
 
-/// Starts the engine when there are rules (compiled by `plan`); returns the tap for the batcher.
-pub fn start(rules: Arc<[Rule]>, config: &Config) -> anyhow::Result<Option<(AlertTap, Alerts)>> {
-    if rules.is_empty() {
-        return Ok(None);
-    }
+/// Starts the engine with the rules compiled by `plan` (none is fine: a
+/// reload may add some); returns the tap for the batcher.
+pub fn start(rules: Arc<[Rule]>, config: &Config) -> anyhow::Result<(AlertTap, Alerts)> {
     let sender = Sender::new(&config.client, RetryPolicy::of(&config.client))?;
-    let deliver = Arc::new(Network { sender: Arc::new(sender), rules: rules.clone() });
+    let deliver = Arc::new(Network { sender: Arc::new(sender) });
     let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
     let cancel = CancellationToken::new();
     let engine = Engine::new(rules.clone(), deliver, cancel.clone());
     let task = tokio::spawn(engine.run(rx));
-    tracing::info!(rules = rules.len(), "alert rules loaded");
-    Ok(Some((AlertTap::new(rules, tx), Alerts { task, cancel })))
+    if !rules.is_empty() {
+        tracing::info!(rules = rules.len(), "alert rules loaded");
+    }
+    let current = Arc::new(Current { generation: 0.into(), rules: std::sync::Mutex::new(rules.clone()) });
+    Ok((AlertTap::new(rules, current.clone(), tx.clone()), Alerts { task, cancel, current, tx }))
 }
 
 /// Deliveries over the network.
 struct Network {
     sender: Arc<Sender>,
-    rules: Arc<[Rule]>,
 }
 
 impl Deliver for Network {
-    fn webhook(&self, rule: usize, payload: Payload, cancel: CancellationToken) -> Delivery {
-        let (rules, sender) = (self.rules.clone(), self.sender.clone());
-        Box::pin(async move {
-            let r = &rules[rule];
-            sender.post_webhook(&r.name, &r.webhook, &payload, &cancel).await
-        })
+    fn webhook(&self, rule: &Rule, payload: Payload, cancel: CancellationToken) -> Delivery {
+        let sender = self.sender.clone();
+        let (name, webhook) = (rule.name.clone(), rule.webhook.clone());
+        Box::pin(async move { sender.post_webhook(&name, &webhook, &payload, &cancel).await })
     }
 
     fn annotate(&self, note: Annotation<'_>, cancel: CancellationToken) -> Delivery {
         let Annotation { rule, payload, labels, time_ms } = note;
-        let (rules, sender) = (self.rules.clone(), self.sender.clone());
+        let sender = self.sender.clone();
         let text = format!("{}\n{}", payload.title, payload.message);
-        let mut tags = vec!["tailship".to_string(), rules[rule].name.clone()];
+        let mut tags = vec!["tailship".to_string(), rule.name.clone()];
         tags.extend(labels.iter().map(|(k, v)| format!("{k}:{v}")));
+        let (name, annotations) = (rule.name.clone(), rule.annotations.clone());
         Box::pin(async move {
-            let r = &rules[rule];
-            let Some(a) = &r.annotations else { return sender::Outcome::Delivered };
+            let Some(a) = annotations else { return sender::Outcome::Delivered };
             let mut tags = tags;
             tags.extend(a.tags.iter().cloned());
-            sender.post_annotation(&r.name, a, &text, tags, time_ms, &cancel).await
+            sender.post_annotation(&name, &a, &text, tags, time_ms, &cancel).await
         })
     }
 }
@@ -233,7 +285,8 @@ mod tests {
     fn the_tap_folds_a_chunk_per_rule_and_stream_and_counts_what_a_full_queue_drops() {
         let rules: Arc<[Rule]> = vec![rule("tap-a", "app"), rule("tap-d", "db")].into();
         let (tx, mut rx) = mpsc::channel(1);
-        let mut tap = AlertTap::new(rules, tx);
+        let current = Arc::new(Current { generation: 0.into(), rules: std::sync::Mutex::new(rules.clone()) });
+        let mut tap = AlertTap::new(rules, current, tx);
         let i = Interner::new();
         let app = i.intern(None, BTreeMap::from([("job".to_string(), "app".to_string())]));
         let other = i.intern(None, BTreeMap::from([("job".to_string(), "web".to_string())]));
@@ -243,7 +296,7 @@ mod tests {
         tap.observe(&app, "ERROR 2 longer");
         tap.observe(&app, "ERROR 3");
         tap.flush();
-        let m = rx.try_recv().unwrap();
+        let Ok(Intake::Match(m)) = rx.try_recv() else { panic!("a match") };
         assert_eq!((m.rule, m.count, &*m.first_line, m.last_line.as_deref()), (0, 3, "ERROR 1", Some("ERROR 3")));
         assert!(rx.try_recv().is_err());
         // The queue (capacity 1) is full after one message: the next chunk's lines are counted as dropped.

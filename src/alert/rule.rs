@@ -25,7 +25,7 @@ use crate::logql::{LabelMatcher, MatchOp};
 use crate::util::{is_valid_label_name, Secret};
 
 /// A rule, ready to run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Rule {
     pub name: String,
     /// Every matcher must hold; empty selects every stream.

@@ -53,7 +53,10 @@ pub const MAX_GROUPS: usize = 10_000;
 /// Consecutive matching lines of one rule and stream, as the tap hands them over.
 #[derive(Debug)]
 pub struct Match {
+    /// Index of the rule in the rule set of `generation`.
     pub rule: u16,
+    /// Which rule set the tap used (0 at start, one more at each reload).
+    pub generation: u32,
     pub stream: StreamRef,
     /// Matching lines this stands for (at least 1).
     pub count: u64,
@@ -68,13 +71,13 @@ pub type Delivery = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
 /// The seam between the engine and the network (tests record instead).
 pub trait Deliver: Send + Sync + 'static {
-    fn webhook(&self, rule: usize, payload: Payload, cancel: CancellationToken) -> Delivery;
+    fn webhook(&self, rule: &Rule, payload: Payload, cancel: CancellationToken) -> Delivery;
     fn annotate(&self, note: Annotation<'_>, cancel: CancellationToken) -> Delivery;
 }
 
 /// An annotation to post when a group opens.
 pub struct Annotation<'a> {
-    pub rule: usize,
+    pub rule: &'a Rule,
     pub payload: &'a Payload,
     /// The group's labels.
     pub labels: &'a [(String, String)],
@@ -148,9 +151,29 @@ struct Done {
     outcome: Outcome,
 }
 
+/// What reaches the engine from the tap: matches, in order with rule changes.
+#[derive(Debug)]
+pub enum Intake {
+    Match(Match),
+    /// A reload (SIGHUP) changed the rules: matches that follow are of this
+    /// generation's rule set.
+    Rules {
+        generation: u32,
+        rules: Arc<[Rule]>,
+    },
+}
+
 /// The engine's state; see the module header.
 pub struct Engine {
+    /// The rules of the current generation, then rules removed by a reload
+    /// whose groups are still open (they resolve now).
     rules: Arc<[Rule]>,
+    /// How many rules of `rules` are active (the tap's rule set).
+    active: usize,
+    generation: u32,
+    /// The previous generation's active rules: the tap may still send matches
+    /// made with them, read by rule name.
+    previous: Option<(u32, Arc<[Rule]>)>,
     deliver: Arc<dyn Deliver>,
     windows: Vec<RuleWindow>,
     /// Index into `limiters`, per rule.
@@ -166,25 +189,12 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(rules: Arc<[Rule]>, deliver: Arc<dyn Deliver>, cancel: CancellationToken) -> Self {
-        // One limiter per distinct URL; the smallest limit of the rules sharing it applies.
-        let mut urls: Vec<(&str, u32)> = Vec::new();
-        let mut limiter_of = Vec::new();
-        for r in rules.iter() {
-            let u = r.webhook.expose();
-            match urls.iter().position(|(x, _)| *x == u) {
-                Some(i) => {
-                    urls[i].1 = urls[i].1.min(r.webhook_limit);
-                    limiter_of.push(i);
-                }
-                None => {
-                    urls.push((u, r.webhook_limit));
-                    limiter_of.push(urls.len() - 1);
-                }
-            }
-        }
-        let limiters = urls.iter().map(|(_, l)| WebhookLimiter::new(*l)).collect();
+        let (limiter_of, limiters) = limiters(&rules);
         let windows = rules.iter().map(|r| RuleWindow::new(r.max_per_minute)).collect();
         Self {
+            active: rules.len(),
+            generation: 0,
+            previous: None,
             rules,
             deliver,
             windows,
@@ -198,8 +208,51 @@ impl Engine {
         }
     }
 
+    /// A reload's rules (`generation`): groups of rules that stay (by name)
+    /// keep their state and take the new settings; groups of removed rules
+    /// resolve now if they are open.
+    fn reload(&mut self, generation: u32, new: Arc<[Rule]>, now: Instant) {
+        let mut combined: Vec<Rule> = new.iter().cloned().collect();
+        let mut windows: Vec<RuleWindow> = Vec::new();
+        let old_windows: HashMap<&str, &RuleWindow> =
+            self.rules.iter().map(|r| r.name.as_str()).zip(self.windows.iter()).collect();
+        for r in new.iter() {
+            windows.push(
+                old_windows.get(r.name.as_str()).map_or_else(|| RuleWindow::new(r.max_per_minute), |w| (*w).clone()),
+            );
+        }
+        let mut removed = 0;
+        for g in self.groups.values_mut() {
+            let old = &self.rules[g.rule];
+            match combined.iter().position(|r| r.name == old.name) {
+                Some(i) => g.rule = i,
+                None => {
+                    // Its rule is gone: resolve the group now (if open), under the old settings.
+                    combined.push(old.clone());
+                    windows.push(RuleWindow::new(old.max_per_minute));
+                    g.rule = combined.len() - 1;
+                    g.pending = 0;
+                    g.last_match = now.checked_sub(old.resolve_after).unwrap_or(now);
+                    g.not_before = None;
+                    removed += 1;
+                }
+            }
+        }
+        let rules: Arc<[Rule]> = combined.into();
+        let (limiter_of, limiters) = limiters(&rules);
+        tracing::info!(rules = new.len(), groups_resolving = removed, "alert rules reloaded");
+        self.previous = Some((self.generation, self.rules[..self.active].to_vec().into()));
+        self.active = new.len();
+        self.generation = generation;
+        self.rules = rules;
+        self.windows = windows;
+        self.limiter_of = limiter_of;
+        self.limiters = limiters;
+        self.uids.clear();
+    }
+
     /// Runs until the intake closes and everything due was sent, or `cancel` fires.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<Match>) {
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Intake>) {
         let mut buf = Vec::with_capacity(256);
         let mut next_wake: Option<Instant> = None;
         let mut rescan = true;
@@ -226,15 +279,29 @@ impl Engine {
                 }
                 n = rx.recv_many(&mut buf, 256), if !self.draining => {
                     if n == 0 {
+                        // Shutdown: what a rule's max_per_minute held back goes now
+                        // (the window is not checked while draining); only the
+                        // webhook's own rate limit still paces the last updates.
                         self.draining = true;
+                        for g in self.groups.values_mut() {
+                            g.not_before = None;
+                        }
                         rescan = true;
                         continue;
                     }
                     let now = Instant::now();
                     let now_ms = (crate::util::now_ns() / 1_000_000) as i64;
-                    for m in buf.drain(..) {
-                        if let Some(due) = self.on_match(m, now, now_ms) {
-                            next_wake = Some(next_wake.map_or(due, |w| w.min(due)));
+                    for item in buf.drain(..) {
+                        match item {
+                            Intake::Match(m) => {
+                                if let Some(due) = self.on_match(m, now, now_ms) {
+                                    next_wake = Some(next_wake.map_or(due, |w| w.min(due)));
+                                }
+                            }
+                            Intake::Rules { generation, rules } => {
+                                self.reload(generation, rules, now);
+                                rescan = true;
+                            }
                         }
                     }
                 }
@@ -246,9 +313,19 @@ impl Engine {
 
     /// Folds one match into its group; returns when that group is next due.
     fn on_match(&mut self, m: Match, now: Instant, now_ms: i64) -> Option<Instant> {
-        let rule_ix = m.rule as usize;
+        let rule_ix = if m.generation == self.generation {
+            m.rule as usize
+        } else {
+            // Made with the previous rule set (just before a reload): the rule by its name.
+            let (g, prev) = self.previous.as_ref()?;
+            let name = &prev.get(m.rule as usize).filter(|_| *g == m.generation)?.name;
+            self.rules[..self.active].iter().position(|r| &r.name == name)?
+        };
+        if rule_ix >= self.active {
+            return None;
+        }
         let rule = self.rules.get(rule_ix)?;
-        let key = (m.rule, Arc::as_ptr(&m.stream) as usize);
+        let key = (rule_ix as u16, Arc::as_ptr(&m.stream) as usize);
         let (_, uid, labels) = self.uids.entry(key).or_insert_with(|| {
             let uid: Arc<str> = Arc::from(rule.alert_uid(&m.stream.labels));
             let labels: GroupLabels = Arc::from(rule.group_labels(&m.stream.labels));
@@ -380,7 +457,7 @@ impl Engine {
         };
         let opening = action == Action::Alerting && !g.open;
         if opening && rule.annotations.is_some() {
-            let note = Annotation { rule: g.rule, payload: &payload, labels: &g.labels, time_ms: g.window_start_ms };
+            let note = Annotation { rule, payload: &payload, labels: &g.labels, time_ms: g.window_start_ms };
             let fut = self.deliver.annotate(note, self.cancel.clone());
             let r = g.rule;
             self.tasks.spawn(async move { Done { uid: None, rule: r, state: "annotation", outcome: fut.await } });
@@ -391,7 +468,7 @@ impl Engine {
             g.last_sent = Some(now);
         }
         g.in_flight = true;
-        let fut = self.deliver.webhook(g.rule, payload, self.cancel.clone());
+        let fut = self.deliver.webhook(rule, payload, self.cancel.clone());
         let r = g.rule;
         self.tasks.spawn(async move { Done { uid: Some(uid), rule: r, state, outcome: fut.await } });
     }
@@ -452,6 +529,27 @@ impl Engine {
             m.alert_groups_open.with_label_values(&[&r.name]).set(n);
         }
     }
+}
+
+/// One limiter per distinct webhook URL (the smallest limit of the rules
+/// sharing it applies), and which limiter each rule uses.
+fn limiters(rules: &[Rule]) -> (Vec<usize>, Vec<WebhookLimiter>) {
+    let mut urls: Vec<(&str, u32)> = Vec::new();
+    let mut limiter_of = Vec::new();
+    for r in rules.iter() {
+        let u = r.webhook.expose();
+        match urls.iter().position(|(x, _)| *x == u) {
+            Some(i) => {
+                urls[i].1 = urls[i].1.min(r.webhook_limit);
+                limiter_of.push(i);
+            }
+            None => {
+                urls.push((u, r.webhook_limit));
+                limiter_of.push(urls.len() - 1);
+            }
+        }
+    }
+    (limiter_of, urls.iter().map(|(_, l)| WebhookLimiter::new(*l)).collect())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ struct Recorder {
 }
 
 impl Deliver for Recorder {
-    fn webhook(&self, _rule: usize, payload: Payload, _cancel: CancellationToken) -> Delivery {
+    fn webhook(&self, _rule: &Rule, payload: Payload, _cancel: CancellationToken) -> Delivery {
         let start = *self.start.lock().unwrap().get_or_insert_with(Instant::now);
         self.sent.lock().unwrap().push((Instant::now() - start, payload));
         let delay = self.delay;
@@ -58,7 +58,7 @@ fn stream(i: &Interner, file: &str) -> StreamRef {
 }
 
 struct Harness {
-    tx: Option<mpsc::Sender<Match>>,
+    tx: Option<mpsc::Sender<Intake>>,
     rec: Arc<Recorder>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -73,8 +73,8 @@ fn start(rules: Vec<Rule>, delay: Duration) -> Harness {
 
 impl Harness {
     async fn send(&self, s: &StreamRef, line: &str) {
-        let m = Match { rule: 0, stream: s.clone(), count: 1, first_line: line.into(), last_line: None };
-        self.tx.as_ref().unwrap().send(m).await.unwrap();
+        let m = Match { rule: 0, generation: 0, stream: s.clone(), count: 1, first_line: line.into(), last_line: None };
+        self.tx.as_ref().unwrap().send(Intake::Match(m)).await.unwrap();
         tokio::task::yield_now().await;
     }
     fn sent(&self) -> Vec<(Duration, Payload)> {
@@ -223,4 +223,62 @@ async fn annotation_once_when_a_group_opens() {
     settle().await;
     assert_eq!(h.sent().len(), 2);
     assert_eq!(h.rec.annotations.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn updates_held_back_by_max_per_minute_go_out_at_shutdown_with_the_resolves() {
+    let i = Interner::new();
+    let streams: Vec<_> = (0..3).map(|n| stream(&i, &format!("/{n}"))).collect();
+    let mut h = start(
+        vec![rule(|c| {
+            c.max_per_minute = 1;
+            c.resolve_on_shutdown = true;
+        })],
+        Duration::ZERO,
+    );
+    for s in &streams {
+        h.send(s, "ERROR").await;
+    }
+    settle().await;
+    assert_eq!(h.sent().len(), 1, "one a minute");
+    // Shutdown: the intake closes. What the window held back goes now, not a minute later.
+    let started = Instant::now();
+    drop(h.tx.take());
+    tokio::time::timeout(Duration::from_secs(5), &mut h.task).await.expect("drained within 5 s").unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let sent = h.sent();
+    let alerting = sent.iter().filter(|(_, p)| p.state == "alerting").count();
+    let resolved = sent.iter().filter(|(_, p)| p.state == "ok").count();
+    assert_eq!((alerting, resolved), (3, 3), "{sent:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reload_keeps_groups_of_unchanged_rules_and_resolves_those_of_removed_rules() {
+    let i = Interner::new();
+    let s = stream(&i, "/a");
+    let h = start(vec![rule(|_| {}), rule(|c| c.name = "gone".into())], Duration::ZERO);
+    h.send(&s, "ERROR one").await;
+    let m = Match { rule: 1, generation: 0, stream: s.clone(), count: 1, first_line: "ERROR".into(), last_line: None };
+    h.tx.as_ref().unwrap().send(Intake::Match(m)).await.unwrap();
+    settle().await;
+    assert_eq!(h.sent().len(), 2);
+    // Reload: "errs" stays (now with another interval), "gone" is removed, "new" added.
+    let rules: Arc<[Rule]> =
+        vec![rule(|c| c.group_interval = HumanDuration::secs(10)), rule(|c| c.name = "new".into())].into();
+    h.tx.as_ref().unwrap().send(Intake::Rules { generation: 1, rules }).await.unwrap();
+    settle().await;
+    let sent = h.sent();
+    assert_eq!(sent.len(), 3, "the removed rule's group resolves at once: {sent:?}");
+    assert_eq!(sent[2].1.state, "ok");
+    assert!(sent[2].1.title.contains("gone") || sent[2].1.alert_uid != sent[0].1.alert_uid);
+    // A match made with the old rule set (generation 0, index 0 = "errs") is read by name,
+    // folds into the open group of "errs" and goes out after the new 10 s interval.
+    let m =
+        Match { rule: 0, generation: 0, stream: s.clone(), count: 1, first_line: "ERROR two".into(), last_line: None };
+    h.tx.as_ref().unwrap().send(Intake::Match(m)).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    settle().await;
+    let sent = h.sent();
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    assert_eq!((sent[3].1.state, &sent[3].1.alert_uid), ("alerting", &sent[0].1.alert_uid), "same group, still open");
 }
