@@ -377,6 +377,12 @@ fn query_params(target: &str) -> HashMap<String, String> {
 }
 
 fn fake_api(fail: &'static [usize]) -> FakeApi {
+    fake_api_capped(fail, usize::MAX)
+}
+
+/// [`fake_api`] answering at most `cap` entries per request, whatever `limit`
+/// asked (as a service with a per-query entry limit below the asked batch does).
+fn fake_api_capped(fail: &'static [usize], cap: usize) -> FakeApi {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let entries: Arc<Mutex<Vec<(i64, String)>>> = Arc::new(Mutex::new(Vec::new()));
@@ -412,7 +418,7 @@ fn fake_api(fail: &'static [usize]) -> FakeApi {
             let mut page: Vec<(i64, String)> =
                 e.lock().expect("lock").iter().filter(|(t, _)| *t >= start && *t < end).cloned().collect();
             page.sort();
-            page.truncate(limit);
+            page.truncate(limit.min(cap));
             let values: Vec<Value> = page.iter().map(|(t, l)| serde_json::json!([t.to_string(), l])).collect();
             let body = serde_json::json!({
                 "status": "success",
@@ -607,4 +613,49 @@ fn api_prefix_flag_reaches_a_loki_style_path() {
     let o = run(&r.base, &["query", r#"{job="loki"}"#]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("404"), "{}", stderr(&o));
+}
+
+fn push_lines(r: &Receiver, n: i64) -> Vec<String> {
+    let base = now_ns() - HOUR_NS / 4;
+    let lines: Vec<String> = (0..n).map(|i| format!("paged {i:04}")).collect();
+    let v: Vec<(i64, &str)> = lines.iter().enumerate().map(|(i, l)| (base + i as i64 * 1000, l.as_str())).collect();
+    assert_eq!(r.push(&push_body(&[("job", "cap")], &v)).status, 204);
+    lines
+}
+
+#[test]
+fn query_limit_0_pages_past_a_service_that_caps_pages_below_the_batch() {
+    let api = fake_api_capped(&[], 100);
+    let base = now_ns() - HOUR_NS / 4;
+    let want: Vec<String> = (0..700).map(|i| format!("capped {i:04}")).collect();
+    api.entries.lock().expect("lock").extend(want.iter().enumerate().map(|(i, l)| (base + i as i64, l.clone())));
+    let out = ok(&run(
+        &api.url,
+        &["query", r#"{job="fake"}"#, "--limit", "0", "--direction", "forward", "--since", "1h", "-o", "raw"],
+    ));
+    let got: Vec<String> = out.lines().map(String::from).collect();
+    assert_each_once(&got, &want);
+    // Pages of 100 (each after the first re-reads the entry at its boundary:
+    // 100 + 7 x 99 >= 700), then one that brings nothing new.
+    assert_eq!(api.requests.load(Ordering::SeqCst), 9);
+}
+
+#[test]
+fn query_and_tail_lower_the_batch_to_the_limit_a_400_names() {
+    let r = Receiver::start(&["--max-query-limit", "100"]);
+    let want = push_lines(&r, 700);
+    for direction in ["forward", "backward"] {
+        let out = run(
+            &r.base,
+            &["query", r#"{job="cap"}"#, "--limit", "0", "--direction", direction, "--since", "1h", "-o", "raw"],
+        );
+        let text = ok(&out);
+        let got: Vec<String> = text.lines().map(String::from).collect();
+        assert_each_once(&got, &want);
+    }
+    let tail =
+        Tail::start(&r.base, &["tail", r#"{job="cap"}"#, "--since", "1h", "--interval", "100ms", "--batch", "1000"]);
+    tail.wait_for_lines(&want);
+    let got = tail.stop(libc::SIGINT);
+    assert_each_once(&got, &want);
 }

@@ -327,6 +327,19 @@ fn sample(labels: Labels, t: &serde_json::Value, v: &serde_json::Value) -> Optio
     Some(Sample { labels, ts: (secs * 1e9).round() as i64, value })
 }
 
+/// The largest `limit` a service accepts, when it refused a query as asking
+/// for too many entries: Loki answers 400 "max entries limit per query
+/// exceeded, limit > max_entries_limit_per_query (1000 > 100)", and so does
+/// `tailship receive`.
+pub fn entries_limit(e: &HttpError) -> Option<usize> {
+    let HttpError::Status { status, body, .. } = e else { return None };
+    if status.as_u16() != 400 || !body.contains("max entries limit") {
+        return None;
+    }
+    let inside = body.rsplit_once('(')?.1.split_once(')')?.0;
+    inside.split_once('>')?.1.trim().parse().ok()
+}
+
 /// Waits shown to people, to the millisecond.
 pub fn round_ms(d: Duration) -> Duration {
     Duration::from_millis(d.as_millis().min(u128::from(u64::MAX)) as u64)
@@ -335,6 +348,20 @@ pub fn round_ms(d: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_entries_limit_a_service_names_is_read_from_its_400() {
+        let e = |code: u16, body: &str| HttpError::Status {
+            url: "u".into(),
+            status: reqwest::StatusCode::from_u16(code).unwrap(),
+            body: body.into(),
+            retry_after: None,
+        };
+        let loki = "max entries limit per query exceeded, limit > max_entries_limit_per_query (1000 > 100)";
+        assert_eq!(entries_limit(&e(400, loki)), Some(100));
+        assert_eq!(entries_limit(&e(400, "parse error")), None);
+        assert_eq!(entries_limit(&e(500, loki)), None);
+    }
 
     #[test]
     fn check_query_rules() {

@@ -126,7 +126,6 @@ impl Pager {
             Direction::Forward => entries.sort_by_key(|e| e.ts),
             Direction::Backward => entries.sort_by_key(|e| std::cmp::Reverse(e.ts)),
         }
-        let full = entries.len() >= req.limit;
         let last_ts = entries.last().map(|e| e.ts);
         let prev = self.boundary.take();
         let mut seen_now = HashSet::new();
@@ -152,6 +151,10 @@ impl Pager {
                 seen_now.extend(seen);
             }
         }
+        // A page with new entries may not be the last, even when it is short:
+        // services cap a page below the `limit` asked (Loki's
+        // max_entries_limit_per_query). Only a page that brings nothing new ends.
+        let brought_new = !fresh.is_empty();
         if let Some(r) = &mut self.remaining {
             fresh.truncate(*r);
             *r -= fresh.len();
@@ -159,13 +162,8 @@ impl Pager {
                 self.done = true;
             }
         }
-        match (full, last_ts) {
+        match (brought_new, last_ts) {
             (true, Some(ts)) => {
-                if fresh.is_empty() {
-                    // Cannot happen with a service that honours `limit`; never loop.
-                    tracing::warn!("the service returned a full page without new entries; stopping here");
-                    self.done = true;
-                }
                 match self.direction {
                     Direction::Forward => self.start = ts,
                     Direction::Backward => self.end = ts.saturating_add(1),
@@ -178,7 +176,18 @@ impl Pager {
             }
             _ => self.done = true,
         }
-        (fresh, full && !self.done)
+        (fresh, brought_new && !self.done)
+    }
+
+    /// The service refused the `limit` asked as too large and named its
+    /// maximum: ask for at most that from now on. False when the batch is
+    /// that small already (a run of entries at one timestamp longer than the
+    /// service's maximum cannot be paged through; the caller gives up).
+    pub fn lower_batch(&mut self, max: usize) -> bool {
+        let max = max.max(1);
+        let lowered = max < self.batch;
+        self.batch = self.batch.min(max);
+        lowered
     }
 }
 
@@ -277,6 +286,29 @@ mod tests {
             n += p.accept(&r, serve(&all, &r, false)).0.len();
         }
         assert_eq!(n, all.len());
+    }
+
+    #[test]
+    fn a_service_capping_pages_below_the_limit_asked_still_gives_every_entry() {
+        // Caps above the longest run of entries at one timestamp (7 here): a
+        // shorter cap cannot be paged past that timestamp by any client.
+        let all = data();
+        for cap in [8, 13, 20] {
+            for dir in [Direction::Forward, Direction::Backward] {
+                let mut p = Pager::range("{}", dir, 0, 5000, None, 100);
+                let mut got = Vec::new();
+                let mut n = 0;
+                while let Some(r) = p.next_request() {
+                    n += 1;
+                    assert!(n < 10_000, "pager loops");
+                    let mut page = serve(&all, &r, n % 2 == 0);
+                    page.truncate(cap);
+                    got.extend(p.accept(&r, page).0.into_iter().map(|e| e.line));
+                }
+                let set: HashSet<_> = got.iter().collect();
+                assert_eq!((got.len(), set.len()), (all.len(), all.len()), "cap {cap} {dir:?}");
+            }
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::client_args::query_client_config;
 use super::CommandError;
 use crate::cli::{LabelsArgs, QueryArgs, TailArgs};
 use crate::client::http::RetryPolicy;
-use crate::client::query::{check_query, round_ms, Pager, QueryClient, QueryKind};
+use crate::client::query::{check_query, entries_limit, round_ms, Pager, QueryClient, QueryKind};
 use crate::config::ClientConfig;
 use crate::util::{format_duration, is_valid_label_name};
 use print::{rfc3339, stdout_printer};
@@ -111,7 +111,16 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
         let mut p = stdout_printer(args.output, !args.no_labels);
         while let Some(req) = pager.next_request() {
             tracing::debug!(start = req.start, end = req.end, limit = req.limit, "query_range");
-            let entries = client.range(&req, &cancel).await?;
+            let entries = match client.range(&req, &cancel).await {
+                Ok(entries) => entries,
+                Err(e) => match entries_limit(&e) {
+                    Some(max) if pager.lower_batch(max) => {
+                        tracing::info!(max, "the service takes at most {max} entries per request; paging by {max}");
+                        continue;
+                    }
+                    _ => return Err(e.into()),
+                },
+            };
             let (fresh, _) = pager.accept(&req, entries);
             for e in &fresh {
                 p.entry(e)?;
@@ -161,6 +170,9 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
                             // A full page: the rest is waiting now.
                             wait = Duration::ZERO;
                         }
+                    }
+                    Err(e) if entries_limit(&e).is_some_and(|max| pager.lower_batch(max)) => {
+                        wait = Duration::ZERO;
                     }
                     Err(e) if e.is_retriable() => {
                         let b = backoff.get_or_insert_with(|| policy.schedule());
