@@ -461,6 +461,12 @@ impl FileSource {
     /// Reads what is new in tailer `i`; returns true if anything was read or flushed.
     fn read_turn(&mut self, i: usize) -> bool {
         let once = self.mode == Mode::Once;
+        // Rewritten in place since the last turn (copytruncate, then new lines
+        // past the old offset while the agent was behind)? Reading on at the old
+        // offset would take new lines for old ones and skip the old content's rest.
+        if self.tailers[i].rewritten() {
+            self.truncated(i);
+        }
         let mut read_total = 0u64;
         let mut progressed = false;
         loop {
