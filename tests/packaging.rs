@@ -331,9 +331,10 @@ fn packaged_man_page_and_completions_are_current() {
 }
 
 #[test]
-fn kubernetes_example_parses_and_probes_health_and_readiness() {
+fn kubernetes_sidecar_probes_liveness_and_never_gates_the_apps_readiness() {
     let text = read("packaging/k8s/sidecar.yaml");
-    assert!(text.contains("path: /healthz") && text.contains("path: /ready"));
+    assert!(text.contains("path: /healthz"));
+    assert!(!text.contains("readinessProbe:"), "a log outage must not make the application's pod NotReady");
     assert!(text.contains("emptyDir: {}") && text.contains("tailship push"));
     let python = "python3";
     let probe = Command::new(python).args(["-c", "import yaml"]).status();
@@ -345,14 +346,18 @@ fn kubernetes_example_parses_and_probes_health_and_readiness() {
         "docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]",
         "print(' '.join(d['kind'] for d in docs))",
         "for d in docs:",
-        "    names = [c['name'] for c in d['spec']['template']['spec']['containers']]",
-        "    print(d['kind'], names)",
+        "    cs = d['spec']['template']['spec']['containers']",
+        "    print(d['kind'], [c['name'] for c in cs])",
+        "    for c in cs:",
+        "        print(c['name'], 'liveness', c.get('livenessProbe', {}).get('httpGet', {}).get('path'),",
+        "              'readiness', c.get('readinessProbe'))",
     ]
     .join("\n");
     let (out, all) = output(Command::new(python).args(["-c", &script]).arg(repo("packaging/k8s/sidecar.yaml")));
     assert!(out.status.success(), "{all}");
     assert!(all.starts_with("Deployment Job"), "{all}");
     assert!(all.contains("Deployment ['app', 'tailship']"), "{all}");
+    assert!(all.contains("tailship liveness /healthz readiness None"), "{all}");
 }
 
 #[test]

@@ -162,3 +162,23 @@ async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledg
     let _ = tokio::time::timeout(Duration::from_secs(10), pipeline.finish()).await;
     assert_eq!(positions.committed(key), Some(0));
 }
+
+/// `tailship_queue_bytes` stayed 0 while lines waited for a service that was
+/// down: the batch's queue permits were dropped when its push started (a
+/// closure captured every field of the batch but them), so the byte budget
+/// did not cover batches in flight.
+#[test]
+fn queue_bytes_counts_batches_in_flight_while_the_service_is_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, (0..1000).map(|i| format!("line {i}\n")).collect::<String>()).unwrap();
+    let dead = format!("http://127.0.0.1:{}", agent::free_port());
+    let cfg = agent_config(dir.path(), &dead, &log.display().to_string(), "", "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || !agent.metrics().is_empty()));
+    // The gauges are updated twice a second: wait for the lines to show, then look at the bytes.
+    assert!(wait_for(Duration::from_secs(20), || agent.metric("tailship_queue_lines") == 1000.0
+        && agent.metric("tailship_push_retries_total") >= 3.0));
+    assert!(agent.metric("tailship_queue_bytes") >= 8890.0, "{}", agent.metrics());
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}

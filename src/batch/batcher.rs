@@ -25,7 +25,8 @@ pub(super) struct Sealed {
     pub(super) lines: usize,
     pub(super) raw_bytes: usize,
     pub(super) acks: Vec<AckRef>,
-    pub(super) _permits: Vec<OwnedSemaphorePermit>,
+    /// This batch's share of the queue budget, returned when it is acknowledged or given up.
+    pub(super) permits: Vec<OwnedSemaphorePermit>,
     pub(super) sources: HashMap<Arc<str>, u64>,
     pub(super) oldest: Instant,
 }
@@ -294,7 +295,7 @@ async fn seal(
         p.oldest,
     );
     let body = if lines > 0 { p.into_body() } else { Vec::new() };
-    let sealed = Sealed { seq: *seq, tenant, body, lines, raw_bytes, acks, _permits: permits, sources, oldest };
+    let sealed = Sealed { seq: *seq, tenant, body, lines, raw_bytes, acks, permits, sources, oldest };
     // The pushers end only after this channel closes, so a send cannot fail
     // while the batcher runs; if it did, the batch stays unacknowledged.
     let _ = out.send(sealed).await;

@@ -47,7 +47,7 @@ pub(super) async fn run(
             }
         })
     };
-    while let Some(batch) = rx.recv().await {
+    while let Some(mut batch) = rx.recv().await {
         // A turn to compress first, then a push slot: a batch waiting for
         // either waits here, uncompressed, one at a time.
         let compress = if batch.lines > 0 { pusher.compress_permit().await } else { None };
@@ -57,6 +57,11 @@ pub(super) async fn run(
         }
         let (pusher, positions, abort, budget, totals, outstanding) =
             (pusher.clone(), positions.clone(), abort.clone(), budget.clone(), totals.clone(), outstanding.clone());
+        // The batch's share of the queue budget goes with the push and returns
+        // only when it is over. (A closure captures only the fields it uses:
+        // without this move, the permits would be dropped here, when the push
+        // starts, and the budget would not bound batches in flight.)
+        let permits = std::mem::take(&mut batch.permits);
         tasks.spawn(async move {
             let _slot = slot;
             let outcome = if batch.lines == 0 {
@@ -101,6 +106,7 @@ pub(super) async fn run(
                 }
             }
             budget.lines_done(batch.lines);
+            drop(permits);
             if let Ok(mut o) = outstanding.lock() {
                 o.remove(&batch.seq);
             }

@@ -518,7 +518,7 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' && i + 2 < b.len() {
-            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            if let Ok(Ok(v)) = std::str::from_utf8(&b[i + 1..i + 3]).map(|h| u8::from_str_radix(h, 16)) {
                 out.push(v);
                 i += 3;
                 continue;

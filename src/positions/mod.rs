@@ -514,25 +514,24 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "positions".into())
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    // A fresh temp file with a random name, created exclusively (O_EXCL, so a
+    // planted file or symlink of any name is never followed or overwritten),
+    // in the positions directory so the rename stays on one file system.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(
+            ".{}.",
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "positions".into())
+        ))
+        .suffix(".tmp")
+        .tempfile_in(&dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_all()?;
+    // On failure the temp file is removed when `tmp` drops.
+    tmp.persist(path).map_err(|e| e.error)?;
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
     }
-    result
+    Ok(())
 }
 
 #[cfg(test)]

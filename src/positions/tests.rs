@@ -61,3 +61,25 @@ fn save_load_and_corrupt_file_moved_aside() {
     assert!(r.resume(b"hello\n", Path::new("/log/a"), 7, 9).is_none());
     assert!(dir.path().join("positions.json.corrupt").exists());
 }
+
+#[test]
+fn a_planted_temp_file_symlink_is_never_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    // The fixed temp name earlier versions used, planted as a link to another file.
+    symlink(&victim, dir.path().join(".positions.json.tmp")).unwrap();
+    let path = dir.path().join("positions.json");
+    write_atomically(&path, b"{\"version\":1,\"files\":[]}").unwrap();
+    write_atomically(&path, b"{\"version\":1,\"files\":[]}").unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&path).unwrap().file_type().is_file());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") && n != ".positions.json.tmp")
+        .collect();
+    assert!(left.is_empty(), "temp files left: {left:?}");
+}
