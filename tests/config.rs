@@ -178,3 +178,16 @@ fn yaml_env_overrides_and_var_expansion() {
     assert_eq!(out.status.code(), Some(2), "{all}");
     assert!(all.contains("client.nope"), "{all}");
 }
+
+#[test]
+fn run_without_config_reads_the_debian_default_and_says_so() {
+    if std::path::Path::new("/etc/tailship/tailship.toml").exists() {
+        eprintln!("SKIPPED: /etc/tailship/tailship.toml exists here (the package is installed)");
+        return;
+    }
+    let out = Command::new(bin()).arg("run").env_remove("TAILSHIP_CONFIG").env("RUST_LOG", "info").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no --config given"), "says where it looks: {err}");
+    assert!(err.contains("/etc/tailship/tailship.toml: cannot read config file"), "{err}");
+}

@@ -659,3 +659,16 @@ fn query_and_tail_lower_the_batch_to_the_limit_a_400_names() {
     let got = tail.stop(libc::SIGINT);
     assert_each_once(&got, &want);
 }
+
+#[test]
+fn logcli_habits_addr_and_forward() {
+    let r = Receiver::start(&[]);
+    let base = now_ns() - HOUR_NS / 4;
+    let v: Vec<(i64, &str)> = vec![(base, "one"), (base + 1, "two"), (base + 2, "three")];
+    assert_eq!(r.push(&push_body(&[("job", "habits")], &v)).status, 204);
+    let mut c = Command::new(bin());
+    c.args(["query", r#"{job="habits"}"#, "--addr", &r.base, "--forward", "--since", "1h", "-o", "raw"]);
+    c.env_remove("TAILSHIP_URL").env("NO_COLOR", "1");
+    let out = c.output().unwrap();
+    assert_eq!(ok(&out), "one\ntwo\nthree\n");
+}

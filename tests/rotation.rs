@@ -200,3 +200,40 @@ fn soak_eight_kill_9_cycles_with_rename_rotation_lose_no_line() {
     let (written, lost) = kill_and_rotate(8, 5_000);
     assert!(lost.is_empty(), "{} of {written} lines lost", lost.len());
 }
+
+/// A rotated file found again after a restart was forgotten when the agent
+/// was killed again while reading it: its positions entry had taken the
+/// rotated name, which the globs do not name, so the next start never looked
+/// for it. The entry keeps the path the globs named now.
+#[test]
+fn a_rotated_file_found_again_and_killed_while_read_is_found_again_at_the_next_start() {
+    // A slow service, so the agent can be killed half way through the rotated file.
+    let r = Receiver::start(&["--max-query-limit", "1000000", "--latency", "300ms"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    append_lines(&log, "line", 0..10);
+    let cfg = config(dir.path(), &r);
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || missing(&r, "line", 10).is_empty()));
+    wait_known(dir.path(), &log);
+    agent.kill9();
+    append_lines(&log, "line", 10..300_000);
+    let rotated = dir.path().join("app.log.1");
+    std::fs::rename(&log, &rotated).unwrap();
+    append_lines(&log, "new", 0..10);
+    let agent = Agent::start(&cfg);
+    // Killed once the positions file knows the rotated file and part of it is delivered.
+    wait_known(dir.path(), &rotated);
+    assert!(wait_for(Duration::from_secs(30), || r.stats()["entries"].as_u64().unwrap_or(0) > 20_000));
+    let delivered = r.stats()["entries"].as_u64().unwrap_or(0);
+    agent.kill9();
+    assert!(delivered < 300_000, "killed too late to show anything: {delivered}");
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(60), || missing(&r, "line", 300_000).is_empty()),
+        "lost {} lines of the rotated file\n{}",
+        missing(&r, "line", 300_000).len(),
+        agent.stderr_text()
+    );
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}

@@ -3179,7 +3179,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__labels)
-            opts="-o -c -h --since --output --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-o -c -h --since --output --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3198,6 +3198,10 @@ _tailship() {
                     return 0
                     ;;
                 --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addr)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3267,7 +3271,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__push)
-            opts="-l -q -c -h --label --quiet --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-l -q -c -h --label --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3282,6 +3286,10 @@ _tailship() {
                     return 0
                     ;;
                 --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addr)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3333,7 +3341,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__query)
-            opts="-o -c -h --instant --time --since --from --to --limit --direction --batch --output --no-labels --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-o -c -h --instant --time --since --from --to --limit --direction --forward --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3376,6 +3384,10 @@ _tailship() {
                     return 0
                     ;;
                 --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addr)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3527,7 +3539,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__tail)
-            opts="-o -c -h --since --delay --interval --batch --output --no-labels --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-o -c -h --since --delay --interval --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3558,6 +3570,10 @@ _tailship() {
                     return 0
                     ;;
                 --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addr)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -42,7 +42,7 @@ complete -c tailship -n "__fish_tailship_needs_command" -f -a "alert" -d 'Alert 
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "man" -d 'Print the man page (roff) to stdout: `tailship man | man -l -`'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tailship -n "__fish_tailship_using_subcommand run" -s c -l config -d 'The config file (TOML, or YAML by extension)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand run" -s c -l config -d 'The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, where the Debian package puts it]' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand run" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand run" -s h -l help -d 'Print help'
@@ -179,7 +179,7 @@ json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l multi-tenant -d 'Require X-Scope-OrgID on the log API and keep data per tenant'
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s l -l label -d 'A label for every line, NAME=VALUE (repeatable). `host` and `filename` are added' -r
-complete -c tailship -n "__fish_tailship_using_subcommand push" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l username -d 'User for HTTP basic auth' -r
@@ -204,7 +204,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -l batch -d 'En
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
-complete -c tailship -n "__fish_tailship_using_subcommand query" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l username -d 'User for HTTP basic auth' -r
@@ -216,6 +216,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -s c -l config 
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l instant -d 'Run a metric query at one instant (--time) instead of a range query'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l forward -d 'Oldest first: the same as --direction forward (as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l no-labels -d 'Leave the labels out of the default output'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -226,7 +227,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand tail" -l batch -d 'Ent
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
-complete -c tailship -n "__fish_tailship_using_subcommand tail" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l username -d 'User for HTTP basic auth' -r
@@ -244,7 +245,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand labels" -l since -d 'O
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
-complete -c tailship -n "__fish_tailship_using_subcommand labels" -l url -d 'Base URL of the log service' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l username -d 'User for HTTP basic auth' -r

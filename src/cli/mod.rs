@@ -96,10 +96,13 @@ pub struct DemoArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The config file (TOML, or YAML by extension).
+    /// The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, where the Debian package puts it].
     #[arg(long, short = 'c', env = "TAILSHIP_CONFIG")]
-    pub config: PathBuf,
+    pub config: Option<PathBuf>,
 }
+
+/// Where `run` looks without `--config`: the Debian package's config.
+pub const DEFAULT_CONFIG: &str = "/etc/tailship/tailship.toml";
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
@@ -176,8 +179,8 @@ pub struct ReceiveArgs {
 /// `--config`; a flag given on the command line wins over both.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ClientArgs {
-    /// Base URL of the log service.
-    #[arg(long, env = "TAILSHIP_URL")]
+    /// Base URL of the log service (or a full push URL; `--addr` as logcli has it).
+    #[arg(long, visible_alias = "addr", env = "TAILSHIP_URL")]
     pub url: Option<String>,
     /// Path prefix of the log API (Loki-compatible servers use /loki/api/v1).
     #[arg(long, env = "TAILSHIP_API_PREFIX")]
@@ -246,6 +249,9 @@ pub struct QueryArgs {
     /// Newest first (backward) or oldest first (forward).
     #[arg(long, value_enum, default_value_t = crate::client::query::Direction::Backward)]
     pub direction: crate::client::query::Direction,
+    /// Oldest first: the same as --direction forward (as logcli has it).
+    #[arg(long, conflicts_with = "direction")]
+    pub forward: bool,
     /// Entries per request when paging.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch: u64,

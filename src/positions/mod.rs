@@ -380,13 +380,15 @@ impl Positions {
             .collect()
     }
 
-    /// An orphan found again, as the file at `path`: followed again from its
-    /// delivered offset, which is returned.
-    pub fn adopt(&self, key: u64, path: &Path, dev: u64, ino: u64) -> Option<u64> {
+    /// An orphan found again as another file (`dev`, `ino`) beside its path:
+    /// followed again from its delivered offset, which is returned. The entry
+    /// keeps the path the globs named, so that after a restart it is looked
+    /// for again beside that path (the file it was found as may not match the
+    /// globs).
+    pub fn adopt(&self, key: u64, dev: u64, ino: u64) -> Option<u64> {
         let mut st = self.lock();
         let f = st.files.get_mut(&key)?;
         f.active = true;
-        f.path = path.to_path_buf();
         f.dev = dev;
         f.ino = ino;
         f.end = None;

@@ -107,7 +107,8 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let client = QueryClient::new(&c, one_off_retry(&c))?;
         let cancel = CancellationToken::new();
-        let mut pager = Pager::range(&args.query, args.direction, start, end, limit, batch);
+        let direction = if args.forward { crate::client::query::Direction::Forward } else { args.direction };
+        let mut pager = Pager::range(&args.query, direction, start, end, limit, batch);
         let mut p = stdout_printer(args.output, !args.no_labels);
         while let Some(req) = pager.next_request() {
             tracing::debug!(start = req.start, end = req.end, limit = req.limit, "query_range");

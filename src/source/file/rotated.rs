@@ -146,7 +146,7 @@ impl FileSource {
                     if !self.make_room() {
                         return;
                     }
-                    let Some(offset) = self.positions.adopt(o.key, &path, meta.dev(), meta.ino()) else { continue };
+                    let Some(offset) = self.positions.adopt(o.key, meta.dev(), meta.ino()) else { continue };
                     tracing::info!(source = %self.name(), from = %o.path.display(), to = %path.display(),
                         unread_bytes = meta.len() - offset, "found a file rotated while not followed; reading the rest of it");
                     Metrics::get().files_recovered.with_label_values(&[&self.name(), "rotated"]).inc();
@@ -178,7 +178,7 @@ impl FileSource {
         let name = self.name();
         match copy {
             Some((cpath, file, meta)) => {
-                self.positions.adopt(old_key, &cpath, meta.dev(), meta.ino());
+                self.positions.adopt(old_key, meta.dev(), meta.ino());
                 tracing::info!(source = %name, path = %path.display(), copy = %cpath.display(), from,
                     "file truncated; reading the rest of its old content from the copy beside it");
                 Metrics::get().files_recovered.with_label_values(&[&name, "copy"]).inc();
