@@ -182,3 +182,82 @@ fn queue_bytes_counts_batches_in_flight_while_the_service_is_down() {
     assert!(agent.metric("tailship_queue_bytes") >= 8890.0, "{}", agent.metrics());
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
+
+/// `tailship run ... 2>&1 | head -1`: when the reader of stderr went away, the
+/// next log line panicked (exit 101, from the log writer) and positions were
+/// not written. Log lines that cannot be written are dropped now.
+#[test]
+fn a_closed_stderr_never_stops_the_agent() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "one\n").unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "");
+    let mut child = Command::new(common::bin())
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe, as `head -1` does.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    drop(stderr);
+    // The agent goes on logging (debug) and shipping.
+    std::fs::write(&log, "one\ntwo\nthree\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || r.stats()["entries"].as_u64() == Some(3)));
+    assert!(child.try_wait().unwrap().is_none(), "the agent is still running");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut status = None;
+    assert!(wait_for(Duration::from_secs(20), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    let positions = std::fs::read_to_string(dir.path().join("positions.json")).unwrap();
+    assert!(positions.contains("\"offset\": 14"), "{positions}");
+}
+
+/// `tailship receive 2>&1 | head -2`: with the reader of stderr gone, the
+/// store ignored SIGTERM (its shutdown log line failed to write). It now logs
+/// what it can and exits 0 on the first SIGTERM.
+#[test]
+fn receive_with_a_closed_stderr_stops_on_sigterm() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(common::bin())
+        .args(["receive", "--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).unwrap();
+    let base = banner.trim().rsplit(' ').next().unwrap().to_string();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    drop(stderr);
+    drop(stdout);
+    // Requests make it log (debug) into the closed pipe.
+    let ready = common::get(&format!("{base}/stats"));
+    assert_eq!(ready.status, 200, "{}", ready.text());
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut status = None;
+    assert!(wait_for(Duration::from_secs(20), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+}
