@@ -222,6 +222,11 @@ impl Health {
         }
     }
 
+    /// Why the last push attempt failed (scrubbed of secrets), or `None` after a success.
+    pub fn last_push_error(&self) -> Option<String> {
+        self.last_push_error.lock().ok().and_then(|e| e.clone()).map(|e| crate::util::secrets::scrub(&e).into_owned())
+    }
+
     pub fn ready(&self) -> Result<(), String> {
         if !self.sources_started.load(Ordering::Relaxed) {
             return Err("sources are starting".into());

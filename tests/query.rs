@@ -672,3 +672,37 @@ fn logcli_habits_addr_and_forward() {
     let out = c.output().unwrap();
     assert_eq!(ok(&out), "one\ntwo\nthree\n");
 }
+
+/// `query` and `labels` against a port nobody listens on took 20 s to say
+/// so (the retry backoff); refused connections get two quick retries now,
+/// even with a backoff of an hour configured for 429 and 5xx.
+#[test]
+fn query_and_labels_report_a_refused_connection_without_backing_off() {
+    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let url = format!("http://127.0.0.1:{port}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(
+        &cfg,
+        "[client]\nurl = \"http://127.0.0.1:9\"\n[client.retry]\nmin_backoff = \"1h\"\nmax_backoff = \"2h\"\n",
+    )
+    .expect("write");
+    let cfg = cfg.to_str().expect("path");
+    for args in [&["labels", "--config", cfg][..], &["query", r#"{job="x"}"#, "--config", cfg][..]] {
+        let mut child = tailship(&url, args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn");
+        let err = collect(child.stderr.take().expect("stderr"));
+        let mut status = None;
+        let done = wait_for(Duration::from_secs(60), || {
+            status = child.try_wait().expect("try_wait");
+            status.is_some()
+        });
+        if !done {
+            let _ = child.kill();
+        }
+        assert!(done, "{args:?} still backing off: {}", err.lock().expect("lock"));
+        assert_eq!(status.and_then(|s| s.code()), Some(1), "{args:?}");
+        wait_for(Duration::from_secs(5), || Arc::strong_count(&err) == 1);
+        let err = err.lock().expect("lock").clone();
+        assert!(err.contains("connection failed") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    }
+}

@@ -408,3 +408,40 @@ fn push_command_with_a_bad_label_or_missing_file_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.log"));
 }
+
+#[test]
+fn push_with_max_retries_gives_up_and_exits_1_naming_the_last_error() {
+    let r = Receiver::start(&["--fail-every", "1", "--fail-status", "503"]);
+    let dir = tempfile::tempdir().unwrap();
+    let f = agent::write_file(dir.path(), "one.log", "a\nb\n");
+    let out = Command::new(bin()).args(["push", "--url", &r.base, "--max-retries", "2"]).arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2 of 2 lines were not delivered: gave up after 2 retries") && err.contains("503"), "{err}");
+    // One attempt and two retries, no more.
+    assert_eq!(r.stats()["requests"]["503"].as_u64(), Some(3), "{}", r.stats());
+}
+
+#[test]
+fn push_give_up_after_stops_retrying_an_unreachable_url_and_names_the_cause() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let f = agent::write_file(dir.path(), "one.log", "a\nb\n");
+    let mut child = Command::new(bin())
+        .args(["push", "--url", &format!("http://127.0.0.1:{port}"), "--give-up-after", "2s"])
+        .arg(&f)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut status = None;
+    assert!(wait_for(Duration::from_secs(60), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{err}");
+    assert!(err.contains("gave up after 2s (--give-up-after): 0 lines acknowledged"), "{err}");
+    assert!(err.contains("connection failed") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}

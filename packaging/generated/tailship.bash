@@ -3271,7 +3271,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__push)
-            opts="-l -q -c -h --label --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-l -q -c -h --label --quiet --max-retries --give-up-after --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3282,6 +3282,14 @@ _tailship() {
                     return 0
                     ;;
                 -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --give-up-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

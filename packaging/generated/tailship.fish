@@ -179,6 +179,8 @@ json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l multi-tenant -d 'Require X-Scope-OrgID on the log API and keep data per tenant'
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s l -l label -d 'A label for every line, NAME=VALUE (repeatable). `host` and `filename` are added' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l max-retries -d 'Retries of each batch before its lines are given up (exit 1 naming the last error); 0 retries for ever. Overrides `client.retry.max_retries`' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l give-up-after -d 'Stop retrying after this long in all (such as 30s): exit 1 naming the last error and how many lines were acknowledged. Default: never' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r

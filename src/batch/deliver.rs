@@ -82,20 +82,27 @@ pub(super) async fn run(
                         t.wire_bytes += wire as u64;
                     }
                 }
-                (PushOutcome::Rejected { status, message }, _) => {
+                (PushOutcome::Rejected { message, .. }, _) => {
                     positions.ack(batch.seq, &batch.acks);
-                    let reason = if status.is_some_and(|s| s == 429 || s >= 500) || status.is_none() {
-                        "retries_exhausted"
-                    } else {
-                        "rejected"
-                    };
                     for (source, n) in &batch.sources {
-                        m.lines_dropped.with_label_values(&[source, reason]).inc_by(*n);
+                        m.lines_dropped.with_label_values(&[source, "rejected"]).inc_by(*n);
                     }
                     if let Ok(mut t) = totals.lock() {
                         t.lines_rejected += batch.lines as u64;
                         if t.refusals.len() < 8 && !t.refusals.contains(&message) {
                             t.refusals.push(message);
+                        }
+                    }
+                }
+                (PushOutcome::GaveUp { message }, _) => {
+                    positions.ack(batch.seq, &batch.acks);
+                    for (source, n) in &batch.sources {
+                        m.lines_dropped.with_label_values(&[source, "retries_exhausted"]).inc_by(*n);
+                    }
+                    if let Ok(mut t) = totals.lock() {
+                        t.lines_given_up += batch.lines as u64;
+                        if t.give_ups.len() < 8 && !t.give_ups.contains(&message) {
+                            t.give_ups.push(message);
                         }
                     }
                 }

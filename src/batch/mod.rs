@@ -57,10 +57,15 @@ pub struct Totals {
     pub lines_delivered: u64,
     pub bytes_delivered: u64,
     pub wire_bytes: u64,
+    /// Refused by the service (a 4xx other than 429).
     pub lines_rejected: u64,
+    /// Not delivered when `client.retry.max_retries` ran out.
+    pub lines_given_up: u64,
     pub batches_aborted: u64,
     /// The first refusal message of each status.
     pub refusals: Vec<String>,
+    /// The last error of each batch given up (at most a few, each once).
+    pub give_ups: Vec<String>,
 }
 
 /// The running batcher and pushers: the way out of the agent.

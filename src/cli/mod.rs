@@ -114,6 +114,14 @@ pub struct PushArgs {
     /// No progress bar, even on a terminal.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Retries of each batch before its lines are given up (exit 1 naming the
+    /// last error); 0 retries for ever. Overrides `client.retry.max_retries`.
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<usize>,
+    /// Stop retrying after this long in all (such as 30s): exit 1 naming the
+    /// last error and how many lines were acknowledged. Default: never.
+    #[arg(long, value_parser = crate::util::parse_duration, value_name = "D")]
+    pub give_up_after: Option<std::time::Duration>,
     #[command(flatten)]
     pub client: ClientArgs,
 }

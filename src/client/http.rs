@@ -36,8 +36,10 @@ pub enum HttpError {
     #[error("cannot build the HTTP client: {0}")]
     Build(reqwest::Error),
     /// Connection refused, reset, DNS or TLS failure, or a timeout.
+    /// `connect` is set when no connection could be made (refused, no route,
+    /// DNS): nobody is listening, which a one-off command should say soon.
     #[error("request to {url} failed: {message}")]
-    Transport { url: String, message: String },
+    Transport { url: String, message: String, connect: bool },
     /// The service answered with a non-2xx status.
     #[error("{status} from {url}: {body}")]
     Status { url: String, status: StatusCode, body: String, retry_after: Option<Duration> },
@@ -87,7 +89,12 @@ impl HttpError {
             message.push_str(&s.to_string());
             src = s.source();
         }
-        Self::Transport { url: redact_url(url), message }
+        Self::Transport { url: redact_url(url), message, connect: e.is_connect() }
+    }
+
+    /// No connection could be made at all (see [`HttpError::Transport`]).
+    pub fn is_connect(&self) -> bool {
+        matches!(self, Self::Transport { connect: true, .. })
     }
 }
 
@@ -251,11 +258,21 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
     /// 0 retries for ever.
     pub max_retries: usize,
+    /// Failed connections (nothing listening) retried at most this many
+    /// times, quickly (100 ms, then 200 ms, ...), apart from `max_retries`:
+    /// one-off commands say "connection refused" within a second instead of
+    /// backing off for tens of seconds. `None`: like any other error.
+    pub connect_retries: Option<usize>,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self { min_backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(300), max_retries: 0 }
+        Self {
+            min_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(300),
+            max_retries: 0,
+            connect_retries: None,
+        }
     }
 }
 
@@ -266,7 +283,14 @@ impl RetryPolicy {
             min_backoff: c.retry.min_backoff.get(),
             max_backoff: c.retry.max_backoff.get(),
             max_retries: c.retry.max_retries,
+            connect_retries: None,
         }
+    }
+
+    /// The policy of one-off commands (query, labels, cloud, admin): a few
+    /// retries, and refused connections reported soon.
+    pub fn one_off(min_backoff: Duration, max_backoff: Duration, max_retries: usize) -> Self {
+        Self { min_backoff, max_backoff, max_retries, connect_retries: Some(ONE_OFF_CONNECT_RETRIES) }
     }
 
     /// The waits between attempts: exponential from `min_backoff`, doubled each
@@ -282,7 +306,7 @@ impl RetryPolicy {
             .with_jitter_seed(jitter_seed())
             .without_max_times()
             .build();
-        Backoff { inner: b, policy: *self, attempts: 0 }
+        Backoff { inner: b, policy: *self, attempts: 0, connect_attempts: 0 }
     }
 }
 
@@ -292,17 +316,32 @@ fn jitter_seed() -> u64 {
     std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
+/// `connect_retries` of one-off commands (query, labels, cloud, admin): two
+/// quick retries ride out a service restarting, then "connection refused".
+pub const ONE_OFF_CONNECT_RETRIES: usize = 2;
+
+/// The first wait after a failed connection when `connect_retries` is set.
+const CONNECT_RETRY_WAIT: Duration = Duration::from_millis(100);
+
 /// An iterator of waits (see [`RetryPolicy::schedule`]).
 pub struct Backoff {
     inner: backon::ExponentialBackoff,
     policy: RetryPolicy,
     attempts: usize,
+    connect_attempts: u32,
 }
 
 impl Backoff {
     /// The wait before the next retry after `err`, or `None` when retries are used up.
     /// `Retry-After` lengthens the wait, never shortens it, and is itself capped at `max_backoff`.
     pub fn next_wait(&mut self, err: &HttpError) -> Option<Duration> {
+        if let (Some(n), true) = (self.policy.connect_retries, err.is_connect()) {
+            if self.connect_attempts as usize >= n {
+                return None;
+            }
+            self.connect_attempts += 1;
+            return Some(CONNECT_RETRY_WAIT * 2u32.saturating_pow(self.connect_attempts - 1));
+        }
         if self.policy.max_retries != 0 && self.attempts >= self.policy.max_retries {
             return None;
         }
@@ -390,6 +429,7 @@ mod tests {
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(60),
             max_retries: 0,
+            connect_retries: None,
         };
         let err = status(500, None);
         let waits = |_| {
@@ -414,6 +454,7 @@ mod tests {
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(2),
             max_retries: 0,
+            connect_retries: None,
         };
         let mut b = p.schedule();
         let e = status(500, None);
@@ -424,6 +465,25 @@ mod tests {
         let mut b = p.schedule();
         assert_eq!(b.next_wait(&status(429, Some(1))).unwrap(), Duration::from_secs(1));
         assert_eq!(b.next_wait(&status(429, Some(100))).unwrap(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn refused_connections_get_quick_retries_of_their_own() {
+        let p = RetryPolicy {
+            min_backoff: Duration::from_secs(3600),
+            max_backoff: Duration::from_secs(7200),
+            max_retries: 0,
+            connect_retries: Some(2),
+        };
+        let refused = HttpError::Transport { url: "u".into(), message: "refused".into(), connect: true };
+        let mut b = p.schedule();
+        assert_eq!(b.next_wait(&refused), Some(Duration::from_millis(100)));
+        assert_eq!(b.next_wait(&refused), Some(Duration::from_millis(200)));
+        assert_eq!(b.next_wait(&refused), None);
+        // Timeouts and statuses keep the configured backoff.
+        let timeout = HttpError::Transport { url: "u".into(), message: "timed out".into(), connect: false };
+        assert!(p.schedule().next_wait(&timeout).is_some_and(|w| w >= Duration::from_secs(1800)));
+        assert!(p.schedule().next_wait(&status(503, None)).is_some_and(|w| w >= Duration::from_secs(1800)));
     }
 
     #[test]
@@ -447,8 +507,12 @@ mod tests {
     async fn with_retry_waits_without_real_time() {
         let cancel = CancellationToken::new();
         let mut calls = 0;
-        let p =
-            RetryPolicy { min_backoff: Duration::from_secs(60), max_backoff: Duration::from_secs(600), max_retries: 0 };
+        let p = RetryPolicy {
+            min_backoff: Duration::from_secs(60),
+            max_backoff: Duration::from_secs(600),
+            max_retries: 0,
+            connect_retries: None,
+        };
         let mut seen = Vec::new();
         let r: Result<u32, _> = with_retry(
             p,

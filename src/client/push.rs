@@ -219,8 +219,12 @@ fn concat(mut parts: Vec<Vec<u8>>, pool: &'static Pool<u8>) -> Bytes {
 pub enum PushOutcome {
     /// 2xx: delivered.
     Delivered,
-    /// A 4xx other than 429 (or retries ran out): dropped on purpose, with the service's message.
+    /// The service refused the content (a 4xx that is not about the
+    /// endpoint or credentials), or it could not be encoded: dropped on
+    /// purpose, with the service's message.
     Rejected { status: Option<u16>, message: String },
+    /// `client.retry.max_retries` ran out: not delivered, with the last error.
+    GaveUp { message: String },
     /// Shutdown came before delivery: not acknowledged, will be sent again after a restart.
     Aborted,
 }
@@ -389,10 +393,13 @@ impl Pusher {
         }
         let tenant_header = tenant.and_then(|t| HeaderValue::from_str(t).ok());
         let m = Metrics::get();
+        let retriable = |e: &HttpError| {
+            e.is_retriable() || (e.status().is_some_and(|s| s.is_client_error()) && !refuses_content(e))
+        };
         let result = http::with_retry_if(
             self.retry,
             abort,
-            |e| e.is_retriable() || (e.status().is_some_and(|s| s.is_client_error()) && !refuses_content(e)),
+            retriable,
             |err, wait| {
                 m.push_retries.inc();
                 let status = err.status().map(|s| s.as_u16());
@@ -435,6 +442,11 @@ impl Pusher {
         let outcome = match result {
             Ok(()) => PushOutcome::Delivered,
             Err(HttpError::Cancelled) => PushOutcome::Aborted,
+            Err(e) if retriable(&e) => {
+                let message = format!("gave up after {} retries: {e}", self.retry.max_retries);
+                tracing::error!(error = %e, retries = self.retry.max_retries, "client.retry.max_retries ran out; the batch's lines are dropped and counted");
+                PushOutcome::GaveUp { message }
+            }
             Err(e) => {
                 let status = e.status().map(|s| s.as_u16());
                 let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);

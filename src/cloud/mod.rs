@@ -87,11 +87,7 @@ impl CloudOptions {
             token,
             pace_per_hour: pace::DEFAULT_PER_HOUR,
             pace_burst: pace::DEFAULT_BURST,
-            retry: RetryPolicy {
-                min_backoff: Duration::from_millis(500),
-                max_backoff: Duration::from_secs(30),
-                max_retries: DEFAULT_MAX_RETRIES,
-            },
+            retry: RetryPolicy::one_off(Duration::from_millis(500), Duration::from_secs(30), DEFAULT_MAX_RETRIES),
             timeout: Duration::from_secs(30),
         }
     }

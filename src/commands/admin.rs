@@ -35,11 +35,8 @@ pub fn admin(args: &AdminArgs) -> anyhow::Result<()> {
         TenantCommand::Get { .. } => Vec::new(),
     };
     let token = token_from(args.conn.admin_token_file.as_deref(), ADMIN_TOKEN_ENV, "--admin-token-file")?;
-    let mut retry = RetryPolicy {
-        min_backoff: Duration::from_millis(500),
-        max_backoff: Duration::from_secs(30),
-        max_retries: crate::cloud::DEFAULT_MAX_RETRIES,
-    };
+    let mut retry =
+        RetryPolicy::one_off(Duration::from_millis(500), Duration::from_secs(30), crate::cloud::DEFAULT_MAX_RETRIES);
     if let Some(d) = args.conn.retry_min_backoff {
         retry.min_backoff = d;
     }

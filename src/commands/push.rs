@@ -20,7 +20,13 @@ use crate::util::is_valid_label_name;
 use anyhow::Context;
 
 pub fn push(args: &PushArgs) -> anyhow::Result<()> {
-    let client = client_config(&args.client)?;
+    let mut client = client_config(&args.client)?;
+    if let Some(n) = args.max_retries {
+        client.retry.max_retries = n;
+    }
+    if args.give_up_after.is_some_and(|d| d.is_zero()) {
+        return Err(CommandError::usage(anyhow::anyhow!("--give-up-after must be more than 0")).into());
+    }
     let mut labels = BTreeMap::new();
     for l in &args.label {
         let Some((k, v)) = l.split_once('=') else {
@@ -66,7 +72,19 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
     let totals = rt.block_on(async move {
         let shutdown = crate::shutdown::on_signals();
         let health = Health::new();
-        let pusher = Arc::new(Pusher::new(&client, health)?);
+        let pusher = Arc::new(Pusher::new(&client, health.clone())?);
+        // --give-up-after: the deadline cancels the pipeline like a signal,
+        // told apart by `gave_up`.
+        let abort = shutdown.child_token();
+        let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let deadline = args.give_up_after.map(|d| {
+            let (abort, gave_up) = (abort.clone(), gave_up.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(d).await;
+                gave_up.store(true, std::sync::atomic::Ordering::SeqCst);
+                abort.cancel();
+            })
+        });
         let positions = Arc::new(Positions::in_memory());
         let pipeline = Shipper::start(
             BatchSettings::of(&client),
@@ -74,7 +92,7 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
             ((client.batch.max_in_flight + 2) * client.batch.max_bytes.get() as usize).max(4 << 20),
             pusher,
             positions.clone(),
-            shutdown.clone(),
+            abort.clone(),
         );
         let env = SourceEnv {
             default_tenant: client.tenant_id.clone(),
@@ -86,7 +104,7 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
             extra_labels: labels,
         };
         let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
-        let threads = start_sources(&sources, &env, &shutdown, &mut stdin)?;
+        let threads = start_sources(&sources, &env, &abort, &mut stdin)?;
         drop(env);
         let progress = (std::io::stderr().is_terminal() && !args.quiet).then(|| progress_bar(total_bytes, &files));
         let ticker = progress.clone().map(|bar| {
@@ -109,6 +127,20 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
         if let Some(bar) = progress {
             bar.finish_with_message(format!("{} lines acknowledged", totals.lines_delivered));
         }
+        if let Some(d) = deadline {
+            d.abort();
+        }
+        if gave_up.load(std::sync::atomic::Ordering::SeqCst) {
+            let why = match health.last_push_error() {
+                Some(e) => format!("the last push failed: {e}"),
+                None => "no push failed; the lines were still being read".into(),
+            };
+            anyhow::bail!(
+                "gave up after {} (--give-up-after): {} lines acknowledged, the rest not delivered; {why}",
+                crate::util::format_duration(args.give_up_after.unwrap_or_default()),
+                totals.lines_delivered
+            );
+        }
         if shutdown.is_cancelled() {
             anyhow::bail!("interrupted: {} lines acknowledged before the signal", totals.lines_delivered);
         }
@@ -120,6 +152,14 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
             totals.lines_rejected,
             totals.lines_rejected + totals.lines_delivered,
             totals.refusals.join("; ")
+        );
+    }
+    if totals.lines_given_up > 0 {
+        anyhow::bail!(
+            "{} of {} lines were not delivered: {}",
+            totals.lines_given_up,
+            totals.lines_given_up + totals.lines_rejected + totals.lines_delivered,
+            totals.give_ups.join("; ")
         );
     }
     if totals.batches_aborted > 0 {

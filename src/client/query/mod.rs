@@ -173,12 +173,16 @@ impl QueryClient {
     }
 
     fn url(&self, segments: &[&str]) -> Result<reqwest::Url, HttpError> {
-        let mut u = reqwest::Url::parse(&self.base)
-            .map_err(|e| HttpError::Transport { url: http::redact_url(&self.base), message: e.to_string() })?;
+        let mut u = reqwest::Url::parse(&self.base).map_err(|e| HttpError::Transport {
+            url: http::redact_url(&self.base),
+            message: e.to_string(),
+            connect: false,
+        })?;
         {
             let mut p = u.path_segments_mut().map_err(|()| HttpError::Transport {
                 url: http::redact_url(&self.base),
                 message: "the URL cannot have a path".into(),
+                connect: false,
             })?;
             p.pop_if_empty();
             p.extend(segments);

@@ -43,11 +43,11 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn one_off_retry(c: &ClientConfig) -> RetryPolicy {
-    RetryPolicy {
-        min_backoff: c.retry.min_backoff.get(),
-        max_backoff: c.retry.max_backoff.get(),
-        max_retries: if c.retry.max_retries == 0 { ONE_OFF_RETRIES } else { c.retry.max_retries },
-    }
+    RetryPolicy::one_off(
+        c.retry.min_backoff.get(),
+        c.retry.max_backoff.get(),
+        if c.retry.max_retries == 0 { ONE_OFF_RETRIES } else { c.retry.max_retries },
+    )
 }
 
 /// The client check, with the hint each command needs.
@@ -144,6 +144,7 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
         min_backoff: c.retry.min_backoff.get(),
         max_backoff: c.retry.max_backoff.get().min(TAIL_MAX_BACKOFF),
         max_retries: 0,
+        connect_retries: None,
     };
     let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
     runtime()?.block_on(async {
