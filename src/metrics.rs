@@ -241,6 +241,7 @@ impl Health {
 /// Binds the endpoint now (so a bad address fails at start) and serves it until `shutdown`.
 pub async fn serve(
     addr: SocketAddr,
+    limits: crate::util::serve::ServeLimits,
     health: Arc<Health>,
     shutdown: CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
@@ -272,10 +273,5 @@ pub async fn serve(
             }),
         );
     tracing::info!(%addr, "metrics endpoint listening");
-    Ok(tokio::spawn(async move {
-        let r = axum::serve(listener, app).with_graceful_shutdown(async move { shutdown.cancelled().await }).await;
-        if let Err(e) = r {
-            tracing::warn!(error = %e, "metrics endpoint stopped");
-        }
-    }))
+    Ok(tokio::spawn(crate::util::serve::serve(listener, app, limits, shutdown)))
 }

@@ -166,6 +166,8 @@ null\t'Validate and count, keep nothing'"
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-entries -d 'Most entries the memory store keeps; the oldest are evicted and counted' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-body -d 'Largest request body, also after decompression (such as 16MiB)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-query-limit -d 'Largest `limit` a range query may ask for' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-connections -d 'Most connections open at once; more wait in the kernel\'s queue' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l header-read-timeout -d 'A client must send a whole request header within this (also the idle timeout between requests)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l basic-auth-user -d 'Require HTTP basic auth with this user (except on the webhook and /stats)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l basic-auth-password-file -d 'File holding the basic-auth password' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l webhook-key -d 'Accept only this webhook integration key (repeatable); others get 403' -r

@@ -32,6 +32,15 @@ use crate::positions::Positions;
 use crate::queue::Interner;
 use crate::source::file::Mode;
 
+/// `server.*`: a request in progress at shutdown gets a second to finish.
+fn endpoint_limits(c: &crate::config::ServerConfig) -> crate::util::serve::ServeLimits {
+    crate::util::serve::ServeLimits {
+        header_timeout: c.header_read_timeout.get(),
+        max_connections: c.max_connections,
+        shutdown_grace: Duration::from_secs(1),
+    }
+}
+
 /// Runs the agent until `shutdown` fires.
 pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> {
     let config = &plan.config;
@@ -42,7 +51,7 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
     } else {
         let addr = config.server.listen.parse().context("server.listen")?;
         Some(
-            crate::metrics::serve(addr, health.clone(), endpoint_stop.clone())
+            crate::metrics::serve(addr, endpoint_limits(&config.server), health.clone(), endpoint_stop.clone())
                 .await
                 .with_context(|| format!("cannot listen on {addr} (server.listen)"))?,
         )

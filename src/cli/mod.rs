@@ -153,6 +153,12 @@ pub struct ReceiveArgs {
     /// Largest `limit` a range query may ask for.
     #[arg(long, default_value_t = crate::receive::DEFAULT_MAX_QUERY_LIMIT)]
     pub max_query_limit: usize,
+    /// Most connections open at once; more wait in the kernel's queue.
+    #[arg(long, default_value_t = crate::receive::DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_connections: usize,
+    /// A client must send a whole request header within this (also the idle timeout between requests).
+    #[arg(long, default_value = "10s", value_parser = crate::util::parse_positive_duration, value_name = "D")]
+    pub header_read_timeout: std::time::Duration,
     /// Require X-Scope-OrgID on the log API and keep data per tenant.
     #[arg(long)]
     pub multi_tenant: bool,

@@ -40,6 +40,8 @@ fn options(args: &ReceiveArgs) -> anyhow::Result<ReceiveOptions> {
         },
         webhook_keys: args.webhook_keys.iter().map(Secret::new).collect(),
         print_alerts: true,
+        max_connections: args.max_connections,
+        header_timeout: args.header_read_timeout,
     })
 }
 

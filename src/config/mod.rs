@@ -357,6 +357,12 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     if !c.server.listen.is_empty() && c.server.listen.parse::<std::net::SocketAddr>().is_err() {
         e("server.listen", format!("`{}` is not an address like 127.0.0.1:9080", c.server.listen));
     }
+    if c.server.max_connections == 0 {
+        e("server.max_connections", "must be at least 1".into());
+    }
+    if c.server.header_read_timeout.get().is_zero() {
+        e("server.header_read_timeout", "must be more than 0".into());
+    }
     validate_client(&mut c.client, &mut e);
     if c.queue.max_bytes.get() < c.client.batch.max_bytes.get() {
         e(

@@ -48,11 +48,16 @@ impl Default for ShutdownTimeout {
 pub struct ServerConfig {
     /// Address of the metrics and health endpoint; an empty string turns it off.
     pub listen: String,
+    /// Most connections open at once; more wait in the kernel's queue.
+    pub max_connections: usize,
+    /// A client must send a whole request header within this (also the idle
+    /// timeout of a kept-alive connection).
+    pub header_read_timeout: HumanDuration,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { listen: "127.0.0.1:9080".into() }
+        Self { listen: "127.0.0.1:9080".into(), max_connections: 64, header_read_timeout: HumanDuration::secs(10) }
     }
 }
 

@@ -82,6 +82,14 @@ impl Default for Faults {
     }
 }
 
+/// `--max-connections`: room for many agents and query clients, well under
+/// the usual limit of 1,024 descriptors.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// `--header-read-timeout`.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request in progress at shutdown gets this long to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Everything `tailship receive` can be told.
 #[derive(Debug, Clone)]
 pub struct ReceiveOptions {
@@ -103,6 +111,11 @@ pub struct ReceiveOptions {
     pub webhook_keys: Vec<Secret>,
     /// Print one line per alert received on stdout.
     pub print_alerts: bool,
+    /// Most connections open at once; more wait in the kernel's queue.
+    pub max_connections: usize,
+    /// A client must send a whole request header within this (also the idle
+    /// timeout of a kept-alive connection).
+    pub header_timeout: Duration,
 }
 
 impl Default for ReceiveOptions {
@@ -118,6 +131,8 @@ impl Default for ReceiveOptions {
             faults: Faults::default(),
             webhook_keys: Vec::new(),
             print_alerts: true,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
         }
     }
 }
@@ -203,11 +218,17 @@ impl EmbeddedStore {
         http::router(self.shared.clone())
     }
 
-    /// Serves until `shutdown` is cancelled, then finishes in-flight requests.
+    /// Serves until `shutdown` is cancelled, then finishes in-flight requests
+    /// (for a few seconds at most; idle connections close at once).
     pub async fn serve(self, listener: tokio::net::TcpListener, shutdown: CancellationToken) -> anyhow::Result<()> {
         let addr = listener.local_addr()?;
         tracing::info!(%addr, store = ?self.shared.opts.store, multi_tenant = self.shared.opts.multi_tenant, "log store serving");
-        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
+        let limits = crate::util::serve::ServeLimits {
+            header_timeout: self.shared.opts.header_timeout,
+            max_connections: self.shared.opts.max_connections,
+            shutdown_grace: SHUTDOWN_GRACE,
+        };
+        crate::util::serve::serve(listener, self.router(), limits, shutdown).await;
         tracing::info!("log store stopped");
         Ok(())
     }

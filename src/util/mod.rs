@@ -1,13 +1,23 @@
 //! Small shared helpers: human durations and sizes (for config and flags),
-//! secrets that never print, and label-name rules.
+//! secrets that never print, label-name rules, and serving HTTP to clients
+//! that may be slow ([`serve`]).
 
 pub mod clock;
 pub mod secrets;
+pub mod serve;
 
 use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// [`parse_duration`] for flags where 0 makes no sense.
+pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("must be more than 0".into()),
+        d => Ok(d),
+    }
+}
 
 /// Parses a human duration such as `500ms`, `10s`, `5m`, `1h30m`. A bare `0` is zero.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

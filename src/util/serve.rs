@@ -1,0 +1,94 @@
+//! Serving an axum router so that slow or idle clients cannot hold the
+//! process: the agent's `/metrics` endpoint and `tailship receive` both go
+//! through [`serve`].
+//!
+//! - A connection must send a whole request header within `header_timeout`,
+//!   also between requests on a kept-alive connection (hyper's header read
+//!   timeout, started whenever the connection waits for a request); then it
+//!   is closed. That is the idle timeout as well.
+//! - At most `max_connections` are open at once. Further clients wait in the
+//!   kernel's accept queue, holding no descriptor of ours, so a flood of
+//!   connections cannot take the descriptors log files and positions need.
+//! - On shutdown the listener closes at once, idle connections close at once,
+//!   and a request in progress gets `shutdown_grace` to finish; nothing waits
+//!   longer on a client.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// How long clients may take and how many may be connected.
+#[derive(Debug, Clone, Copy)]
+pub struct ServeLimits {
+    pub header_timeout: Duration,
+    pub max_connections: usize,
+    pub shutdown_grace: Duration,
+}
+
+/// The wait after `accept` fails (out of descriptors, most likely) before
+/// trying again, so the loop does not spin.
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
+
+/// Serves `router` on `listener` until `shutdown` fires, then returns once
+/// every connection is closed (at most `shutdown_grace` later).
+pub async fn serve(listener: TcpListener, router: axum::Router, limits: ServeLimits, shutdown: CancellationToken) {
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let mut connections = JoinSet::new();
+    let mut accept_errors = 0u64;
+    loop {
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    accept_errors += 1;
+                    if accept_errors.is_power_of_two() {
+                        tracing::warn!(error = %e, count = accept_errors, "cannot accept a connection");
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(ACCEPT_ERROR_PAUSE) => continue,
+                        _ = shutdown.cancelled() => break,
+                    }
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let service = TowerToHyperService::new(router.clone());
+        let stop = shutdown.clone();
+        connections.spawn(async move {
+            let _permit = permit;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(error = %e, "connection ended");
+                    }
+                }
+                _ = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    // Dropping the connection after the grace closes it.
+                    let _ = tokio::time::timeout(limits.shutdown_grace, conn).await;
+                }
+            }
+        });
+        // Reap finished connections as we go.
+        while connections.try_join_next().is_some() {}
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
