@@ -19,8 +19,11 @@ pub enum LogFormat {
     Json,
 }
 
-pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+/// Logging to stderr at `RUST_LOG`'s level, or `default_level` without it
+/// (`info` for most commands; `warn` for the demo, whose live view is the
+/// point and would drown in the agent's start-up lines).
+pub fn init(format: LogFormat, default_level: &str) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let under_systemd = std::env::var_os("JOURNAL_STREAM").is_some();
     let tty = std::io::stderr().is_terminal();
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(StderrLine::default);

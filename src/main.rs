@@ -3,7 +3,8 @@ use clap::Parser;
 fn main() {
     tune_allocator();
     let cli = tailship::cli::Cli::parse();
-    tailship::logging::init(cli.log_format);
+    let default_level = if matches!(cli.command, tailship::cli::Command::Demo(_)) { "warn" } else { "info" };
+    tailship::logging::init(cli.log_format, default_level);
     std::process::exit(tailship::commands::dispatch(cli));
 }
 

@@ -285,7 +285,7 @@ fn retries_after_429_honouring_retry_after_and_after_500_then_delivers_once() {
     assert!(gap >= Duration::from_millis(950), "Retry-After: 1 honoured, waited {gap:?}");
     let body = reqs[0].json();
     assert_eq!(body["state"], "alerting");
-    assert_eq!(body["title"], "r: 1 matching lines");
+    assert_eq!(body["title"], "r: 1 matching line");
     assert!(wait_for(Duration::from_secs(5), || agent
         .metric(r#"tailship_alerts_sent_total{rule="r",state="alerting"}"#)
         == 1.0));
@@ -510,7 +510,7 @@ annotations = {{ url = "{url}/", token_file = "{token}", org_id = 7, tags = ["te
         assert!(tags.contains(&t), "{t} in {tags:?}");
     }
     assert!(tags.iter().any(|t| t.starts_with("filename:") && t.ends_with("a.log")), "{tags:?}");
-    assert!(body["text"].as_str().unwrap().starts_with("errs: 1 matching lines"), "{body}");
+    assert!(body["text"].as_str().unwrap().starts_with("errs: 1 matching line\n"), "{body}");
     assert!(
         wait_for(Duration::from_secs(5), || agent.metric(r#"tailship_alert_annotations_total{rule="errs"}"#) == 1.0)
     );

@@ -237,7 +237,11 @@ fn health_and_ready_endpoints_and_metrics() {
 
 #[test]
 fn demo_runs_end_to_end() {
-    let out = Command::new(bin()).args(["demo", "--duration", "3s", "--rate", "500"]).output().unwrap();
+    let out = Command::new(bin())
+        .args(["demo", "--duration", "3s", "--rate", "500"])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("live tail"), "{text}");
@@ -260,6 +264,43 @@ fn demo_runs_end_to_end() {
         .parse()
         .unwrap();
     assert_eq!(stored, written - written / 10, "every entry but the dropped health checks arrived: {text}");
+    assert!(text.contains("every one delivered"), "{text}");
+    // A single match reads as one line, not "1 matching lines".
+    assert!(!text.contains(" 1 matching lines"), "{text}");
+    // The live view is not mixed with the agent's info logs.
+    assert!(!err.contains("INFO"), "{err}");
+    // "Next" names a config that works as is (see the test below).
+    assert!(text.contains("tailship run --config config/local.toml"), "{text}");
+}
+
+/// The config the demo's "Next" points at ships to `tailship receive` as is
+/// (only its URL and endpoint port are moved, so tests can run side by side).
+#[test]
+fn the_local_example_config_ships_to_receive_as_is() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/config/local.toml"), dir.path().join("local.toml")).unwrap();
+    std::fs::create_dir(dir.path().join("logs")).unwrap();
+    let port = agent::free_port();
+    let mut child = Command::new(bin())
+        .args(["run", "--config", "local.toml"])
+        .current_dir(dir.path())
+        .env("TAILSHIP_CLIENT__URL", &r.base)
+        .env("TAILSHIP_SERVER__LISTEN", format!("127.0.0.1:{port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    append(&dir.path().join("logs/app.log"), "hello ERROR world\n");
+    assert!(wait_for(Duration::from_secs(30), || stored(&r) == 1));
+    let got = query_all(&r, r#"{job="local", level="ERROR"}"#, None);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].line, "hello ERROR world");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(wait_for(Duration::from_secs(20), || child.try_wait().unwrap().is_some()));
+    assert!(dir.path().join("tailship-positions.json").exists());
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //! | `rule` | the rule's name |
 //! | `count` | matching lines folded into this update |
 //! | `total` | matching lines since the alert group opened |
+//! | `matches`, `total_matches` | the same with their noun: `1 matching line`, `37 matching lines` |
 //! | `first_line`, `last_line` | first and last matching line of this update |
 //! | `since` | time of the first match of this update (UTC, `2024-05-01 21:04:05Z`) |
 //! | `last_match` | time of the group's latest match |
@@ -28,6 +29,8 @@ pub enum Var {
     Rule,
     Count,
     Total,
+    Matches,
+    TotalMatches,
     FirstLine,
     LastLine,
     Since,
@@ -47,6 +50,8 @@ impl Var {
             "rule" => Var::Rule,
             "count" => Var::Count,
             "total" => Var::Total,
+            "matches" => Var::Matches,
+            "total_matches" => Var::TotalMatches,
             "first_line" => Var::FirstLine,
             "last_line" => Var::LastLine,
             "since" => Var::Since,
@@ -120,7 +125,7 @@ impl Template {
             };
             let Some(var) = Var::parse(name) else {
                 return Err(format!(
-                    "unknown template variable `{{{{{name}}}}}`; known: rule, count, total, first_line, last_line, \
+                    "unknown template variable `{{{{{name}}}}}`; known: rule, count, total, matches, total_matches, first_line, last_line, \
                      since, last_match, selector, labels, label.NAME, alert_uid, state, from_ms, to_ms"
                 ));
             };
@@ -165,6 +170,8 @@ fn value(var: &Var, c: &Context<'_>) -> String {
         Var::Rule => c.rule.to_string(),
         Var::Count => c.count.to_string(),
         Var::Total => c.total.to_string(),
+        Var::Matches => matching_lines(c.count),
+        Var::TotalMatches => matching_lines(c.total),
         Var::FirstLine => c.first_line.to_string(),
         Var::LastLine => c.last_line.to_string(),
         Var::Since => format_time(c.since_ms),
@@ -176,6 +183,15 @@ fn value(var: &Var, c: &Context<'_>) -> String {
         Var::State => c.state.to_string(),
         Var::FromMs => c.opened_ms.to_string(),
         Var::ToMs => c.now_ms.to_string(),
+    }
+}
+
+/// `1 matching line`, `2 matching lines`.
+fn matching_lines(n: u64) -> String {
+    if n == 1 {
+        "1 matching line".into()
+    } else {
+        format!("{n} matching lines")
     }
 }
 

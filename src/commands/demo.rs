@@ -42,7 +42,11 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     writeln!(out, "  generated log:      {}/app.log ({} lines/s)", dir.path().display(), args.rate)?;
     writeln!(out, "  agent config:       config/demo.toml (job=\"demo\", level label, healthz lines dropped)")?;
     writeln!(out, "  alert rule:         ERROR lines -> formatted webhook of the embedded store")?;
-    writeln!(out, "  running for {}s; Ctrl-C ends it early\n", args.duration.as_secs())?;
+    writeln!(
+        out,
+        "  writing for {}s, then shipping the rest and a summary; Ctrl-C ends it early\n",
+        args.duration.as_secs()
+    )?;
 
     let agent_stop = CancellationToken::new();
     let agent = {
@@ -114,7 +118,9 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let secs = started.elapsed().as_secs_f64();
     writeln!(out, "\nsummary")?;
     writeln!(out, "  entries written:   {written} (healthz lines are dropped by a stage)")?;
-    writeln!(out, "  entries stored:    {}", s.entries)?;
+    let expected = written - dropped_healthz(written);
+    let verdict = if s.entries == expected { "every one delivered" } else { "some still on the way at shutdown" };
+    writeln!(out, "  entries stored:    {} ({expected} expected: {verdict})", s.entries)?;
     writeln!(out, "  throughput:        {:.0} entries/s over {secs:.1}s", s.entries as f64 / secs)?;
     writeln!(out, "  push requests:     {:?}", s.requests)?;
     let alerts = store.alerts("demo-key");
@@ -125,12 +131,17 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
         Ok(Err(e)) => return Err(e.context("the agent failed")),
         Err(e) => anyhow::bail!("the agent task failed: {e}"),
     }
-    writeln!(
-        out,
-        "\nNext: `tailship receive` in one terminal, `tailship run --config config/tailship.toml` in another."
-    )?;
+    writeln!(out, "\n{NEXT}")?;
     Ok(())
 }
+
+/// What to try after the demo: a config that works as is against `tailship receive`.
+const NEXT: &str = "Next, the same against a store you keep running (config/local.toml; the package has it in \
+/usr/share/doc/tailship/examples/local.toml):
+  tailship receive                                  # terminal 1
+  tailship run --config config/local.toml           # terminal 2: ships ./logs/*.log
+  mkdir -p logs && echo 'hello ERROR world' >> logs/app.log
+  tailship query '{job=\"local\"}' --since 5m --url http://127.0.0.1:3100";
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)

@@ -321,15 +321,15 @@ impl Default for AlertSelector {
 }
 
 /// Default `alerts[].title`.
-pub const DEFAULT_ALERT_TITLE: &str = "{{rule}}: {{count}} matching lines";
+pub const DEFAULT_ALERT_TITLE: &str = "{{rule}}: {{matches}}";
 /// Default `alerts[].message`.
 pub const DEFAULT_ALERT_MESSAGE: &str =
-    "{{count}} matching lines since {{since}} ({{total}} since the alert opened) in {{selector}}\nfirst: {{first_line}}\nlast: {{last_line}}";
+    "{{matches}} since {{since}} ({{total}} since the alert opened) in {{selector}}\nfirst: {{first_line}}\nlast: {{last_line}}";
 /// Default `alerts[].resolved_title`.
 pub const DEFAULT_ALERT_RESOLVED_TITLE: &str = "{{rule}}: resolved";
 /// Default `alerts[].resolved_message`.
 pub const DEFAULT_ALERT_RESOLVED_MESSAGE: &str =
-    "No matching line since {{last_match}} in {{selector}} ({{total}} matching lines while open).";
+    "No matching line since {{last_match}} in {{selector}} ({{total_matches}} while open).";
 /// Default `alerts[].webhook_limit`: updates per 5 minutes to one webhook URL. The
 /// service answers 429 past about 300 per 5 minutes per integration; the
 /// limiter's worst 5-minute window holds exactly this many.

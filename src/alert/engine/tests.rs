@@ -97,7 +97,7 @@ async fn first_match_at_once_then_one_folded_update_per_interval_then_resolve() 
     settle().await;
     assert_eq!(h.sent().len(), 1);
     assert_eq!(h.sent()[0].1.state, "alerting");
-    assert_eq!(h.sent()[0].1.title, "errs: 1 matching lines");
+    assert_eq!(h.sent()[0].1.title, "errs: 1 matching line");
     // 36 more over 30 s: folded into one update at t=60s.
     for n in 0..36 {
         tokio::time::advance(Duration::from_millis(800)).await;
@@ -195,7 +195,7 @@ async fn one_request_per_group_in_flight_and_shutdown_flushes_and_resolves() {
     assert_eq!(
         states,
         vec![
-            (0, "alerting", "errs: 1 matching lines".to_string()),
+            (0, "alerting", "errs: 1 matching line".to_string()),
             (5, "alerting", "errs: 3 matching lines".to_string()),
             (10, "ok", "errs: resolved".to_string())
         ]
