@@ -145,7 +145,11 @@ fn check_never_prints_a_secret() {
     assert!(out.status.success(), "{all}");
     assert!(!all.contains("hunter2"), "{all}");
     assert!(all.contains("<redacted>"), "{all}");
-    let (out, all) = check("[client]\nbearer_token = \"${TOKEN}\"\n", "toml", &[("TOKEN", "bearer-secret-xyz")]);
+    let (out, all) = check(
+        "[client]\nbearer_token = \"${TOKEN}\"\n[[sources]]\ntype = \"stdin\"\n",
+        "toml",
+        &[("TOKEN", "bearer-secret-xyz")],
+    );
     assert!(out.status.success(), "{all}");
     assert!(!all.contains("bearer-secret-xyz"), "{all}");
 }
@@ -190,4 +194,40 @@ fn run_without_config_reads_the_debian_default_and_says_so() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no --config given"), "says where it looks: {err}");
     assert!(err.contains("/etc/tailship/tailship.toml: cannot read config file"), "{err}");
+}
+
+#[test]
+fn a_config_without_sources_is_refused() {
+    assert_bad("[client]\nurl = \"http://127.0.0.1:3100\"\n", "sources", "no [[sources]]");
+}
+
+/// Found trying configs as an operator: overlapping globs shipped every line
+/// twice, `/dev/zero` as an include said nothing, and a `max_line_bytes`
+/// above the service's line limit got whole batches refused. `check` says so
+/// (the config stays valid: each can be meant).
+#[test]
+fn check_warns_about_overlapping_globs_devices_and_lines_over_the_service_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.log"), "x\n").unwrap();
+    std::fs::write(dir.path().join("other.txt"), "x\n").unwrap();
+    let d = dir.path().display();
+    let text = format!(
+        r#"[[sources]]
+type = "file"
+include = ["{d}/*.log"]
+[[sources]]
+type = "file"
+include = ["{d}/app.*", "/dev/zero"]
+max_line_bytes = "1MiB"
+"#
+    );
+    let (out, all) = check(&text, "toml", &[]);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sources[0], sources[1] all match") && err.contains("app.log"), "{err}");
+    assert!(!err.contains("other.txt"), "{err}");
+    assert!(err.contains("sources[1].include: /dev/zero is a device; it is never read"), "{err}");
+    assert!(err.contains("sources[1].max_line_bytes: 1048576 is above the 256 KiB line limit"), "{err}");
+    // stdout is still the effective config, warnings apart.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("warning"));
 }

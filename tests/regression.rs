@@ -261,3 +261,26 @@ fn receive_with_a_closed_stderr_stops_on_sigterm() {
     }));
     assert_eq!(status.and_then(|s| s.code()), Some(0));
 }
+
+/// Found by trying an outage as an operator would: `tailship_files_unread_bytes`
+/// read 0 while 18.4 MB waited unread, because the reader thread was blocked
+/// on the full queue and never got back to the gauge.
+#[test]
+fn files_unread_bytes_counts_what_waits_while_the_service_is_down() {
+    let port = agent::free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    let line = "x".repeat(99) + "\n";
+    std::fs::write(&log, line.repeat(40_000)).unwrap(); // 4,000,000 bytes
+    let cfg = agent_config(dir.path(), &format!("http://127.0.0.1:{port}"), &log.display().to_string(), "", "");
+    let text = std::fs::read_to_string(&cfg).unwrap() + "[queue]\nmax_bytes = \"1MiB\"\n";
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(30), || agent.metric(r#"tailship_files_unread_bytes{source="file-0"}"#)
+            >= 2_000_000.0),
+        "{}",
+        agent.metrics()
+    );
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}

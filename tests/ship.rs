@@ -445,3 +445,38 @@ fn push_give_up_after_stops_retrying_an_unreachable_url_and_names_the_cause() {
     assert!(err.contains("gave up after 2s (--give-up-after): 0 lines acknowledged"), "{err}");
     assert!(err.contains("connection failed") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
 }
+
+/// A line over the service's 256 KiB limit got its whole batch a 400 and
+/// every line of it counted as refused. The service stores the rest and says
+/// `total ignored: 1 out of 10` (as Loki does): one line is counted refused,
+/// nine delivered.
+#[test]
+fn a_line_over_the_service_limit_is_refused_alone_and_the_rest_counted_delivered() {
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut text: String = (0..9).map(|i| format!("short line {i}\n")).collect();
+    text.push_str(&"y".repeat(300_000));
+    text.push('\n');
+    let log = agent::write_file(dir.path(), "a.log", &text);
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "max_line_bytes = \"512KiB\"");
+    // One batch for all ten lines.
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("max_bytes = \"256KiB\"", "max_bytes = \"1MiB\"");
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(20), || agent.metric("tailship_push_lines_total") >= 9.0),
+        "{}",
+        agent.metrics()
+    );
+    assert!(
+        wait_for(Duration::from_secs(20), || agent
+            .metric(r#"tailship_lines_dropped_total{reason="rejected",source="file-0"}"#)
+            == 1.0),
+        "{}",
+        agent.metrics()
+    );
+    assert_eq!(agent.metric("tailship_push_lines_total"), 9.0);
+    assert_eq!(stored_count(&r), 9);
+    assert!(agent.stderr_text().contains("total ignored: 1 out of 10"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}

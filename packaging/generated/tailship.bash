@@ -3447,7 +3447,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__receive)
-            opts="-h --listen --api-prefix --store --max-entries --max-body --max-query-limit --max-connections --header-read-timeout --multi-tenant --basic-auth-user --basic-auth-password-file --webhook-key --fail-every --fail-first --fail-status --retry-after --latency --log-format --help"
+            opts="-h --listen --api-prefix --store --max-entries --max-bytes --max-query-bytes --max-body --max-query-limit --max-connections --header-read-timeout --multi-tenant --basic-auth-user --basic-auth-password-file --webhook-key --fail-every --fail-first --fail-status --retry-after --latency --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3466,6 +3466,14 @@ _tailship() {
                     return 0
                     ;;
                 --max-entries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-query-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

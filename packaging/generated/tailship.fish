@@ -164,6 +164,8 @@ complete -c tailship -n "__fish_tailship_using_subcommand receive" -l api-prefix
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l store -d '`memory` keeps entries (bounded by --max-entries); `null` validates and counts only' -r -f -a "memory\t'Keep entries in memory, bounded by `max_entries`'
 null\t'Validate and count, keep nothing'"
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-entries -d 'Most entries the memory store keeps; the oldest are evicted and counted' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-bytes -d 'Most line bytes the memory store keeps (such as 1GiB); the oldest entries are evicted and counted' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-query-bytes -d 'Largest answer of one range query in line bytes; paging clients go on from its last entry' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-body -d 'Largest request body, also after decompression (such as 16MiB)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-query-limit -d 'Largest `limit` a range query may ask for' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l max-connections -d 'Most connections open at once; more wait in the kernel\'s queue' -r

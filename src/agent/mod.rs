@@ -95,6 +95,9 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
         positions = %config.positions.path.display(),
         "tailship running"
     );
+    for (key, message) in crate::plan::warnings(&plan) {
+        tracing::warn!(%key, "{message}");
+    }
 
     // Positions are written every `sync_period`, and at most ACK_SYNC_DELAY
     // after an acknowledgement moved one: a kill -9 then resends little more

@@ -82,13 +82,33 @@ pub(super) async fn run(
                         t.wire_bytes += wire as u64;
                     }
                 }
-                (PushOutcome::Rejected { message, .. }, _) => {
+                (PushOutcome::Rejected { message, ignored, .. }, wire) => {
                     positions.ack(batch.seq, &batch.acks);
+                    // The service may have stored part of the batch (Loki
+                    // refuses only the entries it ignored): count those as
+                    // delivered. Ignored lines are charged to the batch's
+                    // sources in order.
+                    let lines = batch.lines as u64;
+                    let refused = match ignored {
+                        Some((n, total)) if total == lines => n,
+                        _ => lines,
+                    };
+                    let mut left = refused;
                     for (source, n) in &batch.sources {
-                        m.lines_dropped.with_label_values(&[source, "rejected"]).inc_by(*n);
+                        let here = left.min(*n);
+                        left -= here;
+                        if here > 0 {
+                            m.lines_dropped.with_label_values(&[source, "rejected"]).inc_by(here);
+                        }
+                    }
+                    let stored = lines - refused;
+                    if stored > 0 {
+                        m.lines_pushed.inc_by(stored);
+                        m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
                     }
                     if let Ok(mut t) = totals.lock() {
-                        t.lines_rejected += batch.lines as u64;
+                        t.lines_delivered += stored;
+                        t.lines_rejected += refused;
                         if t.refusals.len() < 8 && !t.refusals.contains(&message) {
                             t.refusals.push(message);
                         }

@@ -147,6 +147,12 @@ pub struct ReceiveArgs {
     /// Most entries the memory store keeps; the oldest are evicted and counted.
     #[arg(long, default_value_t = crate::receive::DEFAULT_MAX_ENTRIES)]
     pub max_entries: usize,
+    /// Most line bytes the memory store keeps (such as 1GiB); the oldest entries are evicted and counted.
+    #[arg(long, default_value = "256MiB", value_parser = crate::util::parse_size)]
+    pub max_bytes: u64,
+    /// Largest answer of one range query in line bytes; paging clients go on from its last entry.
+    #[arg(long, default_value = "64MiB", value_parser = crate::util::parse_size)]
+    pub max_query_bytes: u64,
     /// Largest request body, also after decompression (such as 16MiB).
     #[arg(long, default_value = "16MiB", value_parser = crate::util::parse_size)]
     pub max_body: u64,

@@ -222,7 +222,13 @@ pub enum PushOutcome {
     /// The service refused the content (a 4xx that is not about the
     /// endpoint or credentials), or it could not be encoded: dropped on
     /// purpose, with the service's message.
-    Rejected { status: Option<u16>, message: String },
+    Rejected {
+        status: Option<u16>,
+        message: String,
+        /// `(ignored, total)` when the service said it stored the rest (Loki
+        /// ends a partial refusal with `total ignored: N out of M`).
+        ignored: Option<(u64, u64)>,
+    },
     /// `client.retry.max_retries` ran out: not delivered, with the last error.
     GaveUp { message: String },
     /// Shutdown came before delivery: not acknowledged, will be sent again after a restart.
@@ -374,7 +380,14 @@ impl Pusher {
                 match z.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
                     Ok(z) => (Pooled::new(z, gzipped).into_bytes(), true),
                     Err(e) => {
-                        return (PushOutcome::Rejected { status: None, message: format!("compression failed: {e}") }, 0)
+                        return (
+                            PushOutcome::Rejected {
+                                status: None,
+                                message: format!("compression failed: {e}"),
+                                ignored: None,
+                            },
+                            0,
+                        )
                     }
                 }
             }
@@ -453,7 +466,8 @@ impl Pusher {
                 if first {
                     tracing::error!(error = %e, "the service refused a batch; its lines are dropped and counted (further refusals with this status are counted, not logged)");
                 }
-                PushOutcome::Rejected { status, message: e.to_string() }
+                let message = e.to_string();
+                PushOutcome::Rejected { status, ignored: partly_stored(&message), message }
             }
         };
         (outcome, wire_len)
@@ -465,9 +479,29 @@ impl Pusher {
     }
 }
 
+/// `(N, M)` of a refusal ending in Loki's `total ignored: N out of M`: the
+/// service stored the other M - N entries.
+fn partly_stored(message: &str) -> Option<(u64, u64)> {
+    let rest = &message[message.rfind("total ignored: ")? + "total ignored: ".len()..];
+    let (n, rest) = rest.split_once(" out of ")?;
+    let m: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let (n, m) = (n.trim().parse().ok()?, m.parse().ok()?);
+    (n <= m).then_some((n, m))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_refusal_says_how_many_were_stored() {
+        let loki =
+            "400 from http://l/push: entry for stream '{job=\"a\"}' has timestamp too old; total ignored: 1 out of 500";
+        assert_eq!(partly_stored(loki), Some((1, 500)));
+        assert_eq!(partly_stored("400 from u: line too long; total ignored: 2 out of 3\n"), Some((2, 3)));
+        assert_eq!(partly_stored("400 from u: bad request"), None);
+        assert_eq!(partly_stored("total ignored: 5 out of 3"), None);
+    }
 
     #[test]
     fn escaping_matches_serde_json() {

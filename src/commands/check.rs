@@ -7,6 +7,10 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<()> {
     let plan = crate::plan::load(&args.config)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "# {}: valid", args.config.display())?;
+    for (key, message) in crate::plan::warnings(&plan) {
+        // On stderr, so the effective config on stdout stays a config.
+        eprintln!("warning: {}: {key}: {message}", args.config.display());
+    }
     let text = crate::config::to_redacted_toml(&plan.config);
     out.write_all(crate::util::secrets::scrub(&text).as_bytes())?;
     Ok(())

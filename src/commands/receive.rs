@@ -29,6 +29,8 @@ fn options(args: &ReceiveArgs) -> anyhow::Result<ReceiveOptions> {
         basic_auth,
         store: args.store,
         max_entries: args.max_entries,
+        max_bytes: args.max_bytes,
+        max_query_bytes: usize::try_from(args.max_query_bytes).unwrap_or(usize::MAX),
         max_body,
         max_query_limit: args.max_query_limit,
         faults: Faults {

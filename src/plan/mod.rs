@@ -15,11 +15,13 @@
 //! once (config problems and compile problems together).
 
 mod source;
+mod warnings;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use source::SourcePlan;
+pub use warnings::{warnings, SERVICE_MAX_LINE_BYTES};
 
 use crate::alert::rule::Rule;
 use crate::config::{Config, ConfigError, ConfigErrors};
@@ -72,6 +74,14 @@ pub fn compile_sources(sources: &[crate::config::SourceConfig]) -> Result<Vec<So
 /// Compiles a config read from `file` (named in errors).
 pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
     let mut problems: Vec<(String, String)> = Vec::new();
+    if config.sources.is_empty() {
+        problems.push((
+            "sources".into(),
+            "no [[sources]]: the agent would read nothing; add one with type = \"file\" and include = [...], \
+             or type = \"stdin\""
+                .into(),
+        ));
+    }
     let sources: Vec<SourcePlan> =
         config.sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, &mut problems)).collect();
     let mut rules = Vec::new();

@@ -224,7 +224,7 @@ async fn push_inner(sh: &Shared, headers: &HeaderMap, body: Result<Bytes, BytesR
         Err(e) => return text(StatusCode::BAD_REQUEST, e.0),
     };
     sh.backend.push(&tenant, &valid, &sh.counters);
-    match valid.first_error {
+    match valid.error_message() {
         Some(msg) => text(StatusCode::BAD_REQUEST, msg),
         None => StatusCode::NO_CONTENT.into_response(),
     }
@@ -427,7 +427,7 @@ fn query_range_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<
         Some(other) => return Err(ApiError::bad(format!("invalid direction {other:?}: use forward or backward"))),
     };
     let (start, end) = p.range(HOUR_NS)?;
-    let params = RangeParams { selector: &selector, start, end, limit, forward };
+    let params = RangeParams { selector: &selector, start, end, limit, forward, max_bytes: sh.opts.max_query_bytes };
     Ok(sh.backend.query_range(tenants, tenants.len() > 1, params))
 }
 

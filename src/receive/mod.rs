@@ -82,6 +82,10 @@ impl Default for Faults {
     }
 }
 
+/// `--max-bytes`: line bytes the memory store holds.
+pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
+/// `--max-query-bytes`: line bytes of one query's answer.
+pub const DEFAULT_MAX_QUERY_BYTES: usize = 64 << 20;
 /// `--max-connections`: room for many agents and query clients, well under
 /// the usual limit of 1,024 descriptors.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
@@ -102,6 +106,10 @@ pub struct ReceiveOptions {
     pub store: StoreKind,
     /// Bound of the memory store; the oldest entries are evicted past it.
     pub max_entries: usize,
+    /// Bound of the memory store in line bytes; the oldest entries are evicted past it.
+    pub max_bytes: u64,
+    /// Largest answer of a range query, in line bytes (paging clients go on from its last entry).
+    pub max_query_bytes: usize,
     /// Largest request body, checked after decompression too.
     pub max_body: usize,
     /// Largest `limit` a range query may ask for.
@@ -126,6 +134,8 @@ impl Default for ReceiveOptions {
             basic_auth: None,
             store: StoreKind::Memory,
             max_entries: DEFAULT_MAX_ENTRIES,
+            max_bytes: DEFAULT_MAX_BYTES,
+            max_query_bytes: DEFAULT_MAX_QUERY_BYTES,
             max_body: DEFAULT_MAX_BODY,
             max_query_limit: DEFAULT_MAX_QUERY_LIMIT,
             faults: Faults::default(),
@@ -166,7 +176,7 @@ pub struct EmbeddedStore {
 
 impl EmbeddedStore {
     pub fn new(opts: ReceiveOptions) -> Self {
-        let backend = store::Backend::new(opts.store, opts.max_entries);
+        let backend = store::Backend::new(opts.store, opts.max_entries, opts.max_bytes);
         Self {
             shared: Arc::new(Shared {
                 opts,
@@ -209,7 +219,14 @@ impl EmbeddedStore {
         if end < start {
             return Err(QueryError::Invalid("end timestamp must not be before start time".into()));
         }
-        let p = store::RangeParams { selector: &selector, start, end, limit, forward };
+        let p = store::RangeParams {
+            selector: &selector,
+            start,
+            end,
+            limit,
+            forward,
+            max_bytes: self.shared.opts.max_query_bytes,
+        };
         Ok(self.shared.backend.query_range(&tenants, tenants.len() > 1, p))
     }
 

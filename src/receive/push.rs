@@ -212,6 +212,18 @@ pub struct ValidStream<'b> {
 pub struct Validated<'b> {
     pub streams: Vec<ValidStream<'b>>,
     pub first_error: Option<String>,
+    /// Entries left out (bad labels, lines too long), and entries in all.
+    pub ignored: usize,
+    pub total: usize,
+}
+
+impl Validated<'_> {
+    /// The 400 message of a partly refused push, ending as Loki's does
+    /// (`total ignored: N out of M`), so clients can count what was stored.
+    pub fn error_message(&self) -> Option<String> {
+        let first = self.first_error.as_ref()?;
+        Some(format!("{first}; total ignored: {} out of {}", self.ignored, self.total))
+    }
 }
 
 /// Reads a timestamp: decimal digits only, within i64 nanoseconds.
@@ -236,7 +248,8 @@ pub fn validate<'b>(body: &'b PushBody<'_>) -> Result<Validated<'b>, MalformedPu
     if body.streams.is_empty() {
         return Ok(Validated::default());
     }
-    let mut out = Validated { streams: Vec::with_capacity(body.streams.len()), first_error: None };
+    let mut out =
+        Validated { streams: Vec::with_capacity(body.streams.len()), first_error: None, ignored: 0, total: 0 };
     for (si, s) in body.streams.iter().enumerate() {
         let mut entries = Vec::with_capacity(s.values.len());
         for (vi, v) in s.values.iter().enumerate() {
@@ -248,14 +261,17 @@ pub fn validate<'b>(body: &'b PushBody<'_>) -> Result<Validated<'b>, MalformedPu
             };
             entries.push((ts, &*v.line));
         }
+        out.total += entries.len();
         let labels = match check_labels(&s.stream) {
             Ok(l) => l,
             Err(msg) => {
                 out.first_error.get_or_insert_with(|| format!("stream {si}: {msg}"));
+                out.ignored += entries.len();
                 continue;
             }
         };
         let mut vi = 0;
+        let before = entries.len();
         entries.retain(|(_, line)| {
             let ok = line.len() <= MAX_LINE_BYTES;
             if !ok {
@@ -266,6 +282,7 @@ pub fn validate<'b>(body: &'b PushBody<'_>) -> Result<Validated<'b>, MalformedPu
             vi += 1;
             ok
         });
+        out.ignored += before - entries.len();
         out.streams.push(ValidStream { labels, entries });
     }
     Ok(out)

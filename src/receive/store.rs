@@ -5,8 +5,9 @@
 //! with entries in a `BTreeMap` keyed by timestamp so range scans in either
 //! direction are cheap. An entry with the same timestamp and line as one
 //! already in its stream is stored once (as Loki does). The store is bounded
-//! by a count of entries: a queue in insertion order says which entry to evict
-//! first, and evictions are counted.
+//! by a count of entries and by the bytes of their lines: a queue in
+//! insertion order says which entry to evict first, and evictions are counted.
+//! A query's answer is bounded in bytes too.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::ops::Bound;
@@ -46,7 +47,7 @@ pub struct Stats {
     pub entries: u64,
     /// Sum of the line lengths of the accepted entries.
     pub bytes: u64,
-    /// Entries evicted to stay under `max_entries`.
+    /// Entries evicted to stay under `max_entries` and `max_bytes`.
     pub evicted: u64,
     /// Streams held (memory store: streams with at least one entry), or
     /// distinct streams seen (null store).
@@ -117,6 +118,10 @@ pub struct RangeParams<'q> {
     pub end: i64,
     pub limit: usize,
     pub forward: bool,
+    /// The answer stops before its lines pass this many bytes (one entry at
+    /// least), so one query cannot take the store's memory again as JSON;
+    /// clients that page go on from the last entry.
+    pub max_bytes: usize,
 }
 
 struct Stream {
@@ -159,6 +164,9 @@ impl Tenant {
 #[derive(Default)]
 pub(crate) struct Memory {
     max_entries: usize,
+    /// Bound of the line bytes held.
+    max_bytes: u64,
+    held_bytes: u64,
     tenant_ids: HashMap<String, u32>,
     tenants: Vec<(String, Tenant)>,
     /// `(tenant, stream, ts)` in insertion order: the eviction queue.
@@ -184,9 +192,9 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
-    pub(crate) fn new(kind: StoreKind, max_entries: usize) -> Self {
+    pub(crate) fn new(kind: StoreKind, max_entries: usize, max_bytes: u64) -> Self {
         match kind {
-            StoreKind::Memory => Self::Memory(Mutex::new(Memory { max_entries, ..Memory::default() })),
+            StoreKind::Memory => Self::Memory(Mutex::new(Memory { max_entries, max_bytes, ..Memory::default() })),
             StoreKind::Null => Self::Null(Mutex::new(HashSet::new())),
         }
     }
@@ -324,6 +332,7 @@ impl Memory {
                 self.order.push_back((ti, si, ts));
                 entries += 1;
                 bytes += line.len() as u64;
+                self.held_bytes += line.len() as u64;
             }
             if stream.entries.is_empty() {
                 t.release(si);
@@ -342,7 +351,7 @@ impl Memory {
     /// Returns how many entries were evicted and how many streams emptied.
     fn evict(&mut self) -> (u64, u64) {
         let (mut n, mut released) = (0, 0);
-        while self.order.len() > self.max_entries {
+        while self.order.len() > self.max_entries || (self.held_bytes > self.max_bytes && !self.order.is_empty()) {
             let Some((ti, si, ts)) = self.order.pop_front() else { break };
             let tenant = &mut self.tenants[ti as usize].1;
             let stream = &mut tenant.streams[si as usize];
@@ -350,7 +359,8 @@ impl Memory {
                 // Lines at one timestamp are kept in insertion order, so the
                 // oldest one is first.
                 if !lines.is_empty() {
-                    lines.remove(0);
+                    let gone = lines.remove(0);
+                    self.held_bytes = self.held_bytes.saturating_sub(gone.len() as u64);
                 }
                 if lines.is_empty() {
                     stream.entries.remove(&ts);
@@ -418,6 +428,15 @@ impl Memory {
             candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
         }
         candidates.truncate(p.limit);
+        let mut size = 0usize;
+        let fits = candidates
+            .iter()
+            .position(|c| {
+                size += c.2.len();
+                size > p.max_bytes
+            })
+            .unwrap_or(candidates.len());
+        candidates.truncate(fits.max(1));
         let mut grouped: BTreeMap<usize, Vec<(i64, String)>> = BTreeMap::new();
         for (ts, idx, line) in candidates {
             grouped.entry(idx).or_default().push((ts, line.to_string()));
@@ -470,9 +489,37 @@ mod tests {
     }
 
     #[test]
+    fn the_store_and_each_answer_are_bounded_in_bytes() {
+        let c = Counters::default();
+        let b = Backend::new(StoreKind::Memory, 1_000, 25);
+        let line = "0123456789";
+        for ts in 1..=5 {
+            push_json(
+                &b,
+                &c,
+                "t",
+                &format!(r#"{{"streams":[{{"stream":{{"a":"x"}},"values":[["{ts}","{line}"]]}}]}}"#),
+            );
+        }
+        // 50 bytes pushed, 25 kept: the three oldest went.
+        assert_eq!(c.snapshot().evicted, 3);
+        let sel = logql::parse_log_query(r#"{a="x"}"#).unwrap();
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: usize::MAX };
+        let all: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
+        assert_eq!(all.iter().map(|v| v.0).collect::<Vec<_>>(), vec![4, 5]);
+        // An answer stops before it passes max_bytes, but holds one entry at least.
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: 15 };
+        let some: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
+        assert_eq!(some.iter().map(|v| v.0).collect::<Vec<_>>(), vec![4]);
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: false, max_bytes: 1 };
+        let one: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
+        assert_eq!(one.iter().map(|v| v.0).collect::<Vec<_>>(), vec![5]);
+    }
+
+    #[test]
     fn eviction_and_duplicates() {
         let c = Counters::default();
-        let b = Backend::new(StoreKind::Memory, 3);
+        let b = Backend::new(StoreKind::Memory, 3, u64::MAX);
         push_json(
             &b,
             &c,
@@ -482,7 +529,7 @@ mod tests {
         let s = c.snapshot();
         assert_eq!((s.entries, s.duplicates, s.evicted, s.streams), (4, 1, 1, 1));
         let sel = logql::parse_log_query(r#"{a="x"}"#).unwrap();
-        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true };
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: usize::MAX };
         let r = b.query_range(&["t".to_string()], false, p);
         assert_eq!(r[0].values, vec![(1, "l1b".to_string()), (2, "l2".to_string()), (3, "l3".to_string())]);
 
@@ -494,7 +541,7 @@ mod tests {
         let Backend::Memory(m) = &b else { panic!() };
         assert_eq!(m.lock().unwrap().tenants[0].1.streams.len(), 2);
         let sel = logql::parse_log_query(r#"{a=~"x|y|z"}"#).unwrap();
-        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true };
+        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: usize::MAX };
         let lines: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
         assert_eq!(lines.len(), 3);
     }

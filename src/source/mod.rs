@@ -36,6 +36,21 @@ impl Outlet {
         self.sink.send_blocking(&self.handle, chunk, &self.cancel)
     }
 
+    /// [`Outlet::send`] that calls `waiting` every `every` while the queue is
+    /// full, so a source blocked by a service outage still reports on itself.
+    pub fn send_waiting(&self, chunk: Chunk, every: std::time::Duration, mut waiting: impl FnMut()) -> bool {
+        self.handle.block_on(async {
+            let send = self.sink.send(chunk, &self.cancel);
+            tokio::pin!(send);
+            loop {
+                tokio::select! {
+                    ok = &mut send => return ok,
+                    _ = tokio::time::sleep(every) => waiting(),
+                }
+            }
+        })
+    }
+
     pub fn stopped(&self) -> bool {
         self.cancel.is_cancelled()
     }

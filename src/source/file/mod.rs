@@ -491,7 +491,10 @@ impl FileSource {
                 Step::Failed => return progressed,
             };
             let queued = chunk.ack.map(|a| a.offset);
-            if !self.out.send(chunk) {
+            // While the queue is full (the service is down or slow), the files
+            // grow unread: keep `tailship_files_unread_bytes` true meanwhile.
+            let (tailers, name) = (&self.tailers, &self.stages.name);
+            if !self.out.send_waiting(chunk, UNREAD_REFRESH, || report_unread(tailers, name)) {
                 return progressed;
             }
             if let Some(q) = queued {
@@ -539,4 +542,15 @@ impl PathExt for Path {
             _ => false,
         }
     }
+}
+
+/// How often a source waiting on a full queue looks at its files' sizes.
+const UNREAD_REFRESH: Duration = Duration::from_secs(1);
+
+/// Sets `tailship_files_unread_bytes` from the open files' current sizes
+/// (one `fstat` each).
+fn report_unread(tailers: &[Tailer], name: &str) {
+    let unread: u64 =
+        tailers.iter().map(|t| t.file.metadata().map(|m| m.len()).unwrap_or(t.size).saturating_sub(t.offset)).sum();
+    Metrics::get().files_unread_bytes.with_label_values(&[name]).set(unread as i64);
 }

@@ -1,0 +1,82 @@
+//! What a valid config may still get wrong, said by `check` and logged by
+//! `run` at start: nothing here stops the agent, since each can be meant.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileTypeExt;
+use std::path::PathBuf;
+
+use super::Plan;
+use crate::config::SourceType;
+
+/// The longest line Loki (`max_line_size`) and the log service accept by default.
+pub const SERVICE_MAX_LINE_BYTES: u64 = 256 << 10;
+
+/// `(key, message)` for each thing worth a second look, looking at the files
+/// the globs name now.
+pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut claimed: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
+    for (i, s) in plan.config.sources.iter().enumerate() {
+        let key = format!("sources[{i}]");
+        if s.max_line_bytes.get() > SERVICE_MAX_LINE_BYTES {
+            out.push((
+                format!("{key}.max_line_bytes"),
+                format!(
+                    "{} is above the {} KiB line limit Loki and the log service apply by default (max_line_size): \
+                     longer lines are refused (counted as rejected) unless the service allows them",
+                    s.max_line_bytes.get(),
+                    SERVICE_MAX_LINE_BYTES >> 10
+                ),
+            ));
+        }
+        if s.kind != SourceType::File {
+            continue;
+        }
+        for inc in &s.include {
+            if inc.contains(['*', '?', '[', '{']) {
+                continue;
+            }
+            if let Ok(meta) = std::fs::metadata(inc) {
+                if !meta.is_file() {
+                    let t = meta.file_type();
+                    let what = if meta.is_dir() {
+                        "a directory (use a glob such as dir/*.log)"
+                    } else if t.is_char_device() || t.is_block_device() {
+                        "a device"
+                    } else if t.is_fifo() {
+                        "a FIFO (pipe it into a stdin source instead)"
+                    } else if t.is_socket() {
+                        "a socket"
+                    } else {
+                        "not a regular file"
+                    };
+                    out.push((format!("{key}.include"), format!("{inc} is {what}; it is never read")));
+                }
+            }
+        }
+        if let Some(files) = plan.sources.get(i).and_then(|p| p.spec.files.as_ref()) {
+            for path in files.candidates() {
+                claimed.entry(path).or_default().push(i);
+            }
+        }
+    }
+    let mut overlaps: BTreeMap<Vec<usize>, Vec<PathBuf>> = BTreeMap::new();
+    for (path, sources) in claimed {
+        if sources.len() > 1 {
+            overlaps.entry(sources).or_default().push(path);
+        }
+    }
+    for (sources, paths) in overlaps {
+        let names: Vec<String> = sources.iter().map(|i| format!("sources[{i}]")).collect();
+        let more = if paths.len() > 1 { format!(" and {} more", paths.len() - 1) } else { String::new() };
+        out.push((
+            format!("{}.include", names[0]),
+            format!(
+                "{} all match {}{more}: each line of such a file ships once per source (narrow a glob or add an exclude)",
+                names.join(", "),
+                paths[0].display()
+            ),
+        ));
+    }
+    out
+}
