@@ -38,6 +38,39 @@ fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
     (ca_cert.pem(), Arc::new(config))
 }
 
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, both
+/// signed by it, and a server config that requires a client certificate of
+/// that CA: (CA PEM, client cert PEM, client key PEM, server config).
+fn private_ca_requiring_client_certs() -> (String, String, String, Arc<rustls::ServerConfig>) {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship mTLS CA");
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let server_cert =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client_cert =
+        rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca_cert.der().clone()).unwrap();
+    let verifier =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
+        )
+        .unwrap();
+    (ca_cert.pem(), client_cert.pem(), client_key.serialize_pem(), Arc::new(config))
+}
+
 /// An HTTPS server on loopback answering 200 to every request; returns its
 /// port and the request lines it received (after a completed handshake).
 fn https_server(config: Arc<rustls::ServerConfig>) -> (u16, Arc<Mutex<Vec<String>>>) {
@@ -149,4 +182,51 @@ fn an_https_webhook_signed_by_a_private_ca_in_client_tls_ca_file_delivers() {
     let out = std::process::Command::new(bin()).args(["alert", "test", "--config"]).arg(&no_ca).output().unwrap();
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!out.status.success(), "a certificate of an unknown CA must not be accepted: {all}");
+}
+
+/// `client.tls.cert_file` and `key_file` (`--cert-file`/`--key-file`, or
+/// logcli's `--cert`/`--key`): a service that requires a client certificate
+/// gets the push; without the certificate the handshake fails and nothing
+/// is delivered.
+#[test]
+fn a_service_requiring_a_client_certificate_gets_pushes_with_cert_file_and_key_file() {
+    let (ca_pem, cert_pem, key_pem, server_config) = private_ca_requiring_client_certs();
+    let (port, seen) = https_server(server_config);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = write_file(dir.path(), "ca.pem", &ca_pem);
+    let cert = write_file(dir.path(), "agent.pem", &cert_pem);
+    let key = write_file(dir.path(), "agent.key", &key_pem);
+    let log = write_file(dir.path(), "one.log", "hello over mtls\n");
+    let url = format!("https://127.0.0.1:{port}");
+    let push = |with_cert: bool| {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.args(["push", "--url", &url, "--max-retries", "1", "--ca-file"]).arg(&ca);
+        if with_cert {
+            cmd.arg("--cert").arg(&cert).arg("--key").arg(&key);
+        }
+        cmd.arg(&log).output().unwrap()
+    };
+    let out = push(false);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(seen.lock().unwrap().is_empty(), "no request without a client certificate");
+    let out = push(true);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(seen.lock().unwrap().first().map(String::as_str), Some("POST /logstore/api/v1/push HTTP/1.1"));
+    // A key that is not the certificate's is a config error, named.
+    let bad = write_file(
+        dir.path(),
+        "bad.toml",
+        &format!(
+        "[client]\nurl = \"{url}\"\ntls = {{ cert_file = \"{}\", key_file = \"{}\" }}\n[[sources]]\ntype = \"stdin\"\n",
+        cert.display(),
+        ca.display()
+    ),
+    );
+    let out = std::process::Command::new(bin()).args(["check", "--config"]).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("client.tls.cert_file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

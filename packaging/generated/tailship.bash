@@ -3179,7 +3179,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__labels)
-            opts="-o -c -h --since --output --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-o -c -h --since --output --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3229,6 +3229,26 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proxy-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3271,7 +3291,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__push)
-            opts="-l -q -c -h --label --quiet --max-retries --give-up-after --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-l -q -c -h --label --quiet --max-retries --give-up-after --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3325,6 +3345,26 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proxy-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3349,7 +3389,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__query)
-            opts="-o -c -h --instant --time --since --from --to --limit --direction --forward --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-o -c -h --instant --time --since --from --to --limit --direction --forward --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3420,6 +3460,26 @@ _tailship() {
                     return 0
                     ;;
                 --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proxy-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3563,7 +3623,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__tail)
-            opts="-o -c -h --since --delay --interval --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --timeout --config --log-format --help"
+            opts="-o -c -h --since --delay --interval --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3622,6 +3682,26 @@ _tailship() {
                     return 0
                     ;;
                 --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proxy-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -192,6 +192,9 @@ complete -c tailship -n "__fish_tailship_using_subcommand push" -l username -d '
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l password-file -d 'File holding the basic-auth password or API token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l bearer-token-file -d 'File holding a bearer token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l timeout -d 'Request timeout, such as 10s' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
@@ -217,6 +220,9 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -l username -d 
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l password-file -d 'File holding the basic-auth password or API token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l bearer-token-file -d 'File holding a bearer token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l timeout -d 'Request timeout, such as 10s' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
@@ -240,6 +246,9 @@ complete -c tailship -n "__fish_tailship_using_subcommand tail" -l username -d '
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l password-file -d 'File holding the basic-auth password or API token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l bearer-token-file -d 'File holding a bearer token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l timeout -d 'Request timeout, such as 10s' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
@@ -258,6 +267,9 @@ complete -c tailship -n "__fish_tailship_using_subcommand labels" -l username -d
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l password-file -d 'File holding the basic-auth password or API token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l bearer-token-file -d 'File holding a bearer token' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l timeout -d 'Request timeout, such as 10s' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''

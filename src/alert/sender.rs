@@ -142,7 +142,7 @@ impl Sender {
     /// A sender under the `client` section's TLS settings (`ca_file`,
     /// `insecure_skip_verify`) and timeout, as every request of the agent.
     pub fn new(client: &ClientConfig, retry: RetryPolicy) -> Result<Self, HttpError> {
-        let client = http::client_for(client, "")?;
+        let client = http::webhook_client(client)?;
         Ok(Self { client, retry, logged: Mutex::new(HashSet::new()) })
     }
 

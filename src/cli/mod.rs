@@ -223,6 +223,15 @@ pub struct ClientArgs {
     /// Accept any TLS certificate (self-signed test setups only).
     #[arg(long)]
     pub insecure_skip_verify: bool,
+    /// Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it).
+    #[arg(long, visible_alias = "cert", requires = "key_file")]
+    pub cert_file: Option<PathBuf>,
+    /// Private key (PEM) of --cert-file (`--key` as logcli has it).
+    #[arg(long, visible_alias = "key", requires = "cert_file")]
+    pub key_file: Option<PathBuf>,
+    /// HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply.
+    #[arg(long)]
+    pub proxy_url: Option<String>,
     /// Request timeout, such as 10s.
     #[arg(long, value_parser = crate::util::parse_duration)]
     pub timeout: Option<std::time::Duration>,

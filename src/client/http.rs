@@ -35,6 +35,9 @@ pub enum HttpError {
     CaCert { path: String, source: reqwest::Error },
     #[error("cannot build the HTTP client: {0}")]
     Build(reqwest::Error),
+    /// A client certificate, proxy or header setting that cannot be used.
+    #[error("{0}")]
+    Setting(String),
     /// Connection refused, reset, DNS or TLS failure, or a timeout.
     /// `connect` is set when no connection could be made (refused, no route,
     /// DNS): nobody is listening, which a one-off command should say soon.
@@ -143,10 +146,17 @@ pub struct ClientOptions {
     /// built-in TLS root certificates are not loaded (parsing them costs a
     /// few milliseconds and a few hundred KiB held for the agent's lifetime).
     pub plain_http: bool,
+    /// `client.tls.cert_file` and `key_file`: a client certificate (mTLS).
+    pub identity: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// `client.proxy_url`; without it the usual proxy environment variables apply.
+    pub proxy_url: Option<Secret>,
+    /// `client.headers`, sent on every request of this client.
+    pub headers: Vec<(String, Secret)>,
 }
 
 impl ClientOptions {
-    /// `client.tls` and `client.timeout`, for requests to `url` (TLS roots
+    /// `client.tls`, `client.proxy_url`, `client.headers` and
+    /// `client.timeout`, for requests to the log service at `url` (TLS roots
     /// are loaded unless `url` is plain `http://`).
     pub fn of(c: &ClientConfig, url: &str) -> Self {
         Self {
@@ -154,14 +164,24 @@ impl ClientOptions {
             insecure_skip_verify: c.tls.insecure_skip_verify,
             timeout: Some(c.timeout.get()),
             plain_http: is_plain_http(url),
+            identity: c.tls.cert_file.clone().zip(c.tls.key_file.clone()),
+            proxy_url: c.proxy_url.clone(),
+            headers: c.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         }
     }
 }
 
-/// The HTTP client for requests to `url` under the `client` config section.
-/// Pass an empty `url` when requests go to many URLs (webhooks).
+/// The HTTP client for requests to the log service at `url` under the
+/// `client` config section.
 pub fn client_for(c: &ClientConfig, url: &str) -> Result<reqwest::Client, HttpError> {
     build_client(&ClientOptions::of(c, url))
+}
+
+/// The HTTP client for alert webhooks and annotations (many URLs, not the
+/// log service): `client`'s TLS, proxy and timeout, without its extra headers,
+/// which are meant for the log service only.
+pub fn webhook_client(c: &ClientConfig) -> Result<reqwest::Client, HttpError> {
+    build_client(&ClientOptions { headers: Vec::new(), ..ClientOptions::of(c, "") })
 }
 
 /// True for an `http://` URL (no TLS).
@@ -182,6 +202,28 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
     }
     if opts.plain_http {
         b = b.tls_built_in_root_certs(false);
+    }
+    if let Some((cert, key)) = &opts.identity {
+        let id = crate::config::client_identity(cert, key).map_err(HttpError::Setting)?;
+        b = b.identity(id);
+    }
+    if let Some(p) = &opts.proxy_url {
+        let proxy = reqwest::Proxy::all(p.expose())
+            .map_err(|e| HttpError::Setting(format!("client.proxy_url: {e}")))?
+            .no_proxy(reqwest::NoProxy::from_env());
+        b = b.proxy(proxy);
+    }
+    if !opts.headers.is_empty() {
+        let mut map = reqwest::header::HeaderMap::new();
+        for (k, v) in &opts.headers {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| HttpError::Setting(format!("client.headers: `{k}` is not a header name")))?;
+            let mut value = reqwest::header::HeaderValue::from_str(v.expose())
+                .map_err(|_| HttpError::Setting(format!("client.headers.{k}: not a header value")))?;
+            value.set_sensitive(true);
+            map.insert(name, value);
+        }
+        b = b.default_headers(map);
     }
     if opts.insecure_skip_verify {
         tracing::warn!(

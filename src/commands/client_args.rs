@@ -53,6 +53,13 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
     if args.insecure_skip_verify {
         c.tls.insecure_skip_verify = true;
     }
+    if let (Some(cert), Some(key)) = (&args.cert_file, &args.key_file) {
+        c.tls.cert_file = Some(cert.clone());
+        c.tls.key_file = Some(key.clone());
+    }
+    if let Some(p) = &args.proxy_url {
+        c.proxy_url = Some(crate::util::Secret::new(p.clone()));
+    }
     if let Some(t) = args.timeout {
         c.timeout = crate::util::HumanDuration(t);
     }

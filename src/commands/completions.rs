@@ -102,8 +102,11 @@ Config values may also name variables as \fB${VAR}\fR or \fB${VAR:\-default}\fR.
 \fBTAILSHIP_CONFIG\fR
 The config file of \fBrun\fR and \fBcheck\fR when \fB\-\-config\fR is not given.
 .TP
-\fBTAILSHIP_URL\fR, \fBTAILSHIP_ORG_ID\fR, \fBTAILSHIP_USERNAME\fR, \fBTAILSHIP_PASSWORD_FILE\fR, \fBTAILSHIP_API_PREFIX\fR
+\fBTAILSHIP_URL\fR, \fBTAILSHIP_ORG_ID\fR, \fBTAILSHIP_USERNAME\fR, \fBTAILSHIP_PASSWORD_FILE\fR, \fBTAILSHIP_BEARER_TOKEN_FILE\fR, \fBTAILSHIP_API_PREFIX\fR
 Connection settings of \fBpush\fR, \fBquery\fR, \fBtail\fR and \fBlabels\fR.
+.TP
+\fBHTTPS_PROXY\fR, \fBHTTP_PROXY\fR, \fBALL_PROXY\fR, \fBNO_PROXY\fR
+The proxy of every request when \fBclient.proxy_url\fR (\fB\-\-proxy\-url\fR) is not set; \fBNO_PROXY\fR applies to both.
 .TP
 \fBRUST_LOG\fR
 Log level and filters, such as \fBinfo\fR (the default) or \fBtailship::source=debug\fR.

@@ -86,6 +86,13 @@ pub struct ClientConfig {
     pub bearer_token: Option<Secret>,
     pub bearer_token_file: Option<PathBuf>,
     pub tls: TlsConfig,
+    /// An HTTP(S) proxy for every request, such as `http://proxy:3128`
+    /// (credentials in the URL are a secret). Without it, `HTTPS_PROXY`,
+    /// `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` apply.
+    pub proxy_url: Option<Secret>,
+    /// Extra headers on every request to the log service (push, query,
+    /// labels); their values are secrets, redacted in `check` and logs.
+    pub headers: BTreeMap<String, Secret>,
     pub batch: BatchConfig,
     pub retry: RetryConfig,
     pub rate_limit: RateLimitConfig,
@@ -104,6 +111,8 @@ impl Default for ClientConfig {
             bearer_token: None,
             bearer_token_file: None,
             tls: TlsConfig::default(),
+            proxy_url: None,
+            headers: BTreeMap::new(),
             batch: BatchConfig::default(),
             retry: RetryConfig::default(),
             rate_limit: RateLimitConfig::default(),
@@ -124,6 +133,11 @@ pub struct BasicAuth {
 pub struct TlsConfig {
     /// A PEM bundle of extra CA certificates to trust.
     pub ca_file: Option<PathBuf>,
+    /// A client certificate (PEM, with its chain) for services that ask for
+    /// one (mutual TLS); needs `key_file`.
+    pub cert_file: Option<PathBuf>,
+    /// The PEM private key of `cert_file` (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: Option<PathBuf>,
     /// Accept any certificate: for self-signed test setups only (warned at start).
     pub insecure_skip_verify: bool,
 }

@@ -1,0 +1,175 @@
+//! Checking the `client` section (shared by `run` and the one-off commands):
+//! URL, auth, TLS (CA, client certificate), proxy, extra headers, batching
+//! and retry. Secret files are read into their values here.
+
+use std::path::Path;
+
+use super::schema::{ClientConfig, MAX_BATCH_BYTES};
+use crate::util::read_secret_file;
+
+/// Headers tailship sets itself, refused in `client.headers`.
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "content-type",
+    "content-encoding",
+    "content-length",
+    "transfer-encoding",
+    "authorization",
+    "x-scope-orgid",
+];
+
+/// The client certificate and key of `client.tls` as one PEM, checked.
+pub fn client_identity(cert: &Path, key: &Path) -> Result<reqwest::Identity, String> {
+    let mut pem = std::fs::read(cert).map_err(|err| format!("cannot read {}: {err}", cert.display()))?;
+    pem.push(b'\n');
+    pem.extend(std::fs::read(key).map_err(|err| format!("cannot read key_file {}: {err}", key.display()))?);
+    reqwest::Identity::from_pem(&pem)
+        .map_err(|err| format!("{} and {} are not a PEM certificate and its key: {err}", cert.display(), key.display()))
+}
+
+/// Checks the `client` section (shared by `run` and the one-off commands).
+pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
+    match reqwest::Url::parse(&c.url) {
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+            if let Some(p) = u.password() {
+                // A password in the URL is a secret too: scrubbed wherever text is printed.
+                let decoded = percent_decode(p);
+                crate::util::secrets::remember(p);
+                crate::util::secrets::remember(&decoded);
+                crate::util::secrets::remember_basic(&percent_decode(u.username()), &decoded);
+            }
+            split_push_url(c, &u);
+        }
+        Ok(u) => e("client.url", format!("scheme `{}` is not http or https", u.scheme())),
+        Err(err) => e("client.url", format!("`{}` is not a URL ({err})", c.url)),
+    }
+    if !c.api_prefix.is_empty() && !c.api_prefix.starts_with('/') {
+        e("client.api_prefix", format!("`{}` must start with `/`", c.api_prefix));
+    }
+    if let Some(t) = &c.tenant_id {
+        if t.is_empty() || t.contains('|') {
+            e("client.tenant_id", "must be one non-empty tenant (a push cannot carry `a|b`)".into());
+        }
+    }
+    if !(1..=9).contains(&c.compression_level) {
+        e("client.compression_level", format!("{} is not between 1 and 9", c.compression_level));
+    }
+    if c.timeout.get().is_zero() {
+        e("client.timeout", "must be more than 0".into());
+    }
+    if let Some(b) = &mut c.basic_auth {
+        if b.username.is_empty() {
+            e("client.basic_auth.username", "must not be empty".into());
+        }
+        match (&b.password, &b.password_file) {
+            (Some(_), Some(_)) => e("client.basic_auth", "set password or password_file, not both".into()),
+            (None, None) => e("client.basic_auth", "needs password or password_file".into()),
+            (None, Some(p)) => match read_secret_file(p) {
+                Ok(s) => b.password = Some(s),
+                Err(err) => e("client.basic_auth.password_file", format!("cannot read {}: {err}", p.display())),
+            },
+            (Some(_), None) => {}
+        }
+    }
+    match (&c.bearer_token, &c.bearer_token_file) {
+        (Some(_), Some(_)) => e("client.bearer_token", "set bearer_token or bearer_token_file, not both".into()),
+        (None, Some(p)) => match read_secret_file(p) {
+            Ok(s) => c.bearer_token = Some(s),
+            Err(err) => e("client.bearer_token_file", format!("cannot read {}: {err}", p.display())),
+        },
+        _ => {}
+    }
+    if c.basic_auth.is_some() && c.bearer_token.is_some() {
+        e("client.bearer_token", "set basic_auth or a bearer token, not both".into());
+    }
+    if let Some(p) = &c.tls.ca_file {
+        if let Err(err) = std::fs::metadata(p) {
+            e("client.tls.ca_file", format!("cannot read {}: {err}", p.display()));
+        }
+    }
+    match (&c.tls.cert_file, &c.tls.key_file) {
+        (Some(cert), Some(key)) => {
+            if let Err(err) = client_identity(cert, key) {
+                e("client.tls.cert_file", err);
+            }
+        }
+        (Some(_), None) => e("client.tls.key_file", "cert_file needs key_file (the certificate's private key)".into()),
+        (None, Some(_)) => e("client.tls.cert_file", "key_file needs cert_file (the client certificate)".into()),
+        (None, None) => {}
+    }
+    if let Some(p) = &c.proxy_url {
+        match reqwest::Url::parse(p.expose()) {
+            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+                if let Some(pw) = u.password() {
+                    crate::util::secrets::remember(pw);
+                    crate::util::secrets::remember(&percent_decode(pw));
+                }
+            }
+            Ok(u) => e("client.proxy_url", format!("scheme `{}` is not http or https", u.scheme())),
+            Err(err) => e("client.proxy_url", format!("not a URL ({err})")),
+        }
+    }
+    for (name, value) in &c.headers {
+        let key = format!("client.headers.{name}");
+        match reqwest::header::HeaderName::from_bytes(name.as_bytes()) {
+            Err(_) => e(&key, "not a valid header name".into()),
+            Ok(h) if RESERVED_HEADERS.contains(&h.as_str()) => {
+                e(&key, "tailship sets this header itself; use client settings (basic_auth, tenant_id, ...)".into())
+            }
+            Ok(_) => {}
+        }
+        if reqwest::header::HeaderValue::from_str(value.expose()).is_err() {
+            e(&key, "the value holds characters a header cannot carry (such as a newline)".into());
+        }
+    }
+    let mb = c.batch.max_bytes.get();
+    if mb == 0 {
+        e("client.batch.max_bytes", "must be more than 0".into());
+    } else if mb > MAX_BATCH_BYTES {
+        e("client.batch.max_bytes", format!("{mb} is over 4 MiB; real services fail such requests on every retry"));
+    }
+    if c.batch.max_wait.get().is_zero() {
+        e("client.batch.max_wait", "must be more than 0".into());
+    }
+    if c.batch.max_in_flight == 0 {
+        e("client.batch.max_in_flight", "must be at least 1".into());
+    }
+    if c.retry.min_backoff.get().is_zero() {
+        e("client.retry.min_backoff", "must be more than 0".into());
+    }
+    if c.retry.max_backoff < c.retry.min_backoff {
+        e("client.retry.max_backoff", "must be at least client.retry.min_backoff".into());
+    }
+}
+
+/// A full push URL (`.../loki/api/v1/push`, as Promtail users write it) in
+/// `client.url`: the URL keeps scheme, credentials, host and port, and the
+/// path before `/push` becomes `api_prefix`.
+fn split_push_url(c: &mut ClientConfig, u: &reqwest::Url) {
+    let path = u.path().trim_end_matches('/');
+    let Some(prefix) = path.strip_suffix("/push") else { return };
+    let mut base = u.clone();
+    base.set_path("");
+    base.set_query(None);
+    c.url = base.as_str().trim_end_matches('/').to_string();
+    c.api_prefix = prefix.to_string();
+}
+
+/// `%XX` escapes of a URL's userinfo decoded (the password as sent).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(Ok(v)) = std::str::from_utf8(&b[i + 1..i + 3]).map(|h| u8::from_str_radix(h, 16)) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -1,0 +1,84 @@
+//! `client.proxy_url` (and the usual proxy environment variables) and
+//! `client.headers`, through the real binary against servers on loopback.
+
+mod common;
+mod mockhttp;
+
+use std::process::Command;
+
+use common::{bin, Receiver};
+use mockhttp::{Mock, Reply};
+
+fn config(dir: &std::path::Path, url: &str, client_extra: &str) -> std::path::PathBuf {
+    let path = dir.join("t.toml");
+    std::fs::write(&path, format!("[client]\nurl = \"{url}\"\n{client_extra}\n[[sources]]\ntype = \"stdin\"\n"))
+        .unwrap();
+    path
+}
+
+fn push(cfg: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
+    let dir = cfg.parent().unwrap();
+    let log = dir.join("one.log");
+    std::fs::write(&log, "through the proxy\n").unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["push", "--max-retries", "1", "--config"]).arg(cfg).arg(&log);
+    for v in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// The service's host does not resolve (`.invalid`): only a proxy can carry
+/// the push, and the proxy sees the absolute URL of the service.
+#[test]
+fn pushes_go_through_proxy_url_or_http_proxy_and_no_proxy_is_honoured() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let proxy = rt.block_on(Mock::start(|_, _| Reply::empty(204)));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "http://logs.invalid:3100", &format!("proxy_url = \"{}\"", proxy.url));
+    let out = push(&cfg, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reqs = proxy.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].method, "POST");
+    assert_eq!(reqs[0].header("host"), Some("logs.invalid:3100"));
+
+    // The same from HTTP_PROXY, without proxy_url.
+    let cfg = config(dir.path(), "http://logs.invalid:3100", "");
+    let out = push(&cfg, &[("HTTP_PROXY", &proxy.url)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(proxy.requests().len(), 2);
+
+    // NO_PROXY sends a matching host direct, past a proxy that is down.
+    let r = Receiver::start(&[]);
+    let cfg = config(dir.path(), &r.base, "");
+    let out = push(&cfg, &[("HTTP_PROXY", "http://127.0.0.1:9"), ("NO_PROXY", "127.0.0.1")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(r.stats()["entries"].as_u64(), Some(1));
+}
+
+#[test]
+fn client_headers_reach_the_service_and_are_redacted_in_check() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let service = rt.block_on(Mock::start(|_, _| Reply::empty(204)));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg =
+        config(dir.path(), &service.url, "headers = { \"X-Team\" = \"payments\", \"X-Api-Key\" = \"key-0f9e8d7c\" }");
+    let out = push(&cfg, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reqs = service.requests();
+    assert_eq!(reqs[0].header("x-team"), Some("payments"));
+    assert_eq!(reqs[0].header("x-api-key"), Some("key-0f9e8d7c"));
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("X-Api-Key") && !all.contains("key-0f9e8d7c"), "{all}");
+    // Headers tailship sets itself are refused, by key.
+    let bad = config(dir.path(), &service.url, "headers = { \"Content-Type\" = \"text/plain\" }");
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("client.headers.Content-Type"));
+}
