@@ -3,7 +3,14 @@ use clap::Parser;
 fn main() {
     tune_allocator();
     let cli = tailship::cli::Cli::parse();
-    let default_level = if matches!(cli.command, tailship::cli::Command::Demo(_)) { "warn" } else { "info" };
+    use tailship::cli::Command;
+    let default_level = match &cli.command {
+        Command::Demo(_) => "warn",
+        Command::Query(a) if a.quiet => "error",
+        Command::Tail(a) if a.quiet => "error",
+        Command::Labels(a) if a.quiet => "error",
+        _ => "info",
+    };
     tailship::logging::init(cli.log_format, default_level);
     std::process::exit(tailship::commands::dispatch(cli));
 }

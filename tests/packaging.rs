@@ -428,3 +428,27 @@ fn deb_package_holds_the_binary_unit_config_and_docs() {
     let (out, text) = output(Command::new("sh").arg("-n").arg(control.join("postinst")));
     assert!(out.status.success(), "{text}");
 }
+
+/// Found reading the help as an operator: `labels -o` described line output,
+/// `cloud setup --org` had no help, the man page showed hidden tuning flags
+/// and lacked `TAILSHIP_BEARER_TOKEN_FILE`.
+#[test]
+fn help_and_man_describe_what_each_flag_does_and_hide_what_is_hidden() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(common::bin()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let man = run(&["man"]);
+    assert!(
+        !man.contains("pace\\-per\\-hour") && !man.contains("retry\\-min\\-backoff"),
+        "hidden flags in the man page"
+    );
+    for v in ["TAILSHIP_BEARER_TOKEN_FILE", "HTTPS_PROXY", "NO_PROXY"] {
+        assert!(man.contains(v), "{v} in ENVIRONMENT");
+    }
+    let labels = run(&["labels", "--help"]);
+    assert!(labels.contains("one name per line") && !labels.contains("Time, labels and line"), "{labels}");
+    let setup = run(&["cloud", "setup", "--help"]);
+    assert!(setup.contains("The org (slug) that owns the stack"), "{setup}");
+}

@@ -706,3 +706,19 @@ fn query_and_labels_report_a_refused_connection_without_backing_off() {
         assert!(err.contains("connection failed") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
     }
 }
+
+/// logcli's `--quiet`: only the error reaches stderr, not the retry warnings.
+#[test]
+fn quiet_leaves_only_errors_on_stderr() {
+    let port = TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let url = format!("http://127.0.0.1:{port}");
+    let loud = tailship(&url, &["labels"]).env_remove("RUST_LOG").output().expect("run");
+    assert!(stderr(&loud).contains("WARN"), "{}", stderr(&loud));
+    for args in [&["labels", "-q"][..], &["query", r#"{job="x"}"#, "--quiet"][..]] {
+        let o = tailship(&url, args).env_remove("RUST_LOG").output().expect("run");
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("tailship: request to") && err.contains("connection failed"), "{err}");
+    }
+}

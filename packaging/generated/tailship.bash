@@ -3179,7 +3179,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__labels)
-            opts="-o -c -h --since --output --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-o -q -c -h --since --output --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3389,7 +3389,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__query)
-            opts="-o -c -h --instant --time --since --from --to --limit --direction --forward --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-o -q -c -h --instant --time --since --from --to --limit --direction --forward --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3623,7 +3623,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__tail)
-            opts="-o -c -h --since --delay --interval --batch --output --no-labels --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-o -q -c -h --since --delay --interval --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -113,7 +113,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "delete" -d 'Delete a stack (refused while delete protection is on)'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "connections" -d 'Show a stack\'s connectivity info'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l org -r
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l org -d 'The org (slug) that owns the stack and the new access policy' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l stack -d 'The stack\'s slug' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l region -d 'Region of the policy and token; the stack\'s region when not given' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l write-config -d 'Write the config to this file instead of printing it' -r -F
@@ -230,6 +230,7 @@ json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l instant -d 'Run a metric query at one instant (--time) instead of a range query'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l forward -d 'Oldest first: the same as --direction forward (as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l no-labels -d 'Leave the labels out of the default output'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l since -d 'Also print lines this far back before following, such as 5m' -r
@@ -254,10 +255,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand tail" -s c -l config -
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l no-labels -d 'Leave the labels out of the default output'
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l since -d 'Only labels of entries this recent, such as 24h [default: the service\'s, often 6h]' -r
-complete -c tailship -n "__fish_tailship_using_subcommand labels" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -s o -l output -d '`default` or `raw`: one name per line; `jsonl`: one JSON string per line' -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
@@ -274,8 +276,9 @@ complete -c tailship -n "__fish_tailship_using_subcommand labels" -l timeout -d 
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
-complete -c tailship -n "__fish_tailship_using_subcommand labels" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l duration -d 'How long the demo runs' -r
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l rate -d 'Log entries written per second' -r
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''

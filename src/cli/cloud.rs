@@ -274,6 +274,7 @@ pub enum StackCommand {
 
 #[derive(Debug, Args)]
 pub struct SetupArgs {
+    /// The org (slug) that owns the stack and the new access policy.
     #[arg(long)]
     pub org: String,
     /// The stack's slug.

@@ -289,6 +289,9 @@ pub struct QueryArgs {
     /// Leave the labels out of the default output.
     #[arg(long)]
     pub no_labels: bool,
+    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -314,6 +317,9 @@ pub struct TailArgs {
     /// Leave the labels out of the default output.
     #[arg(long)]
     pub no_labels: bool,
+    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -325,8 +331,12 @@ pub struct LabelsArgs {
     /// Only labels of entries this recent, such as 24h [default: the service's, often 6h].
     #[arg(long, value_parser = crate::util::parse_duration, value_name = "D")]
     pub since: Option<std::time::Duration>,
-    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
+    /// `default` or `raw`: one name per line; `jsonl`: one JSON string per line.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default, hide_possible_values = true)]
     pub output: OutputFormat,
+    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[command(flatten)]
     pub client: ClientArgs,
 }

@@ -58,7 +58,7 @@ fn render_command(parent: &clap::Command, cmd: &clap::Command, out: &mut Vec<u8>
     let inherited: Vec<clap::Id> =
         parent.get_arguments().filter(|a| a.is_global_set()).map(|a| a.get_id().clone()).collect();
     let own = cmd.clone().mut_args(|a| {
-        let hide = inherited.contains(a.get_id()) || a.get_id() == "help";
+        let hide = a.is_hide_set() || inherited.contains(a.get_id()) || a.get_id() == "help";
         a.hide(hide)
     });
     let page = clap_mangen::Man::new(own.clone());
