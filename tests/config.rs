@@ -231,3 +231,49 @@ max_line_bytes = "1MiB"
     // stdout is still the effective config, warnings apart.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("warning"));
 }
+
+/// Found trying mistakes as an operator: `--org-id 'a|b'` was blamed on
+/// `client.tenant_id`, a bad `TAILSHIP_*` override on the file, an unset
+/// variable in a secret said only "bad `${...}` reference", and each unset
+/// variable was reported twice.
+#[test]
+fn errors_name_where_the_wrong_value_came_from_once() {
+    let out =
+        Command::new(bin()).args(["push", "--org-id", "a|b", "--url", "http://127.0.0.1:9", "-"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--org-id") && !err.contains("client.tenant_id"), "{err}");
+
+    let (out, all) = check("[[sources]]\ntype = \"stdin\"\n", "toml", &[("TAILSHIP_CLIENT__TIMEOUT", "abc")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(all.contains("environment variable TAILSHIP_CLIENT__TIMEOUT: key `client.timeout`"), "{all}");
+
+    let demo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/demo.toml")).unwrap();
+    let (out, all) = check(&demo, "toml", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(all.matches("alerts[0].webhook_url").count(), 1, "{all}");
+    assert_eq!(all.matches("key `client.url`").count(), 1, "{all}");
+    assert!(all.contains("alerts[0].webhook_url`: environment variable DEMO_URL is not set"), "{all}");
+}
+
+#[test]
+fn check_prints_sizes_and_durations_as_people_write_them() {
+    let (out, _) = check(
+        "[[sources]]\ntype = \"file\"\ninclude = [\"/var/log/*.log\"]\nignore_older = \"24h\"\n[[sources]]\ntype = \"stdin\"\n",
+        "toml",
+        &[],
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ignore_older = \"24h\""), "{text}");
+    assert!(text.contains("max_line_bytes = \"256KiB\"") && text.contains("max_bytes = \"1MiB\""), "{text}");
+    // The stdin source has no file-only keys.
+    let stdin = text.split("[[sources]]").nth(2).unwrap();
+    assert!(
+        stdin.contains("type = \"stdin\"") && !stdin.contains("include") && !stdin.contains("scan_interval"),
+        "{stdin}"
+    );
+    // What check prints is a config that checks the same.
+    let (again, all) = check(&text.replace("# ", "#"), "toml", &[]);
+    assert!(again.status.success(), "{all}");
+}

@@ -73,8 +73,22 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
     if c.bearer_token.is_some() {
         c.bearer_token_file = None;
     }
+    // A value a flag (or its variable) set is blamed on the flag.
+    let flags: [(&str, bool, &str); 6] = [
+        ("client.url", args.url.is_some(), "--url (TAILSHIP_URL)"),
+        ("client.api_prefix", args.api_prefix.is_some(), "--api-prefix (TAILSHIP_API_PREFIX)"),
+        ("client.tenant_id", args.org_id.is_some(), "--org-id (TAILSHIP_ORG_ID)"),
+        ("client.timeout", args.timeout.is_some(), "--timeout"),
+        ("client.tls.cert_file", args.cert_file.is_some(), "--cert-file"),
+        ("client.proxy_url", args.proxy_url.is_some(), "--proxy-url"),
+    ];
+    let config_file = args.config.clone().unwrap_or_else(|| "command line".into());
     crate::config::validate_client(&mut c, &mut |key: &str, message: String| {
-        errors.push(ConfigError { file: "command line".into(), key: key.to_string(), message })
+        let (file, key) = match flags.iter().find(|(k, given, _)| *given && *k == key) {
+            Some((_, _, flag)) => ("command line".into(), flag.to_string()),
+            None => (config_file.clone(), key.to_string()),
+        };
+        errors.push(ConfigError { file, key, message })
     });
     if errors.is_empty() {
         Ok(c)

@@ -109,8 +109,15 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
     let mut errors = Vec::new();
 
     let mut tree = tree;
-    apply_env_overrides(&mut tree, env, &mut |k, m| errors.push(err(k, m)));
-    expand_vars(&mut tree, "", env, &mut |k, m| errors.push(err(k, m)));
+    let overridden = apply_env_overrides(&mut tree, env, &mut |k, m| errors.push(err(k, m)));
+    // A key whose `${...}` failed is reported once, not again when its
+    // unexpanded text then fails validation.
+    let mut unexpanded = Vec::new();
+    expand_vars(&mut tree, "", env, &mut |k, m| {
+        unexpanded.push(k.to_string());
+        errors.push(err(k, m));
+    });
+    let reported = errors.len();
 
     // serde stops at the first value of a wrong type. To report every mistake
     // at once, each such value is noted, removed (its default applies), and the
@@ -134,11 +141,24 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
         errors.push(err(&key, "unknown key".into()));
     }
     errors.extend(type_errors);
-    let Some(mut config) = parsed else { return (None, errors) };
-    for (key, message) in validate(&mut config) {
-        errors.push(err(&key, message));
+    let mut config = parsed;
+    if let Some(c) = &mut config {
+        for (key, message) in validate(c) {
+            errors.push(err(&key, message));
+        }
     }
-    (Some(config), errors)
+    let mut i = 0;
+    errors.retain(|e| {
+        i += 1;
+        i <= reported || !unexpanded.contains(&e.key)
+    });
+    // A value set by a `TAILSHIP_*` variable is blamed on it, not on the file.
+    for e in &mut errors {
+        if let Some((_, var)) = overridden.iter().find(|(k, _)| e.key == *k || e.key.starts_with(&format!("{k}."))) {
+            e.file = PathBuf::from(format!("environment variable {var}"));
+        }
+    }
+    (config, errors)
 }
 
 /// Parses a config file's text into a JSON tree, choosing TOML or YAML by extension.
@@ -161,7 +181,13 @@ fn parse_tree(path: &Path, text: &str) -> Result<Value, String> {
 /// Applies `TAILSHIP_A__B=v` as `a.b = v`. The value takes the type of the key it
 /// replaces (bool, number or string), judged from the defaults, so
 /// `TAILSHIP_CLIENT__TENANT_ID=42` stays a string.
-fn apply_env_overrides(tree: &mut Value, env: &[(String, String)], report: &mut dyn FnMut(&str, String)) {
+/// Returns the keys set, with the variable that set each.
+fn apply_env_overrides(
+    tree: &mut Value,
+    env: &[(String, String)],
+    report: &mut dyn FnMut(&str, String),
+) -> Vec<(String, String)> {
+    let mut set = Vec::new();
     let defaults = serde_json::to_value(Config::default()).unwrap_or(Value::Null);
     let mut vars: Vec<&(String, String)> =
         env.iter().filter(|(k, _)| k.starts_with(ENV_PREFIX) && k.contains("__")).collect();
@@ -193,7 +219,9 @@ fn apply_env_overrides(tree: &mut Value, env: &[(String, String)], report: &mut 
             _ => Value::String(raw.clone()),
         };
         set_path(tree, &segments, value);
+        set.push((key, name.clone()));
     }
+    set
 }
 
 /// Sets `value` at `path` in `node`, creating tables on the way.
@@ -220,7 +248,10 @@ fn expand_vars(node: &mut Value, key: &str, env: &[(String, String)], report: &m
         Value::String(s) if s.contains('$') => match expand_str(s, env) {
             Ok(v) => *s = v,
             // A secret's text must not reach an error message.
-            Err(_) if is_secret_key(key) => report(key, "bad `${...}` reference in a secret value".into()),
+            Err(m) if is_secret_key(key) && m.starts_with("environment variable ") => report(key, m),
+            Err(_) if is_secret_key(key) => {
+                report(key, "bad `${...}` reference in a secret value (the value is not shown)".into())
+            }
             Err(m) => report(key, m),
         },
         Value::Array(items) => {
@@ -467,8 +498,25 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
 
 /// The effective config as TOML, with every secret shown as `<redacted>`.
 pub fn to_redacted_toml(c: &Config) -> String {
-    toml::to_string_pretty(c).unwrap_or_else(|e| format!("# cannot print config: {e}\n"))
+    let mut value = match toml::Value::try_from(c) {
+        Ok(v) => v,
+        Err(e) => return format!("# cannot print config: {e}\n"),
+    };
+    // A stdin source has no files: leave out the keys only files use.
+    if let Some(sources) = value.get_mut("sources").and_then(toml::Value::as_array_mut) {
+        for s in sources.iter_mut().filter_map(toml::Value::as_table_mut) {
+            if s.get("type").and_then(toml::Value::as_str) == Some("stdin") {
+                for k in FILE_ONLY_KEYS {
+                    s.remove(*k);
+                }
+            }
+        }
+    }
+    toml::to_string_pretty(&value).unwrap_or_else(|e| format!("# cannot print config: {e}\n"))
 }
+
+/// Source keys that mean something for files only.
+const FILE_ONLY_KEYS: &[&str] = &["include", "exclude", "start_at", "ignore_older", "scan_interval", "max_open_files"];
 
 #[cfg(test)]
 mod tests {

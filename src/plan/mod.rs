@@ -51,7 +51,10 @@ pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Plan, Conf
         Ok(plan) if errors.is_empty() => Ok(plan),
         Ok(_) => Err(ConfigErrors(errors)),
         Err(ConfigErrors(more)) => {
-            errors.extend(more);
+            // One problem per key: a value already reported (an unset
+            // variable, say) is not reported again for failing to compile.
+            let known: Vec<String> = errors.iter().map(|e| e.key.clone()).collect();
+            errors.extend(more.into_iter().filter(|e| !known.contains(&e.key)));
             Err(ConfigErrors(errors))
         }
     }

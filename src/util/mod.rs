@@ -28,12 +28,43 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(t).map_err(|e| format!("invalid duration `{s}` ({e}); use forms like 500ms, 10s, 5m, 1h"))
 }
 
-/// Formats a duration the way config files write it (`1s`, `500ms`, `5m`).
+/// Formats a duration the way config files write it (`1s`, `500ms`, `5m`,
+/// `24h`, `1h30m`): hours at most, never days or months, so it reads as
+/// people write it and parses back to the same value.
 pub fn format_duration(d: Duration) -> String {
     if d.is_zero() {
         return "0s".to_string();
     }
-    humantime::format_duration(d).to_string().replace(' ', "")
+    let secs = d.as_secs();
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let mut out = String::new();
+    for (n, unit) in [(h, "h"), (m, "m"), (s, "s")] {
+        if n > 0 {
+            out.push_str(&format!("{n}{unit}"));
+        }
+    }
+    let sub = d.subsec_nanos();
+    if sub > 0 {
+        if sub % 1_000_000 == 0 {
+            out.push_str(&format!("{}ms", sub / 1_000_000));
+        } else if sub % 1_000 == 0 {
+            out.push_str(&format!("{}us", sub / 1_000));
+        } else {
+            out.push_str(&format!("{sub}ns"));
+        }
+    }
+    out
+}
+
+/// Formats a size the way config files write it: `1MiB`, `256KiB`, `4GiB`
+/// when it is a whole number of them, else the bytes.
+pub fn format_size(n: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n > 0 && n % (1u64 << shift) == 0 {
+            return format!("{}{unit}", n >> shift);
+        }
+    }
+    n.to_string()
 }
 
 /// Parses a size: a plain number of bytes, or `64KiB`, `1MiB`, `1MB`, `16 MiB`.
@@ -114,7 +145,10 @@ impl<'de> Deserialize<'de> for HumanSize {
 
 impl Serialize for HumanSize {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        match format_size(self.0) {
+            t if t.ends_with("iB") => s.serialize_str(&t),
+            _ => s.serialize_u64(self.0),
+        }
     }
 }
 
@@ -253,6 +287,24 @@ pub async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_and_sizes_print_as_people_write_them_and_parse_back() {
+        for (d, text) in [
+            (Duration::from_secs(86_400), "24h"),
+            (Duration::from_secs(5400), "1h30m"),
+            (Duration::from_millis(500), "500ms"),
+            (Duration::from_millis(1500), "1s500ms"),
+            (Duration::from_secs(300), "5m"),
+        ] {
+            assert_eq!(format_duration(d), text);
+            assert_eq!(parse_duration(text), Ok(d), "{text}");
+        }
+        for (n, text) in [(1 << 20, "1MiB"), (256 << 10, "256KiB"), (4 << 30, "4GiB"), (1000, "1000")] {
+            assert_eq!(format_size(n), text);
+            assert_eq!(parse_size(text), Ok(n), "{text}");
+        }
+    }
 
     #[test]
     fn cuts_land_on_character_boundaries() {
