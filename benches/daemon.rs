@@ -1,0 +1,209 @@
+//! Daemon-path benchmark: `tailship run` following FILES files while a writer
+//! appends RATE lines/s in total, one `write()` per line, for SECS seconds.
+//! Reports the agent's CPU-s per million lines (utime + stime from /proc),
+//! its peak RSS, lines lost (must be 0) and write-to-acknowledged latency
+//! p50/p99 (each line carries its write time; the receiver here notes when
+//! the push holding it arrived, and answers 204 right away).
+//!
+//! Run: `cargo bench --bench daemon` (env FILES=10, RATE=20000, SECS=10,
+//! RUNS=3; the figures are medians of the runs).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::{bin, cpu_seconds, median, percentile, status_kb};
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+/// What the receiver saw: line numbers, and write-to-arrival latencies in ms.
+#[derive(Default)]
+struct Seen {
+    seqs: HashSet<u64>,
+    latencies_ms: Vec<f64>,
+}
+
+/// A push receiver on loopback: decodes each push with the store's own
+/// decoder, notes every line, answers 204. Keep-alive, one thread per connection.
+fn receiver(seen: Arc<Mutex<Seen>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let seen = seen.clone();
+            std::thread::spawn(move || serve(conn, &seen));
+        }
+    });
+    url
+}
+
+fn serve(conn: TcpStream, seen: &Mutex<Seen>) {
+    let mut out = match conn.try_clone() {
+        Ok(c) => c,
+        Err(_) => return,
+    };
+    let mut r = BufReader::new(conn);
+    loop {
+        let mut len = 0usize;
+        let mut gzip = false;
+        let mut line = String::new();
+        // Request line and headers.
+        loop {
+            line.clear();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let l = line.trim_end().to_ascii_lowercase();
+            if l.is_empty() {
+                break;
+            }
+            if let Some(v) = l.strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+            if l.starts_with("content-encoding:") && l.contains("gzip") {
+                gzip = true;
+            }
+        }
+        let mut body = vec![0u8; len];
+        if r.read_exact(&mut body).is_err() {
+            return;
+        }
+        let arrived = now_ns();
+        let json = tailship::receive::push::decode(&body, gzip.then_some("gzip"), 64 << 20).expect("decode");
+        let push = tailship::receive::push::parse(&json).expect("parse");
+        let mut s = seen.lock().expect("lock");
+        for stream in &push.streams {
+            for v in &stream.values {
+                // "seq=<n> t=<ns> ..."
+                let mut parts = v.line.split(' ');
+                let seq = parts.next().and_then(|p| p.strip_prefix("seq=")).and_then(|n| n.parse().ok());
+                let t = parts.next().and_then(|p| p.strip_prefix("t=")).and_then(|n| n.parse::<u64>().ok());
+                if let (Some(seq), Some(t)) = (seq, t) {
+                    if s.seqs.insert(seq) {
+                        s.latencies_ms.push(arrived.saturating_sub(t) as f64 / 1e6);
+                    }
+                }
+            }
+        }
+        drop(s);
+        if out.write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n").is_err() {
+            return;
+        }
+    }
+}
+
+struct Run {
+    cpu_per_million: f64,
+    peak_rss_kb: u64,
+    lost: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+fn run_once(files: usize, rate: u64, secs: u64) -> Run {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).expect("mkdir");
+    let paths: Vec<_> = (0..files).map(|i| logs.join(format!("app{i:03}.log"))).collect();
+    for p in &paths {
+        std::fs::write(p, "").expect("create");
+    }
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let url = receiver(seen.clone());
+    let config = dir.path().join("daemon.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = \"\"\n[client]\nurl = \"{url}\"\ncompression = \"none\"\n[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"bench\" }}\n",
+            dir.path().display(),
+            logs.display()
+        ),
+    )
+    .expect("config");
+    let mut agent = Command::new(bin())
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start agent");
+    let pid = agent.id();
+    // Let it open the files.
+    std::thread::sleep(Duration::from_secs(1));
+    let mut handles: Vec<std::fs::File> =
+        paths.iter().map(|p| std::fs::OpenOptions::new().append(true).open(p).expect("open for append")).collect();
+    let cpu0 = cpu_seconds(pid);
+    let started = Instant::now();
+    let total = rate * secs;
+    let mut written = 0u64;
+    let filler = "x".repeat(60);
+    while written < total {
+        let due = ((started.elapsed().as_secs_f64() * rate as f64) as u64).min(total);
+        while written < due {
+            let f = &mut handles[(written as usize) % files];
+            let line = format!("seq={written} t={} level=info msg=\"request served\" {filler}\n", now_ns());
+            f.write_all(line.as_bytes()).expect("write");
+            written += 1;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (seen.lock().expect("lock").seqs.len() as u64) < total && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cpu = cpu_seconds(pid) - cpu0;
+    let peak_rss_kb = status_kb(pid, "VmHWM:");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let _ = agent.wait();
+    let mut s = seen.lock().expect("lock");
+    let lost = total - s.seqs.len() as u64;
+    Run {
+        cpu_per_million: cpu / total as f64 * 1e6,
+        peak_rss_kb,
+        lost,
+        p50_ms: percentile(&mut s.latencies_ms, 0.50),
+        p99_ms: percentile(&mut s.latencies_ms, 0.99),
+    }
+}
+
+fn main() {
+    let files = env_or("FILES", 10) as usize;
+    let rate = env_or("RATE", 20_000);
+    let secs = env_or("SECS", 10);
+    let runs = env_or("RUNS", 3);
+    let mut all = Vec::new();
+    for i in 0..runs {
+        let r = run_once(files, rate, secs);
+        println!(
+            "run {}: {:.2} CPU-s per million lines, peak RSS {} kB, lost {}, write->ack p50 {:.0} ms p99 {:.0} ms",
+            i + 1,
+            r.cpu_per_million,
+            r.peak_rss_kb,
+            r.lost,
+            r.p50_ms,
+            r.p99_ms
+        );
+        all.push(r);
+    }
+    println!(
+        "daemon: {files} files, {rate} lines/s, {secs} s, medians of {runs}: {:.2} CPU-s per million lines, peak RSS {:.0} kB, lost {}, p50 {:.0} ms, p99 {:.0} ms",
+        median(all.iter().map(|r| r.cpu_per_million).collect()),
+        median(all.iter().map(|r| r.peak_rss_kb as f64).collect()),
+        all.iter().map(|r| r.lost).max().unwrap_or(0),
+        median(all.iter().map(|r| r.p50_ms).collect()),
+        median(all.iter().map(|r| r.p99_ms).collect()),
+    );
+}
