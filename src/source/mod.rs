@@ -10,6 +10,7 @@ pub mod lines;
 pub mod multiline;
 pub mod stdin;
 pub mod tailer;
+pub mod watch;
 
 use std::time::{Duration, Instant};
 

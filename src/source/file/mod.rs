@@ -32,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::fingerprint::{self, open_regular};
 use super::tailer::{Step, Tailer, DETACHED_IDLE};
+use super::watch::{Events, Wake};
 use super::{FileMatch, LineFeed, Outlet, SourceSpec, READ_BLOCK};
 use crate::config::{SourceConfig, StartAt};
 use crate::metrics::Metrics;
@@ -129,9 +130,11 @@ impl FileSource {
 
     /// Runs until cancelled (follow mode) or until every file was read (once mode).
     pub fn run(mut self) {
-        let (ev_tx, ev_rx) = std::sync::mpsc::channel::<bool>();
-        let watcher = if self.mode == Mode::Follow { self.watch(ev_tx) } else { None };
-        let poll = if watcher.is_some() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
+        let mut events = match self.mode {
+            Mode::Follow => Events::start(&self.files.watch_dirs(), &self.name()),
+            Mode::Once => None,
+        };
+        let poll = if events.is_some() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
         let mut next_scan = Instant::now();
         let mut last_scan = Instant::now();
         let mut rescan = true;
@@ -173,17 +176,18 @@ impl FileSource {
             if let Some(d) = due {
                 wait = wait.min(d.saturating_duration_since(Instant::now()));
             }
-            if let Ok(structural) = ev_rx.recv_timeout(wait.max(Duration::from_millis(5))) {
-                rescan |= structural;
-                // Writers append line by line: let a few writes gather so one
-                // read takes them all, instead of one wake-up per write.
-                if !structural {
-                    std::thread::sleep(READ_COALESCE);
+            let wait = wait.max(Duration::from_millis(5));
+            let wake = match &mut events {
+                // Writers append line by line: a wake-up after writes takes
+                // the writes of a short window at once (see `watch`).
+                Some(ev) => ev.wait(wait, READ_COALESCE),
+                None => {
+                    std::thread::sleep(wait);
+                    Wake::Timeout
                 }
-                // Take every queued event in one go.
-                while let Ok(s) = ev_rx.try_recv() {
-                    rescan |= s;
-                }
+            };
+            if wake != Wake::Timeout {
+                rescan |= wake == Wake::Structural;
                 // A write may be to a parked file, or to a file that was empty at
                 // the last scan (not yet tailed): look again, at most every 250 ms.
                 // A throttled look is not skipped: it is moved up to when it is allowed.
@@ -192,7 +196,7 @@ impl FileSource {
                 }
             }
         }
-        drop(watcher);
+        drop(events);
         for t in self.tailers.drain(..) {
             self.positions.release(t.key, t.size, t.queued);
         }
@@ -204,34 +208,6 @@ impl FileSource {
 
     /// Watches the base directories of the include globs. Sends `true` for
     /// events that may add or remove files, `false` for writes.
-    fn watch(&mut self, tx: std::sync::mpsc::Sender<bool>) -> Option<notify::RecommendedWatcher> {
-        use notify::{EventKind, RecursiveMode, Watcher};
-        let handler = move |res: notify::Result<notify::Event>| {
-            if let Ok(ev) = res {
-                let structural =
-                    !matches!(ev.kind, EventKind::Modify(notify::event::ModifyKind::Data(_)) | EventKind::Access(_));
-                let _ = tx.send(structural);
-            }
-        };
-        let mut w = match notify::recommended_watcher(handler) {
-            Ok(w) => w,
-            Err(e) => {
-                tracing::warn!(source = %self.name(), error = %e, "file-system events unavailable; polling files instead");
-                return None;
-            }
-        };
-        let dirs = self.files.watch_dirs();
-        for (dir, recursive) in dirs {
-            let mode = if recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            if let Err(e) = w.watch(&dir, mode) {
-                tracing::warn!(source = %self.name(), dir = %dir.display(), error = %e,
-                    "cannot watch directory (missing, or the watch limit is reached); polling files instead");
-                return None;
-            }
-        }
-        Some(w)
-    }
-
     fn event(&self, event: &str) {
         Metrics::get().file_events.with_label_values(&[&self.name(), event]).inc();
     }
