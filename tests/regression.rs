@@ -284,3 +284,35 @@ fn files_unread_bytes_counts_what_waits_while_the_service_is_down() {
     );
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
+
+/// Found measuring many files: with 2,000 files, the default
+/// `max_open_files = 1024` and a descriptor limit of 1,024, the agent used
+/// every descriptor and shipped nothing in 40 s (pushes failed with "Too many
+/// open files", positions were not saved). It now keeps `max_open_files`
+/// under the limit less a reserve and says so.
+#[test]
+fn more_files_than_descriptors_all_ship_under_a_low_descriptor_limit() {
+    let r = Receiver::start(&["--max-entries", "100000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let files = 700;
+    for i in 0..files {
+        std::fs::write(logs.join(format!("f{i:04}.log")), format!("first line of file {i}\n")).unwrap();
+    }
+    let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.log", logs.display()), "", "");
+    let agent = Agent::start_wrapped(&cfg, &[], &["prlimit", "--nofile=512:512"]);
+    assert!(
+        wait_for(Duration::from_secs(120), || stored(&r) == files),
+        "{} of {files} shipped: {}",
+        stored(&r),
+        agent.stderr_text()
+    );
+    assert!(
+        agent.stderr_text().contains("max_open_files lowered to fit the descriptor limit"),
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(!agent.stderr_text().contains("Too many open files"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}

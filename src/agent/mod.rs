@@ -42,7 +42,9 @@ fn endpoint_limits(c: &crate::config::ServerConfig) -> crate::util::serve::Serve
 }
 
 /// Runs the agent until `shutdown` fires.
-pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let fd_limit = crate::util::raise_fd_limit();
+    sources::fit_open_files(&mut plan.sources, fd_limit);
     let config = &plan.config;
     let health = Health::new();
     let endpoint_stop = CancellationToken::new();
@@ -131,7 +133,8 @@ pub async fn run(plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> 
             _ = hup.recv() => {
                 match crate::plan::load(&plan.file) {
                     Err(e) => tracing::error!("reload refused, keeping the running config: {e}"),
-                    Ok(new) => {
+                    Ok(mut new) => {
+                        sources::fit_open_files(&mut new.sources, fd_limit);
                         alerts.reload(new.rules.clone()).await;
                         // Where pushes go and how they authenticate applies at once, to
                         // batches waiting for a retry too (a fixed URL or password).

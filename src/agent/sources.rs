@@ -81,3 +81,27 @@ pub async fn join_sources(threads: Vec<JoinHandle<()>>) {
     })
     .await;
 }
+
+/// Descriptors kept for sockets, the positions file, inotify and the runtime.
+const FD_RESERVE: u64 = 128;
+
+/// Lowers the file sources' `max_open_files` so that together they stay
+/// under the descriptor limit `limit` less a reserve: with 1,024 descriptors
+/// and the default 1,024 files per source, the agent once used them all and
+/// could neither push nor save positions. Says so once when it lowers them.
+pub fn fit_open_files(sources: &mut [SourcePlan], limit: Option<u64>) {
+    let Some(limit) = limit else { return };
+    let room = limit.saturating_sub(FD_RESERVE).max(16) as usize;
+    let files = |s: &SourcePlan| s.spec.config.kind == SourceType::File;
+    let total: usize = sources.iter().filter(|s| files(s)).map(|s| s.spec.config.max_open_files).sum();
+    if total <= room {
+        return;
+    }
+    for s in sources.iter_mut().filter(|s| files(s)) {
+        let wanted = s.spec.config.max_open_files;
+        let fitted = (wanted * room / total).max(1);
+        tracing::warn!(source = %s.name, max_open_files = wanted, lowered_to = fitted, descriptor_limit = limit,
+            reserve = FD_RESERVE, "max_open_files lowered to fit the descriptor limit (raise LimitNOFILE or ulimit -n to follow more files at once)");
+        s.spec.config.max_open_files = fitted;
+    }
+}

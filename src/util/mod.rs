@@ -11,6 +11,28 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// Raises the soft limit of open descriptors to the hard limit (systemd's
+/// default soft limit is 1,024; thousands of log files need more) and
+/// returns the soft limit in force. `None` when it cannot be read.
+pub fn raise_fd_limit() -> Option<u64> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return None;
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = lim.rlim_max;
+            }
+        }
+    }
+    // rlim_t is u64 on Linux, but not on every platform.
+    #[allow(clippy::unnecessary_cast)]
+    Some(lim.rlim_cur as u64)
+}
+
 /// [`parse_duration`] for flags where 0 makes no sense.
 pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     match parse_duration(s)? {
