@@ -333,11 +333,49 @@ fn a_file_empty_at_startup_ships_its_first_lines_without_waiting_for_the_next_sc
     let log = dir.path().join("a.log");
     std::fs::write(&log, "").unwrap();
     let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "");
-    let text = std::fs::read_to_string(&cfg).unwrap().replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"");
+    // Positions elsewhere too: their writes would raise events in the watched directory.
+    let state = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"").replace(
+            &format!("{}/positions.json", dir.path().display()),
+            &format!("{}/positions.json", state.path().display()),
+        );
     std::fs::write(&cfg, text).unwrap();
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(10), || !agent.metrics().is_empty()));
     append(&log, "first line\n");
     assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 1), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+/// Open files without events are not touched between scans; a file reached
+/// through a symbolic link raises its events in the target's directory,
+/// which is not watched, so it is still polled: its new lines ship without
+/// waiting for a scan (here an hour away).
+#[test]
+fn a_symlinked_file_outside_the_watched_directory_ships_between_scans() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("real.log");
+    std::fs::write(&target, "first\n").unwrap();
+    std::os::unix::fs::symlink(&target, dir.path().join("app.log")).unwrap();
+    std::fs::write(dir.path().join("plain.log"), "plain first\n").unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.log", dir.path().display()), "", "");
+    // Positions elsewhere too: their writes would raise events in the watched directory.
+    let state = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"").replace(
+            &format!("{}/positions.json", dir.path().display()),
+            &format!("{}/positions.json", state.path().display()),
+        );
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 2), "{}", agent.stderr_text());
+    // Only the link's target is written: no event in the watched directory.
+    append(&target, "second through the link\n");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 3), "{} stored: {}", stored(&r), agent.stderr_text());
+    append(&dir.path().join("plain.log"), "plain second\n");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 4), "{} stored: {}", stored(&r), agent.stderr_text());
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }

@@ -48,6 +48,24 @@ pub struct Tailer {
     /// The offset the last chunk queued accounts for: what a source taking
     /// the file over in this process (a reload) goes on from.
     pub queued: u64,
+    /// Reached through a symbolic link: writes to it raise events in the
+    /// target's directory, which may not be watched, so it is polled.
+    pub linked: bool,
+}
+
+/// True when `path` is a symbolic link (see [`Tailer::linked`]).
+pub fn is_link(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+impl Tailer {
+    /// Must this tailer be looked at on a tick without file-system events?
+    /// Only when nothing else would tell: a detached (rotated or deleted)
+    /// file gets no events under its old name, a linked one may get them
+    /// elsewhere, and a partial line waits for its deadline.
+    pub fn needs_poll(&self, now: Instant) -> bool {
+        self.detached || self.linked || self.feed.due_at().is_some_and(|d| d <= now)
+    }
 }
 
 /// What one read of a tailer gave.
@@ -168,6 +186,7 @@ mod tests {
             idle_since: None,
             size: meta.len(),
             queued: 0,
+            linked: false,
         }
     }
 

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::fingerprint::{self, open_regular};
-use super::tailer::{Step, Tailer, DETACHED_IDLE};
+use super::tailer::{is_link, Step, Tailer, DETACHED_IDLE};
 use super::watch::{Events, Wake};
 use super::{FileMatch, LineFeed, Outlet, SourceSpec, READ_BLOCK};
 use crate::config::{SourceConfig, StartAt};
@@ -138,6 +138,10 @@ impl FileSource {
         let mut next_scan = Instant::now();
         let mut last_scan = Instant::now();
         let mut rescan = true;
+        // Set after a wait that ended with no event: with events working, an
+        // open file that raised none has nothing new, and is not touched
+        // (no read, no stat) until an event, a scan or its partial line is due.
+        let mut quiet_tick = false;
         let m = Metrics::get();
         let name = self.name();
         loop {
@@ -149,11 +153,16 @@ impl FileSource {
                 self.scan();
                 next_scan = Instant::now() + self.cfg.scan_interval.get().max(Duration::from_millis(100));
                 rescan = false;
+                quiet_tick = false;
             }
             let mut progressed = false;
+            let now = Instant::now();
             for i in 0..self.tailers.len() {
                 if self.out.stopped() {
                     break;
+                }
+                if quiet_tick && !self.tailers[i].needs_poll(now) {
+                    continue;
                 }
                 progressed |= self.read_turn(i);
             }
@@ -186,6 +195,7 @@ impl FileSource {
                     Wake::Timeout
                 }
             };
+            quiet_tick = wake == Wake::Timeout && events.is_some();
             if wake != Wake::Timeout {
                 rescan |= wake == Wake::Structural;
                 // A write may be to a parked file, or to a file that was empty at
@@ -367,6 +377,7 @@ impl FileSource {
             idle_since: None,
             size,
             queued: offset,
+            linked: is_link(path),
         });
     }
 
@@ -420,6 +431,7 @@ impl FileSource {
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         self.tailers.push(Tailer {
             key,
+            linked: is_link(&p.path),
             path: p.path,
             file,
             dev: p.dev,

@@ -215,6 +215,7 @@ impl FileSource {
             idle_since: None,
             size: meta.len(),
             queued: offset,
+            linked: false,
         });
     }
 }
