@@ -404,6 +404,7 @@ fn deb_package_holds_the_binary_unit_config_and_docs() {
         "./etc/tailship/tailship.toml",
         "./etc/tailship/tailship.env",
         "./usr/share/doc/tailship/examples/tailship.toml",
+        "./usr/share/doc/tailship/examples/local.toml",
         "./usr/share/man/man1/tailship.1.gz",
         "./usr/share/bash-completion/completions/tailship",
         "./usr/share/zsh/vendor-completions/_tailship",
