@@ -213,14 +213,7 @@ fn a_closed_stderr_never_stops_the_agent() {
     std::fs::write(&log, "one\ntwo\nthree\n").unwrap();
     assert!(wait_for(Duration::from_secs(20), || r.stats()["entries"].as_u64() == Some(3)));
     assert!(child.try_wait().unwrap().is_none(), "the agent is still running");
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let mut status = None;
-    assert!(wait_for(Duration::from_secs(20), || {
-        status = child.try_wait().unwrap();
-        status.is_some()
-    }));
-    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    assert_eq!(sigterm_exit_code(&mut child), Some(0));
     let positions = std::fs::read_to_string(dir.path().join("positions.json")).unwrap();
     assert!(positions.contains("\"offset\": 14"), "{positions}");
 }
@@ -252,6 +245,11 @@ fn receive_with_a_closed_stderr_stops_on_sigterm() {
     // Requests make it log (debug) into the closed pipe.
     let ready = common::get(&format!("{base}/stats"));
     assert_eq!(ready.status, 200, "{}", ready.text());
+    assert_eq!(sigterm_exit_code(&mut child), Some(0));
+}
+
+/// SIGTERM to `child`, then its exit code (fails after 20 s without an exit).
+fn sigterm_exit_code(child: &mut std::process::Child) -> Option<i32> {
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let mut status = None;
@@ -259,7 +257,7 @@ fn receive_with_a_closed_stderr_stops_on_sigterm() {
         status = child.try_wait().unwrap();
         status.is_some()
     }));
-    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    status.and_then(|s| s.code())
 }
 
 /// Found by trying an outage as an operator would: `tailship_files_unread_bytes`

@@ -44,7 +44,10 @@ impl Outlet {
             let send = self.sink.send(chunk, &self.cancel);
             tokio::pin!(send);
             loop {
+                // Biased: a send with room completes on its first poll, and
+                // the timer is then never registered (this is the read path).
                 tokio::select! {
+                    biased;
                     ok = &mut send => return ok,
                     _ = tokio::time::sleep(every) => waiting(),
                 }
