@@ -19,6 +19,7 @@ pub struct Metrics {
     pub bytes_read: IntCounterVec,
     pub lines_dropped: IntCounterVec,
     pub lines_repaired: IntCounterVec,
+    pub lines_unparsed: IntCounterVec,
     pub lines_pushed: IntCounter,
     pub bytes_pushed: IntCounterVec,
     pub push_requests: IntCounterVec,
@@ -89,7 +90,7 @@ impl Metrics {
             lines_dropped: counter_vec(
                 &r,
                 "tailship_lines_dropped_total",
-                "Lines not delivered on purpose, by reason (drop_stage: a drop stage matched; rejected: the service refused the batch with a 4xx other than 429; retries_exhausted: client.retry.max_retries ran out).",
+                "Lines not delivered on purpose, by reason (drop_stage: a drop stage matched; limit: over a limit stage's rate; rejected: the service refused the batch with a 4xx other than 429; retries_exhausted: client.retry.max_retries ran out).",
                 &["source", "reason"],
             ),
             lines_repaired: counter_vec(
@@ -97,6 +98,12 @@ impl Metrics {
                 "tailship_lines_repaired_total",
                 "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines).",
                 &["source", "reason"],
+            ),
+            lines_unparsed: counter_vec(
+                &r,
+                "tailship_lines_unparsed_total",
+                "Lines a parsing stage (json, logfmt, cri, docker) could not parse; they went on unchanged.",
+                &["source", "stage"],
             ),
             lines_pushed: counter(&r, "tailship_push_lines_total", "Lines acknowledged by the service."),
             bytes_pushed: counter_vec(

@@ -150,7 +150,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                         files_cancel = shutdown.child_token();
                         env.default_tenant = new.config.client.tenant_id.clone();
                         let files: Vec<_> =
-                            new.sources.iter().filter(|s| s.spec.config.kind == SourceType::File).cloned().collect();
+                            new.sources.iter().filter(|s| s.spec.config.kind.reads_files()).cloned().collect();
                         match start_sources(&files, &env, &files_cancel, &mut stdin) {
                             Ok(t) => {
                                 file_threads = t;

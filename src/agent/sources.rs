@@ -49,7 +49,7 @@ pub fn start_sources(
         let name = stages.name.clone();
         let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
         let thread = match src.spec.config.kind {
-            SourceType::File => {
+            SourceType::File | SourceType::Kubernetes => {
                 let fs = FileSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
@@ -92,7 +92,7 @@ const FD_RESERVE: u64 = 128;
 pub fn fit_open_files(sources: &mut [SourcePlan], limit: Option<u64>) {
     let Some(limit) = limit else { return };
     let room = limit.saturating_sub(FD_RESERVE).max(16) as usize;
-    let files = |s: &SourcePlan| s.spec.config.kind == SourceType::File;
+    let files = |s: &SourcePlan| s.spec.config.kind.reads_files();
     let total: usize = sources.iter().filter(|s| files(s)).map(|s| s.spec.config.max_open_files).sum();
     if total <= room {
         return;

@@ -172,7 +172,15 @@ pub(super) async fn run(
                     values.extend_from_slice(digits.format(ts.max(0) as u64));
                     values.extend_from_slice(b"\",\"");
                     escape_json_into(values, line);
-                    values.extend_from_slice(b"\"]");
+                    match chunk.metadata(e) {
+                        // Structured metadata: `[ts, line, {"name": "value"}]`.
+                        Some(meta) => {
+                            values.extend_from_slice(b"\",");
+                            values.extend_from_slice(meta.as_bytes());
+                            values.push(b']');
+                        }
+                        None => values.extend_from_slice(b"\"]"),
+                    }
                     size += values.len() - before;
                     raw += line.len();
                     i += 1;

@@ -477,6 +477,20 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.include"), "include and exclude are for file sources".into());
             }
         }
+        SourceType::Kubernetes => {
+            if !s.include.is_empty() {
+                e(
+                    &format!("{key}.include"),
+                    "a kubernetes source reads every pod log below `root`; use `exclude` to skip some".into(),
+                );
+            }
+            if !s.root.is_absolute() {
+                e(&format!("{key}.root"), format!("`{}` is not an absolute path", s.root.display()));
+            }
+            if s.max_open_files == 0 {
+                e(&format!("{key}.max_open_files"), "must be at least 1".into());
+            }
+        }
     }
     if let Some(t) = &s.tenant_id {
         if t.is_empty() || t.contains('|') {

@@ -93,6 +93,10 @@ pub struct ClientConfig {
     /// Extra headers on every request to the log service (push, query,
     /// labels); their values are secrets, redacted in `check` and logs.
     pub headers: BTreeMap<String, Secret>,
+    /// Send values named by a stage's `structured_metadata` as Loki 3
+    /// structured metadata (a third element of each value). Off by default:
+    /// the service in spec/ documents `[timestamp, line]` pairs only.
+    pub structured_metadata: bool,
     pub batch: BatchConfig,
     pub retry: RetryConfig,
     pub rate_limit: RateLimitConfig,
@@ -113,6 +117,7 @@ impl Default for ClientConfig {
             tls: TlsConfig::default(),
             proxy_url: None,
             headers: BTreeMap::new(),
+            structured_metadata: false,
             batch: BatchConfig::default(),
             retry: RetryConfig::default(),
             rate_limit: RateLimitConfig::default(),
@@ -215,6 +220,25 @@ pub enum SourceType {
     #[default]
     File,
     Stdin,
+    /// Pod logs of a Kubernetes node (`root`), read as CRI lines and
+    /// labelled `namespace`, `pod`, `container` and `stream`.
+    Kubernetes,
+}
+
+impl SourceType {
+    /// True for sources that tail files (`file`, `kubernetes`).
+    pub fn reads_files(self) -> bool {
+        matches!(self, Self::File | Self::Kubernetes)
+    }
+
+    /// The name of the type in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Stdin => "stdin",
+            Self::Kubernetes => "kubernetes",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -236,6 +260,9 @@ pub struct SourceConfig {
     pub include: Vec<String>,
     /// Globs of paths (or file names) never to tail.
     pub exclude: Vec<String>,
+    /// A `kubernetes` source's pod log directory
+    /// (`<root>/<namespace>_<pod>_<uid>/<container>/<n>.log`).
+    pub root: PathBuf,
     /// Static labels of every line from this source.
     pub labels: BTreeMap<String, String>,
     /// Overrides `client.tenant_id` for this source's lines.
@@ -265,6 +292,7 @@ impl Default for SourceConfig {
             name: None,
             include: Vec::new(),
             exclude: Vec::new(),
+            root: PathBuf::from("/var/log/pods"),
             labels: BTreeMap::new(),
             tenant_id: None,
             start_at: StartAt::Beginning,
@@ -295,24 +323,60 @@ impl Default for MultilineConfig {
     }
 }
 
-/// One processing stage. Exactly one of `regex`, `drop` or `timestamp` is set.
+/// One processing stage: exactly one of `regex`, `json`, `logfmt`, `drop`,
+/// `timestamp`, `output`, `replace`, `cri`, `docker` or `limit` is set.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct StageConfig {
     /// Named captures are extracted; those listed in `labels` become labels.
     pub regex: Option<String>,
-    /// Which captures of `regex` become labels (all named captures when unset).
+    /// Values extracted from a JSON line: `NAME = "dotted.path"` (`a.b[0].c`);
+    /// an empty table extracts every top-level scalar field.
+    pub json: Option<BTreeMap<String, String>>,
+    /// Values extracted from a logfmt line: `NAME = "key"`; an empty table
+    /// extracts every key.
+    pub logfmt: Option<BTreeMap<String, String>>,
+    /// Which extracted values become labels. A `regex` stage without it
+    /// makes every named capture a label; other stages make none.
     pub labels: Option<Vec<String>>,
+    /// Which extracted values go with each line as structured metadata
+    /// (needs `client.structured_metadata = true`).
+    pub structured_metadata: Option<Vec<String>>,
     /// Lines matching this regex are dropped and counted.
     pub drop: Option<String>,
     /// Take the entry's timestamp from an extracted value.
     pub timestamp: Option<TimestampStage>,
+    /// Replace the line with this extracted value.
+    pub output: Option<String>,
+    /// Rewrite every match of this regex in the line with `with`.
+    pub replace: Option<String>,
+    /// The replacement of `replace`: `$1`, `${name}` insert captures.
+    pub with: Option<String>,
+    /// CRI-O/containerd log lines: `TIME STREAM P|F MESSAGE`.
+    pub cri: Option<EmptyStage>,
+    /// Docker json-file log lines: `{"log": ..., "stream": ..., "time": ...}`.
+    pub docker: Option<EmptyStage>,
+    /// A per-stream line rate limit; lines over it are dropped and counted.
+    pub limit: Option<LimitStage>,
+}
+
+/// The options of a stage that has none (`{ cri = {} }`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct EmptyStage {}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct LimitStage {
+    /// Lines per second, per stream.
+    pub rate: f64,
+    /// Lines allowed at once above the rate (at least 1).
+    pub burst: u32,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct TimestampStage {
-    /// Name of a capture extracted by an earlier `regex` stage.
+    /// Name of a value extracted by an earlier stage.
     pub source: String,
     /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, or a strftime pattern.
     pub format: String,

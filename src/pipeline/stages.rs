@@ -1,35 +1,19 @@
 //! Stages: what happens to each line between reading and batching, in order:
-//! UTF-8 repair, truncation to `max_line_bytes`, the configured `regex`,
-//! `drop` and `timestamp` stages, then labels (static, `host`, `filename`,
-//! extracted) resolved to an interned stream.
+//! UTF-8 repair, truncation to `max_line_bytes`, the configured stages
+//! (`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`,
+//! `cri`, `docker`, `limit`), then labels (static, `host`, `filename`, the
+//! Kubernetes path labels, extracted) resolved to an interned stream.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use regex::Regex;
-
-use super::TimeFormat;
-use crate::config::SourceConfig;
+use super::parse::{self, json_text};
+use super::stage::{narrow, Bucket, Extracted, Held, Op, Stage};
+use crate::config::{SourceConfig, SourceType};
 use crate::metrics::Metrics;
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
 use crate::util::cut_at_char;
-
-/// One compiled stage (made by `plan` from a `[[sources]].stages` entry).
-#[derive(Debug, Clone)]
-pub enum Stage {
-    /// Named captures are extracted (`names`); `labels` lists which become labels.
-    Regex {
-        re: Regex,
-        names: Vec<String>,
-        labels: Vec<String>,
-    },
-    Drop(Regex),
-    Timestamp {
-        source: String,
-        format: TimeFormat,
-    },
-}
 
 /// A source's compiled stages and labels.
 pub struct SourceStages {
@@ -39,7 +23,12 @@ pub struct SourceStages {
     stages: Vec<Stage>,
     max_line_bytes: usize,
     interner: Arc<Interner>,
-    dynamic: bool,
+    /// Extracted values that become labels, and structured metadata, in order.
+    label_names: Vec<String>,
+    metadata_names: Vec<String>,
+    /// A `kubernetes` source's pod log root: files below it get `namespace`,
+    /// `pod` and `container` labels from their path.
+    pod_root: Option<std::path::PathBuf>,
 }
 
 /// What became of one line.
@@ -47,7 +36,12 @@ pub struct SourceStages {
 pub enum Processed {
     Kept,
     Dropped,
+    /// A part of a longer container line, held until its last part.
+    Held,
 }
+
+/// Stages that count lines they could not parse (passed on unchanged).
+const PARSING: [&str; 4] = ["json", "logfmt", "cri", "docker"];
 
 /// Per-file state of a source: its stream (labels with `filename`) and the
 /// cache of streams with extracted labels. The labels themselves live only in
@@ -55,10 +49,19 @@ pub enum Processed {
 pub struct FileContext {
     stream: StreamRef,
     dynamic: HashMap<Vec<(String, String)>, StreamRef>,
+    /// Container lines waiting for their last part.
+    held: Vec<Held>,
+    /// `limit` buckets by (stage, stream).
+    buckets: HashMap<(usize, usize), Bucket>,
+    /// The file offset of the line being processed (set by the line feed).
+    pub line_start: u64,
     /// Counters batched per context and flushed with [`FileContext::flush_counts`].
     pub invalid_utf8: u64,
     pub truncated: u64,
     pub dropped: u64,
+    pub limited: u64,
+    /// Lines a parsing stage could not parse, by [`PARSING`] index.
+    pub unparsed: [u64; 4],
 }
 
 impl FileContext {
@@ -74,9 +77,35 @@ impl FileContext {
         if self.dropped > 0 {
             m.lines_dropped.with_label_values(&[source, "drop_stage"]).inc_by(self.dropped);
         }
+        if self.limited > 0 {
+            m.lines_dropped.with_label_values(&[source, "limit"]).inc_by(self.limited);
+        }
+        for (i, n) in self.unparsed.iter_mut().enumerate() {
+            if *n > 0 {
+                m.lines_unparsed.with_label_values(&[source, PARSING[i]]).inc_by(*n);
+                *n = 0;
+            }
+        }
         self.invalid_utf8 = 0;
         self.truncated = 0;
         self.dropped = 0;
+        self.limited = 0;
+    }
+
+    /// The offset of the first held container part, if any: the file's
+    /// position may not pass it.
+    pub fn held_from(&self) -> Option<u64> {
+        self.held.iter().map(|h| h.start).min()
+    }
+
+    /// True when a container line waits for its last part.
+    pub fn has_held(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Forgets held parts (the file was truncated and is read again).
+    pub fn reset(&mut self) {
+        self.held.clear();
     }
 }
 
@@ -99,9 +128,33 @@ impl SourceStages {
         if src.host_label && !base_labels.contains_key("host") {
             base_labels.insert("host".into(), gethostname::gethostname().to_string_lossy().into_owned());
         }
-        let dynamic = stages.iter().any(|s| matches!(s, Stage::Regex { labels, .. } if !labels.is_empty()));
+        let mut label_names: Vec<String> = Vec::new();
+        let mut metadata_names: Vec<String> = Vec::new();
+        for s in &stages {
+            for l in &s.labels {
+                if !label_names.contains(l) {
+                    label_names.push(l.clone());
+                }
+            }
+            for l in &s.metadata {
+                if !metadata_names.contains(l) {
+                    metadata_names.push(l.clone());
+                }
+            }
+        }
         let tenant = src.tenant_id.as_deref().or(default_tenant).map(Arc::from);
-        Self { name, base_labels, tenant, stages, max_line_bytes: src.max_line_bytes.get() as usize, interner, dynamic }
+        let pod_root = (src.kind == SourceType::Kubernetes).then(|| src.root.clone());
+        Self {
+            name,
+            base_labels,
+            tenant,
+            stages,
+            max_line_bytes: src.max_line_bytes.get() as usize,
+            interner,
+            label_names,
+            metadata_names,
+            pod_root,
+        }
     }
 
     /// The context for one file (`filename` label) or for stdin (`None`).
@@ -109,9 +162,25 @@ impl SourceStages {
         let mut base = self.base_labels.clone();
         if let Some(f) = filename {
             base.entry("filename".into()).or_insert_with(|| f.to_string());
+            if let Some(root) = &self.pod_root {
+                for (k, v) in pod_labels(root, f) {
+                    base.entry(k.into()).or_insert(v);
+                }
+            }
         }
         let stream = self.interner.intern(self.tenant.as_ref(), base);
-        FileContext { stream, dynamic: HashMap::new(), invalid_utf8: 0, truncated: 0, dropped: 0 }
+        FileContext {
+            stream,
+            dynamic: HashMap::new(),
+            held: Vec::new(),
+            buckets: HashMap::new(),
+            line_start: 0,
+            invalid_utf8: 0,
+            truncated: 0,
+            dropped: 0,
+            limited: 0,
+            unparsed: [0; 4],
+        }
     }
 
     /// Runs one line through the stages and appends it to `chunk` unless dropped.
@@ -138,77 +207,270 @@ impl SourceStages {
             line = Cow::Owned(cut_at_char(&line, self.max_line_bytes).to_string());
             ctx.truncated += 1;
         }
-        let mut ts = read_ts;
-        let mut assigned = true;
-        let mut stream = None;
-        if !self.stages.is_empty() {
-            let mut extracted: Vec<(&str, String)> = Vec::new();
-            for stage in &self.stages {
-                match stage {
-                    Stage::Drop(re) => {
-                        if re.is_match(&line) {
-                            ctx.dropped += 1;
-                            return Processed::Dropped;
-                        }
+        if self.stages.is_empty() {
+            push(chunk, &ctx.stream, &line, read_ts, true, None);
+            return Processed::Kept;
+        }
+        let mut line = Line { text: line, ts: read_ts, assigned: true, extracted: Extracted::default() };
+        self.run(ctx, &mut line, 0, read_ts, chunk)
+    }
+
+    /// Hands on container lines whose last part did not come: those of a
+    /// file idle for `partial_line_wait`, or all at the end of a one-off read.
+    pub fn flush_held(&self, ctx: &mut FileContext, read_ts: i64, chunk: &mut Chunk) {
+        for h in std::mem::take(&mut ctx.held) {
+            let mut extracted = Extracted::default();
+            extracted.set(Cow::Borrowed("stream"), h.stream);
+            let mut line = Line { text: Cow::Owned(h.text), ts: h.ts, assigned: false, extracted };
+            self.run(ctx, &mut line, h.stage + 1, read_ts, chunk);
+        }
+    }
+
+    /// Runs stages `from..` on `line`, then resolves its stream and appends it.
+    fn run<'s, 'l>(
+        &'s self,
+        ctx: &mut FileContext,
+        line: &mut Line<'s, 'l>,
+        from: usize,
+        read_ts: i64,
+        chunk: &mut Chunk,
+    ) -> Processed {
+        for (i, stage) in self.stages.iter().enumerate().skip(from) {
+            match &stage.op {
+                Op::Drop(re) => {
+                    if re.is_match(&line.text) {
+                        ctx.dropped += 1;
+                        return Processed::Dropped;
                     }
-                    Stage::Regex { re, names, .. } => {
-                        if let Some(caps) = re.captures(&line) {
-                            for n in names {
-                                if let Some(m) = caps.name(n) {
-                                    extracted.retain(|(k, _)| *k != n.as_str());
-                                    extracted.push((n.as_str(), m.as_str().to_string()));
-                                }
-                            }
-                        }
-                    }
-                    Stage::Timestamp { source, format } => {
-                        if let Some((_, v)) = extracted.iter().find(|(k, _)| *k == source.as_str()) {
-                            if let Some(t) = format.to_unix_ns(v) {
-                                ts = t.clamp(0, i64::MAX as i128) as i64;
-                                assigned = false;
+                }
+                Op::Regex { re, names } => {
+                    if let Some(caps) = re.captures(&line.text) {
+                        for n in names {
+                            if let Some(m) = caps.name(n) {
+                                line.extracted.set(Cow::Borrowed(n), m.as_str().to_string());
                             }
                         }
                     }
                 }
+                Op::Json { fields } => match serde_json::from_str::<serde_json::Value>(&line.text) {
+                    Ok(serde_json::Value::Object(doc)) if fields.is_empty() => {
+                        for (k, v) in doc {
+                            if !(v.is_object() || v.is_array()) {
+                                if let Some(t) = json_text(&v) {
+                                    line.extracted.set(Cow::Owned(k), t);
+                                }
+                            }
+                        }
+                    }
+                    Ok(doc @ serde_json::Value::Object(_)) => {
+                        for (name, path) in fields {
+                            if let Some(t) = path.get(&doc).and_then(json_text) {
+                                line.extracted.set(Cow::Borrowed(name), t);
+                            }
+                        }
+                    }
+                    _ => ctx.unparsed[0] += 1,
+                },
+                Op::Logfmt { fields } => match parse::logfmt(&line.text) {
+                    Some(pairs) if fields.is_empty() => {
+                        for (k, v) in pairs {
+                            line.extracted.set(Cow::Owned(k.to_string()), v.into_owned());
+                        }
+                    }
+                    Some(pairs) => {
+                        for (name, key) in fields {
+                            if let Some((_, v)) = pairs.iter().rev().find(|(k, _)| k == key) {
+                                line.extracted.set(Cow::Borrowed(name), v.to_string());
+                            }
+                        }
+                    }
+                    None => ctx.unparsed[1] += 1,
+                },
+                Op::Timestamp { source, format } => {
+                    if let Some(v) = line.extracted.get(source) {
+                        if let Some(t) = format.to_unix_ns(v) {
+                            line.ts = t.clamp(0, i64::MAX as i128) as i64;
+                            line.assigned = false;
+                        }
+                    }
+                }
+                Op::Output(name) => {
+                    if let Some(v) = line.extracted.get(name) {
+                        line.text = Cow::Owned(v.to_string());
+                    }
+                }
+                Op::Replace { re, with } => {
+                    if let Cow::Owned(s) = re.replace_all(&line.text, with.as_str()) {
+                        line.text = Cow::Owned(s);
+                    }
+                }
+                Op::Cri | Op::Docker => {
+                    if self.container(ctx, line, i) == Processed::Held {
+                        return Processed::Held;
+                    }
+                }
+                Op::Limit { .. } => {}
             }
-            if self.dynamic {
-                let mut key: Vec<(String, String)> = Vec::new();
-                for stage in &self.stages {
-                    if let Stage::Regex { labels, .. } = stage {
-                        for l in labels {
-                            if let Some((_, v)) = extracted.iter().find(|(k, _)| *k == l.as_str()) {
-                                if !v.is_empty() {
-                                    key.retain(|(k, _)| k != l);
-                                    key.push((l.clone(), truncate_label_value(v)));
-                                }
-                            }
-                        }
-                    }
+        }
+        let stream = self.stream_of(ctx, &line.extracted);
+        for (i, stage) in self.stages.iter().enumerate() {
+            if let Op::Limit { rate, burst } = stage.op {
+                let key = (i, Arc::as_ptr(stream.as_ref().unwrap_or(&ctx.stream)) as usize);
+                if ctx.buckets.len() >= MAX_CACHED_STREAMS && !ctx.buckets.contains_key(&key) {
+                    ctx.buckets.clear();
                 }
-                if !key.is_empty() {
-                    let s = match ctx.dynamic.get(&key) {
-                        Some(s) => s.clone(),
-                        None => {
-                            let mut labels: BTreeMap<String, String> = ctx.stream.labels.iter().cloned().collect();
-                            for (k, v) in &key {
-                                labels.insert(k.clone(), v.clone());
-                            }
-                            let s = self.interner.intern(self.tenant.as_ref(), labels);
-                            if ctx.dynamic.len() < MAX_CACHED_STREAMS {
-                                ctx.dynamic.insert(key, s.clone());
-                            }
-                            s
-                        }
-                    };
-                    stream = Some(s);
+                let bucket = ctx.buckets.entry(key).or_insert_with(|| Bucket::full(burst, read_ts));
+                if !bucket.take(rate, burst, read_ts) {
+                    ctx.limited += 1;
+                    return Processed::Dropped;
                 }
             }
         }
-        let start = chunk.buf.len() as u32;
-        chunk.buf.push_str(&line);
-        let stream = chunk.stream_id(stream.as_ref().unwrap_or(&ctx.stream));
-        chunk.entries.push(Entry { stream, ts, assigned_ts: assigned, start, len: line.len() as u32 });
+        if line.text.len() > self.max_line_bytes {
+            line.text = Cow::Owned(cut_at_char(&line.text, self.max_line_bytes).to_string());
+            ctx.truncated += 1;
+        }
+        let meta = self.metadata_of(&line.extracted);
+        push(chunk, stream.as_ref().unwrap_or(&ctx.stream), &line.text, line.ts, line.assigned, meta.as_deref());
         Processed::Kept
+    }
+
+    /// A `cri` or `docker` stage (`self.stages[i]`): the line becomes the
+    /// message, the runtime's time its timestamp, `stream` an extracted
+    /// value; a part of a longer line is held until the last part.
+    fn container<'s>(&'s self, ctx: &mut FileContext, line: &mut Line<'s, '_>, i: usize) -> Processed {
+        let parsed = match self.stages[i].op {
+            Op::Cri => parse::cri(&line.text).map(|c| {
+                let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
+                (c.ts, c.stream.into_owned(), c.complete, Err(at..at + c.message.len()))
+            }),
+            _ => parse::docker(&line.text).map(|d| (d.ts, d.stream.into_owned(), d.complete, Ok(d.message.into_owned()))),
+        };
+        let Some((ts, stream, complete, message)) = parsed else {
+            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri) { 2 } else { 3 }] += 1;
+            return Processed::Kept;
+        };
+        let text = std::mem::take(&mut line.text);
+        let message: Cow<'_, str> = match message {
+            Ok(owned) => Cow::Owned(owned),
+            Err(range) => narrow(text, range),
+        };
+        let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
+        if !complete {
+            match slot {
+                Some(n) => {
+                    let h = &mut ctx.held[n];
+                    let room = self.max_line_bytes.saturating_sub(h.text.len());
+                    if message.len() > room {
+                        ctx.truncated += 1;
+                    }
+                    h.text.push_str(cut_at_char(&message, room));
+                }
+                None => ctx.held.push(Held {
+                    stage: i,
+                    stream,
+                    ts,
+                    text: cut_at_char(&message, self.max_line_bytes).to_string(),
+                    start: ctx.line_start,
+                }),
+            }
+            return Processed::Held;
+        }
+        line.ts = ts;
+        line.text = match slot {
+            Some(n) => {
+                let mut h = ctx.held.remove(n);
+                line.ts = h.ts;
+                h.text.push_str(&message);
+                Cow::Owned(h.text)
+            }
+            None => message,
+        };
+        line.assigned = false;
+        line.extracted.set(Cow::Borrowed("stream"), stream);
+        Processed::Kept
+    }
+
+    /// The stream with extracted labels, when any label value was extracted.
+    fn stream_of(&self, ctx: &mut FileContext, extracted: &Extracted<'_>) -> Option<StreamRef> {
+        if self.label_names.is_empty() || extracted.is_empty() {
+            return None;
+        }
+        let mut key: Vec<(String, String)> = Vec::new();
+        for l in &self.label_names {
+            if let Some(v) = extracted.get(l) {
+                if !v.is_empty() {
+                    key.push((l.clone(), truncate_label_value(v)));
+                }
+            }
+        }
+        if key.is_empty() {
+            return None;
+        }
+        if let Some(s) = ctx.dynamic.get(&key) {
+            return Some(s.clone());
+        }
+        let mut labels: BTreeMap<String, String> = ctx.stream.labels.iter().cloned().collect();
+        for (k, v) in &key {
+            labels.insert(k.clone(), v.clone());
+        }
+        let s = self.interner.intern(self.tenant.as_ref(), labels);
+        if ctx.dynamic.len() < MAX_CACHED_STREAMS {
+            ctx.dynamic.insert(key, s.clone());
+        }
+        Some(s)
+    }
+
+    /// The structured metadata of a line as a JSON object, if it has any.
+    fn metadata_of(&self, extracted: &Extracted<'_>) -> Option<String> {
+        if self.metadata_names.is_empty() {
+            return None;
+        }
+        let mut map = serde_json::Map::new();
+        for name in &self.metadata_names {
+            if let Some(v) = extracted.get(name) {
+                map.insert(name.clone(), serde_json::Value::String(truncate_label_value(v)));
+            }
+        }
+        (!map.is_empty()).then(|| serde_json::Value::Object(map).to_string())
+    }
+}
+
+/// A line on its way through the stages.
+struct Line<'s, 'l> {
+    text: Cow<'l, str>,
+    ts: i64,
+    assigned: bool,
+    extracted: Extracted<'s>,
+}
+
+/// Appends a processed line (and its metadata object) to `chunk`.
+fn push(chunk: &mut Chunk, stream: &StreamRef, line: &str, ts: i64, assigned: bool, meta: Option<&str>) {
+    let start = chunk.buf.len() as u32;
+    chunk.buf.push_str(line);
+    let meta_len = match meta {
+        Some(m) => {
+            chunk.buf.push_str(m);
+            m.len() as u32
+        }
+        None => 0,
+    };
+    let stream = chunk.stream_id(stream);
+    chunk.entries.push(Entry { stream, ts, assigned_ts: assigned, start, len: line.len() as u32, meta: meta_len });
+}
+
+/// `namespace`, `pod` and `container` of a pod log file below `root`
+/// (`<root>/<namespace>_<pod>_<uid>/<container>/<n>.log`).
+pub fn pod_labels(root: &std::path::Path, file: &str) -> Vec<(&'static str, String)> {
+    let Ok(rel) = std::path::Path::new(file).strip_prefix(root) else { return Vec::new() };
+    let parts: Vec<&str> = rel.iter().filter_map(|p| p.to_str()).collect();
+    let [pod_dir, container, _file] = parts.as_slice() else { return Vec::new() };
+    let mut it = pod_dir.splitn(3, '_');
+    match (it.next(), it.next(), it.next()) {
+        (Some(ns), Some(pod), Some(_uid)) if !ns.is_empty() && !pod.is_empty() => {
+            vec![("namespace", ns.to_string()), ("pod", pod.to_string()), ("container", container.to_string())]
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -225,6 +487,8 @@ fn truncate_label_value(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::TimeFormat;
+    use regex::Regex;
 
     #[test]
     fn repairs_truncates_and_extracts() {
@@ -233,10 +497,14 @@ mod tests {
         src.labels.insert("job".into(), "app".into());
         let level = Regex::new(r"(?P<level>ERROR|INFO)").unwrap();
         let stages = vec![
-            Stage::Regex { re: level, names: vec!["level".into()], labels: vec!["level".into()] },
-            Stage::Drop(Regex::new("healthcheck").unwrap()),
-            Stage::Regex { re: Regex::new(r"^(?P<ts>\d+) ").unwrap(), names: vec!["ts".into()], labels: vec![] },
-            Stage::Timestamp { source: "ts".into(), format: TimeFormat::parse("unix").unwrap() },
+            Stage {
+                op: Op::Regex { re: level, names: vec!["level".into()] },
+                labels: vec!["level".into()],
+                metadata: vec![],
+            },
+            Stage::plain(Op::Drop(Regex::new("healthcheck").unwrap())),
+            Stage::plain(Op::Regex { re: Regex::new(r"^(?P<ts>\d+) ").unwrap(), names: vec!["ts".into()] }),
+            Stage::plain(Op::Timestamp { source: "ts".into(), format: TimeFormat::parse("unix").unwrap() }),
         ];
         let s = SourceStages::new(Arc::from("t"), &src, stages, None, Interner::new(), &BTreeMap::new());
         let mut ctx = s.context(Some("/var/log/a.log"));

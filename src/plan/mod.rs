@@ -15,6 +15,7 @@
 //! once (config problems and compile problems together).
 
 mod source;
+mod stages;
 mod warnings;
 
 use std::path::{Path, PathBuf};
@@ -64,7 +65,7 @@ pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Plan, Conf
 pub fn compile_sources(sources: &[crate::config::SourceConfig]) -> Result<Vec<SourcePlan>, ConfigErrors> {
     let mut problems = Vec::new();
     let plans: Vec<SourcePlan> =
-        sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, &mut problems)).collect();
+        sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, false, &mut problems)).collect();
     if problems.is_empty() {
         return Ok(plans);
     }
@@ -85,8 +86,9 @@ pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
                 .into(),
         ));
     }
+    let metadata_on = config.client.structured_metadata;
     let sources: Vec<SourcePlan> =
-        config.sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, &mut problems)).collect();
+        config.sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, metadata_on, &mut problems)).collect();
     let mut rules = Vec::new();
     for (i, a) in config.alerts.iter().enumerate() {
         match Rule::compile(a) {

@@ -6,7 +6,6 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
 
 use super::Plan;
-use crate::config::SourceType;
 
 /// The longest line Loki (`max_line_size`) and the log service accept by default.
 pub const SERVICE_MAX_LINE_BYTES: u64 = 256 << 10;
@@ -29,7 +28,7 @@ pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
                 ),
             ));
         }
-        if s.kind != SourceType::File {
+        if !s.kind.reads_files() {
             continue;
         }
         for inc in &s.include {

@@ -15,6 +15,9 @@ pub struct Entry {
     pub assigned_ts: bool,
     pub start: u32,
     pub len: u32,
+    /// Length of the line's structured metadata, a JSON object that follows
+    /// the line in the buffer (0: none).
+    pub meta: u32,
 }
 
 /// Processed lines of one source read, moving through the queue as a unit.
@@ -61,6 +64,12 @@ impl Chunk {
     pub fn line(&self, e: &Entry) -> &str {
         // Entries are only made by `SourceStages::process`, at char boundaries.
         self.buf.get(e.start as usize..(e.start + e.len) as usize).unwrap_or_default()
+    }
+
+    /// The line's structured metadata (a JSON object), if it has any.
+    pub fn metadata(&self, e: &Entry) -> Option<&str> {
+        let at = (e.start + e.len) as usize;
+        (e.meta > 0).then(|| self.buf.get(at..at + e.meta as usize).unwrap_or_default())
     }
 
     pub fn stream(&self, e: &Entry) -> &StreamRef {

@@ -77,12 +77,14 @@ pub struct PushStream<'a> {
 #[derive(Debug, Default)]
 pub struct LabelPairs<'a>(pub Vec<(Str<'a>, Str<'a>)>);
 
-/// One `[ts, line]` or `[ts, line, {structured metadata}]`. The metadata is
-/// checked (an object of string to string) and then dropped.
+/// One `[ts, line]` or `[ts, line, {structured metadata}]`, the metadata
+/// an object of string to string (kept, and returned by queries as labels
+/// of the entry, as Loki 3 does).
 #[derive(Debug)]
 pub struct PushEntry<'a> {
     pub ts: Str<'a>,
     pub line: Str<'a>,
+    pub metadata: Option<LabelPairs<'a>>,
 }
 
 /// A JSON string, borrowed from the body when it has no escapes.
@@ -161,11 +163,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for PushEntry<'a> {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let ts = seq.next_element::<Ts<'de>>()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
                 let line = seq.next_element::<Str<'de>>()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
-                // Structured metadata (as Vector and Alloy send it): validated, not kept.
-                if seq.next_element::<LabelPairs<'de>>()?.is_some() && seq.next_element::<IgnoredAny>()?.is_some() {
+                // Structured metadata (as tailship, Vector and Alloy send it).
+                let metadata = seq.next_element::<LabelPairs<'de>>()?;
+                if metadata.is_some() && seq.next_element::<IgnoredAny>()?.is_some() {
                     return Err(de::Error::invalid_length(4, &self));
                 }
-                Ok(PushEntry { ts: ts.0, line })
+                Ok(PushEntry { ts: ts.0, line, metadata })
             }
         }
         d.deserialize_seq(V)
@@ -204,7 +207,8 @@ pub fn parse(json: &[u8]) -> Result<PushBody<'_>, MalformedPush> {
 #[derive(Debug)]
 pub struct ValidStream<'b> {
     pub labels: Vec<(&'b str, &'b str)>,
-    pub entries: Vec<(i64, &'b str)>,
+    /// `(timestamp, line, structured metadata)`.
+    pub entries: Vec<(i64, &'b str, Meta<'b>)>,
 }
 
 /// What [`validate`] keeps, and the first problem of the ones it skipped.
@@ -259,7 +263,18 @@ pub fn validate<'b>(body: &'b PushBody<'_>) -> Result<Validated<'b>, MalformedPu
                     &*v.ts
                 )));
             };
-            entries.push((ts, &*v.line));
+            let meta: Meta<'b> = match &v.metadata {
+                Some(m) if !m.0.is_empty() => match check_metadata(m) {
+                    Ok(pairs) => Some(pairs),
+                    Err(msg) => {
+                        out.first_error.get_or_insert_with(|| format!("stream {si} value {vi}: {msg}"));
+                        out.ignored += 1;
+                        continue;
+                    }
+                },
+                _ => None,
+            };
+            entries.push((ts, &*v.line, meta));
         }
         out.total += entries.len();
         let labels = match check_labels(&s.stream) {
@@ -272,7 +287,7 @@ pub fn validate<'b>(body: &'b PushBody<'_>) -> Result<Validated<'b>, MalformedPu
         };
         let mut vi = 0;
         let before = entries.len();
-        entries.retain(|(_, line)| {
+        entries.retain(|(_, line, _)| {
             let ok = line.len() <= MAX_LINE_BYTES;
             if !ok {
                 out.first_error.get_or_insert_with(|| {
@@ -285,6 +300,22 @@ pub fn validate<'b>(body: &'b PushBody<'_>) -> Result<Validated<'b>, MalformedPu
         out.ignored += before - entries.len();
         out.streams.push(ValidStream { labels, entries });
     }
+    Ok(out)
+}
+
+/// An entry's structured metadata, names sorted.
+pub type Meta<'b> = Option<Vec<(&'b str, &'b str)>>;
+
+/// Structured metadata names follow the label name rules.
+fn check_metadata<'b>(pairs: &'b LabelPairs<'_>) -> Result<Vec<(&'b str, &'b str)>, String> {
+    let mut out: Vec<(&str, &str)> = Vec::with_capacity(pairs.0.len());
+    for (k, v) in &pairs.0 {
+        if !crate::util::is_valid_label_name(k) {
+            return Err(format!("structured metadata name {:?} is invalid (must match [a-zA-Z_][a-zA-Z0-9_]*)", &**k));
+        }
+        out.push((k, v));
+    }
+    out.sort_unstable();
     Ok(out)
 }
 
@@ -329,7 +360,7 @@ mod tests {
         assert!(matches!(b.streams[0].values[0].line.0, Cow::Borrowed("x")));
         assert_eq!(&*b.streams[0].values[1].line, "y\n");
         let v = validate(&b).unwrap();
-        assert_eq!(v.streams[0].entries, vec![(1, "x"), (2, "y\n")]);
+        assert_eq!(v.streams[0].entries, vec![(1, "x", None), (2, "y\n", Some(vec![("trace_id", "t")]))]);
         assert!(v.first_error.is_none());
     }
 
@@ -378,7 +409,7 @@ mod tests {
         );
         assert_eq!(v.streams.len(), 1);
         assert_eq!(v.streams[0].labels, vec![("job", "b")]);
-        assert_eq!(v.streams[0].entries, vec![(1, "ok")]);
+        assert_eq!(v.streams[0].entries, vec![(1, "ok", None)]);
     }
 
     #[test]

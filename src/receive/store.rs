@@ -126,7 +126,21 @@ pub struct RangeParams<'q> {
 
 struct Stream {
     labels: Labels,
-    entries: BTreeMap<i64, Vec<Box<str>>>,
+    entries: BTreeMap<i64, Vec<StoredLine>>,
+}
+
+/// A line and its structured metadata (names sorted).
+#[derive(PartialEq, Eq)]
+struct StoredLine {
+    text: Box<str>,
+    meta: Option<Box<[(Box<str>, Box<str>)]>>,
+}
+
+impl std::ops::Deref for StoredLine {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
 }
 
 impl Stream {
@@ -209,7 +223,7 @@ impl Backend {
                 let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                 for s in &v.streams {
                     entries += s.entries.len() as u64;
-                    bytes += s.entries.iter().map(|(_, l)| l.len() as u64).sum::<u64>();
+                    bytes += s.entries.iter().map(|(_, l, _)| l.len() as u64).sum::<u64>();
                     if seen.len() < NULL_STORE_MAX_STREAMS {
                         let h = xxhash_rust::xxh3::xxh3_64(format!("{tenant}\0{}", stream_key(&s.labels)).as_bytes());
                         new_streams += u64::from(seen.insert(h));
@@ -322,13 +336,16 @@ impl Memory {
                 }
             };
             let stream = &mut t.streams[si as usize];
-            for &(ts, line) in &s.entries {
+            for (ts, line, meta) in &s.entries {
+                let (ts, line) = (*ts, *line);
                 let at = stream.entries.entry(ts).or_default();
-                if at.iter().any(|l| &**l == line) {
+                let meta: Option<Box<[(Box<str>, Box<str>)]>> =
+                    meta.as_ref().map(|m| m.iter().map(|(k, v)| (Box::from(*k), Box::from(*v))).collect());
+                if at.iter().any(|l| &*l.text == line && l.meta == meta) {
                     dups += 1;
                     continue;
                 }
-                at.push(line.into());
+                at.push(StoredLine { text: line.into(), meta });
                 self.order.push_back((ti, si, ts));
                 entries += 1;
                 bytes += line.len() as u64;
@@ -398,7 +415,7 @@ impl Memory {
     fn query_range(&self, tenants: &[String], tag: bool, p: RangeParams<'_>) -> Vec<StreamResult> {
         let mut picked: Vec<(&Stream, &str)> = Vec::new();
         // (ts, index into picked, line)
-        let mut candidates: Vec<(i64, usize, &str)> = Vec::new();
+        let mut candidates: Vec<(i64, usize, &StoredLine)> = Vec::new();
         if p.start < p.end && p.limit > 0 {
             self.each_stream(tenants, |tenant, s| {
                 if !p.selector.matches_labels(|n| s.get(n)) {
@@ -406,14 +423,14 @@ impl Memory {
                 }
                 let idx = picked.len();
                 let range = s.entries.range(p.start..p.end);
-                let matching = |&(_, l): &(i64, &str)| p.selector.matches_line(l);
+                let matching = |&(_, l): &(i64, &StoredLine)| p.selector.matches_line(l);
                 let before = candidates.len();
                 if p.forward {
-                    let it = range.flat_map(|(ts, v)| v.iter().map(move |l| (*ts, &**l)));
+                    let it = range.flat_map(|(ts, v)| v.iter().map(move |l| (*ts, l)));
                     let it = it.filter(matching).take(p.limit);
                     candidates.extend(it.map(|(ts, l)| (ts, idx, l)));
                 } else {
-                    let it = range.rev().flat_map(|(ts, v)| v.iter().rev().map(move |l| (*ts, &**l)));
+                    let it = range.rev().flat_map(|(ts, v)| v.iter().rev().map(move |l| (*ts, l)));
                     candidates.extend(it.filter(matching).take(p.limit).map(|(ts, l)| (ts, idx, l)));
                 }
                 if candidates.len() > before {
@@ -437,15 +454,27 @@ impl Memory {
             })
             .unwrap_or(candidates.len());
         candidates.truncate(fits.max(1));
-        let mut grouped: BTreeMap<usize, Vec<(i64, String)>> = BTreeMap::new();
+        // Lines with structured metadata come back in streams of their own,
+        // the metadata added to the labels (as Loki 3 answers by default).
+        type Group<'m> = (usize, Option<&'m [(Box<str>, Box<str>)]>);
+        let mut grouped: BTreeMap<Group<'_>, Vec<(i64, String)>> = BTreeMap::new();
         for (ts, idx, line) in candidates {
-            grouped.entry(idx).or_default().push((ts, line.to_string()));
+            grouped.entry((idx, line.meta.as_deref())).or_default().push((ts, line.text.to_string()));
         }
         let mut out: Vec<StreamResult> = grouped
             .into_iter()
-            .map(|(idx, values)| {
+            .map(|((idx, meta), values)| {
                 let (s, tenant) = picked[idx];
-                StreamResult { labels: Self::result_labels(s, tenant, tag), values }
+                let mut labels = Self::result_labels(s, tenant, tag);
+                if let Some(meta) = meta {
+                    for (k, v) in meta {
+                        if !labels.iter().any(|(n, _)| **n == **k) {
+                            labels.push((k.to_string(), v.to_string()));
+                        }
+                    }
+                    labels.sort();
+                }
+                StreamResult { labels, values }
             })
             .collect();
         out.sort_by(|a, b| a.labels.cmp(&b.labels));

@@ -133,13 +133,15 @@ impl LineFeed {
     pub fn feed(&mut self, stages: &SourceStages, data: &[u8], read_ts: i64, now: Instant, chunk: &mut Chunk) {
         let Self { splitter, joiner, ctx, seen, .. } = self;
         let valid = ValidPrefix::of(data);
-        splitter.feed(data, |line, start, end| match joiner {
-            Some(j) => j.push(line, start, end, now, |entry, _| {
+        splitter.feed(data, |line, start, _| match joiner {
+            Some(j) => j.push(line, start, now, |entry, at| {
                 *seen += 1;
+                ctx.line_start = at;
                 stages.process(ctx, entry, read_ts, chunk);
             }),
             None => {
                 *seen += 1;
+                ctx.line_start = start;
                 match valid.get(line) {
                     Some(text) => stages.process_valid(ctx, text, read_ts, chunk),
                     None => stages.process(ctx, line, read_ts, chunk),
@@ -163,23 +165,32 @@ impl LineFeed {
         chunk: &mut Chunk,
     ) {
         let Self { splitter, joiner, ctx, partial_wait, last_data, seen } = self;
-        if splitter.has_partial() && (eof_final || now.duration_since(*last_data) >= *partial_wait) {
-            splitter.flush(|line, start, end| match joiner {
-                Some(j) => j.push(line, start, end, now, |entry, _| {
+        let idle = eof_final || now.duration_since(*last_data) >= *partial_wait;
+        if splitter.has_partial() && idle {
+            splitter.flush(|line, start, _| match joiner {
+                Some(j) => j.push(line, start, now, |entry, at| {
                     *seen += 1;
+                    ctx.line_start = at;
                     stages.process(ctx, entry, read_ts, chunk);
                 }),
                 None => {
                     *seen += 1;
+                    ctx.line_start = start;
                     stages.process(ctx, line, read_ts, chunk);
                 }
             });
         }
         if let Some(j) = joiner {
-            j.flush(now, eof_final, |entry, _| {
+            j.flush(now, eof_final, |entry, at| {
                 *seen += 1;
+                ctx.line_start = at;
                 stages.process(ctx, entry, read_ts, chunk);
             });
+        }
+        // Container lines whose last part never came (the runtime died
+        // mid-line) go on as they are once the file is idle.
+        if ctx.has_held() && idle {
+            stages.flush_held(ctx, read_ts, chunk);
         }
     }
 
@@ -187,6 +198,11 @@ impl LineFeed {
     pub fn due_at(&self) -> Option<Instant> {
         let partial = self.splitter.has_partial().then(|| self.last_data + self.partial_wait);
         let joined = self.joiner.as_ref().and_then(|j| j.due_at());
+        let held = self.ctx.has_held().then(|| self.last_data + self.partial_wait);
+        let partial = match (partial, held) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         match (partial, joined) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -195,16 +211,19 @@ impl LineFeed {
 
     /// True when a partial line or a multiline entry is held.
     pub fn has_pending(&self) -> bool {
-        self.splitter.has_partial() || self.joiner.as_ref().is_some_and(|j| j.due_at().is_some())
+        self.splitter.has_partial()
+            || self.joiner.as_ref().is_some_and(|j| j.due_at().is_some())
+            || self.ctx.has_held()
     }
 
     /// The offset up to which every line was handled (emitted or dropped).
     pub fn safe_offset(&self) -> u64 {
         let consumed = self.splitter.consumed();
-        match &self.joiner {
+        let handled = match &self.joiner {
             Some(j) => j.safe_offset(consumed),
             None => consumed,
-        }
+        };
+        self.ctx.held_from().map_or(handled, |held| handled.min(held))
     }
 
     /// Starts again at `offset` (truncation).
@@ -213,6 +232,7 @@ impl LineFeed {
         if let Some(j) = &mut self.joiner {
             j.reset();
         }
+        self.ctx.reset();
     }
 
     /// Lines handed to the stages since the last call (kept or dropped).

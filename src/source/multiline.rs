@@ -36,7 +36,6 @@ pub struct Joiner {
     buf: Vec<u8>,
     lines: usize,
     start_offset: u64,
-    end_offset: u64,
     last_line_at: Instant,
     /// Entries cut at `max_lines` (counted by the caller).
     pub cut: u64,
@@ -52,14 +51,13 @@ impl Joiner {
             buf: Vec::new(),
             lines: 0,
             start_offset: 0,
-            end_offset: 0,
             last_line_at: Instant::now(),
             cut: 0,
         }
     }
 
-    /// Adds one line; calls `emit(entry, end_offset)` for each entry it completes.
-    pub fn push(&mut self, line: &[u8], start: u64, end: u64, now: Instant, mut emit: impl FnMut(&[u8], u64)) {
+    /// Adds one line; calls `emit(entry, start_offset)` for each entry it completes.
+    pub fn push(&mut self, line: &[u8], start: u64, now: Instant, mut emit: impl FnMut(&[u8], u64)) {
         let begins = self.start.is_match(line);
         if self.lines > 0 && (begins || self.lines >= self.max_lines) {
             if !begins {
@@ -75,12 +73,11 @@ impl Joiner {
         let room = self.max_bytes.saturating_sub(self.buf.len());
         self.buf.extend_from_slice(&line[..line.len().min(room)]);
         self.lines += 1;
-        self.end_offset = end;
         self.last_line_at = now;
     }
 
     fn emit_held(&mut self, emit: &mut impl FnMut(&[u8], u64)) {
-        emit(&self.buf, self.end_offset);
+        emit(&self.buf, self.start_offset);
         self.buf.clear();
         self.lines = 0;
     }
@@ -123,24 +120,24 @@ mod tests {
         let mut j = Joiner::new(Regex::new(r"^\d").unwrap(), 3, Duration::from_secs(1), 1 << 20);
         let mut out: Vec<(String, u64)> = Vec::new();
         let mut e = |b: &[u8], off: u64| out.push((String::from_utf8_lossy(b).into_owned(), off));
-        j.push(b"orphan", 0, 7, t0, &mut e);
-        j.push(b"1 first", 7, 15, t0, &mut e);
+        j.push(b"orphan", 0, t0, &mut e);
+        j.push(b"1 first", 7, t0, &mut e);
         assert_eq!(j.safe_offset(15), 7);
-        j.push(b"  at a", 15, 22, t0, &mut e);
-        j.push(b"2 second", 22, 31, t0, &mut e);
-        j.push(b"  x", 31, 35, t0, &mut e);
-        j.push(b"  y", 35, 39, t0, &mut e);
-        j.push(b"  z", 39, 43, t0, &mut e);
+        j.push(b"  at a", 15, t0, &mut e);
+        j.push(b"2 second", 22, t0, &mut e);
+        j.push(b"  x", 31, t0, &mut e);
+        j.push(b"  y", 35, t0, &mut e);
+        j.push(b"  z", 39, t0, &mut e);
         j.flush(t0 + Duration::from_millis(10), false, &mut e);
         j.flush(t0 + Duration::from_secs(2), false, &mut e);
         assert_eq!(j.safe_offset(43), 43);
         assert_eq!(
             out,
             vec![
-                ("orphan".into(), 7),
-                ("1 first\n  at a".into(), 22),
-                ("2 second\n  x\n  y".into(), 39),
-                ("  z".into(), 43)
+                ("orphan".into(), 0),
+                ("1 first\n  at a".into(), 7),
+                ("2 second\n  x\n  y".into(), 22),
+                ("  z".into(), 39)
             ]
         );
         assert_eq!(j.cut, 1);

@@ -1,0 +1,164 @@
+//! One compiled stage and what it extracts.
+
+use std::borrow::Cow;
+
+use regex::Regex;
+
+use super::parse::JsonPath;
+use super::TimeFormat;
+
+/// One compiled stage (made by `plan` from a `[[sources]].stages` entry):
+/// what it does, and which of the values extracted so far become labels and
+/// structured metadata.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub op: Op,
+    pub labels: Vec<String>,
+    pub metadata: Vec<String>,
+}
+
+impl Stage {
+    /// A stage that picks no labels and no metadata.
+    pub fn plain(op: Op) -> Self {
+        Self { op, labels: Vec::new(), metadata: Vec::new() }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// Named captures are extracted.
+    Regex { re: Regex, names: Vec<String> },
+    /// `(name, path)` pairs; empty: every top-level scalar field.
+    Json { fields: Vec<(String, JsonPath)> },
+    /// `(name, key)` pairs; empty: every key.
+    Logfmt { fields: Vec<(String, String)> },
+    Drop(Regex),
+    Timestamp { source: String, format: TimeFormat },
+    /// The line becomes this extracted value.
+    Output(String),
+    Replace { re: Regex, with: String },
+    Cri,
+    Docker,
+    /// Lines per second and burst, per stream.
+    Limit { rate: f64, burst: f64 },
+}
+
+impl Op {
+    /// The stage's key in the config (and the `stage` label of metrics).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Regex { .. } => "regex",
+            Op::Json { .. } => "json",
+            Op::Logfmt { .. } => "logfmt",
+            Op::Drop(_) => "drop",
+            Op::Timestamp { .. } => "timestamp",
+            Op::Output(_) => "output",
+            Op::Replace { .. } => "replace",
+            Op::Cri => "cri",
+            Op::Docker => "docker",
+            Op::Limit { .. } => "limit",
+        }
+    }
+}
+
+/// Values extracted from one line so far, by name (a later value of the
+/// same name replaces an earlier one).
+#[derive(Default)]
+pub struct Extracted<'s>(Vec<(Cow<'s, str>, String)>);
+
+impl<'s> Extracted<'s> {
+    pub fn set(&mut self, name: Cow<'s, str>, value: String) {
+        match self.0.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((name, value)),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A container line held until its last part arrives (CRI `P`, Docker
+/// without a newline), per stream of one file.
+#[derive(Debug)]
+pub struct Held {
+    /// The stage that holds it; the joined line goes on from the next one.
+    pub stage: usize,
+    pub stream: String,
+    /// The timestamp of the first part.
+    pub ts: i64,
+    pub text: String,
+    /// Offset of the first part's line in the file: the file's position
+    /// cannot pass it until the joined line is handed on.
+    pub start: u64,
+}
+
+/// A token bucket of a `limit` stage for one stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Bucket {
+    tokens: f64,
+    last_ns: i64,
+}
+
+impl Bucket {
+    pub fn full(burst: f64, now_ns: i64) -> Self {
+        Self { tokens: burst, last_ns: now_ns }
+    }
+
+    /// Takes a token if there is one; refills at `rate` per second up to `burst`.
+    pub fn take(&mut self, rate: f64, burst: f64, now_ns: i64) -> bool {
+        let elapsed = now_ns.saturating_sub(self.last_ns).max(0) as f64 / 1e9;
+        self.tokens = (self.tokens + elapsed * rate).min(burst);
+        self.last_ns = self.last_ns.max(now_ns);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// `line` narrowed to `range`, borrowing when it can.
+pub fn narrow<'a>(line: Cow<'a, str>, range: std::ops::Range<usize>) -> Cow<'a, str> {
+    match line {
+        Cow::Borrowed(s) => Cow::Borrowed(&s[range]),
+        Cow::Owned(mut s) => {
+            s.truncate(range.end);
+            s.drain(..range.start);
+            Cow::Owned(s)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_allows_its_burst_then_its_rate() {
+        let s = 1_000_000_000;
+        let mut b = Bucket::full(2.0, 0);
+        assert!(b.take(1.0, 2.0, 0));
+        assert!(b.take(1.0, 2.0, 0));
+        assert!(!b.take(1.0, 2.0, 0));
+        assert!(!b.take(1.0, 2.0, s / 2));
+        assert!(b.take(1.0, 2.0, s));
+        assert!(!b.take(1.0, 2.0, s));
+        // A long pause refills to the burst, not beyond.
+        assert!(b.take(1.0, 2.0, 100 * s));
+        assert!(b.take(1.0, 2.0, 100 * s));
+        assert!(!b.take(1.0, 2.0, 100 * s));
+    }
+
+    #[test]
+    fn narrowing_keeps_borrowed_text_borrowed() {
+        assert!(matches!(narrow(Cow::Borrowed("abcdef"), 2..4), Cow::Borrowed("cd")));
+        assert_eq!(narrow(Cow::Owned("abcdef".into()), 2..4), "cd");
+    }
+}
