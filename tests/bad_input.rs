@@ -355,7 +355,14 @@ async fn clock_stepping_backwards_keeps_assigned_timestamps_strictly_increasing(
         let mut chunk = Chunk::new(Arc::from("clock"));
         chunk.buf.push_str(&line);
         let sid = chunk.stream_id(&stream);
-        chunk.entries.push(Entry { stream: sid, ts: *ts, assigned_ts: *assigned, start: 0, len: line.len() as u32, meta: 0 });
+        chunk.entries.push(Entry {
+            stream: sid,
+            ts: *ts,
+            assigned_ts: *assigned,
+            start: 0,
+            len: line.len() as u32,
+            meta: 0,
+        });
         assert!(pipeline.sink.send(chunk, &cancel).await);
         // Separate batches too, not only separate lines of one batch.
         if i == 2 {

@@ -141,7 +141,7 @@ impl Ledger {
         }
         let mut counts = self.counts.lock().unwrap();
         for s in &valid.streams {
-            for (_, line) in &s.entries {
+            for (_, line, _) in &s.entries {
                 match parse_line(line) {
                     Some(seq) => {
                         let i = seq as usize;

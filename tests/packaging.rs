@@ -453,3 +453,44 @@ fn help_and_man_describe_what_each_flag_does_and_hide_what_is_hidden() {
     let setup = run(&["cloud", "setup", "--help"]);
     assert!(setup.contains("The org (slug) that owns the stack"), "{setup}");
 }
+
+#[test]
+fn kubernetes_daemonset_reads_pod_logs_read_only_keeps_positions_on_the_node_and_its_config_checks() {
+    let text = read("packaging/k8s/daemonset.yaml");
+    assert!(text.contains("kind: DaemonSet") && text.contains("type = \"kubernetes\""));
+    let python = "python3";
+    let probe = Command::new(python).args(["-c", "import yaml"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        return skip("python3 with yaml is not installed; daemonset.yaml was not parsed");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = [
+        "import sys, yaml",
+        "docs = {d['kind']: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}",
+        "open(sys.argv[2], 'w').write(docs['ConfigMap']['data']['tailship.toml'])",
+        "spec = docs['DaemonSet']['spec']['template']['spec']",
+        "c = spec['containers'][0]",
+        "mounts = {m['name']: (m['mountPath'], m.get('readOnly', False)) for m in c['volumeMounts']}",
+        "vols = {v['name']: v.get('hostPath', {}).get('path') for v in spec['volumes']}",
+        "print('pod-logs', mounts['pod-logs'], vols['pod-logs'])",
+        "print('positions', mounts['positions'], vols['positions'])",
+        "print('liveness', c['livenessProbe']['httpGet']['path'], 'readiness', c.get('readinessProbe'))",
+    ]
+    .join("\n");
+    let cfg = dir.path().join("tailship.toml");
+    let (out, all) =
+        output(Command::new(python).args(["-c", &script]).arg(repo("packaging/k8s/daemonset.yaml")).arg(&cfg));
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("pod-logs ('/var/log/pods', True) /var/log/pods"), "{all}");
+    assert!(all.contains("positions ('/var/lib/tailship', False) /var/lib/tailship"), "{all}");
+    assert!(all.contains("liveness /healthz readiness None"), "{all}");
+    let (out, all) = output(
+        Command::new(env!("CARGO_BIN_EXE_tailship"))
+            .args(["check", "--config"])
+            .arg(&cfg)
+            .env("LOG_URL", "http://logstore.logging.svc:3100")
+            .env("NODE_NAME", "node-1"),
+    );
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("kubernetes") && all.contains("node-1"), "{all}");
+}

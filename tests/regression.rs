@@ -145,7 +145,7 @@ async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledg
         chunk.buf.push_str(&line);
         let ts = tailship::util::now_ns() as i64;
         let sid = chunk.stream_id(&stream);
-        chunk.entries.push(Entry { stream: sid, ts, assigned_ts: true, start, len: line.len() as u32 });
+        chunk.entries.push(Entry { stream: sid, ts, assigned_ts: true, start, len: line.len() as u32, meta: 0 });
         offset += line.len() as u64 + 1;
     }
     chunk.ack = Some(AckRef { file: key, offset });

@@ -56,7 +56,10 @@ fn json_logfmt_output_and_replace_stages_extract_label_rewrite_and_time_lines() 
     assert_eq!(label(refused, "request"), Some("r1"), "structured metadata comes back as a label");
     assert_eq!(refused.ts, 1_767_323_045_500_000_000);
     let ok = by_line("ok");
-    assert_eq!((label(ok, "level"), label(ok, "request"), ok.ts), (Some("info"), Some("r2"), 1_767_323_046_000_000_000));
+    assert_eq!(
+        (label(ok, "level"), label(ok, "request"), ok.ts),
+        (Some("info"), Some("r2"), 1_767_323_046_000_000_000)
+    );
     // Neither JSON nor logfmt: unchanged, no level, counted by the json stage.
     let plain = by_line("not json at all");
     assert_eq!(label(plain, "level"), None);
@@ -64,7 +67,10 @@ fn json_logfmt_output_and_replace_stages_extract_label_rewrite_and_time_lines() 
     let warn = by_line("level=warn msg=\"slow query\" took=3s");
     assert_eq!(label(warn, "level"), Some("warn"));
     let unparsed = |stage: &str| {
-        agent::metric_value(&agent.metrics(), &format!("tailship_lines_unparsed_total{{source=\"file-0\",stage=\"{stage}\"}}"))
+        agent::metric_value(
+            &agent.metrics(),
+            &format!("tailship_lines_unparsed_total{{source=\"file-0\",stage=\"{stage}\"}}"),
+        )
     };
     assert_eq!(unparsed("json"), 2.0, "the plain and the logfmt line are not JSON");
     assert_eq!(unparsed("logfmt"), 3.0, "the plain line and the two JSON lines are not logfmt");
@@ -91,7 +97,8 @@ fn cri_partial_lines_are_joined_per_stream_and_docker_lines_unwrapped() {
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(20), || stored(&r) == 3), "{}", agent.stderr_text());
     let got = query_all(&r, r#"{job="test"}"#, None);
-    let lines: Vec<(&str, Option<&str>, i128)> = got.iter().map(|e| (e.line.as_str(), label(e, "stream"), e.ts)).collect();
+    let lines: Vec<(&str, Option<&str>, i128)> =
+        got.iter().map(|e| (e.line.as_str(), label(e, "stream"), e.ts)).collect();
     assert_eq!(
         lines,
         [
@@ -121,10 +128,14 @@ fn cri_partial_lines_are_joined_per_stream_and_docker_lines_unwrapped() {
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(20), || stored(&r) == 2), "{}", agent.stderr_text());
     let got = query_all(&r, r#"{job="test"}"#, None);
-    let lines: Vec<(&str, Option<&str>, i128)> = got.iter().map(|e| (e.line.as_str(), label(e, "stream"), e.ts)).collect();
+    let lines: Vec<(&str, Option<&str>, i128)> =
+        got.iter().map(|e| (e.line.as_str(), label(e, "stream"), e.ts)).collect();
     assert_eq!(
         lines,
-        [("hello", Some("stdout"), 1_767_323_045_250_000_000), ("a long line", Some("stderr"), 1_767_323_046_000_000_000)]
+        [
+            ("hello", Some("stdout"), 1_767_323_045_250_000_000),
+            ("a long line", Some("stderr"), 1_767_323_046_000_000_000)
+        ]
     );
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
@@ -158,7 +169,8 @@ fn a_held_cri_part_keeps_the_position_before_it_across_a_kill() {
         "",
         "stages = [{ cri = {} }]\nmax_line_bytes = \"64KiB\"",
     );
-    let text = std::fs::read_to_string(&cfg).unwrap().replace("partial_line_wait = \"300ms\"", "partial_line_wait = \"1h\"");
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("partial_line_wait = \"300ms\"", "partial_line_wait = \"1h\"");
     std::fs::write(&cfg, text).unwrap();
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(20), || stored(&r) == 1), "{}", agent.stderr_text());
@@ -251,9 +263,7 @@ scan_interval = "200ms"
     let got = query_all(&r, r#"{job="pods"}"#, None);
     let rows: Vec<(&str, [Option<&str>; 4])> = got
         .iter()
-        .map(|e| {
-            (e.line.as_str(), [label(e, "namespace"), label(e, "pod"), label(e, "container"), label(e, "stream")])
-        })
+        .map(|e| (e.line.as_str(), [label(e, "namespace"), label(e, "pod"), label(e, "container"), label(e, "stream")]))
         .collect();
     assert_eq!(
         rows,
@@ -270,7 +280,11 @@ scan_interval = "200ms"
 fn stage_mistakes_exit_2_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        (r#"stages = [{ json = { r = "req.id" }, structured_metadata = ["r"] }]"#, "sources[0].stages[0].structured_metadata", "client.structured_metadata = true"),
+        (
+            r#"stages = [{ json = { r = "req.id" }, structured_metadata = ["r"] }]"#,
+            "sources[0].stages[0].structured_metadata",
+            "client.structured_metadata = true",
+        ),
         (r#"stages = [{ replace = 'x' }]"#, "sources[0].stages[0].with", "replacement"),
         (r#"stages = [{ json = { a = "x..y" } }]"#, "sources[0].stages[0].json.a", "empty key"),
         (r#"stages = [{ output = "message" }]"#, "sources[0].stages[0].output", "not extracted"),

@@ -28,7 +28,8 @@ impl JsonPath {
                 if let Some(q) = inner.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
                     steps.push(Step::Key(q.to_string()));
                 } else {
-                    let n = inner.parse().map_err(|_| format!("`{s}`: `[{inner}]` is neither an index nor a \"key\""))?;
+                    let n =
+                        inner.parse().map_err(|_| format!("`{s}`: `[{inner}]` is neither an index nor a \"key\""))?;
                     steps.push(Step::Index(n));
                 }
                 rest = &r[close + 1..];
@@ -183,7 +184,12 @@ pub fn cri(line: &str) -> Option<ContainerLine<'_>> {
         "P" => false,
         _ => return None,
     };
-    Some(ContainerLine { ts: rfc3339_ns(time)?, stream: Cow::Borrowed(stream), complete, message: Cow::Borrowed(message) })
+    Some(ContainerLine {
+        ts: rfc3339_ns(time)?,
+        stream: Cow::Borrowed(stream),
+        complete,
+        message: Cow::Borrowed(message),
+    })
 }
 
 /// `{"log":"message\n","stream":"stdout","time":"2024-05-01T10:00:00.1Z"}` (Docker json-file).
@@ -238,12 +244,18 @@ mod tests {
     #[test]
     fn cri_and_docker_lines() {
         let l = cri("2024-05-01T10:00:00.000000001Z stderr P part one").unwrap();
-        assert_eq!((l.ts, l.stream.as_ref(), l.complete, l.message.as_ref()), (1714557600000000001, "stderr", false, "part one"));
+        assert_eq!(
+            (l.ts, l.stream.as_ref(), l.complete, l.message.as_ref()),
+            (1714557600000000001, "stderr", false, "part one")
+        );
         assert_eq!(cri("2024-05-01T10:00:00Z stdout F").unwrap().message, "");
         assert!(cri("not a cri line").is_none());
         assert!(cri("2024-05-01T10:00:00Z stdout X m").is_none());
         let d = docker(r#"{"log":"hi there\n","stream":"stdout","time":"2024-05-01T10:00:00.5Z"}"#).unwrap();
-        assert_eq!((d.ts, d.stream.as_ref(), d.complete, d.message.as_ref()), (1714557600500000000, "stdout", true, "hi there"));
+        assert_eq!(
+            (d.ts, d.stream.as_ref(), d.complete, d.message.as_ref()),
+            (1714557600500000000, "stdout", true, "hi there")
+        );
         assert!(!docker(r#"{"log":"cut","stream":"stdout","time":"2024-05-01T10:00:00Z"}"#).unwrap().complete);
         assert!(docker("plain").is_none());
     }

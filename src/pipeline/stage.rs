@@ -27,20 +27,36 @@ impl Stage {
 #[derive(Debug, Clone)]
 pub enum Op {
     /// Named captures are extracted.
-    Regex { re: Regex, names: Vec<String> },
+    Regex {
+        re: Regex,
+        names: Vec<String>,
+    },
     /// `(name, path)` pairs; empty: every top-level scalar field.
-    Json { fields: Vec<(String, JsonPath)> },
+    Json {
+        fields: Vec<(String, JsonPath)>,
+    },
     /// `(name, key)` pairs; empty: every key.
-    Logfmt { fields: Vec<(String, String)> },
+    Logfmt {
+        fields: Vec<(String, String)>,
+    },
     Drop(Regex),
-    Timestamp { source: String, format: TimeFormat },
+    Timestamp {
+        source: String,
+        format: TimeFormat,
+    },
     /// The line becomes this extracted value.
     Output(String),
-    Replace { re: Regex, with: String },
+    Replace {
+        re: Regex,
+        with: String,
+    },
     Cri,
     Docker,
     /// Lines per second and burst, per stream.
-    Limit { rate: f64, burst: f64 },
+    Limit {
+        rate: f64,
+        burst: f64,
+    },
 }
 
 impl Op {

@@ -344,7 +344,9 @@ impl SourceStages {
                 let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
                 (c.ts, c.stream.into_owned(), c.complete, Err(at..at + c.message.len()))
             }),
-            _ => parse::docker(&line.text).map(|d| (d.ts, d.stream.into_owned(), d.complete, Ok(d.message.into_owned()))),
+            _ => {
+                parse::docker(&line.text).map(|d| (d.ts, d.stream.into_owned(), d.complete, Ok(d.message.into_owned())))
+            }
         };
         let Some((ts, stream, complete, message)) = parsed else {
             ctx.unparsed[if matches!(self.stages[i].op, Op::Cri) { 2 } else { 3 }] += 1;

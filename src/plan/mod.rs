@@ -87,8 +87,12 @@ pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
         ));
     }
     let metadata_on = config.client.structured_metadata;
-    let sources: Vec<SourcePlan> =
-        config.sources.iter().enumerate().filter_map(|(i, s)| source::compile(i, s, metadata_on, &mut problems)).collect();
+    let sources: Vec<SourcePlan> = config
+        .sources
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| source::compile(i, s, metadata_on, &mut problems))
+        .collect();
     let mut rules = Vec::new();
     for (i, a) in config.alerts.iter().enumerate() {
         match Rule::compile(a) {

@@ -129,11 +129,14 @@ struct Stream {
     entries: BTreeMap<i64, Vec<StoredLine>>,
 }
 
-/// A line and its structured metadata (names sorted).
+/// Structured metadata of a stored line, names sorted.
+type StoredMeta = Box<[(Box<str>, Box<str>)]>;
+
+/// A line and its structured metadata.
 #[derive(PartialEq, Eq)]
 struct StoredLine {
     text: Box<str>,
-    meta: Option<Box<[(Box<str>, Box<str>)]>>,
+    meta: Option<StoredMeta>,
 }
 
 impl std::ops::Deref for StoredLine {
@@ -339,7 +342,7 @@ impl Memory {
             for (ts, line, meta) in &s.entries {
                 let (ts, line) = (*ts, *line);
                 let at = stream.entries.entry(ts).or_default();
-                let meta: Option<Box<[(Box<str>, Box<str>)]>> =
+                let meta: Option<StoredMeta> =
                     meta.as_ref().map(|m| m.iter().map(|(k, v)| (Box::from(*k), Box::from(*v))).collect());
                 if at.iter().any(|l| &*l.text == line && l.meta == meta) {
                     dups += 1;

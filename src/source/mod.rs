@@ -211,9 +211,7 @@ impl LineFeed {
 
     /// True when a partial line or a multiline entry is held.
     pub fn has_pending(&self) -> bool {
-        self.splitter.has_partial()
-            || self.joiner.as_ref().is_some_and(|j| j.due_at().is_some())
-            || self.ctx.has_held()
+        self.splitter.has_partial() || self.joiner.as_ref().is_some_and(|j| j.due_at().is_some()) || self.ctx.has_held()
     }
 
     /// The offset up to which every line was handled (emitted or dropped).
