@@ -87,7 +87,7 @@ fn every_kind_of_mistake_names_its_key() {
     assert_bad(
         "[[sources]]\ninclude = [\"/x/*.log\"]\nstages = [{ timestamp = { source = \"ts\", format = \"rfc3339\" } }]\n",
         "sources[0].stages[0].timestamp.source",
-        "not captured",
+        "not extracted by an earlier stage",
     );
     assert_bad("[[sources]]\ninclude = []\n", "sources[0].include", "at least one glob");
     assert_bad(
