@@ -291,6 +291,7 @@ fn stage_mistakes_exit_2_naming_the_key() {
         (r#"stages = [{ limit = { rate = 0 } }]"#, "sources[0].stages[0].limit.rate", "above 0"),
         (r#"stages = [{ cri = { strict = true } }]"#, "sources[0].stages[0].cri.strict", "unknown key"),
         (r#"stages = [{ drop = "x", labels = ["a"] }]"#, "sources[0].stages[0].labels", "extracts values"),
+        (r#"root = "/var/log/pods""#, "sources[0].root", "kubernetes sources"),
     ];
     for (stages, key, words) in cases {
         let cfg = agent_config(dir.path(), "http://127.0.0.1:9", "/tmp/x.log", "", stages);

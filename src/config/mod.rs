@@ -463,6 +463,9 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
             e(&format!("{key}.labels.{name}"), format!("`{name}` is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)"));
         }
     }
+    if s.root.is_some() && s.kind != SourceType::Kubernetes {
+        e(&format!("{key}.root"), "`root` is for kubernetes sources (type = \"kubernetes\")".into());
+    }
     match s.kind {
         SourceType::File => {
             if s.include.is_empty() {
@@ -484,8 +487,8 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                     "a kubernetes source reads every pod log below `root`; use `exclude` to skip some".into(),
                 );
             }
-            if !s.root.is_absolute() {
-                e(&format!("{key}.root"), format!("`{}` is not an absolute path", s.root.display()));
+            if !s.pod_root().is_absolute() {
+                e(&format!("{key}.root"), format!("`{}` is not an absolute path", s.pod_root().display()));
             }
             if s.max_open_files == 0 {
                 e(&format!("{key}.max_open_files"), "must be at least 1".into());

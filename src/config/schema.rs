@@ -225,6 +225,16 @@ pub enum SourceType {
     Kubernetes,
 }
 
+/// Where kubelet keeps pod logs.
+pub const DEFAULT_POD_ROOT: &str = "/var/log/pods";
+
+impl SourceConfig {
+    /// A `kubernetes` source's pod log directory.
+    pub fn pod_root(&self) -> PathBuf {
+        self.root.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_POD_ROOT))
+    }
+}
+
 impl SourceType {
     /// True for sources that tail files (`file`, `kubernetes`).
     pub fn reads_files(self) -> bool {
@@ -261,8 +271,8 @@ pub struct SourceConfig {
     /// Globs of paths (or file names) never to tail.
     pub exclude: Vec<String>,
     /// A `kubernetes` source's pod log directory
-    /// (`<root>/<namespace>_<pod>_<uid>/<container>/<n>.log`).
-    pub root: PathBuf,
+    /// (`<root>/<namespace>_<pod>_<uid>/<container>/<n>.log`; default `/var/log/pods`).
+    pub root: Option<PathBuf>,
     /// Static labels of every line from this source.
     pub labels: BTreeMap<String, String>,
     /// Overrides `client.tenant_id` for this source's lines.
@@ -292,7 +302,7 @@ impl Default for SourceConfig {
             name: None,
             include: Vec::new(),
             exclude: Vec::new(),
-            root: PathBuf::from("/var/log/pods"),
+            root: None,
             labels: BTreeMap::new(),
             tenant_id: None,
             start_at: StartAt::Beginning,

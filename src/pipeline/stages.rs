@@ -143,7 +143,7 @@ impl SourceStages {
             }
         }
         let tenant = src.tenant_id.as_deref().or(default_tenant).map(Arc::from);
-        let pod_root = (src.kind == SourceType::Kubernetes).then(|| src.root.clone());
+        let pod_root = (src.kind == SourceType::Kubernetes).then(|| src.pod_root());
         Self {
             name,
             base_labels,

@@ -34,7 +34,7 @@ pub fn compile(
     if src.kind == SourceType::Kubernetes {
         // Every container's current log; kubelet's rotated siblings
         // (`0.log.20240501-100000`) are found by the rotation logic.
-        src.include = vec![format!("{}/*/*/*.log", src.root.display())];
+        src.include = vec![format!("{}/*/*/*.log", src.pod_root().display())];
     }
     let files = match src.kind {
         SourceType::File | SourceType::Kubernetes => match FileMatch::compile(&src.include, &src.exclude) {
