@@ -215,6 +215,8 @@ pub struct Health {
     pub sources_started: AtomicBool,
     /// Why the last push attempt failed (its status and URL), or `None` after a success.
     last_push_error: std::sync::Mutex<Option<String>>,
+    /// The most recent failure, kept after later successes.
+    last_failure: std::sync::Mutex<Option<String>>,
 }
 
 impl Health {
@@ -224,9 +226,17 @@ impl Health {
 
     /// Records the outcome of a push attempt: `None` for success, else the error.
     pub fn push_result(&self, error: Option<String>) {
+        if let (Some(err), Ok(mut f)) = (&error, self.last_failure.lock()) {
+            *f = Some(err.clone());
+        }
         if let Ok(mut e) = self.last_push_error.lock() {
             *e = error;
         }
+    }
+
+    /// The most recent push failure (scrubbed), even if pushes succeeded since.
+    pub fn last_push_failure(&self) -> Option<String> {
+        self.last_failure.lock().ok().and_then(|e| e.clone()).map(|e| crate::util::secrets::scrub(&e).into_owned())
     }
 
     /// Why the last push attempt failed (scrubbed of secrets), or `None` after a success.

@@ -166,3 +166,34 @@ fn a_token_echoed_by_the_service_is_scrubbed_from_logs_and_ready() {
     }
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
+
+/// `push --give-up-after` said "no push failed" when a push had failed and a
+/// retry then succeeded (the success cleared the error it reported).
+#[test]
+fn give_up_after_names_an_earlier_failure_that_a_retry_got_past() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock =
+        rt.block_on(Mock::start(|_, i| if i == 0 { Reply::text(503, "busy, come back") } else { Reply::empty(204) }));
+    let mut child = Command::new(bin())
+        .args(["push", "--url", &mock.url, "--give-up-after", "3s", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // One line, then standard input stays open: the push is still reading when it gives up.
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"one line\n").unwrap();
+    let mut status = None;
+    assert!(wait_for(Duration::from_secs(60), || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    }));
+    drop(stdin);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{err}");
+    assert!(err.contains("1 lines acknowledged"), "{err}");
+    assert!(err.contains("pushes were succeeding again, the last failure was") && err.contains("503"), "{err}");
+    assert_eq!(mock.requests().len(), 2, "one 503, one retry");
+}

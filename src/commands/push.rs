@@ -131,9 +131,10 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
             d.abort();
         }
         if gave_up.load(std::sync::atomic::Ordering::SeqCst) {
-            let why = match health.last_push_error() {
-                Some(e) => format!("the last push failed: {e}"),
-                None => "no push failed; the lines were still being read".into(),
+            let why = match (health.last_push_error(), health.last_push_failure()) {
+                (Some(e), _) => format!("the last push failed: {e}"),
+                (None, Some(e)) => format!("pushes were succeeding again, the last failure was: {e}"),
+                (None, None) => "no push failed; the lines were still being read".into(),
             };
             anyhow::bail!(
                 "gave up after {} (--give-up-after): {} lines acknowledged, the rest not delivered; {why}",
