@@ -32,6 +32,7 @@ pub struct Metrics {
     pub file_events: IntCounterVec,
     pub files_recovered: IntCounterVec,
     pub files_lost: IntCounterVec,
+    pub journal_restarts: IntCounterVec,
     pub oldest_unacked_seconds: IntGauge,
     pub positions_writes: IntCounterVec,
     pub alert_matches: IntCounterVec,
@@ -90,13 +91,13 @@ impl Metrics {
             lines_dropped: counter_vec(
                 &r,
                 "tailship_lines_dropped_total",
-                "Lines not delivered on purpose, by reason (drop_stage: a drop stage matched; limit: over a limit stage's rate; rejected: the service refused the batch with a 4xx other than 429; retries_exhausted: client.retry.max_retries ran out).",
+                "Lines not delivered on purpose, by reason (drop_stage: a drop stage matched; limit: over a limit stage's rate; rejected: the service refused the batch with a 4xx other than 429; retries_exhausted: client.retry.max_retries ran out; journal_no_message, journal_unparsable, journal_oversized: journal entries without MESSAGE, not JSON, or over 8 x max_line_bytes).",
                 &["source", "reason"],
             ),
             lines_repaired: counter_vec(
                 &r,
                 "tailship_lines_repaired_total",
-                "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines).",
+                "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines; journal_binary: a journal MESSAGE given as bytes, decoded).",
                 &["source", "reason"],
             ),
             lines_unparsed: counter_vec(
@@ -148,6 +149,12 @@ impl Metrics {
                 "Files with lines written and not read that could not be found again: gone (rotated away \
                  or deleted while not followed, and not beside its old path) or truncated (no copy beside it).",
                 &["source", "reason"],
+            ),
+            journal_restarts: counter_vec(
+                &r,
+                "tailship_journal_restarts_total",
+                "Times a journal source started journalctl again after it ended or could not be started.",
+                &["source"],
             ),
             oldest_unacked_seconds: gauge(
                 &r,

@@ -43,6 +43,7 @@ fn endpoint_limits(c: &crate::config::ServerConfig) -> crate::util::serve::Serve
 
 /// Runs the agent until `shutdown` fires.
 pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> {
+    sources::check_journalctl(&plan)?;
     let fd_limit = crate::util::raise_fd_limit();
     sources::fit_open_files(&mut plan.sources, fd_limit);
     let config = &plan.config;
@@ -150,11 +151,11 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                         files_cancel = shutdown.child_token();
                         env.default_tenant = new.config.client.tenant_id.clone();
                         let files: Vec<_> =
-                            new.sources.iter().filter(|s| s.spec.config.kind.reads_files()).cloned().collect();
+                            new.sources.iter().filter(|s| s.spec.config.kind != SourceType::Stdin).cloned().collect();
                         match start_sources(&files, &env, &files_cancel, &mut stdin) {
                             Ok(t) => {
                                 file_threads = t;
-                                tracing::info!(file_sources = files.len(), "config reloaded");
+                                tracing::info!(sources = files.len(), "config reloaded (stdin keeps reading)");
                             }
                             Err(e) => tracing::error!(error = %e, "reload failed to start sources"),
                         }

@@ -14,6 +14,7 @@ use crate::positions::Positions;
 use crate::queue::ChunkSink;
 use crate::queue::Interner;
 use crate::source::file::{FileSource, Mode};
+use crate::source::journal::JournalSource;
 
 /// Everything sources need to start.
 pub struct SourceEnv {
@@ -53,6 +54,12 @@ pub fn start_sources(
                 let fs = FileSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
+            }
+            SourceType::Journal => {
+                let follow = env.mode == Mode::Follow;
+                let js = JournalSource::new(src.spec.config.clone(), stages, env.positions.clone(), out, follow)
+                    .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
+                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || js.run())?
             }
             SourceType::Stdin => {
                 let Some(input) = stdin.take() else {
@@ -103,5 +110,30 @@ pub fn fit_open_files(sources: &mut [SourcePlan], limit: Option<u64>) {
         tracing::warn!(source = %s.name, max_open_files = wanted, lowered_to = fitted, descriptor_limit = limit,
             reserve = FD_RESERVE, "max_open_files lowered to fit the descriptor limit (raise LimitNOFILE or ulimit -n to follow more files at once)");
         s.spec.config.max_open_files = fitted;
+    }
+}
+
+/// Every journal source needs journalctl: without it, `run` stops before
+/// starting anything, with a config error naming the source's key (exit 2,
+/// which the systemd unit does not restart in a loop).
+pub fn check_journalctl(plan: &crate::plan::Plan) -> Result<(), crate::config::ConfigErrors> {
+    if crate::source::journal::find_journalctl().is_some() {
+        return Ok(());
+    }
+    let errors: Vec<crate::config::ConfigError> = plan
+        .sources
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.spec.config.kind == SourceType::Journal)
+        .map(|(i, s)| crate::config::ConfigError {
+            file: plan.file.clone(),
+            key: format!("sources[{i}].type"),
+            message: format!("source {}: {}", s.name, crate::source::journal::JournalError::NoJournalctl),
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::config::ConfigErrors(errors))
     }
 }

@@ -494,6 +494,34 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.max_open_files"), "must be at least 1".into());
             }
         }
+        SourceType::Journal => {
+            if !s.include.is_empty() {
+                e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
+            }
+            if !s.exclude.is_empty() {
+                e(
+                    &format!("{key}.exclude"),
+                    "exclude is for file sources; a journal source filters with `matches`".into(),
+                );
+            }
+            if s.multiline.is_some() {
+                e(
+                    &format!("{key}.multiline"),
+                    "multiline is for file and stdin sources: a journal entry is one message".into(),
+                );
+            }
+            if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+                e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
+            }
+        }
+    }
+    if s.kind != SourceType::Journal {
+        if s.path.is_some() {
+            e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
+        }
+        if !s.matches.is_empty() {
+            e(&format!("{key}.matches"), "matches is for journal sources".into());
+        }
     }
     if let Some(t) = &s.tenant_id {
         if t.is_empty() || t.contains('|') {
@@ -519,13 +547,18 @@ pub fn to_redacted_toml(c: &Config) -> String {
         Ok(v) => v,
         Err(e) => return format!("# cannot print config: {e}\n"),
     };
-    // A stdin source has no files: leave out the keys only files use.
+    // Leave out the keys another type of source uses: a stdin source has no
+    // files, a journal source no globs, and only a journal has cursors.
     if let Some(sources) = value.get_mut("sources").and_then(toml::Value::as_array_mut) {
         for s in sources.iter_mut().filter_map(toml::Value::as_table_mut) {
-            if s.get("type").and_then(toml::Value::as_str) == Some("stdin") {
-                for k in FILE_ONLY_KEYS {
-                    s.remove(*k);
-                }
+            let kind = s.get("type").and_then(toml::Value::as_str).unwrap_or_default().to_string();
+            let unused: &[&[&str]] = match kind.as_str() {
+                "stdin" => &[FILE_ONLY_KEYS, JOURNAL_ONLY_KEYS],
+                "journal" => &[JOURNAL_UNUSED_KEYS],
+                _ => &[JOURNAL_ONLY_KEYS],
+            };
+            for k in unused.iter().copied().flatten() {
+                s.remove(*k);
             }
         }
     }
@@ -534,6 +567,11 @@ pub fn to_redacted_toml(c: &Config) -> String {
 
 /// Source keys that mean something for files only.
 const FILE_ONLY_KEYS: &[&str] = &["include", "exclude", "start_at", "ignore_older", "scan_interval", "max_open_files"];
+/// Source keys that mean something for journal sources only.
+const JOURNAL_ONLY_KEYS: &[&str] = &["path", "matches", "max_age"];
+/// Source keys a journal source does not use.
+const JOURNAL_UNUSED_KEYS: &[&str] =
+    &["include", "exclude", "ignore_older", "scan_interval", "max_open_files", "partial_line_wait", "multiline"];
 
 #[cfg(test)]
 mod tests {

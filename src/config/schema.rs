@@ -223,6 +223,8 @@ pub enum SourceType {
     /// Pod logs of a Kubernetes node (`root`), read as CRI lines and
     /// labelled `namespace`, `pod`, `container` and `stream`.
     Kubernetes,
+    /// The systemd journal, read through `journalctl` (see `crate::source::journal`).
+    Journal,
 }
 
 /// Where kubelet keeps pod logs.
@@ -247,9 +249,15 @@ impl SourceType {
             Self::File => "file",
             Self::Stdin => "stdin",
             Self::Kubernetes => "kubernetes",
+            Self::Journal => "journal",
         }
     }
 }
+
+/// Default `sources[].max_age` of a journal source: Promtail's default, so a
+/// first start reads the last few hours, not a journal of months that the
+/// service would refuse as too old (over 7 days).
+pub const DEFAULT_JOURNAL_MAX_AGE: HumanDuration = HumanDuration::secs(7 * 3600);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -264,7 +272,7 @@ pub enum StartAt {
 pub struct SourceConfig {
     #[serde(rename = "type")]
     pub kind: SourceType,
-    /// Name used in metrics; defaults to `file-N` or `stdin-N` by position.
+    /// Name used in metrics; defaults to `file-N`, `stdin-N` or `journal-N` by position.
     pub name: Option<String>,
     /// Globs of files to tail (`*`, `?`, `[..]`, `**`).
     pub include: Vec<String>,
@@ -277,8 +285,17 @@ pub struct SourceConfig {
     pub labels: BTreeMap<String, String>,
     /// Overrides `client.tenant_id` for this source's lines.
     pub tenant_id: Option<String>,
-    /// Where to start in a file with no saved position.
+    /// Where to start in a file with no saved position (a journal: with no saved cursor).
     pub start_at: StartAt,
+    /// Journal: the journal directory to read (`journalctl --directory`);
+    /// unset: the system journal.
+    pub path: Option<PathBuf>,
+    /// Journal: `FIELD=value` matches as journalctl takes them (the same
+    /// field ORed, different fields ANDed); empty: every entry.
+    pub matches: Vec<String>,
+    /// Journal: with no saved cursor and `start_at = "beginning"`, entries
+    /// older than this are skipped (0: the whole journal).
+    pub max_age: HumanDuration,
     /// Skip files not modified for this long (0 turns it off).
     pub ignore_older: HumanDuration,
     /// How often globs are rescanned (file events wake the scan earlier).
@@ -306,6 +323,9 @@ impl Default for SourceConfig {
             labels: BTreeMap::new(),
             tenant_id: None,
             start_at: StartAt::Beginning,
+            path: None,
+            matches: Vec::new(),
+            max_age: DEFAULT_JOURNAL_MAX_AGE,
             ignore_older: HumanDuration::secs(24 * 3600),
             scan_interval: HumanDuration::secs(10),
             max_open_files: 1024,

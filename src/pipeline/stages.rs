@@ -196,6 +196,53 @@ impl SourceStages {
         self.process_str(ctx, line, read_ts, chunk)
     }
 
+    /// [`SourceStages::process`] for a line that comes with labels of its own
+    /// and a real timestamp: a journal entry's `unit`, `level` and `host`, and
+    /// its `__REALTIME_TIMESTAMP` in ns. The labels are merged into the
+    /// source's (over its static ones; labels the stages extract win over
+    /// them), and `ts` is kept as the entry's time (the batcher never bumps
+    /// it) unless a `timestamp` stage sets another. The same stages run, at
+    /// the read time (the clock of a `limit` stage).
+    ///
+    /// `ctx` is moved onto the stream of these labels when they differ from
+    /// the ones it holds, so a caller keeps one context per label set (each
+    /// with its own cache of extracted-label streams) and pays nothing here.
+    pub fn process_with_labels(
+        &self,
+        ctx: &mut FileContext,
+        line: &[u8],
+        ts: i64,
+        labels: &[(&str, &str)],
+        chunk: &mut Chunk,
+    ) -> Processed {
+        let held = &ctx.stream.labels;
+        let added = labels.iter().filter(|(k, _)| !self.base_labels.contains_key(*k)).count();
+        let same = held.len() == self.base_labels.len() + added
+            && held.iter().all(|(k, v)| match labels.iter().find(|(name, _)| *name == k) {
+                Some((_, value)) => value == v,
+                None => self.base_labels.get(k) == Some(v),
+            });
+        if !same {
+            let mut all = self.base_labels.clone();
+            for (k, v) in labels {
+                all.insert((*k).to_string(), truncate_label_value(v));
+            }
+            ctx.stream = self.interner.intern(self.tenant.as_ref(), all);
+            ctx.dynamic.clear();
+        }
+        // The stages run at the read time (a `limit` stage's clock); the
+        // entry then takes its own time unless a `timestamp` stage set one.
+        let before = chunk.entries.len();
+        let kept = self.process(ctx, line, crate::util::now_ns() as i64, chunk);
+        for e in chunk.entries.iter_mut().skip(before) {
+            if e.assigned_ts {
+                e.ts = ts;
+                e.assigned_ts = false;
+            }
+        }
+        kept
+    }
+
     /// [`SourceStages::process`] for a line already known to be UTF-8 (its
     /// whole read block was validated at once, which is cheaper than line by line).
     pub fn process_valid(&self, ctx: &mut FileContext, line: &str, read_ts: i64, chunk: &mut Chunk) -> Processed {

@@ -12,7 +12,7 @@ use crate::source::{FileMatch, SourceSpec};
 /// One source, compiled.
 #[derive(Debug, Clone)]
 pub struct SourcePlan {
-    /// `name`, or `file-N` / `stdin-N` by its place in the config.
+    /// `name`, or `file-N` / `stdin-N` / `journal-N` by its place in the config.
     pub name: Arc<str>,
     pub spec: SourceSpec,
     pub stages: Vec<Stage>,
@@ -50,8 +50,15 @@ pub fn compile(
                 None
             }
         },
-        SourceType::Stdin => None,
+        SourceType::Stdin | SourceType::Journal => None,
     };
+    if src.kind == SourceType::Journal {
+        for (i, m) in src.matches.iter().enumerate() {
+            if let Err(message) = crate::source::journal::check_match(m) {
+                errors.push((format!("{key}.matches[{i}]"), message));
+            }
+        }
+    }
     let multiline = match &src.multiline {
         Some(m) if !m.start.is_empty() => match MultilineRule::compile(&m.start, m.max_lines, m.max_wait.get()) {
             Ok(rule) => Some(rule),

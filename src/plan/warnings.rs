@@ -6,6 +6,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
 
 use super::Plan;
+use crate::config::SourceType;
 
 /// The longest line Loki (`max_line_size`) and the log service accept by default.
 pub const SERVICE_MAX_LINE_BYTES: u64 = 256 << 10;
@@ -27,6 +28,9 @@ pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
                     SERVICE_MAX_LINE_BYTES >> 10
                 ),
             ));
+        }
+        if s.kind == SourceType::Journal {
+            journal_warnings(&key, s, &mut out);
         }
         if !s.kind.reads_files() {
             continue;
@@ -78,4 +82,30 @@ pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
         ));
     }
     out
+}
+
+/// A journal source that cannot read here yet: `check` says so and passes,
+/// since a config is often checked on another machine than the one it runs
+/// on (CI, a container without systemd); `run` refuses to start without
+/// journalctl (see `agent`).
+fn journal_warnings(key: &str, s: &crate::config::SourceConfig, out: &mut Vec<(String, String)>) {
+    if crate::source::journal::find_journalctl().is_none() {
+        out.push((
+            format!("{key}.type"),
+            "journalctl is not on PATH here: a journal source reads through it, and `run` refuses to start without it"
+                .into(),
+        ));
+    }
+    if let Some(p) = &s.path {
+        match std::fs::metadata(p) {
+            Ok(m) if !m.is_dir() => {
+                out.push((format!("{key}.path"), format!("{} is not a directory; no journal is read", p.display())))
+            }
+            Ok(_) => {}
+            Err(e) => out.push((
+                format!("{key}.path"),
+                format!("{}: {e}; journalctl is started again with backoff until it can read it", p.display()),
+            )),
+        }
+    }
 }

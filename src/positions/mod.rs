@@ -15,6 +15,9 @@
 //! The file is versioned JSON written atomically: a temp file, `fsync`,
 //! `rename`, then `fsync` of the directory. A corrupt file is moved aside to
 //! `<path>.corrupt` and the agent starts afresh per `start_at`.
+//!
+//! Journal sources keep a cursor instead of an offset, under the same
+//! acknowledgement rules (see [`journal`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -24,6 +27,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metrics;
+
+mod journal;
 
 /// Where a chunk's lines came from, so the position can advance once they are acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +94,9 @@ struct SavedFile {
 struct SavedState {
     version: u32,
     files: Vec<SavedFile>,
+    /// Journal cursors (absent in files written before journal sources).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    journals: Vec<journal::SavedJournal>,
 }
 
 #[derive(Debug)]
@@ -132,6 +140,8 @@ pub struct Orphan {
 struct State {
     next_key: u64,
     files: HashMap<u64, FileState>,
+    /// Journal sources' cursors, keyed from the same counter as files.
+    journals: HashMap<u64, journal::JournalState>,
     dirty: bool,
 }
 
@@ -190,7 +200,12 @@ impl Positions {
                             },
                         );
                     }
-                    tracing::info!(path = %path.display(), files = state.files.len(), "loaded positions");
+                    for j in saved.journals {
+                        let key = state.next_key;
+                        state.next_key += 1;
+                        state.journals.insert(key, journal::JournalState::from_saved(j));
+                    }
+                    tracing::info!(path = %path.display(), files = state.files.len(), journals = state.journals.len(), "loaded positions");
                 }
                 Ok(saved) => {
                     set_aside(path, &format!("unknown version {}", saved.version));
@@ -405,6 +420,8 @@ impl Positions {
         for a in acks {
             if let Some(f) = st.files.get_mut(&a.file) {
                 f.pending.push_back((seq, a.offset, false));
+            } else if let Some(j) = st.journals.get_mut(&a.file) {
+                j.register(seq, a.offset);
             }
         }
     }
@@ -414,6 +431,10 @@ impl Positions {
         let mut st = self.lock();
         let mut changed = false;
         for a in acks {
+            if let Some(j) = st.journals.get_mut(&a.file) {
+                changed |= j.ack(seq);
+                continue;
+            }
             let Some(f) = st.files.get_mut(&a.file) else { continue };
             for p in f.pending.iter_mut() {
                 if p.0 == seq {
@@ -466,8 +487,12 @@ impl Positions {
                 })
                 .collect();
             files.sort_by(|a, b| a.path.cmp(&b.path));
+            st.journals.retain(|_, j| j.keep(now, FORGET_AFTER_SECS));
+            let mut journals: Vec<journal::SavedJournal> =
+                st.journals.values().filter_map(|j| j.to_saved(now)).collect();
+            journals.sort_by(|a, b| (&a.source, &a.path).cmp(&(&b.source, &b.path)));
             st.dirty = false;
-            serde_json::to_vec_pretty(&SavedState { version: VERSION, files }).unwrap_or_default()
+            serde_json::to_vec_pretty(&SavedState { version: VERSION, files, journals }).unwrap_or_default()
         };
         let r = write_atomically(path, &json);
         let m = Metrics::get();

@@ -83,3 +83,65 @@ fn a_planted_temp_file_symlink_is_never_followed() {
         .collect();
     assert!(left.is_empty(), "temp files left: {left:?}");
 }
+
+#[test]
+fn a_journal_cursor_moves_only_over_acknowledged_chunks() {
+    let p = Positions::in_memory();
+    let (k, start) = p.journal_resume("journal-0", None);
+    assert_eq!(start, None);
+    let m1 = p.journal_mark(k, "c1".into());
+    let m2 = p.journal_mark(k, "c2".into());
+    let m3 = p.journal_mark(k, "c3".into());
+    // Chunk 2 was split over batches 2 and 3: batch 2 carries the offset-0 mark.
+    p.register(1, &[AckRef { file: k, offset: m1 }]);
+    p.register(2, &[AckRef { file: k, offset: 0 }]);
+    p.register(3, &[AckRef { file: k, offset: m2 }]);
+    p.register(4, &[AckRef { file: k, offset: m3 }]);
+    p.ack(3, &[AckRef { file: k, offset: m2 }]);
+    assert_eq!(p.journal_cursor(k), None, "batch 1 not acknowledged yet");
+    p.ack(1, &[AckRef { file: k, offset: m1 }]);
+    assert_eq!(p.journal_cursor(k).as_deref(), Some("c1"), "batch 2 (part of chunk 2) still out");
+    p.ack(2, &[AckRef { file: k, offset: 0 }]);
+    assert_eq!(p.journal_cursor(k).as_deref(), Some("c2"));
+    p.ack(4, &[AckRef { file: k, offset: m3 }]);
+    assert_eq!(p.journal_cursor(k).as_deref(), Some("c3"));
+}
+
+#[test]
+fn journal_cursors_are_saved_beside_files_and_old_files_still_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    // A file written before journal sources existed.
+    let old = format!(
+        r#"{{"version":1,"files":[{{"path":"/log/a","fingerprint":"00000000000000ff","fingerprint_len":6,"offset":6,"updated_at":{}}}]}}"#,
+        now_secs()
+    );
+    std::fs::write(&path, old).unwrap();
+    let p = Positions::load(&path);
+    assert_eq!(p.lock().files.len(), 1, "the old file's position loads");
+    let (k, _) = p.journal_resume("sys", Some(Path::new("/var/log/journal")));
+    let m = p.journal_mark(k, "s=1;i=2".into());
+    p.register(1, &[AckRef { file: k, offset: m }]);
+    p.ack(1, &[AckRef { file: k, offset: m }]);
+    p.journal_release(k, Some("s=1;i=2".into()));
+    p.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"journals\"") && text.contains("s=1;i=2"), "{text}");
+    let q = Positions::load(&path);
+    assert_eq!(q.lock().files.len(), 1);
+    assert_eq!(q.journal_resume("sys", None).1, None, "another journal (the system one)");
+    assert_eq!(q.journal_resume("sys", Some(Path::new("/var/log/journal"))).1.as_deref(), Some("s=1;i=2"));
+}
+
+#[test]
+fn a_reloaded_journal_source_goes_on_from_what_its_predecessor_queued() {
+    let p = Positions::in_memory();
+    let (k, _) = p.journal_resume("j", None);
+    let m = p.journal_mark(k, "c9".into());
+    p.register(1, &[AckRef { file: k, offset: m }]);
+    p.journal_release(k, Some("c9".into()));
+    let (k2, start) = p.journal_resume("j", None);
+    assert_eq!((k2, start.as_deref()), (k, Some("c9")), "in flight, not delivered: not read again");
+    p.ack(1, &[AckRef { file: k, offset: m }]);
+    assert_eq!(p.journal_cursor(k).as_deref(), Some("c9"));
+}

@@ -1,11 +1,13 @@
 //! Sources: where lines come from. `file` tails globs of files, `stdin` reads
 //! standard input. Both turn bytes into lines (`lines`), optionally join
 //! multiline entries (`multiline`), run the source's stages, and hand chunks
-//! to the queue, waiting while it is full.
+//! to the queue, waiting while it is full. `journal` reads the systemd
+//! journal through journalctl, one entry per line, with labels of its own.
 
 pub mod discover;
 pub mod file;
 pub mod fingerprint;
+pub mod journal;
 pub mod lines;
 pub mod multiline;
 pub mod stdin;

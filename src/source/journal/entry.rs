@@ -1,0 +1,208 @@
+//! One journal entry as `journalctl --output=json` prints it: one JSON object
+//! per line, every value a string, except that a value that is not printable
+//! UTF-8 (binary data, control characters) is an array of byte values, and a
+//! field that occurs more than once in an entry is an array of its values.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+
+/// A field's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Field {
+    Text(String),
+    /// journalctl's form of a value that is not printable UTF-8.
+    Bytes(Vec<u8>),
+    /// A field set more than once in one entry: its values in order.
+    Many(Vec<Field>),
+    /// A value journalctl left out (over its size limit without `--all`).
+    Null,
+    /// One element of a byte array (only inside [`Field::Bytes`] while parsing).
+    Byte(u8),
+}
+
+impl Field {
+    /// The value's bytes (the first value of a field set more than once);
+    /// `None` for a null value. The flag is true when journalctl gave it as
+    /// a byte array.
+    pub fn bytes(&self) -> Option<(Cow<'_, [u8]>, bool)> {
+        match self {
+            Field::Text(s) => Some((Cow::Borrowed(s.as_bytes()), false)),
+            Field::Bytes(b) => Some((Cow::Borrowed(b), true)),
+            Field::Many(v) => v.iter().find_map(Field::bytes),
+            Field::Null => None,
+            Field::Byte(b) => Some((Cow::Owned(vec![*b]), true)),
+        }
+    }
+
+    /// The value as text, invalid UTF-8 replaced; `None` for null or empty.
+    pub fn text(&self) -> Option<Cow<'_, str>> {
+        let (b, _) = self.bytes()?;
+        if b.is_empty() {
+            return None;
+        }
+        Some(match b {
+            Cow::Borrowed(b) => String::from_utf8_lossy(b),
+            Cow::Owned(b) => Cow::Owned(String::from_utf8_lossy(&b).into_owned()),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(FieldVisitor)
+    }
+}
+
+struct FieldVisitor;
+
+impl<'de> Visitor<'de> for FieldVisitor {
+    type Value = Field;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string, an array of bytes, an array of values, or null")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
+        Ok(Field::Text(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Field, E> {
+        Ok(Field::Text(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Field, E> {
+        u8::try_from(v).map(Field::Byte).map_err(|_| E::custom(format!("byte value {v} out of range")))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Field, E> {
+        u8::try_from(v).map(Field::Byte).map_err(|_| E::custom(format!("byte value {v} out of range")))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Field, E> {
+        Ok(Field::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Field, E> {
+        Ok(Field::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field, A::Error> {
+        let mut bytes = Vec::new();
+        let mut values = Vec::new();
+        while let Some(item) = seq.next_element::<Field>()? {
+            match item {
+                Field::Byte(b) => bytes.push(b),
+                other => values.push(other),
+            }
+        }
+        Ok(if values.is_empty() { Field::Bytes(bytes) } else { Field::Many(values) })
+    }
+}
+
+/// The fields of an entry the journal source uses (journalctl is asked for
+/// these only, see `command`).
+#[derive(Debug, Default, Deserialize)]
+pub struct RawEntry {
+    #[serde(rename = "__CURSOR")]
+    pub cursor: Option<Field>,
+    #[serde(rename = "__REALTIME_TIMESTAMP")]
+    pub realtime: Option<Field>,
+    #[serde(rename = "MESSAGE")]
+    pub message: Option<Field>,
+    #[serde(rename = "PRIORITY")]
+    pub priority: Option<Field>,
+    #[serde(rename = "_SYSTEMD_UNIT")]
+    pub unit: Option<Field>,
+    #[serde(rename = "SYSLOG_IDENTIFIER")]
+    pub identifier: Option<Field>,
+    #[serde(rename = "_HOSTNAME")]
+    pub hostname: Option<Field>,
+}
+
+/// The fields journalctl is asked to print (`--output-fields`); it always
+/// adds `__CURSOR`, `__REALTIME_TIMESTAMP` and a few others of its own.
+pub const OUTPUT_FIELDS: &str = "MESSAGE,PRIORITY,_SYSTEMD_UNIT,SYSLOG_IDENTIFIER,_HOSTNAME";
+
+/// The `level` label of a syslog `PRIORITY` (0 to 7).
+pub fn level_name(priority: &str) -> Option<&'static str> {
+    Some(match priority.trim() {
+        "0" => "emerg",
+        "1" => "alert",
+        "2" => "crit",
+        "3" => "error",
+        "4" => "warning",
+        "5" => "notice",
+        "6" => "info",
+        "7" => "debug",
+        _ => return None,
+    })
+}
+
+impl RawEntry {
+    /// Parses one line of journalctl's JSON output.
+    pub fn parse(line: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(line)
+    }
+
+    /// `__CURSOR`, the entry's position in the journal.
+    pub fn cursor(&self) -> Option<String> {
+        self.cursor.as_ref().and_then(Field::text).map(Cow::into_owned)
+    }
+
+    /// `__REALTIME_TIMESTAMP` (microseconds) in Unix nanoseconds.
+    pub fn timestamp_ns(&self) -> Option<i64> {
+        let us: i64 = self.realtime.as_ref()?.text()?.trim().parse().ok()?;
+        us.checked_mul(1000)
+    }
+
+    /// The `unit` label: `_SYSTEMD_UNIT`, else `SYSLOG_IDENTIFIER`.
+    pub fn unit(&self) -> Option<Cow<'_, str>> {
+        self.unit.as_ref().and_then(Field::text).or_else(|| self.identifier.as_ref().and_then(Field::text))
+    }
+
+    /// The `level` label, from `PRIORITY`.
+    pub fn level(&self) -> Option<&'static str> {
+        level_name(&self.priority.as_ref()?.text()?)
+    }
+
+    /// `_HOSTNAME`: the host that wrote the entry.
+    pub fn host(&self) -> Option<Cow<'_, str>> {
+        self.hostname.as_ref().and_then(Field::text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_binary_repeated_and_null_values_parse() {
+        let line = br#"{"__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123","MESSAGE":[98,105,110,255,0],"PRIORITY":"3","SYSLOG_IDENTIFIER":["cron","CRON"],"_HOSTNAME":null,"_BOOT_ID":"x"}"#;
+        let e = RawEntry::parse(line).unwrap();
+        assert_eq!(e.cursor().as_deref(), Some("s=1;i=2"));
+        assert_eq!(e.timestamp_ns(), Some(1_700_000_000_000_123_000));
+        let (msg, binary) = e.message.as_ref().unwrap().bytes().unwrap();
+        assert_eq!((&*msg, binary), (&b"bin\xff\x00"[..], true));
+        assert_eq!(e.level(), Some("error"));
+        assert_eq!(e.unit().as_deref(), Some("cron"), "the first of a repeated field");
+        assert_eq!(e.host(), None);
+        let e = RawEntry::parse(
+            br#"{"MESSAGE":"hi","_SYSTEMD_UNIT":"nginx.service","SYSLOG_IDENTIFIER":"nginx","PRIORITY":"9"}"#,
+        )
+        .unwrap();
+        assert_eq!(e.unit().as_deref(), Some("nginx.service"));
+        assert_eq!(e.level(), None);
+        assert_eq!(e.timestamp_ns(), None);
+        assert!(RawEntry::parse(br#"{"MESSAGE":[300]}"#).is_err());
+        assert!(RawEntry::parse(b"not json").is_err());
+    }
+
+    #[test]
+    fn every_priority_has_its_syslog_name() {
+        let names: Vec<_> = (0..8).map(|p| level_name(&p.to_string()).unwrap()).collect();
+        assert_eq!(names, ["emerg", "alert", "crit", "error", "warning", "notice", "info", "debug"]);
+    }
+}
