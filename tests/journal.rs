@@ -1,0 +1,541 @@
+//! The journal source through the real binary, on journal files made by
+//! `systemd-journal-remote` from journal export format (no journald needed),
+//! read by the real `journalctl`, shipped to `tailship receive`.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use agent::{free_port, query_all, Agent};
+use common::{bin, wait_for, Receiver};
+
+const REMOTE: &str = "/lib/systemd/systemd-journal-remote";
+const BIG: &[&str] = &["--max-query-limit", "1000000"];
+const BOOT: &str = "0123456789abcdef0123456789abcdef";
+
+/// True when this machine can make and read journal files; says why not.
+fn can_run() -> bool {
+    let journalctl = Command::new("journalctl").arg("--version").stdout(Stdio::null()).status().is_ok();
+    if !Path::new(REMOTE).exists() || !journalctl {
+        eprintln!("SKIPPED: needs {REMOTE} (Debian package systemd-journal-remote) and journalctl");
+        return false;
+    }
+    true
+}
+
+/// One field of an export-format entry.
+enum V<'a> {
+    T(&'a str),
+    B(&'a [u8]),
+}
+
+/// Now, in Unix microseconds.
+fn now_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64
+}
+
+/// Appends entries to the journal file `file` (made on first use). Each entry
+/// gets `__REALTIME_TIMESTAMP` from its `(time in µs, fields)`.
+fn append(file: &Path, entries: &[(u64, Vec<(&str, V<'_>)>)]) {
+    let mut data = Vec::new();
+    for (i, (ts, fields)) in entries.iter().enumerate() {
+        writeln!(data, "__REALTIME_TIMESTAMP={ts}\n__MONOTONIC_TIMESTAMP={}\n_BOOT_ID={BOOT}", i + 1).unwrap();
+        for (k, v) in fields {
+            match v {
+                V::T(t) => writeln!(data, "{k}={t}").unwrap(),
+                V::B(b) => {
+                    writeln!(data, "{k}").unwrap();
+                    data.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                    data.extend_from_slice(b);
+                    data.push(b'\n');
+                }
+            }
+        }
+        data.push(b'\n');
+    }
+    let mut child = Command::new(REMOTE)
+        .arg(format!("--output={}", file.display()))
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "journal-remote: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `n` numbered entries of unit `unit`, one µs apart from `start`.
+fn numbered(file: &Path, unit: &str, from: usize, n: usize, start: u64) {
+    let msgs: Vec<String> = (from..from + n).map(|i| format!("entry {i:06} of {unit}")).collect();
+    let entries: Vec<(u64, Vec<(&str, V<'_>)>)> = msgs
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            (start + i as u64, vec![("MESSAGE", V::T(m)), ("_SYSTEMD_UNIT", V::T(unit)), ("PRIORITY", V::T("6"))])
+        })
+        .collect();
+    append(file, &entries);
+}
+
+/// A config with one journal source reading `dir`, `extra` TOML appended to it.
+fn config(dir: &Path, url: &str, journal: &Path, extra: &str) -> PathBuf {
+    let port = free_port();
+    let text = format!(
+        r#"shutdown_timeout = "10s"
+[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{url}"
+batch = {{ max_bytes = "64KiB", max_wait = "100ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
+[positions]
+path = "{dir}/positions.json"
+sync_period = "200ms"
+[[sources]]
+type = "journal"
+name = "sys"
+path = "{journal}"
+labels = {{ job = "journal" }}
+{extra}
+"#,
+        dir = dir.display(),
+        journal = journal.display(),
+    );
+    agent::write_file(dir, "tailship.toml", &text)
+}
+
+fn stat(r: &Receiver, key: &str) -> u64 {
+    r.stats()[key].as_u64().unwrap_or(0)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string()
+}
+
+#[test]
+fn entries_ship_with_unit_level_and_host_labels_their_own_timestamps_and_the_stages() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let t = now_us() - 60_000_000;
+    append(
+        &jdir.join("a.journal"),
+        &[
+            (
+                t,
+                vec![
+                    ("MESSAGE", V::T("GET / user=ann")),
+                    ("_SYSTEMD_UNIT", V::T("nginx.service")),
+                    ("SYSLOG_IDENTIFIER", V::T("nginx")),
+                    ("PRIORITY", V::T("3")),
+                    ("_HOSTNAME", V::T("web-7")),
+                ],
+            ),
+            (t + 1, vec![("MESSAGE", V::T("cron ran")), ("SYSLOG_IDENTIFIER", V::T("CRON")), ("PRIORITY", V::T("6"))]),
+            (
+                t + 2,
+                vec![
+                    ("MESSAGE", V::B(b"bin \xff\x00 end")),
+                    ("SYSLOG_IDENTIFIER", V::T("dumper")),
+                    ("PRIORITY", V::T("0")),
+                ],
+            ),
+            (t + 3, vec![("MESSAGE", V::B(b"\x1b[31mred\x1b[0m")), ("PRIORITY", V::T("4"))]),
+            (t + 4, vec![("CODE_FILE", V::T("no message here"))]),
+            (
+                t + 5,
+                vec![
+                    ("MESSAGE", V::T("GET /healthcheck")),
+                    ("_SYSTEMD_UNIT", V::T("nginx.service")),
+                    ("PRIORITY", V::T("7")),
+                ],
+            ),
+        ],
+    );
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        &jdir,
+        r#"stages = [ { regex = 'user=(?P<user>\w+)', labels = ["user"] }, { drop = 'healthcheck' } ]"#,
+    );
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 4), "{}", agent.stderr_text());
+    let got = query_all(&r, r#"{job="journal"}"#, None);
+    let me = hostname();
+    let find = |line: &str| got.iter().find(|e| e.line == line).unwrap_or_else(|| panic!("{line} missing: {got:?}"));
+    let labels = |line: &str| serde_json::Value::Object(find(line).labels.clone()).to_string();
+    assert_eq!(
+        labels("GET / user=ann"),
+        r#"{"host":"web-7","job":"journal","level":"error","unit":"nginx.service","user":"ann"}"#
+    );
+    assert_eq!(labels("cron ran"), format!(r#"{{"host":"{me}","job":"journal","level":"info","unit":"CRON"}}"#));
+    assert_eq!(
+        labels("bin \u{fffd}\u{0} end"),
+        format!(r#"{{"host":"{me}","job":"journal","level":"emerg","unit":"dumper"}}"#)
+    );
+    assert_eq!(labels("\u{1b}[31mred\u{1b}[0m"), format!(r#"{{"host":"{me}","job":"journal","level":"warning"}}"#));
+    for (i, line) in
+        ["GET / user=ann", "cron ran", "bin \u{fffd}\u{0} end", "\u{1b}[31mred\u{1b}[0m"].iter().enumerate()
+    {
+        assert_eq!(find(line).ts, (t as i128 + i as i128) * 1000, "{line}: __REALTIME_TIMESTAMP in ns");
+    }
+    assert!(wait_for(Duration::from_secs(5), || agent
+        .metric("tailship_lines_dropped_total{reason=\"journal_no_message\",source=\"sys\"}")
+        == 1.0));
+    assert_eq!(agent.metric("tailship_lines_dropped_total{reason=\"drop_stage\",source=\"sys\"}"), 1.0);
+    assert_eq!(agent.metric("tailship_lines_repaired_total{reason=\"journal_binary\",source=\"sys\"}"), 2.0);
+    assert_eq!(agent.metric("tailship_lines_repaired_total{reason=\"invalid_utf8\",source=\"sys\"}"), 1.0);
+    assert_eq!(agent.metric("tailship_source_lines_total{source=\"sys\"}"), 6.0);
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
+#[test]
+fn matches_select_entries_as_journalctl_does() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let t = now_us() - 60_000_000;
+    let e = |i: u64, unit: &'static str, prio: &'static str| {
+        (
+            t + i,
+            vec![
+                ("MESSAGE", V::T(["m0", "m1", "m2", "m3", "m4"][i as usize])),
+                ("_SYSTEMD_UNIT", V::T(unit)),
+                ("PRIORITY", V::T(prio)),
+            ],
+        )
+    };
+    append(
+        &jdir.join("a.journal"),
+        &[
+            e(0, "a.service", "3"),
+            e(1, "b.service", "3"),
+            e(2, "c.service", "3"),
+            e(3, "a.service", "6"),
+            e(4, "b.service", "3"),
+        ],
+    );
+    // The same field ORed, different fields ANDed.
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        &jdir,
+        r#"matches = ["_SYSTEMD_UNIT=a.service", "_SYSTEMD_UNIT=b.service", "PRIORITY=3"]"#,
+    );
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") >= 3), "{}", agent.stderr_text());
+    // Later entries are read too: the one that matches ships, the others do not.
+    append(
+        &jdir.join("a.journal"),
+        &[
+            (t + 10, vec![("MESSAGE", V::T("late c")), ("_SYSTEMD_UNIT", V::T("c.service")), ("PRIORITY", V::T("3"))]),
+            (t + 11, vec![("MESSAGE", V::T("late a")), ("_SYSTEMD_UNIT", V::T("a.service")), ("PRIORITY", V::T("3"))]),
+        ],
+    );
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 4), "{}", agent.stderr_text());
+    let lines: Vec<String> = query_all(&r, r#"{job="journal"}"#, None).into_iter().map(|e| e.line).collect();
+    assert_eq!(lines, ["m0", "m1", "m4", "late a"]);
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
+#[test]
+fn a_restart_and_a_reload_resume_after_the_saved_cursor_with_no_entry_twice() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let file = jdir.join("a.journal");
+    let t = now_us() - 600_000_000;
+    numbered(&file, "app.service", 0, 500, t);
+    let cfg = config(dir.path(), &r.base, &jdir, "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 500), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let saved = std::fs::read_to_string(dir.path().join("positions.json")).unwrap();
+    assert!(saved.contains("\"journals\"") && saved.contains("\"cursor\": \"s="), "{saved}");
+    // Written while the agent is down: read after the restart, nothing before them again.
+    numbered(&file, "app.service", 500, 300, t + 1000);
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 800), "{}", agent.stderr_text());
+    // A reload (SIGHUP) stops and starts the source: it goes on where it was.
+    agent.signal(libc::SIGHUP);
+    assert!(wait_for(Duration::from_secs(10), || agent.stderr_text().contains("config reloaded")));
+    numbered(&file, "app.service", 800, 200, t + 2000);
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 1000), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    assert_eq!(stat(&r, "duplicates"), 0, "an entry was sent twice");
+    let lines: Vec<String> = query_all(&r, r#"{unit="app.service"}"#, None).into_iter().map(|e| e.line).collect();
+    let want: Vec<String> = (0..1000).map(|i| format!("entry {i:06} of app.service")).collect();
+    assert_eq!(lines, want);
+}
+
+/// Entries stored in `r` whose line is `entry NNNNNN of UNIT`, by number.
+fn numbers(r: &Receiver, unit: &str) -> std::collections::BTreeMap<usize, usize> {
+    let mut seen = std::collections::BTreeMap::new();
+    for e in query_all(r, &format!(r#"{{unit="{unit}"}}"#), None) {
+        let n: usize = e.line.split(' ').nth(1).and_then(|n| n.parse().ok()).expect("a numbered entry");
+        *seen.entry(n).or_insert(0) += 1;
+    }
+    seen
+}
+
+/// The `i=` (sequence number) of the saved cursor of the journal in `positions`.
+fn saved_seqnum(positions: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(positions).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let cursor = v["journals"][0]["cursor"].as_str()?.to_string();
+    cursor.split(';').find_map(|kv| kv.strip_prefix("i=")).and_then(|i| u64::from_str_radix(i, 16).ok())
+}
+
+#[test]
+fn kill_9_mid_stream_loses_no_entry_and_resends_only_what_was_past_the_saved_cursor() {
+    if !can_run() {
+        return;
+    }
+    // A slow service, so the kill comes while entries are in flight.
+    let r = Receiver::start(&["--max-query-limit", "1000000", "--latency", "30ms"]);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let file = jdir.join("a.journal");
+    let total = 20_000;
+    numbered(&file, "app.service", 0, total, now_us() - 600_000_000);
+    let cfg = config(dir.path(), &r.base, &jdir, "");
+    let positions = dir.path().join("positions.json");
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(30), || stat(&r, "entries") >= 4_000
+            && saved_seqnum(&positions).is_some_and(|i| i > 1_000)),
+        "{}",
+        agent.stderr_text()
+    );
+    agent.kill9();
+    let stored_at_kill = stat(&r, "entries");
+    let cursor_at_kill = saved_seqnum(&positions).unwrap();
+    assert!(stored_at_kill < total as u64, "the kill came after the end: {stored_at_kill}");
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(60), || numbers(&r, "app.service").len() == total),
+        "entries lost after kill -9: {} of {total}\n{}",
+        numbers(&r, "app.service").len(),
+        agent.stderr_text()
+    );
+    let dups = stat(&r, "duplicates");
+    // The journal's sequence numbers are the entry numbers plus one: what was
+    // resent is at most what had been stored past the saved cursor.
+    eprintln!("kill -9 at {stored_at_kill} stored, cursor at entry {cursor_at_kill}: {dups} resent");
+    assert!(
+        dups <= stored_at_kill.saturating_sub(cursor_at_kill),
+        "{dups} resent; cursor {cursor_at_kill}, stored {stored_at_kill}"
+    );
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
+/// Pids of the `journalctl` children of process `pid`.
+fn journalctl_children(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for c in children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()) {
+            if std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == "journalctl") {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_reader_that_dies_is_started_again_and_reads_the_gap() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    // The journal directory does not exist yet: journalctl fails, and is started again.
+    let jdir = dir.path().join("journal");
+    let cfg = config(dir.path(), &r.base, &jdir, "");
+    let agent = Agent::start(&cfg);
+    let restarts = "tailship_journal_restarts_total{source=\"sys\"}";
+    assert!(wait_for(Duration::from_secs(20), || agent.metric(restarts) >= 1.0), "{}", agent.stderr_text());
+    std::fs::create_dir(&jdir).unwrap();
+    let file = jdir.join("a.journal");
+    let t = now_us() - 600_000_000;
+    numbered(&file, "app.service", 0, 100, t);
+    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 100), "{}", agent.stderr_text());
+    // journalctl killed: entries written meanwhile are read by its successor.
+    let before = agent.metric(restarts);
+    let children = journalctl_children(agent.pid());
+    assert_eq!(children.len(), 1, "one journalctl per journal source");
+    // SAFETY: kill(2) of a child of our own child (a journalctl the agent started).
+    unsafe { libc::kill(children[0], libc::SIGKILL) };
+    numbered(&file, "app.service", 100, 100, t + 1000);
+    assert!(wait_for(Duration::from_secs(20), || agent.metric(restarts) > before), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 200), "{}", agent.stderr_text());
+    assert!(agent.stderr_text().contains("starting it again"), "{}", agent.stderr_text());
+    let pid = agent.pid();
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    assert!(journalctl_children(pid).is_empty());
+    assert_eq!(stat(&r, "duplicates"), 0);
+    assert_eq!(numbers(&r, "app.service").len(), 200);
+}
+
+#[test]
+fn without_a_cursor_start_at_and_max_age_choose_the_first_entry() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let file = jdir.join("a.journal");
+    let now = now_us();
+    append(
+        &file,
+        &[
+            (now - 9 * 3_600_000_000, vec![("MESSAGE", V::T("nine hours ago"))]),
+            (now - 2 * 3_600_000_000, vec![("MESSAGE", V::T("two hours ago"))]),
+            (now - 60_000_000, vec![("MESSAGE", V::T("a minute ago"))]),
+        ],
+    );
+    // Three sources on one journal, each with its own cursor: the default
+    // (beginning, max_age 7h), max_age 90m, and start_at = "end".
+    let extra = format!(
+        r#"[[sources]]
+type = "journal"
+name = "recent"
+path = "{j}"
+max_age = "90m"
+labels = {{ job = "recent" }}
+[[sources]]
+type = "journal"
+name = "new"
+path = "{j}"
+start_at = "end"
+labels = {{ job = "new" }}
+"#,
+        j = jdir.display()
+    );
+    let cfg = config(dir.path(), &r.base, &jdir, &extra);
+    let agent = Agent::start(&cfg);
+    let lines = |job: &str| -> Vec<String> {
+        query_all(&r, &format!(r#"{{job="{job}"}}"#), None).into_iter().map(|e| e.line).collect()
+    };
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 3), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(10), || agent.stderr_text().matches("reading the journal").count() == 3));
+    append(&file, &[(now_us(), vec![("MESSAGE", V::T("written after the start"))])]);
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 6), "{}", agent.stderr_text());
+    assert_eq!(lines("journal"), ["two hours ago", "a minute ago", "written after the start"]);
+    assert_eq!(lines("recent"), ["a minute ago", "written after the start"]);
+    assert_eq!(lines("new"), ["written after the start"]);
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
+#[test]
+fn a_service_that_is_down_stops_the_reading_within_the_queue_budget() {
+    if !can_run() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let total = 30_000;
+    numbered(&jdir.join("a.journal"), "app.service", 0, total, now_us() - 600_000_000);
+    // Nothing listens at the service's address.
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let cfg = config(dir.path(), &url, &jdir, "");
+    let text =
+        std::fs::read_to_string(&cfg).unwrap().replace("[positions]", "[queue]\nmax_bytes = \"256KiB\"\n[positions]");
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Agent::start(&cfg);
+    let read = || agent.metric("tailship_source_lines_total{source=\"sys\"}");
+    assert!(wait_for(Duration::from_secs(20), || read() > 0.0), "{}", agent.stderr_text());
+    // Reading stops, well short of the journal, and stays stopped.
+    let mut last = -1.0;
+    assert!(wait_for(Duration::from_secs(20), || {
+        let now = read();
+        let still = now == last;
+        last = now;
+        std::thread::sleep(Duration::from_millis(500));
+        still
+    }));
+    let queued = agent.metric("tailship_queue_bytes");
+    eprintln!("service down: {last} of {total} entries read, queue {queued} bytes");
+    assert!(last < (total / 2) as f64, "read {last} of {total} entries with the service down");
+    assert!(queued <= (256 << 10) as f64, "queue {queued} bytes over its budget");
+    agent.kill9();
+}
+
+fn check(dir: &Path, text: &str, path_env: Option<&str>) -> (Option<i32>, String) {
+    let p = agent::write_file(dir, "t.toml", text);
+    let mut cmd = Command::new(bin());
+    cmd.args(["check", "--config"]).arg(&p);
+    if let Some(path) = path_env {
+        cmd.env("PATH", path);
+    }
+    let out = cmd.output().unwrap();
+    (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn bad_journal_keys_exit_2_naming_them_and_a_missing_journalctl_is_a_warning_for_check_an_error_for_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = r#"[[sources]]
+type = "journal"
+matches = ["_SYSTEMD_UNIT=ok.service", "nginx.service", "lower=x"]
+include = ["/var/log/*.log"]
+multiline = { start = "^x" }
+[[sources]]
+type = "file"
+include = ["/tmp/x.log"]
+matches = ["A=b"]
+path = "/var/log/journal"
+"#;
+    let (code, out) = check(dir.path(), bad, None);
+    assert_eq!(code, Some(2), "{out}");
+    for key in [
+        "sources[0].matches[1]",
+        "sources[0].matches[2]",
+        "sources[0].include",
+        "sources[0].multiline",
+        "sources[1].matches",
+        "sources[1].path",
+    ] {
+        assert!(out.contains(&format!("key `{key}`")), "{key}: {out}");
+    }
+    assert!(!out.contains("matches[0]"), "{out}");
+    assert!(out.contains("is not FIELD=value"), "{out}");
+    // Valid, on a machine without journalctl: check passes and says so; run refuses.
+    let good = format!(
+        "[positions]\npath = \"{}/p.json\"\n[[sources]]\ntype = \"journal\"\nmatches = [\"_SYSTEMD_UNIT=a.service\"]\nmax_age = \"12h\"\n",
+        dir.path().display()
+    );
+    let (code, out) = check(dir.path(), &good, Some("/nonexistent"));
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("sources[0].type: journalctl is not on PATH"), "{out}");
+    assert!(out.contains("max_age = \"12h\"") && !out.contains("include"), "journal keys only: {out}");
+    let p = agent::write_file(dir.path(), "t.toml", &good);
+    let out = Command::new(bin()).args(["run", "--config"]).arg(&p).env("PATH", "/nonexistent").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("key `sources[0].type`") && err.contains("journalctl was not found"), "{err}");
+}
