@@ -11,6 +11,7 @@
 //! source/file/           the file source: scans, opens, parks, detects rotation
 //! source/tailer.rs       one open file: read a block from the delivered offset
 //! source/lines.rs, multiline.rs   bytes -> lines -> entries
+//! source/journal/        the journal source: journalctl's JSON entries, a cursor instead of an offset
 //! pipeline/stages.rs     UTF-8 repair, truncation, regex/drop/timestamp stages, labels
 //! queue/                 a Chunk of entries takes its bytes from the Budget, waits if full
 //! batch/batcher.rs       per tenant, per stream: JSON, increasing timestamps, sealed by size/wait
@@ -42,7 +43,7 @@
 //! queue                                              budget, sink, chunks, streams
 //! batch                                              batcher, deliver
 //! pipeline                                           stages
-//! source                                             discover, fingerprint, tailer, file, stdin
+//! source                                             discover, fingerprint, tailer, file, stdin, journal
 //! cloud, admin                                       management API clients
 //! alert                                              rules, engine, sender
 //! plan                                               Config -> Plan

@@ -327,7 +327,15 @@ fn kill_9_mid_stream_loses_no_entry_and_resends_only_what_was_past_the_saved_cur
         "{}",
         agent.stderr_text()
     );
+    let readers = journalctl_children(agent.pid());
+    assert_eq!(readers.len(), 1);
     agent.kill9();
+    // Its journalctl ends with it, rather than lingering.
+    assert!(
+        wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{}/stat", readers[0]))
+            .map_or(true, |s| s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])))),
+        "journalctl outlived the agent"
+    );
     let stored_at_kill = stat(&r, "entries");
     let cursor_at_kill = saved_seqnum(&positions).unwrap();
     assert!(stored_at_kill < total as u64, "the kill came after the end: {stored_at_kill}");
@@ -538,4 +546,26 @@ path = "/var/log/journal"
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("key `sources[0].type`") && err.contains("journalctl was not found"), "{err}");
+}
+
+#[test]
+fn a_saved_cursor_journalctl_refuses_is_dropped_and_the_source_starts_per_start_at() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    numbered(&jdir.join("a.journal"), "app.service", 0, 50, now_us() - 600_000_000);
+    let saved = serde_json::json!({"version": 1, "files": [],
+        "journals": [{"source": "sys", "path": jdir, "cursor": "not a cursor", "updated_at": now_us() / 1_000_000}]});
+    std::fs::write(dir.path().join("positions.json"), saved.to_string()).unwrap();
+    let cfg = config(dir.path(), &r.base, &jdir, "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 50), "{}", agent.stderr_text());
+    assert!(agent.stderr_text().contains("refused the saved cursor"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let text = std::fs::read_to_string(dir.path().join("positions.json")).unwrap();
+    assert!(!text.contains("not a cursor") && text.contains("\"cursor\": \"s="), "{text}");
 }

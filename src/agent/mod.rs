@@ -3,8 +3,8 @@
 //! Start: the metrics endpoint, the positions store, the pusher, the alert
 //! engine, the batcher, then the sources (stdin first, then files), then tell
 //! systemd. Reload (SIGHUP): load and compile the config again; if it is
-//! valid, stop the file sources, save positions, and start the new file
-//! sources over the same queue, positions and pusher (stdin keeps reading).
+//! valid, stop the file and journal sources, save positions, and start the
+//! new ones over the same queue, positions and pusher (stdin keeps reading).
 //! Shutdown: stop reading, flush and wait for acknowledgements (up to
 //! `shutdown_timeout`), let alert updates go out, write the final positions.
 //! `tailship run` and `tailship demo` both run this.

@@ -226,7 +226,8 @@ impl JournalSource {
             .kill_on_drop(true);
         // SAFETY: prctl(2) is async-signal-safe and touches only the child.
         // The child is killed when the thread that started it (this source's)
-        // ends, even by kill -9 of the agent: no journalctl outlives it.
+        // ends, even by kill -9 of the agent. (journalctl 252 also exits when
+        // its output closes; older ones might wait for the next entry.)
         unsafe {
             cmd.pre_exec(|| {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
