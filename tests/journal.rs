@@ -569,3 +569,50 @@ fn a_saved_cursor_journalctl_refuses_is_dropped_and_the_source_starts_per_start_
     let text = std::fs::read_to_string(dir.path().join("positions.json")).unwrap();
     assert!(!text.contains("not a cursor") && text.contains("\"cursor\": \"s="), "{text}");
 }
+
+#[test]
+fn the_new_stages_run_on_journal_messages_and_a_limit_counts_by_the_read_time_not_the_entries() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    // 60 JSON messages an entry-second apart: a limit clocked by entry times
+    // would let them all through; by the read time (all read at once), the burst.
+    let t = now_us() - 600_000_000;
+    let msgs: Vec<String> = (0..60).map(|i| format!(r#"{{"severity":"warn","msg":"disk {i:02} full"}}"#)).collect();
+    let entries: Vec<(u64, Vec<(&str, V<'_>)>)> = msgs
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (t + i as u64 * 1_000_000, vec![("MESSAGE", V::T(m)), ("_SYSTEMD_UNIT", V::T("app.service"))]))
+        .collect();
+    append(&jdir.join("a.journal"), &entries);
+    let cfg = config(
+        dir.path(),
+        &r.base,
+        &jdir,
+        r#"stages = [
+  { json = { sev = "severity", msg = "msg" }, labels = ["sev"] },
+  { output = "msg" },
+  { limit = { rate = 1, burst = 5 } },
+]"#,
+    );
+    let agent = Agent::start(&cfg);
+    let dropped = "tailship_lines_dropped_total{reason=\"limit\",source=\"sys\"}";
+    assert!(
+        wait_for(Duration::from_secs(20), || stat(&r, "entries") as f64 + agent.metric(dropped) == 60.0),
+        "{}",
+        agent.stderr_text()
+    );
+    let got = query_all(&r, r#"{job="journal"}"#, None);
+    assert!((5..=10).contains(&got.len()), "{} passed the limit: {got:?}", got.len());
+    assert_eq!(got[0].line, "disk 00 full");
+    assert_eq!(
+        serde_json::Value::Object(got[0].labels.clone()).to_string(),
+        format!(r#"{{"host":"{}","job":"journal","sev":"warn","unit":"app.service"}}"#, hostname())
+    );
+    assert_eq!(got[1].ts, (t as i128 + 1_000_000) * 1000, "the entry's own time");
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
