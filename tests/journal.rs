@@ -512,6 +512,7 @@ type = "journal"
 matches = ["_SYSTEMD_UNIT=ok.service", "nginx.service", "lower=x"]
 include = ["/var/log/*.log"]
 multiline = { start = "^x" }
+stages = [{ cri = {} }]
 [[sources]]
 type = "file"
 include = ["/tmp/x.log"]
@@ -525,6 +526,7 @@ path = "/var/log/journal"
         "sources[0].matches[2]",
         "sources[0].include",
         "sources[0].multiline",
+        "sources[0].stages[0].cri",
         "sources[1].matches",
         "sources[1].path",
     ] {

@@ -3,7 +3,7 @@
 use regex::Regex;
 
 use super::source::one_line;
-use crate::config::{SourceConfig, StageConfig};
+use crate::config::{SourceConfig, SourceType, StageConfig};
 use crate::pipeline::{JsonPath, Op, Stage, TimeFormat};
 use crate::util::is_valid_label_name;
 
@@ -32,7 +32,7 @@ pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<
     for (i, st) in s.stages.iter().enumerate() {
         let sk = format!("{key}.stages[{i}]");
         let before = errors.len();
-        let Some(op) = op(&sk, st, &mut names, errors) else { continue };
+        let Some(op) = op(&sk, st, s.kind, &mut names, errors) else { continue };
         let labels = picks(&sk, "labels", st.labels.as_deref(), &op, &names, errors);
         let metadata = picks(&sk, "structured_metadata", st.structured_metadata.as_deref(), &op, &names, errors);
         if st.structured_metadata.is_some() && !metadata_on {
@@ -57,7 +57,13 @@ pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<
 }
 
 /// The stage's operation; records what it extracts in `names`.
-fn op(sk: &str, st: &StageConfig, names: &mut Names, errors: &mut Vec<(String, String)>) -> Option<Op> {
+fn op(
+    sk: &str,
+    st: &StageConfig,
+    kind: SourceType,
+    names: &mut Names,
+    errors: &mut Vec<(String, String)>,
+) -> Option<Op> {
     let mut e = |k: &str, m: String| errors.push((format!("{sk}{k}"), m));
     let set = [
         st.regex.is_some(),
@@ -148,6 +154,11 @@ fn op(sk: &str, st: &StageConfig, names: &mut Names, errors: &mut Vec<(String, S
         return regex(".replace", r, &mut e).map(|re| Op::Replace { re, with: with.clone() });
     }
     if st.cri.is_some() || st.docker.is_some() {
+        if !kind.reads_files() {
+            let k = if st.cri.is_some() { "cri" } else { "docker" };
+            e(&format!(".{k}"), format!("`{k}` parses container runtimes' log files; use it on a file source"));
+            return None;
+        }
         names.known.push("stream".into());
         return Some(if st.cri.is_some() { Op::Cri } else { Op::Docker });
     }
