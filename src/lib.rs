@@ -35,7 +35,7 @@
 //! `receive`. Bottom up:
 //!
 //! ```text
-//! util, metrics, shutdown, systemd, logging, pool    the ground floor
+//! util, metrics, status, shutdown, systemd, logging, pool    the ground floor
 //! logql                                              one parser: client, alert and receive use it
 //! config                                             plain data and loading; compiles nothing
 //! positions                                          delivered offsets, fingerprints, ack references
@@ -76,5 +76,6 @@ pub mod queue;
 pub mod receive;
 pub mod shutdown;
 pub mod source;
+pub mod status;
 pub mod systemd;
 pub mod util;

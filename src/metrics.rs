@@ -1,5 +1,6 @@
 //! The agent's own metrics (one registry for the process) and its HTTP
-//! endpoint: `/metrics` in Prometheus text, `/healthz` and `/ready`.
+//! endpoint: `/metrics` in Prometheus text, `/healthz` and `/ready` (the
+//! agent adds `/status` and `/status.json`). Every route is GET only.
 //!
 //! Hot paths count per chunk (`inc_by`), never per line.
 
@@ -262,11 +263,13 @@ impl Health {
     }
 }
 
-/// Binds the endpoint now (so a bad address fails at start) and serves it until `shutdown`.
+/// Binds the endpoint now (so a bad address fails at start) and serves it,
+/// with the routes of `extra` (the agent's status), until `shutdown`.
 pub async fn serve(
     addr: SocketAddr,
     limits: crate::util::serve::ServeLimits,
     health: Arc<Health>,
+    extra: axum::Router,
     shutdown: CancellationToken,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
     use axum::http::StatusCode;
@@ -295,7 +298,8 @@ pub async fn serve(
                     }
                 }
             }),
-        );
+        )
+        .merge(extra);
     tracing::info!(%addr, "metrics endpoint listening");
     Ok(tokio::spawn(crate::util::serve::serve(listener, app, limits, shutdown)))
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom up; the modules of one row may import each other's.
 const LAYERS: &[&[&str]] = &[
-    &["util", "metrics", "shutdown", "systemd", "logging", "pool"],
+    &["util", "metrics", "status", "shutdown", "systemd", "logging", "pool"],
     &["logql"],
     &["config"],
     &["positions"],

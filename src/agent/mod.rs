@@ -10,6 +10,7 @@
 //! `tailship run` and `tailship demo` both run this.
 
 mod sources;
+mod status;
 
 /// Positions are written at most this long after an acknowledgement moved one.
 const ACK_SYNC_DELAY: Duration = Duration::from_secs(1);
@@ -48,20 +49,20 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     sources::fit_open_files(&mut plan.sources, fd_limit);
     let config = &plan.config;
     let health = Health::new();
+    let positions = Arc::new(Positions::load(&config.positions.path));
+    let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
+    let board = status::Board::new(&plan, positions.clone(), health.clone(), pusher.clone());
     let endpoint_stop = CancellationToken::new();
     let endpoint = if config.server.listen.is_empty() {
         None
     } else {
         let addr = config.server.listen.parse().context("server.listen")?;
-        Some(
-            crate::metrics::serve(addr, endpoint_limits(&config.server), health.clone(), endpoint_stop.clone())
-                .await
-                .with_context(|| format!("cannot listen on {addr} (server.listen)"))?,
-        )
+        let limits = endpoint_limits(&config.server);
+        let serve = crate::metrics::serve(addr, limits, health.clone(), board.router(), endpoint_stop.clone());
+        let served = serve.await.with_context(|| format!("cannot listen on {addr} (server.listen)"))?;
+        Some((served, board.start_tick(endpoint_stop.clone())))
     };
-    let positions = Arc::new(Positions::load(&config.positions.path));
     let abort = CancellationToken::new();
-    let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
     // Alerts: the tap rides in the batcher; the engine flushes when the batcher ends.
     let (alert_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?;
     let tap = Some(Box::new(alert_tap) as Box<dyn LineTap>);
@@ -137,6 +138,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                     Ok(mut new) => {
                         sources::fit_open_files(&mut new.sources, fd_limit);
                         alerts.reload(new.rules.clone()).await;
+                        board.set_plan(&new);
                         // Where pushes go and how they authenticate applies at once, to
                         // batches waiting for a retry too (a fixed URL or password).
                         if let Err(e) = pusher.reconfigure(&new.config.client) {
@@ -189,8 +191,9 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     let _ = sync.await;
     save_positions(&positions).await;
     endpoint_stop.cancel();
-    if let Some(e) = endpoint {
-        let _ = e.await;
+    if let Some((served, tick)) = endpoint {
+        let _ = served.await;
+        let _ = tick.await;
     }
     drop(watchdog);
     tracing::info!(lines = totals.lines_delivered, "stopped");

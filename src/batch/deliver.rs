@@ -40,6 +40,8 @@ pub(super) async fn run(
                 m.queue_lines.set(budget.lines());
                 let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
                 m.oldest_unacked_seconds.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
+                let in_flight = outstanding.lock().map(|o| o.len() as u64).unwrap_or(0);
+                crate::status::Status::get().batches_in_flight.store(in_flight, std::sync::atomic::Ordering::Relaxed);
                 if pool::trim_idle() {
                     tracing::debug!("pipeline idle: pooled buffers freed, free memory returned to the system");
                 }
@@ -154,4 +156,5 @@ pub(super) async fn run(
     m.queue_bytes.set(budget.used() as i64);
     m.queue_lines.set(budget.lines());
     m.oldest_unacked_seconds.set(0);
+    crate::status::Status::get().batches_in_flight.store(0, std::sync::atomic::Ordering::Relaxed);
 }

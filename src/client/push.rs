@@ -440,6 +440,7 @@ impl Pusher {
                     let started = Instant::now();
                     let r = http::send(rb, &target.url).await;
                     m.push_duration.observe(started.elapsed().as_secs_f64());
+                    crate::status::Status::get().push_request(started.elapsed(), r.as_ref().err().map(|e| e.to_string()));
                     let label = match &r {
                         Ok(resp) => resp.status().as_u16().to_string(),
                         Err(HttpError::Status { status, .. }) => status.as_u16().to_string(),

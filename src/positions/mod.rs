@@ -497,7 +497,10 @@ impl Positions {
         let r = write_atomically(path, &json);
         let m = Metrics::get();
         match &r {
-            Ok(()) => m.positions_writes.with_label_values(&["ok"]).inc(),
+            Ok(()) => {
+                m.positions_writes.with_label_values(&["ok"]).inc();
+                crate::status::Status::get().positions_written();
+            }
             Err(_) => {
                 m.positions_writes.with_label_values(&["error"]).inc();
                 self.lock().dirty = true;

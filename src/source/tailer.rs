@@ -51,6 +51,8 @@ pub struct Tailer {
     /// Reached through a symbolic link: writes to it raise events in the
     /// target's directory, which may not be watched, so it is polled.
     pub linked: bool,
+    /// What `/status` shows of this file.
+    pub status: crate::status::FileHandle,
 }
 
 /// True when `path` is a symbolic link (see [`Tailer::linked`]).
@@ -103,6 +105,7 @@ impl Tailer {
         if n == 0 {
             let size = self.file.metadata().map(|m| m.len()).unwrap_or(self.offset);
             self.size = size;
+            self.status.size(size);
             if size < self.offset {
                 return Step::Truncated;
             }
@@ -122,6 +125,7 @@ impl Tailer {
             self.feed.feed(stages, &buf[..n], now_ns() as i64, now, &mut chunk);
             self.offset += n as u64;
             self.size = self.size.max(self.offset);
+            self.status.read(n as u64, chunk.entries.len() as u64, self.offset, self.size);
             if self.fp.len < FINGERPRINT_BYTES as u32 && self.offset > self.fp.len as u64 {
                 // The file was shorter than a fingerprint when opened: take more of it now.
                 let (fp, prefix) = fingerprint::of_file(&self.file);
@@ -148,6 +152,7 @@ impl Tailer {
         self.queued = 0;
         self.feed.reset(0);
         self.key = positions.restart(self.key, fp);
+        self.status.restart(self.key);
     }
 
     /// True when the file's first bytes are no longer those it was known by
@@ -187,6 +192,16 @@ mod tests {
             size: meta.len(),
             queued: 0,
             linked: false,
+            status: crate::status::Status::get().track(
+                &stages.name,
+                path,
+                key,
+                meta.dev(),
+                meta.ino(),
+                0,
+                meta.len(),
+                Default::default(),
+            ),
         }
     }
 

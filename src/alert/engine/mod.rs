@@ -485,6 +485,13 @@ impl Engine {
             Outcome::Failed { reason } => m.alert_updates_dropped.with_label_values(&[name, reason]).inc(),
             Outcome::Cancelled => m.alert_updates_dropped.with_label_values(&[name, "shutdown"]).inc(),
         }
+        let error = match &d.outcome {
+            Outcome::Delivered => None,
+            Outcome::Failed { reason } => Some(*reason),
+            Outcome::Cancelled => Some("shutdown"),
+        };
+        let labels = self.groups.get(&uid).map(|g| g.labels.clone());
+        crate::status::Status::get().alert_sent(name, &uid, labels.as_deref().unwrap_or(&[]), d.state, error);
         let Some(g) = self.groups.get_mut(&uid) else { return };
         g.in_flight = false;
         if d.state == STATE_OK {
@@ -514,6 +521,7 @@ impl Engine {
             tracing::warn!("shutdown_timeout reached with alert updates unsent");
         }
         self.groups.clear();
+        crate::status::Status::get().alerts_cleared();
         self.update_gauges();
     }
 

@@ -38,6 +38,7 @@ use crate::config::{SourceConfig, StartAt};
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{Fingerprint, Positions};
+use crate::status::{report::FileState, FileHandle, Status};
 
 mod gz;
 mod rotated;
@@ -64,6 +65,7 @@ struct Parked {
     ino: u64,
     fp: Fingerprint,
     offset: u64,
+    status: FileHandle,
 }
 
 /// How the source runs.
@@ -236,6 +238,7 @@ impl FileSource {
                 if t.path != path && (!claimed.contains_key(&id)) && (t.detached || !path.exists_as(&t.path)) {
                     tracing::info!(from = %t.path.display(), to = %path.display(), "file renamed; still reading it");
                     t.path = path.clone();
+                    t.status.renamed(&path);
                     self.positions.renamed(t.key, &path);
                 }
                 claimed.insert(id, path);
@@ -248,6 +251,7 @@ impl FileSource {
             if let Some(pi) = self.parked.iter().position(|p| (p.dev, p.ino) == id) {
                 if self.parked[pi].path != path {
                     self.parked[pi].path = path.clone();
+                    self.parked[pi].status.renamed(&path);
                     self.positions.renamed(self.parked[pi].key, &path);
                 }
                 if meta.len() != self.parked[pi].offset && self.make_room() {
@@ -274,6 +278,7 @@ impl FileSource {
             let same = std::fs::metadata(&t.path).map(|m| (m.dev(), m.ino()) == (t.dev, t.ino)).unwrap_or(false);
             if !same && !claimed.contains_key(&(t.dev, t.ino)) {
                 t.detached = true;
+                t.status.set_state(FileState::Draining);
                 let what = if t.path.exists() { "rotated" } else { "deleted" };
                 tracing::info!(path = %t.path.display(), "file {what}; reading it to its end before closing it");
                 Metrics::get().file_events.with_label_values(&[&self.stages.name, what]).inc();
@@ -364,7 +369,9 @@ impl FileSource {
         self.event("opened");
         let filename = path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
+        let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
         self.tailers.push(Tailer {
+            status,
             key,
             path: path.to_path_buf(),
             file,
@@ -398,7 +405,9 @@ impl FileSource {
         let Some((i, _)) = idlest else { return false };
         let t = self.tailers.swap_remove(i);
         tracing::debug!(path = %t.path.display(), "parking idle file to stay under max_open_files");
-        self.parked.push(Parked { key: t.key, path: t.path, dev: t.dev, ino: t.ino, fp: t.fp, offset: t.offset });
+        t.status.set_state(FileState::Parked);
+        let (key, path, dev, ino, fp, offset, status) = (t.key, t.path, t.dev, t.ino, t.fp, t.offset, t.status);
+        self.parked.push(Parked { key, path, dev, ino, fp, offset, status });
         true
     }
 
@@ -429,7 +438,12 @@ impl FileSource {
         }
         let filename = p.path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
+        p.status.set_state(FileState::Following);
+        if !same {
+            p.status.restart(key);
+        }
         self.tailers.push(Tailer {
+            status: p.status,
             key,
             linked: is_link(&p.path),
             path: p.path,
@@ -503,6 +517,7 @@ impl FileSource {
             let done = (t.detached && idle && !t.feed.has_pending()) || (once && t.idle_since.is_some());
             if done {
                 let t = self.tailers.swap_remove(i);
+                t.status.set_state(FileState::Done);
                 tracing::debug!(path = %t.path.display(), "closing file");
                 if t.detached {
                     // Rotated away or deleted, and read to its end: nothing more will come.

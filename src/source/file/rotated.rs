@@ -40,6 +40,7 @@ use crate::positions::{Fingerprint, Orphan};
 use crate::source::fingerprint::{self, open_regular};
 use crate::source::tailer::Tailer;
 use crate::source::LineFeed;
+use crate::status::{report::FileState, Status};
 
 /// Files opened to compare fingerprints, at most, per orphan and scan.
 const MAX_FINGERPRINT_READS: usize = 16;
@@ -202,7 +203,10 @@ impl FileSource {
         let filename = label_path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         self.event("opened");
+        let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
+        let status = Status::get().track(&self.name(), &path, key, dev, ino, offset, size, FileState::Draining);
         self.tailers.push(Tailer {
+            status,
             key,
             path,
             file,

@@ -1,0 +1,323 @@
+//! The agent's live status: what `/status.json`, the `/status` page and
+//! `tailship top` show (see [`report`] for the shape).
+//!
+//! The layers below the agent write into one process-wide [`Status`]; the
+//! agent reads it once a second ([`Status::tick`], for the rates) and when
+//! someone asks (`agent::status` assembles the report, adding what only it
+//! knows: delivered offsets, the queue's size, the sources of the plan).
+//!
+//! Writes are cheap and rare on purpose. A file source holds a [`FileHandle`]
+//! per open file and updates it once per read block (a few relaxed atomic
+//! stores, no lock, nothing per line). A push records its latency and outcome
+//! under a short lock, once per request; alert deliveries once per webhook
+//! call. Rates over the last 10 s are not counted as they happen: the
+//! once-a-second tick samples the running totals into a small ring, and a
+//! rate is the difference between now and the oldest sample of the window.
+
+pub mod report;
+mod ring;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use report::{AlertGroup, AlertSend, FileState, LastError};
+pub use ring::Ring;
+
+/// Files done (drained after rotation, or read once) stay listed this long.
+const DONE_KEEP: Duration = Duration::from_secs(300);
+/// At most this many done files stay listed (the oldest go first).
+const DONE_MAX: usize = 200;
+/// Push latencies kept for the percentiles (the most recent requests).
+const LATENCIES: usize = 1024;
+/// Latencies older than this are not in the percentiles.
+const LATENCY_WINDOW: Duration = Duration::from_secs(300);
+
+/// Wall-clock time in Unix milliseconds.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One file a file source follows (or followed: see [`DONE_KEEP`]).
+#[derive(Debug)]
+pub struct FileStatus {
+    pub source: Arc<str>,
+    path: Mutex<PathBuf>,
+    /// Device and inode: the size of a followed file is looked up by path,
+    /// and counts only while the path still names this file.
+    pub dev: u64,
+    pub ino: u64,
+    /// The file's key in the positions store (it changes on truncation).
+    key: AtomicU64,
+    /// Where the next read starts.
+    offset: AtomicU64,
+    /// The last size seen by the source.
+    size: AtomicU64,
+    /// Lines (kept by the stages) and bytes read, in total.
+    lines: AtomicU64,
+    bytes: AtomicU64,
+    state: AtomicU8,
+    /// When the file was done (Unix ms; 0 while it is not).
+    done_at: AtomicU64,
+    /// Samples of (lines, bytes) for the rates; touched by the tick and reports only.
+    ring: Mutex<Ring<2>>,
+}
+
+impl FileStatus {
+    pub fn path(&self) -> PathBuf {
+        lock(&self.path).clone()
+    }
+    pub fn key(&self) -> u64 {
+        self.key.load(Relaxed)
+    }
+    pub fn offset(&self) -> u64 {
+        self.offset.load(Relaxed)
+    }
+    pub fn size(&self) -> u64 {
+        self.size.load(Relaxed)
+    }
+    pub fn state(&self) -> FileState {
+        FileState::from_u8(self.state.load(Relaxed))
+    }
+    pub fn done_at(&self) -> u64 {
+        self.done_at.load(Relaxed)
+    }
+    /// Lines and bytes per second over the last 10 s.
+    pub fn rates(&self, now: Instant) -> [f64; 2] {
+        lock(&self.ring).rates(now, [self.lines.load(Relaxed), self.bytes.load(Relaxed)])
+    }
+}
+
+/// A file source's handle on one file's status. Dropping it forgets the
+/// file, unless it was [`FileState::Done`]: done files stay listed a while.
+#[derive(Debug)]
+pub struct FileHandle(Arc<FileStatus>);
+
+impl FileHandle {
+    /// `lines` lines and `bytes` bytes were read; the file is now at `offset` of `size`.
+    pub fn read(&self, bytes: u64, lines: u64, offset: u64, size: u64) {
+        let s = &self.0;
+        s.bytes.fetch_add(bytes, Relaxed);
+        s.lines.fetch_add(lines, Relaxed);
+        s.offset.store(offset, Relaxed);
+        s.size.store(size, Relaxed);
+    }
+
+    /// The file's size, seen at its end.
+    pub fn size(&self, size: u64) {
+        self.0.size.store(size, Relaxed);
+    }
+
+    pub fn set_state(&self, state: FileState) {
+        self.0.state.store(state as u8, Relaxed);
+        if state == FileState::Done {
+            self.0.done_at.store(now_ms(), Relaxed);
+        }
+    }
+
+    /// The file starts again at 0 under a new positions key (truncation).
+    pub fn restart(&self, key: u64) {
+        self.0.key.store(key, Relaxed);
+        self.0.offset.store(0, Relaxed);
+    }
+
+    pub fn renamed(&self, path: &Path) {
+        *lock(&self.0.path) = path.to_path_buf();
+    }
+}
+
+impl Drop for FileHandle {
+    fn drop(&mut self) {
+        if self.0.state() != FileState::Done {
+            lock(&Status::get().files).retain(|f| !Arc::ptr_eq(f, &self.0));
+        }
+    }
+}
+
+/// What pushes did lately.
+#[derive(Debug, Default)]
+struct PushStats {
+    requests: u64,
+    failures: u64,
+    /// (when, latency) of the most recent requests.
+    latencies: VecDeque<(Instant, Duration)>,
+    last_error: Option<LastError>,
+}
+
+/// One alert rule: its open groups (by uid) and its last webhook call.
+#[derive(Debug, Default, Clone)]
+struct AlertStats {
+    open: BTreeMap<String, Vec<(String, String)>>,
+    last_send: Option<AlertSend>,
+}
+
+/// The process-wide status; see the module documentation.
+#[derive(Debug, Default)]
+pub struct Status {
+    files: Mutex<Vec<Arc<FileStatus>>>,
+    push: Mutex<PushStats>,
+    /// Batches being pushed (set by the deliverer's gauge loop).
+    pub batches_in_flight: AtomicU64,
+    /// When the positions file was last written (Unix ms; 0: not in this run).
+    positions_written: AtomicU64,
+    alerts: Mutex<BTreeMap<String, AlertStats>>,
+    /// Rings of named running totals (push lines, per-source lines), sampled by the tick.
+    totals: Mutex<BTreeMap<String, Ring<2>>>,
+}
+
+impl Status {
+    pub fn get() -> &'static Status {
+        static S: OnceLock<Status> = OnceLock::new();
+        S.get_or_init(Status::default)
+    }
+
+    /// A file source opened `path` (positions key `key`) at `offset` of `size`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn track(
+        &self,
+        source: &Arc<str>,
+        path: &Path,
+        key: u64,
+        dev: u64,
+        ino: u64,
+        offset: u64,
+        size: u64,
+        state: FileState,
+    ) -> FileHandle {
+        let now = Instant::now();
+        let f = Arc::new(FileStatus {
+            source: source.clone(),
+            path: Mutex::new(path.to_path_buf()),
+            dev,
+            ino,
+            key: AtomicU64::new(key),
+            offset: AtomicU64::new(offset),
+            size: AtomicU64::new(size),
+            lines: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            state: AtomicU8::new(state as u8),
+            done_at: AtomicU64::new(0),
+            ring: Mutex::new(Ring::new(now, [0, 0])),
+        });
+        let mut files = lock(&self.files);
+        // The same file taken over again (a reload) replaces its done entry.
+        files.retain(|o| !(o.state() == FileState::Done && o.dev == dev && o.ino == ino));
+        files.push(f.clone());
+        FileHandle(f)
+    }
+
+    /// The files listed now (done ones past [`DONE_KEEP`] are forgotten here).
+    pub fn files(&self) -> Vec<Arc<FileStatus>> {
+        let mut files = lock(&self.files);
+        let now = now_ms();
+        files
+            .retain(|f| f.state() != FileState::Done || now.saturating_sub(f.done_at()) < DONE_KEEP.as_millis() as u64);
+        let done = files.iter().filter(|f| f.state() == FileState::Done).count();
+        if done > DONE_MAX {
+            let mut ends: Vec<u64> =
+                files.iter().filter(|f| f.state() == FileState::Done).map(|f| f.done_at()).collect();
+            ends.sort_unstable();
+            let cut = ends[done - DONE_MAX];
+            files.retain(|f| f.state() != FileState::Done || f.done_at() >= cut);
+        }
+        files.clone()
+    }
+
+    /// One push request took `latency`; `error` says why it failed.
+    pub fn push_request(&self, latency: Duration, error: Option<String>) {
+        let now = Instant::now();
+        let mut p = lock(&self.push);
+        p.requests += 1;
+        if p.latencies.len() == LATENCIES {
+            p.latencies.pop_front();
+        }
+        p.latencies.push_back((now, latency));
+        if let Some(message) = error {
+            p.failures += 1;
+            p.last_error = Some(LastError { message, at_ms: now_ms() });
+        }
+    }
+
+    /// Push requests and failures so far, p50 and p99 latency (ms) of the
+    /// recent ones, and the last error.
+    pub fn push(&self) -> (u64, u64, Option<f64>, Option<f64>, Option<LastError>) {
+        let p = lock(&self.push);
+        let now = Instant::now();
+        let mut recent: Vec<Duration> =
+            p.latencies.iter().filter(|(t, _)| now.duration_since(*t) <= LATENCY_WINDOW).map(|(_, d)| *d).collect();
+        recent.sort_unstable();
+        let pct = |q: f64| {
+            (!recent.is_empty()).then(|| {
+                let i = ((recent.len() as f64 * q).ceil() as usize).clamp(1, recent.len()) - 1;
+                recent[i].as_secs_f64() * 1000.0
+            })
+        };
+        (p.requests, p.failures, pct(0.50), pct(0.99), p.last_error.clone())
+    }
+
+    /// The positions file was written just now.
+    pub fn positions_written(&self) {
+        self.positions_written.store(now_ms(), Relaxed);
+    }
+
+    /// When the positions file was last written (Unix ms), if it was in this run.
+    pub fn positions_written_at(&self) -> Option<u64> {
+        Some(self.positions_written.load(Relaxed)).filter(|t| *t > 0)
+    }
+
+    /// A webhook call of `rule` for group `uid` ended: `state` is `alerting`
+    /// or `ok`; `error` is why it failed. A delivered `alerting` opens the
+    /// group, a delivered `ok` closes it.
+    pub fn alert_sent(&self, rule: &str, uid: &str, labels: &[(String, String)], state: &str, error: Option<&str>) {
+        let mut a = lock(&self.alerts);
+        let r = a.entry(rule.to_string()).or_default();
+        if error.is_none() {
+            if state == "ok" {
+                r.open.remove(uid);
+            } else {
+                r.open.insert(uid.to_string(), labels.to_vec());
+            }
+        }
+        r.last_send = Some(AlertSend { at_ms: now_ms(), state: state.to_string(), error: error.map(str::to_string) });
+    }
+
+    /// Every group is forgotten (the engine gave up at shutdown).
+    pub fn alerts_cleared(&self) {
+        for r in lock(&self.alerts).values_mut() {
+            r.open.clear();
+        }
+    }
+
+    /// Open groups and the last send of `rule`.
+    pub fn alert(&self, rule: &str) -> (Vec<AlertGroup>, Option<AlertSend>) {
+        let a = lock(&self.alerts);
+        let Some(r) = a.get(rule) else { return (Vec::new(), None) };
+        let groups = r.open.values().map(|labels| AlertGroup { labels: labels.iter().cloned().collect() }).collect();
+        (groups, r.last_send.clone())
+    }
+
+    /// Samples the running totals for the rates: every file's, and the named
+    /// ones given (`(name, [lines, bytes])`). Called once a second.
+    pub fn tick(&self, named: &[(String, [u64; 2])]) {
+        let now = Instant::now();
+        for f in self.files() {
+            let v = [f.lines.load(Relaxed), f.bytes.load(Relaxed)];
+            lock(&f.ring).sample(now, v);
+        }
+        let mut totals = lock(&self.totals);
+        for (name, v) in named {
+            totals.entry(name.clone()).or_insert_with(|| Ring::new(now, *v)).sample(now, *v);
+        }
+    }
+
+    /// Per-second rates of a named total whose current value is `v`.
+    pub fn rates(&self, name: &str, v: [u64; 2]) -> [f64; 2] {
+        lock(&self.totals).get(name).map(|r| r.rates(Instant::now(), v)).unwrap_or([0.0, 0.0])
+    }
+}
