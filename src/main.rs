@@ -6,6 +6,7 @@ fn main() {
     use tailship::cli::Command;
     let default_level = match &cli.command {
         Command::Demo(_) => "warn",
+        Command::Top(_) => "error",
         Command::Query(a) if a.quiet => "error",
         Command::Tail(a) if a.quiet => "error",
         Command::Labels(a) if a.quiet => "error",

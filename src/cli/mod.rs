@@ -49,11 +49,23 @@ pub enum Command {
     Demo(DemoArgs),
     /// Alert rules: `alert test` sends a test alert and its resolve through each webhook.
     Alert(AlertArgs),
+    /// A live terminal view of a running agent (its /status.json): files by lag, throughput, pushes.
+    Top(TopArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout: `tailship man | man -l -`.
     Man,
 }
+
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// The agent's endpoint (`server.listen`), or its full /status.json URL.
+    #[arg(long, env = "TAILSHIP_STATUS_URL", default_value = DEFAULT_STATUS_URL, value_name = "URL")]
+    pub url: String,
+}
+
+/// Where `tailship top` looks by default: the default `server.listen`.
+pub const DEFAULT_STATUS_URL: &str = "http://127.0.0.1:9080";
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {

@@ -13,6 +13,7 @@ mod push;
 mod query;
 mod receive;
 mod run;
+mod top;
 
 pub use admin::{admin, AdminArgs};
 pub use alert::alert;
@@ -24,6 +25,7 @@ pub use push::push;
 pub use query::{labels, query, tail};
 pub use receive::receive;
 pub use run::run;
+pub use top::top;
 
 use std::io::Write;
 
@@ -62,6 +64,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Tail(a) => tail(&a),
         Command::Labels(a) => labels(&a),
         Command::Alert(a) => alert(&a),
+        Command::Top(a) => top(&a),
         Command::Completions(a) => completions(&a),
         Command::Man => man(),
     };

@@ -16,6 +16,7 @@
 
 pub mod report;
 mod ring;
+pub mod view;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
