@@ -58,6 +58,9 @@ _tailship() {
             tailship,tail)
                 cmd="tailship__subcmd__tail"
                 ;;
+            tailship,top)
+                cmd="tailship__subcmd__top"
+                ;;
             tailship__subcmd__admin,help)
                 cmd="tailship__subcmd__admin__subcmd__help"
                 ;;
@@ -340,6 +343,9 @@ _tailship() {
             tailship__subcmd__help,tail)
                 cmd="tailship__subcmd__help__subcmd__tail"
                 ;;
+            tailship__subcmd__help,top)
+                cmd="tailship__subcmd__help__subcmd__top"
+                ;;
             tailship__subcmd__help__subcmd__admin,tenants)
                 cmd="tailship__subcmd__help__subcmd__admin__subcmd__tenants"
                 ;;
@@ -419,7 +425,7 @@ _tailship() {
 
     case "${cmd}" in
         tailship)
-            opts="-h -V --log-format --help --version run check cloud admin receive push query tail labels demo alert completions man help"
+            opts="-h -V --log-format --help --version run check cloud admin receive push query tail labels demo alert top completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2633,7 +2639,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__help)
-            opts="run check cloud admin receive push query tail labels demo alert completions man help"
+            opts="run check cloud admin receive push query tail labels demo alert top completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3165,6 +3171,20 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__help__subcmd__tail)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__help__subcmd__top)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3714,6 +3734,28 @@ _tailship() {
                     return 0
                     ;;
                 -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__top)
+            opts="-h --url --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -123,4 +123,11 @@ mod tests {
         assert_eq!(status_url("http://h/agent/"), "http://h/agent/status.json");
         assert_eq!(status_url("http://h/agent/status.json"), "http://h/agent/status.json");
     }
+
+    #[test]
+    fn the_default_url_is_the_default_server_listen_on_loopback() {
+        let listen = crate::config::ServerConfig::default().listen;
+        assert!(listen.starts_with("127.0.0.1:"), "the endpoint stays on loopback by default");
+        assert_eq!(crate::cli::DEFAULT_STATUS_URL, format!("http://{listen}"));
+    }
 }
