@@ -122,6 +122,9 @@ fn summary(r: &Report) -> Vec<(String, bool)> {
     out
 }
 
+/// A file more than this behind is highlighted (less is just lines in flight).
+const BEHIND: u64 = 256 << 10;
+
 const HEADER: [&str; 7] = ["LAG", "SIZE", "LINES/S", "BYTES/S", "STATE", "SOURCE", "PATH"];
 
 /// The file table's rows, most behind first, as text cells.
@@ -227,12 +230,15 @@ pub fn draw(frame: &mut Frame, url: &str, report: Option<&Report>, error: Option
         .style(Style::default().fg(Color::Green));
     frame.render_widget(spark, chart);
     let rows = report.map(file_rows).unwrap_or_default();
+    let lags: Vec<u64> =
+        report.map(|r| r.files_by_lag().iter().map(|(_, f)| f.lag_bytes).collect()).unwrap_or_default();
     let behind = Style::default().fg(Color::Yellow);
     let table_rows: Vec<Row> = rows
         .iter()
-        .map(|cells| {
+        .zip(lags)
+        .map(|(cells, lag)| {
             let row = Row::new(cells.iter().cloned());
-            if cells[0] != "0 B" {
+            if lag > BEHIND {
                 row.style(behind)
             } else {
                 row
