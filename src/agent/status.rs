@@ -5,7 +5,9 @@
 //! The layers below write into [`crate::status::Status`]; this adds what
 //! only the agent knows (delivered offsets from the positions store, the
 //! queue's limit, the plan's sources and rules) and samples the running
-//! totals once a second for the rates.
+//! totals once a second for the rates, while someone watches: from the first
+//! `/status.json` request until [`WATCHED_FOR`] after the last one. An agent
+//! nobody looks at does no work for its status (no wake-up at all).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,6 +32,9 @@ const PAGE: &str = include_str!("status.html");
 const PAGE_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
      connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/// The tick samples this long after the last `/status.json` request.
+const WATCHED_FOR: Duration = Duration::from_secs(600);
+
 /// The named total the tick keeps for the push rates.
 const PUSHED: &str = "push";
 
@@ -46,6 +51,10 @@ pub struct Board {
     positions_path: String,
     /// (name, type) of the sources, and the alert rules' names: the plan's (updated on reload).
     plan: Mutex<Names>,
+    /// When `/status.json` was last asked for (Unix ms; 0: never).
+    watched: std::sync::atomic::AtomicU64,
+    /// Wakes the tick when someone starts watching.
+    wake: tokio::sync::Notify,
 }
 
 impl Board {
@@ -58,6 +67,8 @@ impl Board {
             queue_max: plan.config.queue.max_bytes.get(),
             positions_path: plan.config.positions.path.display().to_string(),
             plan: Mutex::default(),
+            watched: Default::default(),
+            wake: tokio::sync::Notify::new(),
         });
         board.set_plan(plan);
         board
@@ -65,17 +76,8 @@ impl Board {
 
     /// The sources and rules of `plan` (at start and after a reload).
     pub fn set_plan(&self, plan: &Plan) {
-        let sources = plan
-            .sources
-            .iter()
-            .map(|s| {
-                let kind = match s.spec.config.kind {
-                    crate::config::SourceType::File => "file",
-                    crate::config::SourceType::Stdin => "stdin",
-                };
-                (s.name.to_string(), kind.to_string())
-            })
-            .collect();
+        let sources =
+            plan.sources.iter().map(|s| (s.name.to_string(), s.spec.config.kind.as_str().to_string())).collect();
         let rules = plan.rules.iter().map(|r| r.name.clone()).collect();
         if let Ok(mut p) = self.plan.lock() {
             *p = (sources, rules);
@@ -96,24 +98,51 @@ impl Board {
         [m.lines_pushed.get(), m.bytes_pushed.with_label_values(&["raw"]).get()]
     }
 
-    /// Samples the running totals once a second (for the rates) until `stop`.
+    /// Someone asked for the status: the tick samples (again) from now on.
+    fn watch(&self) {
+        let now = now_ms();
+        let last = self.watched.swap(now, std::sync::atomic::Ordering::Relaxed);
+        if last == 0 || now.saturating_sub(last) >= WATCHED_FOR.as_millis() as u64 {
+            self.wake.notify_one();
+        }
+    }
+
+    fn is_watched(&self) -> bool {
+        let last = self.watched.load(std::sync::atomic::Ordering::Relaxed);
+        last > 0 && now_ms().saturating_sub(last) < WATCHED_FOR.as_millis() as u64
+    }
+
+    /// Samples the running totals once a second (for the rates) while
+    /// someone watches, until `stop`.
     pub fn start_tick(self: &Arc<Self>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
         let board = self.clone();
         tokio::spawn(async move {
             let mut every = tokio::time::interval(Duration::from_secs(1));
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // One sample at start: rates asked for before the next are averages since then.
+            board.sample();
             loop {
+                if !board.is_watched() {
+                    tokio::select! {
+                        _ = board.wake.notified() => every.reset_immediately(),
+                        _ = stop.cancelled() => break,
+                    }
+                }
                 tokio::select! {
                     _ = every.tick() => {}
                     _ = stop.cancelled() => break,
                 }
-                let (sources, _) = board.plan();
-                let mut named: Vec<(String, [u64; 2])> =
-                    sources.iter().map(|(name, _)| (format!("source:{name}"), Self::source_totals(name))).collect();
-                named.push((PUSHED.to_string(), Self::push_totals()));
-                Status::get().tick(&named);
+                board.sample();
             }
         })
+    }
+
+    fn sample(&self) {
+        let (sources, _) = self.plan();
+        let mut named: Vec<(String, [u64; 2])> =
+            sources.iter().map(|(name, _)| (format!("source:{name}"), Self::source_totals(name))).collect();
+        named.push((PUSHED.to_string(), Self::push_totals()));
+        Status::get().tick(&named);
     }
 
     /// The status now.
@@ -216,6 +245,7 @@ impl Board {
                 get(move || {
                     let board = board.clone();
                     async move {
+                        board.watch();
                         let report = board.report();
                         ([(header::CACHE_CONTROL, "no-store")], axum::Json(report)).into_response()
                     }

@@ -27,7 +27,7 @@ pub struct Report {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SourceReport {
     pub name: String,
-    /// `file` or `stdin`.
+    /// `file`, `stdin` or `kubernetes`.
     #[serde(rename = "type")]
     pub kind: String,
     pub lines_per_s: f64,

@@ -117,7 +117,9 @@ fn summary(r: &Report) -> Vec<(String, bool)> {
             Some(e) => format!("last send {} FAILED {} ago: {}", s.state, ago(s.at_ms, r.now_ms), clean(e)),
         });
         let failed = a.last_send.as_ref().is_some_and(|s| s.error.is_some());
-        out.push((format!("alert {}: {} open groups · {last}", clean(&a.rule), a.open_groups.len()), failed));
+        let n = a.open_groups.len();
+        let groups = if n == 1 { "1 open group".to_string() } else { format!("{n} open groups") };
+        out.push((format!("alert {}: {groups} · {last}", clean(&a.rule)), failed));
     }
     out
 }
