@@ -209,6 +209,45 @@ fn files_show_following_parked_draining_and_done() {
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
+/// A reverse proxy on a free port that serves `upstream`'s paths under
+/// `prefix` (`/agent/status` -> `/status`) and answers 404 to anything else,
+/// as a proxy that publishes the agent under a path would.
+fn prefix_proxy(upstream: String, prefix: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut client) = conn else { continue };
+            let upstream = upstream.clone();
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match client.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let mut first = head.split("\r\n").next().unwrap_or("").split(' ');
+                let (method, path) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
+                let Some(rest) = path.strip_prefix(prefix) else {
+                    let _ =
+                        client.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    return;
+                };
+                let mut up = std::net::TcpStream::connect(&upstream).unwrap();
+                let _ = write!(up, "{method} {rest} HTTP/1.1\r\nHost: {upstream}\r\nConnection: close\r\n\r\n");
+                let mut resp = Vec::new();
+                let _ = up.read_to_end(&mut resp);
+                let _ = client.write_all(&resp);
+            });
+        }
+    });
+    addr
+}
+
 #[test]
 fn the_page_in_headless_chromium_shows_the_files_and_the_chart_and_escapes_names() {
     if !have("chromium") {
@@ -218,13 +257,16 @@ fn the_page_in_headless_chromium_shows_the_files_and_the_chart_and_escapes_names
     let dir = tempfile::tempdir().unwrap();
     let (agent, addr, paths) = shipping(dir.path(), &r, &["app.log", HTML_NAME], "", "");
     delivered(&addr, &paths, &agent);
+    // Behind a proxy that publishes the agent under /agent/: the page must
+    // find its data relative to itself (a fetch of /status.json gets 404).
+    let proxy = prefix_proxy(addr.clone(), "/agent");
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new("chromium")
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
         .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(["--virtual-time-budget=3000", "--dump-dom"])
-        .arg(format!("http://{addr}/status"))
+        .arg(format!("http://{proxy}/agent/status"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
