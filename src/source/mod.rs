@@ -39,21 +39,32 @@ impl Outlet {
         self.sink.send_blocking(&self.handle, chunk, &self.cancel)
     }
 
-    /// [`Outlet::send`] that calls `waiting` every `every` while the queue is
-    /// full, so a source blocked by a service outage still reports on itself.
-    pub fn send_waiting(&self, chunk: Chunk, every: std::time::Duration, mut waiting: impl FnMut()) -> bool {
+    /// Queues `chunks` in order, in one wait on the runtime (one wake-up of
+    /// the queue's reader for many small reads), calling `waiting` every
+    /// `every` while the queue is full, so a source blocked by a service
+    /// outage still reports on itself. Returns how many were queued (all,
+    /// unless stopped).
+    pub fn send_all_waiting(&self, chunks: Vec<Chunk>, every: std::time::Duration, mut waiting: impl FnMut()) -> usize {
         self.handle.block_on(async {
-            let send = self.sink.send(chunk, &self.cancel);
-            tokio::pin!(send);
-            loop {
-                // Biased: a send with room completes on its first poll, and
-                // the timer is then never registered (this is the read path).
-                tokio::select! {
-                    biased;
-                    ok = &mut send => return ok,
-                    _ = tokio::time::sleep(every) => waiting(),
+            let mut sent = 0;
+            for chunk in chunks {
+                let send = self.sink.send(chunk, &self.cancel);
+                tokio::pin!(send);
+                let ok = loop {
+                    // Biased: a send with room completes on its first poll, and
+                    // the timer is then never registered (this is the read path).
+                    tokio::select! {
+                        biased;
+                        ok = &mut send => break ok,
+                        _ = tokio::time::sleep(every) => waiting(),
+                    }
+                };
+                if !ok {
+                    break;
                 }
+                sent += 1;
             }
+            sent
         })
     }
 
