@@ -37,12 +37,15 @@ use super::{FileMatch, LineFeed, Outlet, SourceSpec, READ_BLOCK};
 use crate::config::{SourceConfig, StartAt};
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
-use crate::positions::{Fingerprint, Positions};
+use crate::positions::Positions;
 use crate::queue::Chunk;
-use crate::status::{report::FileState, FileHandle, Status};
+use crate::status::{report::FileState, Status};
 
 mod gz;
+mod park;
 mod rotated;
+
+use park::Parked;
 
 /// Poll interval when file-system events work (a safety net for missed events).
 const POLL_WITH_EVENTS: Duration = Duration::from_millis(1000);
@@ -58,21 +61,6 @@ const MAX_READ_PER_TURN: u64 = 4 << 20;
 const READ_COALESCE: Duration = Duration::from_millis(100);
 /// A write event rescans (for parked or still-empty files) at most this often.
 const RESCAN_ON_WRITE: Duration = Duration::from_millis(250);
-/// With `max_open_files` reached, a file idle this long may be parked (closed,
-/// remembered) to give another file a turn.
-const PARK_IDLE: Duration = Duration::from_secs(1);
-
-/// A file closed to stay under `max_open_files`; reopened when it grows.
-struct Parked {
-    key: u64,
-    path: PathBuf,
-    dev: u64,
-    ino: u64,
-    fp: Fingerprint,
-    offset: u64,
-    status: FileHandle,
-}
-
 /// How the source runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -92,7 +80,8 @@ pub struct FileSource {
     out: Outlet,
     mode: Mode,
     tailers: Vec<Tailer>,
-    parked: Vec<Parked>,
+    /// Files closed to stay under `max_open_files`, by device and inode.
+    parked: HashMap<(u64, u64), Parked>,
     /// Paths already warned about (unreadable, too many open files), to warn once.
     warned: HashSet<PathBuf>,
     /// `.gz` files already read in this run (by fingerprint).
@@ -138,7 +127,7 @@ impl FileSource {
             out,
             mode,
             tailers: Vec::new(),
-            parked: Vec::new(),
+            parked: HashMap::new(),
             warned: HashSet::new(),
             gz_done: HashSet::new(),
             first_scan: true,
@@ -268,7 +257,7 @@ impl FileSource {
         for t in self.tailers.drain(..) {
             self.positions.release(t.key, t.size, t.queued);
         }
-        for p in self.parked.drain(..) {
+        for (_, p) in self.parked.drain() {
             self.positions.release(p.key, p.offset, 0);
         }
         m.files_open.with_label_values(&[&name]).set(0);
@@ -283,14 +272,19 @@ impl FileSource {
     fn scan(&mut self) {
         self.saw_empty = false;
         let candidates = self.files.candidates();
+        let open: HashMap<(u64, u64), usize> =
+            self.tailers.iter().enumerate().map(|(i, t)| ((t.dev, t.ino), i)).collect();
         let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
+        let mut changed: Vec<(u64, u64)> = Vec::new();
+        let mut new: Vec<(PathBuf, std::fs::Metadata)> = Vec::new();
         for path in candidates {
             let Ok(meta) = std::fs::metadata(&path) else { continue };
             if !meta.is_file() {
                 continue;
             }
             let id = (meta.dev(), meta.ino());
-            if let Some(t) = self.tailers.iter_mut().find(|t| (t.dev, t.ino) == id) {
+            if let Some(&i) = open.get(&id) {
+                let t = &mut self.tailers[i];
                 if t.path != path && (!claimed.contains_key(&id)) && (t.detached || !path.exists_as(&t.path)) {
                     tracing::info!(from = %t.path.display(), to = %path.display(), "file renamed; still reading it");
                     t.path = path.clone();
@@ -304,27 +298,36 @@ impl FileSource {
                 continue;
             }
             claimed.insert(id, path.clone());
-            if let Some(pi) = self.parked.iter().position(|p| (p.dev, p.ino) == id) {
-                if self.parked[pi].path != path {
-                    self.parked[pi].path = path.clone();
-                    self.parked[pi].status.renamed(&path);
-                    self.positions.renamed(self.parked[pi].key, &path);
+            if let Some(p) = self.parked.get_mut(&id) {
+                if p.path != path {
+                    p.path = path.clone();
+                    p.status.renamed(&path);
+                    self.positions.renamed(p.key, &path);
                 }
-                if meta.len() != self.parked[pi].offset && self.make_room() {
-                    let p = self.parked.swap_remove(pi);
-                    self.unpark(p);
+                if p.changed(&meta) {
+                    changed.push(id);
                 }
                 continue;
             }
-            self.open(&path, &meta);
+            new.push((path, meta));
         }
         // Parked files that are gone: forget them.
-        let gone: Vec<usize> = (0..self.parked.len())
-            .filter(|i| !claimed.contains_key(&(self.parked[*i].dev, self.parked[*i].ino)))
-            .collect();
-        for i in gone.into_iter().rev() {
-            let p = self.parked.swap_remove(i);
-            self.positions.release(p.key, p.offset, 0);
+        let positions = &self.positions;
+        self.parked.retain(|id, p| {
+            let keep = claimed.contains_key(id);
+            if !keep {
+                positions.release(p.key, p.offset, 0);
+            }
+            keep
+        });
+        self.make_room_for(changed.len() + new.len());
+        for id in changed {
+            if let Some(p) = self.parked.remove(&id) {
+                self.unpark(p);
+            }
+        }
+        for (path, meta) in new {
+            self.open(&path, &meta);
         }
         // Files whose path now names another file, or nothing: rotated or deleted.
         for t in &mut self.tailers {
@@ -352,13 +355,6 @@ impl FileSource {
 
     fn open(&mut self, path: &Path, scanned: &std::fs::Metadata) {
         let name = self.name();
-        if !self.make_room() {
-            if self.warned.insert(PathBuf::from("<max_open_files>")) {
-                tracing::warn!(source = %name, max_open_files = self.cfg.max_open_files,
-                    "max_open_files reached and every open file is busy; new files wait their turn (raise max_open_files)");
-            }
-            return;
-        }
         let (file, opened) = match open_regular(path) {
             Ok(Some(f)) => f,
             // Not a regular file any more (replaced since the scan looked): skip it.
@@ -378,7 +374,7 @@ impl FileSource {
         let meta = &opened;
         if (meta.dev(), meta.ino()) != (scanned.dev(), scanned.ino())
             && (self.tailers.iter().any(|t| (t.dev, t.ino) == (meta.dev(), meta.ino()))
-                || self.parked.iter().any(|p| (p.dev, p.ino) == (meta.dev(), meta.ino())))
+                || self.parked.contains_key(&(meta.dev(), meta.ino())))
         {
             return;
         }
@@ -442,78 +438,7 @@ impl FileSource {
             queued: offset,
             linked: is_link(path),
         });
-    }
-
-    /// True when another file may be opened, parking the longest-idle file if needed.
-    fn make_room(&mut self) -> bool {
-        if self.tailers.len() < self.cfg.max_open_files {
-            return true;
-        }
-        let now = Instant::now();
-        let idlest = self
-            .tailers
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !t.detached && !t.feed.has_pending())
-            .filter_map(|(i, t)| t.idle_since.map(|s| (i, now.duration_since(s))))
-            .filter(|(_, idle)| *idle >= PARK_IDLE)
-            .max_by_key(|(_, idle)| *idle);
-        let Some((i, _)) = idlest else { return false };
-        let t = self.tailers.swap_remove(i);
-        tracing::debug!(path = %t.path.display(), "parking idle file to stay under max_open_files");
-        t.status.set_state(FileState::Parked);
-        let (key, path, dev, ino, fp, offset, status) = (t.key, t.path, t.dev, t.ino, t.fp, t.offset, t.status);
-        self.parked.push(Parked { key, path, dev, ino, fp, offset, status });
-        true
-    }
-
-    /// Reopens a parked file that grew; a file whose first bytes changed starts again at 0.
-    fn unpark(&mut self, p: Parked) {
-        let (file, meta) = match open_regular(&p.path) {
-            Ok(Some(f)) => f,
-            Ok(None) | Err(_) => {
-                self.positions.release(p.key, p.offset, 0);
-                return;
-            }
-        };
-        if (meta.dev(), meta.ino()) != (p.dev, p.ino) {
-            // The path names another file now (rotated since the scan looked):
-            // the parked file waits for a scan to find it under its new name.
-            self.parked.push(p);
-            return;
-        }
-        let meta = &meta;
-        let (now_fp, prefix) = fingerprint::of_file(&file);
-        let same = p.fp.matches(&prefix) && meta.len() >= p.offset;
-        let offset = if same { p.offset } else { 0 };
-        let fp = if same { p.fp } else { now_fp };
-        // Lines of the old content may still be in flight: new content, new key.
-        let key = if same { p.key } else { self.positions.restart(p.key, fp) };
-        if !same {
-            self.event("truncated");
-        }
-        let filename = p.path.to_string_lossy().into_owned();
-        let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
-        p.status.set_state(FileState::Following);
-        if !same {
-            p.status.restart(key);
-        }
-        self.tailers.push(Tailer {
-            status: p.status,
-            key,
-            linked: is_link(&p.path),
-            path: p.path,
-            file,
-            dev: p.dev,
-            ino: p.ino,
-            fp,
-            offset,
-            feed,
-            detached: false,
-            idle_since: None,
-            size: meta.len(),
-            queued: offset,
-        });
+        self.read_through_if_over();
     }
 
     /// Reads what is new in tailer `i` (in follow mode, up to a read that

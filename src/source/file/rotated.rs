@@ -119,7 +119,7 @@ impl FileSource {
     /// True when a file with this device and inode is open or parked.
     fn is_followed(&self, dev: u64, ino: u64) -> bool {
         self.tailers.iter().any(|t| (t.dev, t.ino) == (dev, ino))
-            || self.parked.iter().any(|p| (p.dev, p.ino) == (dev, ino))
+            || self.parked.contains_key(&(dev, ino))
     }
 
     /// Looks for this source's orphans (known files no source follows, whose
@@ -144,7 +144,8 @@ impl FileSource {
                 Some((_, _, meta)) if meta.len() <= o.committed => self.positions.finish(o.key, meta.len()),
                 Some((path, file, meta)) => {
                     let meta: std::fs::Metadata = meta;
-                    if !self.make_room() {
+                    self.make_room_for(1);
+                    if self.tailers.len() >= self.cfg.max_open_files {
                         return;
                     }
                     let Some(offset) = self.positions.adopt(o.key, meta.dev(), meta.ino()) else { continue };
