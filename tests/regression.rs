@@ -314,3 +314,81 @@ fn more_files_than_descriptors_all_ship_under_a_low_descriptor_limit() {
     assert!(!agent.stderr_text().contains("Too many open files"), "{}", agent.stderr_text());
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
+
+/// Files opened so far, from the agent's metrics.
+fn opened(agent: &Agent) -> f64 {
+    agent
+        .metrics()
+        .lines()
+        .filter(|l| l.starts_with("tailship_file_events_total{") && l.contains("event=\"opened\""))
+        .filter_map(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()))
+        .sum()
+}
+
+/// The agent's config with scans only at start: what ships afterwards came through events.
+fn config_without_rescans(dir: &std::path::Path, r: &Receiver, include: &str, extra: &str) -> std::path::PathBuf {
+    let cfg = agent_config(dir, &r.base, include, "", extra);
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"");
+    std::fs::write(&cfg, text).unwrap();
+    cfg
+}
+
+/// Found measuring 10,000 files with the default `max_open_files = 1024`:
+/// files beyond the limit waited until open ones had idled a second and a
+/// later scan came (21.6 s for all first lines; with one scan only, most never
+/// shipped), then parked files were reopened in turn for ever (44% of a core
+/// idle). Now a file beyond the limit is read to its end at the scan that
+/// finds it and waits closed, reopened only when it changes.
+#[test]
+fn files_beyond_max_open_files_ship_at_the_first_scan_and_are_reopened_only_when_they_grow() {
+    let r = Receiver::start(&["--max-entries", "100000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let files = 200;
+    for i in 0..files {
+        std::fs::write(logs.join(format!("f{i:04}.log")), format!("first line of file {i}\n")).unwrap();
+    }
+    let cfg = config_without_rescans(dir.path(), &r, &format!("{}/*.log", logs.display()), "max_open_files = 10");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == files), "{} of {files} shipped", stored(&r));
+    assert!(agent.metric("tailship_files_open") <= 10.0, "{}", agent.metric("tailship_files_open"));
+    assert_eq!(opened(&agent), files as f64, "each file opened once");
+    // A parked file that grows is reopened (a write event brings a scan), and only it.
+    let mut f = std::fs::OpenOptions::new().append(true).open(logs.join("f0150.log")).unwrap();
+    std::io::Write::write_all(&mut f, b"second line of file 150\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == files + 1), "{} shipped", stored(&r));
+    assert_eq!(opened(&agent), files as f64 + 1.0, "only the file that grew is reopened");
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
+
+/// Write events are turned off while a burst is read by polling (more writes
+/// than open files); a line written after the burst must still wake the agent
+/// (no scan comes to find it here).
+#[test]
+fn a_line_written_after_a_burst_ships_without_waiting_for_a_scan() {
+    let r = Receiver::start(&["--max-entries", "100000"]);
+    let dir = tempfile::tempdir().unwrap();
+    // In a directory of its own: positions writes would raise events (and scans).
+    std::fs::create_dir(dir.path().join("logs")).unwrap();
+    let log = dir.path().join("logs/a.log");
+    std::fs::write(&log, "").unwrap();
+    let cfg = config_without_rescans(dir.path(), &r, &log.display().to_string(), "");
+    let agent = Agent::start(&cfg);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut f, b"first\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 1), "{} shipped", stored(&r));
+    for round in 0..3u64 {
+        for i in 0..3000 {
+            std::io::Write::write_all(&mut f, format!("burst {round} line {i}\n").as_bytes()).unwrap();
+        }
+        let want = 1 + 3001 * (round + 1);
+        assert!(wait_for(Duration::from_secs(20), || stored(&r) >= want - 1), "{} shipped", stored(&r));
+        // The scenario: the writer pauses (the agent finds a round with
+        // nothing new and turns write events back on), then writes one line.
+        std::thread::sleep(Duration::from_millis(300));
+        std::io::Write::write_all(&mut f, format!("after burst {round}\n").as_bytes()).unwrap();
+        assert!(wait_for(Duration::from_secs(10), || stored(&r) == want), "{} of {want} shipped", stored(&r));
+    }
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}

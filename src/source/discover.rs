@@ -93,6 +93,7 @@ impl FileMatch {
     pub fn candidates(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
+        let single = self.patterns.len() == 1;
         for p in &self.patterns {
             if p.literal {
                 if !self.excluded(&p.base) && seen.insert(p.base.clone()) {
@@ -106,7 +107,8 @@ impl FileMatch {
                 if !entry.file_type().is_file() {
                     continue;
                 }
-                if p.matcher.is_match(path) && !self.excluded(path) && seen.insert(path.to_path_buf()) {
+                // One pattern names each path once: only several patterns need `seen`.
+                if p.matcher.is_match(path) && !self.excluded(path) && (single || seen.insert(path.to_path_buf())) {
                     out.push(path.to_path_buf());
                 }
             }

@@ -274,7 +274,7 @@ impl FileSource {
         let candidates = self.files.candidates();
         let open: HashMap<(u64, u64), usize> =
             self.tailers.iter().enumerate().map(|(i, t)| ((t.dev, t.ino), i)).collect();
-        let mut claimed: HashMap<(u64, u64), PathBuf> = HashMap::new();
+        let mut claimed: HashSet<(u64, u64)> = HashSet::new();
         let mut changed: Vec<(u64, u64)> = Vec::new();
         let mut new: Vec<(PathBuf, std::fs::Metadata)> = Vec::new();
         for path in candidates {
@@ -285,19 +285,19 @@ impl FileSource {
             let id = (meta.dev(), meta.ino());
             if let Some(&i) = open.get(&id) {
                 let t = &mut self.tailers[i];
-                if t.path != path && (!claimed.contains_key(&id)) && (t.detached || !path.exists_as(&t.path)) {
+                if t.path != path && (!claimed.contains(&id)) && (t.detached || !path.exists_as(&t.path)) {
                     tracing::info!(from = %t.path.display(), to = %path.display(), "file renamed; still reading it");
                     t.path = path.clone();
                     t.status.renamed(&path);
                     self.positions.renamed(t.key, &path);
                 }
-                claimed.insert(id, path);
+                claimed.insert(id);
                 continue;
             }
-            if claimed.contains_key(&id) {
+            if claimed.contains(&id) {
                 continue;
             }
-            claimed.insert(id, path.clone());
+            claimed.insert(id);
             if let Some(p) = self.parked.get_mut(&id) {
                 if p.path != path {
                     p.path = path.clone();
@@ -314,7 +314,7 @@ impl FileSource {
         // Parked files that are gone: forget them.
         let positions = &self.positions;
         self.parked.retain(|id, p| {
-            let keep = claimed.contains_key(id);
+            let keep = claimed.contains(id);
             if !keep {
                 positions.release(p.key, p.offset, 0);
             }
@@ -335,7 +335,7 @@ impl FileSource {
                 continue;
             }
             let same = std::fs::metadata(&t.path).map(|m| (m.dev(), m.ino()) == (t.dev, t.ino)).unwrap_or(false);
-            if !same && !claimed.contains_key(&(t.dev, t.ino)) {
+            if !same && !claimed.contains(&(t.dev, t.ino)) {
                 t.detached = true;
                 t.status.set_state(FileState::Draining);
                 let what = if t.path.exists() { "rotated" } else { "deleted" };

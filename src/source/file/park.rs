@@ -127,6 +127,7 @@ impl FileSource {
         if !same {
             self.event("truncated");
         }
+        self.event("opened");
         let filename = p.path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         p.status.set_state(FileState::Following);

@@ -118,8 +118,7 @@ fn find(
 impl FileSource {
     /// True when a file with this device and inode is open or parked.
     fn is_followed(&self, dev: u64, ino: u64) -> bool {
-        self.tailers.iter().any(|t| (t.dev, t.ino) == (dev, ino))
-            || self.parked.contains_key(&(dev, ino))
+        self.tailers.iter().any(|t| (t.dev, t.ino) == (dev, ino)) || self.parked.contains_key(&(dev, ino))
     }
 
     /// Looks for this source's orphans (known files no source follows, whose
