@@ -158,8 +158,7 @@ impl Tailer {
     /// True when the file's first bytes are no longer those it was known by
     /// (rewritten in place, without getting shorter than the offset).
     pub fn rewritten(&self) -> bool {
-        let (_, prefix) = fingerprint::of_file(&self.file);
-        prefix.len() >= self.fp.len as usize && !self.fp.matches(&prefix)
+        !fingerprint::still_matches(&self.file, &self.fp)
     }
 }
 
