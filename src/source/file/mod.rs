@@ -276,7 +276,8 @@ impl FileSource {
             self.tailers.iter().enumerate().map(|(i, t)| ((t.dev, t.ino), i)).collect();
         let mut claimed: HashSet<(u64, u64)> = HashSet::new();
         let mut changed: Vec<(u64, u64)> = Vec::new();
-        let mut new: Vec<(PathBuf, std::fs::Metadata)> = Vec::new();
+        // New files by path and id (not their whole metadata: 100,000 new files).
+        let mut new: Vec<(PathBuf, (u64, u64))> = Vec::new();
         for path in candidates {
             let Ok(meta) = std::fs::metadata(&path) else { continue };
             if !meta.is_file() {
@@ -309,7 +310,7 @@ impl FileSource {
                 }
                 continue;
             }
-            new.push((path, meta));
+            new.push((path, id));
         }
         // Parked files that are gone: forget them.
         let positions = &self.positions;
@@ -326,8 +327,8 @@ impl FileSource {
                 self.unpark(p);
             }
         }
-        for (path, meta) in new {
-            self.open(&path, &meta);
+        for (path, id) in new {
+            self.open(&path, id);
         }
         // Files whose path now names another file, or nothing: rotated or deleted.
         for t in &mut self.tailers {
@@ -353,7 +354,7 @@ impl FileSource {
         self.first_scan = false;
     }
 
-    fn open(&mut self, path: &Path, scanned: &std::fs::Metadata) {
+    fn open(&mut self, path: &Path, scanned: (u64, u64)) {
         let name = self.name();
         let (file, opened) = match open_regular(path) {
             Ok(Some(f)) => f,
@@ -372,7 +373,7 @@ impl FileSource {
         // rotation in between): what counts is the file opened. If that one
         // is already tailed or parked, it is not opened twice.
         let meta = &opened;
-        if (meta.dev(), meta.ino()) != (scanned.dev(), scanned.ino())
+        if (meta.dev(), meta.ino()) != scanned
             && (self.tailers.iter().any(|t| (t.dev, t.ino) == (meta.dev(), meta.ino()))
                 || self.parked.contains_key(&(meta.dev(), meta.ino())))
         {
