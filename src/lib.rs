@@ -23,7 +23,7 @@
 //!
 //! Around it: `client/` (the one HTTP client builder, push, query), `alert/`
 //! (rules, engine, webhook sender), `cloud/` and `admin/` (management APIs),
-//! `logql` (the one query parser), `receive/` (the embedded store of `tailship
+//! `logql` (the one query parser), `convert/` (`tailship convert promtail`), `receive/` (the embedded store of `tailship
 //! receive`, for tests, the demo and benchmarks), `commands/` (one thin
 //! function per command) and `cli/` (clap definitions); `main.rs` parses and
 //! dispatches.
@@ -47,6 +47,7 @@
 //! cloud, admin                                       management API clients
 //! alert                                              rules, engine, sender
 //! plan                                               Config -> Plan
+//! convert                                            a Promtail config as a tailship config (TOML)
 //! agent                                              the daemon
 //! receive                                            the embedded store
 //! cli                                                clap definitions
@@ -65,6 +66,7 @@ pub mod client;
 pub mod cloud;
 pub mod commands;
 pub mod config;
+pub mod convert;
 pub mod logging;
 pub mod logql;
 pub mod metrics;

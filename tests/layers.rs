@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["cloud", "admin"],
     &["alert"],
     &["plan"],
+    &["convert"],
     &["agent"],
     &["receive"],
     &["cli"],

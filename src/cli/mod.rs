@@ -51,6 +51,8 @@ pub enum Command {
     Alert(AlertArgs),
     /// A live terminal view of a running agent (its /status.json): files by lag, throughput, pushes.
     Top(TopArgs),
+    /// Convert another agent's config: `convert promtail FILE` prints a tailship config.
+    Convert(ConvertArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout: `tailship man | man -l -`.
@@ -72,6 +74,26 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    #[command(subcommand)]
+    pub command: ConvertCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConvertCommand {
+    /// Print the tailship config (TOML) equivalent to a Promtail config on stdout; what has no
+    /// equivalent is listed on stderr, numbered, by its Promtail key. Exit 2 on unreadable or
+    /// invalid YAML.
+    Promtail(ConvertPromtailArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertPromtailArgs {
+    /// The Promtail config file (YAML); `-` reads standard input.
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]

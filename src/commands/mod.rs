@@ -7,6 +7,7 @@ mod check;
 pub mod client_args;
 mod cloud;
 mod completions;
+mod convert;
 mod demo;
 mod output;
 mod push;
@@ -20,6 +21,7 @@ pub use alert::alert;
 pub use check::check;
 pub use cloud::{cloud, CloudArgs};
 pub use completions::{completions, man};
+pub use convert::convert;
 pub use demo::demo;
 pub use push::push;
 pub use query::{labels, query, tail};
@@ -65,6 +67,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Labels(a) => labels(&a),
         Command::Alert(a) => alert(&a),
         Command::Top(a) => top(&a),
+        Command::Convert(a) => convert(&a),
         Command::Completions(a) => completions(&a),
         Command::Man => man(),
     };

@@ -1,0 +1,40 @@
+//! `tailship convert promtail FILE`: the converted config on stdout, what
+//! could not be converted on stderr (numbered, by Promtail key), exit 2 when
+//! the file cannot be read or is not YAML.
+
+use std::io::{Read, Write};
+
+use anyhow::Context;
+
+use super::CommandError;
+use crate::cli::{ConvertArgs, ConvertCommand};
+use crate::convert::numbered;
+
+pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
+    let ConvertCommand::Promtail(a) = &args.command;
+    let name = a.file.display().to_string();
+    let text = if name == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("cannot read standard input").map_err(CommandError::usage)?;
+        s
+    } else {
+        std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {name}")).map_err(CommandError::usage)?
+    };
+    let c = crate::convert::promtail(&text).with_context(|| name.clone()).map_err(CommandError::usage)?;
+    std::io::stdout().lock().write_all(c.toml.as_bytes())?;
+    let mut err = std::io::stderr().lock();
+    if !c.untranslated.is_empty() {
+        writeln!(err, "# {name}: {} Promtail key(s) not translated:", c.untranslated.len())?;
+        err.write_all(numbered(&c.untranslated).as_bytes())?;
+    }
+    if !c.notes.is_empty() {
+        writeln!(err, "# Translated with a difference:")?;
+        for n in &c.notes {
+            writeln!(err, "  - {}: {}", n.key, n.message)?;
+        }
+    }
+    if c.untranslated.is_empty() && c.notes.is_empty() {
+        writeln!(err, "# {name}: every Promtail key was translated")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! Promtail's `server`, `clients` and `positions` as tailship's `[server]`,
+//! `[client]` and `[positions]`.
+
+use std::path::Path;
+
+use super::render::{Section, Val};
+use super::yaml::{list, truthy, Map, Report};
+use yaml_rust2::Yaml;
+
+/// The largest batch tailship sends (a real service fails bigger requests).
+const MAX_BATCH_BYTES: i64 = crate::config::MAX_BATCH_BYTES as i64;
+
+/// `server`: the metrics endpoint.
+pub fn server(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
+    let Some(y) = y else { return };
+    let mut m = Map::new("server", y, r);
+    let port = m.text("http_listen_port", r);
+    let addr = m.text("http_listen_address", r);
+    if port.is_some() || addr.is_some() {
+        // Promtail listens on every interface by default (and on port 80).
+        let addr = addr.filter(|a| !a.is_empty()).unwrap_or_else(|| "0.0.0.0".into());
+        let port = port.unwrap_or_else(|| "80".into());
+        let listen = if addr.contains(':') { format!("[{addr}]:{port}") } else { format!("{addr}:{port}") };
+        out.set_noted("listen", Val::str(listen), "/metrics, /healthz and /ready (Promtail: server.http_listen_*)");
+    }
+    if let Some(p) = m.text("grpc_listen_port", r) {
+        if p != "0" {
+            r.note(m.key("grpc_listen_port"), "tailship serves no gRPC");
+        }
+    }
+    for k in ["log_level", "log_format"] {
+        if m.get(k).is_some() {
+            r.note(m.key(k), "tailship takes its log level from RUST_LOG and its format from --log-format");
+        }
+    }
+    m.ignore("disable");
+    m.finish(r, "no tailship equivalent");
+}
+
+/// `clients` (or the old single `client`): the first becomes `[client]`.
+/// Returns the client's `external_labels`, which tailship puts on every source.
+pub fn clients(root: &mut Map<'_>, out: &mut Section, r: &mut Report) -> Vec<(String, String)> {
+    let many = root.get("clients");
+    let (key, first) = match (many, root.get("client")) {
+        (Some(many), _) => {
+            let items = list("clients", Some(many), r);
+            for i in 1..items.len() {
+                r.skip(format!("clients[{i}]"), "tailship ships to one log service: only clients[0] is converted");
+            }
+            ("clients[0]".to_string(), items.first())
+        }
+        (None, Some(one)) => ("client".to_string(), Some(one)),
+        (None, None) => {
+            r.skip("clients", "missing: [client] keeps tailship's default URL, change it");
+            return Vec::new();
+        }
+    };
+    let Some(y) = first else { return Vec::new() };
+    let mut m = Map::new(key, y, r);
+    if let Some(url) = m.text("url", r) {
+        let (base, prefix) = split_url(&url);
+        out.set("url", Val::str(base));
+        match prefix {
+            Some(p) => out.set("api_prefix", Val::str(p)),
+            None => {
+                r.skip(m.key("url"), "a URL that does not end in /push: tailship pushes to url + api_prefix + /push")
+            }
+        }
+    }
+    if let Some(t) = m.text("tenant_id", r) {
+        out.set("tenant_id", Val::str(t));
+    }
+    if let Some(w) = m.text("batchwait", r) {
+        out.set("batch", Val::Table(vec![("max_wait".into(), Val::str(w))]));
+    }
+    if let Some(b) = m.text("batchsize", r).and_then(|b| b.parse::<i64>().ok()) {
+        if b > MAX_BATCH_BYTES {
+            r.note(m.key("batchsize"), "lowered to 4 MiB, the largest batch a real service accepts");
+        }
+        let mut t = match out.get("batch") {
+            Some(Val::Table(t)) => t.clone(),
+            _ => Vec::new(),
+        };
+        t.insert(0, ("max_bytes".into(), Val::Int(b.min(MAX_BATCH_BYTES))));
+        out.set("batch", Val::Table(t));
+    }
+    if let Some(t) = m.text("timeout", r) {
+        out.set("timeout", Val::str(t));
+    }
+    if let Some(p) = m.text("proxy_url", r) {
+        out.set("proxy_url", Val::str(p));
+    }
+    let headers = m.pairs("headers", r);
+    if !headers.is_empty() {
+        out.set("headers", Val::pairs(&headers));
+    }
+    auth(&mut m, out, r);
+    if let Some(y) = m.get("tls_config") {
+        let mut t = Map::new(m.key("tls_config"), y, r);
+        let mut tls = Vec::new();
+        for k in ["ca_file", "cert_file", "key_file"] {
+            if let Some(v) = t.text(k, r) {
+                tls.push((k.to_string(), Val::str(v)));
+            }
+        }
+        if let Some(v) = t.text("insecure_skip_verify", r) {
+            tls.push(("insecure_skip_verify".into(), Val::Bool(truthy(&v))));
+        }
+        if !tls.is_empty() {
+            out.set("tls", Val::Table(tls));
+        }
+        t.finish(r, "no tailship equivalent (tailship's tls takes ca_file, cert_file, key_file, insecure_skip_verify)");
+    }
+    if let Some(y) = m.get("backoff_config") {
+        let mut b = Map::new(m.key("backoff_config"), y, r);
+        let mut retry = Vec::new();
+        for (ours, theirs) in [("min_backoff", "min_period"), ("max_backoff", "max_period")] {
+            if let Some(v) = b.text(theirs, r) {
+                retry.push((ours.to_string(), Val::str(v)));
+            }
+        }
+        if let Some(n) = b.text("max_retries", r).and_then(|n| n.parse::<i64>().ok()) {
+            retry.push(("max_retries".into(), Val::Int(n)));
+        }
+        if !retry.is_empty() {
+            out.set("retry", Val::Table(retry));
+        }
+        b.finish(r, "no tailship equivalent");
+    }
+    let external = m.pairs("external_labels", r);
+    m.finish(r, "no tailship equivalent");
+    external
+}
+
+/// `basic_auth`, `authorization`, `bearer_token(_file)`.
+fn auth(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
+    if let Some(y) = m.get("basic_auth") {
+        let mut b = Map::new(m.key("basic_auth"), y, r);
+        let mut t = Vec::new();
+        for k in ["username", "password", "password_file"] {
+            if let Some(v) = b.text(k, r) {
+                t.push((k.to_string(), Val::str(v)));
+            }
+        }
+        out.set("basic_auth", Val::Table(t));
+        b.finish(r, "no tailship equivalent (tailship's basic_auth takes username, password, password_file)");
+    }
+    if let Some(t) = m.text("bearer_token", r) {
+        out.set("bearer_token", Val::str(t));
+    }
+    if let Some(t) = m.text("bearer_token_file", r) {
+        out.set("bearer_token_file", Val::str(t));
+    }
+    if let Some(y) = m.get("authorization") {
+        let mut a = Map::new(m.key("authorization"), y, r);
+        let kind = a.text("type", r).unwrap_or_else(|| "Bearer".into());
+        if kind != "Bearer" {
+            r.skip(a.key("type"), format!("tailship sends `Bearer` tokens only, not `{kind}`"));
+        } else {
+            if let Some(c) = a.text("credentials", r) {
+                out.set("bearer_token", Val::str(c));
+            }
+            if let Some(c) = a.text("credentials_file", r) {
+                out.set("bearer_token_file", Val::str(c));
+            }
+        }
+        a.finish(r, "no tailship equivalent");
+    }
+}
+
+/// A Promtail push URL as tailship's base URL and API prefix:
+/// `http://loki:3100/loki/api/v1/push` -> (`http://loki:3100`, `/loki/api/v1`).
+/// No prefix when the URL does not end in `/push`.
+pub fn split_url(url: &str) -> (String, Option<String>) {
+    let url = url.trim_end_matches('/');
+    let path_at = url.find("://").map(|i| i + 3).and_then(|s| url[s..].find('/').map(|p| s + p));
+    let Some(at) = path_at else { return (url.to_string(), None) };
+    let (base, path) = url.split_at(at);
+    match path.strip_suffix("/push") {
+        Some(prefix) => (base.to_string(), Some(prefix.to_string())),
+        None => (url.to_string(), None),
+    }
+}
+
+/// `positions`: tailship keeps its own file beside Promtail's (Promtail's
+/// YAML offsets cannot be read), so the first start reads per `start_at`.
+pub fn positions(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
+    let Some(y) = y else { return };
+    let mut m = Map::new("positions", y, r);
+    if let Some(f) = m.text("filename", r) {
+        let dir = Path::new(&f).parent().map(|d| d.display().to_string()).unwrap_or_default();
+        let path =
+            if dir.is_empty() { "tailship-positions.json".into() } else { format!("{dir}/tailship-positions.json") };
+        out.set_noted("path", Val::str(path), "beside Promtail's; tailship does not read Promtail's positions");
+        r.note(
+            m.key("filename"),
+            "tailship keeps its own positions file and cannot read Promtail's: files already shipped are read again \
+             from the start (start_at = \"end\" on a source skips what they hold now)",
+        );
+    }
+    if let Some(s) = m.text("sync_period", r) {
+        out.set("sync_period", Val::str(s));
+    }
+    if m.text("ignore_invalid_yaml", r).is_some() {
+        r.note(m.key("ignore_invalid_yaml"), "tailship always moves a corrupt positions file aside and starts over");
+    }
+    m.finish(r, "no tailship equivalent");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_url;
+
+    #[test]
+    fn push_urls_split_into_base_and_prefix() {
+        let s = |u: &str| split_url(u);
+        assert_eq!(s("http://loki:3100/loki/api/v1/push"), ("http://loki:3100".into(), Some("/loki/api/v1".into())));
+        assert_eq!(
+            s("https://u:p@logs.example.com/api/prom/push/"),
+            ("https://u:p@logs.example.com".into(), Some("/api/prom".into()))
+        );
+        assert_eq!(s("http://loki:3100/push"), ("http://loki:3100".into(), Some(String::new())));
+        assert_eq!(s("http://loki:3100"), ("http://loki:3100".into(), None));
+    }
+}

@@ -1,0 +1,316 @@
+//! `tailship convert promtail`: a Promtail config (YAML) as a tailship config
+//! (TOML text), and the list of what could not be carried over.
+//!
+//! The YAML is read key by key ([`yaml::Map`]): every key the converter
+//! does not take is reported by its Promtail path, so the untranslated list
+//! is complete by construction. Stages are checked as `tailship check` will
+//! check them before they are written, and what would not pass is reported
+//! instead, so the output is a config tailship accepts.
+//!
+//! - `server`, `clients[0]`, `positions`: [`client`]
+//! - `scrape_configs[].static_configs` -> `type = "file"` sources (one per
+//!   static config), `journal` -> a `type = "journal"` source
+//! - `pipeline_stages`: [`stages`] (Go time layouts: [`golayout`]; the
+//!   capture-group semantics of `replace`: [`replace`])
+//! - `relabel_configs`: [`relabel`]
+
+mod client;
+mod golayout;
+mod relabel;
+mod render;
+mod replace;
+mod stages;
+mod yaml;
+
+use render::{Section, Val};
+pub use yaml::Item;
+use yaml::{list, truthy, Map, Report};
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// A converted config.
+#[derive(Debug)]
+pub struct Conversion {
+    /// The tailship config (TOML).
+    pub toml: String,
+    /// Promtail keys with no tailship equivalent, in the order of the file.
+    pub untranslated: Vec<Item>,
+    /// Keys translated with a difference worth knowing.
+    pub notes: Vec<Item>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("not valid YAML: {0}")]
+    Yaml(String),
+    #[error("not a Promtail config: the document is not a mapping of keys (server, clients, scrape_configs, ...)")]
+    NotAMapping,
+    #[error("no scrape config could be converted, so there is nothing to run:\n{0}")]
+    NothingToRun(String),
+}
+
+/// Converts the Promtail config `text`.
+pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
+    let docs = YamlLoader::load_from_str(text).map_err(|e| ConvertError::Yaml(e.to_string()))?;
+    let doc = match docs.as_slice() {
+        [d @ Yaml::Hash(_)] => d,
+        _ => return Err(ConvertError::NotAMapping),
+    };
+    let mut r = Report::default();
+    if (0..text.len()).any(|i| text.is_char_boundary(i) && render::env_reference(&text[i..]).is_some()) {
+        r.note(
+            "(file)",
+            "Promtail expands ${VAR} only when started with -config.expand-env=true; tailship always expands them \
+             from its environment: they are kept as references",
+        );
+    }
+    let mut root = Map::new("", doc, &mut r);
+    let mut server = Section::default();
+    let mut client = Section::default();
+    let mut positions = Section::default();
+    client::server(root.get("server"), &mut server, &mut r);
+    let external = client::clients(&mut root, &mut client, &mut r);
+    client::positions(root.get("positions"), &mut positions, &mut r);
+    let mut sources = Vec::new();
+    let mut metadata = false;
+    for (i, job) in list("scrape_configs", root.get("scrape_configs"), &mut r).iter().enumerate() {
+        metadata |= scrape(&format!("scrape_configs[{i}]"), job, &external, &mut sources, &mut r);
+    }
+    if metadata {
+        client.set_noted("structured_metadata", Val::Bool(true), "the jobs send structured metadata (Loki 3)");
+    }
+    if let Some(y) = root.get("limits_config") {
+        limits(y, &mut sources, &mut r);
+    }
+    root.ignore("target_config");
+    root.finish(&mut r, "no tailship equivalent");
+    if sources.is_empty() {
+        return Err(ConvertError::NothingToRun(numbered(&r.untranslated)));
+    }
+    let mut out = String::from(
+        "# Converted from a Promtail config by `tailship convert promtail`.\n\
+         # Check it with `tailship check --config FILE`; keys not set here keep their defaults\n\
+         # (config/tailship.toml lists them all).\n\n",
+    );
+    for (header, s) in [("[server]", &server), ("[client]", &client), ("[positions]", &positions)] {
+        if !s.is_empty() {
+            s.render(header, &mut out);
+            out.push('\n');
+        }
+    }
+    for s in &sources {
+        s.render("[[sources]]", &mut out);
+        out.push('\n');
+    }
+    Ok(Conversion { toml: out, untranslated: r.untranslated, notes: r.notes })
+}
+
+/// `items` as a numbered list, one per line: `N. key: message`.
+pub fn numbered(items: &[Item]) -> String {
+    items.iter().enumerate().map(|(i, it)| format!("{:>3}. {}: {}\n", i + 1, it.key, it.message)).collect()
+}
+
+/// One `scrape_configs` entry: its sources are appended to `out`. Returns
+/// whether it sends structured metadata.
+fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Section>, r: &mut Report) -> bool {
+    let mut m = Map::new(key, job, r);
+    let name = m.text("job_name", r).unwrap_or_else(|| key.to_string());
+    let pipe_key = m.key("pipeline_stages");
+    let pipe = stages::convert(&pipe_key, list(&pipe_key, m.get("pipeline_stages"), r), r);
+    let statics = m.get("static_configs");
+    let journal = m.get("journal");
+    let relabel = relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), journal.is_some(), r);
+    let before = out.len();
+    if let Some(j) = journal {
+        if statics.is_some() {
+            r.skip(m.key("static_configs"), "a job reads files or the journal, not both: the files are left out");
+        }
+        let mut s = journal_source(&m.key("journal"), j, &name, &relabel, &pipe, r);
+        finish_source(&mut s, external, &relabel.labels, &pipe);
+        out.push(s);
+    } else if let Some(sc) = statics {
+        let items = list(&m.key("static_configs"), Some(sc), r);
+        for (i, st) in items.iter().enumerate() {
+            let sk = format!("{}[{i}]", m.key("static_configs"));
+            let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
+            if let Some(mut s) = file_source(&sk, st, &n, &relabel, &pipe, r) {
+                finish_source(&mut s, external, &relabel.labels, &pipe);
+                out.push(s);
+            }
+        }
+    } else {
+        let kinds: Vec<String> =
+            m.keys().into_iter().filter(|k| k.ends_with("_configs") || k.ends_with("_sd_configs")).collect();
+        r.skip(
+            key,
+            format!(
+                "job `{name}` reads neither static_configs nor the journal ({}): tailship reads files, the journal, \
+                 stdin and Kubernetes pod logs (type = \"kubernetes\")",
+                if kinds.is_empty() { "nothing".into() } else { kinds.join(", ") }
+            ),
+        );
+        return false;
+    }
+    m.finish(r, "no tailship equivalent");
+    pipe.metadata && out.len() > before
+}
+
+/// A `static_configs` entry as a file source.
+fn file_source(
+    key: &str,
+    st: &Yaml,
+    name: &str,
+    relabel: &relabel::Relabel,
+    pipe: &stages::Pipeline,
+    r: &mut Report,
+) -> Option<Section> {
+    let mut m = Map::new(key, st, r);
+    m.ignore("targets");
+    let labels = m.pairs("labels", r);
+    m.finish(r, "no tailship equivalent");
+    let mut include = Vec::new();
+    let mut exclude = relabel.exclude.clone();
+    let mut plain = Vec::new();
+    for (k, v) in labels {
+        match k.as_str() {
+            "__path__" => include.push(v),
+            "__path_exclude__" => exclude.push(v),
+            k if k.starts_with("__") => {} // Promtail drops `__` labels after relabelling.
+            _ => plain.push((k, v)),
+        }
+    }
+    if include.is_empty() {
+        r.skip(format!("{key}.labels"), "no __path__: Promtail reads nothing for this target, and so does tailship");
+        return None;
+    }
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("file"));
+    s.set("name", Val::str(name));
+    s.set("include", Val::strs(&include));
+    if !exclude.is_empty() {
+        s.set("exclude", Val::strs(&exclude));
+    }
+    s.set("labels", Val::pairs(&plain));
+    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+    if let Some(ml) = &pipe.multiline {
+        s.set("multiline", ml.clone());
+    }
+    Some(s)
+}
+
+/// A `journal` block as a journal source.
+fn journal_source(
+    key: &str,
+    y: &Yaml,
+    name: &str,
+    relabel: &relabel::Relabel,
+    pipe: &stages::Pipeline,
+    r: &mut Report,
+) -> Section {
+    let mut m = Map::new(key, y, r);
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("journal"));
+    s.set("name", Val::str(name));
+    if let Some(p) = m.text("path", r) {
+        s.set("path", Val::str(p));
+    }
+    let mut matches: Vec<String> =
+        m.text("matches", r).map(|t| t.split_whitespace().map(String::from).collect()).unwrap_or_default();
+    matches.extend(relabel.matches.iter().cloned());
+    if !matches.is_empty() {
+        s.set("matches", Val::strs(&matches));
+    }
+    if let Some(a) = m.text("max_age", r) {
+        s.set("max_age", Val::str(a));
+    }
+    if m.text("json", r).is_some_and(|v| truthy(&v)) {
+        r.skip(m.key("json"), "tailship ships the journal's MESSAGE as the line, not the whole entry as JSON");
+    }
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    m.finish(r, "no tailship equivalent");
+    let asked: Vec<&str> = relabel.builtin.iter().map(String::as_str).collect();
+    if !asked.contains(&"host") {
+        s.set_noted("host_label", Val::Bool(false), "Promtail's job had no host label");
+    }
+    let extra: Vec<&str> = ["unit", "level"].into_iter().filter(|l| !asked.contains(l)).collect();
+    if !extra.is_empty() {
+        r.note(key, format!("tailship's journal source always adds the label(s) {}", extra.join(", ")));
+    }
+    if pipe.multiline.is_some() {
+        r.skip(format!("{key}.multiline"), "the journal source joins no lines: the multiline stage is left out");
+    }
+    s
+}
+
+/// Labels, tenant and stages common to both kinds of source.
+fn finish_source(
+    s: &mut Section,
+    external: &[(String, String)],
+    relabeled: &[(String, String)],
+    pipe: &stages::Pipeline,
+) {
+    let mut labels = labels_of(s);
+    for (k, v) in external.iter().chain(relabeled).chain(&pipe.static_labels) {
+        if external.iter().any(|(e, _)| e == k) && labels.iter().any(|(l, _)| l == k) {
+            continue; // a job's own label wins over the client's external label
+        }
+        labels.retain(|(l, _)| l != k);
+        labels.push((k.clone(), v.clone()));
+    }
+    labels.retain(|(l, _)| !pipe.drop_labels.contains(l));
+    if pipe.drop_labels.iter().any(|l| l == "host") {
+        s.set("host_label", Val::Bool(false));
+    }
+    s.set("labels", Val::pairs(&labels));
+    if let Some(t) = &pipe.tenant {
+        s.set("tenant_id", Val::str(t));
+    }
+    if !pipe.stages.is_empty() {
+        s.set("stages", Val::Arr(pipe.stages.iter().map(stages::Stage::to_val).collect()));
+    }
+}
+
+/// The `labels` table of a section as pairs.
+fn labels_of(s: &Section) -> Vec<(String, String)> {
+    match s.get("labels") {
+        Some(Val::Table(t)) => t
+            .iter()
+            .filter_map(|(k, v)| match v {
+                Val::Str(v) => Some((k.clone(), v.clone())),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `limits_config`: Promtail's process-wide read rate, as a `limit` stage on
+/// every source when it is on.
+fn limits(y: &Yaml, sources: &mut [Section], r: &mut Report) {
+    let mut m = Map::new("limits_config", y, r);
+    let on = m.text("readline_rate_enabled", r).is_some_and(|v| truthy(&v));
+    let rate = m.text("readline_rate", r).and_then(|v| v.parse::<f64>().ok());
+    let burst = m.text("readline_burst", r).and_then(|v| v.parse::<i64>().ok());
+    if m.text("readline_rate_drop", r).is_some_and(|v| !truthy(&v)) || on {
+        r.note("limits_config.readline_rate_drop", "tailship drops lines over a limit stage's rate (and counts them)");
+    }
+    if let (true, Some(rate)) = (on, rate.filter(|r| *r > 0.0)) {
+        r.note(
+            "limits_config.readline_rate",
+            "a limit stage on each source: tailship limits per stream, not per process",
+        );
+        let mut t = vec![("rate".to_string(), Val::Float(rate))];
+        if let Some(b) = burst {
+            t.push(("burst".into(), Val::Int(b)));
+        }
+        let stage = Val::Table(vec![("limit".into(), Val::Table(t))]);
+        for s in sources.iter_mut() {
+            let mut list = match s.get("stages") {
+                Some(Val::Arr(a)) => a.clone(),
+                _ => Vec::new(),
+            };
+            list.push(stage.clone());
+            s.set("stages", Val::Arr(list));
+        }
+    }
+    m.finish(r, "no tailship equivalent");
+}

@@ -1,0 +1,162 @@
+//! The common Promtail `relabel_configs` of a job.
+//!
+//! tailship has no relabelling; what the usual rules do is done otherwise:
+//! - a fixed label (`target_label` and `replacement`, no `source_labels`)
+//!   becomes a source label;
+//! - the journal fields Promtail users relabel (`__journal__systemd_unit` to
+//!   `unit`, `__journal__hostname` to `host`, `__journal_priority_keyword`
+//!   to `level`) are labels the journal source adds by itself;
+//! - `drop` of paths by a simple regex (`.*\.gz`) becomes an `exclude` glob;
+//!   `keep` of journal units by a list of names becomes journal `matches`.
+//!
+//! Every other rule is reported.
+
+use super::yaml::{list, Map, Report};
+use crate::util::is_valid_label_name;
+use yaml_rust2::Yaml;
+
+/// What a job's relabel rules become.
+#[derive(Debug, Default)]
+pub struct Relabel {
+    pub labels: Vec<(String, String)>,
+    pub exclude: Vec<String>,
+    pub matches: Vec<String>,
+    /// Built-in journal labels a rule asked for (`unit`, `host`, `level`).
+    pub builtin: Vec<String>,
+}
+
+/// The journal fields whose relabelling tailship's journal source does itself.
+const BUILTIN: &[(&str, &str)] =
+    &[("__journal__systemd_unit", "unit"), ("__journal__hostname", "host"), ("__journal_priority_keyword", "level")];
+
+/// Converts the rules at `key`; `journal` tells a journal job from a file job.
+pub fn convert(key: &str, rules: Option<&Yaml>, journal: bool, r: &mut Report) -> Relabel {
+    let mut out = Relabel::default();
+    for (i, rule) in list(key, rules, r).iter().enumerate() {
+        let rk = format!("{key}[{i}]");
+        let mut m = Map::new(rk.clone(), rule, r);
+        let sources = m.texts("source_labels", r);
+        let action = m.text("action", r).unwrap_or_else(|| "replace".into());
+        let target = m.text("target_label", r);
+        let regex = m.text("regex", r);
+        let replacement = m.text("replacement", r);
+        let separator = m.text("separator", r);
+        let default_regex = regex.as_deref().is_none_or(|x| x == "(.*)");
+        let default_replacement = replacement.as_deref().is_none_or(|x| x == "$1" || x == "${1}");
+        let done = match (action.as_str(), sources.as_slice(), target.as_deref()) {
+            ("replace", [], Some(t)) if default_regex && !replacement.as_deref().unwrap_or("$").contains('$') => {
+                if is_valid_label_name(t) {
+                    out.labels.retain(|(l, _)| l != t);
+                    out.labels.push((t.to_string(), replacement.unwrap_or_default()));
+                    Ok(())
+                } else {
+                    Err(format!("`{t}` is not a valid label name"))
+                }
+            }
+            ("replace", [s], Some(t)) if journal && default_regex && default_replacement => {
+                match BUILTIN.iter().find(|(field, _)| field == s) {
+                    Some((_, label)) if *label == t => {
+                        out.builtin.push(t.to_string());
+                        Ok(())
+                    }
+                    Some((_, label)) => Err(format!(
+                        "tailship's journal source labels `{s}` as `{label}` by itself; it cannot be called `{t}`"
+                    )),
+                    None => Err(format!("tailship's journal source has no `{s}`; it adds unit, level and host only")),
+                }
+            }
+            ("drop", [s], _) if !journal && s == "__path__" && separator.is_none() => {
+                match regex.as_deref().and_then(glob_of) {
+                    Some(g) => {
+                        out.exclude.push(g);
+                        Ok(())
+                    }
+                    None => Err("this path regex has no simple glob equivalent: write an `exclude` glob".into()),
+                }
+            }
+            ("keep", [s], _) if journal && s == "__journal__systemd_unit" && separator.is_none() => {
+                match regex.as_deref().and_then(literals) {
+                    Some(units) => {
+                        out.matches.extend(units.into_iter().map(|u| format!("_SYSTEMD_UNIT={u}")));
+                        Ok(())
+                    }
+                    None => Err("only a list of unit names (a\\.service|b\\.service) becomes journal matches".into()),
+                }
+            }
+            (a, ..) if !matches!(a, "replace" | "keep" | "drop") => {
+                Err(format!("the `{a}` action has no tailship equivalent"))
+            }
+            _ => Err("tailship has no relabelling: this rule has no equivalent".into()),
+        };
+        if let Err(why) = done {
+            r.skip(rk, why);
+            continue;
+        }
+        m.ignore("modulus");
+        m.finish(r, "no tailship equivalent");
+    }
+    out
+}
+
+/// A glob for an anchored path regex of literals and `.*` (such as `.*\.gz`
+/// or `/var/log/app/debug\.log`), when there is an exact one: `.*` only in
+/// front of a file name (`*.gz` matches file names) or not at all.
+fn glob_of(re: &str) -> Option<String> {
+    let (prefix, rest) = match re.strip_prefix(".*") {
+        Some(r) => ("*", r),
+        None => ("", re),
+    };
+    let lit = literal(rest)?;
+    if prefix == "*" && lit.contains('/') {
+        return None;
+    }
+    if lit.contains(['*', '?', '[', ']', '{', '}']) {
+        return None;
+    }
+    Some(format!("{prefix}{lit}"))
+}
+
+/// `a\.service|b\.service` as its literal alternatives.
+fn literals(re: &str) -> Option<Vec<String>> {
+    let re = re.strip_prefix('(').and_then(|r| r.strip_suffix(')')).unwrap_or(re);
+    re.split('|').map(literal).collect()
+}
+
+/// A regex that is a literal (with `\.` and other escaped punctuation) as its text.
+fn literal(re: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = re.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let n = chars.next()?;
+                if n.is_ascii_alphanumeric() {
+                    return None;
+                }
+                out.push(n);
+            }
+            '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '^' | '$' => return None,
+            c => out.push(c),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_path_regexes_become_globs() {
+        assert_eq!(glob_of(r".*\.gz").as_deref(), Some("*.gz"));
+        assert_eq!(glob_of(r"/var/log/app/debug\.log").as_deref(), Some("/var/log/app/debug.log"));
+        assert_eq!(glob_of(r".*/debug\.log"), None);
+        assert_eq!(glob_of(r"/var/log/.*\.gz"), None);
+        assert_eq!(glob_of(r".*\.(gz|zip)"), None);
+        assert_eq!(
+            literals(r"(nginx\.service|sshd\.service)"),
+            Some(vec!["nginx.service".into(), "sshd.service".into()])
+        );
+        assert_eq!(literals(r"nginx.*"), None);
+    }
+}
