@@ -213,8 +213,14 @@ fn journal_source(
     if let Some(p) = m.text("path", r) {
         s.set("path", Val::str(p));
     }
-    let mut matches: Vec<String> =
-        m.text("matches", r).map(|t| t.split_whitespace().map(String::from).collect()).unwrap_or_default();
+    let mut matches = Vec::new();
+    for t in m.text("matches", r).unwrap_or_default().split_whitespace() {
+        if is_journal_match(t) {
+            matches.push(t.to_string());
+        } else {
+            r.skip(m.key("matches"), format!("`{t}` is not a FIELD=value match (tailship takes no `+`)"));
+        }
+    }
     matches.extend(relabel.matches.iter().cloned());
     if !matches.is_empty() {
         s.set("matches", Val::strs(&matches));
@@ -239,6 +245,16 @@ fn journal_source(
         r.skip(format!("{key}.multiline"), "the journal source joins no lines: the multiline stage is left out");
     }
     s
+}
+
+/// `FIELD=value` with a journal field name (upper-case letters, digits, `_`).
+fn is_journal_match(t: &str) -> bool {
+    t.split_once('=').is_some_and(|(f, _)| {
+        !f.is_empty()
+            && f.len() <= 64
+            && !f.starts_with(|c: char| c.is_ascii_digit())
+            && f.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    })
 }
 
 /// Labels, tenant and stages common to both kinds of source.
@@ -314,3 +330,6 @@ fn limits(y: &Yaml, sources: &mut [Section], r: &mut Report) {
     }
     m.finish(r, "no tailship equivalent");
 }
+
+#[cfg(test)]
+mod tests;

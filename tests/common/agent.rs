@@ -190,11 +190,16 @@ pub struct Stored {
 /// Every entry of `query` in the receiver (start the receiver with a large
 /// `--max-query-limit`), oldest first. `tenant` sets X-Scope-OrgID.
 pub fn query_all(r: &Receiver, query: &str, tenant: Option<&str>) -> Vec<Stored> {
+    query_all_at(r, "/logstore/api/v1", query, tenant)
+}
+
+/// [`query_all`] on a receiver started with `--api-prefix PREFIX`.
+pub fn query_all_at(r: &Receiver, prefix: &str, query: &str, tenant: Option<&str>) -> Vec<Stored> {
     let end = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
         + 3_600_000_000_000)
         .to_string();
     let url = with_params(
-        &r.api("/query_range"),
+        &r.url(&format!("{prefix}/query_range")),
         &[("query", query), ("start", "0"), ("end", &end), ("limit", "1000000"), ("direction", "forward")],
     );
     let headers: Vec<(&str, &str)> = tenant.map(|t| vec![("X-Scope-OrgID", t)]).unwrap_or_default();

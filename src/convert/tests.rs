@@ -1,0 +1,172 @@
+//! Whole conversions: what each Promtail key becomes, what is reported, and
+//! that the output compiles as `tailship check` compiles it.
+
+use std::path::Path;
+
+use super::{promtail, Conversion};
+
+fn convert(yaml: &str) -> Conversion {
+    promtail(yaml).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The untranslated keys, in order.
+fn skipped(c: &Conversion) -> Vec<&str> {
+    c.untranslated.iter().map(|i| i.key.as_str()).collect()
+}
+
+/// Compiles the output as `tailship check` does; panics with the problems.
+fn compiles(c: &Conversion) -> crate::config::Config {
+    let file = Path::new("converted.toml");
+    let (config, errors) = crate::config::load_parts(file, &c.toml, &[]);
+    assert!(errors.is_empty(), "{errors:?}\n{}", c.toml);
+    let plan = crate::plan::compile(config.expect("a config"), file).unwrap_or_else(|e| panic!("{e}\n{}", c.toml));
+    plan.config
+}
+
+const JOB: &str = "scrape_configs:\n  - job_name: app\n    static_configs:\n      - labels: { job: app, __path__: /var/log/app.log }\n";
+
+#[test]
+fn client_keys_map_to_the_client_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let (token, ca) = (dir.path().join("token"), dir.path().join("ca.pem"));
+    std::fs::write(&token, "t").unwrap();
+    std::fs::write(&ca, "").unwrap();
+    let c = convert(&format!(
+        r#"clients:
+  - url: https://logs.example.com/loki/api/v1/push
+    authorization: {{ type: Bearer, credentials_file: {token} }}
+    headers: {{ X-Team: payments }}
+    timeout: 5s
+    batchsize: 10485760
+    backoff_config: {{ min_period: 1s, max_period: 1m, max_retries: 20 }}
+    tls_config: {{ ca_file: {ca}, server_name: logs.internal, insecure_skip_verify: true }}
+    drop_rate_limited_batches: true
+  - url: http://backup:3100/loki/api/v1/push
+{JOB}"#,
+        token = token.display(),
+        ca = ca.display()
+    ));
+    let config = compiles(&c);
+    let cl = &config.client;
+    assert_eq!((cl.url.as_str(), cl.api_prefix.as_str()), ("https://logs.example.com", "/loki/api/v1"));
+    assert_eq!(cl.bearer_token_file.as_deref(), Some(token.as_path()));
+    assert!(cl.headers.contains_key("X-Team"));
+    assert_eq!(cl.batch.max_bytes.get(), crate::config::MAX_BATCH_BYTES, "capped at 4 MiB");
+    assert_eq!((cl.retry.max_retries, cl.retry.max_backoff.get().as_secs()), (20, 60));
+    assert!(cl.tls.insecure_skip_verify && cl.tls.ca_file.is_some());
+    assert_eq!(
+        skipped(&c),
+        ["clients[1]", "clients[0].tls_config.server_name", "clients[0].drop_rate_limited_batches"]
+    );
+    assert!(c.notes.iter().any(|n| n.key == "clients[0].batchsize"));
+}
+
+#[test]
+fn stages_that_cannot_be_placed_are_reported_and_left_out() {
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - docker: {{}}
+      - regex: {{ expression: '^(?P<lvl>\w+)' }}
+      - labels: {{ level: lvl, stream: }}
+      - labels: {{ missing: }}
+      - multiline: {{ firstline: '^\d' }}
+      - timestamp: {{ source: lvl, format: Stamp }}
+      - timestamp: {{ source: nope, format: RFC3339 }}
+      - output: {{ source: lvl }}
+      - json: {{ expressions: {{ a: 'b[*].c', n: name }}, drop_malformed: true }}
+      - regex: {{ expression: '(?P<x>a)', source: lvl }}
+      - drop: {{ source: lvl, value: debug }}
+      - replace: {{ expression: 'a|(b)', replace: x }}
+      - tenant: {{ value: team-b }}
+      - labeldrop: [job]
+      - decolorize: {{}}
+"#
+    ));
+    assert_eq!(
+        skipped(&c),
+        [
+            "clients",
+            "scrape_configs[0].pipeline_stages[2].labels.level",
+            "scrape_configs[0].pipeline_stages[3].labels.missing",
+            "scrape_configs[0].pipeline_stages[4].multiline",
+            "scrape_configs[0].pipeline_stages[5].timestamp.format",
+            "scrape_configs[0].pipeline_stages[6].timestamp.source",
+            "scrape_configs[0].pipeline_stages[8].json.drop_malformed",
+            "scrape_configs[0].pipeline_stages[8].json.expressions.a",
+            "scrape_configs[0].pipeline_stages[9].regex.source",
+            "scrape_configs[0].pipeline_stages[10].drop.source",
+            "scrape_configs[0].pipeline_stages[11].replace",
+            "scrape_configs[0].pipeline_stages[14].decolorize",
+        ]
+    );
+    let config = compiles(&c);
+    let s = &config.sources[0];
+    assert_eq!(s.tenant_id.as_deref(), Some("team-b"));
+    assert!(!s.labels.contains_key("job"), "labeldrop removes a static label");
+    // docker keeps its `stream` label when a labels stage names it.
+    assert_eq!(s.stages[0].labels.as_deref(), Some(&["stream".to_string()][..]));
+    assert_eq!(s.stages[1].labels.as_deref(), Some(&[][..]), "a regex stage makes no label by itself");
+    assert_eq!(s.stages[2].output.as_deref(), Some("lvl"));
+    assert_eq!(s.stages[3].json.as_ref().map(|j| j.len()), Some(1));
+    assert_eq!(s.stages.len(), 4);
+}
+
+#[test]
+fn relabel_rules_become_labels_and_excludes_or_are_reported() {
+    let c = convert(&format!(
+        r#"{JOB}    relabel_configs:
+      - target_label: env
+        replacement: prod
+      - source_labels: [__path__]
+        regex: '.*\.gz'
+        action: drop
+      - source_labels: [__path__]
+        regex: '/var/log/.*\.gz'
+        action: drop
+      - action: labelmap
+        regex: '__meta_(.+)'
+      - source_labels: [__meta_docker_container_name]
+        target_label: container
+"#
+    ));
+    assert_eq!(
+        skipped(&c),
+        [
+            "clients",
+            "scrape_configs[0].relabel_configs[2]",
+            "scrape_configs[0].relabel_configs[3]",
+            "scrape_configs[0].relabel_configs[4]"
+        ]
+    );
+    let config = compiles(&c);
+    assert_eq!(config.sources[0].labels.get("env").map(String::as_str), Some("prod"));
+    assert_eq!(config.sources[0].exclude, ["*.gz"]);
+}
+
+#[test]
+fn dollars_stay_literal_and_env_references_stay_references() {
+    let c = convert(&format!(
+        r#"clients:
+  - url: http://loki:3100/loki/api/v1/push
+    basic_auth: {{ username: "${{LOKI_USER}}", password: "pa$$word" }}
+{JOB}    pipeline_stages:
+      - drop: {{ expression: 'end$' }}
+"#
+    ));
+    assert!(c.toml.contains(r#"username = "${LOKI_USER}", password = "pa$$$$word""#), "{}", c.toml);
+    assert!(c.toml.contains("{ drop = \"end$$\" }"), "{}", c.toml);
+    assert!(c.notes.iter().any(|n| n.message.contains("expand-env")));
+    let file = Path::new("converted.toml");
+    let env = [("LOKI_USER".to_string(), "u".to_string())];
+    let (config, errors) = crate::config::load_parts(file, &c.toml, &env);
+    assert!(errors.is_empty(), "{errors:?}");
+    let config = config.expect("config");
+    assert_eq!(config.sources[0].stages[0].drop.as_deref(), Some("end$"));
+    assert_eq!(config.client.basic_auth.map(|b| b.username), Some("u".to_string()));
+}
+
+#[test]
+fn unknown_top_level_and_job_keys_are_reported() {
+    let c = convert(&format!("tracing: {{ enabled: true }}\n{JOB}    decompression: {{ enabled: true }}\n"));
+    assert_eq!(skipped(&c), ["clients", "scrape_configs[0].decompression", "tracing"]);
+}

@@ -1,0 +1,319 @@
+//! `tailship convert promtail`: a realistic Promtail config (two file jobs
+//! with pipelines, a journal job) converted, checked, and its file jobs run
+//! for real against `tailship receive` serving Loki's API prefix.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use agent::{free_port, query_all_at, write_file, Agent, Stored};
+use common::{bin, wait_for, Receiver};
+
+/// The two file jobs of the Promtail config: `web` (multiline, regex, labels,
+/// a Go time layout, drop, replace) and `app` (json, labels with a rename,
+/// structured metadata, RFC3339Nano, output, static_labels, limit, and two
+/// stages with no equivalent).
+fn file_jobs(dir: &Path) -> String {
+    format!(
+        r#"  - job_name: web
+    static_configs:
+      - targets: [localhost]
+        labels:
+          job: web
+          __path__: {dir}/web/*.log
+    pipeline_stages:
+      - multiline:
+          firstline: '^\d{{4}}-\d{{2}}-\d{{2}}'
+          max_wait_time: 300ms
+      - regex:
+          expression: '^(?P<time>\S+ \S+) (?P<level>[A-Z]+) '
+      - labels:
+          level:
+      - timestamp:
+          source: time
+          format: '2006-01-02 15:04:05.000'
+      - drop:
+          expression: healthcheck
+      - replace:
+          expression: 'password=(\S+)'
+          replace: '****'
+  - job_name: app
+    static_configs:
+      - targets: [localhost]
+        labels:
+          job: app
+          __path__: {dir}/app/*.log
+          __path_exclude__: {dir}/app/*.debug.log
+    pipeline_stages:
+      - json:
+          expressions:
+            level: level
+            msg: message
+            ts: time
+            trace_id: trace.id
+      - labels:
+          level:
+          severity: level
+      - structured_metadata:
+          trace_id:
+      - timestamp:
+          source: ts
+          format: RFC3339Nano
+      - output:
+          source: msg
+      - static_labels:
+          team: payments
+      - limit:
+          rate: 1000
+          burst: 1000
+          drop: true
+      - match:
+          selector: '{{level="debug"}}'
+          action: drop
+      - template:
+          source: msg
+          template: '{{{{ ToUpper .Value }}}}'
+"#,
+        dir = dir.display()
+    )
+}
+
+const JOURNAL_JOB: &str = r#"  - job_name: journal
+    journal:
+      max_age: 12h
+      path: /var/log/journal
+      matches: _TRANSPORT=journal
+      labels:
+        job: systemd-journal
+    relabel_configs:
+      - source_labels: ['__journal__systemd_unit']
+        target_label: 'unit'
+      - source_labels: ['__journal__systemd_unit']
+        regex: 'nginx\.service|sshd\.service'
+        action: keep
+      - source_labels: ['__journal_priority_keyword']
+        target_label: level
+      - source_labels: ['__journal_syslog_identifier']
+        target_label: syslog_identifier
+"#;
+
+/// The head of the Promtail config: server, positions and one client.
+fn head(dir: &Path, push_url: &str, port: u16) -> String {
+    format!(
+        r#"server:
+  http_listen_address: 127.0.0.1
+  http_listen_port: {port}
+  grpc_listen_port: 0
+positions:
+  filename: {dir}/promtail-positions.yaml
+clients:
+  - url: {push_url}
+    tenant_id: team-a
+    batchwait: 100ms
+    batchsize: 262144
+    external_labels:
+      cluster: prod-eu
+    backoff_config:
+      min_period: 20ms
+      max_period: 500ms
+scrape_configs:
+"#,
+        dir = dir.display()
+    )
+}
+
+fn convert(path: &Path) -> Output {
+    Command::new(bin()).args(["convert", "promtail"]).arg(path).output().expect("run tailship convert")
+}
+
+fn check(path: &Path) -> Output {
+    Command::new(bin()).args(["check", "--config"]).arg(path).output().expect("run tailship check")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn label<'a>(e: &'a Stored, name: &str) -> Option<&'a str> {
+    e.labels.get(name).and_then(|v| v.as_str())
+}
+
+/// 2024-03-05T07:08:09Z in Unix nanoseconds.
+const T0: i128 = 1_709_622_489_000_000_000;
+
+#[test]
+fn converted_file_jobs_pass_check_and_ship_what_the_promtail_pipeline_gives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("web")).unwrap();
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let push_url = format!("{}/loki/api/v1/push", recv.base);
+    let yaml = head(dir, &push_url, free_port()) + &file_jobs(dir);
+    let promtail = write_file(dir, "promtail.yaml", &yaml);
+
+    let out = convert(&promtail);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("1. scrape_configs[1].pipeline_stages[7].match: "), "{stderr}");
+    assert!(stderr.contains("2. scrape_configs[1].pipeline_stages[8].template: "), "{stderr}");
+    assert!(!stderr.contains("3. "), "only the two stages are untranslated: {stderr}");
+    let toml = text(&out.stdout);
+    assert!(toml.contains(&format!("url = \"{}\"\napi_prefix = \"/loki/api/v1\"", recv.base)), "{toml}");
+    let config = write_file(dir, "tailship.toml", &toml);
+    let checked = check(&config);
+    assert_eq!(checked.status.code(), Some(0), "check refused the conversion:\n{}\n{toml}", text(&checked.stderr));
+
+    write_file(
+        dir,
+        "web/web.log",
+        "2024-03-05 07:08:09.250 ERROR payment failed password=hunter2\n\
+         java.lang.IllegalStateException: boom\n    at com.example.Pay.run(Pay.java:42)\n\
+         2024-03-05 07:08:10.000 INFO healthcheck ok\n\
+         2024-03-05 07:08:11.500 WARN slow request password=abc took=2s\n",
+    );
+    write_file(
+        dir,
+        "app/app.log",
+        concat!(
+            r#"{"level":"info","message":"order placed","time":"2024-03-05T07:08:09.123456789Z","trace":{"id":"t-1"}}"#,
+            "\n",
+            r#"{"level":"error","message":"card declined","time":"2024-03-05T07:08:12Z","trace":{"id":"t-2"}}"#,
+            "\nnot json at all\n"
+        ),
+    );
+    write_file(dir, "app/app.debug.log", "{\"level\":\"debug\",\"message\":\"excluded\"}\n");
+
+    let agent = Agent::start(&config);
+    let all = |job: &str| query_all_at(&recv, "/loki/api/v1", &format!("{{job=\"{job}\"}}"), Some("team-a"));
+    let arrived = wait_for(Duration::from_secs(20), || all("web").len() >= 2 && all("app").len() >= 3);
+    assert!(arrived, "web {:?}\napp {:?}\n{}", all("web"), all("app"), agent.stderr_text());
+    let status = agent.terminate(Duration::from_secs(15));
+    assert!(status.success());
+
+    // web: joined lines, the level label, the time from the line, healthcheck dropped, password masked.
+    let web = all("web");
+    assert_eq!(web.len(), 2, "{web:?}");
+    assert_eq!(web[0].ts, T0 + 250_000_000);
+    assert_eq!(
+        web[0].line,
+        "2024-03-05 07:08:09.250 ERROR payment failed password=****\n\
+         java.lang.IllegalStateException: boom\n    at com.example.Pay.run(Pay.java:42)"
+    );
+    assert_eq!(label(&web[0], "level"), Some("ERROR"));
+    assert_eq!(web[1].ts, T0 + 2_500_000_000);
+    assert_eq!(web[1].line, "2024-03-05 07:08:11.500 WARN slow request password=**** took=2s");
+    assert_eq!(label(&web[1], "level"), Some("WARN"));
+    for e in &web {
+        assert_eq!(label(e, "cluster"), Some("prod-eu"), "external_labels on every stream");
+        assert!(label(e, "filename").is_some_and(|f| f.ends_with("web/web.log")));
+        assert_eq!(label(e, "host"), None, "Promtail adds no host label");
+    }
+
+    // app: json values, a renamed label, structured metadata, RFC 3339 time, output, static label.
+    let app = all("app");
+    assert_eq!(app.len(), 3, "the .debug.log file is excluded: {app:?}");
+    let placed = app.iter().find(|e| e.line == "order placed").expect("order placed");
+    assert_eq!(placed.ts, T0 + 123_456_789);
+    assert_eq!(label(placed, "level"), Some("info"));
+    assert_eq!(label(placed, "severity"), Some("info"));
+    assert_eq!(label(placed, "trace_id"), Some("t-1"), "structured metadata is returned with the entry");
+    assert_eq!(label(placed, "team"), Some("payments"));
+    let declined = app.iter().find(|e| e.line == "card declined").expect("card declined");
+    assert_eq!(declined.ts, T0 + 3_000_000_000);
+    assert_eq!(label(declined, "level"), Some("error"));
+    let plain = app.iter().find(|e| e.line == "not json at all").expect("a line that is not JSON passes unchanged");
+    assert_eq!(label(plain, "level"), None);
+    assert_eq!(label(plain, "team"), Some("payments"));
+    assert!(plain.ts > T0 + 3_000_000_000, "a line without a time keeps its read time");
+}
+
+/// The journal job's TOML, asserted as text: the journal source is not on
+/// this branch yet, so `tailship check` cannot read it here.
+#[test]
+fn a_journal_job_becomes_a_journal_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let yaml = head(dir, "https://logs.example.com/loki/api/v1/push", 9080) + &file_jobs(dir) + JOURNAL_JOB;
+    let promtail = write_file(dir, "promtail.yaml", &yaml);
+    let out = convert(&promtail);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let toml = text(&out.stdout);
+    let journal = toml.split("[[sources]]").nth(3).expect("a third source");
+    assert_eq!(
+        journal.trim(),
+        "type = \"journal\"\n\
+         name = \"journal\"\n\
+         path = \"/var/log/journal\"\n\
+         matches = [\"_TRANSPORT=journal\", \"_SYSTEMD_UNIT=nginx.service\", \"_SYSTEMD_UNIT=sshd.service\"]\n\
+         max_age = \"12h\"\n\
+         labels = { job = \"systemd-journal\", cluster = \"prod-eu\" }\n\
+         host_label = false  # Promtail's job had no host label"
+    );
+    assert!(toml.contains("# Promtail job `journal` (scrape_configs[2].journal)\n[[sources]]"), "{toml}");
+    let parsed: toml::Table = toml::from_str(&toml).expect("the output is TOML");
+    assert_eq!(parsed["sources"].as_array().map(Vec::len), Some(3));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "3. scrape_configs[2].relabel_configs[3]: tailship's journal source has no `__journal_syslog_identifier`"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("4. "), "{stderr}");
+}
+
+/// The whole converted config, journal job included, passes `tailship check`.
+#[test]
+#[ignore = "needs the journal source (branch journal)"]
+fn the_whole_converted_config_passes_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let yaml = head(dir, "http://127.0.0.1:3100/loki/api/v1/push", free_port()) + &file_jobs(dir) + JOURNAL_JOB;
+    let out = convert(&write_file(dir, "promtail.yaml", &yaml));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = write_file(dir, "tailship.toml", &text(&out.stdout));
+    let checked = check(&config);
+    assert_eq!(checked.status.code(), Some(0), "{}\n{}", text(&checked.stderr), text(&out.stdout));
+}
+
+#[test]
+fn unreadable_or_invalid_yaml_exits_2_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nope.yaml");
+    let out = convert(&missing);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot read") && text(&out.stderr).contains("nope.yaml"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+
+    let bad = write_file(tmp.path(), "bad.yaml", "scrape_configs:\n  - job_name: [unclosed\n");
+    let out = convert(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("bad.yaml: not valid YAML"), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+
+    let list = write_file(tmp.path(), "list.yaml", "- a\n- b\n");
+    assert_eq!(convert(&list).status.code(), Some(2));
+}
+
+#[test]
+fn a_config_with_nothing_tailship_can_read_exits_2_with_the_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    let yaml = "clients:\n  - url: http://loki:3100/loki/api/v1/push\n\
+                scrape_configs:\n  - job_name: pods\n    kubernetes_sd_configs:\n      - role: pod\n";
+    let out = convert(&write_file(tmp.path(), "k8s.yaml", yaml));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no scrape config could be converted"), "{stderr}");
+    assert!(stderr.contains("1. scrape_configs[0]: job `pods` reads neither"), "{stderr}");
+    assert!(stderr.contains("kubernetes_sd_configs"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
