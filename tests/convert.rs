@@ -317,3 +317,29 @@ fn a_config_with_nothing_tailship_can_read_exits_2_with_the_list() {
     assert!(stderr.contains("kubernetes_sd_configs"), "{stderr}");
     assert!(out.stdout.is_empty());
 }
+
+/// The README's "Coming from Promtail" example is what the command prints.
+#[test]
+fn the_readme_example_is_current() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme.split("### Coming from Promtail").nth(1).expect("the section");
+    let block = |after: &str, lang: &str| -> String {
+        let rest = section.split(after).nth(1).unwrap_or_else(|| panic!("`{after}` in the section"));
+        let body = rest.split(&format!("```{lang}\n")).nth(1).expect("a code block");
+        body.split("\n```").next().expect("its end").to_string()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_file(tmp.path(), "promtail.yaml", &block("A Promtail config:", "yaml"));
+    let out =
+        Command::new(bin()).args(["convert", "promtail", "promtail.yaml"]).current_dir(tmp.path()).output().unwrap();
+    assert!(file.exists() && out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    let body = printed.splitn(5, '\n').nth(4).expect("past the header comments");
+    let regenerate = "the README's example is out of date: run the command and paste its output";
+    assert_eq!(
+        body.trim(),
+        block("what `tailship convert promtail promtail.yaml` makes of it", "toml"),
+        "{regenerate}"
+    );
+    assert_eq!(text(&out.stderr).trim(), block("On stderr:", "text"), "{regenerate}");
+}
