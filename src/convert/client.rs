@@ -33,7 +33,9 @@ pub fn server(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
             r.note(m.key(k), "tailship takes its log level from RUST_LOG and its format from --log-format");
         }
     }
-    m.ignore("disable");
+    if m.text("disable", r).is_some_and(|v| truthy(&v)) {
+        out.set_noted("listen", Val::str(""), "off, as Promtail's server.disable");
+    }
     m.finish(r, "no tailship equivalent");
 }
 

@@ -265,10 +265,13 @@ fn finish_source(
     pipe: &stages::Pipeline,
 ) {
     let mut labels = labels_of(s);
-    for (k, v) in external.iter().chain(relabeled).chain(&pipe.static_labels) {
-        if external.iter().any(|(e, _)| e == k) && labels.iter().any(|(l, _)| l == k) {
-            continue; // a job's own label wins over the client's external label
+    // A job's own label wins over the client's external label of the same name.
+    for (k, v) in external {
+        if !labels.iter().any(|(l, _)| l == k) {
+            labels.push((k.clone(), v.clone()));
         }
+    }
+    for (k, v) in relabeled.iter().chain(&pipe.static_labels) {
         labels.retain(|(l, _)| l != k);
         labels.push((k.clone(), v.clone()));
     }

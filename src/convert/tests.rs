@@ -114,7 +114,10 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
 #[test]
 fn relabel_rules_become_labels_and_excludes_or_are_reported() {
     let c = convert(&format!(
-        r#"{JOB}    relabel_configs:
+        r#"clients:
+  - url: http://loki:3100/loki/api/v1/push
+    external_labels: {{ env: dev, region: eu, job: other }}
+{JOB}    relabel_configs:
       - target_label: env
         replacement: prod
       - source_labels: [__path__]
@@ -132,14 +135,16 @@ fn relabel_rules_become_labels_and_excludes_or_are_reported() {
     assert_eq!(
         skipped(&c),
         [
-            "clients",
             "scrape_configs[0].relabel_configs[2]",
             "scrape_configs[0].relabel_configs[3]",
             "scrape_configs[0].relabel_configs[4]"
         ]
     );
     let config = compiles(&c);
-    assert_eq!(config.sources[0].labels.get("env").map(String::as_str), Some("prod"));
+    let labels = &config.sources[0].labels;
+    assert_eq!(labels.get("env").map(String::as_str), Some("prod"), "a relabelled label wins over an external one");
+    assert_eq!(labels.get("region").map(String::as_str), Some("eu"));
+    assert_eq!(labels.get("job").map(String::as_str), Some("app"), "the job's own label wins");
     assert_eq!(config.sources[0].exclude, ["*.gz"]);
 }
 
