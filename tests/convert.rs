@@ -82,10 +82,13 @@ fn file_jobs(dir: &Path) -> String {
     )
 }
 
-const JOURNAL_JOB: &str = r#"  - job_name: journal
+/// The journal job, reading the journal directory `path`.
+fn journal_job(path: &str) -> String {
+    format!(
+        r#"  - job_name: journal
     journal:
       max_age: 12h
-      path: /var/log/journal
+      path: {path}
       matches: _TRANSPORT=journal
       labels:
         job: systemd-journal
@@ -99,7 +102,9 @@ const JOURNAL_JOB: &str = r#"  - job_name: journal
         target_label: level
       - source_labels: ['__journal_syslog_identifier']
         target_label: syslog_identifier
-"#;
+"#
+    )
+}
 
 /// The head of the Promtail config: server, positions and one client.
 fn head(dir: &Path, push_url: &str, port: u16) -> String {
@@ -232,13 +237,14 @@ fn converted_file_jobs_pass_check_and_ship_what_the_promtail_pipeline_gives() {
     assert!(plain.ts > T0 + 3_000_000_000, "a line without a time keeps its read time");
 }
 
-/// The journal job's TOML, asserted as text: the journal source is not on
-/// this branch yet, so `tailship check` cannot read it here.
+/// The journal job's TOML, asserted as text.
 #[test]
 fn a_journal_job_becomes_a_journal_source() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let yaml = head(dir, "https://logs.example.com/loki/api/v1/push", 9080) + &file_jobs(dir) + JOURNAL_JOB;
+    let yaml = head(dir, "https://logs.example.com/loki/api/v1/push", 9080)
+        + &file_jobs(dir)
+        + &journal_job("/var/log/journal");
     let promtail = write_file(dir, "promtail.yaml", &yaml);
     let out = convert(&promtail);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -267,18 +273,93 @@ fn a_journal_job_becomes_a_journal_source() {
     assert!(!stderr.contains("4. "), "{stderr}");
 }
 
-/// The whole converted config, journal job included, passes `tailship check`.
+const REMOTE: &str = "/lib/systemd/systemd-journal-remote";
+
+/// Writes journal entries `(µs, fields)` to the journal file `file` with
+/// `systemd-journal-remote` (from journal export format).
+fn journal_file(file: &Path, entries: &[(u64, &[(&str, &str)])]) {
+    use std::io::Write;
+    let mut data = String::new();
+    for (i, (ts, fields)) in entries.iter().enumerate() {
+        data.push_str(&format!("__REALTIME_TIMESTAMP={ts}\n__MONOTONIC_TIMESTAMP={}\n", i + 1));
+        data.push_str("_BOOT_ID=0123456789abcdef0123456789abcdef\n");
+        for (k, v) in fields.iter() {
+            data.push_str(&format!("{k}={v}\n"));
+        }
+        data.push('\n');
+    }
+    let mut child = Command::new(REMOTE)
+        .arg(format!("--output={}", file.display()))
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("systemd-journal-remote");
+    child.stdin.take().unwrap().write_all(data.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "journal-remote: {}", text(&out.stderr));
+}
+
+/// The whole converted config, journal job included, passes `tailship
+/// check`, and its journal job ships the entries Promtail's would, with the
+/// labels its relabel rules gave (`unit`, `level`; no `host`).
 #[test]
-#[ignore = "needs the journal source (branch journal)"]
-fn the_whole_converted_config_passes_check() {
+fn the_whole_converted_config_checks_and_its_journal_job_ships() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let yaml = head(dir, "http://127.0.0.1:3100/loki/api/v1/push", free_port()) + &file_jobs(dir) + JOURNAL_JOB;
+    let jdir = dir.join("journal");
+    std::fs::create_dir_all(&jdir).unwrap();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let push_url = format!("{}/loki/api/v1/push", recv.base);
+    let yaml = head(dir, &push_url, free_port()) + &file_jobs(dir) + &journal_job(&jdir.display().to_string());
     let out = convert(&write_file(dir, "promtail.yaml", &yaml));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let config = write_file(dir, "tailship.toml", &text(&out.stdout));
     let checked = check(&config);
     assert_eq!(checked.status.code(), Some(0), "{}\n{}", text(&checked.stderr), text(&out.stdout));
+
+    if !Path::new(REMOTE).exists() {
+        eprintln!("SKIPPED the journal run: needs {REMOTE} (Debian package systemd-journal-remote)");
+        return;
+    }
+    let t = u64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros())
+        .unwrap()
+        - 60_000_000;
+    let unit = |u: &'static str, transport: &'static str, prio: &'static str, msg: &'static str| {
+        [("MESSAGE", msg), ("_SYSTEMD_UNIT", u), ("_TRANSPORT", transport), ("PRIORITY", prio), ("_HOSTNAME", "web-7")]
+    };
+    let entries = [
+        unit("nginx.service", "journal", "3", "GET / 500"),
+        unit("sshd.service", "syslog", "6", "not the journal transport"),
+        unit("cron.service", "journal", "6", "not a kept unit"),
+        unit("sshd.service", "journal", "6", "session opened"),
+    ];
+    let timed: Vec<(u64, &[(&str, &str)])> = entries.iter().enumerate().map(|(i, e)| (t + i as u64, &e[..])).collect();
+    journal_file(&jdir.join("a.journal"), &timed);
+
+    let agent = Agent::start(&config);
+    let all = || query_all_at(&recv, "/loki/api/v1", r#"{job="systemd-journal"}"#, Some("team-a"));
+    assert!(wait_for(Duration::from_secs(20), || all().len() >= 2), "{:?}\n{}", all(), agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let got = all();
+    let summary: Vec<(i128, &str, String)> =
+        got.iter().map(|e| (e.ts, e.line.as_str(), serde_json::Value::Object(e.labels.clone()).to_string())).collect();
+    let t = i128::from(t) * 1000;
+    assert_eq!(
+        summary,
+        [
+            (
+                t,
+                "GET / 500",
+                r#"{"cluster":"prod-eu","job":"systemd-journal","level":"error","unit":"nginx.service"}"#.into()
+            ),
+            (
+                t + 3000,
+                "session opened",
+                r#"{"cluster":"prod-eu","job":"systemd-journal","level":"info","unit":"sshd.service"}"#.into()
+            ),
+        ]
+    );
 }
 
 #[test]
