@@ -115,9 +115,12 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     let mut m = Map::new(key, job, r);
     let name = m.text("job_name", r).unwrap_or_else(|| key.to_string());
     let pipe_key = m.key("pipeline_stages");
-    let pipe = stages::convert(&pipe_key, list(&pipe_key, m.get("pipeline_stages"), r), r);
+    let mut pipe = stages::convert(&pipe_key, list(&pipe_key, m.get("pipeline_stages"), r), r);
     let statics = m.get("static_configs");
     let journal = m.get("journal");
+    if journal.is_some() {
+        pipe.drop_container_stages(&pipe_key, r);
+    }
     let relabel = relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), journal.is_some(), r);
     let before = out.len();
     if let Some(j) = journal {

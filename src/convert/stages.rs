@@ -118,6 +118,16 @@ impl Pipeline {
         self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
     }
 
+    /// Leaves out the `cri` and `docker` stages (a journal entry is no
+    /// container log line, and tailship refuses them there); reports them.
+    pub fn drop_container_stages(&mut self, key: &str, r: &mut Report) {
+        let before = self.stages.len();
+        self.stages.retain(|s| !matches!(s.kind, Kind::Cri | Kind::Docker));
+        if self.stages.len() != before {
+            r.skip(key, "cri and docker stages read container log files; on a journal job they are left out");
+        }
+    }
+
     /// Drops the `labeldrop` names from the extracted labels.
     pub fn apply_label_drops(&mut self) {
         let drops = self.drop_labels.clone();

@@ -175,3 +175,15 @@ fn unknown_top_level_and_job_keys_are_reported() {
     let c = convert(&format!("tracing: {{ enabled: true }}\n{JOB}    decompression: {{ enabled: true }}\n"));
     assert_eq!(skipped(&c), ["clients", "scrape_configs[0].decompression", "tracing"]);
 }
+
+#[test]
+fn container_stages_are_left_out_of_a_journal_job() {
+    let c = convert(
+        "scrape_configs:\n  - job_name: j\n    journal: { labels: { job: j } }\n    pipeline_stages:\n      \
+         - cri: {}\n      - regex: { expression: '(?P<user>\\w+)' }\n",
+    );
+    assert_eq!(skipped(&c), ["clients", "scrape_configs[0].pipeline_stages"]);
+    assert!(c.toml.contains("stages = [\n  { regex = '(?P<user>\\w+)', labels = [] },\n]"), "{}", c.toml);
+    let config = compiles(&c);
+    assert_eq!(config.sources[0].stages.len(), 1);
+}
