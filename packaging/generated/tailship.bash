@@ -31,6 +31,9 @@ _tailship() {
             tailship,completions)
                 cmd="tailship__subcmd__completions"
                 ;;
+            tailship,convert)
+                cmd="tailship__subcmd__convert"
+                ;;
             tailship,demo)
                 cmd="tailship__subcmd__demo"
                 ;;
@@ -301,6 +304,18 @@ _tailship() {
             tailship__subcmd__cloud__subcmd__tokens__subcmd__help,update)
                 cmd="tailship__subcmd__cloud__subcmd__tokens__subcmd__help__subcmd__update"
                 ;;
+            tailship__subcmd__convert,help)
+                cmd="tailship__subcmd__convert__subcmd__help"
+                ;;
+            tailship__subcmd__convert,promtail)
+                cmd="tailship__subcmd__convert__subcmd__promtail"
+                ;;
+            tailship__subcmd__convert__subcmd__help,help)
+                cmd="tailship__subcmd__convert__subcmd__help__subcmd__help"
+                ;;
+            tailship__subcmd__convert__subcmd__help,promtail)
+                cmd="tailship__subcmd__convert__subcmd__help__subcmd__promtail"
+                ;;
             tailship__subcmd__help,admin)
                 cmd="tailship__subcmd__help__subcmd__admin"
                 ;;
@@ -315,6 +330,9 @@ _tailship() {
                 ;;
             tailship__subcmd__help,completions)
                 cmd="tailship__subcmd__help__subcmd__completions"
+                ;;
+            tailship__subcmd__help,convert)
+                cmd="tailship__subcmd__help__subcmd__convert"
                 ;;
             tailship__subcmd__help,demo)
                 cmd="tailship__subcmd__help__subcmd__demo"
@@ -418,6 +436,9 @@ _tailship() {
             tailship__subcmd__help__subcmd__cloud__subcmd__tokens,update)
                 cmd="tailship__subcmd__help__subcmd__cloud__subcmd__tokens__subcmd__update"
                 ;;
+            tailship__subcmd__help__subcmd__convert,promtail)
+                cmd="tailship__subcmd__help__subcmd__convert__subcmd__promtail"
+                ;;
             *)
                 ;;
         esac
@@ -425,7 +446,7 @@ _tailship() {
 
     case "${cmd}" in
         tailship)
-            opts="-h -V --log-format --help --version run check cloud admin receive push query tail labels demo alert top completions man help"
+            opts="-h -V --log-format --help --version run check cloud admin receive push query tail labels demo alert top convert completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2612,6 +2633,84 @@ _tailship() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tailship__subcmd__convert)
+            opts="-h --log-format --help promtail help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__convert__subcmd__help)
+            opts="promtail help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__convert__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__convert__subcmd__help__subcmd__promtail)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__convert__subcmd__promtail)
+            opts="-h --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tailship__subcmd__demo)
             opts="-h --duration --rate --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -2639,7 +2738,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__help)
-            opts="run check cloud admin receive push query tail labels demo alert top completions man help"
+            opts="run check cloud admin receive push query tail labels demo alert top convert completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3047,6 +3146,34 @@ _tailship() {
         tailship__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__help__subcmd__convert)
+            opts="promtail"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__help__subcmd__convert__subcmd__promtail)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
