@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::stages::one_line;
 use crate::config::{SourceConfig, SourceType};
 use crate::pipeline::{Op, Stage};
 use crate::source::discover::GlobError;
@@ -74,9 +75,4 @@ pub fn compile(
         stages.insert(0, Stage { op: Op::Cri, labels: vec!["stream".into()], metadata: Vec::new() });
     }
     (errors.len() == before).then(|| SourcePlan { name, spec: SourceSpec { config: src, multiline, files }, stages })
-}
-
-/// A multi-line message (a regex error) on one line.
-pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -2,7 +2,6 @@
 
 use regex::Regex;
 
-use super::source::one_line;
 use crate::config::{SourceConfig, SourceType, StageConfig};
 use crate::pipeline::{JsonPath, Op, Stage, TimeFormat};
 use crate::util::is_valid_label_name;
@@ -201,4 +200,9 @@ fn picks(
         }
     }
     list.to_vec()
+}
+
+/// A multi-line message (a regex error) on one line.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
