@@ -26,6 +26,8 @@ pub struct SourceStages {
     /// Extracted values that become labels, and structured metadata, in order.
     label_names: Vec<String>,
     metadata_names: Vec<String>,
+    /// The `limit` stages: (index, rate, burst), checked once a line's stream is known.
+    limits: Vec<(usize, f64, f64)>,
     /// A `kubernetes` source's pod log root: files below it get `namespace`,
     /// `pod` and `container` labels from their path.
     pod_root: Option<std::path::PathBuf>,
@@ -142,6 +144,14 @@ impl SourceStages {
                 }
             }
         }
+        let limits = stages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s.op {
+                Op::Limit { rate, burst } => Some((i, rate, burst)),
+                _ => None,
+            })
+            .collect();
         let tenant = src.tenant_id.as_deref().or(default_tenant).map(Arc::from);
         let pod_root = (src.kind == SourceType::Kubernetes).then(|| src.pod_root());
         Self {
@@ -153,6 +163,7 @@ impl SourceStages {
             interner,
             label_names,
             metadata_names,
+            limits,
             pod_root,
         }
     }
@@ -360,17 +371,15 @@ impl SourceStages {
             }
         }
         let stream = self.stream_of(ctx, &line.extracted);
-        for (i, stage) in self.stages.iter().enumerate() {
-            if let Op::Limit { rate, burst } = stage.op {
-                let key = (i, Arc::as_ptr(stream.as_ref().unwrap_or(&ctx.stream)) as usize);
-                if ctx.buckets.len() >= MAX_CACHED_STREAMS && !ctx.buckets.contains_key(&key) {
-                    ctx.buckets.clear();
-                }
-                let bucket = ctx.buckets.entry(key).or_insert_with(|| Bucket::full(burst, read_ts));
-                if !bucket.take(rate, burst, read_ts) {
-                    ctx.limited += 1;
-                    return Processed::Dropped;
-                }
+        for &(i, rate, burst) in &self.limits {
+            let key = (i, Arc::as_ptr(stream.as_ref().unwrap_or(&ctx.stream)) as usize);
+            if ctx.buckets.len() >= MAX_CACHED_STREAMS && !ctx.buckets.contains_key(&key) {
+                ctx.buckets.clear();
+            }
+            let bucket = ctx.buckets.entry(key).or_insert_with(|| Bucket::full(burst, read_ts));
+            if !bucket.take(rate, burst, read_ts) {
+                ctx.limited += 1;
+                return Processed::Dropped;
             }
         }
         if line.text.len() > self.max_line_bytes {
