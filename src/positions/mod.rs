@@ -132,6 +132,8 @@ pub struct Orphan {
     pub ino: u64,
     /// The delivered offset.
     pub committed: u64,
+    /// Where a source of this process had handed its lines on to (0 after a restart).
+    pub read_to: u64,
     /// The size when it was last seen.
     pub size: u64,
 }
@@ -368,6 +370,9 @@ impl Positions {
         if let Some(f) = st.files.get_mut(&key) {
             f.active = false;
             f.end = Some(end);
+            // Everything up to `end` was handed on: a reload's source that
+            // finds the file again goes on from there (see `adopt`).
+            f.read_to = f.read_to.max(end);
             f.size = f.size.max(end);
             f.updated_at = now_secs();
             st.dirty = true;
@@ -375,14 +380,15 @@ impl Positions {
     }
 
     /// Known files no source follows, whose lines may not all be delivered:
-    /// not finished, or finished past what was delivered; with no batch of
-    /// theirs in flight. Files of compressed (`.gz`) reads are not included.
+    /// not finished, or finished past what was delivered and handed on; with
+    /// no batch of theirs in flight. Files of compressed (`.gz`) reads are not
+    /// included.
     pub fn orphans(&self) -> Vec<Orphan> {
         let st = self.lock();
         st.files
             .iter()
             .filter(|(_, f)| !f.active && f.pending.is_empty() && f.ino != 0)
-            .filter(|(_, f)| f.end.is_none_or(|end| f.committed < end))
+            .filter(|(_, f)| f.end.is_none_or(|end| f.committed.max(f.read_to) < end))
             .map(|(k, f)| Orphan {
                 key: *k,
                 path: f.path.clone(),
@@ -390,13 +396,18 @@ impl Positions {
                 dev: f.dev,
                 ino: f.ino,
                 committed: f.committed,
+                read_to: f.read_to,
                 size: f.size,
             })
             .collect()
     }
 
     /// An orphan found again as another file (`dev`, `ino`) beside its path:
-    /// followed again from its delivered offset, which is returned. The entry
+    /// followed again from its delivered offset, which is returned (or, when a
+    /// source of this process released it, from where that source had read
+    /// to: its lines may be queued or in flight, see [`Positions::resume`];
+    /// going on from the delivered offset sent them twice after a SIGHUP that
+    /// came just after a rename). The entry
     /// keeps the path the globs named, so that after a restart it is looked
     /// for again beside that path (the file it was found as may not match the
     /// globs).
@@ -408,7 +419,7 @@ impl Positions {
         f.ino = ino;
         f.end = None;
         f.updated_at = now_secs();
-        let offset = f.committed;
+        let offset = f.committed.max(f.read_to);
         st.dirty = true;
         Some(offset)
     }
@@ -452,6 +463,32 @@ impl Positions {
             drop(st);
             self.acked.notify_one();
         }
+    }
+
+    /// True when an entry, followed or not, finished or not, was taken of a
+    /// file that starts with `prefix` (finished entries are tombstones: the
+    /// content they name was read, and is not to be read again).
+    pub fn knows(&self, prefix: &[u8]) -> bool {
+        let st = self.lock();
+        let mut hashes: HashMap<u32, u64> = HashMap::new();
+        st.files.values().any(|f| {
+            let n = f.fp.len as usize;
+            n <= prefix.len()
+                && *hashes.entry(f.fp.len).or_insert_with(|| xxhash_rust::xxh3::xxh3_64(&prefix[..n])) == f.fp.hash
+        })
+    }
+
+    /// For each path the store knows, when an entry of it was last written
+    /// (seconds since the epoch): files beside it that changed later are
+    /// generations the agent may not have seen (see `source/file/generations.rs`).
+    pub fn last_seen_by_path(&self) -> HashMap<PathBuf, u64> {
+        let st = self.lock();
+        let mut out: HashMap<PathBuf, u64> = HashMap::new();
+        for f in st.files.values().filter(|f| f.ino != 0) {
+            let t = out.entry(f.path.clone()).or_default();
+            *t = (*t).max(f.updated_at);
+        }
+        out
     }
 
     /// The committed offset of a file.

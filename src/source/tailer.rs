@@ -7,7 +7,8 @@
 //! sends the chunks. That keeps the tailer testable on one temp file (see
 //! the tests below).
 //!
-//! A read that finds the file smaller than the offset reports
+//! A read that finds the file smaller than the offset, or bytes while the
+//! file's first bytes are no longer those it was known by, reports
 //! [`Step::Truncated`]; [`Tailer::restart_at_zero`] then starts it again at 0
 //! under a new positions key, so late acknowledgements of the old content
 //! cannot move the new content's position.
@@ -15,7 +16,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{fingerprint, LineFeed};
 use crate::metrics::Metrics;
@@ -53,6 +54,11 @@ pub struct Tailer {
     pub linked: bool,
     /// What `/status` shows of this file.
     pub status: crate::status::FileHandle,
+    /// When this process began following this content (the file, or its
+    /// content since the last truncation): a rotated file beside it that
+    /// changed later and that no positions entry knows is a generation the
+    /// agent never saw (see `file/generations.rs`).
+    pub since: SystemTime,
 }
 
 /// True when `path` is a symbolic link (see [`Tailer::linked`]).
@@ -78,7 +84,8 @@ pub enum Step {
     /// At the end with nothing new. With `once` (a one-off read), the chunk
     /// that acknowledges the file's end.
     AtEnd(Option<Chunk>),
-    /// The file is smaller than the offset: truncated or rewritten.
+    /// The file is smaller than the offset, or its first bytes changed:
+    /// truncated or rewritten. Nothing of the read was handed on.
     Truncated,
     /// The read failed; the file is marked detached and idle, to be closed.
     Failed,
@@ -120,6 +127,14 @@ impl Tailer {
                 return Step::AtEnd(None);
             }
         } else {
+            // Rewritten in place since the file was known (copytruncate, then new
+            // lines past the old offset): what was just read is new content at a
+            // stale offset. Checked after every read that found bytes, wherever
+            // reading resumes (after a wait on a full queue too), and before
+            // anything read is handed on.
+            if !fingerprint::still_matches(&self.file, &self.fp) {
+                return Step::Truncated;
+            }
             self.idle_since = None;
             Metrics::get().bytes_read.with_label_values(&[name]).inc_by(n as u64);
             self.feed.feed(stages, &buf[..n], now_ns() as i64, now, &mut chunk);
@@ -151,6 +166,7 @@ impl Tailer {
         self.offset = 0;
         self.queued = 0;
         self.feed.reset(0);
+        self.since = SystemTime::now();
         self.key = positions.restart(self.key, fp);
         self.status.restart(self.key);
     }
@@ -191,6 +207,7 @@ mod tests {
             size: meta.len(),
             queued: 0,
             linked: false,
+            since: SystemTime::now(),
             status: crate::status::Status::get().track(
                 &stages.name,
                 path,

@@ -134,6 +134,41 @@ impl Events {
     }
 }
 
+/// The directories a source would watch, looked at without events: each
+/// poll compares their modification times (an entry created, renamed or
+/// removed changes its directory's), so a source that has to poll rescans
+/// when a directory changed, not only every `scan_interval`. One `stat` per
+/// directory per poll (a walk of the tree for `**` globs).
+pub struct DirStamps {
+    dirs: Vec<(PathBuf, bool)>,
+    stamps: std::collections::HashMap<PathBuf, (i64, i64, u64)>,
+}
+
+impl DirStamps {
+    pub fn new(dirs: Vec<(PathBuf, bool)>) -> Self {
+        let mut s = Self { dirs, stamps: Default::default() };
+        s.changed();
+        s
+    }
+
+    /// True when a directory changed (or appeared, or went) since the last look.
+    pub fn changed(&mut self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let mut now = std::collections::HashMap::with_capacity(self.stamps.len());
+        for (dir, recursive) in &self.dirs {
+            let all = if *recursive { with_subdirs(dir) } else { vec![dir.clone()] };
+            for d in all {
+                if let Ok(m) = std::fs::metadata(&d) {
+                    now.insert(d, (m.mtime(), m.mtime_nsec(), m.ino()));
+                }
+            }
+        }
+        let changed = now != self.stamps;
+        self.stamps = now;
+        changed
+    }
+}
+
 /// Every directory under `dir` (itself included), for recursive watches.
 fn with_subdirs(dir: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(dir)

@@ -30,21 +30,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::fingerprint::{self, open_regular};
-use super::tailer::{is_link, Step, Tailer, DETACHED_IDLE};
-use super::watch::{Events, Wake};
-use super::{FileMatch, LineFeed, Outlet, SourceSpec, READ_BLOCK};
-use crate::config::{SourceConfig, StartAt};
+use super::fingerprint::open_regular;
+use super::tailer::{Step, Tailer, DETACHED_IDLE};
+use super::watch::{DirStamps, Events, Wake};
+use super::{FileMatch, Outlet, SourceSpec, READ_BLOCK};
+use crate::config::SourceConfig;
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::Positions;
 use crate::queue::Chunk;
-use crate::status::{report::FileState, Status};
+use crate::status::report::FileState;
 
+mod generations;
 mod gz;
+mod open;
 mod park;
 mod rotated;
 
+use open::Newborn;
 use park::Parked;
 
 /// Poll interval when file-system events work (a safety net for missed events).
@@ -87,7 +90,10 @@ pub struct FileSource {
     /// `.gz` files already read in this run (by fingerprint).
     gz_done: HashSet<u64>,
     first_scan: bool,
-    /// The last scan found an empty file, not tailed until it has data.
+    /// Files found empty, held open until they have data (see `open`).
+    newborn: Vec<Newborn>,
+    /// The last scan found an empty file it could not hold: looked at again
+    /// at the next scan.
     saw_empty: bool,
     buf: Vec<u8>,
     /// Chunks read this round, queued together (one runtime wake-up for
@@ -131,6 +137,7 @@ impl FileSource {
             warned: HashSet::new(),
             gz_done: HashSet::new(),
             first_scan: true,
+            newborn: Vec::new(),
             saw_empty: false,
             buf: vec![0u8; READ_BLOCK],
             pending: Vec::new(),
@@ -149,6 +156,11 @@ impl FileSource {
             Mode::Once => None,
         };
         let poll = if events.is_some() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
+        // Without events, a directory whose entries changed is rescanned at
+        // the next poll, not the next scan: a file created and renamed away
+        // within a scan interval is seen (see `watch::DirStamps`).
+        let mut stamps =
+            (events.is_none() && self.mode == Mode::Follow).then(|| DirStamps::new(self.files.watch_dirs()));
         let mut next_scan = Instant::now();
         let mut last_scan = Instant::now();
         let mut rescan = true;
@@ -172,6 +184,9 @@ impl FileSource {
                 next_scan = Instant::now() + self.cfg.scan_interval.get().max(Duration::from_millis(100));
                 rescan = false;
                 quiet_tick = false;
+            }
+            if !quiet_tick && !self.newborn.is_empty() {
+                self.check_newborn();
             }
             let (mut found, mut more) = (false, false);
             let now = Instant::now();
@@ -238,7 +253,11 @@ impl FileSource {
                 }
                 None => {
                     std::thread::sleep(wait);
-                    Wake::Timeout
+                    if stamps.as_mut().is_some_and(DirStamps::changed) {
+                        Wake::Structural
+                    } else {
+                        Wake::Timeout
+                    }
                 }
             };
             polled = polling;
@@ -271,6 +290,9 @@ impl FileSource {
 
     fn scan(&mut self) {
         self.saw_empty = false;
+        // At start: when each known path's entry was last written, taken
+        // before this scan tracks anything (see `generations`).
+        let previous = (self.first_scan && self.mode == Mode::Follow).then(|| self.positions.last_seen_by_path());
         let candidates = self.files.candidates();
         let open: HashMap<(u64, u64), usize> =
             self.tailers.iter().enumerate().map(|(i, t)| ((t.dev, t.ino), i)).collect();
@@ -278,6 +300,8 @@ impl FileSource {
         let mut changed: Vec<(u64, u64)> = Vec::new();
         // New files by path and id (not their whole metadata: 100,000 new files).
         let mut new: Vec<(PathBuf, (u64, u64))> = Vec::new();
+        let held: HashSet<(u64, u64)> = self.newborn.iter().map(|n| (n.dev, n.ino)).collect();
+        let mut held_seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
         for path in candidates {
             let Ok(meta) = std::fs::metadata(&path) else { continue };
             if !meta.is_file() {
@@ -299,6 +323,10 @@ impl FileSource {
                 continue;
             }
             claimed.insert(id);
+            if held.contains(&id) {
+                held_seen.insert(id, path);
+                continue;
+            }
             if let Some(p) = self.parked.get_mut(&id) {
                 if p.path != path {
                     p.path = path.clone();
@@ -327,16 +355,21 @@ impl FileSource {
                 self.unpark(p);
             }
         }
+        self.newborn_seen(&held_seen);
         for (path, id) in new {
             self.open(&path, id);
         }
-        // Files whose path now names another file, or nothing: rotated or deleted.
+        // Files whose path now names another file, or nothing: rotated or
+        // deleted. Generations between theirs and the path's new file may
+        // have come and gone unseen (see `generations`).
+        let mut rotated: Vec<(PathBuf, SystemTime)> = Vec::new();
         for t in &mut self.tailers {
             if t.detached {
                 continue;
             }
             let same = std::fs::metadata(&t.path).map(|m| (m.dev(), m.ino()) == (t.dev, t.ino)).unwrap_or(false);
             if !same && !claimed.contains(&(t.dev, t.ino)) {
+                rotated.push((t.path.clone(), t.since));
                 t.detached = true;
                 t.status.set_state(FileState::Draining);
                 let what = if t.path.exists() { "rotated" } else { "deleted" };
@@ -351,107 +384,27 @@ impl FileSource {
             }
         }
         self.resume_rotated();
+        if let Some(previous) = previous {
+            let epoch = SystemTime::UNIX_EPOCH;
+            rotated.extend(
+                previous
+                    .into_iter()
+                    .filter(|(p, _)| self.files.matches(p))
+                    .map(|(p, secs)| (p, epoch + Duration::from_secs(secs))),
+            );
+        }
+        if !rotated.is_empty() {
+            self.read_missed_generations(&rotated);
+        }
         self.first_scan = false;
-    }
-
-    fn open(&mut self, path: &Path, scanned: (u64, u64)) {
-        let name = self.name();
-        let (file, opened) = match open_regular(path) {
-            Ok(Some(f)) => f,
-            // Not a regular file any more (replaced since the scan looked): skip it.
-            Ok(None) => return,
-            Err(e) => {
-                if self.warned.insert(path.to_path_buf()) {
-                    tracing::warn!(source = %name, path = %path.display(), error = %e, "cannot open file; will retry at each scan");
-                    self.event("unreadable");
-                }
-                return;
-            }
-        };
-        self.warned.remove(path);
-        // The path may name another file than the one the scan looked at (a
-        // rotation in between): what counts is the file opened. If that one
-        // is already tailed or parked, it is not opened twice.
-        let meta = &opened;
-        if (meta.dev(), meta.ino()) != scanned
-            && (self.tailers.iter().any(|t| (t.dev, t.ino) == (meta.dev(), meta.ino()))
-                || self.parked.contains_key(&(meta.dev(), meta.ino())))
-        {
-            return;
-        }
-        let (fp, prefix) = fingerprint::of_file(&file);
-        if prefix.is_empty() {
-            // Empty: nothing to identify it by yet; look again when it has data.
-            self.saw_empty = true;
-            return;
-        }
-        let is_gz = path.extension().is_some_and(|e| e == "gz");
-        let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
-        let resumed = self.positions.resume(&prefix, path, dev, ino);
-        if is_gz {
-            self.read_gz(path, file, fp, resumed, size);
-            return;
-        }
-        let too_old = self.cfg.ignore_older.get() > Duration::ZERO
-            && meta
-                .modified()
-                .ok()
-                .and_then(|m| SystemTime::now().duration_since(m).ok())
-                .is_some_and(|age| age > self.cfg.ignore_older.get());
-        let (key, offset) = match resumed {
-            Some((key, off)) if off <= size => (key, off),
-            Some((key, off)) => {
-                tracing::info!(path = %path.display(), saved = off, size, "file is shorter than its saved position (truncated while stopped); reading from the start");
-                self.positions.reset(key, fp);
-                self.event("truncated");
-                (key, 0)
-            }
-            None => {
-                if too_old && self.mode == Mode::Follow {
-                    return;
-                }
-                let start = if self.mode == Mode::Follow && self.first_scan && self.cfg.start_at == StartAt::End {
-                    size
-                } else {
-                    0
-                };
-                (self.positions.track(path, fp, dev, ino, start), start)
-            }
-        };
-        tracing::debug!(source = %name, path = %path.display(), offset, "tailing file");
-        self.event("opened");
-        let filename = path.to_string_lossy().into_owned();
-        let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
-        let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
-        self.tailers.push(Tailer {
-            status,
-            key,
-            path: path.to_path_buf(),
-            file,
-            dev,
-            ino,
-            fp,
-            offset,
-            feed,
-            detached: false,
-            idle_since: None,
-            size,
-            queued: offset,
-            linked: is_link(path),
-        });
-        self.read_through_if_over();
     }
 
     /// Reads what is new in tailer `i` (in follow mode, up to a read that
     /// reaches the file's end) and queues it, with this round's other chunks.
     fn read_turn(&mut self, i: usize) -> Turn {
         let once = self.mode == Mode::Once;
-        // Rewritten in place since the last turn (copytruncate, then new lines
-        // past the old offset while the agent was behind)? Reading on at the old
-        // offset would take new lines for old ones and skip the old content's rest.
-        if self.tailers[i].rewritten() {
-            self.truncated(i);
-        }
+        // (A file rewritten in place since the last read is found by the read
+        // itself, before anything of it is handed on: see `Tailer::step`.)
         let mut read_total = 0u64;
         let mut turn = Turn::Idle;
         loop {

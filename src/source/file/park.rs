@@ -34,6 +34,8 @@ pub(super) struct Parked {
     pub offset: u64,
     /// Size and modification time (seconds, nanoseconds) when it was closed.
     pub seen: (u64, i64, i64),
+    /// See [`Tailer::since`].
+    pub since: std::time::SystemTime,
     pub status: FileHandle,
 }
 
@@ -86,7 +88,17 @@ impl FileSource {
             _ => (u64::MAX, 0, 0),
         };
         t.status.set_state(FileState::Parked);
-        let p = Parked { key: t.key, path: t.path, dev: t.dev, ino: t.ino, fp: t.fp, offset, seen, status: t.status };
+        let p = Parked {
+            key: t.key,
+            path: t.path,
+            dev: t.dev,
+            ino: t.ino,
+            fp: t.fp,
+            offset,
+            seen,
+            since: t.since,
+            status: t.status,
+        };
         self.parked.insert((p.dev, p.ino), p);
     }
 
@@ -149,6 +161,7 @@ impl FileSource {
             idle_since: None,
             size: meta.len(),
             queued: offset,
+            since: if same { p.since } else { std::time::SystemTime::now() },
         });
         self.read_through_if_over();
     }

@@ -54,16 +54,16 @@ type Found = (PathBuf, File, std::fs::Metadata);
 
 /// A regular file beside an orphan's path.
 #[derive(Debug, Clone)]
-struct Sibling {
-    path: PathBuf,
-    dev: u64,
-    ino: u64,
-    size: u64,
-    modified: SystemTime,
+pub(super) struct Sibling {
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub modified: SystemTime,
 }
 
 /// The regular, uncompressed files of `dir`, newest first.
-fn siblings(dir: &Path) -> Vec<Sibling> {
+pub(super) fn siblings(dir: &Path) -> Vec<Sibling> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut out: Vec<Sibling> = entries
         .filter_map(Result::ok)
@@ -116,9 +116,11 @@ fn find(
 }
 
 impl FileSource {
-    /// True when a file with this device and inode is open or parked.
-    fn is_followed(&self, dev: u64, ino: u64) -> bool {
-        self.tailers.iter().any(|t| (t.dev, t.ino) == (dev, ino)) || self.parked.contains_key(&(dev, ino))
+    /// True when a file with this device and inode is open, parked or held empty.
+    pub(super) fn is_followed(&self, dev: u64, ino: u64) -> bool {
+        self.tailers.iter().any(|t| (t.dev, t.ino) == (dev, ino))
+            || self.parked.contains_key(&(dev, ino))
+            || self.newborn.iter().any(|n| (n.dev, n.ino) == (dev, ino))
     }
 
     /// Looks for this source's orphans (known files no source follows, whose
@@ -140,7 +142,9 @@ impl FileSource {
             let sibs = dirs.entry(dir.clone()).or_insert_with(|| siblings(&dir));
             let found = find(sibs, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
             match found {
-                Some((_, _, meta)) if meta.len() <= o.committed => self.positions.finish(o.key, meta.len()),
+                Some((_, _, meta)) if meta.len() <= o.committed.max(o.read_to) => {
+                    self.positions.finish(o.key, meta.len())
+                }
                 Some((path, file, meta)) => {
                     let meta: std::fs::Metadata = meta;
                     self.make_room_for(1);
@@ -151,7 +155,7 @@ impl FileSource {
                     tracing::info!(source = %self.name(), from = %o.path.display(), to = %path.display(),
                         unread_bytes = meta.len() - offset, "found a file rotated while not followed; reading the rest of it");
                     Metrics::get().files_recovered.with_label_values(&[&self.name(), "rotated"]).inc();
-                    self.follow_detached(o.key, &o.path, (path, file, meta), o.fp, offset);
+                    self.follow_detached(o.key, &o.path, (path, file, meta), o.fp, offset, SystemTime::now());
                 }
                 None => {
                     let unread = o.size.saturating_sub(o.committed);
@@ -171,6 +175,7 @@ impl FileSource {
     pub(super) fn truncated(&mut self, i: usize) {
         let t = &self.tailers[i];
         let (old_key, old_fp, from, seen, id) = (t.key, t.fp, t.feed.safe_offset(), t.size, (t.dev, t.ino));
+        let since = t.since;
         let path = t.path.clone();
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let copy = find(&siblings(&dir), (0, 0), old_fp, from, |d, n| (d, n) == id || self.is_followed(d, n));
@@ -183,7 +188,7 @@ impl FileSource {
                 tracing::info!(source = %name, path = %path.display(), copy = %cpath.display(), from,
                     "file truncated; reading the rest of its old content from the copy beside it");
                 Metrics::get().files_recovered.with_label_values(&[&name, "copy"]).inc();
-                self.follow_detached(old_key, &path, (cpath, file, meta), old_fp, from);
+                self.follow_detached(old_key, &path, (cpath, file, meta), old_fp, from, since);
             }
             None => {
                 // The old content's key is done with once its lines in flight are acknowledged.
@@ -195,10 +200,22 @@ impl FileSource {
                 }
             }
         }
+        // Truncated more than once while behind: the contents between are in
+        // older copies (logrotate moves `app.log.1` to `app.log.2`).
+        self.read_missed_generations(&[(path, since)]);
     }
 
     /// Follows the file `found` (labelled as `label_path`) from `offset` to its end, then closes it.
-    fn follow_detached(&mut self, key: u64, label_path: &Path, found: Found, fp: Fingerprint, offset: u64) {
+    /// `since`: when its content was first seen (see [`Tailer::since`]).
+    pub(super) fn follow_detached(
+        &mut self,
+        key: u64,
+        label_path: &Path,
+        found: Found,
+        fp: Fingerprint,
+        offset: u64,
+        since: SystemTime,
+    ) {
         let (path, file, meta) = found;
         let filename = label_path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
@@ -220,6 +237,7 @@ impl FileSource {
             size: meta.len(),
             queued: offset,
             linked: false,
+            since,
         });
     }
 }
