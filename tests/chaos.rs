@@ -4,7 +4,7 @@
 //!   `app.log` at 10,000 lines/s and rotates it every 1 to 4 s at random, by
 //!   rename (`app.log` -> `app.log.N`, a new `app.log`) or by copytruncate
 //!   (copy to `app.log.ctN` beside it, as logrotate does, then truncate in
-//!   place). The agent follows `app.log` only: rotated files are found again
+//!   place). Rotated names are not named by the agent's glob: they are found again
 //!   beside it by the agent's rotation recovery when it was down or behind.
 //! - The **log service** is an in-test HTTP server on loopback that decodes
 //!   each push with the embedded store's own decoder (`tailship::receive::push`)
@@ -14,8 +14,15 @@
 //!   same port now and then. It is in the test, not `tailship receive`, because
 //!   the ledger must survive its restarts and count every delivery, duplicates
 //!   included (the memory store keeps one copy of an identical entry).
-//! - The **agent** (`tailship run`, following `app.log`) is killed with SIGKILL
-//!   after 1.5 to 5 s of life, and started again after 0 to 1 s.
+//! - Two **busy neighbours** (`n1.log`, `n2.log`, never rotated) are written
+//!   at 3,000 lines/s each, so the agent has more write events than open
+//!   files and turns write events off (new files must be noticed anyway).
+//! - The agent's **queue is small** (1 MiB, a tenth of a second of writing):
+//!   every service restart or slow answer fills it and reading stops
+//!   mid-file, so rotations happen while the agent is behind.
+//! - The **agent** (`tailship run`, following `*.log`: `app.log` and the
+//!   neighbours) is killed with SIGKILL after 1.5 to 5 s of life, and started
+//!   again after 0 to 1 s.
 //!
 //! At the end the faults stop, the last agent drains, and the ledger is read:
 //! every line written must have arrived at least once, except lines that sat in
@@ -59,6 +66,26 @@ fn line_text(seq: u64) -> String {
     format!("chaos {seq:09} {PAYLOAD}")
 }
 
+/// Lines per second each busy neighbour appends.
+const NEIGHBOUR_RATE: u64 = 3_000;
+/// The busy neighbours' file names.
+const NEIGHBOURS: [&str; 2] = ["n1.log", "n2.log"];
+
+fn neighbour_line(file: usize, seq: u64) -> String {
+    format!("busy {file} {seq:09} {PAYLOAD}")
+}
+
+/// The neighbour and sequence number of a well-formed neighbour line.
+fn parse_neighbour(line: &str) -> Option<(usize, u64)> {
+    let rest = line.strip_prefix("busy ")?;
+    let (file, rest) = rest.split_once(' ')?;
+    let (num, payload) = rest.split_once(' ')?;
+    if num.len() != 9 || payload != PAYLOAD {
+        return None;
+    }
+    Some((file.parse().ok().filter(|f: &usize| *f < NEIGHBOURS.len())?, num.parse().ok()?))
+}
+
 /// The sequence number of a well-formed writer line.
 fn parse_line(line: &str) -> Option<u64> {
     let rest = line.strip_prefix("chaos ")?;
@@ -100,6 +127,8 @@ impl Rng {
 struct Ledger {
     /// Deliveries per sequence number.
     counts: Mutex<Vec<u32>>,
+    /// Deliveries per neighbour and sequence number.
+    neighbours: Mutex<[Vec<u32>; 2]>,
     /// Lines that are not well-formed writer lines (a few kept as samples).
     garbled: AtomicU64,
     garbled_samples: Mutex<Vec<String>>,
@@ -116,6 +145,7 @@ impl Ledger {
     fn new(seed: u64) -> Arc<Self> {
         Arc::new(Self {
             counts: Mutex::new(Vec::new()),
+            neighbours: Mutex::new([Vec::new(), Vec::new()]),
             garbled: AtomicU64::new(0),
             garbled_samples: Mutex::new(Vec::new()),
             bad_requests: AtomicU64::new(0),
@@ -140,17 +170,20 @@ impl Ledger {
             return Err(e);
         }
         let mut counts = self.counts.lock().unwrap();
+        let mut neighbours = self.neighbours.lock().unwrap();
+        let count = |counts: &mut Vec<u32>, seq: u64| {
+            let i = seq as usize;
+            if counts.len() <= i {
+                counts.resize(i + 1, 0);
+            }
+            counts[i] += 1;
+        };
         for s in &valid.streams {
             for (_, line, _) in &s.entries {
-                match parse_line(line) {
-                    Some(seq) => {
-                        let i = seq as usize;
-                        if counts.len() <= i {
-                            counts.resize(i + 1, 0);
-                        }
-                        counts[i] += 1;
-                    }
-                    None => {
+                match (parse_line(line), parse_neighbour(line)) {
+                    (Some(seq), _) => count(&mut counts, seq),
+                    (None, Some((file, seq))) => count(&mut neighbours[file], seq),
+                    (None, None) => {
                         self.garbled.fetch_add(1, Ordering::Relaxed);
                         let mut g = self.garbled_samples.lock().unwrap();
                         if g.len() < 10 {
@@ -335,6 +368,29 @@ fn run_writer(dir: PathBuf, secs: u64, seed: u64) -> WriterReport {
     rep
 }
 
+/// Writes the busy neighbours for `secs`; returns how many lines each got.
+fn run_neighbours(dir: PathBuf, secs: u64) -> u64 {
+    let mut files: Vec<std::fs::File> = NEIGHBOURS
+        .iter()
+        .map(|n| std::fs::OpenOptions::new().create(true).append(true).open(dir.join(n)).unwrap())
+        .collect();
+    let start = Instant::now();
+    let end = start + Duration::from_secs(secs);
+    let mut seq = 0u64;
+    while Instant::now() < end {
+        let due = (start.elapsed().as_micros() as u64) * NEIGHBOUR_RATE / 1_000_000;
+        // Line by line, alternating files: one write event per line, as busy applications cause.
+        while seq < due {
+            for (i, f) in files.iter_mut().enumerate() {
+                f.write_all(format!("{}\n", neighbour_line(i, seq)).as_bytes()).unwrap();
+            }
+            seq += 1;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    seq
+}
+
 // ---------------------------------------------------------------------------
 // The run
 
@@ -364,19 +420,28 @@ fn run_chaos(secs: u64) {
     let ledger = Ledger::new(seed);
     let addr = format!("127.0.0.1:{}", agent::free_port());
     let mut service = Some(Service::start(&addr, ledger.clone()));
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
     let cfg = agent_config(
         dir.path(),
         &format!("http://{addr}"),
-        &format!("{}/app.log", dir.path().display()),
+        &format!("{}/*.log", logs.display()),
         "timeout = \"2s\"",
         "",
     );
-    std::fs::write(dir.path().join("app.log"), "").unwrap();
+    // A queue of a tenth of a second of writing: full at every fault.
+    let text = std::fs::read_to_string(&cfg).unwrap() + "[queue]\nmax_bytes = \"1MiB\"\n";
+    std::fs::write(&cfg, text).unwrap();
+    std::fs::write(logs.join("app.log"), "").unwrap();
 
     let t0 = Instant::now();
     let writer = {
-        let d = dir.path().to_path_buf();
+        let d = logs.clone();
         std::thread::spawn(move || run_writer(d, secs, seed))
+    };
+    let neighbours = {
+        let d = logs.clone();
+        std::thread::spawn(move || run_neighbours(d, secs))
     };
 
     // Service restarts on their own thread.
@@ -434,6 +499,7 @@ fn run_chaos(secs: u64) {
         agent = Agent::start_with(&cfg, &agent_env);
     }
     let w = writer.join().unwrap();
+    let neighbour_lines = neighbours.join().unwrap();
     stop_restarts.store(true, Ordering::Relaxed);
     restarter.join().unwrap();
     ledger.faults_on.store(false, Ordering::Relaxed);
@@ -446,8 +512,12 @@ fn run_chaos(secs: u64) {
     let drain_deadline = Duration::from_secs(90 + secs / 2);
     let drained = common::wait_for(drain_deadline, || {
         peak_rss_kb = peak_rss_kb.max(agent.peak_rss_kb());
-        let counts = ledger.counts.lock().unwrap();
-        (0..w.lines).filter(|s| !in_windows(&w.windows, *s)).all(|s| counts.get(s as usize).is_some_and(|c| *c > 0))
+        let all = |counts: &[u32], n: u64, skip: &dyn Fn(u64) -> bool| {
+            (0..n).filter(|s| !skip(*s)).all(|s| counts.get(s as usize).is_some_and(|c| *c > 0))
+        };
+        let nb = ledger.neighbours.lock().unwrap();
+        all(&ledger.counts.lock().unwrap(), w.lines, &|s| in_windows(&w.windows, s))
+            && nb.iter().all(|c| all(c, neighbour_lines, &|_| false))
     });
     // Then until the agent holds nothing more (so late duplicates are counted too).
     let quiet = common::wait_for(Duration::from_secs(30), || {
@@ -496,6 +566,12 @@ fn run_chaos(secs: u64) {
         }
         out
     };
+    let nb = ledger.neighbours.lock().unwrap().clone();
+    let nb_lost: u64 = nb
+        .iter()
+        .map(|c| (0..neighbour_lines).filter(|s| c.get(*s as usize).is_none_or(|n| *n == 0)).count() as u64)
+        .sum();
+    let nb_twice: u64 = nb.iter().flatten().map(|c| u64::from(c.saturating_sub(1))).sum();
     let lost_ranges = ranges(&lost_real);
     let race_ranges = ranges(&lost_race_seqs);
     let beyond = counts.len().saturating_sub(w.lines as usize);
@@ -503,6 +579,7 @@ fn run_chaos(secs: u64) {
     let report = format!(
         "chaos run: {secs}s, seed {seed}\n\
          writer: {lines} lines ({rate:.0}/s), {renames} rename and {ct} copytruncate rotations\n\
+         busy neighbours: {nbl} lines each; lost {nb_lost} (must be 0), twice {nb_twice}\n\
          agent: {kills} kill -9 and restarts; peak RSS {rss} kB (bound {bound} kB); final SIGTERM exit {status}\n\
          service: {restarts} restarts; answers {answers:?}\n\
          delivered: {delivered} entries, {distinct} distinct lines\n\
@@ -514,6 +591,7 @@ fn run_chaos(secs: u64) {
          agent log lines at ERROR: {errors} (logs and positions at each kill: chaos-{secs}s.agents.log)\n\
          rotations (first line after, kind, second): {rotations:?}\n",
         lines = w.lines,
+        nbl = neighbour_lines,
         rate = w.lines as f64 / secs as f64,
         renames = w.renames,
         ct = w.copytruncates,
@@ -541,6 +619,7 @@ fn run_chaos(secs: u64) {
     assert!(w.lines as f64 >= 0.9 * (RATE * secs) as f64, "the writer fell behind its rate:\n{report}");
     assert!(kills >= secs / 6, "too few kills:\n{report}");
     assert!(lost_real.is_empty(), "lines lost outside copytruncate windows:\n{report}");
+    assert_eq!(nb_lost, 0, "lines of the busy neighbours lost:\n{report}");
     assert!(drained, "not every line arrived within {drain_deadline:?} ({must_arrive} must):\n{report}");
     assert!(quiet, "the agent did not go quiet after draining:\n{report}");
     assert!(status.success(), "the last agent did not exit 0 on SIGTERM:\n{report}");
