@@ -141,7 +141,8 @@ impl Metrics {
                 &r,
                 "tailship_files_recovered_total",
                 "Files whose unread lines were read after all: rotated (found beside its old path after a \
-                 rename while not followed) or copy (a truncated file's lines read from logrotate's copy).",
+                 rename while not followed), copy (a truncated file's lines read from logrotate's copy) or \
+                 unseen (a generation rotated away before the agent read any of it, found beside the path).",
                 &["source", "how"],
             ),
             files_lost: counter_vec(

@@ -11,15 +11,21 @@
 //!    positions store: a known file resumes at its delivered offset, a new one
 //!    starts at the beginning (or the end, for `start_at = "end"` at startup).
 //!    An open file whose path now names another file, or nothing, was rotated
-//!    or deleted: it is read to its end, then closed once it stays idle.
+//!    or deleted: it is read to its end, then closed once it stays idle. A
+//!    file found empty is held open until it has data (`open`); generations
+//!    of a path the agent never read are found beside it (`generations`).
+//!    Known files no source follows whose path names another file now are
+//!    looked for beside it (`rotated`).
 //! 2. **Read** every open file from its offset with `pread` in large blocks,
 //!    split lines with memchr, run the stages, and queue each block's lines as
 //!    one chunk, waiting while the queue is full (the data waits on disk).
-//!    A file that got smaller than its offset was truncated (copytruncate):
-//!    it starts again at 0, and the event is counted.
+//!    A file that got smaller than its offset, or whose first bytes changed
+//!    (checked after every read, before anything read is handed on), was
+//!    truncated (copytruncate): the rest of its old content is read from
+//!    logrotate's copy, and it starts again at 0; the event is counted.
 //! 3. **Wait** for a file-system event or the poll interval. Without working
 //!    events (unsupported file system, watch limit reached) the loop polls,
-//!    and says so once.
+//!    says so once, and rescans when a directory's modification time changed.
 //!
 //! A chunk carries the offset just after its last handled line; that offset
 //! is written to the positions file only once the service acknowledged it.
