@@ -27,8 +27,19 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
     if args.give_up_after.is_some_and(|d| d.is_zero()) {
         return Err(CommandError::usage(anyhow::anyhow!("--give-up-after must be more than 0")).into());
     }
+    let labels = labels(&args.label)?;
+    let files: Vec<String> = if args.files.is_empty() { vec!["-".into()] } else { args.files.clone() };
+    let (sources, total_bytes) = sources(&files)?;
+    let sources = crate::plan::compile_sources(&sources).map_err(CommandError::usage)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let totals = rt.block_on(ship(args, &client, &sources, labels, &files, total_bytes))?;
+    outcome(&totals)
+}
+
+/// `--label NAME=VALUE` arguments as labels.
+fn labels(args: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     let mut labels = BTreeMap::new();
-    for l in &args.label {
+    for l in args {
         let Some((k, v)) = l.split_once('=') else {
             return Err(CommandError::usage(anyhow::anyhow!("--label `{l}`: expected NAME=VALUE")).into());
         };
@@ -40,10 +51,15 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
         }
         labels.insert(k.to_string(), v.to_string());
     }
+    Ok(labels)
+}
+
+/// One source per file (`-`: standard input, once), checked readable; with
+/// the files' total size for the progress bar.
+fn sources(files: &[String]) -> anyhow::Result<(Vec<SourceConfig>, u64)> {
     let mut sources = Vec::new();
     let mut total_bytes = 0u64;
-    let files: Vec<String> = if args.files.is_empty() { vec!["-".into()] } else { args.files.clone() };
-    for f in &files {
+    for f in files {
         if f == "-" {
             sources.push(SourceConfig { kind: SourceType::Stdin, name: Some("stdin".into()), ..Default::default() });
             continue;
@@ -67,86 +83,99 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
     if sources.iter().filter(|s| s.kind == SourceType::Stdin).count() > 1 {
         return Err(CommandError::usage(anyhow::anyhow!("`-` (stdin) given more than once")).into());
     }
-    let sources = crate::plan::compile_sources(&sources).map_err(CommandError::usage)?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let totals = rt.block_on(async move {
-        let shutdown = crate::shutdown::on_signals();
-        let health = Health::new();
-        let pusher = Arc::new(Pusher::new(&client, health.clone())?);
-        // --give-up-after: the deadline cancels the pipeline like a signal,
-        // told apart by `gave_up`.
-        let abort = shutdown.child_token();
-        let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let deadline = args.give_up_after.map(|d| {
-            let (abort, gave_up) = (abort.clone(), gave_up.clone());
-            tokio::spawn(async move {
-                tokio::time::sleep(d).await;
-                gave_up.store(true, std::sync::atomic::Ordering::SeqCst);
-                abort.cancel();
-            })
-        });
-        let positions = Arc::new(Positions::in_memory());
-        let pipeline = Shipper::start(
-            BatchSettings::of(&client),
-            // Enough for every push in flight plus the batch being filled and the next chunks.
-            ((client.batch.max_in_flight + 2) * client.batch.max_bytes.get() as usize).max(4 << 20),
-            pusher,
-            positions.clone(),
-            abort.clone(),
-        );
-        let env = SourceEnv {
-            default_tenant: client.tenant_id.clone(),
-            sink: pipeline.sink.clone(),
-            positions,
-            interner: Interner::new(),
-            handle: tokio::runtime::Handle::current(),
-            mode: Mode::Once,
-            extra_labels: labels,
+    Ok((sources, total_bytes))
+}
+
+/// Reads every source once and ships it; returns the pipeline's totals, or
+/// why it stopped early (`--give-up-after`, a signal).
+async fn ship(
+    args: &PushArgs,
+    client: &crate::config::ClientConfig,
+    sources: &[crate::plan::SourcePlan],
+    labels: BTreeMap<String, String>,
+    files: &[String],
+    total_bytes: u64,
+) -> anyhow::Result<crate::batch::Totals> {
+    let shutdown = crate::shutdown::on_signals();
+    let health = Health::new();
+    let pusher = Arc::new(Pusher::new(client, health.clone())?);
+    // --give-up-after: the deadline cancels the pipeline like a signal,
+    // told apart by `gave_up`.
+    let abort = shutdown.child_token();
+    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let deadline = args.give_up_after.map(|d| {
+        let (abort, gave_up) = (abort.clone(), gave_up.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(d).await;
+            gave_up.store(true, std::sync::atomic::Ordering::SeqCst);
+            abort.cancel();
+        })
+    });
+    let positions = Arc::new(Positions::in_memory());
+    let pipeline = Shipper::start(
+        BatchSettings::of(client),
+        // Enough for every push in flight plus the batch being filled and the next chunks.
+        ((client.batch.max_in_flight + 2) * client.batch.max_bytes.get() as usize).max(4 << 20),
+        pusher,
+        positions.clone(),
+        abort.clone(),
+    );
+    let env = SourceEnv {
+        default_tenant: client.tenant_id.clone(),
+        sink: pipeline.sink.clone(),
+        positions,
+        interner: Interner::new(),
+        handle: tokio::runtime::Handle::current(),
+        mode: Mode::Once,
+        extra_labels: labels,
+    };
+    let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
+    let threads = start_sources(sources, &env, &abort, &mut stdin)?;
+    drop(env);
+    let progress = (std::io::stderr().is_terminal() && !args.quiet).then(|| progress_bar(total_bytes, files));
+    let ticker = progress.clone().map(|bar| {
+        tokio::spawn(async move {
+            loop {
+                let m = Metrics::get();
+                let read: u64 =
+                    m.bytes_read.with_label_values(&["file"]).get() + m.bytes_read.with_label_values(&["stdin"]).get();
+                bar.set_position(read);
+                bar.set_message(format!("{} lines acknowledged", m.lines_pushed.get()));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    });
+    join_sources(threads).await;
+    let totals = pipeline.finish().await;
+    if let Some(t) = ticker {
+        t.abort();
+    }
+    if let Some(bar) = progress {
+        bar.finish_with_message(format!("{} lines acknowledged", totals.lines_delivered));
+    }
+    if let Some(d) = deadline {
+        d.abort();
+    }
+    if gave_up.load(std::sync::atomic::Ordering::SeqCst) {
+        let why = match (health.last_push_error(), health.last_push_failure()) {
+            (Some(e), _) => format!("the last push failed: {e}"),
+            (None, Some(e)) => format!("pushes were succeeding again, the last failure was: {e}"),
+            (None, None) => "no push failed; the lines were still being read".into(),
         };
-        let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
-        let threads = start_sources(&sources, &env, &abort, &mut stdin)?;
-        drop(env);
-        let progress = (std::io::stderr().is_terminal() && !args.quiet).then(|| progress_bar(total_bytes, &files));
-        let ticker = progress.clone().map(|bar| {
-            tokio::spawn(async move {
-                loop {
-                    let m = Metrics::get();
-                    let read: u64 = m.bytes_read.with_label_values(&["file"]).get()
-                        + m.bytes_read.with_label_values(&["stdin"]).get();
-                    bar.set_position(read);
-                    bar.set_message(format!("{} lines acknowledged", m.lines_pushed.get()));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            })
-        });
-        join_sources(threads).await;
-        let totals = pipeline.finish().await;
-        if let Some(t) = ticker {
-            t.abort();
-        }
-        if let Some(bar) = progress {
-            bar.finish_with_message(format!("{} lines acknowledged", totals.lines_delivered));
-        }
-        if let Some(d) = deadline {
-            d.abort();
-        }
-        if gave_up.load(std::sync::atomic::Ordering::SeqCst) {
-            let why = match (health.last_push_error(), health.last_push_failure()) {
-                (Some(e), _) => format!("the last push failed: {e}"),
-                (None, Some(e)) => format!("pushes were succeeding again, the last failure was: {e}"),
-                (None, None) => "no push failed; the lines were still being read".into(),
-            };
-            anyhow::bail!(
-                "gave up after {} (--give-up-after): {} lines acknowledged, the rest not delivered; {why}",
-                crate::util::format_duration(args.give_up_after.unwrap_or_default()),
-                totals.lines_delivered
-            );
-        }
-        if shutdown.is_cancelled() {
-            anyhow::bail!("interrupted: {} lines acknowledged before the signal", totals.lines_delivered);
-        }
-        Ok::<_, anyhow::Error>(totals)
-    })?;
+        anyhow::bail!(
+            "gave up after {} (--give-up-after): {} lines acknowledged, the rest not delivered; {why}",
+            crate::util::format_duration(args.give_up_after.unwrap_or_default()),
+            totals.lines_delivered
+        );
+    }
+    if shutdown.is_cancelled() {
+        anyhow::bail!("interrupted: {} lines acknowledged before the signal", totals.lines_delivered);
+    }
+    Ok(totals)
+}
+
+/// Exit 0 only when every line was acknowledged; otherwise what was not.
+fn outcome(totals: &crate::batch::Totals) -> anyhow::Result<()> {
     if totals.lines_rejected > 0 {
         anyhow::bail!(
             "{} of {} lines were refused by the service: {}",
