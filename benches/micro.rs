@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use tailship::client::push::{escape_json_into, gzip};
+use tailship::client::json::escape_json_into;
+use tailship::client::push::gzip;
 use tailship::queue::Interner;
 use tailship::source::lines::LineSplitter;
 

@@ -13,7 +13,8 @@ use reqwest::{Method, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::client::http::{self, Auth, ClientOptions, HttpError, RetryPolicy};
+use crate::client::http::{self, Auth, ClientOptions, HttpError};
+use crate::client::retry::RetryPolicy;
 use crate::util::Secret;
 
 /// The seven limits the admin API can set, in the spec's order.

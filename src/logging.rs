@@ -29,13 +29,20 @@ pub fn init(format: LogFormat, default_level: &str) {
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(StderrLine::default);
     match format {
         LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).init(),
-        LogFormat::Text if under_systemd => builder.with_ansi(false).without_time().init(),
+        LogFormat::Text if under_systemd => {
+            // Without a time, the formatter's padding of `INFO` and `WARN`
+            // to five characters began those lines with a space.
+            TRIM_START.store(true, Ordering::Relaxed);
+            builder.with_ansi(false).without_time().init()
+        }
         LogFormat::Text => builder.with_ansi(tty).init(),
     }
 }
 
 /// Log lines that could not be written (stderr closed or full).
 static DROPPED: AtomicU64 = AtomicU64::new(0);
+/// Log lines lose their leading spaces (under systemd, see [`init`]).
+static TRIM_START: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Log lines dropped because stderr could not take them.
 pub fn dropped_lines() -> u64 {
@@ -66,7 +73,8 @@ impl Drop for StderrLine {
             return;
         }
         let text = String::from_utf8_lossy(&self.buf);
-        let clean = crate::util::secrets::scrub(&text);
+        let text: &str = if TRIM_START.load(Ordering::Relaxed) { text.trim_start_matches(' ') } else { &text };
+        let clean = crate::util::secrets::scrub(text);
         if std::io::stderr().lock().write_all(clean.as_bytes()).is_err() {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }

@@ -68,6 +68,47 @@ fn gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
     g
 }
 
+/// The `process_*` metrics, with `process_cpu_seconds_total` to the clock
+/// tick: the crate's own counter holds whole seconds (integer division of
+/// clock ticks), so an agent that had used 0.2 s of CPU showed 0.
+#[cfg(target_os = "linux")]
+struct ProcessMetrics(prometheus::process_collector::ProcessCollector);
+
+#[cfg(target_os = "linux")]
+impl prometheus::core::Collector for ProcessMetrics {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        self.0.desc()
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        let mut families = self.0.collect();
+        if let Some(secs) = cpu_seconds() {
+            for f in families.iter_mut().filter(|f| f.name() == "process_cpu_seconds_total") {
+                for m in f.mut_metric() {
+                    let mut c = prometheus::proto::Counter::default();
+                    c.set_value(secs);
+                    m.set_counter(c);
+                }
+            }
+        }
+        families
+    }
+}
+
+/// User and system CPU time of this process, in seconds (from `/proc/self/stat`).
+#[cfg(target_os = "linux")]
+pub fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces and parentheses):
+    // state is field 3, utime 14 and stime 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf only reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks / hz as f64)
+}
+
 impl Metrics {
     fn new() -> Self {
         let r = Registry::new();
@@ -77,8 +118,7 @@ impl Metrics {
         r.register(Box::new(build)).expect("metric registered once");
         #[cfg(target_os = "linux")]
         {
-            let pc = prometheus::process_collector::ProcessCollector::for_self();
-            let _ = r.register(Box::new(pc));
+            let _ = r.register(Box::new(ProcessMetrics(prometheus::process_collector::ProcessCollector::for_self())));
         }
         let push_duration = Histogram::with_opts(
             HistogramOpts::new("tailship_push_duration_seconds", "Duration of one push request, retries excluded.")

@@ -103,6 +103,12 @@ fn every_kind_of_mistake_names_its_key() {
         "sources[0].labels.job",
         "UNSET_VAR_FOR_TEST is not set",
     );
+    // Found by an operator: `${1}` in a replace stage read as an unset variable.
+    assert_bad(
+        "[[sources]]\ntype = \"stdin\"\nstages = [{ replace = 'user=(\\w+)', with = \"user=${1}\" }]\n",
+        "sources[0].stages[0].with",
+        "for capture group 1 write `$${1}`",
+    );
 }
 
 #[test]
@@ -276,4 +282,28 @@ fn check_prints_sizes_and_durations_as_people_write_them() {
     // What check prints is a config that checks the same.
     let (again, all) = check(&text.replace("# ", "#"), "toml", &[]);
     assert!(again.status.success(), "{all}");
+}
+
+/// Found by an operator: `check` needed `--config` where `run` has a default,
+/// and under systemd (`JOURNAL_STREAM` set) log lines began with a space.
+/// `check` without `--config` reads the default config, as `run` does.
+#[test]
+fn check_without_config_reads_the_default_and_systemd_log_lines_start_at_the_level() {
+    if std::path::Path::new("/etc/tailship/tailship.toml").exists() {
+        eprintln!("skipped: the package's config is installed here, so a missing default cannot be shown");
+        return;
+    }
+    let out = Command::new(bin())
+        .arg("check")
+        .env_remove("TAILSHIP_CONFIG")
+        .env("JOURNAL_STREAM", "8:1234")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("/etc/tailship/tailship.toml"), "names the default config: {err}");
+    assert!(err.contains("no --config given"), "{err}");
+    // The log line (the error report after it is indented on purpose).
+    let log = err.lines().find(|l| l.contains("no --config given")).unwrap_or_default();
+    assert!(log.starts_with("INFO "), "a log line under systemd starts at its level: {log:?}");
 }

@@ -139,3 +139,40 @@ fn server_limits_are_checked() {
     let out = Command::new(bin()).args(["receive", "--max-connections", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// CPU seconds of process `pid` from `/proc` (user + system, in clock ticks of 100 Hz or the system's).
+fn proc_cpu_seconds(pid: i32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = stat.rsplit_once(')').unwrap().1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // SAFETY: sysconf only reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / hz
+}
+
+/// Found by an operator: `process_cpu_seconds_total` said 0 while /proc
+/// showed 0.20 s (the prometheus crate's counter divides clock ticks in
+/// integers, so it moves by whole seconds). Now it is /proc's figure.
+#[test]
+fn process_cpu_seconds_total_is_exact_not_whole_seconds() {
+    let r = Receiver::start(&["--max-entries", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    let text: String = (0..200_000).map(|i| format!("line {i} some padding to make work\n")).collect();
+    std::fs::write(&log, text).unwrap();
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "");
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(60), || r.stats()["entries"].as_u64() == Some(200_000)));
+    let pid = agent.pid();
+    let mut seen = (0.0, 0.0, 0.0);
+    // Between two reads of /proc, the metric is within them (whole seconds would be below).
+    let exact = wait_for(Duration::from_secs(10), || {
+        let before = proc_cpu_seconds(pid);
+        let metric = agent.metric("process_cpu_seconds_total");
+        let after = proc_cpu_seconds(pid);
+        seen = (before, metric, after);
+        before > 0.0 && metric >= before - 1e-9 && metric <= after + 1e-9
+    });
+    assert!(exact, "(proc before, metric, proc after) = {seen:?}");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}

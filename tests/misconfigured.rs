@@ -116,6 +116,43 @@ fn a_401_with_a_wrong_password_then_the_right_one_delivers_every_line() {
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
 
+/// Found by an operator: with a wrong password fixed and SIGHUP sent, `/ready`
+/// stayed "not ready ... 401" for 52 s, until the running backoff ran out (up to
+/// `max_backoff`, 5 minutes). A reload now wakes batches waiting for a retry:
+/// with a minute's backoff, the lines arrive within seconds of the SIGHUP, and
+/// the recovery is logged.
+#[test]
+fn sighup_with_the_right_password_applies_at_once_not_after_the_backoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("store-password"), "right-horse-battery\n").unwrap();
+    let store_pw = d.join("store-password").display().to_string();
+    let r = Receiver::start(&["--basic-auth-user", "shipper", "--basic-auth-password-file", &store_pw]);
+    let agent_pw = d.join("agent-password");
+    std::fs::write(&agent_pw, "wrong-horse-battery\n").unwrap();
+    let log = d.join("app.log");
+    std::fs::write(&log, lines(50)).unwrap();
+    let auth = format!("basic_auth = {{ username = \"shipper\", password_file = \"{}\" }}", agent_pw.display());
+    let cfg = agent_config(d, &r.base, &log.display().to_string(), &auth, "");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "retry = { min_backoff = \"20ms\", max_backoff = \"500ms\" }",
+        "retry = { min_backoff = \"60s\", max_backoff = \"5m\" }",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || {
+        let (status, text) = ready(&agent);
+        status == 503 && text.contains("401")
+    }));
+    // Now waiting a minute or more for the next try.
+    std::fs::write(&agent_pw, "right-horse-battery\n").unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(wait_for(Duration::from_secs(15), || stored(&r) == 50), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(5), || ready(&agent).0 == 200), "{:?}", ready(&agent));
+    assert!(agent.stderr_text().contains("pushes succeed again"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
+
 #[test]
 fn a_password_in_the_url_never_appears_in_check_output_or_logs() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,4 +233,52 @@ fn give_up_after_names_an_earlier_failure_that_a_retry_got_past() {
     assert!(err.contains("1 lines acknowledged"), "{err}");
     assert!(err.contains("pushes were succeeding again, the last failure was") && err.contains("503"), "{err}");
     assert_eq!(mock.requests().len(), 2, "one 503, one retry");
+}
+
+/// Found by an operator: `seq 1 5 | timeout 10 tailship push - --url ...` with a
+/// wrong password or prefix never ended (rc 124), logging that "lines wait on
+/// disk", meaningless for stdin. A one-off command ends at once with exit 1
+/// and the service's message for a refusal no retry cures.
+#[test]
+fn push_refused_with_401_or_404_exits_1_at_once_with_the_services_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let pw = dir.path().join("store-password");
+    std::fs::write(&pw, "right-horse-battery\n").unwrap();
+    let r = Receiver::start(&["--basic-auth-user", "shipper", "--basic-auth-password-file", &pw.display().to_string()]);
+    let wrong = dir.path().join("wrong");
+    std::fs::write(&wrong, "wrong-horse-battery\n").unwrap();
+    let right = pw.display().to_string();
+    let cases: [(&[&str], &str); 2] = [
+        (&["--username", "shipper", "--password-file", &wrong.display().to_string()], "401"),
+        (&["--username", "shipper", "--password-file", &right, "--api-prefix", "/nowhere/api/v1"], "404"),
+    ];
+    for (args, status) in cases {
+        let mut child = Command::new(bin())
+            .args(["push", "--url", &r.base, "-"])
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Five lines, and standard input stays open: the command must not wait for its end.
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, b"1\n2\n3\n4\n5\n").unwrap();
+        let mut code = None;
+        assert!(
+            wait_for(Duration::from_secs(15), || {
+                code = child.try_wait().unwrap();
+                code.is_some()
+            }),
+            "tailship push did not end on a {status}"
+        );
+        drop(stdin);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(code.and_then(|s| s.code()), Some(1), "{err}");
+        assert!(err.contains("refused the push") && err.contains(status), "{status}: {err}");
+        assert!(!err.contains("wait on disk"), "{err}");
+        assert!(!err.contains("horse-battery"), "a password in the output: {err}");
+    }
+    assert_eq!(stored(&r), 0);
 }

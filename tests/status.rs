@@ -151,6 +151,9 @@ fn status_json_shows_each_file_its_offsets_and_rates_the_pushes_positions_and_al
             assert_eq!(resp.status, 405, "{method} {path}");
         }
     }
+    // `GET /` was a 404; it leads to the page, relative to itself (a proxy's prefix is kept).
+    let root = get(&format!("http://{addr}/"));
+    assert_eq!((root.status, root.header("location")), (302, Some("status")));
     let page = get(&format!("http://{addr}/status"));
     assert_eq!(page.status, 200);
     assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));

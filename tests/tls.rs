@@ -230,3 +230,23 @@ fn a_service_requiring_a_client_certificate_gets_pushes_with_cert_file_and_key_f
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Found by an operator: `https://` to a plain-HTTP port said only "received
+/// corrupt message of type InvalidContentType". The error now says what it means.
+#[test]
+fn https_to_a_plain_http_port_says_the_server_speaks_plain_http() {
+    let r = common::Receiver::start(&[]);
+    let url = format!("https://{}", r.addr);
+    let mut child = std::process::Command::new(common::bin())
+        .args(["push", "--url", &url, "--give-up-after", "2s", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"one line\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the server answered in plain HTTP, not TLS: use http://"), "{err}");
+}

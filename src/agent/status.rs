@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::http::header;
+use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use tokio_util::sync::CancellationToken;
 
@@ -240,6 +240,9 @@ impl Board {
         use axum::routing::get;
         let board = self.clone();
         axum::Router::new()
+            // `GET /` shows the status page; the relative Location keeps a
+            // reverse proxy's path prefix (`/agent/` -> `/agent/status`).
+            .route("/", get(|| async { (StatusCode::FOUND, [(header::LOCATION, "status")]) }))
             .route(
                 "/status.json",
                 get(move || {

@@ -39,7 +39,7 @@ use prometheus::IntCounter;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::http::RetryPolicy;
+use crate::client::retry::RetryPolicy;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::queue::StreamRef;

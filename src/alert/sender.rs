@@ -18,7 +18,8 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::rule::Annotations;
-use crate::client::http::{self, HttpError, RetryPolicy};
+use crate::client::http::{self, HttpError};
+use crate::client::retry::{self, RetryPolicy};
 use crate::config::ClientConfig;
 use crate::metrics::Metrics;
 use crate::util::Secret;
@@ -174,7 +175,7 @@ impl Sender {
             Ok(b) => b,
             Err(_) => return Outcome::Failed { reason: "encode" },
         };
-        let result = http::with_retry(
+        let result = retry::with_retry(
             self.retry,
             cancel,
             |e, wait| {
@@ -231,7 +232,7 @@ impl Sender {
     ) -> Outcome {
         let m = Metrics::get();
         let body = serde_json::json!({ "time": time_ms, "tags": tags, "text": text });
-        let result = http::with_retry(
+        let result = retry::with_retry(
             self.retry,
             cancel,
             |e, wait| {

@@ -10,7 +10,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
 use super::{BatchSettings, LineTap};
-use crate::client::push::escape_json_into;
+use crate::client::json::escape_json_into;
 use crate::pool::{self, Pool};
 use crate::positions::{AckRef, Positions};
 use crate::queue::{Chunk, StreamRef};

@@ -135,8 +135,19 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
 }
 
-/// Where `run` looks without `--config`: the Debian package's config.
+/// Where `run` and `check` look without `--config`: the Debian package's config.
 pub const DEFAULT_CONFIG: &str = "/etc/tailship/tailship.toml";
+
+/// `--config`, or [`DEFAULT_CONFIG`] (logged) without it.
+pub fn config_or_default(config: &Option<PathBuf>) -> PathBuf {
+    match config {
+        Some(p) => p.clone(),
+        None => {
+            tracing::info!(config = DEFAULT_CONFIG, "no --config given; reading the default config");
+            PathBuf::from(DEFAULT_CONFIG)
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
@@ -162,9 +173,9 @@ pub struct PushArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The config file (TOML, or YAML by extension).
+    /// The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, as for `run`].
     #[arg(long, short = 'c', env = "TAILSHIP_CONFIG")]
-    pub config: PathBuf,
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

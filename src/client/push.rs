@@ -1,5 +1,5 @@
-//! Pushing batches: the JSON body (escaped once, straight into per-stream
-//! buffers by the batcher), gzip, the request with tenant and auth headers,
+//! Pushing batches: the JSON body (escaped once by the batcher into per-stream
+//! buffers, see `json`), gzip, the request with tenant and auth headers,
 //! the client-side rate limit, and retries until delivered.
 
 use std::collections::HashSet;
@@ -12,129 +12,11 @@ use governor::{Quota, RateLimiter};
 use reqwest::header::{HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, Auth, HttpError, RetryPolicy};
+use super::http::{self, Auth, HttpError};
+use super::retry::{self, RetryPolicy};
 use crate::config::{ClientConfig, Compression};
 use crate::metrics::{Health, Metrics};
 use crate::pool::{self, Pool, Pooled};
-
-/// Escapes `s` as the inside of a JSON string (no quotes) onto `out`.
-/// Only `"`, `\` and control characters need escaping. The search for the
-/// next such byte looks at 16 bytes at a time (SSE2 on x86_64, 8 bytes as
-/// integers elsewhere), so a line without any (the usual case) is one scan
-/// and one copy.
-pub fn escape_json_into(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len());
-    let mut start = 0;
-    while let Some(i) = find_escape(bytes, start) {
-        out.extend_from_slice(&bytes[start..i]);
-        let b = bytes[i];
-        match ESCAPE[b as usize] {
-            b'u' => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]]);
-            }
-            esc => out.extend_from_slice(&[b'\\', esc]),
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
-}
-
-/// The index of the first byte at or after `from` that JSON needs escaped.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn find_escape(b: &[u8], from: usize) -> Option<usize> {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    if b.len() < 16 {
-        return b[from.min(b.len())..].iter().position(|&c| ESCAPE[c as usize] != 0).map(|p| p + from);
-    }
-    // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are
-    // always available; every load reads 16 bytes at `i` or `b.len() - 16`,
-    // both with `b.len() >= 16` and `i + 16 <= b.len()`, so inside `b`.
-    unsafe {
-        let quote = _mm_set1_epi8(b'"' as i8);
-        let backslash = _mm_set1_epi8(b'\\' as i8);
-        let below_space = _mm_set1_epi8(0x1f);
-        let mask_at = |i: usize| {
-            let v = _mm_loadu_si128(b.as_ptr().add(i) as *const __m128i);
-            // A byte is a control character when min(byte, 0x1f) == byte (unsigned).
-            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, below_space), v);
-            let special = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
-            _mm_movemask_epi8(_mm_or_si128(ctl, special)) as u32
-        };
-        let mut i = from;
-        while i + 16 <= b.len() {
-            let m = mask_at(i);
-            if m != 0 {
-                return Some(i + m.trailing_zeros() as usize);
-            }
-            i += 16;
-        }
-        if i < b.len() {
-            // The last 16 bytes, overlapping what was checked: skip the bytes before `i`.
-            let last = b.len() - 16;
-            let m = mask_at(last) >> (i - last);
-            if m != 0 {
-                return Some(i + m.trailing_zeros() as usize);
-            }
-        }
-    }
-    None
-}
-
-/// The index of the first byte at or after `from` that JSON needs escaped.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-fn find_escape(b: &[u8], from: usize) -> Option<usize> {
-    find_escape_swar(b, from)
-}
-
-/// [`find_escape`] for any target: eight bytes at a time as one integer.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-#[inline]
-fn find_escape_swar(b: &[u8], from: usize) -> Option<usize> {
-    let mut i = from;
-    while i + 8 <= b.len() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[i..i + 8]);
-        if needs_escape(u64::from_le_bytes(w)) {
-            break;
-        }
-        i += 8;
-    }
-    b[i.min(b.len())..].iter().position(|&c| ESCAPE[c as usize] != 0).map(|p| p + i)
-}
-
-/// True when any byte of `w` is below 0x20, a `"` or a `\`.
-#[inline]
-fn needs_escape(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    (below_space | zero_byte(w ^ (ONES * b'"' as u64)) | zero_byte(w ^ (ONES * b'\\' as u64))) != 0
-}
-
-/// For each byte: 0 to copy as is, else the letter of its escape (`u` for `\u00XX`).
-static ESCAPE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = b'u';
-        i += 1;
-    }
-    t[b'\n' as usize] = b'n';
-    t[b'\r' as usize] = b'r';
-    t[b'\t' as usize] = b't';
-    t[0x08] = b'b';
-    t[0x0c] = b'f';
-    t[b'"' as usize] = b'"';
-    t[b'\\' as usize] = b'\\';
-    t
-};
 
 /// Compresses a body with gzip at `level` (1-9).
 pub fn gzip(body: &[u8], level: u32) -> Result<Vec<u8>, flate2::CompressError> {
@@ -280,6 +162,13 @@ pub struct Pusher {
     /// Batches compressed at once: one per CPU. More would not finish sooner,
     /// but each would hold its uncompressed body meanwhile.
     compress_slots: Arc<tokio::sync::Semaphore>,
+    /// Fired by a reload: batches waiting for a retry try again at once.
+    reconfigured: tokio::sync::Notify,
+    /// One-off commands (`tailship push`): a refusal no retry cures (401,
+    /// 403, 404, ...) is final: it is kept here and this token stops the
+    /// pipeline, instead of the daemon's retrying until a reload fixes it.
+    stop_on_refusal: Option<CancellationToken>,
+    final_refusal: Mutex<Option<String>>,
 }
 
 type Limiter =
@@ -307,7 +196,23 @@ impl Pusher {
             compress_slots: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, c.batch.max_in_flight.max(1)),
             )),
+            reconfigured: tokio::sync::Notify::new(),
+            stop_on_refusal: None,
+            final_refusal: Mutex::new(None),
         })
+    }
+
+    /// For a one-off command: a refusal that says the agent is misconfigured
+    /// or not allowed ends the run (`stop` is cancelled) instead of being
+    /// retried; [`Pusher::final_refusal`] then tells it.
+    pub fn one_off(mut self, stop: CancellationToken) -> Self {
+        self.stop_on_refusal = Some(stop);
+        self
+    }
+
+    /// The service's refusal that ended a one-off run (scrubbed of secrets).
+    pub fn final_refusal(&self) -> Option<String> {
+        self.final_refusal.lock().ok().and_then(|r| r.clone())
     }
 
     /// Applies a reloaded `client` section's URL, API prefix, authentication
@@ -320,6 +225,7 @@ impl Pusher {
         if let Ok(mut l) = self.logged.lock() {
             l.clear();
         }
+        self.reconfigured.notify_waiters();
         Ok(())
     }
 
@@ -406,12 +312,13 @@ impl Pusher {
         }
         let tenant_header = tenant.and_then(|t| HeaderValue::from_str(t).ok());
         let m = Metrics::get();
-        let retriable = |e: &HttpError| {
-            e.is_retriable() || (e.status().is_some_and(|s| s.is_client_error()) && !refuses_content(e))
-        };
-        let result = http::with_retry_if(
+        let misconfigured = |e: &HttpError| e.status().is_some_and(|s| s.is_client_error()) && !refuses_content(e);
+        let one_off = self.stop_on_refusal.is_some();
+        let retriable = |e: &HttpError| e.is_retriable() || (misconfigured(e) && !one_off);
+        let result = retry::with_retry_woken(
             self.retry,
             abort,
+            Some(&self.reconfigured),
             retriable,
             |err, wait| {
                 m.push_retries.inc();
@@ -447,7 +354,11 @@ impl Pusher {
                         Err(_) => "error".to_string(),
                     };
                     m.push_requests.with_label_values(&[&label]).inc();
+                    let failed_before = self.health.last_push_error().is_some();
                     self.health.push_result(r.as_ref().err().map(|e| e.to_string()));
+                    if failed_before && r.is_ok() {
+                        tracing::info!(url = %crate::util::secrets::scrub(&target.url), "pushes succeed again");
+                    }
                     r.map(|_| ())
                 }
             },
@@ -456,6 +367,17 @@ impl Pusher {
         let outcome = match result {
             Ok(()) => PushOutcome::Delivered,
             Err(HttpError::Cancelled) => PushOutcome::Aborted,
+            Err(e) if one_off && misconfigured(&e) => {
+                // Not the data's fault and nothing stored: the run ends,
+                // saying why, and the lines count as not delivered.
+                if let Ok(mut r) = self.final_refusal.lock() {
+                    r.get_or_insert_with(|| crate::util::secrets::scrub(&e.to_string()).into_owned());
+                }
+                if let Some(stop) = &self.stop_on_refusal {
+                    stop.cancel();
+                }
+                PushOutcome::Aborted
+            }
             Err(e) if retriable(&e) => {
                 let message = format!("gave up after {} retries: {e}", self.retry.max_retries);
                 tracing::error!(error = %e, retries = self.retry.max_retries, "client.retry.max_retries ran out; the batch's lines are dropped and counted");
@@ -502,64 +424,6 @@ mod tests {
         assert_eq!(partly_stored("400 from u: line too long; total ignored: 2 out of 3\n"), Some((2, 3)));
         assert_eq!(partly_stored("400 from u: bad request"), None);
         assert_eq!(partly_stored("total ignored: 5 out of 3"), None);
-    }
-
-    #[test]
-    fn escaping_matches_serde_json() {
-        for s in [
-            "plain",
-            "quote \" and \\ back",
-            "ctl \u{1}\u{1f}\n\r\t\u{8}\u{c}",
-            "üñí €",
-            "",
-            "a long line of plain text with a \" late quote",
-            "\u{7f}\u{80} eight by\\tes\u{0}",
-            "exactly8",
-            "1234567\"",
-        ] {
-            let mut out = Vec::new();
-            escape_json_into(&mut out, s);
-            let ours = format!("\"{}\"", String::from_utf8(out).unwrap());
-            let back: String = serde_json::from_str(&ours).unwrap();
-            assert_eq!(back, s);
-        }
-    }
-
-    #[test]
-    fn escaping_random_strings_round_trips() {
-        let alphabet = ['a', ' ', '"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '€', '\u{7f}', 'z', '/'];
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        for _ in 0..5000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = (x % 100) as usize;
-            let s: String = (0..len).map(|k| alphabet[((x >> (k % 60)) as usize + k * 7) % alphabet.len()]).collect();
-            let mut out = Vec::new();
-            escape_json_into(&mut out, &s);
-            let back: String = serde_json::from_str(&format!("\"{}\"", String::from_utf8(out).unwrap())).unwrap();
-            assert_eq!(back, s);
-        }
-    }
-
-    #[test]
-    fn both_escape_searches_find_the_first_byte_to_escape() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = (x % 70) as usize;
-            let mut b: Vec<u8> = (0..len).map(|k| b'a' + ((x >> (k % 50)) as u8 % 26)).collect();
-            if len > 0 && x % 3 != 0 {
-                let at = (x >> 20) as usize % len;
-                b[at] = [b'"', b'\\', 0, 0x1f, b'\n', 0x7f, 0x80, 0xff][(x >> 40) as usize % 8];
-            }
-            let from = if len > 0 { (x >> 30) as usize % (len + 1) } else { 0 };
-            let naive = b[from..].iter().position(|&c| c < 0x20 || c == b'"' || c == b'\\').map(|p| p + from);
-            assert_eq!(find_escape(&b, from), naive, "{b:?} from {from}");
-            assert_eq!(find_escape_swar(&b, from), naive, "{b:?} from {from}");
-        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! One management API call over the shared HTTP layer: retried with
-//! `http::with_retry`, but only where sending again is safe, and answered
+//! `retry::with_retry`, but only where sending again is safe, and answered
 //! with the JSON body. Used by the cloud client and the tenant admin client.
 //!
 //! A 429 means the service did not act, so every call retries it. A 5xx or a
@@ -12,7 +12,8 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::http::{self, HttpError, RetryPolicy};
+use crate::client::http::{self, HttpError};
+use crate::client::retry::{self, RetryPolicy};
 
 /// Runs `attempt` until it succeeds or fails for good, then reads the body:
 /// `None` when empty (a 204), else JSON.
@@ -32,7 +33,7 @@ where
         tracing::warn!(error = %e, wait_ms = w.as_millis() as u64, "{action}: retrying");
     };
     // An error that must not be retried travels as Ok(Err(..)), which ends with_retry.
-    let outcome = http::with_retry(policy, &never, on_retry, || {
+    let outcome = retry::with_retry(policy, &never, on_retry, || {
         let fut = attempt();
         async move {
             match fut.await {

@@ -29,7 +29,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::client::http::{self, Auth, ClientOptions, RetryPolicy};
+use crate::client::http::{self, Auth, ClientOptions};
+use crate::client::retry::RetryPolicy;
 use crate::util::Secret;
 use model::{NewPolicy, NewStack, NewToken, Page, PolicyStatus, PolicyUpdate, StackList, StackUpdate, TokenUpdate};
 use pace::Pacer;

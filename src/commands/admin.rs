@@ -12,7 +12,7 @@ use super::output::{self, cell, Output};
 use super::CommandError;
 use crate::admin::{parse_limits, AdminClient, AdminError, Tenant, TenantChanges, LIMIT_KEYS};
 pub use crate::cli::admin::*;
-use crate::client::http::RetryPolicy;
+use crate::client::retry::RetryPolicy;
 
 /// Environment variable holding the admin token itself.
 pub const ADMIN_TOKEN_ENV: &str = "TAILSHIP_ADMIN_TOKEN";

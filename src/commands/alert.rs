@@ -30,7 +30,7 @@ fn test(args: &AlertTestArgs) -> anyhow::Result<()> {
         return Err(CommandError::usage(anyhow::anyhow!(msg)).into());
     }
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let sender = Sender::new(&config.client, crate::client::http::RetryPolicy::of(&config.client))
+    let sender = Sender::new(&config.client, crate::client::retry::RetryPolicy::of(&config.client))
         .context("cannot build the HTTP client")?;
     let mut out = std::io::stdout().lock();
     let mut failed = 0;

@@ -98,10 +98,11 @@ async fn ship(
 ) -> anyhow::Result<crate::batch::Totals> {
     let shutdown = crate::shutdown::on_signals();
     let health = Health::new();
-    let pusher = Arc::new(Pusher::new(client, health.clone())?);
     // --give-up-after: the deadline cancels the pipeline like a signal,
-    // told apart by `gave_up`.
+    // told apart by `gave_up`; so does a refusal no retry cures (a wrong
+    // password, URL or prefix), told apart by the pusher.
     let abort = shutdown.child_token();
+    let pusher = Arc::new(Pusher::new(client, health.clone())?.one_off(abort.clone()));
     let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let deadline = args.give_up_after.map(|d| {
         let (abort, gave_up) = (abort.clone(), gave_up.clone());
@@ -116,7 +117,7 @@ async fn ship(
         BatchSettings::of(client),
         // Enough for every push in flight plus the batch being filled and the next chunks.
         ((client.batch.max_in_flight + 2) * client.batch.max_bytes.get() as usize).max(4 << 20),
-        pusher,
+        pusher.clone(),
         positions.clone(),
         abort.clone(),
     );
@@ -155,6 +156,12 @@ async fn ship(
     }
     if let Some(d) = deadline {
         d.abort();
+    }
+    if let Some(refusal) = pusher.final_refusal() {
+        anyhow::bail!(
+            "the service refused the push, and no retry can cure that: {refusal} ({} lines acknowledged before; check --url, --api-prefix and the credentials)",
+            totals.lines_delivered
+        );
     }
     if gave_up.load(std::sync::atomic::Ordering::SeqCst) {
         let why = match (health.last_push_error(), health.last_push_failure()) {

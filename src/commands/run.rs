@@ -3,13 +3,7 @@
 use crate::cli::RunArgs;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let path = match &args.config {
-        Some(p) => p.clone(),
-        None => {
-            tracing::info!(config = crate::cli::DEFAULT_CONFIG, "no --config given; reading the default config");
-            std::path::PathBuf::from(crate::cli::DEFAULT_CONFIG)
-        }
-    };
+    let path = crate::cli::config_or_default(&args.config);
     let plan = crate::plan::load(&path)?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async { crate::agent::run(plan, crate::shutdown::on_signals()).await })

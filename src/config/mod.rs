@@ -300,6 +300,12 @@ pub fn expand_str(s: &str, env: &[(String, String)]) -> Result<String, String> {
             match (lookup(name), default) {
                 (Some(v), _) if !v.is_empty() || default.is_none() => out.push_str(&v),
                 (_, Some(d)) => out.push_str(d),
+                (None, None) if name.bytes().all(|b| b.is_ascii_digit()) => {
+                    // `${1}` is a capture group (a replace stage's `with`), not a variable.
+                    return Err(format!(
+                        "`${{{name}}}` reads environment variable {name}, which is not set: for capture group {name} write `$${{{name}}}` (`$$` is a literal `$`)"
+                    ));
+                }
                 (None, None) => {
                     return Err(format!(
                         "environment variable {name} is not set (use ${{{name}:-default}} for a default)"

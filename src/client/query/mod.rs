@@ -20,7 +20,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, Auth, HttpError, RetryPolicy};
+use super::http::{self, Auth, HttpError};
+use super::retry::{self, RetryPolicy};
 use crate::config::ClientConfig;
 use crate::logql;
 
@@ -214,7 +215,7 @@ impl QueryClient {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, HttpError>>,
     {
-        http::with_retry(
+        retry::with_retry(
             self.retry,
             cancel,
             |err, wait| tracing::warn!("{err}; retrying in {}", crate::util::format_duration(round_ms(wait))),
