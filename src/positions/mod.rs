@@ -88,6 +88,14 @@ struct SavedFile {
     /// deleted (or found gone): nothing more is to come from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     end: Option<u64>,
+    /// When a scan last found the file at `path` (ms since the epoch; 0 in
+    /// files written before): see [`Positions::last_seen_by_path`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    seen_at_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -119,6 +127,8 @@ struct FileState {
     /// still be in flight): a source that takes the file over in this
     /// process (a reload) goes on from here, so no line is sent twice. Not saved.
     read_to: u64,
+    /// See [`SavedFile::seen_at_ms`].
+    seen_at_ms: u64,
 }
 
 /// A known file that no source follows now, with lines that may not have
@@ -164,6 +174,10 @@ pub struct Positions {
     pub acked: tokio::sync::Notify,
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
 fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
@@ -199,6 +213,7 @@ impl Positions {
                                 size: f.size.max(f.offset),
                                 end: f.end,
                                 read_to: 0,
+                                seen_at_ms: f.seen_at_ms,
                             },
                         );
                     }
@@ -253,6 +268,7 @@ impl Positions {
         f.fp = Fingerprint::of(prefix).max_len(f.fp);
         f.end = None;
         f.updated_at = now_secs();
+        f.seen_at_ms = now_ms();
         let offset = f.committed.max(f.read_to);
         st.dirty = true;
         Some((key, offset))
@@ -277,6 +293,7 @@ impl Positions {
                 size: offset,
                 end: None,
                 read_to: 0,
+                seen_at_ms: now_ms(),
             },
         );
         st.dirty = true;
@@ -323,6 +340,7 @@ impl Positions {
                 size: 0,
                 end: None,
                 read_to: 0,
+                seen_at_ms: now_ms(),
             },
         );
         st.dirty = true;
@@ -478,15 +496,34 @@ impl Positions {
         })
     }
 
-    /// For each path the store knows, when an entry of it was last written
-    /// (seconds since the epoch): files beside it that changed later are
-    /// generations the agent may not have seen (see `source/file/generations.rs`).
+    /// Scans found these files at their paths now (see [`Positions::last_seen_by_path`]).
+    pub fn seen_at_path(&self, keys: &[u64]) {
+        if keys.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let mut st = self.lock();
+        for k in keys {
+            if let Some(f) = st.files.get_mut(k) {
+                f.seen_at_ms = now;
+            }
+        }
+    }
+
+    /// For each path the store knows, when a scan last found a known file
+    /// there (ms since the epoch; for entries of older files, when they were
+    /// last written): files beside it that changed later are generations the
+    /// agent may not have seen (see `source/file/generations.rs`). Not when an
+    /// entry was last saved: a file rotated away unnoticed (its source
+    /// blocked on a full queue) is saved as current until it is noticed, and a
+    /// generation created and rotated away meanwhile would pass for history.
     pub fn last_seen_by_path(&self) -> HashMap<PathBuf, u64> {
         let st = self.lock();
         let mut out: HashMap<PathBuf, u64> = HashMap::new();
         for f in st.files.values().filter(|f| f.ino != 0) {
+            let seen = if f.seen_at_ms > 0 { f.seen_at_ms } else { f.updated_at.saturating_mul(1000) };
             let t = out.entry(f.path.clone()).or_default();
-            *t = (*t).max(f.updated_at);
+            *t = (*t).max(seen);
         }
         out
     }
@@ -521,6 +558,7 @@ impl Positions {
                     updated_at: if f.active { now } else { f.updated_at },
                     size: f.size,
                     end: f.end,
+                    seen_at_ms: f.seen_at_ms,
                 })
                 .collect();
             files.sort_by(|a, b| a.path.cmp(&b.path));

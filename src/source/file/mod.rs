@@ -307,6 +307,9 @@ impl FileSource {
         // New files by path and id (not their whole metadata: 100,000 new files).
         let mut new: Vec<(PathBuf, (u64, u64))> = Vec::new();
         let held: HashSet<(u64, u64)> = self.newborn.iter().map(|n| (n.dev, n.ino)).collect();
+        // Known files found at their paths: when, is what tells history from
+        // generations never seen (see `generations`).
+        let mut at_path: Vec<u64> = Vec::new();
         let mut held_seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
         for path in candidates {
             let Ok(meta) = std::fs::metadata(&path) else { continue };
@@ -316,6 +319,9 @@ impl FileSource {
             let id = (meta.dev(), meta.ino());
             if let Some(&i) = open.get(&id) {
                 let t = &mut self.tailers[i];
+                if !t.detached && t.path == path {
+                    at_path.push(t.key);
+                }
                 if t.path != path && (!claimed.contains(&id)) && (t.detached || !path.exists_as(&t.path)) {
                     tracing::info!(from = %t.path.display(), to = %path.display(), "file renamed; still reading it");
                     t.path = path.clone();
@@ -334,6 +340,7 @@ impl FileSource {
                 continue;
             }
             if let Some(p) = self.parked.get_mut(&id) {
+                at_path.push(p.key);
                 if p.path != path {
                     p.path = path.clone();
                     p.status.renamed(&path);
@@ -361,6 +368,7 @@ impl FileSource {
                 self.unpark(p);
             }
         }
+        self.positions.seen_at_path(&at_path);
         self.newborn_seen(&held_seen);
         for (path, id) in new {
             self.open(&path, id);
@@ -396,7 +404,7 @@ impl FileSource {
                 previous
                     .into_iter()
                     .filter(|(p, _)| self.files.matches(p))
-                    .map(|(p, secs)| (p, epoch + Duration::from_secs(secs))),
+                    .map(|(p, ms)| (p, epoch + Duration::from_millis(ms))),
             );
         }
         if !rotated.is_empty() {
