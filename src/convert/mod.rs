@@ -15,6 +15,7 @@
 //! - `relabel_configs`: [`relabel`]
 
 mod client;
+mod filters;
 mod golayout;
 mod relabel;
 mod render;

@@ -1,16 +1,17 @@
 //! Promtail `pipeline_stages` as tailship `stages`.
 //!
-//! The stages keep their order. Three Promtail stages have no stage of their
-//! own in tailship and are folded in: `labels` (and `structured_metadata`)
-//! become the `labels` list of the latest earlier stage that extracts the
-//! value; `static_labels` and an unconditional `tenant` become the source's
-//! `labels` and `tenant_id`; a leading `multiline` becomes the source's
-//! `multiline` rule. Each stage is checked the way `tailship check` will
+//! The stages keep their order, and so does the extracted map they share:
+//! `labels` and `structured_metadata` become stages of their own at the same
+//! place, `source` keys carry over. `static_labels` and a `tenant` with a
+//! fixed `value` become the source's `labels` and `tenant_id`; a leading
+//! `multiline` becomes the source's `multiline` rule; `drop` and `tenant`
+//! are read in `filters.rs`. Each stage is checked the way `tailship check` will
 //! check it (regexes, JSON paths, time formats, label names), so a stage
 //! that would not compile is reported instead of written.
 
 use regex::Regex;
 
+use super::filters::{self, DropRule, Tenant};
 use super::golayout;
 use super::render::Val;
 use super::replace;
@@ -35,36 +36,41 @@ pub struct Pipeline {
 
 #[derive(Debug, Clone)]
 pub struct Stage {
-    kind: Kind,
+    pub(super) kind: Kind,
     labels: Option<Vec<String>>,
     metadata: Option<Vec<String>>,
 }
 
+/// A tailship stage; `Option<String>` is the `source` a stage reads instead of the line.
 #[derive(Debug, Clone)]
-enum Kind {
+pub(super) enum Kind {
     /// The regex and its named captures.
-    Regex(String, Vec<String>),
-    Json(Vec<(String, String)>),
-    Logfmt(Vec<(String, String)>),
-    Drop(String),
+    Regex(String, Vec<String>, Option<String>),
+    Json(Vec<(String, String)>, Option<String>),
+    Logfmt(Vec<(String, String)>, Option<String>),
+    Drop(DropRule),
     Timestamp(String, String),
     Output(String),
-    Replace(String, String),
+    Replace(String, String, Option<String>),
     Cri,
     Docker,
     Limit(f64, Option<i64>),
+    /// `tenant = { source | label = name }`.
+    Tenant(&'static str, String),
+    /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
+    Labels(Vec<(String, String)>, Vec<(String, String)>),
 }
 
 impl Stage {
-    fn plain(kind: Kind) -> Self {
+    pub(super) fn plain(kind: Kind) -> Self {
         Self { kind, labels: None, metadata: None }
     }
 
     /// The names this stage extracts.
     fn extracts(&self) -> Vec<String> {
         match &self.kind {
-            Kind::Regex(_, names) => names.clone(),
-            Kind::Json(f) | Kind::Logfmt(f) => f.iter().map(|(n, _)| n.clone()).collect(),
+            Kind::Regex(_, names, _) => names.clone(),
+            Kind::Json(f, _) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
             Kind::Cri | Kind::Docker => vec!["stream".into()],
             _ => Vec::new(),
         }
@@ -72,22 +78,24 @@ impl Stage {
 
     /// An empty `logfmt` table extracts every key.
     fn extracts_any(&self) -> bool {
-        matches!(&self.kind, Kind::Logfmt(f) if f.is_empty())
+        matches!(&self.kind, Kind::Logfmt(f, _) if f.is_empty())
     }
 
     /// The stage as a TOML inline table.
     pub fn to_val(&self) -> Val {
         let mut t: Vec<(String, Val)> = match &self.kind {
-            Kind::Regex(re, _) => vec![("regex".into(), Val::str(re))],
-            Kind::Json(f) => vec![("json".into(), Val::pairs(f))],
-            Kind::Logfmt(f) => vec![("logfmt".into(), Val::pairs(f))],
-            Kind::Drop(re) => vec![("drop".into(), Val::str(re))],
+            Kind::Regex(re, _, src) => sourced(vec![("regex".into(), Val::str(re))], src),
+            Kind::Json(f, src) => sourced(vec![("json".into(), Val::pairs(f))], src),
+            Kind::Logfmt(f, src) => sourced(vec![("logfmt".into(), Val::pairs(f))], src),
+            Kind::Drop(rule) => rule.to_vals(),
             Kind::Timestamp(s, f) => vec![(
                 "timestamp".into(),
                 Val::Table(vec![("source".into(), Val::str(s)), ("format".into(), Val::str(f))]),
             )],
             Kind::Output(s) => vec![("output".into(), Val::str(s))],
-            Kind::Replace(re, with) => vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))],
+            Kind::Replace(re, with, src) => {
+                sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)
+            }
             Kind::Cri => vec![("cri".into(), Val::Table(Vec::new()))],
             Kind::Docker => vec![("docker".into(), Val::Table(Vec::new()))],
             Kind::Limit(rate, burst) => {
@@ -96,6 +104,17 @@ impl Stage {
                     l.push(("burst".into(), Val::Int(*b)));
                 }
                 vec![("limit".into(), Val::Table(l))]
+            }
+            Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
+            Kind::Labels(labels, metadata) => {
+                let mut t = Vec::new();
+                if !labels.is_empty() {
+                    t.push(("labels".into(), picks(labels)));
+                }
+                if !metadata.is_empty() {
+                    t.push(("structured_metadata".into(), picks(metadata)));
+                }
+                t
             }
         };
         // A regex stage without `labels` would make every capture a label; Promtail makes none.
@@ -114,7 +133,7 @@ impl Stage {
 }
 
 impl Pipeline {
-    fn extracted(&self, name: &str) -> bool {
+    pub(super) fn extracted(&self, name: &str) -> bool {
         self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
     }
 
@@ -135,7 +154,28 @@ impl Pipeline {
             if let Some(l) = &mut s.labels {
                 l.retain(|n| !drops.contains(n));
             }
+            if let Kind::Labels(l, _) = &mut s.kind {
+                l.retain(|(n, _)| !drops.contains(n));
+            }
         }
+        self.stages.retain(|s| !matches!(&s.kind, Kind::Labels(l, m) if l.is_empty() && m.is_empty()));
+    }
+
+    /// A label a line of this job has before a stage sets one: a static
+    /// label, or one a `labels` stage so far set.
+    pub(super) fn may_be_label(&self, name: &str) -> bool {
+        self.static_labels.iter().any(|(l, _)| l == name)
+            || self.stages.iter().any(|s| matches!(&s.kind, Kind::Labels(l, _) if l.iter().any(|(n, _)| n == name)))
+    }
+
+    /// `source` of a stage, checked: `Err` when no translated stage extracts it.
+    pub(super) fn source(&self, m: &mut Map<'_>, r: &mut Report) -> Result<Option<String>, ()> {
+        let Some(src) = m.text("source", r) else { return Ok(None) };
+        if self.extracted(&src) {
+            return Ok(Some(src));
+        }
+        r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage: the stage is left out"));
+        Err(())
     }
 }
 
@@ -179,8 +219,17 @@ const MAPPED: &[&str] = &[
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
     match name {
         "labels" | "structured_metadata" => {
+            let mut picked = Vec::new();
             for (label, source) in pairs(k, body, r) {
-                pick(p, &format!("{k}.{label}"), name == "labels", &label, &source, r);
+                if let Some(pair) = pick(p, &format!("{k}.{label}"), name == "labels", &label, &source, r) {
+                    picked.push(pair);
+                }
+            }
+            if !picked.is_empty() {
+                p.metadata |= name == "structured_metadata";
+                let kind =
+                    if name == "labels" { Kind::Labels(picked, Vec::new()) } else { Kind::Labels(Vec::new(), picked) };
+                p.stages.push(Stage::plain(kind));
             }
         }
         "static_labels" => {
@@ -219,21 +268,17 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         }
         "regex" => {
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
-            if let Some(src) = m.text("source", r) {
-                return r.skip(m.key("source"), format!("tailship's regex reads the line, not the value `{src}`"));
-            }
+            let Ok(src) = p.source(&mut m, r) else { return };
             let Some(re) = compiles(&m.key("expression"), &expr, r) else { return };
             let names: Vec<String> = re.capture_names().flatten().map(String::from).collect();
             if names.is_empty() {
                 return r.skip(m.key("expression"), "has no named capture to extract");
             }
-            p.stages.push(Stage::plain(Kind::Regex(expr, names)));
+            p.stages.push(Stage::plain(Kind::Regex(expr, names, src)));
         }
         "json" => json(p, &mut m, r),
         "logfmt" => {
-            if let Some(src) = m.text("source", r) {
-                return r.skip(m.key("source"), format!("tailship's logfmt reads the line, not the value `{src}`"));
-            }
+            let Ok(src) = p.source(&mut m, r) else { return };
             let mut fields = Vec::new();
             for (n, key) in m.pairs("mapping", r) {
                 let key = if key.is_empty() { n.clone() } else { key };
@@ -243,7 +288,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
                     fields.push((n, key));
                 }
             }
-            p.stages.push(Stage::plain(Kind::Logfmt(fields)));
+            p.stages.push(Stage::plain(Kind::Logfmt(fields, src)));
         }
         "timestamp" => timestamp(p, &mut m, r),
         "output" => {
@@ -255,35 +300,22 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         }
         "replace" => {
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
-            if let Some(src) = m.text("source", r) {
-                return r.skip(m.key("source"), format!("tailship's replace rewrites the line, not the value `{src}`"));
-            }
+            let Ok(src) = p.source(&mut m, r) else { return };
             let with = m.text("replace", r).unwrap_or_default();
             match replace::translate(&expr, &with) {
                 Ok(t) => {
                     if let Some((re, names)) = t.extract {
-                        p.stages.push(Stage::plain(Kind::Regex(re, names)));
+                        p.stages.push(Stage::plain(Kind::Regex(re, names, src.clone())));
                     }
-                    p.stages.push(Stage::plain(Kind::Replace(t.regex, t.with)));
+                    p.stages.push(Stage::plain(Kind::Replace(t.regex, t.with, src)));
                 }
                 Err(why) => return r.skip(k, why),
             }
         }
         "drop" => {
-            for opt in ["source", "value", "older_than", "longer_than", "separator"] {
-                if m.get(opt).is_some() {
-                    return r.skip(
-                        m.key(opt),
-                        "tailship's drop stage matches a regex on the line only: this drop stage is left out",
-                    );
-                }
-            }
-            if m.get("drop_counter_reason").is_some() {
-                r.note(m.key("drop_counter_reason"), "counted as tailship_lines_dropped_total{reason=\"drop_stage\"}");
-            }
-            let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
-            if compiles(&m.key("expression"), &expr, r).is_some() {
-                p.stages.push(Stage::plain(Kind::Drop(expr)));
+            let extracted = |n: &str| p.extracted(n);
+            if let Some(rule) = filters::drop(&mut m, &extracted, r) {
+                p.stages.push(Stage::plain(Kind::Drop(rule)));
             }
         }
         "limit" => limit(p, &mut m, r),
@@ -309,10 +341,12 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             p.multiline = Some(Val::Table(t));
         }
         "tenant" => {
-            let Some(v) = m.text("value", r) else {
-                return r.skip(k, "only a fixed `value` becomes the source's tenant_id");
-            };
-            p.tenant = Some(v);
+            let (extracted, label) = (|n: &str| p.extracted(n), |n: &str| p.may_be_label(n));
+            match filters::tenant(&mut m, &extracted, &label, r) {
+                Some(Tenant::Fixed(v)) => p.tenant = Some(v),
+                Some(Tenant::Stage(from, name)) => p.stages.push(Stage::plain(Kind::Tenant(from, name))),
+                None => {}
+            }
         }
         _ => return r.skip(k, unsupported(name)),
     }
@@ -320,9 +354,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
 }
 
 fn json(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
-    if let Some(src) = m.text("source", r) {
-        return r.skip(m.key("source"), format!("tailship's json reads the line, not the value `{src}`"));
-    }
+    let Ok(src) = p.source(m, r) else { return };
     if m.text("drop_malformed", r).is_some_and(|v| truthy(&v)) {
         r.skip(m.key("drop_malformed"), "tailship passes a line that is not JSON on unchanged (and counts it)");
     }
@@ -340,7 +372,7 @@ fn json(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     if fields.is_empty() {
         return r.skip(m.key("expressions"), "no expression could be translated: the json stage is left out");
     }
-    p.stages.push(Stage::plain(Kind::Json(fields)));
+    p.stages.push(Stage::plain(Kind::Json(fields, src)));
 }
 
 /// A JMESPath of identifiers, quoted identifiers and indexes as a tailship path.
@@ -383,47 +415,36 @@ fn jmespath(expr: &str) -> Option<String> {
 }
 
 /// A Promtail `labels` (or `structured_metadata`) entry: `label` from the
-/// extracted value `source` ("" means the same name).
-fn pick(p: &mut Pipeline, k: &str, as_label: bool, label: &str, source: &str, r: &mut Report) {
+/// extracted value `source` ("" means the same name); structured metadata
+/// may also take a label (which then leaves the stream).
+fn pick(p: &Pipeline, k: &str, as_label: bool, label: &str, source: &str, r: &mut Report) -> Option<(String, String)> {
     let source = if source.is_empty() { label } else { source };
     if !is_valid_label_name(label) {
-        return r.skip(k, format!("`{label}` is not a valid label name"));
+        r.skip(k, format!("`{label}` is not a valid label name"));
+        return None;
     }
-    let Some(stage) = p.stages.iter_mut().rev().find(|s| s.extracts_any() || s.extracts().iter().any(|n| n == source))
-    else {
-        return r.skip(k, format!("`{source}` is not extracted by a translated stage"));
-    };
-    if label != source {
-        // Extract the value a second time under the label's name.
-        let renamed = match &mut stage.kind {
-            Kind::Json(f) | Kind::Logfmt(f) if !f.iter().any(|(n, _)| n == label) => {
-                let path = f.iter().find(|(n, _)| n == source).map(|(_, p)| p.clone());
-                path.map(|path| f.push((label.to_string(), path))).is_some()
-            }
-            _ => false,
-        };
-        if !renamed {
-            return r.skip(
-                k,
-                format!(
-                    "renaming `{source}` to `{label}` needs a json or logfmt stage (rename the regex capture instead)"
-                ),
-            );
-        }
+    if !(p.extracted(source) || (!as_label && p.may_be_label(source))) {
+        r.skip(k, format!("`{source}` is not extracted by a translated stage"));
+        return None;
     }
-    let list = if as_label { &mut stage.labels } else { &mut stage.metadata };
-    let l = list.get_or_insert_with(|| {
-        // A container stage labels `stream` unless its list says otherwise.
-        if as_label && matches!(stage.kind, Kind::Cri | Kind::Docker) {
-            vec!["stream".to_string()]
-        } else {
-            Vec::new()
-        }
-    });
-    if !l.iter().any(|n| n == label) {
-        l.push(label.to_string());
+    Some((label.to_string(), source.to_string()))
+}
+
+/// `(label, extracted name)` pairs: a list of names when none renames.
+fn picks(pairs: &[(String, String)]) -> Val {
+    if pairs.iter().all(|(l, s)| l == s) {
+        Val::strs(&pairs.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>())
+    } else {
+        Val::pairs(pairs)
     }
-    p.metadata |= !as_label;
+}
+
+/// `t` with `source = src` when the stage reads an extracted value.
+fn sourced(mut t: Vec<(String, Val)>, src: &Option<String>) -> Vec<(String, Val)> {
+    if let Some(s) = src {
+        t.push(("source".into(), Val::str(s)));
+    }
+    t
 }
 
 fn timestamp(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
