@@ -1,7 +1,7 @@
 //! The extracted map through the real binary: stages that read `source`,
 //! `labels` renames, structured metadata taken from a label, drop tables,
-//! a tenant from an extracted value; and `check` refusing names no earlier
-//! stage extracts.
+//! a tenant from an extracted value, `match` (nested, dropping, with line
+//! filters); and `check` refusing names no earlier stage extracts.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -145,6 +145,32 @@ fn names_no_earlier_stage_extracts_exit_2_naming_the_key() {
         (r#"stages = [{ drop = {} }]"#, "sources[0].stages[0].drop", "at least one"),
         (r#"stages = [{ output = "x", source = "y" }]"#, "sources[0].stages[0].source", "goes with"),
         (r#"stages = [{ labels = ["bad-name"] }]"#, "sources[0].stages[0].labels", "valid label name"),
+        (
+            r#"stages = [{ match = { selector = 'app="x"', stages = [{ drop = "x" }] } }]"#,
+            "sources[0].stages[0].match.selector",
+            "selector",
+        ),
+        (
+            r#"stages = [{ match = { selector = '{a="x"}', action = "drop", stages = [{ drop = "x" }] } }]"#,
+            "sources[0].stages[0].match.stages",
+            "runs no stages",
+        ),
+        (r#"stages = [{ match = { selector = '{a="x"}' } }]"#, "sources[0].stages[0].match.stages", "needs stages"),
+        (
+            r#"stages = [{ match = { selector = '{a="x"}', action = "skip", stages = [{ drop = "x" }] } }]"#,
+            "sources[0].stages[0].match.action",
+            "keep",
+        ),
+        (
+            r#"stages = [{ match = { selector = '{a="x"}', stages = [{ limit = { rate = 1 } }] } }]"#,
+            "sources[0].stages[0].match.stages[0]",
+            "outside",
+        ),
+        (
+            r#"stages = [{ match = { selector = '{a="x"}', stages = [{ output = "nope" }] } }]"#,
+            "sources[0].stages[0].match.stages[0].output",
+            "not extracted",
+        ),
     ];
     for (stages, key, words) in cases {
         let cfg = agent_config(dir.path(), "http://127.0.0.1:9", "/tmp/x.log", "", stages);
@@ -153,4 +179,51 @@ fn names_no_earlier_stage_extracts_exit_2_naming_the_key() {
         assert_eq!(out.status.code(), Some(2), "{stages}: {err}");
         assert!(err.contains(key) && err.contains(words), "{stages}: {err}");
     }
+}
+
+#[test]
+fn match_runs_its_stages_on_the_lines_it_selects_and_drops_others() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        "debug noisy",
+        "info payment amount=5",
+        "info payment amount=0",
+        "info login amount=7",
+        "error disk failed",
+        "error ignore me",
+    ];
+    let log = write_file(dir.path(), "app.log", &(lines.join("\n") + "\n"));
+    let stages = r#"stages = [
+  { regex = '^(?P<level>\w+) (?P<msg>.*)$', labels = [] },
+  { labels = ["level"] },
+  { match = { selector = '{level="debug"}', action = "drop", reason = "debug_lines" } },
+  { match = { selector = '{job="test"} |= "payment"', stages = [
+    { regex = 'amount=(?P<amount>\d+)', source = "msg", labels = [] },
+    { labels = ["amount"] },
+    { match = { selector = '{amount="0"}', action = "drop" } },
+  ] } },
+  { match = { selector = '{level="error"} !~ "ignore"', stages = [{ output = "msg" }] } },
+]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{job="test"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 4), "{:?}\n{}", all(), agent.stderr_text());
+    let got: Vec<(String, Option<String>, Option<String>)> = all()
+        .iter()
+        .map(|e| (e.line.clone(), label(e, "level").map(String::from), label(e, "amount").map(String::from)))
+        .collect();
+    let want = |l: &str, lv: &str, a: Option<&str>| (l.to_string(), Some(lv.to_string()), a.map(String::from));
+    for w in [
+        want("info payment amount=5", "info", Some("5")),
+        want("info login amount=7", "info", None),
+        want("disk failed", "error", None),
+        want("error ignore me", "error", None),
+    ] {
+        assert!(got.contains(&w), "{w:?} not in {got:?}");
+    }
+    let dropped =
+        |reason: &str| agent.metric(&format!("tailship_lines_dropped_total{{reason=\"{reason}\",source=\"file-0\"}}"));
+    assert!(wait_for(Duration::from_secs(10), || dropped("debug_lines") == 1.0 && dropped("match_stage") == 1.0));
+    assert!(agent.terminate(Duration::from_secs(20)).success());
 }

@@ -14,8 +14,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::util::{HumanDuration, HumanSize};
 
 /// One processing stage: exactly one of `regex`, `json`, `logfmt`, `drop`,
-/// `timestamp`, `output`, `replace`, `cri`, `docker`, `limit` or `tenant`
-/// is set, or only `labels` and/or `structured_metadata`.
+/// `timestamp`, `output`, `replace`, `cri`, `docker`, `limit`, `tenant` or
+/// `match` is set, or only `labels` and/or `structured_metadata`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct StageConfig {
@@ -56,6 +56,24 @@ pub struct StageConfig {
     pub limit: Option<LimitStage>,
     /// The tenant of each line, from an extracted value or a label.
     pub tenant: Option<TenantStage>,
+    /// Stages run only on lines a selector picks, or those lines dropped.
+    #[serde(rename = "match")]
+    pub match_: Option<MatchStage>,
+}
+
+/// `match = { selector = '{app="web"} |= "error"', stages = [...] }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct MatchStage {
+    /// A stream selector over the line's labels at this point, with optional
+    /// line filters (`|=`, `!=`, `|~`, `!~`).
+    pub selector: String,
+    /// Run on the lines selected (action "keep").
+    pub stages: Vec<StageConfig>,
+    /// "keep" (default: run `stages`) or "drop" (drop the lines selected).
+    pub action: Option<String>,
+    /// The `reason` label of the drop counter (default `match_stage`).
+    pub reason: Option<String>,
 }
 
 /// The options of a stage that has none (`{ cri = {} }`).

@@ -6,6 +6,7 @@ use regex::Regex;
 
 use super::parse::JsonPath;
 use super::TimeFormat;
+use crate::logql::LogSelector;
 
 /// One compiled stage (made by `plan` from a `[[sources]].stages` entry):
 /// what it does, then which values of the extracted map become labels and
@@ -67,6 +68,15 @@ pub enum Op {
     Tenant(TenantFrom),
     /// Only the stage's label and metadata picks.
     Labels,
+    /// A selector over the line's labels and text. Keep: the `skip` stages
+    /// that follow run only on lines it selects. Drop: a line it selects is
+    /// dropped, counted under `reason`.
+    Match {
+        selector: LogSelector,
+        drop: bool,
+        skip: usize,
+        reason: String,
+    },
 }
 
 /// Where a `tenant` stage finds the tenant.
@@ -107,6 +117,7 @@ impl Op {
             Op::Limit { .. } => "limit",
             Op::Tenant(_) => "tenant",
             Op::Labels => "labels",
+            Op::Match { .. } => "match",
         }
     }
 }

@@ -280,8 +280,22 @@ impl SourceStages {
         read_ts: i64,
         chunk: &mut Chunk,
     ) -> Processed {
-        for (i, stage) in self.stages.iter().enumerate().skip(from) {
+        let mut next = from;
+        while let Some(stage) = self.stages.get(next) {
+            let i = next;
+            next += 1;
             match &stage.op {
+                Op::Match { selector, drop, skip, reason } => {
+                    let base = &ctx.stream.labels;
+                    let hit = selector.matches_labels(|n| line.label(n, base)) && selector.matches_line(&line.text);
+                    if *drop && hit {
+                        count_drop(ctx, reason);
+                        return Processed::Dropped;
+                    }
+                    if !*drop && !hit {
+                        next += skip;
+                    }
+                }
                 Op::Drop(rule) => {
                     let now = if rule.older_than_ns.is_some() { crate::util::now_ns() as i64 } else { 0 };
                     if apply::drops(rule, line, now) {

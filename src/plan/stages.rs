@@ -5,57 +5,122 @@
 //! must come after one that extracts it.
 
 use super::names::{regex, Names};
-use crate::config::{DropSpec, Picks, SourceConfig, SourceType, StageConfig};
+use crate::config::{DropSpec, MatchStage, Picks, SourceConfig, SourceType, StageConfig};
 use crate::pipeline::{JsonPath, Op, Stage, TenantFrom, TimeFormat};
 use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit` or `tenant` (or only `labels` / `structured_metadata`)";
+                     `limit`, `tenant` or `match` (or only `labels` / `structured_metadata`)";
 
-/// The `stages` list of a source, in order. `metadata_on` is
-/// `client.structured_metadata`.
+/// The `stages` list of a source, in order, the stages of a `match` inline
+/// after it. `metadata_on` is `client.structured_metadata`.
 pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<(String, String)>) -> Vec<Stage> {
     let mut out = Vec::new();
     let mut names = Names { labels: s.labels.keys().cloned().collect(), ..Default::default() };
-    for (i, st) in s.stages.iter().enumerate() {
-        let sk = format!("{key}.stages[{i}]");
-        let before = errors.len();
-        let Some(op) = op(&sk, st, s.kind, &mut names, errors) else { continue };
-        let labels = picks(&sk, "labels", st.labels.as_ref(), &op, &names, errors);
-        names.labels.extend(labels.iter().map(|(l, _)| l.clone()));
-        let metadata = picks(&sk, "structured_metadata", st.structured_metadata.as_ref(), &op, &names, errors);
-        if st.structured_metadata.is_some() && !metadata_on {
-            errors.push((
+    let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
+    list.stages(&format!("{key}.stages"), &s.stages, false);
+    out
+}
+
+/// What compiling one list of stages (a source's, or a `match`'s) works on.
+struct List<'a> {
+    kind: SourceType,
+    metadata_on: bool,
+    names: &'a mut Names,
+    out: &'a mut Vec<Stage>,
+    errors: &'a mut Vec<(String, String)>,
+}
+
+impl List<'_> {
+    fn stages(&mut self, prefix: &str, stages: &[StageConfig], nested: bool) {
+        for (i, st) in stages.iter().enumerate() {
+            let sk = format!("{prefix}[{i}]");
+            if let Some(m) = &st.match_ {
+                self.matching(&sk, st, m);
+                continue;
+            }
+            if nested && (st.limit.is_some() || st.cri.is_some() || st.docker.is_some()) {
+                self.errors.push((
+                    sk.clone(),
+                    "`limit`, `cri` and `docker` work on every line of a source: put them outside `match`".into(),
+                ));
+                continue;
+            }
+            self.one(&sk, st);
+        }
+    }
+
+    /// A `match` stage, then its own stages.
+    fn matching(&mut self, sk: &str, st: &StageConfig, m: &MatchStage) {
+        let before = self.errors.len();
+        let mut e = |k: &str, msg: String| self.errors.push((format!("{sk}.match{k}"), msg));
+        if kinds(st) > 1 || st.labels.is_some() || st.structured_metadata.is_some() || st.source.is_some() {
+            e("", format!("a stage needs exactly one of {KINDS}"));
+        }
+        let selector = match crate::logql::parse_log_query(&m.selector) {
+            Ok(sel) => Some(sel),
+            Err(err) => {
+                e(".selector", format!("not a selector (`{{app=\"web\"}} |= \"error\"`): {err}"));
+                None
+            }
+        };
+        let drop = match m.action.as_deref() {
+            None | Some("keep") => false,
+            Some("drop") => true,
+            Some(other) => {
+                e(".action", format!("`{other}`: use \"keep\" or \"drop\""));
+                false
+            }
+        };
+        match (drop, m.stages.is_empty()) {
+            (true, false) => e(".stages", "a match that drops its lines runs no stages".into()),
+            (false, true) => e(".stages", "a match that keeps its lines needs stages to run on them".into()),
+            _ => {}
+        }
+        if m.reason.as_deref() == Some("") {
+            e(".reason", "empty: leave it out for `match_stage`".into());
+        }
+        let Some(selector) = selector.filter(|_| self.errors.len() == before) else { return };
+        let reason = m.reason.clone().unwrap_or_else(|| "match_stage".into());
+        let at = self.out.len();
+        self.out.push(Stage::plain(Op::Match { selector, drop, skip: 0, reason }));
+        self.stages(&format!("{sk}.match.stages"), &m.stages, true);
+        let inner = self.out.len() - at - 1;
+        if let Op::Match { skip, .. } = &mut self.out[at].op {
+            *skip = inner;
+        }
+    }
+
+    fn one(&mut self, sk: &str, st: &StageConfig) {
+        let before = self.errors.len();
+        let Some(op) = op(sk, st, self.kind, self.names, self.errors) else { return };
+        let labels = picks(sk, "labels", st.labels.as_ref(), &op, self.names, self.errors);
+        self.names.labels.extend(labels.iter().map(|(l, _)| l.clone()));
+        let metadata = picks(sk, "structured_metadata", st.structured_metadata.as_ref(), &op, self.names, self.errors);
+        if st.structured_metadata.is_some() && !self.metadata_on {
+            self.errors.push((
                 format!("{sk}.structured_metadata"),
                 "structured metadata is sent only with `client.structured_metadata = true`: Loki 3 stores it, \
                  but the log service in spec/ documents [timestamp, line] pairs only, so it is off unless you turn it on"
                     .into(),
             ));
         }
-        if errors.len() == before {
+        if self.errors.len() == before {
             // A regex stage without `labels` makes every named capture a label.
             let labels = match (&op, &st.labels) {
                 (Op::Regex { names, .. }, None) => names.iter().map(|n| (n.clone(), n.clone())).collect(),
                 (Op::Cri | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
                 _ => labels,
             };
-            out.push(Stage { op, labels, metadata });
+            self.out.push(Stage { op, labels, metadata });
         }
     }
-    out
 }
 
-/// The stage's operation; records what it extracts in `names`.
-fn op(
-    sk: &str,
-    st: &StageConfig,
-    kind: SourceType,
-    names: &mut Names,
-    errors: &mut Vec<(String, String)>,
-) -> Option<Op> {
-    let mut e = |k: &str, m: String| errors.push((format!("{sk}{k}"), m));
-    let set = [
+/// How many of the keys that name what a stage does are set.
+fn kinds(st: &StageConfig) -> usize {
+    [
         st.regex.is_some(),
         st.json.is_some(),
         st.logfmt.is_some(),
@@ -67,10 +132,23 @@ fn op(
         st.docker.is_some(),
         st.limit.is_some(),
         st.tenant.is_some(),
+        st.match_.is_some(),
     ]
     .iter()
     .filter(|b| **b)
-    .count();
+    .count()
+}
+
+/// The stage's operation; records what it extracts in `names`.
+fn op(
+    sk: &str,
+    st: &StageConfig,
+    kind: SourceType,
+    names: &mut Names,
+    errors: &mut Vec<(String, String)>,
+) -> Option<Op> {
+    let mut e = |k: &str, m: String| errors.push((format!("{sk}{k}"), m));
+    let set = kinds(st);
     let picks_only = st.labels.is_some() || st.structured_metadata.is_some();
     if set > 1 || (set == 0 && !picks_only) {
         e("", format!("a stage needs exactly one of {KINDS}"));
