@@ -1,7 +1,7 @@
 //! `tailship convert promtail` on a pipeline that lives on the extracted
 //! map (`source` on regex, json, logfmt, replace and drop; a drop by value
 //! and by joined sources with its own counter reason; labels with a rename;
-//! tenant from an extracted value), then the converted config run for real
+//! a match with nested stages; tenant from an extracted value), then the converted config run for real
 //! against `tailship receive`: each line ends as Promtail's stages leave it.
 
 #[path = "common/agent.rs"]
@@ -64,6 +64,15 @@ scrape_configs:
       - labels:
           severity: level
           user:
+      - match:
+          selector: '{{severity="warn"}} |= "disk"'
+          pipeline_name: disks
+          stages:
+            - regex:
+                source: msg
+                expression: '^disk (?P<state>\w+)'
+            - labels:
+                state:
       - tenant:
           source: org
       - timestamp:
@@ -87,6 +96,7 @@ fn a_pipeline_on_the_extracted_map_converts_whole_and_ships_as_promtail_would() 
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("not translated"), "every stage carries over: {stderr}");
+    assert!(stderr.contains("pipeline_name"), "noted: {stderr}");
     let toml = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(toml.contains(r#"{ json = { level = "level", msg = "msg", org = "org" }, source = "rest" }"#), "{toml}");
     assert!(toml.contains(r#"reason = "bots""#), "{toml}");
@@ -114,11 +124,13 @@ fn a_pipeline_on_the_extracted_map_converts_whole_and_ships_as_promtail_would() 
     assert_eq!(a.line, "login user=ann secret=<redacted>");
     assert_eq!(a.ts, 1_709_622_489_000_000_000);
     assert_eq!((label(a, "severity"), label(a, "user"), label(a, "level")), (Some("info"), Some("ann"), None));
+    assert_eq!(label(a, "state"), None, "the match selects warn lines only");
     let b = &all("base")[0];
     assert_eq!(
         (b.line.as_str(), label(b, "severity"), label(b, "user")),
         ("disk full user=ops", Some("warn"), Some("ops"))
     );
+    assert_eq!(label(b, "state"), Some("full"), "set by the match's stages");
     let dropped =
         |reason: &str| agent.metric(&format!("tailship_lines_dropped_total{{reason=\"{reason}\",source=\"app\"}}"));
     assert!(

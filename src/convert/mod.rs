@@ -17,6 +17,7 @@
 mod client;
 mod filters;
 mod golayout;
+mod pipeline;
 mod relabel;
 mod render;
 mod replace;

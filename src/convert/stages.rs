@@ -11,177 +11,31 @@
 
 use regex::Regex;
 
-use super::filters::{self, DropRule, Tenant};
+use super::filters::{self, Tenant};
 use super::golayout;
+use super::pipeline::Kind;
+pub use super::pipeline::{Pipeline, Stage};
 use super::render::Val;
 use super::replace;
-use super::yaml::{pairs, scalar, truthy, Map, Report};
+use super::yaml::{list, pairs, scalar, truthy, Map, Report};
 use crate::pipeline::{JsonPath, TimeFormat};
 use crate::util::is_valid_label_name;
 use yaml_rust2::Yaml;
 
-/// What a job's pipeline becomes.
-#[derive(Debug, Clone, Default)]
-pub struct Pipeline {
-    pub stages: Vec<Stage>,
-    pub multiline: Option<Val>,
-    /// `static_labels`, in order (later ones win).
-    pub static_labels: Vec<(String, String)>,
-    /// `labeldrop` names: labels the source must not have.
-    pub drop_labels: Vec<String>,
-    pub tenant: Option<String>,
-    /// A `structured_metadata` stage was translated: the client must send it.
-    pub metadata: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct Stage {
-    pub(super) kind: Kind,
-    labels: Option<Vec<String>>,
-    metadata: Option<Vec<String>>,
-}
-
-/// A tailship stage; `Option<String>` is the `source` a stage reads instead of the line.
-#[derive(Debug, Clone)]
-pub(super) enum Kind {
-    /// The regex and its named captures.
-    Regex(String, Vec<String>, Option<String>),
-    Json(Vec<(String, String)>, Option<String>),
-    Logfmt(Vec<(String, String)>, Option<String>),
-    Drop(DropRule),
-    Timestamp(String, String),
-    Output(String),
-    Replace(String, String, Option<String>),
-    Cri,
-    Docker,
-    Limit(f64, Option<i64>),
-    /// `tenant = { source | label = name }`.
-    Tenant(&'static str, String),
-    /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
-    Labels(Vec<(String, String)>, Vec<(String, String)>),
-}
-
-impl Stage {
-    pub(super) fn plain(kind: Kind) -> Self {
-        Self { kind, labels: None, metadata: None }
-    }
-
-    /// The names this stage extracts.
-    fn extracts(&self) -> Vec<String> {
-        match &self.kind {
-            Kind::Regex(_, names, _) => names.clone(),
-            Kind::Json(f, _) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
-            Kind::Cri | Kind::Docker => vec!["stream".into()],
-            _ => Vec::new(),
-        }
-    }
-
-    /// An empty `logfmt` table extracts every key.
-    fn extracts_any(&self) -> bool {
-        matches!(&self.kind, Kind::Logfmt(f, _) if f.is_empty())
-    }
-
-    /// The stage as a TOML inline table.
-    pub fn to_val(&self) -> Val {
-        let mut t: Vec<(String, Val)> = match &self.kind {
-            Kind::Regex(re, _, src) => sourced(vec![("regex".into(), Val::str(re))], src),
-            Kind::Json(f, src) => sourced(vec![("json".into(), Val::pairs(f))], src),
-            Kind::Logfmt(f, src) => sourced(vec![("logfmt".into(), Val::pairs(f))], src),
-            Kind::Drop(rule) => rule.to_vals(),
-            Kind::Timestamp(s, f) => vec![(
-                "timestamp".into(),
-                Val::Table(vec![("source".into(), Val::str(s)), ("format".into(), Val::str(f))]),
-            )],
-            Kind::Output(s) => vec![("output".into(), Val::str(s))],
-            Kind::Replace(re, with, src) => {
-                sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)
-            }
-            Kind::Cri => vec![("cri".into(), Val::Table(Vec::new()))],
-            Kind::Docker => vec![("docker".into(), Val::Table(Vec::new()))],
-            Kind::Limit(rate, burst) => {
-                let mut l = vec![("rate".into(), Val::Float(*rate))];
-                if let Some(b) = burst {
-                    l.push(("burst".into(), Val::Int(*b)));
-                }
-                vec![("limit".into(), Val::Table(l))]
-            }
-            Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
-            Kind::Labels(labels, metadata) => {
-                let mut t = Vec::new();
-                if !labels.is_empty() {
-                    t.push(("labels".into(), picks(labels)));
-                }
-                if !metadata.is_empty() {
-                    t.push(("structured_metadata".into(), picks(metadata)));
-                }
-                t
-            }
-        };
-        // A regex stage without `labels` would make every capture a label; Promtail makes none.
-        let labels = match (&self.kind, &self.labels) {
-            (Kind::Regex(..), None) => Some(Vec::new()),
-            (_, l) => l.clone(),
-        };
-        if let Some(l) = labels {
-            t.push(("labels".into(), Val::strs(&l)));
-        }
-        if let Some(m) = &self.metadata {
-            t.push(("structured_metadata".into(), Val::strs(m)));
-        }
-        Val::Table(t)
-    }
-}
-
-impl Pipeline {
-    pub(super) fn extracted(&self, name: &str) -> bool {
-        self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
-    }
-
-    /// Leaves out the `cri` and `docker` stages (a journal entry is no
-    /// container log line, and tailship refuses them there); reports them.
-    pub fn drop_container_stages(&mut self, key: &str, r: &mut Report) {
-        let before = self.stages.len();
-        self.stages.retain(|s| !matches!(s.kind, Kind::Cri | Kind::Docker));
-        if self.stages.len() != before {
-            r.skip(key, "cri and docker stages read container log files; on a journal job they are left out");
-        }
-    }
-
-    /// Drops the `labeldrop` names from the extracted labels.
-    pub fn apply_label_drops(&mut self) {
-        let drops = self.drop_labels.clone();
-        for s in &mut self.stages {
-            if let Some(l) = &mut s.labels {
-                l.retain(|n| !drops.contains(n));
-            }
-            if let Kind::Labels(l, _) = &mut s.kind {
-                l.retain(|(n, _)| !drops.contains(n));
-            }
-        }
-        self.stages.retain(|s| !matches!(&s.kind, Kind::Labels(l, m) if l.is_empty() && m.is_empty()));
-    }
-
-    /// A label a line of this job has before a stage sets one: a static
-    /// label, or one a `labels` stage so far set.
-    pub(super) fn may_be_label(&self, name: &str) -> bool {
-        self.static_labels.iter().any(|(l, _)| l == name)
-            || self.stages.iter().any(|s| matches!(&s.kind, Kind::Labels(l, _) if l.iter().any(|(n, _)| n == name)))
-    }
-
-    /// `source` of a stage, checked: `Err` when no translated stage extracts it.
-    pub(super) fn source(&self, m: &mut Map<'_>, r: &mut Report) -> Result<Option<String>, ()> {
-        let Some(src) = m.text("source", r) else { return Ok(None) };
-        if self.extracted(&src) {
-            return Ok(Some(src));
-        }
-        r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage: the stage is left out"));
-        Err(())
-    }
-}
-
 /// Converts the `pipeline_stages` list at `key`.
 pub fn convert(key: &str, items: &[Yaml], r: &mut Report) -> Pipeline {
     let mut p = Pipeline::default();
+    stages(&mut p, key, items, false, r);
+    p.apply_label_drops();
+    p
+}
+
+/// Stages that set something of the whole source (or, `limit`, `cri` and
+/// `docker`, work on every line of it): none of them can run under a `match`.
+const SOURCE_WIDE: &[&str] = &["static_labels", "labeldrop", "multiline", "limit", "cri", "docker"];
+
+/// Translates a list of stages into `p.stages`; `nested` under a `match`.
+fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Report) {
     for (i, item) in items.iter().enumerate() {
         let sk = format!("{key}[{i}]");
         let Yaml::Hash(h) = item else {
@@ -194,10 +48,57 @@ pub fn convert(key: &str, items: &[Yaml], r: &mut Report) -> Pipeline {
         }
         let Some((name, body)) = h.iter().next().and_then(|(k, v)| Some((scalar(k)?, v))) else { continue };
         let k = format!("{sk}.{name}");
-        stage(&mut p, i, &k, &name, body, r);
+        if nested && SOURCE_WIDE.contains(&name.as_str()) {
+            r.skip(k, format!("`{name}` applies to a whole source in tailship and cannot run under a match"));
+        } else if name == "match" {
+            matching(p, &k, body, r);
+        } else if nested && name == "tenant" && body["value"].as_str().is_some() {
+            r.skip(k, "a fixed tenant under a match: use `tenant = { source = ... }` on a value the match extracts");
+        } else {
+            stage(p, i, &k, &name, body, r);
+        }
     }
-    p.apply_label_drops();
-    p
+}
+
+/// Promtail's `match`: its stages are translated in place (they see the
+/// names earlier stages extract), then moved under it.
+fn matching(p: &mut Pipeline, k: &str, body: &Yaml, r: &mut Report) {
+    let mut m = Map::new(k, body, r);
+    let Some(selector) = m.text("selector", r) else {
+        m.ignore("stages");
+        return missing(&m, "selector", r);
+    };
+    if let Err(e) = crate::logql::parse_log_query(&selector) {
+        m.ignore("stages");
+        return r.skip(m.key("selector"), format!("not a selector tailship reads ({e}): the match is left out"));
+    }
+    let drop = match m.text("action", r).as_deref() {
+        None | Some("keep") => false,
+        Some("drop") => true,
+        Some(other) => {
+            m.ignore("stages");
+            return r.skip(m.key("action"), format!("`{other}` is neither keep nor drop: the match is left out"));
+        }
+    };
+    let reason = m.text("drop_counter_reason", r);
+    if m.get("pipeline_name").is_some() {
+        r.note(
+            m.key("pipeline_name"),
+            "names the nested pipeline in Promtail's own metrics; tailship has none to name",
+        );
+    }
+    let at = p.stages.len();
+    p.stages.push(Stage::plain(Kind::Match(selector.clone(), drop, reason.clone(), Vec::new())));
+    let key = m.key("stages");
+    stages(p, &key, list(&key, m.get("stages"), r), true, r);
+    let inner: Vec<Stage> = p.stages.drain(at + 1..).collect();
+    m.finish(r, "no tailship equivalent");
+    if drop != inner.is_empty() {
+        p.stages.truncate(at);
+        let why = if drop { "a match that drops runs no stages" } else { "none of its stages could be translated" };
+        return r.skip(k, format!("{why}: the match is left out"));
+    }
+    p.stages[at] = Stage::plain(Kind::Match(selector, drop, reason, inner));
 }
 
 /// Stages whose body is a mapping of options.
@@ -430,23 +331,6 @@ fn pick(p: &Pipeline, k: &str, as_label: bool, label: &str, source: &str, r: &mu
     Some((label.to_string(), source.to_string()))
 }
 
-/// `(label, extracted name)` pairs: a list of names when none renames.
-fn picks(pairs: &[(String, String)]) -> Val {
-    if pairs.iter().all(|(l, s)| l == s) {
-        Val::strs(&pairs.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>())
-    } else {
-        Val::pairs(pairs)
-    }
-}
-
-/// `t` with `source = src` when the stage reads an extracted value.
-fn sourced(mut t: Vec<(String, Val)>, src: &Option<String>) -> Vec<(String, Val)> {
-    if let Some(s) = src {
-        t.push(("source".into(), Val::str(s)));
-    }
-    t
-}
-
 fn timestamp(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     let Some(src) = m.text("source", r) else { return missing(m, "source", r) };
     let Some(format) = m.text("format", r) else { return missing(m, "format", r) };
@@ -517,9 +401,6 @@ fn missing(m: &Map<'_>, key: &str, r: &mut Report) {
 /// Why a Promtail stage has no tailship equivalent.
 fn unsupported(name: &str) -> String {
     match name {
-        "match" => "match stages (conditional stages by selector) have no tailship equivalent: give those \
-                    lines their own source, or leave the stages out"
-            .into(),
         "template" => "Go templates have no tailship equivalent".into(),
         "pack" => "pack has no tailship equivalent (structured_metadata keeps values beside the line)".into(),
         "metrics" => {

@@ -190,3 +190,40 @@ fn container_stages_are_left_out_of_a_journal_job() {
     let config = compiles(&c);
     assert_eq!(config.sources[0].stages.len(), 1);
 }
+
+#[test]
+fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - regex: {{ expression: '^(?P<lvl>\w+)' }}
+      - labels: {{ lvl: }}
+      - match:
+          selector: '{{lvl="error"}}'
+          stages:
+            - static_labels: {{ team: a }}
+            - regex: {{ expression: 'id=(?P<id>\d+)' }}
+            - match: {{ selector: '{{lvl="error"}} |= "x"', action: drop, drop_counter_reason: xs }}
+      - match: {{ selector: 'lvl="debug"', action: drop }}
+      - match: {{ selector: '{{lvl="info"}}', action: drop, stages: [ {{ output: {{ source: lvl }} }} ] }}
+      - output: {{ source: id }}
+"#
+    ));
+    assert_eq!(
+        skipped(&c),
+        [
+            "clients",
+            "scrape_configs[0].pipeline_stages[2].match.stages[0].static_labels",
+            "scrape_configs[0].pipeline_stages[3].match.selector",
+            "scrape_configs[0].pipeline_stages[4].match",
+        ]
+    );
+    let config = compiles(&c);
+    let s = &config.sources[0];
+    assert!(!s.labels.contains_key("team"), "a static label under a match is not hoisted to the source");
+    let m = s.stages[2].match_.as_ref().expect("the match");
+    assert_eq!((m.selector.as_str(), m.stages.len()), (r#"{lvl="error"}"#, 2));
+    let inner = m.stages[1].match_.as_ref().expect("the nested match");
+    assert_eq!((inner.action.as_deref(), inner.reason.as_deref()), (Some("drop"), Some("xs")));
+    assert_eq!(s.stages[3].output.as_deref(), Some("id"), "a name a match extracts counts as extracted after it");
+    assert_eq!(s.stages.len(), 4);
+}
