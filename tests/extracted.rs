@@ -1,7 +1,7 @@
 //! The extracted map through the real binary: stages that read `source`,
 //! `labels` renames, structured metadata taken from a label, drop tables,
 //! a tenant from an extracted value, `match` (nested, dropping, with line
-//! filters); and `check` refusing names no earlier stage extracts.
+//! filters), `template` (Promtail's functions and test vectors); and `check` refusing names no earlier stage extracts.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -146,6 +146,12 @@ fn names_no_earlier_stage_extracts_exit_2_naming_the_key() {
         (r#"stages = [{ output = "x", source = "y" }]"#, "sources[0].stages[0].source", "goes with"),
         (r#"stages = [{ labels = ["bad-name"] }]"#, "sources[0].stages[0].labels", "valid label name"),
         (
+            r#"stages = [{ template = { source = "a", template = "{{ .Value | nope }}" } }]"#,
+            "sources[0].stages[0].template.template",
+            "nope",
+        ),
+        (r#"stages = [{ template = { template = "x" } }]"#, "sources[0].stages[0].template.source", "empty"),
+        (
             r#"stages = [{ match = { selector = 'app="x"', stages = [{ drop = "x" }] } }]"#,
             "sources[0].stages[0].match.selector",
             "selector",
@@ -225,5 +231,30 @@ fn match_runs_its_stages_on_the_lines_it_selects_and_drops_others() {
     let dropped =
         |reason: &str| agent.metric(&format!("tailship_lines_dropped_total{{reason=\"{reason}\",source=\"file-0\"}}"));
     assert!(wait_for(Duration::from_secs(10), || dropped("debug_lines") == 1.0 && dropped("match_stage") == 1.0));
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn template_writes_extracted_values_with_promtails_functions() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(dir.path(), "app.log", "warn this is PII data\ndebug noise\n");
+    let stages = r#"stages = [
+  { regex = '^(?P<level>\w+) (?P<msg>.*)$', labels = [] },
+  { template = { source = "level", template = '{{ .Value | ToUpper }}' } },
+  { template = { source = "out", template = '{{ if eq .level "DEBUG" }}{{ else }}{{ .level }} {{ Sha2Hash .msg "salt" }}{{ end }}' } },
+  { labels = ["level"] },
+  { output = "out" },
+]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{job="test"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 2), "{:?}\n{}", all(), agent.stderr_text());
+    let got: Vec<(String, Option<String>)> =
+        all().iter().map(|e| (e.line.clone(), label(e, "level").map(String::from))).collect();
+    // Promtail's Sha2Hash vector: sha256("this is PII data" + "salt").
+    let hashed = "WARN 5526fd6f8ad457279cf8ff06453c6cb61bf479fa826e3b099caa6c846f9376f2";
+    assert!(got.contains(&(hashed.to_string(), Some("WARN".into()))), "{got:?}");
+    assert!(got.contains(&("debug noise".to_string(), Some("DEBUG".into()))), "an empty result removes `out`: {got:?}");
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }

@@ -56,9 +56,22 @@ pub struct StageConfig {
     pub limit: Option<LimitStage>,
     /// The tenant of each line, from an extracted value or a label.
     pub tenant: Option<TenantStage>,
+    /// `{ source = "name", template = "{{ .Value | ToUpper }}" }`: the
+    /// extracted value `source` becomes the rendered Go template.
+    pub template: Option<TemplateStage>,
     /// Stages run only on lines a selector picks, or those lines dropped.
     #[serde(rename = "match")]
     pub match_: Option<MatchStage>,
+}
+
+/// A `template` stage.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TemplateStage {
+    /// The extracted value written (it need not exist before).
+    pub source: String,
+    /// Go template text over the extracted values, `.Value` (this one) and `.Entry` (the line).
+    pub template: String,
 }
 
 /// `match = { selector = '{app="web"} |= "error"', stages = [...] }`.

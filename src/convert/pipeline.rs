@@ -44,6 +44,8 @@ pub(super) enum Kind {
     Tenant(&'static str, String),
     /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
     Labels(Vec<(String, String)>, Vec<(String, String)>),
+    /// `template`: the extracted value written, the Go template.
+    Template(String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
     Match(String, bool, Option<String>, Vec<Stage>),
 }
@@ -59,6 +61,7 @@ impl Stage {
             Kind::Regex(_, names, _) => names.clone(),
             Kind::Json(f, _) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
             Kind::Cri | Kind::Docker => vec!["stream".into()],
+            Kind::Template(source, _) => vec![source.clone()],
             Kind::Match(.., inner) => inner.iter().flat_map(Stage::extracts).collect(),
             _ => Vec::new(),
         }
@@ -126,6 +129,10 @@ impl Stage {
                 vec![("limit".into(), Val::Table(l))]
             }
             Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
+            Kind::Template(source, text) => vec![(
+                "template".into(),
+                Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),
+            )],
             Kind::Match(selector, drop, reason, inner) => {
                 let mut m = vec![("selector".to_string(), Val::str(selector))];
                 if *drop {

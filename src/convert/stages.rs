@@ -115,6 +115,7 @@ const MAPPED: &[&str] = &[
     "limit",
     "multiline",
     "tenant",
+    "template",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
@@ -240,6 +241,17 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
                 t.push(("max_wait".into(), Val::str(w)));
             }
             p.multiline = Some(Val::Table(t));
+        }
+        "template" => {
+            let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
+            let text = m.text("template", r).unwrap_or_default();
+            if let Err(e) = crate::pipeline::GoTemplate::parse(&text) {
+                return r.skip(
+                    m.key("template"),
+                    format!("not a Go template tailship reads (Promtail's sprig functions are not here): {e}"),
+                );
+            }
+            p.stages.push(Stage::plain(Kind::Template(src, text)));
         }
         "tenant" => {
             let (extracted, label) = (|n: &str| p.extracted(n), |n: &str| p.may_be_label(n));
@@ -401,7 +413,6 @@ fn missing(m: &Map<'_>, key: &str, r: &mut Report) {
 /// Why a Promtail stage has no tailship equivalent.
 fn unsupported(name: &str) -> String {
     match name {
-        "template" => "Go templates have no tailship equivalent".into(),
         "pack" => "pack has no tailship equivalent (structured_metadata keeps values beside the line)".into(),
         "metrics" => {
             "metrics from log lines have no tailship equivalent (count them in the log service instead)".into()

@@ -9,6 +9,7 @@ use regex::Regex;
 use super::line::Line;
 use super::parse::{self, json_text, JsonPath};
 use super::stage::{DropRule, Stage, TenantFrom};
+use super::template::GoTemplate;
 
 /// The text a stage reads: the extracted value `source`, or the line.
 /// `None` when the value is missing (the stage then does nothing).
@@ -127,6 +128,16 @@ pub fn drops(rule: &DropRule, line: &Line<'_, '_>, now_ns: i64) -> bool {
         (Some(_), None, None) => true,
         (None, Some(re), _) => re.is_match(&line.text),
         (None, None, _) => true,
+    }
+}
+
+/// A `template` stage: `source` becomes the rendered text; an empty
+/// result removes it; a template that fails leaves it as it was.
+pub fn template<'s>(line: &mut Line<'s, '_>, source: &'s str, t: &GoTemplate) {
+    match t.render(&line.extracted, source, &line.text) {
+        Ok(out) if out.is_empty() => line.extracted.remove(source),
+        Ok(out) => line.extracted.set(Cow::Borrowed(source), out),
+        Err(_) => {}
     }
 }
 

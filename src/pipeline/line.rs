@@ -23,6 +23,15 @@ impl<'s> Extracted<'s> {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
+
+    pub fn remove(&mut self, name: &str) {
+        self.0.retain(|(k, _)| k != name);
+    }
+
+    /// Every `(name, value)`, in the order first set.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_str()))
+    }
 }
 
 /// A line on its way through the stages.

@@ -1,6 +1,6 @@
 //! Per-source processing of lines: UTF-8 repair, truncation, the configured
 //! stages (regex, json, logfmt, drop, timestamp, output, replace, cri, docker,
-//! limit, tenant, labels) over each line's extracted map (`line.rs`), and
+//! limit, tenant, labels, match, template) over each line's extracted map (`line.rs`), and
 //! labels, resolved to an interned stream (see [`crate::queue`] for streams
 //! and the chunks lines travel in).
 
@@ -9,9 +9,11 @@ mod line;
 mod parse;
 mod stage;
 mod stages;
+mod template;
 mod timestamp;
 
 pub use parse::JsonPath;
 pub use stage::{DropRule, Op, Stage, TenantFrom};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};
+pub use template::GoTemplate;
 pub use timestamp::TimeFormat;

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use regex::Regex;
 
 use super::parse::JsonPath;
+use super::template::GoTemplate;
 use super::TimeFormat;
 use crate::logql::LogSelector;
 
@@ -68,6 +69,12 @@ pub enum Op {
     Tenant(TenantFrom),
     /// Only the stage's label and metadata picks.
     Labels,
+    /// The extracted value `source` becomes the rendered template (an empty
+    /// result removes it).
+    Template {
+        source: String,
+        template: GoTemplate,
+    },
     /// A selector over the line's labels and text. Keep: the `skip` stages
     /// that follow run only on lines it selects. Drop: a line it selects is
     /// dropped, counted under `reason`.
@@ -117,6 +124,7 @@ impl Op {
             Op::Limit { .. } => "limit",
             Op::Tenant(_) => "tenant",
             Op::Labels => "labels",
+            Op::Template { .. } => "template",
             Op::Match { .. } => "match",
         }
     }

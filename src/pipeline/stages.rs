@@ -334,6 +334,7 @@ impl SourceStages {
                     }
                 }
                 Op::Tenant(from) => apply::tenant(line, from, &ctx.stream.labels),
+                Op::Template { source, template } => apply::template(line, source, template),
                 Op::Limit { .. } | Op::Labels => {}
             }
             if !(stage.labels.is_empty() && stage.metadata.is_empty()) {

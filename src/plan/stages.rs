@@ -6,12 +6,12 @@
 
 use super::names::{regex, Names};
 use crate::config::{DropSpec, MatchStage, Picks, SourceConfig, SourceType, StageConfig};
-use crate::pipeline::{JsonPath, Op, Stage, TenantFrom, TimeFormat};
+use crate::pipeline::{GoTemplate, JsonPath, Op, Stage, TenantFrom, TimeFormat};
 use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant` or `match` (or only `labels` / `structured_metadata`)";
+                     `limit`, `tenant`, `match` or `template` (or only `labels` / `structured_metadata`)";
 
 /// The `stages` list of a source, in order, the stages of a `match` inline
 /// after it. `metadata_on` is `client.structured_metadata`.
@@ -133,6 +133,7 @@ fn kinds(st: &StageConfig) -> usize {
         st.limit.is_some(),
         st.tenant.is_some(),
         st.match_.is_some(),
+        st.template.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -265,6 +266,22 @@ fn op(
             }
             _ => {
                 e(".tenant", "needs exactly one of `source` (an extracted value) or `label`".into());
+                None
+            }
+        };
+    }
+    if let Some(t) = &st.template {
+        if t.source.is_empty() {
+            e(".template.source", "empty: name the extracted value the template writes".into());
+            return None;
+        }
+        return match GoTemplate::parse(&t.template) {
+            Ok(template) => {
+                names.known.push(t.source.clone());
+                Some(Op::Template { source: t.source.clone(), template })
+            }
+            Err(m) => {
+                e(".template.template", format!("not a Go template tailship reads: {m}"));
                 None
             }
         };
