@@ -13,6 +13,7 @@
 
 mod client;
 mod schema;
+mod stage;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use serde_json::Value;
 
 pub use client::{client_identity, validate_client};
 pub use schema::*;
+pub use stage::*;
 
 use crate::util::{is_valid_label_name, read_secret_file};
 

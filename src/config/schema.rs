@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::StageConfig;
 use crate::util::{HumanDuration, HumanSize, Secret};
 
 /// The largest `client.batch.max_bytes` accepted: a real service fails
@@ -351,65 +352,6 @@ impl Default for MultilineConfig {
     fn default() -> Self {
         Self { start: String::new(), max_lines: 128, max_wait: HumanDuration::secs(3) }
     }
-}
-
-/// One processing stage: exactly one of `regex`, `json`, `logfmt`, `drop`,
-/// `timestamp`, `output`, `replace`, `cri`, `docker` or `limit` is set.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct StageConfig {
-    /// Named captures are extracted; those listed in `labels` become labels.
-    pub regex: Option<String>,
-    /// Values extracted from a JSON line: `NAME = "dotted.path"` (`a.b[0].c`);
-    /// an empty table extracts every top-level scalar field.
-    pub json: Option<BTreeMap<String, String>>,
-    /// Values extracted from a logfmt line: `NAME = "key"`; an empty table
-    /// extracts every key.
-    pub logfmt: Option<BTreeMap<String, String>>,
-    /// Which extracted values become labels. A `regex` stage without it
-    /// makes every named capture a label; other stages make none.
-    pub labels: Option<Vec<String>>,
-    /// Which extracted values go with each line as structured metadata
-    /// (needs `client.structured_metadata = true`).
-    pub structured_metadata: Option<Vec<String>>,
-    /// Lines matching this regex are dropped and counted.
-    pub drop: Option<String>,
-    /// Take the entry's timestamp from an extracted value.
-    pub timestamp: Option<TimestampStage>,
-    /// Replace the line with this extracted value.
-    pub output: Option<String>,
-    /// Rewrite every match of this regex in the line with `with`.
-    pub replace: Option<String>,
-    /// The replacement of `replace`: `$1`, `${name}` insert captures.
-    pub with: Option<String>,
-    /// CRI-O/containerd log lines: `TIME STREAM P|F MESSAGE`.
-    pub cri: Option<EmptyStage>,
-    /// Docker json-file log lines: `{"log": ..., "stream": ..., "time": ...}`.
-    pub docker: Option<EmptyStage>,
-    /// A per-stream line rate limit; lines over it are dropped and counted.
-    pub limit: Option<LimitStage>,
-}
-
-/// The options of a stage that has none (`{ cri = {} }`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct EmptyStage {}
-
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct LimitStage {
-    /// Lines per second, per stream.
-    pub rate: f64,
-    /// Lines allowed at once above the rate (at least 1).
-    pub burst: u32,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct TimestampStage {
-    /// Name of a value extracted by an earlier stage.
-    pub source: String,
-    /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, or a strftime pattern.
-    pub format: String,
 }
 
 /// Which streams a rule watches: a table of label equalities (`{ job = "app" }`),

@@ -15,7 +15,9 @@
 //! - `relabel_configs`: [`relabel`]
 
 mod client;
+mod filters;
 mod golayout;
+mod pipeline;
 mod relabel;
 mod render;
 mod replace;

@@ -1,147 +1,41 @@
 //! Promtail `pipeline_stages` as tailship `stages`.
 //!
-//! The stages keep their order. Three Promtail stages have no stage of their
-//! own in tailship and are folded in: `labels` (and `structured_metadata`)
-//! become the `labels` list of the latest earlier stage that extracts the
-//! value; `static_labels` and an unconditional `tenant` become the source's
-//! `labels` and `tenant_id`; a leading `multiline` becomes the source's
-//! `multiline` rule. Each stage is checked the way `tailship check` will
+//! The stages keep their order, and so does the extracted map they share:
+//! `labels` and `structured_metadata` become stages of their own at the same
+//! place, `source` keys carry over. `static_labels` and a `tenant` with a
+//! fixed `value` become the source's `labels` and `tenant_id`; a leading
+//! `multiline` becomes the source's `multiline` rule; `drop` and `tenant`
+//! are read in `filters.rs`. Each stage is checked the way `tailship check` will
 //! check it (regexes, JSON paths, time formats, label names), so a stage
 //! that would not compile is reported instead of written.
 
 use regex::Regex;
 
+use super::filters::{self, Tenant};
 use super::golayout;
+use super::pipeline::Kind;
+pub use super::pipeline::{Pipeline, Stage};
 use super::render::Val;
 use super::replace;
-use super::yaml::{pairs, scalar, truthy, Map, Report};
+use super::yaml::{list, pairs, scalar, truthy, Map, Report};
 use crate::pipeline::{JsonPath, TimeFormat};
 use crate::util::is_valid_label_name;
 use yaml_rust2::Yaml;
 
-/// What a job's pipeline becomes.
-#[derive(Debug, Clone, Default)]
-pub struct Pipeline {
-    pub stages: Vec<Stage>,
-    pub multiline: Option<Val>,
-    /// `static_labels`, in order (later ones win).
-    pub static_labels: Vec<(String, String)>,
-    /// `labeldrop` names: labels the source must not have.
-    pub drop_labels: Vec<String>,
-    pub tenant: Option<String>,
-    /// A `structured_metadata` stage was translated: the client must send it.
-    pub metadata: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct Stage {
-    kind: Kind,
-    labels: Option<Vec<String>>,
-    metadata: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone)]
-enum Kind {
-    /// The regex and its named captures.
-    Regex(String, Vec<String>),
-    Json(Vec<(String, String)>),
-    Logfmt(Vec<(String, String)>),
-    Drop(String),
-    Timestamp(String, String),
-    Output(String),
-    Replace(String, String),
-    Cri,
-    Docker,
-    Limit(f64, Option<i64>),
-}
-
-impl Stage {
-    fn plain(kind: Kind) -> Self {
-        Self { kind, labels: None, metadata: None }
-    }
-
-    /// The names this stage extracts.
-    fn extracts(&self) -> Vec<String> {
-        match &self.kind {
-            Kind::Regex(_, names) => names.clone(),
-            Kind::Json(f) | Kind::Logfmt(f) => f.iter().map(|(n, _)| n.clone()).collect(),
-            Kind::Cri | Kind::Docker => vec!["stream".into()],
-            _ => Vec::new(),
-        }
-    }
-
-    /// An empty `logfmt` table extracts every key.
-    fn extracts_any(&self) -> bool {
-        matches!(&self.kind, Kind::Logfmt(f) if f.is_empty())
-    }
-
-    /// The stage as a TOML inline table.
-    pub fn to_val(&self) -> Val {
-        let mut t: Vec<(String, Val)> = match &self.kind {
-            Kind::Regex(re, _) => vec![("regex".into(), Val::str(re))],
-            Kind::Json(f) => vec![("json".into(), Val::pairs(f))],
-            Kind::Logfmt(f) => vec![("logfmt".into(), Val::pairs(f))],
-            Kind::Drop(re) => vec![("drop".into(), Val::str(re))],
-            Kind::Timestamp(s, f) => vec![(
-                "timestamp".into(),
-                Val::Table(vec![("source".into(), Val::str(s)), ("format".into(), Val::str(f))]),
-            )],
-            Kind::Output(s) => vec![("output".into(), Val::str(s))],
-            Kind::Replace(re, with) => vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))],
-            Kind::Cri => vec![("cri".into(), Val::Table(Vec::new()))],
-            Kind::Docker => vec![("docker".into(), Val::Table(Vec::new()))],
-            Kind::Limit(rate, burst) => {
-                let mut l = vec![("rate".into(), Val::Float(*rate))];
-                if let Some(b) = burst {
-                    l.push(("burst".into(), Val::Int(*b)));
-                }
-                vec![("limit".into(), Val::Table(l))]
-            }
-        };
-        // A regex stage without `labels` would make every capture a label; Promtail makes none.
-        let labels = match (&self.kind, &self.labels) {
-            (Kind::Regex(..), None) => Some(Vec::new()),
-            (_, l) => l.clone(),
-        };
-        if let Some(l) = labels {
-            t.push(("labels".into(), Val::strs(&l)));
-        }
-        if let Some(m) = &self.metadata {
-            t.push(("structured_metadata".into(), Val::strs(m)));
-        }
-        Val::Table(t)
-    }
-}
-
-impl Pipeline {
-    fn extracted(&self, name: &str) -> bool {
-        self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
-    }
-
-    /// Leaves out the `cri` and `docker` stages (a journal entry is no
-    /// container log line, and tailship refuses them there); reports them.
-    pub fn drop_container_stages(&mut self, key: &str, r: &mut Report) {
-        let before = self.stages.len();
-        self.stages.retain(|s| !matches!(s.kind, Kind::Cri | Kind::Docker));
-        if self.stages.len() != before {
-            r.skip(key, "cri and docker stages read container log files; on a journal job they are left out");
-        }
-    }
-
-    /// Drops the `labeldrop` names from the extracted labels.
-    pub fn apply_label_drops(&mut self) {
-        let drops = self.drop_labels.clone();
-        for s in &mut self.stages {
-            if let Some(l) = &mut s.labels {
-                l.retain(|n| !drops.contains(n));
-            }
-        }
-    }
-}
-
 /// Converts the `pipeline_stages` list at `key`.
 pub fn convert(key: &str, items: &[Yaml], r: &mut Report) -> Pipeline {
     let mut p = Pipeline::default();
+    stages(&mut p, key, items, false, r);
+    p.apply_label_drops();
+    p
+}
+
+/// Stages that set something of the whole source (or, `limit`, `cri` and
+/// `docker`, work on every line of it): none of them can run under a `match`.
+const SOURCE_WIDE: &[&str] = &["static_labels", "labeldrop", "multiline", "limit", "cri", "docker"];
+
+/// Translates a list of stages into `p.stages`; `nested` under a `match`.
+fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Report) {
     for (i, item) in items.iter().enumerate() {
         let sk = format!("{key}[{i}]");
         let Yaml::Hash(h) = item else {
@@ -154,10 +48,57 @@ pub fn convert(key: &str, items: &[Yaml], r: &mut Report) -> Pipeline {
         }
         let Some((name, body)) = h.iter().next().and_then(|(k, v)| Some((scalar(k)?, v))) else { continue };
         let k = format!("{sk}.{name}");
-        stage(&mut p, i, &k, &name, body, r);
+        if nested && SOURCE_WIDE.contains(&name.as_str()) {
+            r.skip(k, format!("`{name}` applies to a whole source in tailship and cannot run under a match"));
+        } else if name == "match" {
+            matching(p, &k, body, r);
+        } else if nested && name == "tenant" && body["value"].as_str().is_some() {
+            r.skip(k, "a fixed tenant under a match: use `tenant = { source = ... }` on a value the match extracts");
+        } else {
+            stage(p, i, &k, &name, body, r);
+        }
     }
-    p.apply_label_drops();
-    p
+}
+
+/// Promtail's `match`: its stages are translated in place (they see the
+/// names earlier stages extract), then moved under it.
+fn matching(p: &mut Pipeline, k: &str, body: &Yaml, r: &mut Report) {
+    let mut m = Map::new(k, body, r);
+    let Some(selector) = m.text("selector", r) else {
+        m.ignore("stages");
+        return missing(&m, "selector", r);
+    };
+    if let Err(e) = crate::logql::parse_log_query(&selector) {
+        m.ignore("stages");
+        return r.skip(m.key("selector"), format!("not a selector tailship reads ({e}): the match is left out"));
+    }
+    let drop = match m.text("action", r).as_deref() {
+        None | Some("keep") => false,
+        Some("drop") => true,
+        Some(other) => {
+            m.ignore("stages");
+            return r.skip(m.key("action"), format!("`{other}` is neither keep nor drop: the match is left out"));
+        }
+    };
+    let reason = m.text("drop_counter_reason", r);
+    if m.get("pipeline_name").is_some() {
+        r.note(
+            m.key("pipeline_name"),
+            "names the nested pipeline in Promtail's own metrics; tailship has none to name",
+        );
+    }
+    let at = p.stages.len();
+    p.stages.push(Stage::plain(Kind::Match(selector.clone(), drop, reason.clone(), Vec::new())));
+    let key = m.key("stages");
+    stages(p, &key, list(&key, m.get("stages"), r), true, r);
+    let inner: Vec<Stage> = p.stages.drain(at + 1..).collect();
+    m.finish(r, "no tailship equivalent");
+    if drop != inner.is_empty() {
+        p.stages.truncate(at);
+        let why = if drop { "a match that drops runs no stages" } else { "none of its stages could be translated" };
+        return r.skip(k, format!("{why}: the match is left out"));
+    }
+    p.stages[at] = Stage::plain(Kind::Match(selector, drop, reason, inner));
 }
 
 /// Stages whose body is a mapping of options.
@@ -174,13 +115,23 @@ const MAPPED: &[&str] = &[
     "limit",
     "multiline",
     "tenant",
+    "template",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
     match name {
         "labels" | "structured_metadata" => {
+            let mut picked = Vec::new();
             for (label, source) in pairs(k, body, r) {
-                pick(p, &format!("{k}.{label}"), name == "labels", &label, &source, r);
+                if let Some(pair) = pick(p, &format!("{k}.{label}"), name == "labels", &label, &source, r) {
+                    picked.push(pair);
+                }
+            }
+            if !picked.is_empty() {
+                p.metadata |= name == "structured_metadata";
+                let kind =
+                    if name == "labels" { Kind::Labels(picked, Vec::new()) } else { Kind::Labels(Vec::new(), picked) };
+                p.stages.push(Stage::plain(kind));
             }
         }
         "static_labels" => {
@@ -219,21 +170,17 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         }
         "regex" => {
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
-            if let Some(src) = m.text("source", r) {
-                return r.skip(m.key("source"), format!("tailship's regex reads the line, not the value `{src}`"));
-            }
+            let Ok(src) = p.source(&mut m, r) else { return };
             let Some(re) = compiles(&m.key("expression"), &expr, r) else { return };
             let names: Vec<String> = re.capture_names().flatten().map(String::from).collect();
             if names.is_empty() {
                 return r.skip(m.key("expression"), "has no named capture to extract");
             }
-            p.stages.push(Stage::plain(Kind::Regex(expr, names)));
+            p.stages.push(Stage::plain(Kind::Regex(expr, names, src)));
         }
         "json" => json(p, &mut m, r),
         "logfmt" => {
-            if let Some(src) = m.text("source", r) {
-                return r.skip(m.key("source"), format!("tailship's logfmt reads the line, not the value `{src}`"));
-            }
+            let Ok(src) = p.source(&mut m, r) else { return };
             let mut fields = Vec::new();
             for (n, key) in m.pairs("mapping", r) {
                 let key = if key.is_empty() { n.clone() } else { key };
@@ -243,7 +190,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
                     fields.push((n, key));
                 }
             }
-            p.stages.push(Stage::plain(Kind::Logfmt(fields)));
+            p.stages.push(Stage::plain(Kind::Logfmt(fields, src)));
         }
         "timestamp" => timestamp(p, &mut m, r),
         "output" => {
@@ -255,35 +202,22 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         }
         "replace" => {
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
-            if let Some(src) = m.text("source", r) {
-                return r.skip(m.key("source"), format!("tailship's replace rewrites the line, not the value `{src}`"));
-            }
+            let Ok(src) = p.source(&mut m, r) else { return };
             let with = m.text("replace", r).unwrap_or_default();
             match replace::translate(&expr, &with) {
                 Ok(t) => {
                     if let Some((re, names)) = t.extract {
-                        p.stages.push(Stage::plain(Kind::Regex(re, names)));
+                        p.stages.push(Stage::plain(Kind::Regex(re, names, src.clone())));
                     }
-                    p.stages.push(Stage::plain(Kind::Replace(t.regex, t.with)));
+                    p.stages.push(Stage::plain(Kind::Replace(t.regex, t.with, src)));
                 }
                 Err(why) => return r.skip(k, why),
             }
         }
         "drop" => {
-            for opt in ["source", "value", "older_than", "longer_than", "separator"] {
-                if m.get(opt).is_some() {
-                    return r.skip(
-                        m.key(opt),
-                        "tailship's drop stage matches a regex on the line only: this drop stage is left out",
-                    );
-                }
-            }
-            if m.get("drop_counter_reason").is_some() {
-                r.note(m.key("drop_counter_reason"), "counted as tailship_lines_dropped_total{reason=\"drop_stage\"}");
-            }
-            let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
-            if compiles(&m.key("expression"), &expr, r).is_some() {
-                p.stages.push(Stage::plain(Kind::Drop(expr)));
+            let extracted = |n: &str| p.extracted(n);
+            if let Some(rule) = filters::drop(&mut m, &extracted, r) {
+                p.stages.push(Stage::plain(Kind::Drop(rule)));
             }
         }
         "limit" => limit(p, &mut m, r),
@@ -308,11 +242,24 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
             p.multiline = Some(Val::Table(t));
         }
+        "template" => {
+            let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
+            let text = m.text("template", r).unwrap_or_default();
+            if let Err(e) = crate::pipeline::GoTemplate::parse(&text) {
+                return r.skip(
+                    m.key("template"),
+                    format!("not a Go template tailship reads (Promtail's sprig functions are not here): {e}"),
+                );
+            }
+            p.stages.push(Stage::plain(Kind::Template(src, text)));
+        }
         "tenant" => {
-            let Some(v) = m.text("value", r) else {
-                return r.skip(k, "only a fixed `value` becomes the source's tenant_id");
-            };
-            p.tenant = Some(v);
+            let (extracted, label) = (|n: &str| p.extracted(n), |n: &str| p.may_be_label(n));
+            match filters::tenant(&mut m, &extracted, &label, r) {
+                Some(Tenant::Fixed(v)) => p.tenant = Some(v),
+                Some(Tenant::Stage(from, name)) => p.stages.push(Stage::plain(Kind::Tenant(from, name))),
+                None => {}
+            }
         }
         _ => return r.skip(k, unsupported(name)),
     }
@@ -320,9 +267,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
 }
 
 fn json(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
-    if let Some(src) = m.text("source", r) {
-        return r.skip(m.key("source"), format!("tailship's json reads the line, not the value `{src}`"));
-    }
+    let Ok(src) = p.source(m, r) else { return };
     if m.text("drop_malformed", r).is_some_and(|v| truthy(&v)) {
         r.skip(m.key("drop_malformed"), "tailship passes a line that is not JSON on unchanged (and counts it)");
     }
@@ -340,7 +285,7 @@ fn json(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     if fields.is_empty() {
         return r.skip(m.key("expressions"), "no expression could be translated: the json stage is left out");
     }
-    p.stages.push(Stage::plain(Kind::Json(fields)));
+    p.stages.push(Stage::plain(Kind::Json(fields, src)));
 }
 
 /// A JMESPath of identifiers, quoted identifiers and indexes as a tailship path.
@@ -383,47 +328,19 @@ fn jmespath(expr: &str) -> Option<String> {
 }
 
 /// A Promtail `labels` (or `structured_metadata`) entry: `label` from the
-/// extracted value `source` ("" means the same name).
-fn pick(p: &mut Pipeline, k: &str, as_label: bool, label: &str, source: &str, r: &mut Report) {
+/// extracted value `source` ("" means the same name); structured metadata
+/// may also take a label (which then leaves the stream).
+fn pick(p: &Pipeline, k: &str, as_label: bool, label: &str, source: &str, r: &mut Report) -> Option<(String, String)> {
     let source = if source.is_empty() { label } else { source };
     if !is_valid_label_name(label) {
-        return r.skip(k, format!("`{label}` is not a valid label name"));
+        r.skip(k, format!("`{label}` is not a valid label name"));
+        return None;
     }
-    let Some(stage) = p.stages.iter_mut().rev().find(|s| s.extracts_any() || s.extracts().iter().any(|n| n == source))
-    else {
-        return r.skip(k, format!("`{source}` is not extracted by a translated stage"));
-    };
-    if label != source {
-        // Extract the value a second time under the label's name.
-        let renamed = match &mut stage.kind {
-            Kind::Json(f) | Kind::Logfmt(f) if !f.iter().any(|(n, _)| n == label) => {
-                let path = f.iter().find(|(n, _)| n == source).map(|(_, p)| p.clone());
-                path.map(|path| f.push((label.to_string(), path))).is_some()
-            }
-            _ => false,
-        };
-        if !renamed {
-            return r.skip(
-                k,
-                format!(
-                    "renaming `{source}` to `{label}` needs a json or logfmt stage (rename the regex capture instead)"
-                ),
-            );
-        }
+    if !(p.extracted(source) || (!as_label && p.may_be_label(source))) {
+        r.skip(k, format!("`{source}` is not extracted by a translated stage"));
+        return None;
     }
-    let list = if as_label { &mut stage.labels } else { &mut stage.metadata };
-    let l = list.get_or_insert_with(|| {
-        // A container stage labels `stream` unless its list says otherwise.
-        if as_label && matches!(stage.kind, Kind::Cri | Kind::Docker) {
-            vec!["stream".to_string()]
-        } else {
-            Vec::new()
-        }
-    });
-    if !l.iter().any(|n| n == label) {
-        l.push(label.to_string());
-    }
-    p.metadata |= !as_label;
+    Some((label.to_string(), source.to_string()))
 }
 
 fn timestamp(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
@@ -496,10 +413,6 @@ fn missing(m: &Map<'_>, key: &str, r: &mut Report) {
 /// Why a Promtail stage has no tailship equivalent.
 fn unsupported(name: &str) -> String {
     match name {
-        "match" => "match stages (conditional stages by selector) have no tailship equivalent: give those \
-                    lines their own source, or leave the stages out"
-            .into(),
-        "template" => "Go templates have no tailship equivalent".into(),
         "pack" => "pack has no tailship equivalent (structured_metadata keeps values beside the line)".into(),
         "metrics" => {
             "metrics from log lines have no tailship equivalent (count them in the log service instead)".into()

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::{promtail, Conversion};
+use crate::config::{DropSpec, OneOrMany, Picks};
 
 fn convert(yaml: &str) -> Conversion {
     promtail(yaml).unwrap_or_else(|e| panic!("{e}"))
@@ -86,15 +87,12 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
         skipped(&c),
         [
             "clients",
-            "scrape_configs[0].pipeline_stages[2].labels.level",
             "scrape_configs[0].pipeline_stages[3].labels.missing",
             "scrape_configs[0].pipeline_stages[4].multiline",
             "scrape_configs[0].pipeline_stages[5].timestamp.format",
             "scrape_configs[0].pipeline_stages[6].timestamp.source",
             "scrape_configs[0].pipeline_stages[8].json.drop_malformed",
             "scrape_configs[0].pipeline_stages[8].json.expressions.a",
-            "scrape_configs[0].pipeline_stages[9].regex.source",
-            "scrape_configs[0].pipeline_stages[10].drop.source",
             "scrape_configs[0].pipeline_stages[11].replace",
             "scrape_configs[0].pipeline_stages[14].decolorize",
         ]
@@ -103,12 +101,17 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     let s = &config.sources[0];
     assert_eq!(s.tenant_id.as_deref(), Some("team-b"));
     assert!(!s.labels.contains_key("job"), "labeldrop removes a static label");
-    // docker keeps its `stream` label when a labels stage names it.
-    assert_eq!(s.stages[0].labels.as_deref(), Some(&["stream".to_string()][..]));
-    assert_eq!(s.stages[1].labels.as_deref(), Some(&[][..]), "a regex stage makes no label by itself");
-    assert_eq!(s.stages[2].output.as_deref(), Some("lvl"));
-    assert_eq!(s.stages[3].json.as_ref().map(|j| j.len()), Some(1));
-    assert_eq!(s.stages.len(), 4);
+    let pairs = |v: &[(&str, &str)]| Picks(v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect());
+    // docker labels `stream` by itself, as Promtail's does.
+    assert_eq!(s.stages[0].labels, None);
+    assert_eq!(s.stages[1].labels, Some(pairs(&[])), "a regex stage makes no label by itself");
+    assert_eq!(s.stages[2].labels, Some(pairs(&[("level", "lvl"), ("stream", "stream")])), "a labels stage of its own");
+    assert_eq!(s.stages[3].output.as_deref(), Some("lvl"));
+    assert_eq!(s.stages[4].json.as_ref().map(|j| j.len()), Some(1));
+    assert_eq!((s.stages[5].regex.as_deref(), s.stages[5].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
+    let Some(DropSpec::Rule(d)) = &s.stages[6].drop else { panic!("{:?}", s.stages[6]) };
+    assert_eq!((d.source.clone(), d.value.as_deref()), (Some(OneOrMany::One("lvl".into())), Some("debug")));
+    assert_eq!(s.stages.len(), 7);
 }
 
 #[test]
@@ -166,7 +169,7 @@ fn dollars_stay_literal_and_env_references_stay_references() {
     let (config, errors) = crate::config::load_parts(file, &c.toml, &env);
     assert!(errors.is_empty(), "{errors:?}");
     let config = config.expect("config");
-    assert_eq!(config.sources[0].stages[0].drop.as_deref(), Some("end$"));
+    assert!(matches!(&config.sources[0].stages[0].drop, Some(crate::config::DropSpec::Regex(r)) if r == "end$"));
     assert_eq!(config.client.basic_auth.map(|b| b.username), Some("u".to_string()));
 }
 
@@ -186,4 +189,41 @@ fn container_stages_are_left_out_of_a_journal_job() {
     assert!(c.toml.contains("stages = [\n  { regex = '(?P<user>\\w+)', labels = [] },\n]"), "{}", c.toml);
     let config = compiles(&c);
     assert_eq!(config.sources[0].stages.len(), 1);
+}
+
+#[test]
+fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - regex: {{ expression: '^(?P<lvl>\w+)' }}
+      - labels: {{ lvl: }}
+      - match:
+          selector: '{{lvl="error"}}'
+          stages:
+            - static_labels: {{ team: a }}
+            - regex: {{ expression: 'id=(?P<id>\d+)' }}
+            - match: {{ selector: '{{lvl="error"}} |= "x"', action: drop, drop_counter_reason: xs }}
+      - match: {{ selector: 'lvl="debug"', action: drop }}
+      - match: {{ selector: '{{lvl="info"}}', action: drop, stages: [ {{ output: {{ source: lvl }} }} ] }}
+      - output: {{ source: id }}
+"#
+    ));
+    assert_eq!(
+        skipped(&c),
+        [
+            "clients",
+            "scrape_configs[0].pipeline_stages[2].match.stages[0].static_labels",
+            "scrape_configs[0].pipeline_stages[3].match.selector",
+            "scrape_configs[0].pipeline_stages[4].match",
+        ]
+    );
+    let config = compiles(&c);
+    let s = &config.sources[0];
+    assert!(!s.labels.contains_key("team"), "a static label under a match is not hoisted to the source");
+    let m = s.stages[2].match_.as_ref().expect("the match");
+    assert_eq!((m.selector.as_str(), m.stages.len()), (r#"{lvl="error"}"#, 2));
+    let inner = m.stages[1].match_.as_ref().expect("the nested match");
+    assert_eq!((inner.action.as_deref(), inner.reason.as_deref()), (Some("drop"), Some("xs")));
+    assert_eq!(s.stages[3].output.as_deref(), Some("id"), "a name a match extracts counts as extracted after it");
+    assert_eq!(s.stages.len(), 4);
 }

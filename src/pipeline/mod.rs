@@ -1,14 +1,19 @@
 //! Per-source processing of lines: UTF-8 repair, truncation, the configured
 //! stages (regex, json, logfmt, drop, timestamp, output, replace, cri, docker,
-//! limit) and labels, resolved to an interned stream (see [`crate::queue`] for
-//! streams and the chunks lines travel in).
+//! limit, tenant, labels, match, template) over each line's extracted map (`line.rs`), and
+//! labels, resolved to an interned stream (see [`crate::queue`] for streams
+//! and the chunks lines travel in).
 
+mod apply;
+mod line;
 mod parse;
 mod stage;
 mod stages;
+mod template;
 mod timestamp;
 
 pub use parse::JsonPath;
-pub use stage::{Op, Stage};
+pub use stage::{DropRule, Op, Stage, TenantFrom};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};
+pub use template::GoTemplate;
 pub use timestamp::TimeFormat;

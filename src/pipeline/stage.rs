@@ -1,20 +1,22 @@
-//! One compiled stage and what it extracts.
+//! One compiled stage and the per-file state some stages keep.
 
 use std::borrow::Cow;
 
 use regex::Regex;
 
 use super::parse::JsonPath;
+use super::template::GoTemplate;
 use super::TimeFormat;
+use crate::logql::LogSelector;
 
 /// One compiled stage (made by `plan` from a `[[sources]].stages` entry):
-/// what it does, and which of the values extracted so far become labels and
-/// structured metadata.
+/// what it does, then which values of the extracted map become labels and
+/// structured metadata, as `(label, extracted name)` pairs.
 #[derive(Debug, Clone)]
 pub struct Stage {
     pub op: Op,
-    pub labels: Vec<String>,
-    pub metadata: Vec<String>,
+    pub labels: Vec<(String, String)>,
+    pub metadata: Vec<(String, String)>,
 }
 
 impl Stage {
@@ -26,29 +28,35 @@ impl Stage {
 
 #[derive(Debug, Clone)]
 pub enum Op {
-    /// Named captures are extracted.
+    /// Named captures are extracted (a capture that did not take part: "").
     Regex {
         re: Regex,
         names: Vec<String>,
+        /// Read this extracted value instead of the line.
+        source: Option<String>,
     },
     /// `(name, path)` pairs; empty: every top-level scalar field.
     Json {
         fields: Vec<(String, JsonPath)>,
+        source: Option<String>,
     },
     /// `(name, key)` pairs; empty: every key.
     Logfmt {
         fields: Vec<(String, String)>,
+        source: Option<String>,
     },
-    Drop(Regex),
+    Drop(DropRule),
     Timestamp {
         source: String,
         format: TimeFormat,
     },
     /// The line becomes this extracted value.
     Output(String),
+    /// With a `source`, the extracted value is rewritten instead of the line.
     Replace {
         re: Regex,
         with: String,
+        source: Option<String>,
     },
     Cri,
     Docker,
@@ -57,6 +65,47 @@ pub enum Op {
         rate: f64,
         burst: f64,
     },
+    /// The line's tenant from an extracted value or a label.
+    Tenant(TenantFrom),
+    /// Only the stage's label and metadata picks.
+    Labels,
+    /// The extracted value `source` becomes the rendered template (an empty
+    /// result removes it).
+    Template {
+        source: String,
+        template: GoTemplate,
+    },
+    /// A selector over the line's labels and text. Keep: the `skip` stages
+    /// that follow run only on lines it selects. Drop: a line it selects is
+    /// dropped, counted under `reason`.
+    Match {
+        selector: LogSelector,
+        drop: bool,
+        skip: usize,
+        reason: String,
+    },
+}
+
+/// Where a `tenant` stage finds the tenant.
+#[derive(Debug, Clone)]
+pub enum TenantFrom {
+    Extracted(String),
+    Label(String),
+}
+
+/// A compiled `drop` stage: the line is dropped when every condition set holds.
+#[derive(Debug, Clone, Default)]
+pub struct DropRule {
+    /// Extracted values joined by `separator`; empty: the line.
+    pub sources: Vec<String>,
+    pub separator: String,
+    pub regex: Option<Regex>,
+    pub value: Option<String>,
+    /// Entries older than now minus this many ns.
+    pub older_than_ns: Option<i64>,
+    pub longer_than: Option<usize>,
+    /// The `reason` label of the drop counter.
+    pub reason: String,
 }
 
 impl Op {
@@ -73,29 +122,11 @@ impl Op {
             Op::Cri => "cri",
             Op::Docker => "docker",
             Op::Limit { .. } => "limit",
+            Op::Tenant(_) => "tenant",
+            Op::Labels => "labels",
+            Op::Template { .. } => "template",
+            Op::Match { .. } => "match",
         }
-    }
-}
-
-/// Values extracted from one line so far, by name (a later value of the
-/// same name replaces an earlier one).
-#[derive(Default)]
-pub struct Extracted<'s>(Vec<(Cow<'s, str>, String)>);
-
-impl<'s> Extracted<'s> {
-    pub fn set(&mut self, name: Cow<'s, str>, value: String) {
-        match self.0.iter_mut().find(|(k, _)| *k == name) {
-            Some(slot) => slot.1 = value,
-            None => self.0.push((name, value)),
-        }
-    }
-
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 

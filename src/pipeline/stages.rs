@@ -1,15 +1,18 @@
 //! Stages: what happens to each line between reading and batching, in order:
 //! UTF-8 repair, truncation to `max_line_bytes`, the configured stages
 //! (`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`,
-//! `cri`, `docker`, `limit`), then labels (static, `host`, `filename`, the
-//! Kubernetes path labels, extracted) resolved to an interned stream.
+//! `cri`, `docker`, `limit`, `tenant`, `labels`), then labels (static,
+//! `host`, `filename`, the Kubernetes path labels, those the stages set)
+//! resolved to an interned stream.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::parse::{self, json_text};
-use super::stage::{narrow, Bucket, Extracted, Held, Op, Stage};
+use super::apply;
+use super::line::Line;
+use super::parse;
+use super::stage::{narrow, Bucket, Held, Op, Stage};
 use crate::config::{SourceConfig, SourceType};
 use crate::metrics::Metrics;
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
@@ -23,9 +26,6 @@ pub struct SourceStages {
     stages: Vec<Stage>,
     max_line_bytes: usize,
     interner: Arc<Interner>,
-    /// Extracted values that become labels, and structured metadata, in order.
-    label_names: Vec<String>,
-    metadata_names: Vec<String>,
     /// The `limit` stages: (index, rate, burst), checked once a line's stream is known.
     limits: Vec<(usize, f64, f64)>,
     /// A `kubernetes` source's pod log root: files below it get `namespace`,
@@ -50,9 +50,10 @@ const PARSING: [&str; 4] = ["json", "logfmt", "cri", "docker"];
 /// the interned stream: a thousand tailed files hold a thousand small streams.
 pub struct FileContext {
     stream: StreamRef,
-    dynamic: HashMap<Vec<(String, String)>, StreamRef>,
     /// Container lines waiting for their last part.
     held: Vec<Held>,
+    /// Streams of lines whose stages set labels or a tenant.
+    dynamic: HashMap<DynamicKey, StreamRef>,
     /// `limit` buckets by (stage, stream).
     buckets: HashMap<(usize, usize), Bucket>,
     /// The file offset of the line being processed (set by the line feed).
@@ -60,7 +61,8 @@ pub struct FileContext {
     /// Counters batched per context and flushed with [`FileContext::flush_counts`].
     pub invalid_utf8: u64,
     pub truncated: u64,
-    pub dropped: u64,
+    /// Lines dropped by `drop` stages, by reason.
+    pub dropped: Vec<(String, u64)>,
     pub limited: u64,
     /// Lines a parsing stage could not parse, by [`PARSING`] index.
     pub unparsed: [u64; 4],
@@ -76,8 +78,11 @@ impl FileContext {
         if self.truncated > 0 {
             m.lines_repaired.with_label_values(&[source, "truncated"]).inc_by(self.truncated);
         }
-        if self.dropped > 0 {
-            m.lines_dropped.with_label_values(&[source, "drop_stage"]).inc_by(self.dropped);
+        for (reason, n) in &mut self.dropped {
+            if *n > 0 {
+                m.lines_dropped.with_label_values(&[source, reason]).inc_by(*n);
+                *n = 0;
+            }
         }
         if self.limited > 0 {
             m.lines_dropped.with_label_values(&[source, "limit"]).inc_by(self.limited);
@@ -90,7 +95,6 @@ impl FileContext {
         }
         self.invalid_utf8 = 0;
         self.truncated = 0;
-        self.dropped = 0;
         self.limited = 0;
     }
 
@@ -130,20 +134,6 @@ impl SourceStages {
         if src.host_label && !base_labels.contains_key("host") {
             base_labels.insert("host".into(), gethostname::gethostname().to_string_lossy().into_owned());
         }
-        let mut label_names: Vec<String> = Vec::new();
-        let mut metadata_names: Vec<String> = Vec::new();
-        for s in &stages {
-            for l in &s.labels {
-                if !label_names.contains(l) {
-                    label_names.push(l.clone());
-                }
-            }
-            for l in &s.metadata {
-                if !metadata_names.contains(l) {
-                    metadata_names.push(l.clone());
-                }
-            }
-        }
         let limits = stages
             .iter()
             .enumerate()
@@ -161,8 +151,6 @@ impl SourceStages {
             stages,
             max_line_bytes: src.max_line_bytes.get() as usize,
             interner,
-            label_names,
-            metadata_names,
             limits,
             pod_root,
         }
@@ -188,7 +176,7 @@ impl SourceStages {
             line_start: 0,
             invalid_utf8: 0,
             truncated: 0,
-            dropped: 0,
+            dropped: Vec::new(),
             limited: 0,
             unparsed: [0; 4],
         }
@@ -269,7 +257,7 @@ impl SourceStages {
             push(chunk, &ctx.stream, &line, read_ts, true, None);
             return Processed::Kept;
         }
-        let mut line = Line { text: line, ts: read_ts, assigned: true, extracted: Extracted::default() };
+        let mut line = Line::new(line, read_ts, true);
         self.run(ctx, &mut line, 0, read_ts, chunk)
     }
 
@@ -277,9 +265,8 @@ impl SourceStages {
     /// file idle for `partial_line_wait`, or all at the end of a one-off read.
     pub fn flush_held(&self, ctx: &mut FileContext, read_ts: i64, chunk: &mut Chunk) {
         for h in std::mem::take(&mut ctx.held) {
-            let mut extracted = Extracted::default();
-            extracted.set(Cow::Borrowed("stream"), h.stream);
-            let mut line = Line { text: Cow::Owned(h.text), ts: h.ts, assigned: false, extracted };
+            let mut line = Line::new(Cow::Owned(h.text), h.ts, false);
+            line.extracted.set(Cow::Borrowed("stream"), h.stream);
             self.run(ctx, &mut line, h.stage + 1, read_ts, chunk);
         }
     }
@@ -293,57 +280,40 @@ impl SourceStages {
         read_ts: i64,
         chunk: &mut Chunk,
     ) -> Processed {
-        for (i, stage) in self.stages.iter().enumerate().skip(from) {
+        let mut next = from;
+        while let Some(stage) = self.stages.get(next) {
+            let i = next;
+            next += 1;
             match &stage.op {
-                Op::Drop(re) => {
-                    if re.is_match(&line.text) {
-                        ctx.dropped += 1;
+                Op::Match { selector, drop, skip, reason } => {
+                    let base = &ctx.stream.labels;
+                    let hit = selector.matches_labels(|n| line.label(n, base)) && selector.matches_line(&line.text);
+                    if *drop && hit {
+                        count_drop(ctx, reason);
+                        return Processed::Dropped;
+                    }
+                    if !*drop && !hit {
+                        next += skip;
+                    }
+                }
+                Op::Drop(rule) => {
+                    let now = if rule.older_than_ns.is_some() { crate::util::now_ns() as i64 } else { 0 };
+                    if apply::drops(rule, line, now) {
+                        count_drop(ctx, &rule.reason);
                         return Processed::Dropped;
                     }
                 }
-                Op::Regex { re, names } => {
-                    if let Some(caps) = re.captures(&line.text) {
-                        for n in names {
-                            if let Some(m) = caps.name(n) {
-                                line.extracted.set(Cow::Borrowed(n), m.as_str().to_string());
-                            }
-                        }
+                Op::Regex { re, names, source } => apply::regex(line, re, names, source.as_deref()),
+                Op::Json { fields, source } => {
+                    if !apply::json(line, fields, source.as_deref()) {
+                        ctx.unparsed[0] += 1;
                     }
                 }
-                Op::Json { fields } => match serde_json::from_str::<serde_json::Value>(&line.text) {
-                    Ok(serde_json::Value::Object(doc)) if fields.is_empty() => {
-                        for (k, v) in doc {
-                            if !(v.is_object() || v.is_array()) {
-                                if let Some(t) = json_text(&v) {
-                                    line.extracted.set(Cow::Owned(k), t);
-                                }
-                            }
-                        }
+                Op::Logfmt { fields, source } => {
+                    if !apply::logfmt(line, fields, source.as_deref()) {
+                        ctx.unparsed[1] += 1;
                     }
-                    Ok(doc @ serde_json::Value::Object(_)) => {
-                        for (name, path) in fields {
-                            if let Some(t) = path.get(&doc).and_then(json_text) {
-                                line.extracted.set(Cow::Borrowed(name), t);
-                            }
-                        }
-                    }
-                    _ => ctx.unparsed[0] += 1,
-                },
-                Op::Logfmt { fields } => match parse::logfmt(&line.text) {
-                    Some(pairs) if fields.is_empty() => {
-                        for (k, v) in pairs {
-                            line.extracted.set(Cow::Owned(k.to_string()), v.into_owned());
-                        }
-                    }
-                    Some(pairs) => {
-                        for (name, key) in fields {
-                            if let Some((_, v)) = pairs.iter().rev().find(|(k, _)| k == key) {
-                                line.extracted.set(Cow::Borrowed(name), v.to_string());
-                            }
-                        }
-                    }
-                    None => ctx.unparsed[1] += 1,
-                },
+                }
                 Op::Timestamp { source, format } => {
                     if let Some(v) = line.extracted.get(source) {
                         if let Some(t) = format.to_unix_ns(v) {
@@ -357,20 +327,21 @@ impl SourceStages {
                         line.text = Cow::Owned(v.to_string());
                     }
                 }
-                Op::Replace { re, with } => {
-                    if let Cow::Owned(s) = re.replace_all(&line.text, with.as_str()) {
-                        line.text = Cow::Owned(s);
-                    }
-                }
+                Op::Replace { re, with, source } => apply::replace(line, re, with, source.as_deref()),
                 Op::Cri | Op::Docker => {
                     if self.container(ctx, line, i) == Processed::Held {
                         return Processed::Held;
                     }
                 }
-                Op::Limit { .. } => {}
+                Op::Tenant(from) => apply::tenant(line, from, &ctx.stream.labels),
+                Op::Template { source, template } => apply::template(line, source, template),
+                Op::Limit { .. } | Op::Labels => {}
+            }
+            if !(stage.labels.is_empty() && stage.metadata.is_empty()) {
+                apply::picks(line, stage, &ctx.stream.labels);
             }
         }
-        let stream = self.stream_of(ctx, &line.extracted);
+        let stream = self.stream_of(ctx, line);
         for &(i, rate, burst) in &self.limits {
             let key = (i, Arc::as_ptr(stream.as_ref().unwrap_or(&ctx.stream)) as usize);
             if ctx.buckets.len() >= MAX_CACHED_STREAMS && !ctx.buckets.contains_key(&key) {
@@ -386,7 +357,7 @@ impl SourceStages {
             line.text = Cow::Owned(cut_at_char(&line.text, self.max_line_bytes).to_string());
             ctx.truncated += 1;
         }
-        let meta = self.metadata_of(&line.extracted);
+        let meta = metadata_of(line);
         push(chunk, stream.as_ref().unwrap_or(&ctx.stream), &line.text, line.ts, line.assigned, meta.as_deref());
         Processed::Kept
     }
@@ -449,57 +420,59 @@ impl SourceStages {
         Processed::Kept
     }
 
-    /// The stream with extracted labels, when any label value was extracted.
-    fn stream_of(&self, ctx: &mut FileContext, extracted: &Extracted<'_>) -> Option<StreamRef> {
-        if self.label_names.is_empty() || extracted.is_empty() {
+    /// The stream of a line whose stages set labels or a tenant.
+    fn stream_of(&self, ctx: &mut FileContext, line: &mut Line<'_, '_>) -> Option<StreamRef> {
+        if line.labels.is_empty() && line.tenant.is_none() {
             return None;
         }
-        let mut key: Vec<(String, String)> = Vec::new();
-        for l in &self.label_names {
-            if let Some(v) = extracted.get(l) {
-                if !v.is_empty() {
-                    key.push((l.clone(), truncate_label_value(v)));
-                }
-            }
-        }
-        if key.is_empty() {
-            return None;
-        }
+        let key = DynamicKey {
+            tenant: line.tenant.take(),
+            labels: line.labels.drain(..).map(|(k, v)| (k.to_string(), v.map(|v| truncate_label_value(&v)))).collect(),
+        };
         if let Some(s) = ctx.dynamic.get(&key) {
             return Some(s.clone());
         }
         let mut labels: BTreeMap<String, String> = ctx.stream.labels.iter().cloned().collect();
-        for (k, v) in &key {
-            labels.insert(k.clone(), v.clone());
+        for (k, v) in &key.labels {
+            match v {
+                Some(v) => labels.insert(k.clone(), v.clone()),
+                None => labels.remove(k),
+            };
         }
-        let s = self.interner.intern(self.tenant.as_ref(), labels);
+        let tenant = key.tenant.as_deref().map(Arc::from).or_else(|| self.tenant.clone());
+        let s = self.interner.intern(tenant.as_ref(), labels);
         if ctx.dynamic.len() < MAX_CACHED_STREAMS {
             ctx.dynamic.insert(key, s.clone());
         }
         Some(s)
     }
+}
 
-    /// The structured metadata of a line as a JSON object, if it has any.
-    fn metadata_of(&self, extracted: &Extracted<'_>) -> Option<String> {
-        if self.metadata_names.is_empty() {
-            return None;
-        }
-        let mut map = serde_json::Map::new();
-        for name in &self.metadata_names {
-            if let Some(v) = extracted.get(name) {
-                map.insert(name.clone(), serde_json::Value::String(truncate_label_value(v)));
-            }
-        }
-        (!map.is_empty()).then(|| serde_json::Value::Object(map).to_string())
+/// A line's label changes and tenant: the key of its stream in a file's cache.
+#[derive(PartialEq, Eq, Hash)]
+struct DynamicKey {
+    tenant: Option<String>,
+    labels: Vec<(String, Option<String>)>,
+}
+
+/// Adds one to the drop count of `reason`.
+fn count_drop(ctx: &mut FileContext, reason: &str) {
+    match ctx.dropped.iter_mut().find(|(r, _)| r == reason) {
+        Some(slot) => slot.1 += 1,
+        None => ctx.dropped.push((reason.to_string(), 1)),
     }
 }
 
-/// A line on its way through the stages.
-struct Line<'s, 'l> {
-    text: Cow<'l, str>,
-    ts: i64,
-    assigned: bool,
-    extracted: Extracted<'s>,
+/// The structured metadata of a line as a JSON object, if it has any.
+fn metadata_of(line: &Line<'_, '_>) -> Option<String> {
+    if line.metadata.is_empty() {
+        return None;
+    }
+    let mut map = serde_json::Map::new();
+    for (name, v) in &line.metadata {
+        map.insert(name.to_string(), serde_json::Value::String(truncate_label_value(v)));
+    }
+    Some(serde_json::Value::Object(map).to_string())
 }
 
 /// Appends a processed line (and its metadata object) to `chunk`.
@@ -545,7 +518,7 @@ fn truncate_label_value(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::TimeFormat;
+    use crate::pipeline::{DropRule, TimeFormat};
     use regex::Regex;
 
     #[test]
@@ -556,12 +529,20 @@ mod tests {
         let level = Regex::new(r"(?P<level>ERROR|INFO)").unwrap();
         let stages = vec![
             Stage {
-                op: Op::Regex { re: level, names: vec!["level".into()] },
-                labels: vec!["level".into()],
+                op: Op::Regex { re: level, names: vec!["level".into()], source: None },
+                labels: vec![("level".into(), "level".into())],
                 metadata: vec![],
             },
-            Stage::plain(Op::Drop(Regex::new("healthcheck").unwrap())),
-            Stage::plain(Op::Regex { re: Regex::new(r"^(?P<ts>\d+) ").unwrap(), names: vec!["ts".into()] }),
+            Stage::plain(Op::Drop(DropRule {
+                regex: Some(Regex::new("healthcheck").unwrap()),
+                reason: "drop_stage".into(),
+                ..Default::default()
+            })),
+            Stage::plain(Op::Regex {
+                re: Regex::new(r"^(?P<ts>\d+) ").unwrap(),
+                names: vec!["ts".into()],
+                source: None,
+            }),
             Stage::plain(Op::Timestamp { source: "ts".into(), format: TimeFormat::parse("unix").unwrap() }),
         ];
         let s = SourceStages::new(Arc::from("t"), &src, stages, None, Interner::new(), &BTreeMap::new());
@@ -580,6 +561,7 @@ mod tests {
         assert_eq!(e[1].ts, 99);
         assert_eq!(chunk.stream(&e[1]).labels_json, r#"{"filename":"/var/log/a.log","job":"app"}"#);
         assert_eq!(chunk.line(&e[2]), "INFO a very long");
-        assert_eq!((ctx.invalid_utf8, ctx.truncated, ctx.dropped), (1, 1, 1));
+        assert_eq!((ctx.invalid_utf8, ctx.truncated), (1, 1));
+        assert_eq!(ctx.dropped, vec![("drop_stage".to_string(), 1)]);
     }
 }

@@ -14,6 +14,8 @@
 //! Errors name the file and the key, and one load reports every problem at
 //! once (config problems and compile problems together).
 
+mod drop;
+mod names;
 mod source;
 mod stages;
 mod warnings;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::stages::one_line;
+use super::names::one_line;
 use crate::config::{SourceConfig, SourceType};
 use crate::pipeline::{Op, Stage};
 use crate::source::discover::GlobError;
@@ -72,7 +72,7 @@ pub fn compile(
     };
     let mut stages = super::stages::compile(&key, &src, metadata_on, errors);
     if src.kind == SourceType::Kubernetes {
-        stages.insert(0, Stage { op: Op::Cri, labels: vec!["stream".into()], metadata: Vec::new() });
+        stages.insert(0, Stage { op: Op::Cri, labels: vec![("stream".into(), "stream".into())], metadata: Vec::new() });
     }
     (errors.len() == before).then(|| SourcePlan { name, spec: SourceSpec { config: src, multiline, files }, stages })
 }

@@ -1,58 +1,143 @@
 //! Compiling a source's `stages` list, each problem reported with its key.
+//!
+//! Names are checked in order, as Promtail's extracted map fills: a stage
+//! that reads a value (`source`, `labels`, `output`, `timestamp`, `tenant`)
+//! must come after one that extracts it.
 
-use regex::Regex;
-
-use crate::config::{SourceConfig, SourceType, StageConfig};
-use crate::pipeline::{JsonPath, Op, Stage, TimeFormat};
+use super::names::{regex, Names};
+use crate::config::{DropSpec, MatchStage, Picks, SourceConfig, SourceType, StageConfig};
+use crate::pipeline::{GoTemplate, JsonPath, Op, Stage, TenantFrom, TimeFormat};
 use crate::util::is_valid_label_name;
 
-/// The keys that name what a stage does; exactly one is set per stage.
-const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker` or `limit`";
+/// The keys that name what a stage does; at most one is set per stage.
+const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
+                     `limit`, `tenant`, `match` or `template` (or only `labels` / `structured_metadata`)";
 
-/// What earlier stages extract, for checking the names later stages use.
-#[derive(Default)]
-struct Names {
-    known: Vec<String>,
-    /// An earlier stage extracts names known only per line (`json = {}`).
-    any: bool,
-}
-
-impl Names {
-    fn has(&self, n: &str) -> bool {
-        self.any || self.known.iter().any(|k| k == n)
-    }
-}
-
-/// The `stages` list of a source, in order. `metadata_on` is
-/// `client.structured_metadata`.
+/// The `stages` list of a source, in order, the stages of a `match` inline
+/// after it. `metadata_on` is `client.structured_metadata`.
 pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<(String, String)>) -> Vec<Stage> {
     let mut out = Vec::new();
-    let mut names = Names::default();
-    for (i, st) in s.stages.iter().enumerate() {
-        let sk = format!("{key}.stages[{i}]");
-        let before = errors.len();
-        let Some(op) = op(&sk, st, s.kind, &mut names, errors) else { continue };
-        let labels = picks(&sk, "labels", st.labels.as_deref(), &op, &names, errors);
-        let metadata = picks(&sk, "structured_metadata", st.structured_metadata.as_deref(), &op, &names, errors);
-        if st.structured_metadata.is_some() && !metadata_on {
-            errors.push((
+    let mut names = Names { labels: s.labels.keys().cloned().collect(), ..Default::default() };
+    let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
+    list.stages(&format!("{key}.stages"), &s.stages, false);
+    out
+}
+
+/// What compiling one list of stages (a source's, or a `match`'s) works on.
+struct List<'a> {
+    kind: SourceType,
+    metadata_on: bool,
+    names: &'a mut Names,
+    out: &'a mut Vec<Stage>,
+    errors: &'a mut Vec<(String, String)>,
+}
+
+impl List<'_> {
+    fn stages(&mut self, prefix: &str, stages: &[StageConfig], nested: bool) {
+        for (i, st) in stages.iter().enumerate() {
+            let sk = format!("{prefix}[{i}]");
+            if let Some(m) = &st.match_ {
+                self.matching(&sk, st, m);
+                continue;
+            }
+            if nested && (st.limit.is_some() || st.cri.is_some() || st.docker.is_some()) {
+                self.errors.push((
+                    sk.clone(),
+                    "`limit`, `cri` and `docker` work on every line of a source: put them outside `match`".into(),
+                ));
+                continue;
+            }
+            self.one(&sk, st);
+        }
+    }
+
+    /// A `match` stage, then its own stages.
+    fn matching(&mut self, sk: &str, st: &StageConfig, m: &MatchStage) {
+        let before = self.errors.len();
+        let mut e = |k: &str, msg: String| self.errors.push((format!("{sk}.match{k}"), msg));
+        if kinds(st) > 1 || st.labels.is_some() || st.structured_metadata.is_some() || st.source.is_some() {
+            e("", format!("a stage needs exactly one of {KINDS}"));
+        }
+        let selector = match crate::logql::parse_log_query(&m.selector) {
+            Ok(sel) => Some(sel),
+            Err(err) => {
+                e(".selector", format!("not a selector (`{{app=\"web\"}} |= \"error\"`): {err}"));
+                None
+            }
+        };
+        let drop = match m.action.as_deref() {
+            None | Some("keep") => false,
+            Some("drop") => true,
+            Some(other) => {
+                e(".action", format!("`{other}`: use \"keep\" or \"drop\""));
+                false
+            }
+        };
+        match (drop, m.stages.is_empty()) {
+            (true, false) => e(".stages", "a match that drops its lines runs no stages".into()),
+            (false, true) => e(".stages", "a match that keeps its lines needs stages to run on them".into()),
+            _ => {}
+        }
+        if m.reason.as_deref() == Some("") {
+            e(".reason", "empty: leave it out for `match_stage`".into());
+        }
+        let Some(selector) = selector.filter(|_| self.errors.len() == before) else { return };
+        let reason = m.reason.clone().unwrap_or_else(|| "match_stage".into());
+        let at = self.out.len();
+        self.out.push(Stage::plain(Op::Match { selector, drop, skip: 0, reason }));
+        self.stages(&format!("{sk}.match.stages"), &m.stages, true);
+        let inner = self.out.len() - at - 1;
+        if let Op::Match { skip, .. } = &mut self.out[at].op {
+            *skip = inner;
+        }
+    }
+
+    fn one(&mut self, sk: &str, st: &StageConfig) {
+        let before = self.errors.len();
+        let Some(op) = op(sk, st, self.kind, self.names, self.errors) else { return };
+        let labels = picks(sk, "labels", st.labels.as_ref(), &op, self.names, self.errors);
+        self.names.labels.extend(labels.iter().map(|(l, _)| l.clone()));
+        let metadata = picks(sk, "structured_metadata", st.structured_metadata.as_ref(), &op, self.names, self.errors);
+        if st.structured_metadata.is_some() && !self.metadata_on {
+            self.errors.push((
                 format!("{sk}.structured_metadata"),
                 "structured metadata is sent only with `client.structured_metadata = true`: Loki 3 stores it, \
                  but the log service in spec/ documents [timestamp, line] pairs only, so it is off unless you turn it on"
                     .into(),
             ));
         }
-        if errors.len() == before {
+        if self.errors.len() == before {
             // A regex stage without `labels` makes every named capture a label.
             let labels = match (&op, &st.labels) {
-                (Op::Regex { names, .. }, None) => names.clone(),
-                (Op::Cri | Op::Docker, None) => vec!["stream".to_string()],
+                (Op::Regex { names, .. }, None) => names.iter().map(|n| (n.clone(), n.clone())).collect(),
+                (Op::Cri | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
                 _ => labels,
             };
-            out.push(Stage { op, labels, metadata });
+            self.out.push(Stage { op, labels, metadata });
         }
     }
-    out
+}
+
+/// How many of the keys that name what a stage does are set.
+fn kinds(st: &StageConfig) -> usize {
+    [
+        st.regex.is_some(),
+        st.json.is_some(),
+        st.logfmt.is_some(),
+        st.drop.is_some(),
+        st.timestamp.is_some(),
+        st.output.is_some(),
+        st.replace.is_some(),
+        st.cri.is_some(),
+        st.docker.is_some(),
+        st.limit.is_some(),
+        st.tenant.is_some(),
+        st.match_.is_some(),
+        st.template.is_some(),
+    ]
+    .iter()
+    .filter(|b| **b)
+    .count()
 }
 
 /// The stage's operation; records what it extracts in `names`.
@@ -64,34 +149,39 @@ fn op(
     errors: &mut Vec<(String, String)>,
 ) -> Option<Op> {
     let mut e = |k: &str, m: String| errors.push((format!("{sk}{k}"), m));
-    let set = [
-        st.regex.is_some(),
-        st.json.is_some(),
-        st.logfmt.is_some(),
-        st.drop.is_some(),
-        st.timestamp.is_some(),
-        st.output.is_some(),
-        st.replace.is_some(),
-        st.cri.is_some(),
-        st.docker.is_some(),
-        st.limit.is_some(),
-    ]
-    .iter()
-    .filter(|b| **b)
-    .count();
-    if set != 1 {
+    let set = kinds(st);
+    let picks_only = st.labels.is_some() || st.structured_metadata.is_some();
+    if set > 1 || (set == 0 && !picks_only) {
         e("", format!("a stage needs exactly one of {KINDS}"));
         return None;
     }
     if st.with.is_some() && st.replace.is_none() {
         e(".with", "`with` goes with a `replace` stage".into());
     }
-    let regex = |k: &str, r: &str, e: &mut dyn FnMut(&str, String)| match Regex::new(r) {
-        Ok(re) => Some(re),
-        Err(err) => {
-            e(k, format!("bad regex: {}", one_line(&err.to_string())));
+    let reads_source = st.regex.is_some()
+        || st.json.is_some()
+        || st.logfmt.is_some()
+        || st.replace.is_some()
+        || matches!(st.drop, Some(DropSpec::Regex(_)));
+    let source = match &st.source {
+        Some(_) if !reads_source => {
+            e(
+                ".source",
+                "`source` goes with a regex, json, logfmt or replace stage, or a drop regex \
+                 (a drop table takes its own `source`)"
+                    .into(),
+            );
             None
         }
+        Some(src) if src.is_empty() => {
+            e(".source", "empty: name an extracted value".into());
+            None
+        }
+        Some(src) if !names.has(src) => {
+            e(".source", format!("`{src}` is not extracted by an earlier stage"));
+            None
+        }
+        other => other.clone(),
     };
     if let Some(r) = &st.regex {
         let re = regex(".regex", r, &mut e)?;
@@ -100,7 +190,7 @@ fn op(
             e(".regex", "has no named capture (?P<name>...) to extract".into());
         }
         names.known.extend(found.iter().cloned());
-        return Some(Op::Regex { re, names: found });
+        return Some(Op::Regex { re, names: found, source });
     }
     if let Some(fields) = &st.json {
         let mut out = Vec::new();
@@ -112,7 +202,7 @@ fn op(
             names.known.push(name.clone());
         }
         names.any |= fields.is_empty();
-        return Some(Op::Json { fields: out });
+        return Some(Op::Json { fields: out, source });
     }
     if let Some(fields) = &st.logfmt {
         for (name, key) in fields {
@@ -122,10 +212,11 @@ fn op(
             names.known.push(name.clone());
         }
         names.any |= fields.is_empty();
-        return Some(Op::Logfmt { fields: fields.iter().map(|(n, k)| (n.clone(), k.clone())).collect() });
+        let fields = fields.iter().map(|(n, k)| (n.clone(), k.clone())).collect();
+        return Some(Op::Logfmt { fields, source });
     }
     if let Some(d) = &st.drop {
-        return regex(".drop", d, &mut e).map(Op::Drop);
+        return super::drop::compile(d, source, names, &mut e).map(Op::Drop);
     }
     if let Some(t) = &st.timestamp {
         if !names.has(&t.source) {
@@ -150,7 +241,7 @@ fn op(
             e(".with", "a `replace` stage needs `with`, the replacement text (\"\" removes the matches)".into());
             return None;
         };
-        return regex(".replace", r, &mut e).map(|re| Op::Replace { re, with: with.clone() });
+        return regex(".replace", r, &mut e).map(|re| Op::Replace { re, with: with.clone(), source });
     }
     if st.cri.is_some() || st.docker.is_some() {
         if !kind.reads_files() {
@@ -161,7 +252,41 @@ fn op(
         names.known.push("stream".into());
         return Some(if st.cri.is_some() { Op::Cri } else { Op::Docker });
     }
-    let l = st.limit.as_ref()?;
+    if let Some(t) = &st.tenant {
+        return match (&t.source, &t.label) {
+            (Some(s), None) if names.has(s) => Some(Op::Tenant(TenantFrom::Extracted(s.clone()))),
+            (Some(s), None) => {
+                e(".tenant.source", format!("`{s}` is not extracted by an earlier stage"));
+                None
+            }
+            (None, Some(l)) if names.may_be_label(l) => Some(Op::Tenant(TenantFrom::Label(l.clone()))),
+            (None, Some(l)) => {
+                e(".tenant.label", format!("`{l}` is not a label of this source nor set by an earlier stage"));
+                None
+            }
+            _ => {
+                e(".tenant", "needs exactly one of `source` (an extracted value) or `label`".into());
+                None
+            }
+        };
+    }
+    if let Some(t) = &st.template {
+        if t.source.is_empty() {
+            e(".template.source", "empty: name the extracted value the template writes".into());
+            return None;
+        }
+        return match GoTemplate::parse(&t.template) {
+            Ok(template) => {
+                names.known.push(t.source.clone());
+                Some(Op::Template { source: t.source.clone(), template })
+            }
+            Err(m) => {
+                e(".template.template", format!("not a Go template tailship reads: {m}"));
+                None
+            }
+        };
+    }
+    let Some(l) = st.limit.as_ref() else { return Some(Op::Labels) };
     if !(l.rate.is_finite() && l.rate > 0.0) {
         e(".limit.rate", "must be a number of lines per second above 0".into());
         return None;
@@ -171,38 +296,36 @@ fn op(
     Some(Op::Limit { rate: l.rate, burst })
 }
 
-/// The names a stage's `labels` or `structured_metadata` list picks, checked.
+/// The `(label, extracted name)` pairs a stage's `labels` or
+/// `structured_metadata` picks, checked.
 fn picks(
     sk: &str,
     field: &str,
-    list: Option<&[String]>,
+    list: Option<&Picks>,
     op: &Op,
     names: &Names,
     errors: &mut Vec<(String, String)>,
-) -> Vec<String> {
+) -> Vec<(String, String)> {
     let Some(list) = list else { return Vec::new() };
-    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri | Op::Docker) {
+    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri | Op::Docker | Op::Labels) {
         errors.push((
             format!("{sk}.{field}"),
-            format!("`{field}` goes with a stage that extracts values (regex, json, logfmt, cri, docker)"),
+            format!(
+                "`{field}` goes with a stage that extracts values (regex, json, logfmt, cri, docker) or stands alone"
+            ),
         ));
         return Vec::new();
     }
-    for n in list {
-        if !is_valid_label_name(n) {
-            errors.push((format!("{sk}.{field}"), format!("`{n}` is not a valid label name")));
-        } else if !names.has(n) {
+    for (label, src) in &list.0 {
+        if !is_valid_label_name(label) {
+            errors.push((format!("{sk}.{field}"), format!("`{label}` is not a valid label name")));
+        } else if !(names.has(src) || (field == "structured_metadata" && names.may_be_label(src))) {
             let what = match op {
                 Op::Regex { .. } => "a named capture of the regex",
                 _ => "extracted by this or an earlier stage",
             };
-            errors.push((format!("{sk}.{field}"), format!("`{n}` is not {what}")));
+            errors.push((format!("{sk}.{field}.{label}"), format!("`{src}` is not {what}")));
         }
     }
-    list.to_vec()
-}
-
-/// A multi-line message (a regex error) on one line.
-pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    list.0.clone()
 }

@@ -35,8 +35,11 @@ fn entry_labels_join_the_stream_and_the_timestamp_is_the_entrys() {
     let mut src = SourceConfig { host_label: false, ..Default::default() };
     src.labels.insert("job".into(), "systemd-journal".into());
     let re = regex::Regex::new(r"user=(?P<user>\w+)").unwrap();
-    let stages =
-        vec![Stage { op: Op::Regex { re, names: vec!["user".into()] }, labels: vec!["user".into()], metadata: vec![] }];
+    let stages = vec![Stage {
+        op: Op::Regex { re, names: vec!["user".into()], source: None },
+        labels: vec![("user".into(), "user".into())],
+        metadata: vec![],
+    }];
     let s = SourceStages::new(Arc::from("j"), &src, stages, None, Interner::new(), &BTreeMap::new());
     let mut a = s.context(None);
     let mut b = s.context(None);

@@ -1,0 +1,231 @@
+//! The shape of one `[[sources]].stages` entry: raw data, compiled by `plan`.
+//!
+//! A stage names what it does with one key (`regex`, `json`, `drop`, ...);
+//! `labels` and `structured_metadata` may ride on it or stand alone. Values
+//! that stages extract go into the line's extracted map (Promtail's model),
+//! which later stages read by name (`source`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::util::{HumanDuration, HumanSize};
+
+/// One processing stage: exactly one of `regex`, `json`, `logfmt`, `drop`,
+/// `timestamp`, `output`, `replace`, `cri`, `docker`, `limit`, `tenant` or
+/// `match` is set, or only `labels` and/or `structured_metadata`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct StageConfig {
+    /// Named captures are extracted; those listed in `labels` become labels.
+    pub regex: Option<String>,
+    /// Values extracted from a JSON line: `NAME = "dotted.path"` (`a.b[0].c`);
+    /// an empty table extracts every top-level scalar field.
+    pub json: Option<BTreeMap<String, String>>,
+    /// Values extracted from a logfmt line: `NAME = "key"`; an empty table
+    /// extracts every key.
+    pub logfmt: Option<BTreeMap<String, String>>,
+    /// `regex`, `json`, `logfmt`, `replace` and a `drop` regex read this
+    /// extracted value instead of the line (a line without it is passed on).
+    pub source: Option<String>,
+    /// Which extracted values become labels: a list of names, or a table
+    /// `{ label = "extracted name" }` ("" = the same name). A `regex` stage
+    /// without it makes every named capture a label; other stages make none.
+    pub labels: Option<Picks>,
+    /// Which extracted values (or labels, which then leave the stream) go
+    /// with each line as structured metadata (needs `client.structured_metadata = true`).
+    pub structured_metadata: Option<Picks>,
+    /// Drop lines: a regex on the line (or on `source`), or a table of
+    /// conditions that must all hold (see [`DropRule`]).
+    pub drop: Option<DropSpec>,
+    /// Take the entry's timestamp from an extracted value.
+    pub timestamp: Option<TimestampStage>,
+    /// Replace the line with this extracted value.
+    pub output: Option<String>,
+    /// Rewrite every match of this regex in the line (or in `source`) with `with`.
+    pub replace: Option<String>,
+    /// The replacement of `replace`: `$1`, `${name}` insert captures.
+    pub with: Option<String>,
+    /// CRI-O/containerd log lines: `TIME STREAM P|F MESSAGE`.
+    pub cri: Option<EmptyStage>,
+    /// Docker json-file log lines: `{"log": ..., "stream": ..., "time": ...}`.
+    pub docker: Option<EmptyStage>,
+    /// A per-stream line rate limit; lines over it are dropped and counted.
+    pub limit: Option<LimitStage>,
+    /// The tenant of each line, from an extracted value or a label.
+    pub tenant: Option<TenantStage>,
+    /// `{ source = "name", template = "{{ .Value | ToUpper }}" }`: the
+    /// extracted value `source` becomes the rendered Go template.
+    pub template: Option<TemplateStage>,
+    /// Stages run only on lines a selector picks, or those lines dropped.
+    #[serde(rename = "match")]
+    pub match_: Option<MatchStage>,
+}
+
+/// A `template` stage.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TemplateStage {
+    /// The extracted value written (it need not exist before).
+    pub source: String,
+    /// Go template text over the extracted values, `.Value` (this one) and `.Entry` (the line).
+    pub template: String,
+}
+
+/// `match = { selector = '{app="web"} |= "error"', stages = [...] }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct MatchStage {
+    /// A stream selector over the line's labels at this point, with optional
+    /// line filters (`|=`, `!=`, `|~`, `!~`).
+    pub selector: String,
+    /// Run on the lines selected (action "keep").
+    pub stages: Vec<StageConfig>,
+    /// "keep" (default: run `stages`) or "drop" (drop the lines selected).
+    pub action: Option<String>,
+    /// The `reason` label of the drop counter (default `match_stage`).
+    pub reason: Option<String>,
+}
+
+/// The options of a stage that has none (`{ cri = {} }`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub struct EmptyStage {}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct LimitStage {
+    /// Lines per second, per stream.
+    pub rate: f64,
+    /// Lines allowed at once above the rate (at least 1).
+    pub burst: u32,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TimestampStage {
+    /// Name of a value extracted by an earlier stage.
+    pub source: String,
+    /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, or a strftime pattern.
+    pub format: String,
+}
+
+/// `tenant = { source = "org" }` or `{ label = "team" }`: exactly one. A
+/// line without the value keeps the source's tenant.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TenantStage {
+    /// An extracted value.
+    pub source: Option<String>,
+    /// A label of the line (static, discovered or set by an earlier stage).
+    pub label: Option<String>,
+}
+
+/// `labels` / `structured_metadata`: `(label, extracted name)` pairs, from a
+/// list of names (`["level"]`) or a table (`{ lvl = "level", app = "" }`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Picks(pub Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for Picks {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Picks;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of names or a table of label = \"extracted name\"")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Picks, A::Error> {
+                let mut out = Vec::new();
+                while let Some(n) = seq.next_element::<String>()? {
+                    out.push((n.clone(), n));
+                }
+                Ok(Picks(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Picks, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, String>()? {
+                    let v = if v.is_empty() { k.clone() } else { v };
+                    out.push((k, v));
+                }
+                Ok(Picks(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Picks {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.iter().all(|(l, src)| l == src) {
+            s.collect_seq(self.0.iter().map(|(l, _)| l))
+        } else {
+            s.collect_map(self.0.iter().map(|(l, src)| (l, src)))
+        }
+    }
+}
+
+/// `drop = 'regex'` or `drop = { ... }`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum DropSpec {
+    Regex(String),
+    Rule(DropRule),
+}
+
+impl<'de> Deserialize<'de> for DropSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DropSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a regex or a table of drop conditions")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<DropSpec, E> {
+                Ok(DropSpec::Regex(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<DropSpec, A::Error> {
+                // Through the map's own deserializer, so unknown keys are still reported.
+                DropRule::deserialize(de::value::MapAccessDeserializer::new(map)).map(DropSpec::Rule)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A line is dropped when every condition set holds (Promtail's `drop`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct DropRule {
+    /// Extracted values to test, joined by `separator`; unset: the line.
+    /// A line missing any of them is kept.
+    pub source: Option<OneOrMany>,
+    pub separator: Option<String>,
+    /// Drop when this regex matches (the line or the joined values).
+    pub expression: Option<String>,
+    /// Drop when the joined values equal this (needs `source`).
+    pub value: Option<String>,
+    /// Drop entries whose timestamp is older than now minus this.
+    pub older_than: Option<HumanDuration>,
+    /// Drop lines longer than this many bytes.
+    pub longer_than: Option<HumanSize>,
+    /// The `reason` label of `tailship_lines_dropped_total` (default `drop_stage`).
+    pub reason: Option<String>,
+}
+
+/// A name or a list of names.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Self::One(s) => vec![s.clone()],
+            Self::Many(v) => v.clone(),
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! What a job's `pipeline_stages` become: tailship stages in order, and the
+//! source-level keys some Promtail stages turn into; rendered as TOML.
+
+use super::filters::DropRule;
+use super::render::Val;
+use super::yaml::{Map, Report};
+
+/// What a job's pipeline becomes.
+#[derive(Debug, Clone, Default)]
+pub struct Pipeline {
+    pub stages: Vec<Stage>,
+    pub multiline: Option<Val>,
+    /// `static_labels`, in order (later ones win).
+    pub static_labels: Vec<(String, String)>,
+    /// `labeldrop` names: labels the source must not have.
+    pub drop_labels: Vec<String>,
+    pub tenant: Option<String>,
+    /// A `structured_metadata` stage was translated: the client must send it.
+    pub metadata: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub(super) kind: Kind,
+    labels: Option<Vec<String>>,
+    metadata: Option<Vec<String>>,
+}
+
+/// A tailship stage; `Option<String>` is the `source` a stage reads instead of the line.
+#[derive(Debug, Clone)]
+pub(super) enum Kind {
+    /// The regex and its named captures.
+    Regex(String, Vec<String>, Option<String>),
+    Json(Vec<(String, String)>, Option<String>),
+    Logfmt(Vec<(String, String)>, Option<String>),
+    Drop(DropRule),
+    Timestamp(String, String),
+    Output(String),
+    Replace(String, String, Option<String>),
+    Cri,
+    Docker,
+    Limit(f64, Option<i64>),
+    /// `tenant = { source | label = name }`.
+    Tenant(&'static str, String),
+    /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
+    Labels(Vec<(String, String)>, Vec<(String, String)>),
+    /// `template`: the extracted value written, the Go template.
+    Template(String, String),
+    /// `match`: the selector, whether it drops, the counter reason, its stages.
+    Match(String, bool, Option<String>, Vec<Stage>),
+}
+
+impl Stage {
+    pub(super) fn plain(kind: Kind) -> Self {
+        Self { kind, labels: None, metadata: None }
+    }
+
+    /// The names this stage (or a `match`'s stages) may extract.
+    fn extracts(&self) -> Vec<String> {
+        match &self.kind {
+            Kind::Regex(_, names, _) => names.clone(),
+            Kind::Json(f, _) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
+            Kind::Cri | Kind::Docker => vec!["stream".into()],
+            Kind::Template(source, _) => vec![source.clone()],
+            Kind::Match(.., inner) => inner.iter().flat_map(Stage::extracts).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// An empty `logfmt` table extracts every key.
+    fn extracts_any(&self) -> bool {
+        match &self.kind {
+            Kind::Logfmt(f, _) => f.is_empty(),
+            Kind::Match(.., inner) => inner.iter().any(Stage::extracts_any),
+            _ => false,
+        }
+    }
+
+    /// Whether this stage (or a `match`'s stages) sets label `name`.
+    fn sets_label(&self, name: &str) -> bool {
+        match &self.kind {
+            Kind::Labels(l, _) => l.iter().any(|(n, _)| n == name),
+            Kind::Match(.., inner) => inner.iter().any(|s| s.sets_label(name)),
+            _ => false,
+        }
+    }
+
+    /// Leaves out the `labeldrop` names from the labels this stage sets.
+    fn drop_labels(&mut self, drops: &[String]) {
+        if let Some(l) = &mut self.labels {
+            l.retain(|n| !drops.contains(n));
+        }
+        match &mut self.kind {
+            Kind::Labels(l, _) => l.retain(|(n, _)| !drops.contains(n)),
+            Kind::Match(.., inner) => {
+                inner.iter_mut().for_each(|s| s.drop_labels(drops));
+                inner.retain(|s| !s.is_empty_picks());
+            }
+            _ => {}
+        }
+    }
+
+    fn is_empty_picks(&self) -> bool {
+        matches!(&self.kind, Kind::Labels(l, m) if l.is_empty() && m.is_empty())
+    }
+
+    /// The stage as a TOML inline table.
+    pub fn to_val(&self) -> Val {
+        let mut t: Vec<(String, Val)> = match &self.kind {
+            Kind::Regex(re, _, src) => sourced(vec![("regex".into(), Val::str(re))], src),
+            Kind::Json(f, src) => sourced(vec![("json".into(), Val::pairs(f))], src),
+            Kind::Logfmt(f, src) => sourced(vec![("logfmt".into(), Val::pairs(f))], src),
+            Kind::Drop(rule) => rule.to_vals(),
+            Kind::Timestamp(s, f) => vec![(
+                "timestamp".into(),
+                Val::Table(vec![("source".into(), Val::str(s)), ("format".into(), Val::str(f))]),
+            )],
+            Kind::Output(s) => vec![("output".into(), Val::str(s))],
+            Kind::Replace(re, with, src) => {
+                sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)
+            }
+            Kind::Cri => vec![("cri".into(), Val::Table(Vec::new()))],
+            Kind::Docker => vec![("docker".into(), Val::Table(Vec::new()))],
+            Kind::Limit(rate, burst) => {
+                let mut l = vec![("rate".into(), Val::Float(*rate))];
+                if let Some(b) = burst {
+                    l.push(("burst".into(), Val::Int(*b)));
+                }
+                vec![("limit".into(), Val::Table(l))]
+            }
+            Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
+            Kind::Template(source, text) => vec![(
+                "template".into(),
+                Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),
+            )],
+            Kind::Match(selector, drop, reason, inner) => {
+                let mut m = vec![("selector".to_string(), Val::str(selector))];
+                if *drop {
+                    m.push(("action".into(), Val::str("drop")));
+                } else {
+                    m.push(("stages".into(), Val::Arr(inner.iter().map(Stage::to_val).collect())));
+                }
+                if let Some(r) = reason {
+                    m.push(("reason".into(), Val::str(r)));
+                }
+                vec![("match".into(), Val::Table(m))]
+            }
+            Kind::Labels(labels, metadata) => {
+                let mut t = Vec::new();
+                if !labels.is_empty() {
+                    t.push(("labels".into(), picks(labels)));
+                }
+                if !metadata.is_empty() {
+                    t.push(("structured_metadata".into(), picks(metadata)));
+                }
+                t
+            }
+        };
+        // A regex stage without `labels` would make every capture a label; Promtail makes none.
+        let labels = match (&self.kind, &self.labels) {
+            (Kind::Regex(..), None) => Some(Vec::new()),
+            (_, l) => l.clone(),
+        };
+        if let Some(l) = labels {
+            t.push(("labels".into(), Val::strs(&l)));
+        }
+        if let Some(m) = &self.metadata {
+            t.push(("structured_metadata".into(), Val::strs(m)));
+        }
+        Val::Table(t)
+    }
+}
+
+impl Pipeline {
+    pub(super) fn extracted(&self, name: &str) -> bool {
+        self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
+    }
+
+    /// Leaves out the `cri` and `docker` stages (a journal entry is no
+    /// container log line, and tailship refuses them there); reports them.
+    pub fn drop_container_stages(&mut self, key: &str, r: &mut Report) {
+        let before = self.stages.len();
+        self.stages.retain(|s| !matches!(s.kind, Kind::Cri | Kind::Docker));
+        if self.stages.len() != before {
+            r.skip(key, "cri and docker stages read container log files; on a journal job they are left out");
+        }
+    }
+
+    /// Drops the `labeldrop` names from the extracted labels.
+    pub fn apply_label_drops(&mut self) {
+        let drops = self.drop_labels.clone();
+        self.stages.iter_mut().for_each(|s| s.drop_labels(&drops));
+        self.stages.retain(|s| !s.is_empty_picks());
+    }
+
+    /// A label a line of this job has before a stage sets one: a static
+    /// label, or one a `labels` stage so far set.
+    pub(super) fn may_be_label(&self, name: &str) -> bool {
+        self.static_labels.iter().any(|(l, _)| l == name) || self.stages.iter().any(|s| s.sets_label(name))
+    }
+
+    /// `source` of a stage, checked: `Err` when no translated stage extracts it.
+    pub(super) fn source(&self, m: &mut Map<'_>, r: &mut Report) -> Result<Option<String>, ()> {
+        let Some(src) = m.text("source", r) else { return Ok(None) };
+        if self.extracted(&src) {
+            return Ok(Some(src));
+        }
+        r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage: the stage is left out"));
+        Err(())
+    }
+}
+
+/// `(label, extracted name)` pairs: a list of names when none renames.
+fn picks(pairs: &[(String, String)]) -> Val {
+    if pairs.iter().all(|(l, s)| l == s) {
+        Val::strs(&pairs.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>())
+    } else {
+        Val::pairs(pairs)
+    }
+}
+
+/// `t` with `source = src` when the stage reads an extracted value.
+fn sourced(mut t: Vec<(String, Val)>, src: &Option<String>) -> Vec<(String, Val)> {
+    if let Some(s) = src {
+        t.push(("source".into(), Val::str(s)));
+    }
+    t
+}

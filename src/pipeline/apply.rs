@@ -1,0 +1,245 @@
+//! What each stage that reads or writes the extracted map does to a line.
+//! The container stages (`cri`, `docker`) and `limit` keep per-file state
+//! and live with [`super::SourceStages`].
+
+use std::borrow::Cow;
+
+use regex::Regex;
+
+use super::line::Line;
+use super::parse::{self, json_text, JsonPath};
+use super::stage::{DropRule, Stage, TenantFrom};
+use super::template::GoTemplate;
+
+/// The text a stage reads: the extracted value `source`, or the line.
+/// `None` when the value is missing (the stage then does nothing).
+fn input<'a>(text: &'a str, extracted: &'a super::line::Extracted<'_>, source: Option<&str>) -> Option<&'a str> {
+    match source {
+        Some(s) => extracted.get(s),
+        None => Some(text),
+    }
+}
+
+/// A `regex` stage: every named capture is extracted ("" for one that did
+/// not take part, as Promtail does).
+pub fn regex<'s>(line: &mut Line<'s, '_>, re: &'s Regex, names: &'s [String], source: Option<&str>) {
+    let Some(text) = input(&line.text, &line.extracted, source) else { return };
+    let Some(caps) = re.captures(text) else { return };
+    let found: Vec<String> = names.iter().map(|n| caps.name(n).map_or("", |m| m.as_str()).to_string()).collect();
+    for (n, v) in names.iter().zip(found) {
+        line.extracted.set(Cow::Borrowed(n), v);
+    }
+}
+
+/// A `json` stage; false when the text is not a JSON object.
+pub fn json<'s>(line: &mut Line<'s, '_>, fields: &'s [(String, JsonPath)], source: Option<&str>) -> bool {
+    let Some(text) = input(&line.text, &line.extracted, source) else { return true };
+    let doc = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(doc @ serde_json::Value::Object(_)) => doc,
+        _ => return false,
+    };
+    match doc {
+        serde_json::Value::Object(map) if fields.is_empty() => {
+            for (k, v) in map {
+                if !(v.is_object() || v.is_array()) {
+                    if let Some(t) = json_text(&v) {
+                        line.extracted.set(Cow::Owned(k), t);
+                    }
+                }
+            }
+        }
+        doc => {
+            for (name, path) in fields {
+                if let Some(t) = path.get(&doc).and_then(json_text) {
+                    line.extracted.set(Cow::Borrowed(name), t);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A `logfmt` stage; false when the text holds no `key=value` pair.
+pub fn logfmt<'s>(line: &mut Line<'s, '_>, fields: &'s [(String, String)], source: Option<&str>) -> bool {
+    let Some(text) = input(&line.text, &line.extracted, source) else { return true };
+    let Some(pairs) = parse::logfmt(text) else { return false };
+    let found: Vec<(Cow<'s, str>, String)> = if fields.is_empty() {
+        pairs.into_iter().map(|(k, v)| (Cow::Owned(k.to_string()), v.into_owned())).collect()
+    } else {
+        fields
+            .iter()
+            .filter_map(|(name, key)| {
+                let (_, v) = pairs.iter().rev().find(|(k, _)| k == key)?;
+                Some((Cow::Borrowed(name.as_str()), v.to_string()))
+            })
+            .collect()
+    };
+    for (k, v) in found {
+        line.extracted.set(k, v);
+    }
+    true
+}
+
+/// A `replace` stage: every match rewritten, in the line or in the
+/// extracted value `source`.
+pub fn replace<'s>(line: &mut Line<'s, '_>, re: &Regex, with: &str, source: Option<&'s str>) {
+    match source {
+        None => {
+            if let Cow::Owned(s) = re.replace_all(&line.text, with) {
+                line.text = Cow::Owned(s);
+            }
+        }
+        Some(name) => {
+            let Some(v) = line.extracted.get(name) else { return };
+            let Cow::Owned(out) = re.replace_all(v, with) else { return };
+            line.extracted.set(Cow::Borrowed(name), out);
+        }
+    }
+}
+
+/// True when a `drop` stage's conditions all hold for the line.
+pub fn drops(rule: &DropRule, line: &Line<'_, '_>, now_ns: i64) -> bool {
+    if rule.longer_than.is_some_and(|n| line.text.len() <= n) {
+        return false;
+    }
+    if rule.older_than_ns.is_some_and(|age| line.ts >= now_ns.saturating_sub(age)) {
+        return false;
+    }
+    let joined: Option<Cow<'_, str>> = match rule.sources.as_slice() {
+        [] => None,
+        [one] => match line.extracted.get(one) {
+            Some(v) => Some(Cow::Borrowed(v)),
+            None => return false,
+        },
+        many => {
+            let mut parts = Vec::with_capacity(many.len());
+            for s in many {
+                match line.extracted.get(s) {
+                    Some(v) => parts.push(v),
+                    None => return false,
+                }
+            }
+            Some(Cow::Owned(parts.join(&rule.separator)))
+        }
+    };
+    match (joined, &rule.regex, &rule.value) {
+        (Some(v), Some(re), _) => re.is_match(&v),
+        (Some(v), None, Some(want)) => v == want.as_str(),
+        (Some(_), None, None) => true,
+        (None, Some(re), _) => re.is_match(&line.text),
+        (None, None, _) => true,
+    }
+}
+
+/// A `template` stage: `source` becomes the rendered text; an empty
+/// result removes it; a template that fails leaves it as it was.
+pub fn template<'s>(line: &mut Line<'s, '_>, source: &'s str, t: &GoTemplate) {
+    match t.render(&line.extracted, source, &line.text) {
+        Ok(out) if out.is_empty() => line.extracted.remove(source),
+        Ok(out) => line.extracted.set(Cow::Borrowed(source), out),
+        Err(_) => {}
+    }
+}
+
+/// A `tenant` stage: the line's tenant, when the value is there and not empty.
+pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, String)]) {
+    let found = match from {
+        TenantFrom::Extracted(name) => line.extracted.get(name),
+        TenantFrom::Label(name) => line.label(name, base),
+    };
+    if let Some(t) = found.filter(|t| !t.is_empty()) {
+        line.tenant = Some(t.to_string());
+    }
+}
+
+/// A stage's `labels` and `structured_metadata` picks, at this point of the
+/// line's way: a label takes the extracted value; metadata takes the
+/// extracted value, or else a label of the line, which then leaves the stream.
+pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, String)]) {
+    for (label, src) in &stage.labels {
+        if let Some(v) = line.extracted.get(src) {
+            let v = v.to_string();
+            line.set_label(label, Some(v));
+        }
+    }
+    for (name, src) in &stage.metadata {
+        if let Some(v) = line.extracted.get(src) {
+            let v = v.to_string();
+            line.set_metadata(name, v);
+        } else if let Some(v) = line.label(src, base) {
+            let v = v.to_string();
+            line.set_metadata(name, v);
+            line.set_label(src, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> Line<'static, '_> {
+        Line::new(Cow::Borrowed(text), 1_000, true)
+    }
+
+    #[test]
+    fn drop_conditions_all_hold_or_the_line_stays() {
+        let mut l = line("a rather long line");
+        l.extracted.set(Cow::Borrowed("app"), "web".into());
+        l.extracted.set(Cow::Borrowed("level"), "debug".into());
+        let rule = |f: &dyn Fn(&mut DropRule)| {
+            let mut r = DropRule { separator: ";".into(), ..Default::default() };
+            f(&mut r);
+            r
+        };
+        assert!(drops(&rule(&|r| r.sources = vec!["level".into()]), &l, 2_000));
+        assert!(!drops(&rule(&|r| r.sources = vec!["missing".into()]), &l, 2_000));
+        assert!(drops(
+            &rule(&|r| {
+                r.sources = vec!["level".into()];
+                r.value = Some("debug".into())
+            }),
+            &l,
+            0
+        ));
+        assert!(!drops(
+            &rule(&|r| {
+                r.sources = vec!["level".into()];
+                r.value = Some("info".into())
+            }),
+            &l,
+            0
+        ));
+        let both = rule(&|r| {
+            r.sources = vec!["app".into(), "level".into()];
+            r.regex = Some(Regex::new("^web;debug$").unwrap());
+        });
+        assert!(drops(&both, &l, 0));
+        assert!(drops(&rule(&|r| r.longer_than = Some(10)), &l, 0));
+        assert!(!drops(&rule(&|r| r.longer_than = Some(100)), &l, 0));
+        assert!(drops(&rule(&|r| r.older_than_ns = Some(500)), &l, 2_000));
+        assert!(!drops(&rule(&|r| r.older_than_ns = Some(5_000)), &l, 2_000));
+        let and = rule(&|r| {
+            r.longer_than = Some(10);
+            r.regex = Some(Regex::new("short").unwrap());
+        });
+        assert!(!drops(&and, &l, 0), "every condition must hold");
+    }
+
+    #[test]
+    fn metadata_from_a_label_takes_it_off_the_stream() {
+        let stage = Stage {
+            op: super::super::Op::Labels,
+            labels: vec![("lvl".into(), "level".into())],
+            metadata: vec![("trace".into(), "trace_id".into()), ("pod".into(), "pod".into())],
+        };
+        let base = vec![("pod".to_string(), "p-1".to_string())];
+        let mut l = line("x");
+        l.extracted.set(Cow::Borrowed("level"), "warn".into());
+        l.extracted.set(Cow::Borrowed("trace_id"), "abc".into());
+        picks(&mut l, &stage, &base);
+        assert_eq!(l.label("lvl", &base), Some("warn"));
+        assert_eq!(l.label("pod", &base), None);
+        assert_eq!(l.metadata, vec![("trace", "abc".to_string()), ("pod", "p-1".to_string())]);
+    }
+}

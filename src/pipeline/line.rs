@@ -1,0 +1,118 @@
+//! A line on its way through the stages, with its extracted map (Promtail's
+//! model): parsing stages write named values; `source`, `labels`,
+//! `structured_metadata`, `output`, `timestamp` and `tenant` read them.
+//!
+//! Everything here starts empty and allocates only when a stage writes, so
+//! a source whose stages extract nothing pays nothing per line.
+
+use std::borrow::Cow;
+
+/// Values extracted from one line so far, by name (a later value of the
+/// same name replaces an earlier one).
+#[derive(Default)]
+pub struct Extracted<'s>(Vec<(Cow<'s, str>, String)>);
+
+impl<'s> Extracted<'s> {
+    pub fn set(&mut self, name: Cow<'s, str>, value: String) {
+        match self.0.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((name, value)),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.0.retain(|(k, _)| k != name);
+    }
+
+    /// Every `(name, value)`, in the order first set.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_str()))
+    }
+}
+
+/// A line on its way through the stages.
+pub struct Line<'s, 'l> {
+    pub text: Cow<'l, str>,
+    pub ts: i64,
+    /// True while the timestamp is the read time (no stage set one).
+    pub assigned: bool,
+    pub extracted: Extracted<'s>,
+    /// Label changes over the file's stream, in the order stages made them:
+    /// a value set, or `None` for a label taken away.
+    pub labels: Vec<(&'s str, Option<String>)>,
+    /// Structured metadata picked so far.
+    pub metadata: Vec<(&'s str, String)>,
+    /// A tenant set by a `tenant` stage.
+    pub tenant: Option<String>,
+}
+
+impl<'s, 'l> Line<'s, 'l> {
+    pub fn new(text: Cow<'l, str>, ts: i64, assigned: bool) -> Self {
+        Self {
+            text,
+            ts,
+            assigned,
+            extracted: Extracted::default(),
+            labels: Vec::new(),
+            metadata: Vec::new(),
+            tenant: None,
+        }
+    }
+
+    /// Sets (or, with `None` or an empty value, takes away) a label.
+    pub fn set_label(&mut self, name: &'s str, value: Option<String>) {
+        let value = value.filter(|v| !v.is_empty());
+        match self.labels.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.labels.push((name, value)),
+        }
+    }
+
+    /// The line's label `name`: as a stage set it, else the file's `base` one.
+    pub fn label<'a>(&'a self, name: &str, base: &'a [(String, String)]) -> Option<&'a str> {
+        match self.labels.iter().find(|(k, _)| *k == name) {
+            Some((_, v)) => v.as_deref(),
+            None => base.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()),
+        }
+    }
+
+    pub fn set_metadata(&mut self, name: &'s str, value: String) {
+        match self.metadata.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.metadata.push((name, value)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_set_replace_and_take_away_over_the_base() {
+        let base = vec![("job".to_string(), "app".to_string()), ("env".to_string(), "prod".to_string())];
+        let mut l = Line::new(Cow::Borrowed("x"), 0, true);
+        l.set_label("level", Some("info".into()));
+        l.set_label("level", Some("warn".into()));
+        l.set_label("env", None);
+        l.set_label("job", Some(String::new()));
+        assert_eq!(l.label("level", &base), Some("warn"));
+        assert_eq!(l.label("env", &base), None);
+        assert_eq!(l.label("job", &base), None, "an empty value takes the label away");
+        assert_eq!(l.label("other", &base), None);
+        assert_eq!(l.labels.len(), 3);
+    }
+
+    #[test]
+    fn a_later_value_of_the_same_name_wins() {
+        let mut e = Extracted::default();
+        e.set(Cow::Borrowed("a"), "1".into());
+        e.set(Cow::Owned("a".into()), "2".into());
+        assert_eq!(e.get("a"), Some("2"));
+        assert_eq!(e.get("b"), None);
+    }
+}

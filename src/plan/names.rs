@@ -1,0 +1,47 @@
+//! What a source's stages extract so far, for checking the names later
+//! stages read; and the regex compiler whose errors name the key.
+
+use regex::Regex;
+
+/// Labels a line may carry without a stage setting them: the automatic ones
+/// of file, Kubernetes and journal sources.
+const AUTOMATIC_LABELS: [&str; 7] = ["host", "filename", "namespace", "pod", "container", "unit", "level"];
+
+/// What earlier stages extract and which labels a line may have, for
+/// checking the names later stages use.
+#[derive(Default)]
+pub(super) struct Names {
+    pub known: Vec<String>,
+    /// An earlier stage extracts names known only per line (`json = {}`).
+    pub any: bool,
+    /// Labels of the source and labels set by earlier stages.
+    pub labels: Vec<String>,
+}
+
+impl Names {
+    pub(super) fn has(&self, n: &str) -> bool {
+        self.any || self.known.iter().any(|k| k == n)
+    }
+
+    pub(super) fn may_be_label(&self, n: &str) -> bool {
+        AUTOMATIC_LABELS.contains(&n) || self.labels.iter().any(|l| l == n)
+    }
+}
+
+/// Reports a problem under a key relative to the stage's.
+pub(super) type Errors<'a> = dyn FnMut(&str, String) + 'a;
+
+pub(super) fn regex(k: &str, r: &str, e: &mut Errors<'_>) -> Option<Regex> {
+    match Regex::new(r) {
+        Ok(re) => Some(re),
+        Err(err) => {
+            e(k, format!("bad regex: {}", one_line(&err.to_string())));
+            None
+        }
+    }
+}
+
+/// A multi-line message (a regex error) on one line.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

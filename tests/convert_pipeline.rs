@@ -1,0 +1,142 @@
+//! `tailship convert promtail` on a pipeline that lives on the extracted
+//! map (`source` on regex, json, logfmt, replace and drop; a drop by value
+//! and by joined sources with its own counter reason; labels with a rename;
+//! a match with nested stages; tenant from an extracted value), then the converted config run for real
+//! against `tailship receive`: each line ends as Promtail's stages leave it.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use agent::{free_port, query_all_at, write_file, Agent, Stored};
+use common::{bin, wait_for, Receiver};
+
+fn label<'a>(e: &'a Stored, name: &str) -> Option<&'a str> {
+    e.labels.get(name).and_then(|v| v.as_str())
+}
+
+fn promtail(dir: &std::path::Path, push_url: &str) -> String {
+    format!(
+        r#"server:
+  http_listen_address: 127.0.0.1
+  http_listen_port: {port}
+positions:
+  filename: {dir}/promtail-positions.yaml
+clients:
+  - url: {push_url}
+    tenant_id: base
+    batchwait: 100ms
+scrape_configs:
+  - job_name: app
+    static_configs:
+      - targets: [localhost]
+        labels:
+          job: app
+          __path__: {dir}/app.log
+    pipeline_stages:
+      - regex:
+          expression: '^(?P<time>\S+) (?P<rest>.*)$'
+      - json:
+          source: rest
+          expressions:
+            level: level
+            msg: msg
+            org: org
+      - logfmt:
+          source: msg
+          mapping:
+            user:
+      - replace:
+          source: msg
+          expression: 'secret=(\S+)'
+          replace: '<redacted>'
+      - drop:
+          source: level
+          value: debug
+      - drop:
+          source: [level, user]
+          separator: /
+          expression: '^warn/bot$'
+          drop_counter_reason: bots
+      - labels:
+          severity: level
+          user:
+      - match:
+          selector: '{{severity="warn"}} |= "disk"'
+          pipeline_name: disks
+          stages:
+            - regex:
+                source: msg
+                expression: '^disk (?P<state>\w+)'
+            - labels:
+                state:
+      - tenant:
+          source: org
+      - timestamp:
+          source: time
+          format: RFC3339
+      - output:
+          source: msg
+"#,
+        port = free_port(),
+        dir = dir.display()
+    )
+}
+
+#[test]
+fn a_pipeline_on_the_extracted_map_converts_whole_and_ships_as_promtail_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let yaml = write_file(dir, "promtail.yaml", &promtail(dir, &format!("{}/loki/api/v1/push", recv.base)));
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&yaml).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("not translated"), "every stage carries over: {stderr}");
+    assert!(stderr.contains("pipeline_name"), "noted: {stderr}");
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(toml.contains(r#"{ json = { level = "level", msg = "msg", org = "org" }, source = "rest" }"#), "{toml}");
+    assert!(toml.contains(r#"reason = "bots""#), "{toml}");
+    let config = write_file(dir, "tailship.toml", &toml);
+
+    write_file(
+        dir,
+        "app.log",
+        concat!(
+            r#"2024-03-05T07:08:09Z {"level":"info","msg":"login user=ann secret=s3","org":"team-a"}"#,
+            "\n",
+            r#"2024-03-05T07:08:10Z {"level":"debug","msg":"noise user=ann","org":"team-a"}"#,
+            "\n",
+            r#"2024-03-05T07:08:11Z {"level":"warn","msg":"spam user=bot"}"#,
+            "\n",
+            r#"2024-03-05T07:08:12Z {"level":"warn","msg":"disk full user=ops"}"#,
+            "\n",
+        ),
+    );
+    let agent = Agent::start(&config);
+    let all = |tenant: &str| query_all_at(&recv, "/loki/api/v1", r#"{job="app"}"#, Some(tenant));
+    let arrived = wait_for(Duration::from_secs(20), || all("team-a").len() == 1 && all("base").len() == 1);
+    assert!(arrived, "team-a {:?}\nbase {:?}\n{}", all("team-a"), all("base"), agent.stderr_text());
+    let a = &all("team-a")[0];
+    assert_eq!(a.line, "login user=ann secret=<redacted>");
+    assert_eq!(a.ts, 1_709_622_489_000_000_000);
+    assert_eq!((label(a, "severity"), label(a, "user"), label(a, "level")), (Some("info"), Some("ann"), None));
+    assert_eq!(label(a, "state"), None, "the match selects warn lines only");
+    let b = &all("base")[0];
+    assert_eq!(
+        (b.line.as_str(), label(b, "severity"), label(b, "user")),
+        ("disk full user=ops", Some("warn"), Some("ops"))
+    );
+    assert_eq!(label(b, "state"), Some("full"), "set by the match's stages");
+    let dropped =
+        |reason: &str| agent.metric(&format!("tailship_lines_dropped_total{{reason=\"{reason}\",source=\"app\"}}"));
+    assert!(
+        wait_for(Duration::from_secs(10), || dropped("drop_stage") == 1.0 && dropped("bots") == 1.0),
+        "{}",
+        agent.metrics()
+    );
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
