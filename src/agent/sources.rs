@@ -51,7 +51,8 @@ pub fn start_sources(
         let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
         let thread = match src.spec.config.kind {
             SourceType::File | SourceType::Kubernetes => {
-                let fs = FileSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode)
+                let spec = crate::source::target::admitting(&src.spec, &stages);
+                let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
             }

@@ -309,6 +309,11 @@ pub struct SourceConfig {
     /// Add a `host` label with this machine's hostname.
     pub host_label: bool,
     pub multiline: Option<MultilineConfig>,
+    /// Prometheus relabel rules over the labels of each file (or of stdin):
+    /// the static ones, `host`, `filename`, `__path__` and a discovery
+    /// source's `__meta_*` labels. A file they drop is not read; labels
+    /// starting `__` are removed after them.
+    pub relabel: Vec<super::RelabelConfig>,
     pub stages: Vec<StageConfig>,
 }
 
@@ -333,6 +338,7 @@ impl Default for SourceConfig {
             partial_line_wait: HumanDuration::secs(3),
             host_label: true,
             multiline: None,
+            relabel: Vec::new(),
             stages: Vec::new(),
         }
     }

@@ -121,7 +121,14 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     if journal.is_some() {
         pipe.drop_container_stages(&pipe_key, r);
     }
-    let relabel = relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), journal.is_some(), r);
+    let relabel = match journal {
+        Some(_) => relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), true, r),
+        None => relabel::Relabel::default(),
+    };
+    let rules = match journal {
+        Some(_) => Vec::new(),
+        None => relabel::as_is(&m.key("relabel_configs"), m.get("relabel_configs"), r),
+    };
     let before = out.len();
     if let Some(j) = journal {
         if statics.is_some() {
@@ -137,6 +144,9 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
             if let Some(mut s) = file_source(&sk, st, &n, &relabel, &pipe, r) {
                 finish_source(&mut s, external, &relabel.labels, &pipe);
+                if !rules.is_empty() {
+                    s.set("relabel", Val::Arr(rules.clone()));
+                }
                 out.push(s);
             }
         }

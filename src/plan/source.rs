@@ -6,8 +6,10 @@ use std::sync::Arc;
 use super::stages::one_line;
 use crate::config::{SourceConfig, SourceType};
 use crate::pipeline::{Op, Stage};
+use crate::relabel::Rules;
 use crate::source::discover::GlobError;
 use crate::source::multiline::MultilineRule;
+use crate::source::target::FileLabels;
 use crate::source::{FileMatch, SourceSpec};
 
 /// One source, compiled.
@@ -70,9 +72,40 @@ pub fn compile(
         },
         _ => None,
     };
+    let relabel = compile_relabel(&key, &src, errors);
     let mut stages = super::stages::compile(&key, &src, metadata_on, errors);
     if src.kind == SourceType::Kubernetes {
         stages.insert(0, Stage { op: Op::Cri, labels: vec!["stream".into()], metadata: Vec::new() });
     }
-    (errors.len() == before).then(|| SourcePlan { name, spec: SourceSpec { config: src, multiline, files }, stages })
+    let labels = FileLabels { relabel, targets: None };
+    (errors.len() == before).then(|| SourcePlan {
+        name,
+        spec: SourceSpec { config: src, multiline, files, labels },
+        stages,
+    })
+}
+
+/// A source's relabel rules; `None` without any.
+fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, String)>) -> Option<Arc<Rules>> {
+    if src.relabel.is_empty() {
+        return None;
+    }
+    if src.kind == SourceType::Journal {
+        errors.push((
+            format!("{key}.relabel"),
+            "relabel rules are not applied to journal entries; the journal source labels `unit`, `level` and \
+             `host` itself, and `matches` selects entries"
+                .into(),
+        ));
+        return None;
+    }
+    match Rules::compile(&src.relabel) {
+        Ok(r) => Some(Arc::new(r)),
+        Err(errs) => {
+            for (i, e) in errs {
+                errors.push((format!("{key}.relabel[{i}].{}", e.field), e.message));
+            }
+            None
+        }
+    }
 }
