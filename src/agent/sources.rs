@@ -13,6 +13,7 @@ use crate::plan::SourcePlan;
 use crate::positions::Positions;
 use crate::queue::ChunkSink;
 use crate::queue::Interner;
+use crate::source::docker::DockerSource;
 use crate::source::file::{FileSource, Mode};
 use crate::source::journal::JournalSource;
 
@@ -55,6 +56,10 @@ pub fn start_sources(
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
+            }
+            SourceType::Docker => {
+                let ds = DockerSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode);
+                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || ds.run())?
             }
             SourceType::Journal => {
                 let follow = env.mode == Mode::Follow;

@@ -424,6 +424,29 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.max_open_files"), "must be at least 1".into());
             }
         }
+        SourceType::Docker => {
+            if !s.include.is_empty() {
+                e(
+                    &format!("{key}.include"),
+                    "a docker source reads the logs of the containers the Engine lists; use `docker.filters` or \
+                     `relabel` to choose them"
+                        .into(),
+                );
+            }
+            if s.max_open_files == 0 {
+                e(&format!("{key}.max_open_files"), "must be at least 1".into());
+            }
+            let d = s.docker.clone().unwrap_or_default();
+            if d.host.strip_prefix("unix://").is_none_or(|p| !p.starts_with('/')) {
+                e(
+                    &format!("{key}.docker.host"),
+                    format!("`{}` is not unix:///path/to/docker.sock (the only kind of host tailship reaches)", d.host),
+                );
+            }
+            if d.refresh_interval.get().is_zero() {
+                e(&format!("{key}.docker.refresh_interval"), "must be above 0".into());
+            }
+        }
         SourceType::Journal => {
             if !s.include.is_empty() {
                 e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
@@ -444,6 +467,9 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
             }
         }
+    }
+    if s.docker.is_some() && s.kind != SourceType::Docker {
+        e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
     }
     if s.kind != SourceType::Journal {
         if s.path.is_some() {

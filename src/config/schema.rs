@@ -225,6 +225,9 @@ pub enum SourceType {
     Kubernetes,
     /// The systemd journal, read through `journalctl` (see `crate::source::journal`).
     Journal,
+    /// The json-file logs of the containers of a Docker Engine, found
+    /// through its API (see `crate::source::docker`).
+    Docker,
 }
 
 /// Where kubelet keeps pod logs.
@@ -238,9 +241,9 @@ impl SourceConfig {
 }
 
 impl SourceType {
-    /// True for sources that tail files (`file`, `kubernetes`).
+    /// True for sources that tail files (`file`, `kubernetes`, `docker`).
     pub fn reads_files(self) -> bool {
-        matches!(self, Self::File | Self::Kubernetes)
+        matches!(self, Self::File | Self::Kubernetes | Self::Docker)
     }
 
     /// The name of the type in the config.
@@ -250,6 +253,7 @@ impl SourceType {
             Self::Stdin => "stdin",
             Self::Kubernetes => "kubernetes",
             Self::Journal => "journal",
+            Self::Docker => "docker",
         }
     }
 }
@@ -314,6 +318,8 @@ pub struct SourceConfig {
     /// source's `__meta_*` labels. A file they drop is not read; labels
     /// starting `__` are removed after them.
     pub relabel: Vec<super::RelabelConfig>,
+    /// A `docker` source's Engine and container filters (unset: the defaults).
+    pub docker: Option<super::DockerConfig>,
     pub stages: Vec<StageConfig>,
 }
 
@@ -339,6 +345,7 @@ impl Default for SourceConfig {
             host_label: true,
             multiline: None,
             relabel: Vec::new(),
+            docker: None,
             stages: Vec::new(),
         }
     }

@@ -53,7 +53,9 @@ pub fn compile(
                 None
             }
         },
-        SourceType::Stdin | SourceType::Journal => None,
+        // A docker source's files are known once the Engine says where it
+        // keeps them (`source::docker`).
+        SourceType::Stdin | SourceType::Journal | SourceType::Docker => None,
     };
     if src.kind == SourceType::Journal {
         for (i, m) in src.matches.iter().enumerate() {
@@ -76,6 +78,10 @@ pub fn compile(
     let mut stages = super::stages::compile(&key, &src, metadata_on, errors);
     if src.kind == SourceType::Kubernetes {
         stages.insert(0, Stage { op: Op::Cri, labels: vec!["stream".into()], metadata: Vec::new() });
+    }
+    if src.kind == SourceType::Docker {
+        // json-file lines: the message, Docker's time, `stream`, long lines joined.
+        stages.insert(0, Stage { op: Op::Docker, labels: vec!["stream".into()], metadata: Vec::new() });
     }
     let labels = FileLabels { relabel, targets: None };
     (errors.len() == before).then(|| SourcePlan {

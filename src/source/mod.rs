@@ -5,6 +5,7 @@
 //! journal through journalctl, one entry per line, with labels of its own.
 
 pub mod discover;
+pub mod docker;
 pub mod file;
 pub mod fingerprint;
 pub mod journal;

@@ -20,6 +20,11 @@ pub trait Targets: Send + Sync + std::fmt::Debug {
     /// The `__meta_*` labels of the file at `path`, or None when no known
     /// target owns it (yet).
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>>;
+
+    /// Whether files keep the `filename` label (Promtail's docker targets have none).
+    fn filename_label(&self) -> bool {
+        true
+    }
 }
 
 /// What decides a file's labels beyond the source's own: its relabel rules
@@ -45,7 +50,11 @@ impl FileLabels {
         }
         if let Some(f) = filename {
             if let Some(t) = &self.targets {
-                labels.extend(t.meta(Path::new(f))?);
+                let meta = t.meta(Path::new(f))?;
+                if !t.filename_label() {
+                    labels.remove("filename");
+                }
+                labels.extend(meta);
             }
             labels.insert("__path__".into(), f.to_string());
         }
