@@ -186,3 +186,66 @@ fn a_sigkill_of_the_agent_loses_no_container_line() {
     }
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
+
+#[test]
+fn a_converted_promtail_docker_sd_job_ships_with_the_labels_its_rules_give() {
+    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(d) = Dockerd::start() else { return };
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    // Grafana's documented docker_sd_configs example, on the private Engine.
+    let yaml = format!(
+        r#"server:
+  http_listen_port: {port}
+positions:
+  filename: {dir}/positions.yaml
+clients:
+  - url: {url}/loki/api/v1/push
+scrape_configs:
+  - job_name: flog_scrape
+    docker_sd_configs:
+      - host: {host}
+        refresh_interval: 5s
+        filters:
+          - name: label
+            values: ["logging=promtail"]
+    relabel_configs:
+      - source_labels: ['__meta_docker_container_name']
+        regex: '/(.*)'
+        target_label: 'container'
+      - source_labels: ['__meta_docker_container_log_stream']
+        target_label: 'logstream'
+      - source_labels: ['__meta_docker_container_label_logging_jobname']
+        target_label: 'job'
+"#,
+        port = free_port(),
+        dir = dir.path().display(),
+        url = r.base,
+        host = d.host(),
+    );
+    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
+    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("scrape_configs[0].relabel_configs[1]"), "{stderr}");
+    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    d.run(
+        &["--name", "flog", "-l", "logging=promtail", "-l", "logging_jobname=containerlogs"],
+        &script("flog", 20, "0", 0),
+    );
+    d.run(&["--name", "quiet"], &script("quiet", 5, "0", 0));
+    let agent = Agent::start(&cfg);
+    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{job="containerlogs"}"#, None);
+    // 20 lines on stdout, then `flog run 1 done` on stderr.
+    assert!(wait_for(Duration::from_secs(30), || all().len() >= 21), "{}", agent.stderr_text());
+    let entries = all();
+    assert_eq!(entries.iter().filter(|e| e.line.starts_with("flog run 1 line")).count(), 20);
+    assert_eq!(entries.len(), 21);
+    let want: BTreeMap<String, String> = [("container", "flog"), ("job", "containerlogs"), ("stream", "stdout")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(labels(&entries[0]), want);
+    assert!(agent::query_all_at(&r, "/loki/api/v1", r#"{container="quiet"}"#, None).is_empty());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}

@@ -104,8 +104,9 @@ pub fn convert(key: &str, rules: Option<&Yaml>, journal: bool, r: &mut Report) -
 }
 
 /// The rules at `key` as a tailship `relabel` list, each checked as
-/// tailship compiles it; a rule it would refuse is reported and left out.
-pub fn as_is(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Vec<Val> {
+/// tailship compiles it; a rule it would refuse, or that reads one of the
+/// `unavailable` labels (name, why), is reported and left out.
+pub fn as_is(key: &str, rules: Option<&Yaml>, unavailable: &[(&str, &str)], r: &mut Report) -> Vec<Val> {
     let mut out = Vec::new();
     for (i, rule) in list(key, rules, r).iter().enumerate() {
         let rk = format!("{key}[{i}]");
@@ -130,6 +131,10 @@ pub fn as_is(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Vec<Val> {
             None => cfg,
         };
         m.finish(r, "no tailship equivalent");
+        if let Some((label, why)) = unavailable.iter().find(|(l, _)| cfg.source_labels.iter().any(|s| s == l)) {
+            r.skip(rk, format!("`{label}`: {why}; the rule is left out"));
+            continue;
+        }
         if let Err(e) = crate::relabel::Rule::compile(&cfg) {
             r.skip(format!("{rk}.{}", e.field), format!("{e}: the rule is left out"));
             continue;

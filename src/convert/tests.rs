@@ -197,3 +197,48 @@ fn container_stages_are_left_out_of_a_journal_job() {
     let config = compiles(&c);
     assert_eq!(config.sources[0].stages.len(), 1);
 }
+
+#[test]
+fn a_docker_sd_job_becomes_a_docker_source_with_its_rules() {
+    let c = convert(
+        r#"clients:
+  - url: http://loki:3100/loki/api/v1/push
+scrape_configs:
+  - job_name: flog_scrape
+    docker_sd_configs:
+      - host: unix:///var/run/docker.sock
+        refresh_interval: 5s
+        filters:
+          - name: name
+            values: [flog]
+    relabel_configs:
+      - source_labels: ['__meta_docker_container_name']
+        regex: '/(.*)'
+        target_label: 'container'
+      - source_labels: ['__meta_docker_container_log_stream']
+        target_label: 'logstream'
+      - source_labels: ['__meta_docker_container_label_logging_jobname']
+        target_label: 'job'
+  - job_name: remote
+    docker_sd_configs:
+      - host: tcp://10.0.0.5:2375
+"#,
+    );
+    assert_eq!(
+        skipped(&c),
+        ["scrape_configs[0].relabel_configs[1]", "scrape_configs[1].docker_sd_configs[0].host"],
+        "{:?}",
+        c.untranslated
+    );
+    let config = compiles(&c);
+    assert_eq!(config.sources.len(), 1, "{}", c.toml);
+    let s = &config.sources[0];
+    assert_eq!(s.kind, crate::config::SourceType::Docker);
+    let d = s.docker.clone().unwrap();
+    assert_eq!(d.host, "unix:///var/run/docker.sock");
+    assert_eq!(d.filters.get("name"), Some(&vec!["flog".to_string()]));
+    assert_eq!(d.refresh_interval.get(), std::time::Duration::from_secs(5));
+    let targets: Vec<_> = s.relabel.iter().map(|r| r.target_label.clone().unwrap_or_default()).collect();
+    assert_eq!(targets, ["container", "job"]);
+    assert!(!s.host_label);
+}
