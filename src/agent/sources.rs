@@ -52,7 +52,8 @@ pub fn start_sources(
         let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
         let thread = match src.spec.config.kind {
             SourceType::File | SourceType::Kubernetes => {
-                let spec = crate::source::target::admitting(&src.spec, &stages);
+                let spec = crate::source::kubernetes::attach(&src.spec, &name, &env.handle, cancel);
+                let spec = crate::source::target::admitting(&spec, &stages);
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?

@@ -52,3 +52,42 @@ impl Default for DockerConfig {
         Self { host: DEFAULT_DOCKER_HOST.into(), filters: BTreeMap::new(), refresh_interval: HumanDuration::secs(60) }
     }
 }
+
+/// A `kubernetes` source's pod metadata: where the API server is and which
+/// node's pods to watch. Without it, pods are labelled from their log path only.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct KubernetesConfig {
+    /// The API server's URL; unset: in-cluster (`KUBERNETES_SERVICE_HOST` and
+    /// `_PORT`), or the current context of `kubeconfig`.
+    pub api_server: Option<String>,
+    /// A kubeconfig file (its current context's server, CA and token);
+    /// unset: the in-cluster service account.
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// The service account token, read again for every request (tokens rotate).
+    pub token_file: std::path::PathBuf,
+    /// The CA bundle the API server's certificate is checked against.
+    pub ca_file: std::path::PathBuf,
+    /// Whose pods to watch; unset: `$NODE_NAME` (the DaemonSet sets it from
+    /// `spec.nodeName`), else this machine's hostname.
+    pub node_name: Option<String>,
+    /// A log file whose pod is not known yet waits this long for it, then
+    /// ships with its path labels only (counted as `pod_unknown`).
+    pub wait_for_pod: HumanDuration,
+}
+
+/// The in-cluster service account's files.
+pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+impl Default for KubernetesConfig {
+    fn default() -> Self {
+        Self {
+            api_server: None,
+            kubeconfig: None,
+            token_file: std::path::Path::new(SERVICE_ACCOUNT_DIR).join("token"),
+            ca_file: std::path::Path::new(SERVICE_ACCOUNT_DIR).join("ca.crt"),
+            node_name: None,
+            wait_for_pod: HumanDuration::secs(5),
+        }
+    }
+}

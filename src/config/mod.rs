@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use client::{client_identity, validate_client};
-pub use discovery::{DockerConfig, RelabelConfig, DEFAULT_DOCKER_HOST};
+pub use discovery::{DockerConfig, KubernetesConfig, RelabelConfig, DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR};
 pub use expand::expand_str;
 use expand::expand_vars;
 pub use schema::*;
@@ -465,6 +465,16 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
             }
             if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
                 e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
+            }
+        }
+    }
+    if s.kubernetes.is_some() && s.kind != SourceType::Kubernetes {
+        e(&format!("{key}.kubernetes"), "`kubernetes` is for kubernetes sources (type = \"kubernetes\")".into());
+    }
+    if let Some(k) = &s.kubernetes {
+        if let Some(u) = &k.api_server {
+            if !(u.starts_with("https://") || u.starts_with("http://")) {
+                e(&format!("{key}.kubernetes.api_server"), format!("`{u}` is not an http(s):// URL"));
             }
         }
     }

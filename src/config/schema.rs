@@ -320,6 +320,8 @@ pub struct SourceConfig {
     pub relabel: Vec<super::RelabelConfig>,
     /// A `docker` source's Engine and container filters (unset: the defaults).
     pub docker: Option<super::DockerConfig>,
+    /// A `kubernetes` source's pod metadata from the API server (unset: path labels only).
+    pub kubernetes: Option<super::KubernetesConfig>,
     pub stages: Vec<StageConfig>,
 }
 
@@ -346,6 +348,7 @@ impl Default for SourceConfig {
             multiline: None,
             relabel: Vec::new(),
             docker: None,
+            kubernetes: None,
             stages: Vec::new(),
         }
     }

@@ -93,7 +93,15 @@ pub fn compile(
 
 /// A source's relabel rules; `None` without any.
 fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, String)>) -> Option<Arc<Rules>> {
-    if src.relabel.is_empty() {
+    let defaults;
+    let configs = if src.relabel.is_empty() && src.kind == SourceType::Kubernetes && src.kubernetes.is_some() {
+        // Pod metadata without rules of its own: the Promtail Helm chart's labels.
+        defaults = crate::source::kubernetes::defaults::helm_chart_rules();
+        &defaults
+    } else {
+        &src.relabel
+    };
+    if configs.is_empty() {
         return None;
     }
     if src.kind == SourceType::Journal {
@@ -105,7 +113,7 @@ fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, Stri
         ));
         return None;
     }
-    match Rules::compile(&src.relabel) {
+    match Rules::compile(configs) {
         Ok(r) => Some(Arc::new(r)),
         Err(errs) => {
             for (i, e) in errs {

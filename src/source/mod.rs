@@ -9,6 +9,7 @@ pub mod docker;
 pub mod file;
 pub mod fingerprint;
 pub mod journal;
+pub mod kubernetes;
 pub mod lines;
 pub mod multiline;
 pub mod stdin;

@@ -18,7 +18,8 @@ use crate::relabel::{strip_internal, Rules};
 /// Files found by a discovery source, with their labels.
 pub trait Targets: Send + Sync + std::fmt::Debug {
     /// The `__meta_*` labels of the file at `path`, or None when no known
-    /// target owns it (yet).
+    /// target owns it (yet). An empty set: read the file anyway, with the
+    /// labels it has before the rules (its target stayed unknown too long).
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>>;
 
     /// Whether files keep the `filename` label (Promtail's docker targets have none).
@@ -53,6 +54,10 @@ impl FileLabels {
                 let meta = t.meta(Path::new(f))?;
                 if !t.filename_label() {
                     labels.remove("filename");
+                }
+                if meta.is_empty() {
+                    strip_internal(&mut labels);
+                    return Some(labels);
                 }
                 labels.extend(meta);
             }
