@@ -42,7 +42,7 @@
 //! client                                             HTTP (one builder), push, query
 //! queue                                              budget, sink, chunks, streams
 //! batch                                              batcher, deliver
-//! pipeline                                           stages
+//! pipeline, relabel                                 stages; Prometheus relabel rules over `__meta_*` labels
 //! source                                             discover, fingerprint, tailer, file, stdin, journal
 //! cloud, admin                                       management API clients
 //! alert                                              rules, engine, sender
@@ -76,6 +76,7 @@ pub mod pool;
 pub mod positions;
 pub mod queue;
 pub mod receive;
+pub mod relabel;
 pub mod shutdown;
 pub mod source;
 pub mod status;

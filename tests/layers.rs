@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["client"],
     &["queue"],
     &["batch"],
-    &["pipeline"],
+    &["pipeline", "relabel"],
     &["source"],
     &["cloud", "admin"],
     &["alert"],

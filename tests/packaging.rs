@@ -475,6 +475,13 @@ fn kubernetes_daemonset_reads_pod_logs_read_only_keeps_positions_on_the_node_and
         "print('pod-logs', mounts['pod-logs'], vols['pod-logs'])",
         "print('positions', mounts['positions'], vols['positions'])",
         "print('liveness', c['livenessProbe']['httpGet']['path'], 'readiness', c.get('readinessProbe'))",
+        "rules = docs['ClusterRole']['rules']",
+        "print('rbac', [(r['resources'], sorted(r['verbs'])) for r in rules])",
+        "b = docs['ClusterRoleBinding']",
+        "print('bound', b['roleRef']['name'], b['subjects'][0]['name'], spec['serviceAccountName'])",
+        "print('priority', spec['priorityClassName'])",
+        "print('psa', docs['Namespace']['metadata']['labels']['pod-security.kubernetes.io/enforce'])",
+        "print('scrape', docs['DaemonSet']['spec']['template']['metadata']['annotations']['prometheus.io/scrape'])",
     ]
     .join("\n");
     let cfg = dir.path().join("tailship.toml");
@@ -484,6 +491,11 @@ fn kubernetes_daemonset_reads_pod_logs_read_only_keeps_positions_on_the_node_and
     assert!(all.contains("pod-logs ('/var/log/pods', True) /var/log/pods"), "{all}");
     assert!(all.contains("positions ('/var/lib/tailship', False) /var/lib/tailship"), "{all}");
     assert!(all.contains("liveness /healthz readiness None"), "{all}");
+    assert!(all.contains("rbac [(['pods'], ['get', 'list', 'watch'])]"), "{all}");
+    assert!(all.contains("bound tailship tailship tailship"), "{all}");
+    assert!(all.contains("priority system-node-critical"), "{all}");
+    assert!(all.contains("psa privileged"), "{all}");
+    assert!(all.contains("scrape true"), "{all}");
     let (out, all) = output(
         Command::new(env!("CARGO_BIN_EXE_tailship"))
             .args(["check", "--config"])

@@ -13,6 +13,7 @@ use crate::plan::SourcePlan;
 use crate::positions::Positions;
 use crate::queue::ChunkSink;
 use crate::queue::Interner;
+use crate::source::docker::DockerSource;
 use crate::source::file::{FileSource, Mode};
 use crate::source::journal::JournalSource;
 
@@ -51,9 +52,15 @@ pub fn start_sources(
         let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
         let thread = match src.spec.config.kind {
             SourceType::File | SourceType::Kubernetes => {
-                let fs = FileSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode)
+                let spec = crate::source::kubernetes::attach(&src.spec, &name, &env.handle, cancel);
+                let spec = crate::source::target::admitting(&spec, &stages);
+                let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
+            }
+            SourceType::Docker => {
+                let ds = DockerSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode);
+                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || ds.run())?
             }
             SourceType::Journal => {
                 let follow = env.mode == Mode::Follow;

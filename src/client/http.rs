@@ -193,6 +193,19 @@ pub fn is_plain_http(url: &str) -> bool {
     url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"))
 }
 
+/// A client of a local service on a Unix socket (the Docker Engine API):
+/// every request goes to `socket`, whatever the URL's host. No timeout on
+/// the whole request: an event stream stays open; connecting has `connect`.
+pub fn unix_socket_client(socket: &std::path::Path, connect: Duration) -> Result<reqwest::Client, HttpError> {
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .unix_socket(socket)
+        .connect_timeout(connect)
+        .pool_idle_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| HttpError::Setting(format!("cannot build a client of {}: {e}", socket.display())))
+}
+
 /// Builds the reqwest client (rustls, optional extra CA, optional insecure mode).
 pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> {
     let mut b = reqwest::Client::builder().user_agent(USER_AGENT).pool_idle_timeout(Duration::from_secs(60));

@@ -12,6 +12,8 @@
 //! which `check`, `run` and reload all go through.
 
 mod client;
+mod discovery;
+mod expand;
 mod schema;
 mod stage;
 
@@ -21,6 +23,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use client::{client_identity, validate_client};
+pub use discovery::{DockerConfig, KubernetesConfig, RelabelConfig, DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR};
+pub use expand::expand_str;
+use expand::expand_vars;
 pub use schema::*;
 pub use stage::*;
 
@@ -244,87 +249,6 @@ fn set_path(node: &mut Value, path: &[String], value: Value) {
     }
 }
 
-/// Expands `${VAR}` and `${VAR:-default}` in every string value; `$$` is a literal `$`.
-fn expand_vars(node: &mut Value, key: &str, env: &[(String, String)], report: &mut dyn FnMut(&str, String)) {
-    match node {
-        Value::String(s) if s.contains('$') => match expand_str(s, env) {
-            Ok(v) => *s = v,
-            // A secret's text must not reach an error message.
-            Err(m) if is_secret_key(key) && m.starts_with("environment variable ") => report(key, m),
-            Err(_) if is_secret_key(key) => {
-                report(key, "bad `${...}` reference in a secret value (the value is not shown)".into())
-            }
-            Err(m) => report(key, m),
-        },
-        Value::Array(items) => {
-            for (i, v) in items.iter_mut().enumerate() {
-                expand_vars(v, &format!("{key}[{i}]"), env, report);
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                let child = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
-                expand_vars(v, &child, env, report);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Keys whose values are secrets (their text never goes into messages).
-fn is_secret_key(key: &str) -> bool {
-    ["webhook_url", "password", "token", "bearer_token"].iter().any(|s| key.ends_with(s))
-}
-
-/// Expands one string (see [`expand_vars`]).
-pub fn expand_str(s: &str, env: &[(String, String)]) -> Result<String, String> {
-    let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        if let Some(stripped) = after.strip_prefix('$') {
-            out.push('$');
-            rest = stripped;
-        } else if let Some(body) = after.strip_prefix('{') {
-            let Some(end) = body.find('}') else {
-                return Err(format!("unterminated `${{` in `{s}`"));
-            };
-            let inner = &body[..end];
-            let (name, default) = match inner.split_once(":-") {
-                Some((n, d)) => (n, Some(d)),
-                None => (inner, None),
-            };
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                return Err(format!("`${{{inner}}}` is not a valid variable reference"));
-            }
-            match (lookup(name), default) {
-                (Some(v), _) if !v.is_empty() || default.is_none() => out.push_str(&v),
-                (_, Some(d)) => out.push_str(d),
-                (None, None) if name.bytes().all(|b| b.is_ascii_digit()) => {
-                    // `${1}` is a capture group (a replace stage's `with`), not a variable.
-                    return Err(format!(
-                        "`${{{name}}}` reads environment variable {name}, which is not set: for capture group {name} write `$${{{name}}}` (`$$` is a literal `$`)"
-                    ));
-                }
-                (None, None) => {
-                    return Err(format!(
-                        "environment variable {name} is not set (use ${{{name}:-default}} for a default)"
-                    ))
-                }
-                (Some(v), None) => out.push_str(&v),
-            }
-            rest = &body[end + 1..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 /// Values of a wrong type reported in one load, at most.
 const MAX_TYPE_ERRORS: usize = 64;
 
@@ -502,6 +426,29 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.max_open_files"), "must be at least 1".into());
             }
         }
+        SourceType::Docker => {
+            if !s.include.is_empty() {
+                e(
+                    &format!("{key}.include"),
+                    "a docker source reads the logs of the containers the Engine lists; use `docker.filters` or \
+                     `relabel` to choose them"
+                        .into(),
+                );
+            }
+            if s.max_open_files == 0 {
+                e(&format!("{key}.max_open_files"), "must be at least 1".into());
+            }
+            let d = s.docker.clone().unwrap_or_default();
+            if d.host.strip_prefix("unix://").is_none_or(|p| !p.starts_with('/')) {
+                e(
+                    &format!("{key}.docker.host"),
+                    format!("`{}` is not unix:///path/to/docker.sock (the only kind of host tailship reaches)", d.host),
+                );
+            }
+            if d.refresh_interval.get().is_zero() {
+                e(&format!("{key}.docker.refresh_interval"), "must be above 0".into());
+            }
+        }
         SourceType::Journal => {
             if !s.include.is_empty() {
                 e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
@@ -522,6 +469,19 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
             }
         }
+    }
+    if s.kubernetes.is_some() && s.kind != SourceType::Kubernetes {
+        e(&format!("{key}.kubernetes"), "`kubernetes` is for kubernetes sources (type = \"kubernetes\")".into());
+    }
+    if let Some(k) = &s.kubernetes {
+        if let Some(u) = &k.api_server {
+            if !(u.starts_with("https://") || u.starts_with("http://")) {
+                e(&format!("{key}.kubernetes.api_server"), format!("`{u}` is not an http(s):// URL"));
+            }
+        }
+    }
+    if s.docker.is_some() && s.kind != SourceType::Docker {
+        e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
     }
     if s.kind != SourceType::Journal {
         if s.path.is_some() {
@@ -580,20 +540,3 @@ const JOURNAL_ONLY_KEYS: &[&str] = &["path", "matches", "max_age"];
 /// Source keys a journal source does not use.
 const JOURNAL_UNUSED_KEYS: &[&str] =
     &["include", "exclude", "ignore_older", "scan_interval", "max_open_files", "partial_line_wait", "multiline"];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn expand_handles_defaults_and_escapes() {
-        let env = vec![("POD".to_string(), "web-1".to_string()), ("EMPTY".to_string(), String::new())];
-        assert_eq!(expand_str("pod=${POD}", &env).unwrap(), "pod=web-1");
-        assert_eq!(expand_str("${NOPE:-x}", &env).unwrap(), "x");
-        assert_eq!(expand_str("${EMPTY:-d}", &env).unwrap(), "d");
-        assert_eq!(expand_str("cost $$5", &env).unwrap(), "cost $5");
-        assert_eq!(expand_str("a$b", &env).unwrap(), "a$b");
-        assert!(expand_str("${NOPE}", &env).unwrap_err().contains("NOPE"));
-        assert!(expand_str("${POD", &env).is_err());
-    }
-}

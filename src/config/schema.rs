@@ -226,6 +226,9 @@ pub enum SourceType {
     Kubernetes,
     /// The systemd journal, read through `journalctl` (see `crate::source::journal`).
     Journal,
+    /// The json-file logs of the containers of a Docker Engine, found
+    /// through its API (see `crate::source::docker`).
+    Docker,
 }
 
 /// Where kubelet keeps pod logs.
@@ -239,9 +242,9 @@ impl SourceConfig {
 }
 
 impl SourceType {
-    /// True for sources that tail files (`file`, `kubernetes`).
+    /// True for sources that tail files (`file`, `kubernetes`, `docker`).
     pub fn reads_files(self) -> bool {
-        matches!(self, Self::File | Self::Kubernetes)
+        matches!(self, Self::File | Self::Kubernetes | Self::Docker)
     }
 
     /// The name of the type in the config.
@@ -251,6 +254,7 @@ impl SourceType {
             Self::Stdin => "stdin",
             Self::Kubernetes => "kubernetes",
             Self::Journal => "journal",
+            Self::Docker => "docker",
         }
     }
 }
@@ -310,6 +314,15 @@ pub struct SourceConfig {
     /// Add a `host` label with this machine's hostname.
     pub host_label: bool,
     pub multiline: Option<MultilineConfig>,
+    /// Prometheus relabel rules over the labels of each file (or of stdin):
+    /// the static ones, `host`, `filename`, `__path__` and a discovery
+    /// source's `__meta_*` labels. A file they drop is not read; labels
+    /// starting `__` are removed after them.
+    pub relabel: Vec<super::RelabelConfig>,
+    /// A `docker` source's Engine and container filters (unset: the defaults).
+    pub docker: Option<super::DockerConfig>,
+    /// A `kubernetes` source's pod metadata from the API server (unset: path labels only).
+    pub kubernetes: Option<super::KubernetesConfig>,
     pub stages: Vec<StageConfig>,
 }
 
@@ -334,6 +347,9 @@ impl Default for SourceConfig {
             partial_line_wait: HumanDuration::secs(3),
             host_label: true,
             multiline: None,
+            relabel: Vec::new(),
+            docker: None,
+            kubernetes: None,
             stages: Vec::new(),
         }
     }

@@ -13,6 +13,7 @@
 //! - `pipeline_stages`: [`stages`] (Go time layouts: [`golayout`]; the
 //!   capture-group semantics of `replace`: [`replace`])
 //! - `relabel_configs`: [`relabel`]
+//! - `docker_sd_configs` -> `type = "docker"` sources: [`sd`]
 
 mod client;
 mod filters;
@@ -21,6 +22,7 @@ mod pipeline;
 mod relabel;
 mod render;
 mod replace;
+mod sd;
 mod stages;
 mod yaml;
 
@@ -123,7 +125,16 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     if journal.is_some() {
         pipe.drop_container_stages(&pipe_key, r);
     }
-    let relabel = relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), journal.is_some(), r);
+    let relabel = match journal {
+        Some(_) => relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), true, r),
+        None => relabel::Relabel::default(),
+    };
+    let docker_sd = m.get("docker_sd_configs");
+    let unavailable = if docker_sd.is_some() { sd::PER_LINE } else { &[] };
+    let rules = match journal {
+        Some(_) => Vec::new(),
+        None => relabel::as_is(&m.key("relabel_configs"), m.get("relabel_configs"), unavailable, r),
+    };
     let before = out.len();
     if let Some(j) = journal {
         if statics.is_some() {
@@ -139,8 +150,19 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
             if let Some(mut s) = file_source(&sk, st, &n, &relabel, &pipe, r) {
                 finish_source(&mut s, external, &relabel.labels, &pipe);
+                if !rules.is_empty() {
+                    s.set("relabel", Val::Arr(rules.clone()));
+                }
                 out.push(s);
             }
+        }
+    } else if let Some(ds) = docker_sd {
+        for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &name, r) {
+            finish_source(&mut s, external, &relabel.labels, &pipe);
+            if !rules.is_empty() {
+                s.set("relabel", Val::Arr(rules.clone()));
+            }
+            out.push(s);
         }
     } else {
         let kinds: Vec<String> =

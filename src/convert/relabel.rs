@@ -1,6 +1,9 @@
-//! The common Promtail `relabel_configs` of a job.
+//! A Promtail job's `relabel_configs`.
 //!
-//! tailship has no relabelling; what the usual rules do is done otherwise:
+//! A file job's rules (and a discovery job's) become the source's `relabel`
+//! list as they are ([`as_is`]): tailship applies Prometheus relabelling to
+//! each file's labels. The journal source takes no relabel rules; for a
+//! journal job, what the usual rules do is done otherwise:
 //! - a fixed label (`target_label` and `replacement`, no `source_labels`)
 //!   becomes a source label;
 //! - the journal fields Promtail users relabel (`__journal__systemd_unit` to
@@ -11,7 +14,9 @@
 //!
 //! Every other rule is reported.
 
+use super::render::Val;
 use super::yaml::{list, Map, Report};
+use crate::config::RelabelConfig;
 use crate::util::is_valid_label_name;
 use yaml_rust2::Yaml;
 
@@ -94,6 +99,67 @@ pub fn convert(key: &str, rules: Option<&Yaml>, journal: bool, r: &mut Report) -
         }
         m.ignore("modulus");
         m.finish(r, "no tailship equivalent");
+    }
+    out
+}
+
+/// The rules at `key` as a tailship `relabel` list, each checked as
+/// tailship compiles it; a rule it would refuse, or that reads one of the
+/// `unavailable` labels (name, why), is reported and left out.
+pub fn as_is(key: &str, rules: Option<&Yaml>, unavailable: &[(&str, &str)], r: &mut Report) -> Vec<Val> {
+    let mut out = Vec::new();
+    for (i, rule) in list(key, rules, r).iter().enumerate() {
+        let rk = format!("{key}[{i}]");
+        let mut m = Map::new(rk.clone(), rule, r);
+        let cfg = RelabelConfig {
+            source_labels: m.texts("source_labels", r),
+            separator: m.text("separator", r),
+            regex: m.text("regex", r),
+            target_label: m.text("target_label", r),
+            replacement: m.text("replacement", r),
+            modulus: None,
+            action: m.text("action", r),
+        };
+        let modulus = m.text("modulus", r);
+        let cfg = match modulus.as_deref().map(str::parse::<u64>) {
+            Some(Err(_)) => {
+                r.skip(format!("{rk}.modulus"), "not a whole number: the rule is left out");
+                m.finish(r, "no tailship equivalent");
+                continue;
+            }
+            Some(Ok(n)) => RelabelConfig { modulus: Some(n), ..cfg },
+            None => cfg,
+        };
+        m.finish(r, "no tailship equivalent");
+        if let Some((label, why)) = unavailable.iter().find(|(l, _)| cfg.source_labels.iter().any(|s| s == l)) {
+            r.skip(rk, format!("`{label}`: {why}; the rule is left out"));
+            continue;
+        }
+        if let Err(e) = crate::relabel::Rule::compile(&cfg) {
+            r.skip(format!("{rk}.{}", e.field), format!("{e}: the rule is left out"));
+            continue;
+        }
+        let mut t: Vec<(String, Val)> = Vec::new();
+        if !cfg.source_labels.is_empty() {
+            t.push(("source_labels".into(), Val::strs(&cfg.source_labels)));
+        }
+        for (k, v) in [
+            ("separator", &cfg.separator),
+            ("regex", &cfg.regex),
+            ("target_label", &cfg.target_label),
+            ("replacement", &cfg.replacement),
+        ] {
+            if let Some(v) = v {
+                t.push((k.into(), Val::str(v)));
+            }
+        }
+        if let Some(n) = cfg.modulus {
+            t.push(("modulus".into(), Val::Int(n.min(i64::MAX as u64) as i64)));
+        }
+        if let Some(a) = &cfg.action {
+            t.push(("action".into(), Val::str(a.to_ascii_lowercase())));
+        }
+        out.push(Val::Table(t));
     }
     out
 }

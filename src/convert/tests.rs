@@ -115,7 +115,7 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
 }
 
 #[test]
-fn relabel_rules_become_labels_and_excludes_or_are_reported() {
+fn relabel_rules_of_a_file_job_are_kept_as_they_are() {
     let c = convert(&format!(
         r#"clients:
   - url: http://loki:3100/loki/api/v1/push
@@ -126,29 +126,39 @@ fn relabel_rules_become_labels_and_excludes_or_are_reported() {
       - source_labels: [__path__]
         regex: '.*\.gz'
         action: drop
-      - source_labels: [__path__]
-        regex: '/var/log/.*\.gz'
-        action: drop
       - action: labelmap
         regex: '__meta_(.+)'
-      - source_labels: [__meta_docker_container_name]
-        target_label: container
+        replacement: 'm_${{1}}'
+      - source_labels: [job, env]
+        separator: '/'
+        target_label: shard
+        action: hashmod
+        modulus: 8
+      - source_labels: [a]
+        action: explode
+      - source_labels: [a]
+        action: hashmod
+        target_label: b
 "#
     ));
     assert_eq!(
         skipped(&c),
-        [
-            "scrape_configs[0].relabel_configs[2]",
-            "scrape_configs[0].relabel_configs[3]",
-            "scrape_configs[0].relabel_configs[4]"
-        ]
+        ["scrape_configs[0].relabel_configs[4].action", "scrape_configs[0].relabel_configs[5].modulus"],
+        "{:?}",
+        c.untranslated
     );
     let config = compiles(&c);
-    let labels = &config.sources[0].labels;
-    assert_eq!(labels.get("env").map(String::as_str), Some("prod"), "a relabelled label wins over an external one");
-    assert_eq!(labels.get("region").map(String::as_str), Some("eu"));
-    assert_eq!(labels.get("job").map(String::as_str), Some("app"), "the job's own label wins");
-    assert_eq!(config.sources[0].exclude, ["*.gz"]);
+    let src = &config.sources[0];
+    assert_eq!(src.labels.get("region").map(String::as_str), Some("eu"));
+    assert_eq!(src.labels.get("job").map(String::as_str), Some("app"), "the job's own label wins");
+    assert_eq!(src.relabel.len(), 4, "{}", c.toml);
+    assert_eq!(src.relabel[0].target_label.as_deref(), Some("env"));
+    assert_eq!(src.relabel[0].replacement.as_deref(), Some("prod"));
+    assert_eq!(src.relabel[1].regex.as_deref(), Some(r".*\.gz"));
+    assert_eq!(src.relabel[2].replacement.as_deref(), Some("m_${1}"), "{}", c.toml);
+    assert_eq!(src.relabel[3].separator.as_deref(), Some("/"));
+    assert_eq!(src.relabel[3].modulus, Some(8));
+    assert_eq!(src.relabel[3].source_labels, ["job", "env"]);
 }
 
 #[test]
@@ -226,4 +236,49 @@ fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
     assert_eq!((inner.action.as_deref(), inner.reason.as_deref()), (Some("drop"), Some("xs")));
     assert_eq!(s.stages[3].output.as_deref(), Some("id"), "a name a match extracts counts as extracted after it");
     assert_eq!(s.stages.len(), 4);
+}
+
+#[test]
+fn a_docker_sd_job_becomes_a_docker_source_with_its_rules() {
+    let c = convert(
+        r#"clients:
+  - url: http://loki:3100/loki/api/v1/push
+scrape_configs:
+  - job_name: flog_scrape
+    docker_sd_configs:
+      - host: unix:///var/run/docker.sock
+        refresh_interval: 5s
+        filters:
+          - name: name
+            values: [flog]
+    relabel_configs:
+      - source_labels: ['__meta_docker_container_name']
+        regex: '/(.*)'
+        target_label: 'container'
+      - source_labels: ['__meta_docker_container_log_stream']
+        target_label: 'logstream'
+      - source_labels: ['__meta_docker_container_label_logging_jobname']
+        target_label: 'job'
+  - job_name: remote
+    docker_sd_configs:
+      - host: tcp://10.0.0.5:2375
+"#,
+    );
+    assert_eq!(
+        skipped(&c),
+        ["scrape_configs[0].relabel_configs[1]", "scrape_configs[1].docker_sd_configs[0].host"],
+        "{:?}",
+        c.untranslated
+    );
+    let config = compiles(&c);
+    assert_eq!(config.sources.len(), 1, "{}", c.toml);
+    let s = &config.sources[0];
+    assert_eq!(s.kind, crate::config::SourceType::Docker);
+    let d = s.docker.clone().unwrap();
+    assert_eq!(d.host, "unix:///var/run/docker.sock");
+    assert_eq!(d.filters.get("name"), Some(&vec!["flog".to_string()]));
+    assert_eq!(d.refresh_interval.get(), std::time::Duration::from_secs(5));
+    let targets: Vec<_> = s.relabel.iter().map(|r| r.target_label.clone().unwrap_or_default()).collect();
+    assert_eq!(targets, ["container", "job"]);
+    assert!(!s.host_label);
 }

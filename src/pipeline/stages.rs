@@ -158,6 +158,12 @@ impl SourceStages {
 
     /// The context for one file (`filename` label) or for stdin (`None`).
     pub fn context(&self, filename: Option<&str>) -> FileContext {
+        self.context_for(self.labels_of(filename))
+    }
+
+    /// The labels [`SourceStages::context`] gives a file (or stdin, `None`):
+    /// the source's, `filename` and a kubernetes source's path labels.
+    pub fn labels_of(&self, filename: Option<&str>) -> BTreeMap<String, String> {
         let mut base = self.base_labels.clone();
         if let Some(f) = filename {
             base.entry("filename".into()).or_insert_with(|| f.to_string());
@@ -167,7 +173,14 @@ impl SourceStages {
                 }
             }
         }
-        let stream = self.interner.intern(self.tenant.as_ref(), base);
+        base
+    }
+
+    /// A context whose stream has exactly `labels` (a file's labels after
+    /// its source's relabel rules).
+    pub fn context_for(&self, labels: BTreeMap<String, String>) -> FileContext {
+        let labels = labels.into_iter().map(|(k, v)| (k, truncate_label_value(&v))).collect();
+        let stream = self.interner.intern(self.tenant.as_ref(), labels);
         FileContext {
             stream,
             dynamic: HashMap::new(),

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use super::names::one_line;
 use crate::config::{SourceConfig, SourceType};
 use crate::pipeline::{Op, Stage};
+use crate::relabel::Rules;
 use crate::source::discover::GlobError;
 use crate::source::multiline::MultilineRule;
+use crate::source::target::FileLabels;
 use crate::source::{FileMatch, SourceSpec};
 
 /// One source, compiled.
@@ -51,7 +53,9 @@ pub fn compile(
                 None
             }
         },
-        SourceType::Stdin | SourceType::Journal => None,
+        // A docker source's files are known once the Engine says where it
+        // keeps them (`source::docker`).
+        SourceType::Stdin | SourceType::Journal | SourceType::Docker => None,
     };
     if src.kind == SourceType::Journal {
         for (i, m) in src.matches.iter().enumerate() {
@@ -70,9 +74,52 @@ pub fn compile(
         },
         _ => None,
     };
+    let relabel = compile_relabel(&key, &src, errors);
     let mut stages = super::stages::compile(&key, &src, metadata_on, errors);
     if src.kind == SourceType::Kubernetes {
         stages.insert(0, Stage { op: Op::Cri, labels: vec![("stream".into(), "stream".into())], metadata: Vec::new() });
     }
-    (errors.len() == before).then(|| SourcePlan { name, spec: SourceSpec { config: src, multiline, files }, stages })
+    if src.kind == SourceType::Docker {
+        // json-file lines: the message, Docker's time, `stream`, long lines joined.
+        stages.insert(0, Stage { op: Op::Docker, labels: vec!["stream".into()], metadata: Vec::new() });
+    }
+    let labels = FileLabels { relabel, targets: None };
+    (errors.len() == before).then(|| SourcePlan {
+        name,
+        spec: SourceSpec { config: src, multiline, files, labels },
+        stages,
+    })
+}
+
+/// A source's relabel rules; `None` without any.
+fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, String)>) -> Option<Arc<Rules>> {
+    let defaults;
+    let configs = if src.relabel.is_empty() && src.kind == SourceType::Kubernetes && src.kubernetes.is_some() {
+        // Pod metadata without rules of its own: the Promtail Helm chart's labels.
+        defaults = crate::source::kubernetes::defaults::helm_chart_rules();
+        &defaults
+    } else {
+        &src.relabel
+    };
+    if configs.is_empty() {
+        return None;
+    }
+    if src.kind == SourceType::Journal {
+        errors.push((
+            format!("{key}.relabel"),
+            "relabel rules are not applied to journal entries; the journal source labels `unit`, `level` and \
+             `host` itself, and `matches` selects entries"
+                .into(),
+        ));
+        return None;
+    }
+    match Rules::compile(configs) {
+        Ok(r) => Some(Arc::new(r)),
+        Err(errs) => {
+            for (i, e) in errs {
+                errors.push((format!("{key}.relabel[{i}].{}", e.field), e.message));
+            }
+            None
+        }
+    }
 }

@@ -12,11 +12,24 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 
 /// The compiled globs of one file source.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FileMatch {
     patterns: Vec<Pattern>,
     exclude_full: GlobSet,
     exclude_names: GlobSet,
+    /// Which of the files the globs name are read: a discovery source's
+    /// targets and relabel rules (see `super::target`); unset: all.
+    admit: Option<Admit>,
+}
+
+/// A test of a path beyond the globs (see [`FileMatch::with_admit`]).
+#[derive(Clone)]
+pub struct Admit(pub std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Admit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admit(..)")
+    }
 }
 
 /// Which glob of the source's config could not be compiled.
@@ -54,7 +67,7 @@ impl FileMatch {
         let sets = full.build().and_then(|f| Ok((f, names.build()?)));
         match sets {
             Ok((exclude_full, exclude_names)) if errors.is_empty() => {
-                Ok(Self { patterns, exclude_full, exclude_names })
+                Ok(Self { patterns, exclude_full, exclude_names, admit: None })
             }
             Ok(_) => Err(errors),
             Err(source) => {
@@ -89,8 +102,21 @@ impl FileMatch {
         self.exclude_full.is_match(path) || path.file_name().is_some_and(|n| self.exclude_names.is_match(n))
     }
 
-    /// Every regular file the globs name now.
+    /// These globs, reading only the files `admit` accepts.
+    pub fn with_admit(&self, admit: Admit) -> Self {
+        Self { admit: Some(admit), ..self.clone() }
+    }
+
+    /// Every regular file the globs name now (and `admit` accepts).
     pub fn candidates(&self) -> Vec<PathBuf> {
+        let mut out = self.named();
+        if let Some(Admit(admit)) = &self.admit {
+            out.retain(|p| admit(p));
+        }
+        out
+    }
+
+    fn named(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         let single = self.patterns.len() == 1;
@@ -118,7 +144,7 @@ impl FileMatch {
 }
 
 /// One include pattern: where to walk, how deep, and what to match.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Pattern {
     base: PathBuf,
     max_depth: usize,

@@ -5,13 +5,16 @@
 //! journal through journalctl, one entry per line, with labels of its own.
 
 pub mod discover;
+pub mod docker;
 pub mod file;
 pub mod fingerprint;
 pub mod journal;
+pub mod kubernetes;
 pub mod lines;
 pub mod multiline;
 pub mod stdin;
 pub mod tailer;
+pub mod target;
 pub mod watch;
 
 use std::time::{Duration, Instant};
@@ -80,6 +83,8 @@ pub struct SourceSpec {
     pub config: SourceConfig,
     pub multiline: Option<MultilineRule>,
     pub files: Option<std::sync::Arc<FileMatch>>,
+    /// Relabel rules and discovered targets: which files are read, with which labels.
+    pub labels: target::FileLabels,
 }
 
 pub use crate::pool::READ_BLOCK;
@@ -111,6 +116,26 @@ impl<'a> ValidPrefix<'a> {
     }
 }
 
+/// The context of a file (or stdin): its labels after the source's relabel
+/// rules. A file they drop is not opened (see [`target::FileLabels::admits`]);
+/// should one be opened anyway (its target went away in between), and for
+/// stdin, whose lines cannot wait, the labels before the rules apply.
+fn file_context(spec: &SourceSpec, stages: &SourceStages, filename: Option<&str>) -> crate::pipeline::FileContext {
+    if !spec.labels.is_active() {
+        return stages.context(filename);
+    }
+    match spec.labels.resolve(stages, filename) {
+        Some(labels) => stages.context_for(labels),
+        None => {
+            tracing::warn!(source = %stages.name, file = filename.unwrap_or("<stdin>"),
+                "the relabel rules drop this input's labels, but it is read already; it keeps the labels before the rules");
+            let mut labels = stages.labels_of(filename);
+            crate::relabel::strip_internal(&mut labels);
+            stages.context_for(labels)
+        }
+    }
+}
+
 /// Lines of one file (or stdin) on their way to a chunk: splitter, joiner, labels.
 pub struct LineFeed {
     splitter: LineSplitter,
@@ -130,7 +155,7 @@ impl LineFeed {
         Self {
             splitter: LineSplitter::new(start_offset, max),
             joiner,
-            ctx: stages.context(filename),
+            ctx: file_context(spec, stages, filename),
             partial_wait: src.partial_line_wait.get(),
             last_data: Instant::now(),
             seen: 0,
@@ -304,7 +329,7 @@ mod tests {
             crate::queue::Interner::new(),
             &Default::default(),
         );
-        let spec = SourceSpec { config: src.clone(), multiline: None, files: None };
+        let spec = SourceSpec { config: src.clone(), multiline: None, files: None, labels: Default::default() };
         let text = "日本語のログ行\nzweite Zeile ü\nbad \u{fffd}\nlast\n";
         let mut raw = text.replace('\u{fffd}', "\u{1}").into_bytes();
         let at = raw.iter().position(|&b| b == 1).unwrap();

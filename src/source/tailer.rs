@@ -234,7 +234,7 @@ mod tests {
         let path = dir.path().join("a.log");
         std::fs::write(&path, "one\ntwo\npart").unwrap();
         let config = SourceConfig { host_label: false, ..Default::default() };
-        let spec = SourceSpec { config: config.clone(), multiline: None, files: None };
+        let spec = SourceSpec { config: config.clone(), multiline: None, files: None, labels: Default::default() };
         let stages = SourceStages::new(Arc::from("t"), &config, Vec::new(), None, Interner::new(), &Default::default());
         let positions = Positions::in_memory();
         let mut t = open(&path, &positions, &stages, &spec);

@@ -1,0 +1,233 @@
+//! The Kubernetes API calls pod metadata needs: list the pods of one node,
+//! then watch them from the list's resourceVersion (with bookmarks).
+//!
+//! Credentials: the in-cluster service account (`token_file`, `ca_file`,
+//! `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`), or the
+//! current context of a kubeconfig (`server`, `certificate-authority[-data]`,
+//! `insecure-skip-tls-verify`, `token`, `tokenFile`). A token file is read
+//! again for every request: bound service account tokens rotate.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use yaml_rust2::{Yaml, YamlLoader};
+
+use super::pods::{ObjectMeta, Pod};
+use crate::client::http::{build_client, ClientOptions};
+use crate::config::KubernetesConfig;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KubeError {
+    #[error("kubeconfig {path}: {message}")]
+    Kubeconfig { path: String, message: String },
+    #[error("no API server: set kubernetes.api_server, a kubeconfig, or run in a pod (KUBERNETES_SERVICE_HOST)")]
+    NoServer,
+    #[error("cannot read the token file {path}: {source}")]
+    Token { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Client(#[from] crate::client::http::HttpError),
+    #[error("cannot reach the API server: {0}")]
+    Unreachable(reqwest::Error),
+    #[error("the API server answered {status}: {body}")]
+    Status { status: u16, body: String },
+    /// 410 Gone: the resourceVersion is too old; list again.
+    #[error("resource version too old (410 Gone)")]
+    Gone,
+    #[error("the API server's answer is not a {what}: {source}")]
+    Decode { what: &'static str, source: serde_json::Error },
+}
+
+#[derive(Debug, Clone)]
+enum Token {
+    None,
+    Fixed(String),
+    File(PathBuf),
+}
+
+/// A list of pods.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+pub struct PodList {
+    pub metadata: ObjectMeta,
+    pub items: Vec<Pod>,
+}
+
+/// One watch event.
+#[derive(Debug, Deserialize)]
+pub struct WatchEvent {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub object: serde_json::Value,
+}
+
+/// The API server of one node's pods.
+#[derive(Debug, Clone)]
+pub struct Api {
+    http: reqwest::Client,
+    server: String,
+    token: Token,
+    node: String,
+}
+
+/// A list or the start of a watch may take this long.
+const CALL: Duration = Duration::from_secs(30);
+/// The server ends a watch after this many seconds; the watch is then opened again.
+pub const WATCH_SECONDS: u64 = 300;
+
+impl Api {
+    /// Credentials from `cfg` (see the module documentation); `node` is whose pods.
+    pub fn new(cfg: &KubernetesConfig, node: String) -> Result<Self, KubeError> {
+        let mut opts = ClientOptions {
+            ca_file: None,
+            insecure_skip_verify: false,
+            timeout: None,
+            plain_http: false,
+            identity: None,
+            proxy_url: None,
+            headers: Vec::new(),
+        };
+        let mut _ca_copy = None;
+        let (server, token) = match &cfg.kubeconfig {
+            Some(path) => {
+                let k = Kubeconfig::read(path)?;
+                if let Some(data) = k.ca_data {
+                    let mut f = tempfile::NamedTempFile::new().map_err(|e| KubeError::Kubeconfig {
+                        path: path.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                    std::io::Write::write_all(&mut f, &data).map_err(|e| KubeError::Kubeconfig {
+                        path: path.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                    opts.ca_file = Some(f.path().to_path_buf());
+                    _ca_copy = Some(f);
+                } else {
+                    opts.ca_file = k.ca_file;
+                }
+                opts.insecure_skip_verify = k.insecure;
+                (cfg.api_server.clone().or(k.server), k.token)
+            }
+            None => {
+                let in_cluster = std::env::var("KUBERNETES_SERVICE_HOST")
+                    .ok()
+                    .zip(std::env::var("KUBERNETES_SERVICE_PORT").ok())
+                    .map(
+                        |(h, p)| {
+                            if h.contains(':') {
+                                format!("https://[{h}]:{p}")
+                            } else {
+                                format!("https://{h}:{p}")
+                            }
+                        },
+                    );
+                opts.ca_file = cfg.ca_file.exists().then(|| cfg.ca_file.clone());
+                (cfg.api_server.clone().or(in_cluster), Token::File(cfg.token_file.clone()))
+            }
+        };
+        let server = server.ok_or(KubeError::NoServer)?.trim_end_matches('/').to_string();
+        opts.plain_http = server.starts_with("http://");
+        let http = build_client(&opts)?;
+        Ok(Self { http, server, token, node })
+    }
+
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    fn request(&self, query: &[(&str, &str)]) -> Result<reqwest::RequestBuilder, KubeError> {
+        let selector = format!("spec.nodeName={}", self.node);
+        let mut q: Vec<(&str, &str)> = vec![("fieldSelector", &selector)];
+        q.extend_from_slice(query);
+        let mut b = self.http.get(format!("{}/api/v1/pods", self.server)).query(&q);
+        match &self.token {
+            Token::None => {}
+            Token::Fixed(t) => b = b.bearer_auth(t),
+            Token::File(p) => match std::fs::read_to_string(p) {
+                Ok(t) => b = b.bearer_auth(t.trim()),
+                // No service account token mounted (automountServiceAccountToken: false): go without.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(KubeError::Token { path: p.display().to_string(), source }),
+            },
+        }
+        Ok(b)
+    }
+
+    async fn send(&self, b: reqwest::RequestBuilder) -> Result<reqwest::Response, KubeError> {
+        let resp = b.send().await.map_err(KubeError::Unreachable)?;
+        let status = resp.status().as_u16();
+        if status == 410 {
+            return Err(KubeError::Gone);
+        }
+        if !(200..300).contains(&status) {
+            let body = resp.text().await.unwrap_or_default().chars().take(300).collect();
+            return Err(KubeError::Status { status, body });
+        }
+        Ok(resp)
+    }
+
+    /// Every pod of the node, and the list's resourceVersion.
+    pub async fn list(&self) -> Result<PodList, KubeError> {
+        let b = self.request(&[])?.timeout(CALL);
+        let body = self.send(b).await?.bytes().await.map_err(KubeError::Unreachable)?;
+        serde_json::from_slice(&body).map_err(|source| KubeError::Decode { what: "PodList", source })
+    }
+
+    /// Opens a watch from `version`.
+    pub async fn watch(&self, version: &str) -> Result<reqwest::Response, KubeError> {
+        let secs = WATCH_SECONDS.to_string();
+        let q =
+            [("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", version), ("timeoutSeconds", &secs)];
+        let b = self.request(&q)?;
+        tokio::time::timeout(CALL, self.send(b)).await.unwrap_or_else(|_| {
+            Err(KubeError::Status { status: 0, body: "no answer to the watch request in 30s".into() })
+        })
+    }
+}
+
+/// What a kubeconfig's current context says.
+struct Kubeconfig {
+    server: Option<String>,
+    ca_file: Option<PathBuf>,
+    ca_data: Option<Vec<u8>>,
+    insecure: bool,
+    token: Token,
+}
+
+impl Kubeconfig {
+    fn read(path: &std::path::Path) -> Result<Self, KubeError> {
+        let err = |m: String| KubeError::Kubeconfig { path: path.display().to_string(), message: m };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let docs = YamlLoader::load_from_str(&text).map_err(|e| err(e.to_string()))?;
+        let doc = docs.first().ok_or_else(|| err("empty".into()))?;
+        let current = doc["current-context"].as_str().ok_or_else(|| err("no current-context".into()))?;
+        let named = |list: &str, name: &str, inner: &str| -> Option<Yaml> {
+            doc[list].as_vec()?.iter().find(|i| i["name"].as_str() == Some(name)).map(|i| i[inner].clone())
+        };
+        let ctx = named("contexts", current, "context").ok_or_else(|| err(format!("no context `{current}`")))?;
+        let cluster = ctx["cluster"].as_str().and_then(|c| named("clusters", c, "cluster")).unwrap_or(Yaml::Null);
+        let user = ctx["user"].as_str().and_then(|u| named("users", u, "user")).unwrap_or(Yaml::Null);
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let ca_data = match cluster["certificate-authority-data"].as_str() {
+            Some(d) => Some(
+                base64::engine::general_purpose::STANDARD
+                    .decode(d.trim())
+                    .map_err(|e| err(format!("certificate-authority-data: {e}")))?,
+            ),
+            None => None,
+        };
+        let token = match (user["token"].as_str(), user["tokenFile"].as_str()) {
+            (Some(t), _) => Token::Fixed(t.to_string()),
+            (None, Some(f)) => Token::File(dir.join(f)),
+            _ => Token::None,
+        };
+        Ok(Self {
+            server: cluster["server"].as_str().map(String::from),
+            ca_file: cluster["certificate-authority"].as_str().map(|p| dir.join(p)),
+            ca_data,
+            insecure: cluster["insecure-skip-tls-verify"].as_bool().unwrap_or(false),
+            token,
+        })
+    }
+}

@@ -1,0 +1,256 @@
+//! The pods of this node as the API server describes them, and the
+//! `__meta_kubernetes_*` labels Promtail's `kubernetes_sd_configs` (role
+//! pod) gives each of their containers.
+//!
+//! A log file is matched to its pod by the directory kubelet names
+//! `<namespace>_<pod>_<uid>` (a static pod's: its `kubernetes.io/config.hash`
+//! annotation in place of the uid) and to its container by the directory
+//! below. A file whose pod is not known yet waits up to `wait_for_pod`, then
+//! ships with its path labels only, counted (`tailship_file_events_total{event="pod_unknown"}`):
+//! a file is never held without bound when the API server is unreachable.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use crate::metrics::Metrics;
+use crate::source::docker::targets::sanitize;
+use crate::source::target::Targets;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ObjectMeta {
+    pub name: String,
+    pub namespace: String,
+    pub uid: String,
+    pub resource_version: String,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub owner_references: Vec<OwnerReference>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct OwnerReference {
+    pub kind: String,
+    pub name: String,
+    pub controller: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodSpec {
+    pub node_name: String,
+    pub containers: Vec<Container>,
+    pub init_containers: Vec<Container>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Container {
+    pub name: String,
+    pub image: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodStatus {
+    pub phase: String,
+    #[serde(rename = "podIP")]
+    pub pod_ip: String,
+    #[serde(rename = "hostIP")]
+    pub host_ip: String,
+    pub conditions: Vec<Condition>,
+    pub container_statuses: Vec<ContainerStatus>,
+    pub init_container_statuses: Vec<ContainerStatus>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ContainerStatus {
+    pub name: String,
+    #[serde(rename = "containerID")]
+    pub container_id: String,
+}
+
+/// A Pod object (the fields the labels need).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Pod {
+    pub metadata: ObjectMeta,
+    pub spec: PodSpec,
+    pub status: PodStatus,
+}
+
+/// Files remembered as waiting, at most, before old ones are forgotten.
+const MAX_WAITING: usize = 4096;
+const FORGET_AFTER: Duration = Duration::from_secs(600);
+
+/// The annotation kubelet names a static pod's log directory by.
+const CONFIG_HASH: &str = "kubernetes.io/config.hash";
+
+impl Pod {
+    /// The labels of container `container` of this pod (Prometheus' names).
+    pub fn meta(&self, container: &str) -> BTreeMap<String, String> {
+        let m = &self.metadata;
+        let mut l = BTreeMap::new();
+        let mut put = |k: &str, v: &str| {
+            l.insert(format!("__meta_kubernetes_{k}"), v.to_string());
+        };
+        put("namespace", &m.namespace);
+        put("pod_name", &m.name);
+        put("pod_uid", &m.uid);
+        put("pod_ip", &self.status.pod_ip);
+        put("pod_host_ip", &self.status.host_ip);
+        put("pod_node_name", &self.spec.node_name);
+        put("pod_phase", &self.status.phase);
+        let ready =
+            self.status.conditions.iter().find(|c| c.kind == "Ready").map_or("unknown", |c| match c.status.as_str() {
+                "True" => "true",
+                "False" => "false",
+                _ => "unknown",
+            });
+        put("pod_ready", ready);
+        if let Some(o) = m.owner_references.iter().find(|o| o.controller == Some(true)) {
+            put("pod_controller_kind", &o.kind);
+            put("pod_controller_name", &o.name);
+        }
+        for (k, v) in &m.labels {
+            put(&format!("pod_label_{}", sanitize(k)), v);
+            put(&format!("pod_labelpresent_{}", sanitize(k)), "true");
+        }
+        for (k, v) in &m.annotations {
+            put(&format!("pod_annotation_{}", sanitize(k)), v);
+            put(&format!("pod_annotationpresent_{}", sanitize(k)), "true");
+        }
+        let (found, init) = match self.spec.containers.iter().find(|c| c.name == container) {
+            Some(c) => (Some(c), false),
+            None => (self.spec.init_containers.iter().find(|c| c.name == container), true),
+        };
+        put("pod_container_name", container);
+        if let Some(c) = found {
+            put("pod_container_image", &c.image);
+            put("pod_container_init", if init { "true" } else { "false" });
+        }
+        let statuses = self.status.container_statuses.iter().chain(&self.status.init_container_statuses);
+        if let Some(s) = statuses.into_iter().find(|s| s.name == container) {
+            put("pod_container_id", &s.container_id);
+        }
+        l
+    }
+
+    /// The key of this pod's log directory: its uid, or a static pod's config hash.
+    fn keys(&self) -> Vec<String> {
+        let mut k = vec![self.metadata.uid.clone()];
+        if let Some(h) = self.metadata.annotations.get(CONFIG_HASH) {
+            k.push(h.clone());
+        }
+        k
+    }
+}
+
+/// The pods of this node, and the files waiting for theirs.
+#[derive(Debug)]
+pub struct Pods {
+    root: PathBuf,
+    source: Arc<str>,
+    wait: Duration,
+    by_key: RwLock<HashMap<String, Arc<Pod>>>,
+    /// Files whose pod was not known when first looked at, and when.
+    waiting: Mutex<HashMap<PathBuf, (Instant, bool)>>,
+}
+
+impl Pods {
+    pub fn new(root: PathBuf, source: Arc<str>, wait: Duration) -> Self {
+        Self { root, source, wait, by_key: RwLock::default(), waiting: Mutex::default() }
+    }
+
+    /// Replaces every pod (after a list).
+    pub fn replace(&self, pods: Vec<Pod>) {
+        let mut map = HashMap::with_capacity(pods.len());
+        for p in pods {
+            let p = Arc::new(p);
+            for k in p.keys() {
+                map.insert(k, p.clone());
+            }
+        }
+        if let Ok(mut g) = self.by_key.write() {
+            *g = map;
+        }
+    }
+
+    pub fn upsert(&self, pod: Pod) {
+        let p = Arc::new(pod);
+        if let Ok(mut g) = self.by_key.write() {
+            for k in p.keys() {
+                g.insert(k, p.clone());
+            }
+        }
+    }
+
+    pub fn remove(&self, pod: &Pod) {
+        if let Ok(mut g) = self.by_key.write() {
+            for k in pod.keys() {
+                g.remove(&k);
+            }
+        }
+    }
+
+    /// Pods known (by uid).
+    pub fn len(&self) -> usize {
+        self.by_key.read().map(|g| g.values().filter(|p| !p.metadata.uid.is_empty()).count()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `<root>/<ns>_<pod>_<key>/<container>/...`: (key, container).
+    fn parse(&self, path: &Path) -> Option<(String, String)> {
+        let rel = path.strip_prefix(&self.root).ok()?;
+        let mut parts = rel.iter().filter_map(|p| p.to_str());
+        let dir = parts.next()?;
+        let container = parts.next()?;
+        let key = dir.rsplit('_').next()?;
+        Some((key.to_string(), container.to_string()))
+    }
+}
+
+impl Targets for Pods {
+    fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>> {
+        let (key, container) = self.parse(path)?;
+        if let Some(p) = self.by_key.read().ok()?.get(&key) {
+            if let Ok(mut w) = self.waiting.lock() {
+                w.remove(path);
+            }
+            return Some(p.meta(&container));
+        }
+        let mut w = self.waiting.lock().ok()?;
+        if w.len() > MAX_WAITING {
+            // Files asked about once and never again (deleted): forget them.
+            w.retain(|_, (since, _)| since.elapsed() < self.wait + FORGET_AFTER);
+        }
+        let (since, counted) = w.entry(path.to_path_buf()).or_insert_with(|| (Instant::now(), false));
+        if since.elapsed() < self.wait {
+            return None;
+        }
+        if !*counted {
+            *counted = true;
+            tracing::warn!(source = %self.source, path = %path.display(), waited = ?self.wait,
+                "no pod known for this log file (API server unreachable, or the pod is gone): it ships with its path labels only");
+            Metrics::get().file_events.with_label_values(&[&self.source, "pod_unknown"]).inc();
+        }
+        Some(BTreeMap::new())
+    }
+}

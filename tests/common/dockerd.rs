@@ -1,0 +1,131 @@
+//! A private Docker Engine for a test: `dockerd` with its own data root,
+//! exec root and socket in a temporary directory, no bridge, no iptables (no
+//! network is created); containers run with `--network none` from an image
+//! imported from busybox-static (nothing is pulled). Dropping it removes every
+//! container and stops the daemon.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The image every test container runs.
+pub const IMAGE: &str = "tailship-test-busybox";
+
+pub struct Dockerd {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    child: Option<Child>,
+}
+
+fn found(program: &str) -> bool {
+    std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file())).unwrap_or(false)
+}
+
+fn busybox() -> Option<PathBuf> {
+    ["/bin/busybox", "/usr/bin/busybox"].iter().map(PathBuf::from).find(|p| p.is_file())
+}
+
+impl Dockerd {
+    /// Starts the daemon and imports the image; None (said on stderr) when
+    /// this machine has no dockerd, docker or busybox (`.ci/run` installs them).
+    pub fn start() -> Option<Dockerd> {
+        if !found("dockerd") || !found("docker") || busybox().is_none() {
+            eprintln!("SKIPPED: needs dockerd, docker and busybox-static (apt-get install docker.io busybox-static)");
+            return None;
+        }
+        let dir = tempfile::Builder::new().prefix("tsd").tempdir_in("/tmp").unwrap();
+        let d = dir.path();
+        let socket = d.join("docker.sock");
+        let log = std::fs::File::create(d.join("dockerd.log")).unwrap();
+        let child = Command::new("dockerd")
+            .args(["--bridge=none", "--iptables=false", "--ip-masq=false"])
+            .arg(format!("--data-root={}", d.join("data").display()))
+            .arg(format!("--exec-root={}", d.join("exec").display()))
+            .arg(format!("--pidfile={}", d.join("dockerd.pid").display()))
+            .arg(format!("--host=unix://{}", socket.display()))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("spawn dockerd");
+        let mut me = Dockerd { dir, socket, child: Some(child) };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !me.try_docker(&["version"]).status.success() {
+            assert!(Instant::now() < deadline, "dockerd did not start: {}", me.log());
+            if let Some(Some(status)) = me.child.as_mut().map(|c| c.try_wait().ok().flatten()) {
+                panic!("dockerd exited ({status}): {}", me.log());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let rootfs = me.dir.path().join("rootfs");
+        std::fs::create_dir_all(rootfs.join("bin")).unwrap();
+        std::fs::copy(busybox().unwrap(), rootfs.join("bin/busybox")).unwrap();
+        std::os::unix::fs::symlink("busybox", rootfs.join("bin/sh")).unwrap();
+        let import =
+            format!("tar -C {} -c . | docker --host unix://{} import - {IMAGE}", rootfs.display(), me.socket.display());
+        let out = Command::new("sh").args(["-c", &import]).output().unwrap();
+        assert!(out.status.success(), "import: {}", String::from_utf8_lossy(&out.stderr));
+        Some(me)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("dockerd.log")).unwrap_or_default()
+    }
+
+    pub fn host(&self) -> String {
+        format!("unix://{}", self.socket.display())
+    }
+
+    fn try_docker(&self, args: &[&str]) -> Output {
+        Command::new("docker").arg("--host").arg(self.host()).args(args).output().unwrap()
+    }
+
+    /// Runs `docker ARGS`, panicking when it fails; its stdout.
+    pub fn docker(&self, args: &[&str]) -> String {
+        let out = self.try_docker(args);
+        assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// `docker run -d --network none EXTRA IMAGE sh -c SCRIPT`: never a network address.
+    pub fn run(&self, extra: &[&str], script: &str) -> String {
+        let mut args = vec!["run", "-d", "--network", "none"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[IMAGE, "/bin/sh", "-c", script]);
+        self.docker(&args)
+    }
+
+    /// The directory of a container's log files.
+    pub fn log_dir(&self, container: &str) -> PathBuf {
+        let p = self.docker(&["inspect", "--format", "{{.LogPath}}", container]);
+        Path::new(&p).parent().unwrap().to_path_buf()
+    }
+}
+
+impl Drop for Dockerd {
+    fn drop(&mut self) {
+        let ids = self.try_docker(&["ps", "-aq"]);
+        for id in String::from_utf8_lossy(&ids.stdout).split_whitespace() {
+            let _ = self.try_docker(&["rm", "-f", id]);
+        }
+        if let Some(mut child) = self.child.take() {
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while child.try_wait().ok().flatten().is_none() {
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        // Container file systems may still be mounted below the data root.
+        let _ = Command::new("sh")
+            .args([
+                "-c",
+                &format!("grep -o ' {}[^ ]*' /proc/mounts | xargs -r -n1 umount -l", self.dir.path().display()),
+            ])
+            .status();
+    }
+}

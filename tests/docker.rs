@@ -1,0 +1,251 @@
+//! The docker source against a real Docker Engine (see `common/dockerd.rs`):
+//! containers found before and after the agent starts, stopped, restarted,
+//! rotated by `--log-opt max-size`, and the agent killed with SIGKILL; every
+//! line is counted.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+#[path = "common/dockerd.rs"]
+mod dockerd;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use agent::{free_port, query_all, write_file, Agent, Stored};
+use common::{wait_for, Receiver};
+use dockerd::Dockerd;
+
+const BIG: &[&str] = &["--max-query-limit", "1000000"];
+
+/// One private Engine at a time.
+static ENGINE: Mutex<()> = Mutex::new(());
+
+fn config(dir: &Path, url: &str, d: &Dockerd) -> std::path::PathBuf {
+    let text = format!(
+        r#"[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{url}"
+batch = {{ max_wait = "100ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
+[positions]
+path = "{dir}/positions.json"
+sync_period = "200ms"
+[[sources]]
+type = "docker"
+docker = {{ host = "{host}", filters = {{ label = ["tailship.test"] }} }}
+labels = {{ job = "docker" }}
+host_label = false
+scan_interval = "200ms"
+relabel = [
+  {{ source_labels = ["__meta_docker_container_name"], regex = "/(.*)", target_label = "container" }},
+  {{ source_labels = ["__meta_docker_container_label_com_docker_compose_project"], target_label = "project" }},
+  {{ source_labels = ["__meta_docker_container_label_com_docker_compose_service"], target_label = "service" }},
+  {{ source_labels = ["__meta_docker_container_network_mode"], target_label = "network" }},
+]
+"#,
+        port = free_port(),
+        dir = dir.display(),
+        host = d.host(),
+    );
+    write_file(dir, "tailship.toml", &text)
+}
+
+fn lines_of(r: &Receiver, container: &str) -> Vec<Stored> {
+    query_all(r, &format!(r#"{{container="{container}"}}"#), None)
+}
+
+/// Distinct lines of `container` matching `prefix`.
+fn distinct(r: &Receiver, container: &str, prefix: &str) -> BTreeSet<String> {
+    lines_of(r, container).into_iter().map(|e| e.line).filter(|l| l.starts_with(prefix)).collect()
+}
+
+/// A script writing `n` numbered lines `TAG run R line I` (R counts the
+/// container's starts), `pause` seconds apart, then sleeping.
+fn script(tag: &str, n: u32, pause: &str, pad: usize) -> String {
+    let pad = "x".repeat(pad);
+    format!(
+        "r=$(cat /runs 2>/dev/null || echo 0); r=$((r+1)); echo $r > /runs; i=0; \
+         while [ $i -lt {n} ]; do echo \"{tag} run $r line $i {pad}\"; i=$((i+1)); sleep {pause}; done; \
+         echo \"{tag} run $r done\" >&2; sleep 100000"
+    )
+}
+
+fn labels(e: &Stored) -> BTreeMap<String, String> {
+    e.labels
+        .iter()
+        .filter(|(k, _)| *k != "service_name")
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().into()))
+        .collect()
+}
+
+#[test]
+fn containers_started_stopped_restarted_and_rotated_ship_every_line_with_their_labels() {
+    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(d) = Dockerd::start() else { return };
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    // Found by the first list: a compose-style container that already wrote its lines.
+    d.run(
+        &[
+            "--name",
+            "web",
+            "-l",
+            "tailship.test=1",
+            "-l",
+            "com.docker.compose.project=shop",
+            "-l",
+            "com.docker.compose.service=web",
+        ],
+        &script("web", 100, "0", 0),
+    );
+    // Not selected by the filters: never read.
+    d.run(&["--name", "other"], &script("other", 5, "0", 0));
+    let agent = Agent::start(&config(dir.path(), &r.base, &d));
+    let done = |c: &str, p: &str, n: usize| distinct(&r, c, p).len() >= n;
+    assert!(wait_for(Duration::from_secs(30), || done("web", "web run 1 line", 100)), "{}", agent.stderr_text());
+    // Stopped, then started again: its log file goes on.
+    d.docker(&["stop", "-t", "1", "web"]);
+    d.docker(&["start", "web"]);
+    assert!(wait_for(Duration::from_secs(30), || done("web", "web run 2 line", 100)), "{}", agent.stderr_text());
+    // Started after the agent, rotated by Docker every 2 KiB (keeping 5 files).
+    d.run(
+        &["--name", "rot", "-l", "tailship.test=1", "--log-opt", "max-size=2k", "--log-opt", "max-file=5"],
+        &script("rot", 400, "0.01", 60),
+    );
+    assert!(wait_for(Duration::from_secs(60), || done("rot", "rot run 1 line", 400)), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(20), || done("rot", "rot run 1 done", 1)), "{}", agent.stderr_text());
+    let rotated = std::fs::read_dir(d.log_dir("rot"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().ends_with("-json.log.1"));
+    assert!(rotated, "Docker rotated the log");
+    assert!(
+        agent.metric(r#"tailship_file_events_total{event="rotated",source="docker-0"}"#) >= 1.0,
+        "{}",
+        agent.metrics()
+    );
+
+    for (run, want) in [(1, 100), (2, 100)] {
+        let got = distinct(&r, "web", &format!("web run {run} line"));
+        assert_eq!(got.len(), want, "web run {run}");
+    }
+    let web = lines_of(&r, "web");
+    let first = web.iter().find(|e| e.line.starts_with("web run 1 line 0")).unwrap();
+    let want: BTreeMap<String, String> = [
+        ("container", "web"),
+        ("job", "docker"),
+        ("network", "none"),
+        ("project", "shop"),
+        ("service", "web"),
+        ("stream", "stdout"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(labels(first), want);
+    let err = lines_of(&r, "rot").into_iter().find(|e| e.line == "rot run 1 done").unwrap();
+    assert_eq!(labels(&err).get("stream").map(String::as_str), Some("stderr"));
+    assert!(query_all(&r, r#"{container="other"}"#, None).is_empty(), "filtered out");
+    // Every line once: no duplicates without a restart of the agent.
+    assert_eq!(web.len(), 200 + 2, "{:?}", web.iter().map(|e| &e.line).collect::<Vec<_>>());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn a_sigkill_of_the_agent_loses_no_container_line() {
+    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(d) = Dockerd::start() else { return };
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &r.base, &d);
+    d.run(
+        &["--name", "busy", "-l", "tailship.test=1", "--log-opt", "max-size=4k", "--log-opt", "max-file=20"],
+        &script("busy", 600, "0.01", 40),
+    );
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(30), || distinct(&r, "busy", "busy run 1 line").len() >= 100),
+        "{}",
+        agent.stderr_text()
+    );
+    agent.kill9();
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(60), || distinct(&r, "busy", "busy run 1 line").len() >= 600),
+        "{} of 600\n{}",
+        distinct(&r, "busy", "busy run 1 line").len(),
+        agent.stderr_text()
+    );
+    let got = distinct(&r, "busy", "busy run 1 line");
+    for i in 0..600 {
+        assert!(got.iter().any(|l| l.starts_with(&format!("busy run 1 line {i} "))), "line {i} lost");
+    }
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn a_converted_promtail_docker_sd_job_ships_with_the_labels_its_rules_give() {
+    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(d) = Dockerd::start() else { return };
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    // Grafana's documented docker_sd_configs example, on the private Engine.
+    let yaml = format!(
+        r#"server:
+  http_listen_port: {port}
+positions:
+  filename: {dir}/positions.yaml
+clients:
+  - url: {url}/loki/api/v1/push
+scrape_configs:
+  - job_name: flog_scrape
+    docker_sd_configs:
+      - host: {host}
+        refresh_interval: 5s
+        filters:
+          - name: label
+            values: ["logging=promtail"]
+    relabel_configs:
+      - source_labels: ['__meta_docker_container_name']
+        regex: '/(.*)'
+        target_label: 'container'
+      - source_labels: ['__meta_docker_container_log_stream']
+        target_label: 'logstream'
+      - source_labels: ['__meta_docker_container_label_logging_jobname']
+        target_label: 'job'
+"#,
+        port = free_port(),
+        dir = dir.path().display(),
+        url = r.base,
+        host = d.host(),
+    );
+    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
+    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("scrape_configs[0].relabel_configs[1]"), "{stderr}");
+    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    d.run(
+        &["--name", "flog", "-l", "logging=promtail", "-l", "logging_jobname=containerlogs"],
+        &script("flog", 20, "0", 0),
+    );
+    d.run(&["--name", "quiet"], &script("quiet", 5, "0", 0));
+    let agent = Agent::start(&cfg);
+    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{job="containerlogs"}"#, None);
+    // 20 lines on stdout, then `flog run 1 done` on stderr.
+    assert!(wait_for(Duration::from_secs(30), || all().len() >= 21), "{}", agent.stderr_text());
+    let entries = all();
+    assert_eq!(entries.iter().filter(|e| e.line.starts_with("flog run 1 line")).count(), 20);
+    assert_eq!(entries.len(), 21);
+    let want: BTreeMap<String, String> = [("container", "flog"), ("job", "containerlogs"), ("stream", "stdout")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(labels(&entries[0]), want);
+    assert!(agent::query_all_at(&r, "/loki/api/v1", r#"{container="quiet"}"#, None).is_empty());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}

@@ -1,0 +1,320 @@
+//! Pod metadata through the real binary: the Kubernetes API's list and watch
+//! served over HTTPS on loopback by this test (a private CA made with rcgen),
+//! pod log files in a temporary `/var/log/pods` tree, and the labels the
+//! Promtail Helm chart's rules give (tailship's defaults).
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent::{free_port, query_all, write_file, Agent, Stored};
+use common::{wait_for, Receiver};
+use serde_json::json;
+use tokio_rustls::rustls;
+
+fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "test cluster CA");
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
+    let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key_der)
+        .unwrap();
+    (ca_cert.pem(), Arc::new(config))
+}
+
+/// What the API server holds and what it was asked.
+#[derive(Default)]
+struct Cluster {
+    pods: Vec<serde_json::Value>,
+    version: u64,
+    /// Watch events sent so far (each watch sends those after its start).
+    events: Vec<String>,
+    /// Ends the open watches (they send what they have, then close).
+    end_watches: u64,
+    /// The next watch request is answered 410 Gone.
+    gone_next: bool,
+    /// Events written to a watch so far (the highest count).
+    delivered: usize,
+    /// Request lines and Authorization headers seen.
+    requests: Vec<(String, String)>,
+}
+
+type Shared = Arc<Mutex<Cluster>>;
+
+fn pod(
+    ns: &str,
+    name: &str,
+    uid: &str,
+    labels: serde_json::Value,
+    controller: Option<(&str, &str)>,
+) -> serde_json::Value {
+    let owners = match controller {
+        Some((kind, n)) => {
+            json!([{ "kind": kind, "name": n, "controller": true, "apiVersion": "apps/v1", "uid": "o" }])
+        }
+        None => json!([]),
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": name, "namespace": ns, "uid": uid, "resourceVersion": "1", "labels": labels,
+                      "annotations": { "prometheus.io/scrape": "true" }, "ownerReferences": owners },
+        "spec": { "nodeName": "node-1", "containers": [{ "name": "main", "image": format!("registry.local/{name}:1") }] },
+        "status": { "phase": "Running", "podIP": "10.1.2.3", "hostIP": "192.168.0.10",
+                    "conditions": [{ "type": "Ready", "status": "True" }],
+                    "containerStatuses": [{ "name": "main", "containerID": format!("containerd://{uid}") }] }
+    })
+}
+
+fn api_server(config: Arc<rustls::ServerConfig>, cluster: Shared) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut tcp) = stream else { continue };
+            let (config, cluster) = (config.clone(), cluster.clone());
+            std::thread::spawn(move || {
+                let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+                let Ok(mut conn) = rustls::ServerConnection::new(config) else { return };
+                let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).to_string();
+                let line = head.lines().next().unwrap_or("").to_string();
+                let auth = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase().starts_with("authorization:").then(|| l[14..].trim().to_string())
+                    })
+                    .unwrap_or_default();
+                cluster.lock().unwrap().requests.push((line.clone(), auth));
+                if !line.contains("fieldSelector=spec.nodeName%3Dnode-1") {
+                    let _ = write!(tls, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    return;
+                }
+                if !line.contains("watch=1") {
+                    let c = cluster.lock().unwrap();
+                    let body = json!({ "kind": "PodList", "apiVersion": "v1",
+                        "metadata": { "resourceVersion": c.version.to_string() }, "items": c.pods })
+                    .to_string();
+                    drop(c);
+                    let _ = write!(tls, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                    let _ = tls.flush();
+                    return;
+                }
+                let (start, ends) = {
+                    let mut c = cluster.lock().unwrap();
+                    if std::mem::take(&mut c.gone_next) {
+                        let body = r#"{"kind":"Status","status":"Failure","reason":"Expired","code":410}"#;
+                        let _ = write!(
+                            tls,
+                            "HTTP/1.1 410 Gone\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                            body.len()
+                        );
+                        return;
+                    }
+                    (c.events.len(), c.end_watches)
+                };
+                let _ = write!(tls, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+                let _ = tls.flush();
+                let mut sent = start;
+                loop {
+                    let (new, end) = {
+                        let c = cluster.lock().unwrap();
+                        (c.events[sent..].to_vec(), c.end_watches != ends)
+                    };
+                    for e in &new {
+                        let data = format!("{e}\n");
+                        if write!(tls, "{:x}\r\n{data}\r\n", data.len()).and_then(|_| tls.flush()).is_err() {
+                            return;
+                        }
+                    }
+                    sent += new.len();
+                    {
+                        let mut c = cluster.lock().unwrap();
+                        c.delivered = c.delivered.max(sent);
+                    }
+                    if end {
+                        let _ = write!(tls, "0\r\n\r\n");
+                        let _ = tls.flush();
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+        }
+    });
+    port
+}
+
+fn event(c: &Shared, kind: &str, object: serde_json::Value) {
+    let mut c = c.lock().unwrap();
+    c.version += 1;
+    let mut object = object;
+    object["metadata"]["resourceVersion"] = json!(c.version.to_string());
+    c.events.push(json!({ "type": kind, "object": object }).to_string());
+}
+
+fn cri_log(root: &Path, dir: &str, line: &str) {
+    let d = root.join(dir).join("main");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("0.log"), format!("2026-11-23T10:00:00.000000000Z stdout F {line}\n")).unwrap();
+}
+
+fn labels(e: &Stored) -> BTreeMap<String, String> {
+    e.labels
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "service_name" | "filename"))
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[test]
+fn pods_listed_and_watched_label_their_files_as_the_helm_chart_does() {
+    let (ca, tls) = private_ca();
+    let cluster: Shared = Arc::default();
+    {
+        let mut c = cluster.lock().unwrap();
+        c.version = 100;
+        c.pods.push(pod(
+            "shop",
+            "web-7c9f8d6b5-x2x9q",
+            "uid-web",
+            json!({ "app.kubernetes.io/name": "web", "app.kubernetes.io/instance": "shop-web" }),
+            Some(("ReplicaSet", "web-7c9f8d6b5")),
+        ));
+    }
+    let port = api_server(tls, cluster.clone());
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pods");
+    std::fs::create_dir_all(&root).unwrap();
+    let ca_file = write_file(dir.path(), "ca.crt", &ca);
+    let token = write_file(dir.path(), "token", "tok-123\n");
+    cri_log(&root, "shop_web-7c9f8d6b5-x2x9q_uid-web", "hello from web");
+    let cfg = write_file(
+        dir.path(),
+        "tailship.toml",
+        &format!(
+            r#"[server]
+listen = "127.0.0.1:{mport}"
+[client]
+url = "{url}"
+batch = {{ max_wait = "100ms" }}
+[positions]
+path = "{dir}/positions.json"
+[[sources]]
+type = "kubernetes"
+root = "{root}"
+host_label = false
+scan_interval = "200ms"
+kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1s" }}
+"#,
+            mport = free_port(),
+            url = r.base,
+            dir = dir.path().display(),
+            root = root.display(),
+            ca = ca_file.display(),
+            token = token.display(),
+        ),
+    );
+    let agent = Agent::start(&cfg);
+    let find = |text: &str| query_all(&r, r#"{stream="stdout"}"#, None).into_iter().find(|e| e.line == text);
+    assert!(wait_for(Duration::from_secs(20), || find("hello from web").is_some()), "{}", agent.stderr_text());
+    let want = map(&[
+        ("app", "web"),
+        ("container", "main"),
+        ("instance", "shop-web"),
+        ("job", "shop/web"),
+        ("namespace", "shop"),
+        ("node_name", "node-1"),
+        ("pod", "web-7c9f8d6b5-x2x9q"),
+        ("stream", "stdout"),
+    ]);
+    assert_eq!(labels(&find("hello from web").unwrap()), want);
+    // A pod ADDED through the watch: a StatefulSet's, labelled `app` only.
+    let watching = || {
+        cluster.lock().unwrap().requests.iter().any(|(l, _)| l.contains("watch=1") && l.contains("resourceVersion=100"))
+    };
+    assert!(wait_for(Duration::from_secs(20), watching), "{}", agent.stderr_text());
+    event(&cluster, "ADDED", pod("db", "pg-0", "uid-pg", json!({ "app": "postgres" }), Some(("StatefulSet", "pg"))));
+    cri_log(&root, "db_pg-0_uid-pg", "hello from pg");
+    assert!(wait_for(Duration::from_secs(20), || find("hello from pg").is_some()), "{}", agent.stderr_text());
+    let want = map(&[
+        ("app", "postgres"),
+        ("container", "main"),
+        ("job", "db/postgres"),
+        ("namespace", "db"),
+        ("node_name", "node-1"),
+        ("pod", "pg-0"),
+        ("stream", "stdout"),
+    ]);
+    assert_eq!(labels(&find("hello from pg").unwrap()), want);
+    // A file whose pod never comes ships with its path labels after `wait_for_pod`, counted.
+    cri_log(&root, "ghosts_ghost-1_uid-ghost", "hello from nowhere");
+    assert!(wait_for(Duration::from_secs(20), || find("hello from nowhere").is_some()), "{}", agent.stderr_text());
+    let want = map(&[("container", "main"), ("namespace", "ghosts"), ("pod", "ghost-1"), ("stream", "stdout")]);
+    assert_eq!(labels(&find("hello from nowhere").unwrap()), want);
+    assert_eq!(agent.metric(r#"tailship_file_events_total{event="pod_unknown",source="kubernetes-0"}"#), 1.0);
+    // A BOOKMARK moves the version on: the next watch starts from it.
+    {
+        let mut c = cluster.lock().unwrap();
+        c.events.push(
+            r#"{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"555"}}}"#
+                .into(),
+        );
+    }
+    // Once written to the open watch, the watch ends; the agent reads the
+    // bookmark before the end of the stream.
+    let all_sent = || {
+        let c = cluster.lock().unwrap();
+        c.delivered == c.events.len()
+    };
+    assert!(wait_for(Duration::from_secs(20), all_sent));
+    cluster.lock().unwrap().end_watches += 1;
+    let from_bookmark = || {
+        cluster.lock().unwrap().requests.iter().any(|(l, _)| l.contains("watch=1") && l.contains("resourceVersion=555"))
+    };
+    assert!(wait_for(Duration::from_secs(20), from_bookmark), "{:?}", cluster.lock().unwrap().requests);
+    // 410 Gone on the watch: the agent lists again and finds a pod it never saw in an event.
+    {
+        let mut c = cluster.lock().unwrap();
+        c.gone_next = true;
+        c.pods.push(pod("batch", "report-28391", "uid-job", json!({}), Some(("Job", "report-28391"))));
+        c.end_watches += 1;
+    }
+    let lists = || cluster.lock().unwrap().requests.iter().filter(|(l, _)| !l.contains("watch=1")).count();
+    assert!(wait_for(Duration::from_secs(20), || lists() >= 2), "{:?}", cluster.lock().unwrap().requests);
+    cri_log(&root, "batch_report-28391_uid-job", "hello from a job");
+    assert!(wait_for(Duration::from_secs(20), || find("hello from a job").is_some()), "{}", agent.stderr_text());
+    let got = labels(&find("hello from a job").unwrap());
+    assert_eq!(got.get("app").map(String::as_str), Some("report-28391"), "{got:?}");
+    assert_eq!(got.get("job").map(String::as_str), Some("batch/report-28391"));
+    // Every request carried the service account token.
+    assert!(cluster.lock().unwrap().requests.iter().all(|(_, auth)| auth == "Bearer tok-123"));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
