@@ -106,8 +106,11 @@ fn every_kind_of_mistake_names_its_key() {
     // Found by an operator: `${1}` in a replace stage was read as an unset
     // variable. No variable's name starts with a digit: it is kept as the
     // capture group it is.
-    let (out, all) =
-        check("[[sources]]\ntype = \"stdin\"\nstages = [{ replace = 'user=(\\w+)', with = \"user=${1}\" }]\n", "toml", &[]);
+    let (out, all) = check(
+        "[[sources]]\ntype = \"stdin\"\nstages = [{ replace = 'user=(\\w+)', with = \"user=${1}\" }]\n",
+        "toml",
+        &[],
+    );
     assert!(out.status.success(), "{all}");
     assert!(all.contains("user=${1}"), "{all}");
 }

@@ -81,7 +81,10 @@ pub fn compile(
     }
     if src.kind == SourceType::Docker {
         // json-file lines: the message, Docker's time, `stream`, long lines joined.
-        stages.insert(0, Stage { op: Op::Docker, labels: vec!["stream".into()], metadata: Vec::new() });
+        stages.insert(
+            0,
+            Stage { op: Op::Docker, labels: vec![("stream".into(), "stream".into())], metadata: Vec::new() },
+        );
     }
     let labels = FileLabels { relabel, targets: None };
     (errors.len() == before).then(|| SourcePlan {
