@@ -48,7 +48,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand run" -s c -l config -d
 complete -c tailship -n "__fish_tailship_using_subcommand run" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand run" -s h -l help -d 'Print help'
-complete -c tailship -n "__fish_tailship_using_subcommand check" -s c -l config -d 'The config file (TOML, or YAML by extension)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand check" -s c -l config -d 'The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, as for `run`]' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand check" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand check" -s h -l help -d 'Print help'

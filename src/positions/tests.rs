@@ -1,5 +1,6 @@
 //! Acknowledgement order, persistence and recovery of the positions store.
 
+use super::persist::write_atomically;
 use super::*;
 
 #[test]
