@@ -310,6 +310,7 @@ impl FileSource {
         // Known files found at their paths: when, is what tells history from
         // generations never seen (see `generations`).
         let mut at_path: Vec<u64> = Vec::new();
+        let mut parked_seen: Vec<u64> = Vec::new();
         let mut held_seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
         for path in candidates {
             let Ok(meta) = std::fs::metadata(&path) else { continue };
@@ -340,7 +341,10 @@ impl FileSource {
                 continue;
             }
             if let Some(p) = self.parked.get_mut(&id) {
-                at_path.push(p.key);
+                if !p.changed(&meta) {
+                    // Unchanged since it was parked: its content, at its path.
+                    parked_seen.push(p.key);
+                }
                 if p.path != path {
                     p.path = path.clone();
                     p.status.renamed(&path);
@@ -368,7 +372,7 @@ impl FileSource {
                 self.unpark(p);
             }
         }
-        self.positions.seen_at_path(&at_path);
+        self.positions.seen_at_path(&parked_seen);
         self.newborn_seen(&held_seen);
         for (path, id) in new {
             self.open(&path, id);
@@ -392,11 +396,17 @@ impl FileSource {
             }
         }
         // A file rewritten in place (its first bytes changed) starts again at 0.
+        // One found at its path with its content as known was seen there now.
+        let mut seen: Vec<u64> = Vec::with_capacity(at_path.len());
+        let at_path: HashSet<u64> = at_path.into_iter().collect();
         for i in 0..self.tailers.len() {
-            if self.tailers[i].rewritten() {
-                self.truncated(i);
+            match self.tailers[i].content_check() {
+                Some(false) => self.truncated(i),
+                Some(true) if at_path.contains(&self.tailers[i].key) => seen.push(self.tailers[i].key),
+                _ => {}
             }
         }
+        self.positions.seen_at_path(&seen);
         self.resume_rotated();
         if let Some(previous) = previous {
             let epoch = SystemTime::UNIX_EPOCH;
