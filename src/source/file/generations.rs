@@ -23,8 +23,9 @@
 //! time are history from before the agent and are never read.
 //!
 //! Bounded: one directory listing per directory and look (at most 10,000
-//! entries), at most [`MAX_PER_LOOK`] files opened per look, compressed files
-//! never opened.
+//! entries); only candidates that passed the name and time tests are opened
+//! (as many as generations were missed: none are left for a later look that
+//! may never come); compressed files are never opened.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -35,9 +36,6 @@ use super::rotated::siblings;
 use super::FileSource;
 use crate::metrics::Metrics;
 use crate::source::fingerprint::{self, open_regular};
-
-/// Files opened to compare fingerprints, at most, per look.
-const MAX_PER_LOOK: usize = 16;
 
 /// What may stand between a file's name (or stem) and a rotation's suffix.
 const SEPARATORS: &[char] = &['.', '-', '_'];
@@ -92,7 +90,7 @@ impl FileSource {
             }
         }
         found.sort();
-        for (modified, label, path) in found.into_iter().take(MAX_PER_LOOK) {
+        for (modified, label, path) in found {
             self.read_unseen(&label, &path, modified);
         }
     }
