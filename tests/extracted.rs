@@ -258,3 +258,22 @@ fn template_writes_extracted_values_with_promtails_functions() {
     assert!(got.contains(&("debug noise".to_string(), Some("DEBUG".into()))), "an empty result removes `out`: {got:?}");
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
+
+#[test]
+fn decolorize_removes_terminal_escapes_from_the_line() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(
+        dir.path(),
+        "app.log",
+        "\u{1b}[31mERROR\u{1b}[0m disk \u{1b}[1;32mok\u{1b}[0m\n\u{1b}]0;title\u{7}plain \u{1b}[2K\n",
+    );
+    let stages = r#"stages = [{ decolorize = {} }]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{job="test"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 2), "{:?}\n{}", all(), agent.stderr_text());
+    let lines: Vec<String> = all().into_iter().map(|e| e.line).collect();
+    assert_eq!(lines, ["ERROR disk ok", "plain "]);
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}

@@ -44,6 +44,7 @@ pub(super) enum Kind {
     Tenant(&'static str, String),
     /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
     Labels(Vec<(String, String)>, Vec<(String, String)>),
+    Decolorize,
     /// `template`: the extracted value written, the Go template.
     Template(String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
@@ -129,6 +130,7 @@ impl Stage {
                 vec![("limit".into(), Val::Table(l))]
             }
             Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
+            Kind::Decolorize => vec![("decolorize".into(), Val::Table(Vec::new()))],
             Kind::Template(source, text) => vec![(
                 "template".into(),
                 Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),

@@ -116,6 +116,7 @@ const MAPPED: &[&str] = &[
     "multiline",
     "tenant",
     "template",
+    "decolorize",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
@@ -242,6 +243,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
             p.multiline = Some(Val::Table(t));
         }
+        "decolorize" => p.stages.push(Stage::plain(Kind::Decolorize)),
         "template" => {
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             let text = m.text("template", r).unwrap_or_default();
@@ -418,7 +420,6 @@ fn unsupported(name: &str) -> String {
             "metrics from log lines have no tailship equivalent (count them in the log service instead)".into()
         }
         "labelallow" => "labelallow has no tailship equivalent: list the labels to keep on the stages".into(),
-        "decolorize" => "no tailship equivalent: add { replace = '\\x1b\\[[0-9;]*m', with = \"\" }".into(),
         "sampling" | "geoip" | "eventlogmessage" | "truncate" | "luhn" => format!("no tailship `{name}` stage"),
         other => format!("unknown stage `{other}`"),
     }

@@ -328,6 +328,7 @@ impl SourceStages {
                     }
                 }
                 Op::Replace { re, with, source } => apply::replace(line, re, with, source.as_deref()),
+                Op::Decolorize(re) => apply::replace(line, re, "", None),
                 Op::Cri | Op::Docker => {
                     if self.container(ctx, line, i) == Processed::Held {
                         return Processed::Held;

@@ -11,7 +11,11 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match` or `template` (or only `labels` / `structured_metadata`)";
+                     `limit`, `tenant`, `match`, `template` or `decolorize` (or only `labels` / `structured_metadata`)";
+
+/// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
+/// widely used ansi-regex pattern, which Loki's decolorizer also uses).
+const ANSI_ESCAPES: &str = r"[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\x07)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PRZcf-ntqry=><~]))";
 
 /// The `stages` list of a source, in order, the stages of a `match` inline
 /// after it. `metadata_on` is `client.structured_metadata`.
@@ -134,6 +138,7 @@ fn kinds(st: &StageConfig) -> usize {
         st.tenant.is_some(),
         st.match_.is_some(),
         st.template.is_some(),
+        st.decolorize.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -269,6 +274,9 @@ fn op(
                 None
             }
         };
+    }
+    if st.decolorize.is_some() {
+        return regex(".decolorize", ANSI_ESCAPES, &mut e).map(Op::Decolorize);
     }
     if let Some(t) = &st.template {
         if t.source.is_empty() {
