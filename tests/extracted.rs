@@ -277,3 +277,22 @@ fn decolorize_removes_terminal_escapes_from_the_line() {
     assert_eq!(lines, ["ERROR disk ok", "plain "]);
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
+
+#[test]
+fn labelallow_keeps_only_the_labels_it_names() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(dir.path(), "app.log", "warn disk full\n");
+    let stages = r#"stages = [
+  { regex = '^(?P<level>\w+) ', labels = ["level"] },
+  { labelallow = ["job", "level"] },
+]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{job="test"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{:?}\n{}", all(), agent.stderr_text());
+    let e = &all()[0];
+    assert_eq!((label(e, "job"), label(e, "level")), (Some("test"), Some("warn")));
+    assert_eq!((label(e, "host"), label(e, "filename")), (None, None), "{e:?}");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}

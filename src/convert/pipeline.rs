@@ -45,6 +45,8 @@ pub(super) enum Kind {
     /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
     Labels(Vec<(String, String)>, Vec<(String, String)>),
     Decolorize,
+    /// `labelallow`: the labels kept.
+    LabelAllow(Vec<String>),
     /// `template`: the extracted value written, the Go template.
     Template(String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
@@ -131,6 +133,7 @@ impl Stage {
             }
             Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
             Kind::Decolorize => vec![("decolorize".into(), Val::Table(Vec::new()))],
+            Kind::LabelAllow(names) => vec![("labelallow".into(), Val::strs(names))],
             Kind::Template(source, text) => vec![(
                 "template".into(),
                 Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),

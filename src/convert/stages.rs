@@ -145,6 +145,14 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
                 }
             }
         }
+        "labelallow" => {
+            let names: Vec<String> = list(k, Some(body), r).iter().filter_map(scalar).collect();
+            match names.iter().find(|n| !is_valid_label_name(n)) {
+                _ if names.is_empty() => r.skip(k, "an empty list: Promtail refuses it"),
+                Some(bad) => r.skip(k, format!("`{bad}` is not a valid label name")),
+                None => p.stages.push(Stage::plain(Kind::LabelAllow(names))),
+            }
+        }
         "labeldrop" => {
             for l in super::yaml::list(k, Some(body), r).iter().filter_map(scalar) {
                 if l == "filename" {
@@ -419,7 +427,6 @@ fn unsupported(name: &str) -> String {
         "metrics" => {
             "metrics from log lines have no tailship equivalent (count them in the log service instead)".into()
         }
-        "labelallow" => "labelallow has no tailship equivalent: list the labels to keep on the stages".into(),
         "sampling" | "geoip" | "eventlogmessage" | "truncate" | "luhn" => format!("no tailship `{name}` stage"),
         other => format!("unknown stage `{other}`"),
     }

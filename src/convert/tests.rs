@@ -206,6 +206,7 @@ fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
       - match: {{ selector: 'lvl="debug"', action: drop }}
       - match: {{ selector: '{{lvl="info"}}', action: drop, stages: [ {{ output: {{ source: lvl }} }} ] }}
       - output: {{ source: id }}
+      - labelallow: [lvl, job]
 "#
     ));
     assert_eq!(
@@ -225,5 +226,6 @@ fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
     let inner = m.stages[1].match_.as_ref().expect("the nested match");
     assert_eq!((inner.action.as_deref(), inner.reason.as_deref()), (Some("drop"), Some("xs")));
     assert_eq!(s.stages[3].output.as_deref(), Some("id"), "a name a match extracts counts as extracted after it");
-    assert_eq!(s.stages.len(), 4);
+    assert_eq!(s.stages[4].labelallow, Some(vec!["lvl".to_string(), "job".to_string()]));
+    assert_eq!(s.stages.len(), 5);
 }

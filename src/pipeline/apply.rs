@@ -141,6 +141,20 @@ pub fn template<'s>(line: &mut Line<'s, '_>, source: &'s str, t: &GoTemplate) {
     }
 }
 
+/// A `labelallow` stage: every label of the line not in `allow` is taken away.
+pub fn label_allow<'s>(line: &mut Line<'s, '_>, allow: &[String], base: &[(String, String)]) {
+    for (k, _) in base {
+        if !allow.contains(k) {
+            line.set_label(Cow::Owned(k.clone()), None);
+        }
+    }
+    for (k, v) in &mut line.labels {
+        if !allow.iter().any(|a| *a == *k) {
+            *v = None;
+        }
+    }
+}
+
 /// A `tenant` stage: the line's tenant, when the value is there and not empty.
 pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, String)]) {
     let found = match from {
@@ -159,7 +173,7 @@ pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, Str
     for (label, src) in &stage.labels {
         if let Some(v) = line.extracted.get(src) {
             let v = v.to_string();
-            line.set_label(label, Some(v));
+            line.set_label(Cow::Borrowed(label), Some(v));
         }
     }
     for (name, src) in &stage.metadata {
@@ -169,7 +183,7 @@ pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, Str
         } else if let Some(v) = line.label(src, base) {
             let v = v.to_string();
             line.set_metadata(name, v);
-            line.set_label(src, None);
+            line.set_label(Cow::Borrowed(src), None);
         }
     }
 }

@@ -43,7 +43,7 @@ pub struct Line<'s, 'l> {
     pub extracted: Extracted<'s>,
     /// Label changes over the file's stream, in the order stages made them:
     /// a value set, or `None` for a label taken away.
-    pub labels: Vec<(&'s str, Option<String>)>,
+    pub labels: Vec<(Cow<'s, str>, Option<String>)>,
     /// Structured metadata picked so far.
     pub metadata: Vec<(&'s str, String)>,
     /// A tenant set by a `tenant` stage.
@@ -64,7 +64,7 @@ impl<'s, 'l> Line<'s, 'l> {
     }
 
     /// Sets (or, with `None` or an empty value, takes away) a label.
-    pub fn set_label(&mut self, name: &'s str, value: Option<String>) {
+    pub fn set_label(&mut self, name: Cow<'s, str>, value: Option<String>) {
         let value = value.filter(|v| !v.is_empty());
         match self.labels.iter_mut().find(|(k, _)| *k == name) {
             Some(slot) => slot.1 = value,
@@ -96,10 +96,10 @@ mod tests {
     fn labels_set_replace_and_take_away_over_the_base() {
         let base = vec![("job".to_string(), "app".to_string()), ("env".to_string(), "prod".to_string())];
         let mut l = Line::new(Cow::Borrowed("x"), 0, true);
-        l.set_label("level", Some("info".into()));
-        l.set_label("level", Some("warn".into()));
-        l.set_label("env", None);
-        l.set_label("job", Some(String::new()));
+        l.set_label(Cow::Borrowed("level"), Some("info".into()));
+        l.set_label(Cow::Borrowed("level"), Some("warn".into()));
+        l.set_label(Cow::Borrowed("env"), None);
+        l.set_label(Cow::Owned("job".into()), Some(String::new()));
         assert_eq!(l.label("level", &base), Some("warn"));
         assert_eq!(l.label("env", &base), None);
         assert_eq!(l.label("job", &base), None, "an empty value takes the label away");

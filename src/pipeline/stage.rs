@@ -69,6 +69,8 @@ pub enum Op {
     Tenant(TenantFrom),
     /// Only the stage's label and metadata picks.
     Labels,
+    /// Every label not listed is taken away.
+    LabelAllow(Vec<String>),
     /// Terminal escape sequences (this regex) are removed from the line.
     Decolorize(Regex),
     /// The extracted value `source` becomes the rendered template (an empty
@@ -127,6 +129,7 @@ impl Op {
             Op::Tenant(_) => "tenant",
             Op::Labels => "labels",
             Op::Decolorize(_) => "decolorize",
+            Op::LabelAllow(_) => "labelallow",
             Op::Template { .. } => "template",
             Op::Match { .. } => "match",
         }

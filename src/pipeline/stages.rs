@@ -329,6 +329,7 @@ impl SourceStages {
                 }
                 Op::Replace { re, with, source } => apply::replace(line, re, with, source.as_deref()),
                 Op::Decolorize(re) => apply::replace(line, re, "", None),
+                Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
                 Op::Cri | Op::Docker => {
                     if self.container(ctx, line, i) == Processed::Held {
                         return Processed::Held;

@@ -11,7 +11,7 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match`, `template` or `decolorize` (or only `labels` / `structured_metadata`)";
+                     `limit`, `tenant`, `match`, `template`, `decolorize` or `labelallow` (or only `labels` / `structured_metadata`)";
 
 /// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
 /// widely used ansi-regex pattern, which Loki's decolorizer also uses).
@@ -139,6 +139,7 @@ fn kinds(st: &StageConfig) -> usize {
         st.match_.is_some(),
         st.template.is_some(),
         st.decolorize.is_some(),
+        st.labelallow.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -274,6 +275,18 @@ fn op(
                 None
             }
         };
+    }
+    if let Some(allow) = &st.labelallow {
+        if allow.is_empty() {
+            e(".labelallow", "empty: it would take every label away".into());
+            return None;
+        }
+        if let Some(bad) = allow.iter().find(|l| !is_valid_label_name(l)) {
+            e(".labelallow", format!("`{bad}` is not a valid label name"));
+            return None;
+        }
+        names.labels.retain(|l| allow.contains(l));
+        return Some(Op::LabelAllow(allow.clone()));
     }
     if st.decolorize.is_some() {
         return regex(".decolorize", ANSI_ESCAPES, &mut e).map(Op::Decolorize);
