@@ -177,8 +177,13 @@ impl Stage {
 }
 
 impl Pipeline {
+    /// True when `name` is in Promtail's extracted map by now: a translated
+    /// stage extracts it, or it is a label the map starts with (a static
+    /// label or `filename`).
     pub(super) fn extracted(&self, name: &str) -> bool {
-        self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
+        name == "filename"
+            || self.static_labels.iter().any(|(l, _)| l == name)
+            || self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
     }
 
     /// Leaves out the `cri` and `docker` stages (a journal entry is no

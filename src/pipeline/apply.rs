@@ -167,8 +167,8 @@ pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, Strin
 }
 
 /// A stage's `labels` and `structured_metadata` picks, at this point of the
-/// line's way: a label takes the extracted value; metadata takes the
-/// extracted value, or else a label of the line, which then leaves the stream.
+/// line's way: a label takes the extracted value; metadata takes a label of
+/// the line (which then leaves the stream), or else the extracted value.
 pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, String)]) {
     for (label, src) in &stage.labels {
         if let Some(v) = line.extracted.get(src) {
@@ -177,13 +177,14 @@ pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, Str
         }
     }
     for (name, src) in &stage.metadata {
-        if let Some(v) = line.extracted.get(src) {
-            let v = v.to_string();
-            line.set_metadata(name, v);
-        } else if let Some(v) = line.label(src, base) {
+        if let Some(v) = line.label(src, base) {
+            // Promtail adds the extracted value, then the label's, and takes the label away.
             let v = v.to_string();
             line.set_metadata(name, v);
             line.set_label(Cow::Borrowed(src), None);
+        } else if let Some(v) = line.extracted.get(src) {
+            let v = v.to_string();
+            line.set_metadata(name, v);
         }
     }
 }

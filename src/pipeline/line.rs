@@ -7,30 +7,56 @@
 
 use std::borrow::Cow;
 
+use crate::queue::StreamRef;
+
 /// Values extracted from one line so far, by name (a later value of the
-/// same name replaces an earlier one).
+/// same name replaces an earlier one). As in Promtail, the map starts with
+/// the line's labels (its file's stream: static, `filename`, `host`, ...):
+/// they are read through the stream, not copied, and a stage's value of the
+/// same name shadows them.
 #[derive(Default)]
-pub struct Extracted<'s>(Vec<(Cow<'s, str>, String)>);
+pub struct Extracted<'s> {
+    /// Values set by stages; `None`: removed (a `template` that rendered "").
+    values: Vec<(Cow<'s, str>, Option<String>)>,
+    labels: Option<StreamRef>,
+}
 
 impl<'s> Extracted<'s> {
+    /// A map that starts with the labels of `stream`.
+    pub fn seeded(stream: StreamRef) -> Self {
+        Self { values: Vec::new(), labels: Some(stream) }
+    }
+
     pub fn set(&mut self, name: Cow<'s, str>, value: String) {
-        match self.0.iter_mut().find(|(k, _)| *k == name) {
+        self.put(name, Some(value));
+    }
+
+    fn put(&mut self, name: Cow<'s, str>, value: Option<String>) {
+        match self.values.iter_mut().find(|(k, _)| *k == name) {
             Some(slot) => slot.1 = value,
-            None => self.0.push((name, value)),
+            None => self.values.push((name, value)),
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        match self.values.iter().find(|(k, _)| k == name) {
+            Some((_, v)) => v.as_deref(),
+            None => self.labels.as_ref()?.labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()),
+        }
     }
 
-    pub fn remove(&mut self, name: &str) {
-        self.0.retain(|(k, _)| k != name);
+    pub fn remove(&mut self, name: &'s str) {
+        self.put(Cow::Borrowed(name), None);
     }
 
-    /// Every `(name, value)`, in the order first set.
+    /// Every `(name, value)`: the labels a stage did not shadow, then the
+    /// values stages set, in the order first set.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_str()))
+        let labels = self.labels.iter().flat_map(|s| s.labels.iter());
+        let unshadowed = labels.filter(|(k, _)| !self.values.iter().any(|(n, _)| n == k));
+        unshadowed
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain(self.values.iter().filter_map(|(k, v)| Some((k.as_ref(), v.as_deref()?))))
     }
 }
 

@@ -21,7 +21,8 @@ const ANSI_ESCAPES: &str = r"[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-
 /// after it. `metadata_on` is `client.structured_metadata`.
 pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<(String, String)>) -> Vec<Stage> {
     let mut out = Vec::new();
-    let mut names = Names { labels: s.labels.keys().cloned().collect(), ..Default::default() };
+    let labels: Vec<String> = s.labels.keys().cloned().collect();
+    let mut names = Names { labels: labels.clone(), initial: labels, ..Default::default() };
     let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
     list.stages(&format!("{key}.stages"), &s.stages, false);
     out
