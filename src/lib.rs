@@ -12,7 +12,8 @@
 //! source/tailer.rs       one open file: read a block from the delivered offset
 //! source/lines.rs, multiline.rs   bytes -> lines -> entries
 //! source/journal/        the journal source: journalctl's JSON entries, a cursor instead of an offset
-//! pipeline/stages.rs     UTF-8 repair, truncation, regex/drop/timestamp stages, labels
+//! pipeline/stages.rs     UTF-8 repair, truncation, the stages in order (apply.rs: what each does to
+//!                        a line and its extracted map, line.rs; template.rs: Go templates), labels
 //! queue/                 a Chunk of entries takes its bytes from the Budget, waits if full
 //! batch/batcher.rs       per tenant, per stream: JSON, increasing timestamps, sealed by size/wait
 //!                        (an alert tap, batch::LineTap, sees every line here)

@@ -258,3 +258,45 @@ fn template_writes_extracted_values_with_promtails_functions() {
     assert!(got.contains(&("debug noise".to_string(), Some("DEBUG".into()))), "an empty result removes `out`: {got:?}");
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
+
+#[test]
+fn decolorize_removes_terminal_escapes_from_the_line() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(
+        dir.path(),
+        "app.log",
+        "\u{1b}[31mERROR\u{1b}[0m disk \u{1b}[1;32mok\u{1b}[0m\n\u{1b}]0;title\u{7}plain \u{1b}[2K\n",
+    );
+    let stages = r#"stages = [{ decolorize = {} }]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{job="test"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 2), "{:?}\n{}", all(), agent.stderr_text());
+    let lines: Vec<String> = all().into_iter().map(|e| e.line).collect();
+    assert_eq!(lines, ["ERROR disk ok", "plain "]);
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn labelallow_keeps_only_the_labels_it_names_and_the_map_starts_with_the_labels() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(dir.path(), "app.log", "warn disk full\n");
+    let stages = r#"stages = [
+  { regex = '^(?P<level>\w+) ', labels = ["level"] },
+  { regex = '/(?P<file>[^/]+)$', source = "filename", labels = ["file"] },
+  { labels = { from_job = "job" } },
+  { labelallow = ["job", "level", "file", "from_job"] },
+]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{job="test"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{:?}\n{}", all(), agent.stderr_text());
+    let e = &all()[0];
+    assert_eq!((label(e, "job"), label(e, "level")), (Some("test"), Some("warn")));
+    // The extracted map starts with the line's labels, as in Promtail.
+    assert_eq!((label(e, "file"), label(e, "from_job")), (Some("app.log"), Some("test")));
+    assert_eq!((label(e, "host"), label(e, "filename")), (None, None), "{e:?}");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}

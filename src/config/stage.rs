@@ -56,6 +56,10 @@ pub struct StageConfig {
     pub limit: Option<LimitStage>,
     /// The tenant of each line, from an extracted value or a label.
     pub tenant: Option<TenantStage>,
+    /// Only these labels stay on the line (every other one is taken away).
+    pub labelallow: Option<Vec<String>>,
+    /// `{}`: ANSI colour and cursor escape sequences are removed from the line.
+    pub decolorize: Option<EmptyStage>,
     /// `{ source = "name", template = "{{ .Value | ToUpper }}" }`: the
     /// extracted value `source` becomes the rendered Go template.
     pub template: Option<TemplateStage>,

@@ -44,6 +44,9 @@ pub(super) enum Kind {
     Tenant(&'static str, String),
     /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
     Labels(Vec<(String, String)>, Vec<(String, String)>),
+    Decolorize,
+    /// `labelallow`: the labels kept.
+    LabelAllow(Vec<String>),
     /// `template`: the extracted value written, the Go template.
     Template(String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
@@ -129,6 +132,8 @@ impl Stage {
                 vec![("limit".into(), Val::Table(l))]
             }
             Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
+            Kind::Decolorize => vec![("decolorize".into(), Val::Table(Vec::new()))],
+            Kind::LabelAllow(names) => vec![("labelallow".into(), Val::strs(names))],
             Kind::Template(source, text) => vec![(
                 "template".into(),
                 Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),
@@ -172,8 +177,13 @@ impl Stage {
 }
 
 impl Pipeline {
+    /// True when `name` is in Promtail's extracted map by now: a translated
+    /// stage extracts it, or it is a label the map starts with (a static
+    /// label or `filename`).
     pub(super) fn extracted(&self, name: &str) -> bool {
-        self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
+        name == "filename"
+            || self.static_labels.iter().any(|(l, _)| l == name)
+            || self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
     }
 
     /// Leaves out the `cri` and `docker` stages (a journal entry is no

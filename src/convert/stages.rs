@@ -116,6 +116,7 @@ const MAPPED: &[&str] = &[
     "multiline",
     "tenant",
     "template",
+    "decolorize",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
@@ -142,6 +143,14 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
                 } else {
                     r.skip(format!("{k}.{label}"), "not a valid label name");
                 }
+            }
+        }
+        "labelallow" => {
+            let names: Vec<String> = list(k, Some(body), r).iter().filter_map(scalar).collect();
+            match names.iter().find(|n| !is_valid_label_name(n)) {
+                _ if names.is_empty() => r.skip(k, "an empty list: Promtail refuses it"),
+                Some(bad) => r.skip(k, format!("`{bad}` is not a valid label name")),
+                None => p.stages.push(Stage::plain(Kind::LabelAllow(names))),
             }
         }
         "labeldrop" => {
@@ -242,6 +251,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
             p.multiline = Some(Val::Table(t));
         }
+        "decolorize" => p.stages.push(Stage::plain(Kind::Decolorize)),
         "template" => {
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             let text = m.text("template", r).unwrap_or_default();
@@ -417,8 +427,6 @@ fn unsupported(name: &str) -> String {
         "metrics" => {
             "metrics from log lines have no tailship equivalent (count them in the log service instead)".into()
         }
-        "labelallow" => "labelallow has no tailship equivalent: list the labels to keep on the stages".into(),
-        "decolorize" => "no tailship equivalent: add { replace = '\\x1b\\[[0-9;]*m', with = \"\" }".into(),
         "sampling" | "geoip" | "eventlogmessage" | "truncate" | "luhn" => format!("no tailship `{name}` stage"),
         other => format!("unknown stage `{other}`"),
     }

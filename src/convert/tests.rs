@@ -94,7 +94,6 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
             "scrape_configs[0].pipeline_stages[8].json.drop_malformed",
             "scrape_configs[0].pipeline_stages[8].json.expressions.a",
             "scrape_configs[0].pipeline_stages[11].replace",
-            "scrape_configs[0].pipeline_stages[14].decolorize",
         ]
     );
     let config = compiles(&c);
@@ -111,7 +110,8 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     assert_eq!((s.stages[5].regex.as_deref(), s.stages[5].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
     let Some(DropSpec::Rule(d)) = &s.stages[6].drop else { panic!("{:?}", s.stages[6]) };
     assert_eq!((d.source.clone(), d.value.as_deref()), (Some(OneOrMany::One("lvl".into())), Some("debug")));
-    assert_eq!(s.stages.len(), 7);
+    assert!(s.stages[7].decolorize.is_some());
+    assert_eq!(s.stages.len(), 8);
 }
 
 #[test]
@@ -216,6 +216,7 @@ fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
       - match: {{ selector: 'lvl="debug"', action: drop }}
       - match: {{ selector: '{{lvl="info"}}', action: drop, stages: [ {{ output: {{ source: lvl }} }} ] }}
       - output: {{ source: id }}
+      - labelallow: [lvl, job]
 "#
     ));
     assert_eq!(
@@ -235,7 +236,8 @@ fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
     let inner = m.stages[1].match_.as_ref().expect("the nested match");
     assert_eq!((inner.action.as_deref(), inner.reason.as_deref()), (Some("drop"), Some("xs")));
     assert_eq!(s.stages[3].output.as_deref(), Some("id"), "a name a match extracts counts as extracted after it");
-    assert_eq!(s.stages.len(), 4);
+    assert_eq!(s.stages[4].labelallow, Some(vec!["lvl".to_string(), "job".to_string()]));
+    assert_eq!(s.stages.len(), 5);
 }
 
 #[test]

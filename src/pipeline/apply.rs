@@ -141,6 +141,20 @@ pub fn template<'s>(line: &mut Line<'s, '_>, source: &'s str, t: &GoTemplate) {
     }
 }
 
+/// A `labelallow` stage: every label of the line not in `allow` is taken away.
+pub fn label_allow<'s>(line: &mut Line<'s, '_>, allow: &[String], base: &[(String, String)]) {
+    for (k, _) in base {
+        if !allow.contains(k) {
+            line.set_label(Cow::Owned(k.clone()), None);
+        }
+    }
+    for (k, v) in &mut line.labels {
+        if !allow.iter().any(|a| *a == *k) {
+            *v = None;
+        }
+    }
+}
+
 /// A `tenant` stage: the line's tenant, when the value is there and not empty.
 pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, String)]) {
     let found = match from {
@@ -153,23 +167,24 @@ pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, Strin
 }
 
 /// A stage's `labels` and `structured_metadata` picks, at this point of the
-/// line's way: a label takes the extracted value; metadata takes the
-/// extracted value, or else a label of the line, which then leaves the stream.
+/// line's way: a label takes the extracted value; metadata takes a label of
+/// the line (which then leaves the stream), or else the extracted value.
 pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, String)]) {
     for (label, src) in &stage.labels {
         if let Some(v) = line.extracted.get(src) {
             let v = v.to_string();
-            line.set_label(label, Some(v));
+            line.set_label(Cow::Borrowed(label), Some(v));
         }
     }
     for (name, src) in &stage.metadata {
-        if let Some(v) = line.extracted.get(src) {
+        if let Some(v) = line.label(src, base) {
+            // Promtail adds the extracted value, then the label's, and takes the label away.
             let v = v.to_string();
             line.set_metadata(name, v);
-        } else if let Some(v) = line.label(src, base) {
+            line.set_label(Cow::Borrowed(src), None);
+        } else if let Some(v) = line.extracted.get(src) {
             let v = v.to_string();
             line.set_metadata(name, v);
-            line.set_label(src, None);
         }
     }
 }

@@ -7,30 +7,56 @@
 
 use std::borrow::Cow;
 
+use crate::queue::StreamRef;
+
 /// Values extracted from one line so far, by name (a later value of the
-/// same name replaces an earlier one).
+/// same name replaces an earlier one). As in Promtail, the map starts with
+/// the line's labels (its file's stream: static, `filename`, `host`, ...):
+/// they are read through the stream, not copied, and a stage's value of the
+/// same name shadows them.
 #[derive(Default)]
-pub struct Extracted<'s>(Vec<(Cow<'s, str>, String)>);
+pub struct Extracted<'s> {
+    /// Values set by stages; `None`: removed (a `template` that rendered "").
+    values: Vec<(Cow<'s, str>, Option<String>)>,
+    labels: Option<StreamRef>,
+}
 
 impl<'s> Extracted<'s> {
+    /// A map that starts with the labels of `stream`.
+    pub fn seeded(stream: StreamRef) -> Self {
+        Self { values: Vec::new(), labels: Some(stream) }
+    }
+
     pub fn set(&mut self, name: Cow<'s, str>, value: String) {
-        match self.0.iter_mut().find(|(k, _)| *k == name) {
+        self.put(name, Some(value));
+    }
+
+    fn put(&mut self, name: Cow<'s, str>, value: Option<String>) {
+        match self.values.iter_mut().find(|(k, _)| *k == name) {
             Some(slot) => slot.1 = value,
-            None => self.0.push((name, value)),
+            None => self.values.push((name, value)),
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        match self.values.iter().find(|(k, _)| k == name) {
+            Some((_, v)) => v.as_deref(),
+            None => self.labels.as_ref()?.labels.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()),
+        }
     }
 
-    pub fn remove(&mut self, name: &str) {
-        self.0.retain(|(k, _)| k != name);
+    pub fn remove(&mut self, name: &'s str) {
+        self.put(Cow::Borrowed(name), None);
     }
 
-    /// Every `(name, value)`, in the order first set.
+    /// Every `(name, value)`: the labels a stage did not shadow, then the
+    /// values stages set, in the order first set.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_ref(), v.as_str()))
+        let labels = self.labels.iter().flat_map(|s| s.labels.iter());
+        let unshadowed = labels.filter(|(k, _)| !self.values.iter().any(|(n, _)| n == k));
+        unshadowed
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain(self.values.iter().filter_map(|(k, v)| Some((k.as_ref(), v.as_deref()?))))
     }
 }
 
@@ -43,7 +69,7 @@ pub struct Line<'s, 'l> {
     pub extracted: Extracted<'s>,
     /// Label changes over the file's stream, in the order stages made them:
     /// a value set, or `None` for a label taken away.
-    pub labels: Vec<(&'s str, Option<String>)>,
+    pub labels: Vec<(Cow<'s, str>, Option<String>)>,
     /// Structured metadata picked so far.
     pub metadata: Vec<(&'s str, String)>,
     /// A tenant set by a `tenant` stage.
@@ -64,7 +90,7 @@ impl<'s, 'l> Line<'s, 'l> {
     }
 
     /// Sets (or, with `None` or an empty value, takes away) a label.
-    pub fn set_label(&mut self, name: &'s str, value: Option<String>) {
+    pub fn set_label(&mut self, name: Cow<'s, str>, value: Option<String>) {
         let value = value.filter(|v| !v.is_empty());
         match self.labels.iter_mut().find(|(k, _)| *k == name) {
             Some(slot) => slot.1 = value,
@@ -96,10 +122,10 @@ mod tests {
     fn labels_set_replace_and_take_away_over_the_base() {
         let base = vec![("job".to_string(), "app".to_string()), ("env".to_string(), "prod".to_string())];
         let mut l = Line::new(Cow::Borrowed("x"), 0, true);
-        l.set_label("level", Some("info".into()));
-        l.set_label("level", Some("warn".into()));
-        l.set_label("env", None);
-        l.set_label("job", Some(String::new()));
+        l.set_label(Cow::Borrowed("level"), Some("info".into()));
+        l.set_label(Cow::Borrowed("level"), Some("warn".into()));
+        l.set_label(Cow::Borrowed("env"), None);
+        l.set_label(Cow::Owned("job".into()), Some(String::new()));
         assert_eq!(l.label("level", &base), Some("warn"));
         assert_eq!(l.label("env", &base), None);
         assert_eq!(l.label("job", &base), None, "an empty value takes the label away");

@@ -69,6 +69,10 @@ pub enum Op {
     Tenant(TenantFrom),
     /// Only the stage's label and metadata picks.
     Labels,
+    /// Every label not listed is taken away.
+    LabelAllow(Vec<String>),
+    /// Terminal escape sequences (this regex) are removed from the line.
+    Decolorize(Regex),
     /// The extracted value `source` becomes the rendered template (an empty
     /// result removes it).
     Template {
@@ -124,6 +128,8 @@ impl Op {
             Op::Limit { .. } => "limit",
             Op::Tenant(_) => "tenant",
             Op::Labels => "labels",
+            Op::Decolorize(_) => "decolorize",
+            Op::LabelAllow(_) => "labelallow",
             Op::Template { .. } => "template",
             Op::Match { .. } => "match",
         }

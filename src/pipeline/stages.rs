@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::apply;
-use super::line::Line;
+use super::line::{Extracted, Line};
 use super::parse;
 use super::stage::{narrow, Bucket, Held, Op, Stage};
 use crate::config::{SourceConfig, SourceType};
@@ -271,6 +271,7 @@ impl SourceStages {
             return Processed::Kept;
         }
         let mut line = Line::new(line, read_ts, true);
+        line.extracted = Extracted::seeded(ctx.stream.clone());
         self.run(ctx, &mut line, 0, read_ts, chunk)
     }
 
@@ -279,6 +280,7 @@ impl SourceStages {
     pub fn flush_held(&self, ctx: &mut FileContext, read_ts: i64, chunk: &mut Chunk) {
         for h in std::mem::take(&mut ctx.held) {
             let mut line = Line::new(Cow::Owned(h.text), h.ts, false);
+            line.extracted = Extracted::seeded(ctx.stream.clone());
             line.extracted.set(Cow::Borrowed("stream"), h.stream);
             self.run(ctx, &mut line, h.stage + 1, read_ts, chunk);
         }
@@ -341,6 +343,8 @@ impl SourceStages {
                     }
                 }
                 Op::Replace { re, with, source } => apply::replace(line, re, with, source.as_deref()),
+                Op::Decolorize(re) => apply::replace(line, re, "", None),
+                Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
                 Op::Cri | Op::Docker => {
                     if self.container(ctx, line, i) == Processed::Held {
                         return Processed::Held;

@@ -16,11 +16,18 @@ pub(super) struct Names {
     pub any: bool,
     /// Labels of the source and labels set by earlier stages.
     pub labels: Vec<String>,
+    /// The source's own labels: the extracted map starts with them.
+    pub initial: Vec<String>,
 }
 
 impl Names {
+    /// True when `n` is in the extracted map by now: a stage extracts it,
+    /// or it is one of the labels the map starts with.
     pub(super) fn has(&self, n: &str) -> bool {
-        self.any || self.known.iter().any(|k| k == n)
+        self.any
+            || self.known.iter().any(|k| k == n)
+            || self.initial.iter().any(|k| k == n)
+            || AUTOMATIC_LABELS.contains(&n)
     }
 
     pub(super) fn may_be_label(&self, n: &str) -> bool {

@@ -11,13 +11,18 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match` or `template` (or only `labels` / `structured_metadata`)";
+                     `limit`, `tenant`, `match`, `template`, `decolorize` or `labelallow` (or only `labels` / `structured_metadata`)";
+
+/// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
+/// widely used ansi-regex pattern, which Loki's decolorizer also uses).
+const ANSI_ESCAPES: &str = r"[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\x07)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PRZcf-ntqry=><~]))";
 
 /// The `stages` list of a source, in order, the stages of a `match` inline
 /// after it. `metadata_on` is `client.structured_metadata`.
 pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<(String, String)>) -> Vec<Stage> {
     let mut out = Vec::new();
-    let mut names = Names { labels: s.labels.keys().cloned().collect(), ..Default::default() };
+    let labels: Vec<String> = s.labels.keys().cloned().collect();
+    let mut names = Names { labels: labels.clone(), initial: labels, ..Default::default() };
     let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
     list.stages(&format!("{key}.stages"), &s.stages, false);
     out
@@ -134,6 +139,8 @@ fn kinds(st: &StageConfig) -> usize {
         st.tenant.is_some(),
         st.match_.is_some(),
         st.template.is_some(),
+        st.decolorize.is_some(),
+        st.labelallow.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -269,6 +276,21 @@ fn op(
                 None
             }
         };
+    }
+    if let Some(allow) = &st.labelallow {
+        if allow.is_empty() {
+            e(".labelallow", "empty: it would take every label away".into());
+            return None;
+        }
+        if let Some(bad) = allow.iter().find(|l| !is_valid_label_name(l)) {
+            e(".labelallow", format!("`{bad}` is not a valid label name"));
+            return None;
+        }
+        names.labels.retain(|l| allow.contains(l));
+        return Some(Op::LabelAllow(allow.clone()));
+    }
+    if st.decolorize.is_some() {
+        return regex(".decolorize", ANSI_ESCAPES, &mut e).map(Op::Decolorize);
     }
     if let Some(t) = &st.template {
         if t.source.is_empty() {
