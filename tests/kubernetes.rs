@@ -318,3 +318,86 @@ kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token
     assert!(cluster.lock().unwrap().requests.iter().all(|(_, auth)| auth == "Bearer tok-123"));
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
+
+#[test]
+fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_gives() {
+    let (ca, tls) = private_ca();
+    let cluster: Shared = Arc::default();
+    {
+        let mut c = cluster.lock().unwrap();
+        c.version = 7;
+        c.pods.push(pod(
+            "shop",
+            "cart-5d4f7b9c8d-abcde",
+            "uid-cart",
+            json!({ "app.kubernetes.io/name": "cart", "app.kubernetes.io/component": "api" }),
+            Some(("ReplicaSet", "cart-5d4f7b9c8d")),
+        ));
+        c.pods.push(pod(
+            "kube-system",
+            "etcd-node-1",
+            "uid-etcd",
+            json!({ "component": "etcd" }),
+            Some(("Node", "node-1")),
+        ));
+    }
+    let port = api_server(tls, cluster.clone());
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pods");
+    std::fs::create_dir_all(&root).unwrap();
+    let ca_file = write_file(dir.path(), "ca.crt", &ca);
+    let token = write_file(dir.path(), "token", "tok-123\n");
+    let yaml = include_str!("data/promtail-helm-chart.yaml")
+        .replace("@PORT@", &free_port().to_string())
+        .replace("@URL@", &r.base)
+        .replace("@DIR@", &dir.path().display().to_string())
+        .replace("@API@", &format!("https://127.0.0.1:{port}"))
+        .replace("@TOKEN@", &token.display().to_string())
+        .replace("@CA@", &ca_file.display().to_string());
+    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
+    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(toml.contains("type = \"kubernetes\""), "{toml}");
+    assert!(!toml.contains("cri = "), "the source parses CRI lines itself: {toml}");
+    // The pods of this test live in a temporary tree, scanned often.
+    let toml = toml.replacen(
+        "type = \"kubernetes\"",
+        &format!("type = \"kubernetes\"\nroot = \"{}\"\nscan_interval = \"200ms\"", root.display()),
+        1,
+    );
+    let cfg = write_file(dir.path(), "tailship.toml", &toml);
+    cri_log(&root, "shop_cart-5d4f7b9c8d-abcde_uid-cart", "cart line");
+    cri_log(&root, "kube-system_etcd-node-1_uid-etcd", "etcd line");
+    let agent = Agent::start_with(&cfg, &[("NODE_NAME", "node-1")]);
+    let find = |text: &str| {
+        agent::query_all_at(&r, "/loki/api/v1", r#"{stream="stdout"}"#, None).into_iter().find(|e| e.line == text)
+    };
+    assert!(
+        wait_for(Duration::from_secs(20), || find("cart line").is_some() && find("etcd line").is_some()),
+        "{}\n{toml}",
+        agent.stderr_text()
+    );
+    // What Promtail gives with this config: the rules' labels, `filename` and the cri stage's `stream`.
+    let cart = find("cart line").unwrap();
+    assert_eq!(
+        labels(&cart),
+        map(&[
+            ("app", "cart"),
+            ("component", "api"),
+            ("container", "main"),
+            ("job", "shop/cart"),
+            ("namespace", "shop"),
+            ("node_name", "node-1"),
+            ("pod", "cart-5d4f7b9c8d-abcde"),
+            ("stream", "stdout"),
+        ])
+    );
+    assert!(cart.labels["filename"].as_str().unwrap().ends_with("/shop_cart-5d4f7b9c8d-abcde_uid-cart/main/0.log"));
+    let etcd = find("etcd line").unwrap();
+    assert_eq!(labels(&etcd).get("app").map(String::as_str), Some("node-1"), "the controller's name");
+    assert_eq!(labels(&etcd).get("component").map(String::as_str), Some("etcd"));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}

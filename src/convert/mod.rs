@@ -13,7 +13,8 @@
 //! - `pipeline_stages`: [`stages`] (Go time layouts: [`golayout`]; the
 //!   capture-group semantics of `replace`: [`replace`])
 //! - `relabel_configs`: [`relabel`]
-//! - `docker_sd_configs` -> `type = "docker"` sources: [`sd`]
+//! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
+//!   `type = "kubernetes"` sources: [`sd`]
 
 mod client;
 mod golayout;
@@ -128,6 +129,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         None => relabel::Relabel::default(),
     };
     let docker_sd = m.get("docker_sd_configs");
+    let kubernetes_sd = m.get("kubernetes_sd_configs");
     let unavailable = if docker_sd.is_some() { sd::PER_LINE } else { &[] };
     let rules = match journal {
         Some(_) => Vec::new(),
@@ -157,8 +159,19 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     } else if let Some(ds) = docker_sd {
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &name, r) {
             finish_source(&mut s, external, &relabel.labels, &pipe);
+            sd::drop_own_stage(&mut s, "docker", &pipe_key, r);
             if !rules.is_empty() {
                 s.set("relabel", Val::Arr(rules.clone()));
+            }
+            out.push(s);
+        }
+    } else if let Some(ks) = kubernetes_sd {
+        let mut rules = rules;
+        if let Some(mut s) = sd::kubernetes(&m.key("kubernetes_sd_configs"), ks, &name, &mut rules, r) {
+            finish_source(&mut s, external, &relabel.labels, &pipe);
+            sd::drop_own_stage(&mut s, "cri", &pipe_key, r);
+            if !rules.is_empty() {
+                s.set("relabel", Val::Arr(rules));
             }
             out.push(s);
         }
