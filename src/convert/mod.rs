@@ -125,7 +125,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         pipe.drop_container_stages(&pipe_key, r);
     }
     let relabel = match journal {
-        Some(_) => relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), true, r),
+        Some(_) => relabel::journal(&m.key("relabel_configs"), m.get("relabel_configs"), r),
         None => relabel::Relabel::default(),
     };
     let docker_sd = m.get("docker_sd_configs");
@@ -148,7 +148,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         for (i, st) in items.iter().enumerate() {
             let sk = format!("{}[{i}]", m.key("static_configs"));
             let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
-            if let Some(mut s) = file_source(&sk, st, &n, &relabel, &pipe, r) {
+            if let Some(mut s) = file_source(&sk, st, &n, &pipe, r) {
                 finish_source(&mut s, external, &relabel.labels, &pipe);
                 if !rules.is_empty() {
                     s.set("relabel", Val::Arr(rules.clone()));
@@ -197,7 +197,6 @@ fn file_source(
     key: &str,
     st: &Yaml,
     name: &str,
-    relabel: &relabel::Relabel,
     pipe: &stages::Pipeline,
     r: &mut Report,
 ) -> Option<Section> {
@@ -206,7 +205,7 @@ fn file_source(
     let labels = m.pairs("labels", r);
     m.finish(r, "no tailship equivalent");
     let mut include = Vec::new();
-    let mut exclude = relabel.exclude.clone();
+    let mut exclude = Vec::new();
     let mut plain = Vec::new();
     for (k, v) in labels {
         match k.as_str() {
