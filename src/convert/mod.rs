@@ -193,13 +193,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
 }
 
 /// A `static_configs` entry as a file source.
-fn file_source(
-    key: &str,
-    st: &Yaml,
-    name: &str,
-    pipe: &stages::Pipeline,
-    r: &mut Report,
-) -> Option<Section> {
+fn file_source(key: &str, st: &Yaml, name: &str, pipe: &stages::Pipeline, r: &mut Report) -> Option<Section> {
     let mut m = Map::new(key, st, r);
     m.ignore("targets");
     let labels = m.pairs("labels", r);
