@@ -12,6 +12,9 @@
 //! source/tailer.rs       one open file: read a block from the delivered offset
 //! source/lines.rs, multiline.rs   bytes -> lines -> entries
 //! source/journal/        the journal source: journalctl's JSON entries, a cursor instead of an offset
+//! source/docker/         containers found through the Engine API; their json-file logs go to source/file/
+//! source/kubernetes/     pod metadata watched through the API server, for the pod log files of source/file/
+//! source/target.rs       a file's labels: the source's, a discovery source's __meta_*, then relabel/
 //! pipeline/stages.rs     UTF-8 repair, truncation, the stages in order (apply.rs: what each does to
 //!                        a line and its extracted map, line.rs; template.rs: Go templates), labels
 //! queue/                 a Chunk of entries takes its bytes from the Budget, waits if full
@@ -44,7 +47,7 @@
 //! queue                                              budget, sink, chunks, streams
 //! batch                                              batcher, deliver
 //! pipeline, relabel                                 stages; Prometheus relabel rules over `__meta_*` labels
-//! source                                             discover, fingerprint, tailer, file, stdin, journal
+//! source                                             discover, fingerprint, tailer, file, stdin, journal, docker, kubernetes
 //! cloud, admin                                       management API clients
 //! alert                                              rules, engine, sender
 //! plan                                               Config -> Plan

@@ -314,7 +314,168 @@ kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token
     let got = labels(&find("hello from a job").unwrap());
     assert_eq!(got.get("app").map(String::as_str), Some("report-28391"), "{got:?}");
     assert_eq!(got.get("job").map(String::as_str), Some("batch/report-28391"));
+    // MODIFIED: a container restarted after its pod's labels changed writes
+    // a new file, labelled from the pod as it is now. The watch then ends: the
+    // agent's next watch starts from the event's version, so it was applied.
+    let mut pg = pod("db", "pg-0", "uid-pg", json!({ "app": "pg2" }), Some(("StatefulSet", "pg")));
+    event(&cluster, "MODIFIED", pg.clone());
+    let modified = cluster.lock().unwrap().version;
+    cluster.lock().unwrap().end_watches += 1;
+    let from = |v: u64| {
+        let v = format!("resourceVersion={v}&");
+        let c = cluster.clone();
+        move || c.lock().unwrap().requests.iter().any(|(l, _)| l.contains("watch=1") && l.contains(&v))
+    };
+    assert!(wait_for(Duration::from_secs(20), from(modified)), "{:?}", cluster.lock().unwrap().requests);
+    let d = root.join("db_pg-0_uid-pg/main");
+    std::fs::write(d.join("1.log"), "2026-11-23T10:00:01.000000000Z stdout F pg after restart\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || find("pg after restart").is_some()), "{}", agent.stderr_text());
+    assert_eq!(labels(&find("pg after restart").unwrap()).get("app").map(String::as_str), Some("pg2"));
+    // DELETED: kubelet keeps the logs a while; a file of the deleted pod keeps its labels.
+    pg["metadata"]["labels"] = json!({ "app": "pg2" });
+    event(&cluster, "DELETED", pg);
+    let deleted = cluster.lock().unwrap().version;
+    cluster.lock().unwrap().end_watches += 1;
+    assert!(wait_for(Duration::from_secs(20), from(deleted)), "{:?}", cluster.lock().unwrap().requests);
+    std::fs::write(d.join("2.log"), "2026-11-23T10:00:02.000000000Z stdout F pg after delete\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || find("pg after delete").is_some()), "{}", agent.stderr_text());
+    assert_eq!(labels(&find("pg after delete").unwrap()).get("app").map(String::as_str), Some("pg2"));
+    // An ERROR event (410, as a Status object in the stream) lists again too.
+    let before = lists();
+    cluster.lock().unwrap().events.push(
+        r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}}"#.into(),
+    );
+    assert!(wait_for(Duration::from_secs(20), || lists() > before), "{:?}", cluster.lock().unwrap().requests);
+    assert_eq!(agent.metric(r#"tailship_file_events_total{event="pod_unknown",source="kubernetes-0"}"#), 1.0);
     // Every request carried the service account token.
     assert!(cluster.lock().unwrap().requests.iter().all(|(_, auth)| auth == "Bearer tok-123"));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_gives() {
+    let (ca, tls) = private_ca();
+    let cluster: Shared = Arc::default();
+    {
+        let mut c = cluster.lock().unwrap();
+        c.version = 7;
+        c.pods.push(pod(
+            "shop",
+            "cart-5d4f7b9c8d-abcde",
+            "uid-cart",
+            json!({ "app.kubernetes.io/name": "cart", "app.kubernetes.io/component": "api" }),
+            Some(("ReplicaSet", "cart-5d4f7b9c8d")),
+        ));
+        c.pods.push(pod(
+            "kube-system",
+            "etcd-node-1",
+            "uid-etcd",
+            json!({ "component": "etcd" }),
+            Some(("Node", "node-1")),
+        ));
+    }
+    let port = api_server(tls, cluster.clone());
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pods");
+    std::fs::create_dir_all(&root).unwrap();
+    let ca_file = write_file(dir.path(), "ca.crt", &ca);
+    let token = write_file(dir.path(), "token", "tok-123\n");
+    let yaml = include_str!("data/promtail-helm-chart.yaml")
+        .replace("@PORT@", &free_port().to_string())
+        .replace("@URL@", &r.base)
+        .replace("@DIR@", &dir.path().display().to_string())
+        .replace("@API@", &format!("https://127.0.0.1:{port}"))
+        .replace("@TOKEN@", &token.display().to_string())
+        .replace("@CA@", &ca_file.display().to_string());
+    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
+    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(toml.contains("type = \"kubernetes\""), "{toml}");
+    assert!(!toml.contains("cri = "), "the source parses CRI lines itself: {toml}");
+    // The pods of this test live in a temporary tree, scanned often.
+    let toml = toml.replacen(
+        "type = \"kubernetes\"",
+        &format!("type = \"kubernetes\"\nroot = \"{}\"\nscan_interval = \"200ms\"", root.display()),
+        1,
+    );
+    let cfg = write_file(dir.path(), "tailship.toml", &toml);
+    cri_log(&root, "shop_cart-5d4f7b9c8d-abcde_uid-cart", "cart line");
+    cri_log(&root, "kube-system_etcd-node-1_uid-etcd", "etcd line");
+    let agent = Agent::start_with(&cfg, &[("NODE_NAME", "node-1")]);
+    let find = |text: &str| {
+        agent::query_all_at(&r, "/loki/api/v1", r#"{stream="stdout"}"#, None).into_iter().find(|e| e.line == text)
+    };
+    assert!(
+        wait_for(Duration::from_secs(20), || find("cart line").is_some() && find("etcd line").is_some()),
+        "{}\n{toml}",
+        agent.stderr_text()
+    );
+    // What Promtail gives with this config: the rules' labels, `filename` and the cri stage's `stream`.
+    let cart = find("cart line").unwrap();
+    assert_eq!(
+        labels(&cart),
+        map(&[
+            ("app", "cart"),
+            ("component", "api"),
+            ("container", "main"),
+            ("job", "shop/cart"),
+            ("namespace", "shop"),
+            ("node_name", "node-1"),
+            ("pod", "cart-5d4f7b9c8d-abcde"),
+            ("stream", "stdout"),
+        ])
+    );
+    assert!(cart.labels["filename"].as_str().unwrap().ends_with("/shop_cart-5d4f7b9c8d-abcde_uid-cart/main/0.log"));
+    let etcd = find("etcd line").unwrap();
+    assert_eq!(labels(&etcd).get("app").map(String::as_str), Some("node-1"), "the controller's name");
+    assert_eq!(labels(&etcd).get("component").map(String::as_str), Some("etcd"));
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn with_the_api_server_unreachable_files_ship_with_their_path_labels_after_the_wait_and_are_counted() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pods");
+    cri_log(&root, "shop_web-1_uid-web", "shipped anyway");
+    let token = write_file(dir.path(), "token", "tok\n");
+    // Nothing listens on this port.
+    let closed = free_port();
+    let cfg = write_file(
+        dir.path(),
+        "tailship.toml",
+        &format!(
+            r#"[server]
+listen = "127.0.0.1:{mport}"
+[client]
+url = "{url}"
+batch = {{ max_wait = "100ms" }}
+[positions]
+path = "{dir}/positions.json"
+[[sources]]
+type = "kubernetes"
+root = "{root}"
+host_label = false
+scan_interval = "200ms"
+kubernetes = {{ api_server = "https://127.0.0.1:{closed}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1s" }}
+"#,
+            mport = free_port(),
+            url = r.base,
+            dir = dir.path().display(),
+            root = root.display(),
+            token = token.display(),
+        ),
+    );
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{namespace="shop"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || !all().is_empty()), "{}", agent.stderr_text());
+    let e = &all()[0];
+    assert_eq!(e.line, "shipped anyway");
+    assert_eq!(labels(e), map(&[("container", "main"), ("namespace", "shop"), ("pod", "web-1"), ("stream", "stdout")]));
+    assert_eq!(agent.metric(r#"tailship_file_events_total{event="pod_unknown",source="kubernetes-0"}"#), 1.0);
+    assert!(agent.stderr_text().contains("cannot watch pods"), "{}", agent.stderr_text());
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }

@@ -98,3 +98,40 @@ relabel = [
         assert!(all.contains("bad.toml"), "{all}");
     }
 }
+
+#[test]
+fn discovery_keys_are_checked_and_journal_sources_refuse_relabel() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        r#"[[sources]]
+type = "docker"
+include = ["/x"]
+docker = { host = "tcp://1.2.3.4:2375", refresh_interval = "0s" }
+[[sources]]
+type = "journal"
+relabel = [{ source_labels = ["a"], target_label = "b" }]
+[[sources]]
+include = ["/x/*.log"]
+kubernetes = {}
+[[sources]]
+type = "kubernetes"
+kubernetes = { api_server = "ftp://x" }
+"#,
+    )
+    .unwrap();
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&path).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    for key in [
+        "sources[0].include",
+        "sources[0].docker.host",
+        "sources[0].docker.refresh_interval",
+        "sources[1].relabel",
+        "sources[2].kubernetes",
+        "sources[3].kubernetes.api_server",
+    ] {
+        assert!(all.contains(&format!("key `{key}`")), "{key}: {all}");
+    }
+}

@@ -13,7 +13,8 @@
 //! - `pipeline_stages`: [`stages`] (Go time layouts: [`golayout`]; the
 //!   capture-group semantics of `replace`: [`replace`])
 //! - `relabel_configs`: [`relabel`]
-//! - `docker_sd_configs` -> `type = "docker"` sources: [`sd`]
+//! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
+//!   `type = "kubernetes"` sources: [`sd`]
 
 mod client;
 mod filters;
@@ -126,10 +127,11 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         pipe.drop_container_stages(&pipe_key, r);
     }
     let relabel = match journal {
-        Some(_) => relabel::convert(&m.key("relabel_configs"), m.get("relabel_configs"), true, r),
+        Some(_) => relabel::journal(&m.key("relabel_configs"), m.get("relabel_configs"), r),
         None => relabel::Relabel::default(),
     };
     let docker_sd = m.get("docker_sd_configs");
+    let kubernetes_sd = m.get("kubernetes_sd_configs");
     let unavailable = if docker_sd.is_some() { sd::PER_LINE } else { &[] };
     let rules = match journal {
         Some(_) => Vec::new(),
@@ -148,7 +150,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         for (i, st) in items.iter().enumerate() {
             let sk = format!("{}[{i}]", m.key("static_configs"));
             let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
-            if let Some(mut s) = file_source(&sk, st, &n, &relabel, &pipe, r) {
+            if let Some(mut s) = file_source(&sk, st, &n, &pipe, r) {
                 finish_source(&mut s, external, &relabel.labels, &pipe);
                 if !rules.is_empty() {
                     s.set("relabel", Val::Arr(rules.clone()));
@@ -159,8 +161,19 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     } else if let Some(ds) = docker_sd {
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &name, r) {
             finish_source(&mut s, external, &relabel.labels, &pipe);
+            sd::drop_own_stage(&mut s, "docker", &pipe_key, r);
             if !rules.is_empty() {
                 s.set("relabel", Val::Arr(rules.clone()));
+            }
+            out.push(s);
+        }
+    } else if let Some(ks) = kubernetes_sd {
+        let mut rules = rules;
+        if let Some(mut s) = sd::kubernetes(&m.key("kubernetes_sd_configs"), ks, &name, &mut rules, r) {
+            finish_source(&mut s, external, &relabel.labels, &pipe);
+            sd::drop_own_stage(&mut s, "cri", &pipe_key, r);
+            if !rules.is_empty() {
+                s.set("relabel", Val::Arr(rules));
             }
             out.push(s);
         }
@@ -182,20 +195,13 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
 }
 
 /// A `static_configs` entry as a file source.
-fn file_source(
-    key: &str,
-    st: &Yaml,
-    name: &str,
-    relabel: &relabel::Relabel,
-    pipe: &stages::Pipeline,
-    r: &mut Report,
-) -> Option<Section> {
+fn file_source(key: &str, st: &Yaml, name: &str, pipe: &stages::Pipeline, r: &mut Report) -> Option<Section> {
     let mut m = Map::new(key, st, r);
     m.ignore("targets");
     let labels = m.pairs("labels", r);
     m.finish(r, "no tailship equivalent");
     let mut include = Vec::new();
-    let mut exclude = relabel.exclude.clone();
+    let mut exclude = Vec::new();
     let mut plain = Vec::new();
     for (k, v) in labels {
         match k.as_str() {

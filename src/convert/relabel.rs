@@ -9,8 +9,7 @@
 //! - the journal fields Promtail users relabel (`__journal__systemd_unit` to
 //!   `unit`, `__journal__hostname` to `host`, `__journal_priority_keyword`
 //!   to `level`) are labels the journal source adds by itself;
-//! - `drop` of paths by a simple regex (`.*\.gz`) becomes an `exclude` glob;
-//!   `keep` of journal units by a list of names becomes journal `matches`.
+//! - `keep` of journal units by a list of names becomes journal `matches`.
 //!
 //! Every other rule is reported.
 
@@ -24,7 +23,6 @@ use yaml_rust2::Yaml;
 #[derive(Debug, Default)]
 pub struct Relabel {
     pub labels: Vec<(String, String)>,
-    pub exclude: Vec<String>,
     pub matches: Vec<String>,
     /// Built-in journal labels a rule asked for (`unit`, `host`, `level`).
     pub builtin: Vec<String>,
@@ -34,8 +32,8 @@ pub struct Relabel {
 const BUILTIN: &[(&str, &str)] =
     &[("__journal__systemd_unit", "unit"), ("__journal__hostname", "host"), ("__journal_priority_keyword", "level")];
 
-/// Converts the rules at `key`; `journal` tells a journal job from a file job.
-pub fn convert(key: &str, rules: Option<&Yaml>, journal: bool, r: &mut Report) -> Relabel {
+/// Converts the rules of a journal job at `key`.
+pub fn journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
     let mut out = Relabel::default();
     for (i, rule) in list(key, rules, r).iter().enumerate() {
         let rk = format!("{key}[{i}]");
@@ -58,7 +56,7 @@ pub fn convert(key: &str, rules: Option<&Yaml>, journal: bool, r: &mut Report) -
                     Err(format!("`{t}` is not a valid label name"))
                 }
             }
-            ("replace", [s], Some(t)) if journal && default_regex && default_replacement => {
+            ("replace", [s], Some(t)) if default_regex && default_replacement => {
                 match BUILTIN.iter().find(|(field, _)| field == s) {
                     Some((_, label)) if *label == t => {
                         out.builtin.push(t.to_string());
@@ -70,16 +68,7 @@ pub fn convert(key: &str, rules: Option<&Yaml>, journal: bool, r: &mut Report) -
                     None => Err(format!("tailship's journal source has no `{s}`; it adds unit, level and host only")),
                 }
             }
-            ("drop", [s], _) if !journal && s == "__path__" && separator.is_none() => {
-                match regex.as_deref().and_then(glob_of) {
-                    Some(g) => {
-                        out.exclude.push(g);
-                        Ok(())
-                    }
-                    None => Err("this path regex has no simple glob equivalent: write an `exclude` glob".into()),
-                }
-            }
-            ("keep", [s], _) if journal && s == "__journal__systemd_unit" && separator.is_none() => {
+            ("keep", [s], _) if s == "__journal__systemd_unit" && separator.is_none() => {
                 match regex.as_deref().and_then(literals) {
                     Some(units) => {
                         out.matches.extend(units.into_iter().map(|u| format!("_SYSTEMD_UNIT={u}")));
@@ -164,24 +153,6 @@ pub fn as_is(key: &str, rules: Option<&Yaml>, unavailable: &[(&str, &str)], r: &
     out
 }
 
-/// A glob for an anchored path regex of literals and `.*` (such as `.*\.gz`
-/// or `/var/log/app/debug\.log`), when there is an exact one: `.*` only in
-/// front of a file name (`*.gz` matches file names) or not at all.
-fn glob_of(re: &str) -> Option<String> {
-    let (prefix, rest) = match re.strip_prefix(".*") {
-        Some(r) => ("*", r),
-        None => ("", re),
-    };
-    let lit = literal(rest)?;
-    if prefix == "*" && lit.contains('/') {
-        return None;
-    }
-    if lit.contains(['*', '?', '[', ']', '{', '}']) {
-        return None;
-    }
-    Some(format!("{prefix}{lit}"))
-}
-
 /// `a\.service|b\.service` as its literal alternatives.
 fn literals(re: &str) -> Option<Vec<String>> {
     let re = re.strip_prefix('(').and_then(|r| r.strip_suffix(')')).unwrap_or(re);
@@ -213,12 +184,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn simple_path_regexes_become_globs() {
-        assert_eq!(glob_of(r".*\.gz").as_deref(), Some("*.gz"));
-        assert_eq!(glob_of(r"/var/log/app/debug\.log").as_deref(), Some("/var/log/app/debug.log"));
-        assert_eq!(glob_of(r".*/debug\.log"), None);
-        assert_eq!(glob_of(r"/var/log/.*\.gz"), None);
-        assert_eq!(glob_of(r".*\.(gz|zip)"), None);
+    fn lists_of_unit_names_become_literals() {
         assert_eq!(
             literals(r"(nginx\.service|sshd\.service)"),
             Some(vec!["nginx.service".into(), "sshd.service".into()])

@@ -284,3 +284,38 @@ scrape_configs:
     assert_eq!(targets, ["container", "job"]);
     assert!(!s.host_label);
 }
+
+#[test]
+fn a_kubernetes_sd_job_becomes_a_kubernetes_source_with_pod_metadata() {
+    let c = convert(
+        r#"clients:
+  - url: http://loki:3100/loki/api/v1/push
+scrape_configs:
+  - job_name: pods
+    pipeline_stages:
+      - cri: {}
+      - regex: { expression: 'level=(?P<level>\w+)' }
+    kubernetes_sd_configs:
+      - role: pod
+        namespaces: { names: [shop, db] }
+        selectors:
+          - role: pod
+            field: spec.nodeName=${HOSTNAME}
+      - role: service
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_pod_label_app]
+        target_label: app
+"#,
+    );
+    assert_eq!(skipped(&c), ["scrape_configs[0].kubernetes_sd_configs[1].role"], "{:?}", c.untranslated);
+    let config = compiles(&c);
+    let s = &config.sources[0];
+    assert_eq!(s.kind, crate::config::SourceType::Kubernetes);
+    assert!(s.kubernetes.is_some());
+    assert_eq!(s.relabel.len(), 2);
+    assert_eq!(s.relabel[0].action.as_deref(), Some("keep"));
+    assert_eq!(s.relabel[0].regex.as_deref(), Some("shop|db"));
+    assert_eq!(s.relabel[1].target_label.as_deref(), Some("app"));
+    assert_eq!(s.stages.len(), 1, "the cri stage is the source's own: {}", c.toml);
+    assert!(s.stages[0].regex.is_some());
+}

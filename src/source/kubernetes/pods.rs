@@ -8,6 +8,7 @@
 //! below. A file whose pod is not known yet waits up to `wait_for_pod`, then
 //! ships with its path labels only, counted (`tailship_file_events_total{event="pod_unknown"}`):
 //! a file is never held without bound when the API server is unreachable.
+//! A deleted pod stays known for ten minutes (kubelet keeps its logs a while).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -96,6 +97,8 @@ pub struct Pod {
 /// Files remembered as waiting, at most, before old ones are forgotten.
 const MAX_WAITING: usize = 4096;
 const FORGET_AFTER: Duration = Duration::from_secs(600);
+/// How long a deleted pod's labels stay known for its files.
+const GONE_KEPT: Duration = Duration::from_secs(600);
 
 /// The annotation kubelet names a static pod's log directory by.
 const CONFIG_HASH: &str = "kubernetes.io/config.hash";
@@ -167,13 +170,16 @@ pub struct Pods {
     source: Arc<str>,
     wait: Duration,
     by_key: RwLock<HashMap<String, Arc<Pod>>>,
+    /// Pods deleted (or gone from a new list) lately, and when: kubelet keeps
+    /// their logs a while, and a file still read, or rotated, keeps its labels.
+    gone: Mutex<HashMap<String, (Arc<Pod>, Instant)>>,
     /// Files whose pod was not known when first looked at, and when.
     waiting: Mutex<HashMap<PathBuf, (Instant, bool)>>,
 }
 
 impl Pods {
     pub fn new(root: PathBuf, source: Arc<str>, wait: Duration) -> Self {
-        Self { root, source, wait, by_key: RwLock::default(), waiting: Mutex::default() }
+        Self { root, source, wait, by_key: RwLock::default(), gone: Mutex::default(), waiting: Mutex::default() }
     }
 
     /// Replaces every pod (after a list).
@@ -186,7 +192,21 @@ impl Pods {
             }
         }
         if let Ok(mut g) = self.by_key.write() {
-            *g = map;
+            let old = std::mem::replace(&mut *g, map);
+            let vanished: Vec<(String, Arc<Pod>)> = old.into_iter().filter(|(k, _)| !g.contains_key(k)).collect();
+            drop(g);
+            self.bury(vanished);
+        }
+    }
+
+    /// Remembers pods that went away for [`GONE_KEPT`], forgetting older ones.
+    fn bury(&self, pods: Vec<(String, Arc<Pod>)>) {
+        if let Ok(mut gone) = self.gone.lock() {
+            gone.retain(|_, (_, at)| at.elapsed() < GONE_KEPT);
+            let now = Instant::now();
+            for (k, p) in pods {
+                gone.insert(k, (p, now));
+            }
         }
     }
 
@@ -200,11 +220,23 @@ impl Pods {
     }
 
     pub fn remove(&self, pod: &Pod) {
+        let mut removed = Vec::new();
         if let Ok(mut g) = self.by_key.write() {
             for k in pod.keys() {
-                g.remove(&k);
+                if let Some(p) = g.remove(&k) {
+                    removed.push((k, p));
+                }
             }
         }
+        self.bury(removed);
+    }
+
+    fn lookup(&self, key: &str) -> Option<Arc<Pod>> {
+        if let Some(p) = self.by_key.read().ok()?.get(key) {
+            return Some(p.clone());
+        }
+        let gone = self.gone.lock().ok()?;
+        gone.get(key).filter(|(_, at)| at.elapsed() < GONE_KEPT).map(|(p, _)| p.clone())
     }
 
     /// Pods known (by uid).
@@ -230,7 +262,7 @@ impl Pods {
 impl Targets for Pods {
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>> {
         let (key, container) = self.parse(path)?;
-        if let Some(p) = self.by_key.read().ok()?.get(&key) {
+        if let Some(p) = self.lookup(&key) {
             if let Ok(mut w) = self.waiting.lock() {
                 w.remove(path);
             }
