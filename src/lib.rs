@@ -8,7 +8,8 @@
 //!   -> agent/    starts everything below from the Plan; SIGHUP reloads; phased shutdown
 //! source/discover.rs     which files the globs name (a scan)
 //! source/fingerprint.rs  open a file, know it by its first bytes
-//! source/file/           the file source: scans, opens, parks, detects rotation
+//! source/file/           the file source: scans, opens (empty files held open), parks, detects
+//!                        rotation, finds rotated files and generations it never saw
 //! source/tailer.rs       one open file: read a block from the delivered offset
 //! source/lines.rs, multiline.rs   bytes -> lines -> entries
 //! source/journal/        the journal source: journalctl's JSON entries, a cursor instead of an offset

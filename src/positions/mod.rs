@@ -40,7 +40,7 @@ pub struct AckRef {
 pub const FINGERPRINT_BYTES: usize = 1024;
 
 /// Saved entries of files no longer tailed are forgotten after this long.
-const FORGET_AFTER_SECS: u64 = 7 * 24 * 3600;
+pub const FORGET_AFTER_SECS: u64 = 7 * 24 * 3600;
 
 const VERSION: u32 = 1;
 

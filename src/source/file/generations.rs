@@ -9,9 +9,13 @@
 //!
 //! It is looked for when the agent has reason to think one slipped by: when
 //! a followed file was rotated away or truncated (beside that path, for
-//! files changed since the agent began following the old content), and at
-//! start (beside every path the positions file knows, for files changed
-//! since that path's entry was last written). A sibling is a generation of
+//! files changed since the agent began following the old content), when a
+//! new file appears at a path while the source runs (for files changed since
+//! the source started: Docker may rotate a new container's log before a scan
+//! saw it), and at start (beside every path the positions file knows, for
+//! files changed since a scan last found that path's known content there).
+//! Files older than the positions' tombstones (7 days, less an hour) are
+//! never taken for generations. A sibling is a generation of
 //! `app.log` when its name is the path's name or stem followed by a rotation
 //! suffix (`app.log.1`, `app.log-20261123`, `app.log.ct3`, `app-20261123.log`,
 //! `app.1.log`), no include glob names it, it is not followed, and no
@@ -30,11 +34,12 @@
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use super::rotated::siblings;
 use super::FileSource;
 use crate::metrics::Metrics;
+use crate::positions::FORGET_AFTER_SECS;
 use crate::source::fingerprint::{self, open_regular};
 
 /// What may stand between a file's name (or stem) and a rotation's suffix.
@@ -67,8 +72,13 @@ impl FileSource {
     /// Reads the generations of each of `paths` that the agent never saw and
     /// that changed after that path's time (see the module documentation).
     pub(super) fn read_missed_generations(&mut self, paths: &[(PathBuf, SystemTime)]) {
+        // Tombstones are kept FORGET_AFTER: a file older than that may have
+        // been read and forgotten, so it is never taken for a generation.
+        let keep = Duration::from_secs(FORGET_AFTER_SECS.saturating_sub(3600));
+        let oldest = SystemTime::now().checked_sub(keep).unwrap_or(SystemTime::UNIX_EPOCH);
         let mut by_dir: HashMap<PathBuf, HashMap<String, (PathBuf, SystemTime)>> = HashMap::new();
         for (path, since) in paths {
+            let since = &(*since).max(oldest);
             let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
                 continue;
             };

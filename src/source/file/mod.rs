@@ -96,6 +96,9 @@ pub struct FileSource {
     /// `.gz` files already read in this run (by fingerprint).
     gz_done: HashSet<u64>,
     first_scan: bool,
+    /// When this source started: a file that appears at a path afterwards is
+    /// no history, and neither are its rotations (see `generations`).
+    started: SystemTime,
     /// Files found empty, held open until they have data (see `open`).
     newborn: Vec<Newborn>,
     /// The last scan found an empty file it could not hold: looked at again
@@ -143,6 +146,7 @@ impl FileSource {
             warned: HashSet::new(),
             gz_done: HashSet::new(),
             first_scan: true,
+            started: SystemTime::now(),
             newborn: Vec::new(),
             saw_empty: false,
             buf: vec![0u8; READ_BLOCK],
@@ -374,13 +378,20 @@ impl FileSource {
         }
         self.positions.seen_at_path(&parked_seen);
         self.newborn_seen(&held_seen);
+        // A file that appeared while the source ran may have been rotated
+        // before this scan saw it (Docker rotates a busy container's log
+        // within a fraction of a second): its rotations since the start are
+        // generations never seen.
+        let mut rotated: Vec<(PathBuf, SystemTime)> = Vec::new();
         for (path, id) in new {
             self.open(&path, id);
+            if !self.first_scan && self.mode == Mode::Follow {
+                rotated.push((path, self.started));
+            }
         }
         // Files whose path now names another file, or nothing: rotated or
         // deleted. Generations between theirs and the path's new file may
         // have come and gone unseen (see `generations`).
-        let mut rotated: Vec<(PathBuf, SystemTime)> = Vec::new();
         for t in &mut self.tailers {
             if t.detached {
                 continue;
