@@ -89,10 +89,9 @@ fn a_404_endpoint_keeps_every_line_until_sighup_fixes_the_url() {
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
 
-#[test]
-fn a_401_with_a_wrong_password_then_the_right_one_delivers_every_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+/// A store that wants `shipper`/`right-horse-battery`, 50 lines in `app.log`,
+/// and an agent config whose password file (returned) holds a wrong password.
+fn wrong_password_setup(d: &Path) -> (Receiver, std::path::PathBuf, std::path::PathBuf) {
     std::fs::write(d.join("store-password"), "right-horse-battery\n").unwrap();
     let store_pw = d.join("store-password").display().to_string();
     let r = Receiver::start(&["--basic-auth-user", "shipper", "--basic-auth-password-file", &store_pw]);
@@ -102,6 +101,13 @@ fn a_401_with_a_wrong_password_then_the_right_one_delivers_every_line() {
     std::fs::write(&log, lines(50)).unwrap();
     let auth = format!("basic_auth = {{ username = \"shipper\", password_file = \"{}\" }}", agent_pw.display());
     let cfg = agent_config(d, &r.base, &log.display().to_string(), &auth, "");
+    (r, agent_pw, cfg)
+}
+
+#[test]
+fn a_401_with_a_wrong_password_then_the_right_one_delivers_every_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, agent_pw, cfg) = wrong_password_setup(dir.path());
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(20), || {
         let (status, text) = ready(&agent);
@@ -124,16 +130,7 @@ fn a_401_with_a_wrong_password_then_the_right_one_delivers_every_line() {
 #[test]
 fn sighup_with_the_right_password_applies_at_once_not_after_the_backoff() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::write(d.join("store-password"), "right-horse-battery\n").unwrap();
-    let store_pw = d.join("store-password").display().to_string();
-    let r = Receiver::start(&["--basic-auth-user", "shipper", "--basic-auth-password-file", &store_pw]);
-    let agent_pw = d.join("agent-password");
-    std::fs::write(&agent_pw, "wrong-horse-battery\n").unwrap();
-    let log = d.join("app.log");
-    std::fs::write(&log, lines(50)).unwrap();
-    let auth = format!("basic_auth = {{ username = \"shipper\", password_file = \"{}\" }}", agent_pw.display());
-    let cfg = agent_config(d, &r.base, &log.display().to_string(), &auth, "");
+    let (r, agent_pw, cfg) = wrong_password_setup(dir.path());
     let text = std::fs::read_to_string(&cfg).unwrap().replace(
         "retry = { min_backoff = \"20ms\", max_backoff = \"500ms\" }",
         "retry = { min_backoff = \"60s\", max_backoff = \"5m\" }",
