@@ -227,6 +227,14 @@ mod tests {
         }
     }
 
+    /// A source without stages and an in-memory positions store.
+    fn setup() -> (SourceSpec, SourceStages, Positions) {
+        let config = SourceConfig { host_label: false, ..Default::default() };
+        let spec = SourceSpec { config: config.clone(), multiline: None, files: None, labels: Default::default() };
+        let stages = SourceStages::new(Arc::from("t"), &config, Vec::new(), None, Interner::new(), &Default::default());
+        (spec, stages, Positions::in_memory())
+    }
+
     fn lines(step: &Step) -> Vec<String> {
         match step {
             Step::Read { chunk, .. } => chunk.entries.iter().map(|e| chunk.line(e).to_string()).collect(),
@@ -239,10 +247,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.log");
         std::fs::write(&path, "one\ntwo\npart").unwrap();
-        let config = SourceConfig { host_label: false, ..Default::default() };
-        let spec = SourceSpec { config: config.clone(), multiline: None, files: None, labels: Default::default() };
-        let stages = SourceStages::new(Arc::from("t"), &config, Vec::new(), None, Interner::new(), &Default::default());
-        let positions = Positions::in_memory();
+        let (spec, stages, positions) = setup();
         let mut t = open(&path, &positions, &stages, &spec);
         let mut buf = vec![0u8; 64 << 10];
 
@@ -282,10 +287,7 @@ mod tests {
         let path = dir.path().join("a.log");
         let first: String = (0..200).map(|i| format!("first content line {i}\n")).collect();
         std::fs::write(&path, &first).unwrap();
-        let config = SourceConfig { host_label: false, ..Default::default() };
-        let spec = SourceSpec { config: config.clone(), multiline: None, files: None, labels: Default::default() };
-        let stages = SourceStages::new(Arc::from("t"), &config, Vec::new(), None, Interner::new(), &Default::default());
-        let positions = Positions::in_memory();
+        let (spec, stages, positions) = setup();
         let mut t = open(&path, &positions, &stages, &spec);
         let mut buf = vec![0u8; 64 << 10];
         let _ = t.step(&mut buf, &stages, &positions, false);
