@@ -402,3 +402,103 @@ fn client_mistakes_exit_2_naming_the_key() {
         assert!(err.contains(key) && err.contains("bad.toml"), "{text}: {err}");
     }
 }
+
+fn convert(dir: &Path, promtail: &str, extra: &[&str]) -> (std::process::Output, String) {
+    let file = write_file(dir, "promtail.yaml", promtail);
+    let out = std::process::Command::new(common::bin())
+        .args(["convert", "promtail"])
+        .arg(&file)
+        .args(extra)
+        .output()
+        .unwrap();
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out, toml)
+}
+
+#[test]
+fn convert_promtail_translates_every_client_with_its_external_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let promtail = format!(
+        r#"clients:
+  - url: http://old-loki:3100/loki/api/v1/push
+    name: old
+    external_labels: {{ cluster: a }}
+  - url: https://new-loki.example/loki/api/v1/push
+    tenant_id: team
+    external_labels: {{ cluster: b }}
+positions:
+  filename: {dir}/positions.yaml
+scrape_configs:
+  - job_name: app
+    static_configs:
+      - labels: {{ job: app, __path__: {dir}/*.log }}
+"#,
+        dir = dir.path().display()
+    );
+    let (out, toml) = convert(dir.path(), &promtail, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("one log service"), "{err}");
+    assert_eq!(toml.matches("[[clients]]").count(), 2, "{toml}");
+    assert!(toml.contains("name = \"old\"") && toml.contains("name = \"client-1\""), "{toml}");
+    assert!(toml.contains("cluster = \"a\"") && toml.contains("cluster = \"b\""), "{toml}");
+    let cfg = write_file(dir.path(), "converted.toml", &toml);
+    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+}
+
+#[test]
+fn a_promtail_positions_file_carries_over_half_read_files_without_a_gap_or_a_resend() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let text = |name: &str| (0..100).map(|i| format!("{name} {i:03}\n")).collect::<String>();
+    let (a, b, short) = (text("a"), text("b"), text("short"));
+    std::fs::write(dir.path().join("a.log"), &a).unwrap();
+    std::fs::write(dir.path().join("b.log"), &b).unwrap();
+    std::fs::write(dir.path().join("short.log"), &short).unwrap();
+    let at = |t: &str, lines: usize| t.lines().take(lines).map(|l| l.len() + 1).sum::<usize>();
+    let d = dir.path().display();
+    let positions = format!(
+        "positions:\n  {d}/a.log: \"{}\"\n  {d}/b.log: \"{}\"\n  {d}/gone.log: \"123\"\n  {d}/short.log: \"99999\"\n  cursor-journal-sys: \"s=1;i=2\"\n",
+        at(&a, 50),
+        at(&b, 30)
+    );
+    write_file(dir.path(), "positions.yaml", &positions);
+    let port = free_port();
+    let promtail = format!(
+        r#"server:
+  http_listen_address: 127.0.0.1
+  http_listen_port: {port}
+clients:
+  - url: {url}/logstore/api/v1/push
+positions:
+  filename: {d}/positions.yaml
+scrape_configs:
+  - job_name: app
+    static_configs:
+      - labels: {{ job: multi, __path__: {d}/*.log }}
+"#,
+        url = r.base
+    );
+    let (out, toml) = convert(dir.path(), &promtail, &["--positions", &format!("{d}/positions.yaml")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("2 file offset(s) and 1 journal cursor(s) carried over"), "{err}");
+    assert!(err.contains("gone.log") && err.contains("short.log") && err.contains("shorter than its offset"), "{err}");
+    let saved = std::fs::read_to_string(dir.path().join("tailship-positions.json")).unwrap();
+    assert!(saved.contains("s=1;i=2"), "{saved}");
+    // Converting again does not overwrite what the agent may have moved on since.
+    let (again, _) = convert(dir.path(), &promtail, &["--positions", &format!("{d}/positions.yaml")]);
+    assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
+    let cfg = write_file(dir.path(), "converted.toml", &toml);
+    let agent = Agent::start(&cfg);
+    let expected = 50 + 70 + 100;
+    assert!(wait_for(Duration::from_secs(20), || lines_in(&r).len() >= expected), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let mut got = lines_in(&r);
+    got.sort();
+    let mut want: Vec<String> =
+        a.lines().skip(50).chain(b.lines().skip(30)).chain(short.lines()).map(String::from).collect();
+    want.sort();
+    assert_eq!(got, want, "a from line 50, b from line 30, short.log (not carried over) whole; nothing twice");
+}

@@ -188,3 +188,41 @@ fn furthest(states: Vec<State>) -> State {
     }
     out
 }
+
+/// A file's position carried over from another agent (`tailship convert
+/// promtail --positions`): known by its first bytes now, delivered to `offset`.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub path: PathBuf,
+    pub fp: super::Fingerprint,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub offset: u64,
+}
+
+/// Writes a positions file (version 1: every client loads it) holding these
+/// files and journal cursors (`(source name, cursor)` of the system journal).
+pub fn write_imported(path: &Path, files: &[Imported], journals: &[(String, String)]) -> Result<(), PositionsError> {
+    let p = Positions::in_memory();
+    for f in files {
+        let key = p.track(&f.path, f.fp, f.dev, f.ino, f.offset);
+        p.release(key, f.size, f.offset);
+    }
+    {
+        let mut st = p.lock();
+        for (source, cursor) in journals {
+            let saved = super::journal::SavedJournal {
+                source: source.clone(),
+                path: None,
+                cursor: cursor.clone(),
+                updated_at: super::now_secs(),
+            };
+            let key = st.next_key;
+            st.next_key += 1;
+            st.journals.insert(key, super::journal::JournalState::from_saved(saved));
+        }
+    }
+    let saved = BTreeMap::from([(crate::config::DEFAULT_CLIENT.to_string(), p.saved())]);
+    persist::write(path, saved)
+}

@@ -27,7 +27,7 @@ mod file;
 mod journal;
 mod persist;
 
-pub use file::{PositionsFile, Start};
+pub use file::{write_imported, Imported, PositionsFile, Start};
 
 /// Where a chunk's lines came from, so the position can advance once they are acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
