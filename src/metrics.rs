@@ -263,6 +263,8 @@ pub struct Health {
     last_push_error: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
     /// The most recent failure of any client, kept after later successes.
     last_failure: std::sync::Mutex<Option<String>>,
+    /// Why the positions file could not be written the last time, or `None`.
+    positions_error: std::sync::Mutex<Option<String>>,
 }
 
 impl Health {
@@ -304,14 +306,26 @@ impl Health {
         e.get(client).map(|e| crate::util::secrets::scrub(e).into_owned())
     }
 
-    /// Ready once the sources started, while every client's last push
+    /// Records whether the positions file was written: `None` after a write, else why not.
+    pub fn positions_result(&self, error: Option<String>) {
+        if let Ok(mut e) = self.positions_error.lock() {
+            *e = error;
+        }
+    }
+
+    /// Ready once the sources started, while the positions file can be
+    /// written and every client's last push
     /// succeeded; otherwise why not, naming each failing client (the one
     /// client of the `[client]` form is not named).
     pub fn ready(&self) -> Result<(), String> {
         if !self.sources_started.load(Ordering::Relaxed) {
             return Err("sources are starting".into());
         }
-        let failing: Vec<String> = match self.last_push_error.lock() {
+        let mut failing: Vec<String> = match self.positions_error.lock() {
+            Ok(e) => e.iter().map(|e| format!("{e}; retrying")).collect(),
+            Err(_) => Vec::new(),
+        };
+        failing.extend(match self.last_push_error.lock() {
             Ok(e) => e
                 .iter()
                 .map(|(client, err)| {
@@ -322,9 +336,9 @@ impl Health {
                         format!("client {client}: {why}")
                     }
                 })
-                .collect(),
+                .collect::<Vec<_>>(),
             Err(_) => Vec::new(),
-        };
+        });
         if failing.is_empty() {
             Ok(())
         } else {

@@ -101,7 +101,8 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     for (key, message) in crate::plan::warnings(&plan) {
         tracing::warn!(%key, "{message}");
     }
-    let sync = spawn_positions_sync(file.clone(), config.positions.sync_period.get(), shutdown.clone());
+    let sync = spawn_positions_sync(file.clone(), health.clone(), config.positions.sync_period.get(), shutdown.clone());
+    let told = spawn_status_line(health.clone(), shutdown.clone());
 
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     loop {
@@ -138,15 +139,42 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     // Pending alert updates get what is left of shutdown_timeout (at least 1s).
     alerts.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
     let _ = sync.await;
-    save_positions(&file).await;
+    let _ = told.await;
+    let saved = save_positions(&file, &health).await;
     endpoint_stop.cancel();
     if let Some((served, tick)) = endpoint {
         let _ = served.await;
         let _ = tick.await;
     }
     drop(watchdog);
+    if let Err(e) = saved {
+        // What was delivered since the last good write is sent again at the next start.
+        anyhow::bail!("stopped, but the final positions were not saved: {e}");
+    }
     tracing::info!(lines = delivered, "stopped");
     Ok(())
+}
+
+/// Keeps systemd's `STATUS=` line saying what `/ready` says: every failing
+/// client, or a positions file that cannot be written; checked every 2 s.
+fn spawn_status_line(health: Arc<Health>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut last: Result<(), String> = Ok(());
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                _ = stop.cancelled() => break,
+            }
+            let now = health.ready();
+            if now != last {
+                match &now {
+                    Ok(()) => crate::systemd::status("shipping"),
+                    Err(why) => crate::systemd::status(&format!("not ready: {why}")),
+                }
+                last = now;
+            }
+        }
+    })
 }
 
 /// The queues standard input's lines go to: its clients'.
@@ -182,6 +210,7 @@ async fn start_endpoint(
 /// writes (and fsyncs) the file at most once per ACK_SYNC_DELAY.
 fn spawn_positions_sync(
     positions: Arc<PositionsFile>,
+    health: Arc<Health>,
     period: Duration,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
@@ -197,7 +226,7 @@ fn spawn_positions_sync(
                 }
                 _ = stop.cancelled() => break,
             }
-            save_positions(&positions).await;
+            let _ = save_positions(&positions, &health).await;
         }
     })
 }
@@ -244,7 +273,7 @@ async fn reload(
     for lane in running.lanes.iter_mut() {
         lane.stop_sources().await;
     }
-    save_positions(file).await;
+    let _ = save_positions(file, health).await;
     let wanted = new.config.clients();
     let (kept, gone): (Vec<Lane>, Vec<Lane>) =
         std::mem::take(running.lanes).into_iter().partition(|l| wanted.iter().any(|c| c.name == l.name()));
@@ -298,11 +327,21 @@ async fn reload(
     tracing::info!(sources = started, clients = running.lanes.len(), stdin_keeps_reading = stdin, "config reloaded");
 }
 
-async fn save_positions(positions: &Arc<PositionsFile>) {
+/// Writes the positions file if anything changed; a failure is logged, shown
+/// in `/ready` (until a write succeeds) and returned.
+async fn save_positions(positions: &Arc<PositionsFile>, health: &Health) -> Result<(), String> {
     let p = positions.clone();
-    match tokio::task::spawn_blocking(move || p.save()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::warn!(error = %e, "positions not saved; the previous file stays valid, retrying later"),
-        Err(e) => tracing::warn!(error = %e, "positions save task failed"),
-    }
+    let r = match tokio::task::spawn_blocking(move || p.save()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "positions not saved; the previous file stays valid, retrying later");
+            Err(e.to_string())
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "positions save task failed");
+            Err(e.to_string())
+        }
+    };
+    health.positions_result(r.as_ref().err().cloned());
+    r
 }
