@@ -502,3 +502,35 @@ scrape_configs:
     want.sort();
     assert_eq!(got, want, "a from line 50, b from line 30, short.log (not carried over) whole; nothing twice");
 }
+
+#[test]
+fn an_alert_rule_sees_each_line_once_whatever_the_number_of_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Receiver::start(&["--max-query-limit", "1000000", "--webhook-key", "K1"]);
+    let b = Receiver::start(&["--max-query-limit", "1000000"]);
+    let top = format!(
+        "[[alerts]]\nname = \"errs\"\nmatch = 'ERROR'\nwebhook_url = \"{}/integrations/v1/formatted_webhook/K1/\"\n",
+        a.base
+    );
+    // Alerts must come after the tables; the helper puts `top` first, so append instead.
+    let cfg = clients_config(dir.path(), &[("a", &a.base, ""), ("b", &b.base, "")], "", "");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(&top);
+    std::fs::write(&cfg, text).unwrap();
+    let log = dir.path().join("app.log");
+    append(&log, (0..300).map(|i| if i % 3 == 0 { format!("ERROR {i}") } else { format!("ok {i}") }));
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(20), || lines_in(&a).len() == 300 && lines_in(&b).len() == 300),
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(
+        wait_for(Duration::from_secs(10), || agent.metric(r#"tailship_alert_matches_total{rule="errs"}"#) >= 100.0),
+        "{}",
+        agent.metrics()
+    );
+    assert_eq!(agent.metric(r#"tailship_alert_matches_total{rule="errs"}"#), 100.0, "each line once, not once per client");
+    assert_eq!(agent.metric("tailship_source_lines_total"), 300.0, "lines read are counted once");
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
