@@ -530,7 +530,11 @@ fn an_alert_rule_sees_each_line_once_whatever_the_number_of_clients() {
         "{}",
         agent.metrics()
     );
-    assert_eq!(agent.metric(r#"tailship_alert_matches_total{rule="errs"}"#), 100.0, "each line once, not once per client");
+    assert_eq!(
+        agent.metric(r#"tailship_alert_matches_total{rule="errs"}"#),
+        100.0,
+        "each line once, not once per client"
+    );
     assert_eq!(agent.metric("tailship_source_lines_total"), 300.0, "lines read are counted once");
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }

@@ -618,3 +618,56 @@ fn the_new_stages_run_on_journal_messages_and_a_limit_counts_by_the_read_time_no
     assert_eq!(got[1].ts, (t as i128 + 1_000_000) * 1000, "the entry's own time");
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
+
+#[test]
+fn two_clients_each_keep_their_own_cursor_and_a_stopped_one_catches_up() {
+    if !can_run() {
+        return;
+    }
+    let a = Receiver::start(BIG);
+    let b_addr = format!("127.0.0.1:{}", free_port());
+    let b = Receiver::start_on(&b_addr, BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let file = jdir.join("a.journal");
+    let t = now_us() - 600_000_000;
+    numbered(&file, "app.service", 0, 300, t);
+    let one = std::fs::read_to_string(config(dir.path(), &a.base, &jdir, "")).unwrap();
+    let client = |name: &str, url: &str| {
+        format!("[[clients]]\nname = \"{name}\"\nurl = \"{url}\"\nbatch = {{ max_wait = \"100ms\" }}\nretry = {{ min_backoff = \"20ms\", max_backoff = \"300ms\" }}\n")
+    };
+    let start = one.find("[client]").unwrap();
+    let end = one.find("[positions]").unwrap();
+    let text = format!("{}{}{}{}", &one[..start], &one[end..], client("a", &a.base), client("b", &b.base));
+    let cfg = agent::write_file(dir.path(), "tailship.toml", &text);
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(20), || stat(&a, "entries") == 300 && stat(&b, "entries") == 300),
+        "{}",
+        agent.stderr_text()
+    );
+    b.stop();
+    numbered(&file, "app.service", 300, 200, t + 1000);
+    assert!(
+        wait_for(Duration::from_secs(20), || stat(&a, "entries") == 500),
+        "a goes on while b is down: {}",
+        agent.stderr_text()
+    );
+    let b = Receiver::start_on(&b_addr, BIG);
+    assert!(
+        wait_for(Duration::from_secs(30), || stat(&b, "entries") == 200),
+        "b catches up from its own cursor: {}",
+        agent.stderr_text()
+    );
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    let want: Vec<String> = (300..500).map(|i| format!("entry {i:06} of app.service")).collect();
+    let got: Vec<String> = query_all(&b, r#"{unit="app.service"}"#, None).into_iter().map(|e| e.line).collect();
+    assert_eq!(got, want);
+    assert_eq!(stat(&a, "duplicates"), 0);
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("positions.json")).unwrap()).unwrap();
+    for c in ["a", "b"] {
+        assert!(saved["clients"][c]["journals"][0]["cursor"].as_str().is_some(), "{c}: {saved}");
+    }
+}
