@@ -446,6 +446,11 @@ fn validate_alerts(alerts: &mut [AlertConfig], e: &mut dyn FnMut(&str, String)) 
 }
 
 fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if let Some(name) = &s.name {
+        if name.is_empty() || name.chars().any(char::is_control) {
+            e(&format!("{key}.name"), format!("{name:?} is not a source name (one line of printable text)"));
+        }
+    }
     for name in s.labels.keys() {
         if !is_valid_label_name(name) {
             e(&format!("{key}.labels.{name}"), format!("`{name}` is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)"));
@@ -586,7 +591,34 @@ pub fn to_redacted_toml(c: &Config) -> String {
             }
         }
     }
+    // A proxy's host is shown (a reviewer must see where requests go); only
+    // credentials in its URL are secret.
+    let shown = |c: &ClientConfig| c.proxy_url.as_ref().map(|p| proxy_shown(p.expose()));
+    if let (Some(t), Some(p)) = (value.get_mut("client").and_then(toml::Value::as_table_mut), shown(&c.client)) {
+        t.insert("proxy_url".into(), toml::Value::String(p));
+    }
+    if let Some(list) = value.get_mut("clients").and_then(toml::Value::as_array_mut) {
+        for (t, client) in list.iter_mut().zip(&c.clients) {
+            if let (Some(t), Some(p)) = (t.as_table_mut(), shown(client)) {
+                t.insert("proxy_url".into(), toml::Value::String(p));
+            }
+        }
+    }
     toml::to_string_pretty(&value).unwrap_or_else(|e| format!("# cannot print config: {e}\n"))
+}
+
+/// A proxy URL with its credentials (and query) replaced by `<redacted>`.
+fn proxy_shown(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => {
+            let secret = !u.username().is_empty() || u.password().is_some() || u.query().is_some();
+            let host = u.host_str().unwrap_or_default();
+            let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+            let cred = if secret { "<redacted>@" } else { "" };
+            format!("{}://{cred}{host}{port}{}", u.scheme(), u.path().trim_end_matches('/'))
+        }
+        Err(_) => "<redacted>".into(),
+    }
 }
 
 /// Source keys that mean something for files only.

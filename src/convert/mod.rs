@@ -136,7 +136,13 @@ pub fn numbered(items: &[Item]) -> String {
 /// whether it sends structured metadata.
 fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Section>, r: &mut Report) -> bool {
     let mut m = Map::new(key, job, r);
-    let name = m.text("job_name", r).unwrap_or_else(|| key.to_string());
+    // A source name is one line of printable text (it is a metric label value too).
+    let name: String = m
+        .text("job_name", r)
+        .unwrap_or_else(|| key.to_string())
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
     let pipe_key = m.key("pipeline_stages");
     let mut pipe = stages::convert(&pipe_key, list(&pipe_key, m.get("pipeline_stages"), r), r);
     let statics = m.get("static_configs");

