@@ -55,3 +55,28 @@ fn check_shows_where_a_proxy_is_but_not_its_credentials() {
     assert!(text.contains("proxy_url = \"http://<redacted>@proxy.evil:3128\""), "{text}");
     assert!(!text.contains("s3cr3t") && !text.contains("user:"), "{text}");
 }
+
+#[test]
+fn top_stops_reading_an_endless_status_body() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf);
+                let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[");
+                let block = vec![b' '; 1 << 20];
+                while c.write_all(&block).is_ok() {}
+            });
+        }
+    });
+    let started = std::time::Instant::now();
+    let out = Command::new(bin()).args(["top", "--url", &format!("http://{addr}")]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("more than 16 MiB"), "{err}");
+    eprintln!("gave up after {:?}", started.elapsed());
+}

@@ -37,6 +37,10 @@ struct Poller {
     rt: tokio::runtime::Runtime,
 }
 
+/// The largest status `top` reads: an agent's is a few hundred KiB at most
+/// (200 files done, every file followed); an endless body once grew `top` to 323 MB.
+const MAX_STATUS_BYTES: usize = 16 << 20;
+
 impl Poller {
     fn new(url: &str) -> anyhow::Result<Self> {
         let url = status_url(url);
@@ -51,7 +55,18 @@ impl Poller {
             let resp = self.client.get(&self.url).send().await.with_context(|| format!("cannot reach {}", self.url))?;
             let status = resp.status();
             anyhow::ensure!(status.is_success(), "{} answered {status}", self.url);
-            resp.json::<Report>().await.with_context(|| format!("{} is not a tailship status", self.url))
+            let mut resp = resp;
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await.with_context(|| format!("cannot read {}", self.url))? {
+                anyhow::ensure!(
+                    body.len() + chunk.len() <= MAX_STATUS_BYTES,
+                    "{} sent more than {} MiB: not a tailship status",
+                    self.url,
+                    MAX_STATUS_BYTES >> 20
+                );
+                body.extend_from_slice(&chunk);
+            }
+            serde_json::from_slice::<Report>(&body).with_context(|| format!("{} is not a tailship status", self.url))
         })
     }
 }
