@@ -53,15 +53,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
     let board = status::Board::new(&plan, positions.clone(), health.clone(), pusher.clone());
     let endpoint_stop = CancellationToken::new();
-    let endpoint = if config.server.listen.is_empty() {
-        None
-    } else {
-        let addr = config.server.listen.parse().context("server.listen")?;
-        let limits = endpoint_limits(&config.server);
-        let serve = crate::metrics::serve(addr, limits, health.clone(), board.router(), endpoint_stop.clone());
-        let served = serve.await.with_context(|| format!("cannot listen on {addr} (server.listen)"))?;
-        Some((served, board.start_tick(endpoint_stop.clone())))
-    };
+    let endpoint = start_endpoint(&config.server, &health, &board, &endpoint_stop).await?;
     let abort = CancellationToken::new();
     // Alerts: the tap rides in the batcher; the engine flushes when the batcher ends.
     let (alert_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?;
@@ -74,22 +66,25 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
         abort.clone(),
         tap,
     );
-    let mut env = SourceEnv {
-        default_tenant: config.client.tenant_id.clone(),
-        sink: pipeline.sink.clone(),
-        positions: positions.clone(),
-        interner: Interner::new(),
-        handle: tokio::runtime::Handle::current(),
-        mode: Mode::Follow,
-        extra_labels: Default::default(),
+    let mut running = Running {
+        env: SourceEnv {
+            default_tenant: config.client.tenant_id.clone(),
+            sink: pipeline.sink.clone(),
+            positions: positions.clone(),
+            interner: Interner::new(),
+            handle: tokio::runtime::Handle::current(),
+            mode: Mode::Follow,
+            extra_labels: Default::default(),
+        },
+        stdin: Some(Box::new(std::io::stdin())),
+        files_cancel: shutdown.child_token(),
+        file_threads: Vec::new(),
     };
-    let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
     let stdin_cancel = shutdown.child_token();
     let (stdin_sources, file_sources): (Vec<_>, Vec<_>) =
         plan.sources.iter().cloned().partition(|s| s.spec.config.kind == SourceType::Stdin);
-    let mut threads = start_sources(&stdin_sources, &env, &stdin_cancel, &mut stdin)?;
-    let mut files_cancel = shutdown.child_token();
-    let mut file_threads = start_sources(&file_sources, &env, &files_cancel, &mut stdin)?;
+    let mut threads = start_sources(&stdin_sources, &running.env, &stdin_cancel, &mut running.stdin)?;
+    running.file_threads = start_sources(&file_sources, &running.env, &running.files_cancel, &mut running.stdin)?;
     health.sources_started.store(true, Ordering::Relaxed);
     crate::systemd::ready(&format!("shipping from {} sources", config.sources.len()));
     let watchdog = crate::systemd::Watchdog::start();
@@ -102,67 +97,17 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     for (key, message) in crate::plan::warnings(&plan) {
         tracing::warn!(%key, "{message}");
     }
-
-    // Positions are written every `sync_period`, and at most ACK_SYNC_DELAY
-    // after an acknowledgement moved one: a kill -9 then resends little more
-    // than the batches in flight. Writes are coalesced, so a busy agent
-    // writes (and fsyncs) the file at most once per ACK_SYNC_DELAY.
-    let sync = {
-        let positions = positions.clone();
-        let period = config.positions.sync_period.get();
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(period) => {}
-                    _ = positions.acked.notified() => {
-                        tokio::select! {
-                            _ = tokio::time::sleep(ACK_SYNC_DELAY.min(period)) => {}
-                            _ = stop.cancelled() => break,
-                        }
-                    }
-                    _ = stop.cancelled() => break,
-                }
-                save_positions(&positions).await;
-            }
-        })
-    };
+    let sync = spawn_positions_sync(positions.clone(), config.positions.sync_period.get(), shutdown.clone());
 
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = hup.recv() => {
-                match crate::plan::load(&plan.file) {
-                    Err(e) => tracing::error!("reload refused, keeping the running config: {e}"),
-                    Ok(mut new) => {
-                        sources::fit_open_files(&mut new.sources, fd_limit);
-                        alerts.reload(new.rules.clone()).await;
-                        board.set_plan(&new);
-                        // Where pushes go and how they authenticate applies at once, to
-                        // batches waiting for a retry too (a fixed URL or password).
-                        if let Err(e) = pusher.reconfigure(&new.config.client) {
-                            tracing::error!(error = %e, "reload could not apply the client settings; keeping the running ones");
-                        }
-                        if new.config.client.batch != config.client.batch || new.config.queue != config.queue || new.config.server != config.server {
-                            tracing::warn!("reload applies sources, stages and the client's URL, credentials and TLS; batch, queue and server changes need a restart");
-                        }
-                        files_cancel.cancel();
-                        join_sources(std::mem::take(&mut file_threads)).await;
-                        save_positions(&positions).await;
-                        files_cancel = shutdown.child_token();
-                        env.default_tenant = new.config.client.tenant_id.clone();
-                        let files: Vec<_> =
-                            new.sources.iter().filter(|s| s.spec.config.kind != SourceType::Stdin).cloned().collect();
-                        match start_sources(&files, &env, &files_cancel, &mut stdin) {
-                            Ok(t) => {
-                                file_threads = t;
-                                tracing::info!(sources = files.len(), "config reloaded (stdin keeps reading)");
-                            }
-                            Err(e) => tracing::error!(error = %e, "reload failed to start sources"),
-                        }
-                    }
-                }
+                let Some(new) = reload_plan(&plan.file, fd_limit) else { continue };
+                alerts.reload(new.rules.clone()).await;
+                board.set_plan(&new);
+                reload(&new, config, &pusher, &positions, &shutdown, &mut running).await;
             }
         }
     }
@@ -171,21 +116,12 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     // write the final positions, exit.
     crate::systemd::stopping();
     tracing::info!("stopping sources");
-    threads.append(&mut file_threads);
+    threads.append(&mut running.file_threads);
     join_sources(threads).await;
-    drop(env);
+    drop(running);
     let deadline = config.shutdown_timeout.0.get();
     let stopping = tokio::time::Instant::now();
-    let finish = pipeline.finish();
-    tokio::pin!(finish);
-    let totals = match tokio::time::timeout(deadline, &mut finish).await {
-        Ok(t) => t,
-        Err(_) => {
-            tracing::warn!(timeout = ?deadline, "shutdown_timeout reached with batches undelivered; they are sent again at the next start");
-            abort.cancel();
-            tokio::time::timeout(Duration::from_secs(5), &mut finish).await.unwrap_or_default()
-        }
-    };
+    let totals = flush(pipeline, deadline, &abort).await;
     // Pending alert updates get what is left of shutdown_timeout (at least 1s).
     alerts.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
     let _ = sync.await;
@@ -198,6 +134,124 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     drop(watchdog);
     tracing::info!(lines = totals.lines_delivered, "stopped");
     Ok(())
+}
+
+/// The metrics and status endpoint on `server.listen` (none when it is empty),
+/// with the status board's tick.
+async fn start_endpoint(
+    server: &crate::config::ServerConfig,
+    health: &Arc<Health>,
+    board: &Arc<status::Board>,
+    stop: &CancellationToken,
+) -> anyhow::Result<Option<(tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>)>> {
+    if server.listen.is_empty() {
+        return Ok(None);
+    }
+    let addr = server.listen.parse().context("server.listen")?;
+    let limits = endpoint_limits(server);
+    let serve = crate::metrics::serve(addr, limits, health.clone(), board.router(), stop.clone());
+    let served = serve.await.with_context(|| format!("cannot listen on {addr} (server.listen)"))?;
+    Ok(Some((served, board.start_tick(stop.clone()))))
+}
+
+/// Positions are written every `sync_period`, and at most ACK_SYNC_DELAY
+/// after an acknowledgement moved one: a kill -9 then resends little more
+/// than the batches in flight. Writes are coalesced, so a busy agent
+/// writes (and fsyncs) the file at most once per ACK_SYNC_DELAY.
+fn spawn_positions_sync(
+    positions: Arc<Positions>,
+    period: Duration,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(period) => {}
+                _ = positions.acked.notified() => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(ACK_SYNC_DELAY.min(period)) => {}
+                        _ = stop.cancelled() => break,
+                    }
+                }
+                _ = stop.cancelled() => break,
+            }
+            save_positions(&positions).await;
+        }
+    })
+}
+
+/// What a reload replaces: the file and journal sources and what they need.
+struct Running {
+    env: SourceEnv,
+    stdin: Option<Box<dyn std::io::Read + Send>>,
+    files_cancel: CancellationToken,
+    file_threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// The config file loaded and compiled again, or `None` (logged) if it is not valid.
+fn reload_plan(file: &std::path::Path, fd_limit: Option<u64>) -> Option<Plan> {
+    match crate::plan::load(file) {
+        Err(e) => {
+            tracing::error!("reload refused, keeping the running config: {e}");
+            None
+        }
+        Ok(mut new) => {
+            sources::fit_open_files(&mut new.sources, fd_limit);
+            Some(new)
+        }
+    }
+}
+
+/// Applies a reloaded plan: the client's URL, credentials and TLS at once;
+/// the file and journal sources stopped, positions saved, and the new ones
+/// started over the same queue, positions and pusher (stdin keeps reading).
+async fn reload(
+    new: &Plan,
+    config: &crate::config::Config,
+    pusher: &Pusher,
+    positions: &Arc<Positions>,
+    shutdown: &CancellationToken,
+    running: &mut Running,
+) {
+    // Where pushes go and how they authenticate applies at once, to
+    // batches waiting for a retry too (a fixed URL or password).
+    if let Err(e) = pusher.reconfigure(&new.config.client) {
+        tracing::error!(error = %e, "reload could not apply the client settings; keeping the running ones");
+    }
+    if new.config.client.batch != config.client.batch
+        || new.config.queue != config.queue
+        || new.config.server != config.server
+    {
+        tracing::warn!("reload applies sources, stages and the client's URL, credentials and TLS; batch, queue and server changes need a restart");
+    }
+    running.files_cancel.cancel();
+    join_sources(std::mem::take(&mut running.file_threads)).await;
+    save_positions(positions).await;
+    running.files_cancel = shutdown.child_token();
+    running.env.default_tenant = new.config.client.tenant_id.clone();
+    let files: Vec<_> = new.sources.iter().filter(|s| s.spec.config.kind != SourceType::Stdin).cloned().collect();
+    match start_sources(&files, &running.env, &running.files_cancel, &mut running.stdin) {
+        Ok(t) => {
+            running.file_threads = t;
+            tracing::info!(sources = files.len(), "config reloaded (stdin keeps reading)");
+        }
+        Err(e) => tracing::error!(error = %e, "reload failed to start sources"),
+    }
+}
+
+/// Waits for every queued line to be acknowledged, up to `deadline`; then
+/// gives up on what is left (it is sent again at the next start).
+async fn flush(pipeline: Shipper, deadline: Duration, abort: &CancellationToken) -> crate::batch::Totals {
+    let finish = pipeline.finish();
+    tokio::pin!(finish);
+    match tokio::time::timeout(deadline, &mut finish).await {
+        Ok(t) => t,
+        Err(_) => {
+            tracing::warn!(timeout = ?deadline, "shutdown_timeout reached with batches undelivered; they are sent again at the next start");
+            abort.cancel();
+            tokio::time::timeout(Duration::from_secs(5), &mut finish).await.unwrap_or_default()
+        }
+    }
 }
 
 async fn save_positions(positions: &Arc<Positions>) {

@@ -112,29 +112,74 @@ pub(super) async fn run(
     out: mpsc::Sender<Sealed>,
     s: BatchSettings,
     positions: Arc<Positions>,
-    mut tap: Option<Box<dyn LineTap>>,
+    tap: Option<Box<dyn LineTap>>,
 ) {
-    let mut pending: HashMap<Option<Arc<str>>, Pending> = HashMap::new();
-    let mut last_ts: HashMap<usize, i64> = HashMap::new();
-    let mut seq: u64 = 0;
-    let bodies = pool::bodies(s.max_bytes, s.max_in_flight);
-    let mut digits = TsDigits::new();
+    let mut b = Batcher {
+        pending: HashMap::new(),
+        last_ts: HashMap::new(),
+        seq: 0,
+        bodies: pool::bodies(s.max_bytes, s.max_in_flight),
+        digits: TsDigits::new(),
+        s,
+        positions,
+        out,
+        tap,
+    };
     loop {
-        let deadline = pending.values().map(|p| p.started + s.max_wait).min();
+        let deadline = b.pending.values().map(|p| p.started + b.s.max_wait).min();
         let chunk = tokio::select! {
             c = rx.recv() => c,
             _ = sleep_until_opt(deadline.map(Into::into)) => {
-                let now = Instant::now();
-                let due: Vec<_> = pending.iter().filter(|(_, p)| p.started + s.max_wait <= now).map(|(k, _)| k.clone()).collect();
-                for k in due {
-                    if let Some(p) = pending.remove(&k) {
-                        seal(p, k, &mut seq, &positions, &out).await;
-                    }
-                }
+                b.seal_due().await;
                 continue;
             }
         };
-        let Some(mut chunk) = chunk else { break };
+        let Some(chunk) = chunk else { break };
+        b.take(chunk).await;
+    }
+    b.seal_all().await;
+}
+
+/// The batcher's state: the tenants' batches being filled.
+struct Batcher {
+    pending: HashMap<Option<Arc<str>>, Pending>,
+    /// Per stream (by pointer), the last timestamp batched.
+    last_ts: HashMap<usize, i64>,
+    seq: u64,
+    bodies: &'static Pool<u8>,
+    digits: TsDigits,
+    s: BatchSettings,
+    positions: Arc<Positions>,
+    out: mpsc::Sender<Sealed>,
+    tap: Option<Box<dyn LineTap>>,
+}
+
+impl Batcher {
+    /// Seals the batches whose oldest line waited `max_wait`.
+    async fn seal_due(&mut self) {
+        let now = Instant::now();
+        let max_wait = self.s.max_wait;
+        let due: Vec<_> =
+            self.pending.iter().filter(|(_, p)| p.started + max_wait <= now).map(|(k, _)| k.clone()).collect();
+        for k in due {
+            if let Some(p) = self.pending.remove(&k) {
+                seal(p, k, &mut self.seq, &self.positions, &self.out).await;
+            }
+        }
+    }
+
+    /// Seals every batch (the queue closed).
+    async fn seal_all(&mut self) {
+        let pending: Vec<_> = self.pending.drain().collect();
+        for (k, p) in pending {
+            seal(p, k, &mut self.seq, &self.positions, &self.out).await;
+        }
+    }
+
+    /// Batches a chunk's lines; its position and budget go with the batch of its last line.
+    async fn take(&mut self, mut chunk: Chunk) {
+        let Self { pending, last_ts, seq, bodies, digits, s, positions, out, tap } = self;
+        let (bodies, s) = (*bodies, *s);
         pool::note_activity();
         let now = Instant::now();
         let read_at = chunk.read_at.unwrap_or(now);
@@ -210,7 +255,7 @@ pub(super) async fn run(
                     if let Some(a) = chunk.ack {
                         full.add_ack(AckRef { file: a.file, offset: 0 });
                     }
-                    seal(full, tenant.clone(), &mut seq, &positions, &out).await;
+                    seal(full, tenant.clone(), seq, positions, out).await;
                 }
             }
             last_ts.insert(key, last);
@@ -223,7 +268,7 @@ pub(super) async fn run(
         // The chunk's position and budget go with the batch holding its last line
         // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
         // default): acknowledging that batch proves every earlier line was handled.
-        let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(&pending));
+        let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(pending));
         let p = pending.entry(tenant).or_insert_with(|| Pending::new(now));
         if let Some(a) = chunk.ack {
             p.add_ack(a);
@@ -231,9 +276,6 @@ pub(super) async fn run(
         if let Some(permit) = chunk.permit.take() {
             p.permits.push(permit);
         }
-    }
-    for (k, p) in pending.drain() {
-        seal(p, k, &mut seq, &positions, &out).await;
     }
 }
 

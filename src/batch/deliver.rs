@@ -30,25 +30,7 @@ pub(super) async fn run(
     let slots = Arc::new(Semaphore::new(max_in_flight.max(1)));
     let outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>> = Arc::default();
     let mut tasks = JoinSet::new();
-    let gauges = {
-        let budget = budget.clone();
-        let outstanding = outstanding.clone();
-        tokio::spawn(async move {
-            let m = Metrics::get();
-            loop {
-                m.queue_bytes.set(budget.used() as i64);
-                m.queue_lines.set(budget.lines());
-                let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
-                m.oldest_unacked_seconds.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
-                let in_flight = outstanding.lock().map(|o| o.len() as u64).unwrap_or(0);
-                crate::status::Status::get().batches_in_flight.store(in_flight, std::sync::atomic::Ordering::Relaxed);
-                if pool::trim_idle() {
-                    tracing::debug!("pipeline idle: pooled buffers freed, free memory returned to the system");
-                }
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-        })
-    };
+    let gauges = spawn_gauges(budget.clone(), outstanding.clone());
     while let Some(mut batch) = rx.recv().await {
         // A turn to compress first, then a push slot: a batch waiting for
         // either waits here, uncompressed, one at a time.
@@ -69,71 +51,9 @@ pub(super) async fn run(
             let outcome = if batch.lines == 0 {
                 (PushOutcome::Delivered, 0)
             } else {
-                pusher.push(batch.tenant.as_deref(), batch.body, &abort, compress).await
+                pusher.push(batch.tenant.as_deref(), std::mem::take(&mut batch.body), &abort, compress).await
             };
-            let m = Metrics::get();
-            match outcome {
-                (PushOutcome::Delivered, wire) => {
-                    positions.ack(batch.seq, &batch.acks);
-                    m.lines_pushed.inc_by(batch.lines as u64);
-                    m.bytes_pushed.with_label_values(&["raw"]).inc_by(batch.raw_bytes as u64);
-                    m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
-                    if let Ok(mut t) = totals.lock() {
-                        t.lines_delivered += batch.lines as u64;
-                        t.bytes_delivered += batch.raw_bytes as u64;
-                        t.wire_bytes += wire as u64;
-                    }
-                }
-                (PushOutcome::Rejected { message, ignored, .. }, wire) => {
-                    positions.ack(batch.seq, &batch.acks);
-                    // The service may have stored part of the batch (Loki
-                    // refuses only the entries it ignored): count those as
-                    // delivered. Ignored lines are charged to the batch's
-                    // sources in order.
-                    let lines = batch.lines as u64;
-                    let refused = match ignored {
-                        Some((n, total)) if total == lines => n,
-                        _ => lines,
-                    };
-                    let mut left = refused;
-                    for (source, n) in &batch.sources {
-                        let here = left.min(*n);
-                        left -= here;
-                        if here > 0 {
-                            m.lines_dropped.with_label_values(&[source, "rejected"]).inc_by(here);
-                        }
-                    }
-                    let stored = lines - refused;
-                    if stored > 0 {
-                        m.lines_pushed.inc_by(stored);
-                        m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
-                    }
-                    if let Ok(mut t) = totals.lock() {
-                        t.lines_delivered += stored;
-                        t.lines_rejected += refused;
-                        if t.refusals.len() < 8 && !t.refusals.contains(&message) {
-                            t.refusals.push(message);
-                        }
-                    }
-                }
-                (PushOutcome::GaveUp { message }, _) => {
-                    positions.ack(batch.seq, &batch.acks);
-                    for (source, n) in &batch.sources {
-                        m.lines_dropped.with_label_values(&[source, "retries_exhausted"]).inc_by(*n);
-                    }
-                    if let Ok(mut t) = totals.lock() {
-                        t.lines_given_up += batch.lines as u64;
-                        if t.give_ups.len() < 8 && !t.give_ups.contains(&message) {
-                            t.give_ups.push(message);
-                        }
-                    }
-                }
-                (PushOutcome::Aborted, _) => {
-                    if let Ok(mut t) = totals.lock() {
-                        t.batches_aborted += 1;
-                    }
-                }
-            }
+            settle(outcome, &batch, &positions, &totals);
             budget.lines_done(batch.lines);
             drop(permits);
             if let Ok(mut o) = outstanding.lock() {
@@ -157,4 +77,95 @@ pub(super) async fn run(
     m.queue_lines.set(budget.lines());
     m.oldest_unacked_seconds.set(0);
     crate::status::Status::get().batches_in_flight.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Samples the queue and the batches in flight into the metrics and the
+/// status twice a second, and frees pooled buffers when the pipeline idles.
+fn spawn_gauges(
+    budget: Arc<Budget>,
+    outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let m = Metrics::get();
+        loop {
+            m.queue_bytes.set(budget.used() as i64);
+            m.queue_lines.set(budget.lines());
+            let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
+            m.oldest_unacked_seconds.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
+            let in_flight = outstanding.lock().map(|o| o.len() as u64).unwrap_or(0);
+            crate::status::Status::get().batches_in_flight.store(in_flight, std::sync::atomic::Ordering::Relaxed);
+            if pool::trim_idle() {
+                tracing::debug!("pipeline idle: pooled buffers freed, free memory returned to the system");
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    })
+}
+
+/// What a push's outcome does: acknowledges positions (unless aborted: the
+/// lines are sent again after a restart), counts, and keeps the totals.
+fn settle(outcome: (PushOutcome, usize), batch: &Sealed, positions: &Positions, totals: &Mutex<Totals>) {
+    let m = Metrics::get();
+    match outcome {
+        (PushOutcome::Delivered, wire) => {
+            positions.ack(batch.seq, &batch.acks);
+            m.lines_pushed.inc_by(batch.lines as u64);
+            m.bytes_pushed.with_label_values(&["raw"]).inc_by(batch.raw_bytes as u64);
+            m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
+            if let Ok(mut t) = totals.lock() {
+                t.lines_delivered += batch.lines as u64;
+                t.bytes_delivered += batch.raw_bytes as u64;
+                t.wire_bytes += wire as u64;
+            }
+        }
+        (PushOutcome::Rejected { message, ignored, .. }, wire) => {
+            positions.ack(batch.seq, &batch.acks);
+            // The service may have stored part of the batch (Loki
+            // refuses only the entries it ignored): count those as
+            // delivered. Ignored lines are charged to the batch's
+            // sources in order.
+            let lines = batch.lines as u64;
+            let refused = match ignored {
+                Some((n, total)) if total == lines => n,
+                _ => lines,
+            };
+            let mut left = refused;
+            for (source, n) in &batch.sources {
+                let here = left.min(*n);
+                left -= here;
+                if here > 0 {
+                    m.lines_dropped.with_label_values(&[source, "rejected"]).inc_by(here);
+                }
+            }
+            let stored = lines - refused;
+            if stored > 0 {
+                m.lines_pushed.inc_by(stored);
+                m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
+            }
+            if let Ok(mut t) = totals.lock() {
+                t.lines_delivered += stored;
+                t.lines_rejected += refused;
+                if t.refusals.len() < 8 && !t.refusals.contains(&message) {
+                    t.refusals.push(message);
+                }
+            }
+        }
+        (PushOutcome::GaveUp { message }, _) => {
+            positions.ack(batch.seq, &batch.acks);
+            for (source, n) in &batch.sources {
+                m.lines_dropped.with_label_values(&[source, "retries_exhausted"]).inc_by(*n);
+            }
+            if let Ok(mut t) = totals.lock() {
+                t.lines_given_up += batch.lines as u64;
+                if t.give_ups.len() < 8 && !t.give_ups.contains(&message) {
+                    t.give_ups.push(message);
+                }
+            }
+        }
+        (PushOutcome::Aborted, _) => {
+            if let Ok(mut t) = totals.lock() {
+                t.batches_aborted += 1;
+            }
+        }
+    }
 }
