@@ -233,7 +233,8 @@ async fn reload(
     match start_sources(&files, &running.env, &running.files_cancel, &mut running.stdin) {
         Ok(t) => {
             running.file_threads = t;
-            tracing::info!(sources = files.len(), "config reloaded (stdin keeps reading)");
+            let stdin = if running.stdin.is_none() { " (stdin keeps reading)" } else { "" };
+            tracing::info!(sources = files.len(), "config reloaded{stdin}");
         }
         Err(e) => tracing::error!(error = %e, "reload failed to start sources"),
     }
