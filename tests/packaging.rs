@@ -215,6 +215,50 @@ fn the_sidecar_example_ships_to_a_loki_at_log_url_and_to_the_logstore_with_log_a
 }
 
 #[test]
+fn the_deb_config_reads_the_journal_where_journalctl_is_and_runs_without_it() {
+    // With journalctl on PATH: the effective config has the journal source.
+    let have_journalctl = have("journalctl");
+    if have_journalctl {
+        let (out, text) =
+            output(Command::new(bin()).args(["check", "--config"]).arg(repo("packaging/deb/tailship.toml")));
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("type = \"journal\"") && !text.contains("left out"), "{text}");
+    } else {
+        skip("journalctl is not installed; the journal half of the deb config was not checked");
+    }
+    // Without: `check` says it is left out, and `run` ships the files (before:
+    // no journal source at all; a plain one would make `run` refuse to start).
+    let (out, text) = output(
+        Command::new(bin())
+            .args(["check", "--config"])
+            .arg(repo("packaging/deb/tailship.toml"))
+            .env("PATH", "/nonexistent"),
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("optional journal source journal is left out"), "{text}");
+    assert!(!text.contains("type = \"journal\""), "{text}");
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(logs.join("syslog"), "from syslog\n").unwrap();
+    let text = read("packaging/deb/tailship.toml")
+        .replace("/var/log/", &format!("{}/", logs.display()))
+        .replace("/var/lib/tailship", &dir.path().display().to_string())
+        .replace("http://127.0.0.1:3100", &r.base)
+        .replace("127.0.0.1:9080", &format!("127.0.0.1:{}", free_port()));
+    let cfg = agent::write_file(dir.path(), "tailship.toml", &text);
+    let agent = Agent::start_with(&cfg, &[("PATH", "/nonexistent")]);
+    let arrived = common::wait_for(Duration::from_secs(20), || {
+        !query_all_at(&r, "/logstore/api/v1", r#"{job="varlogs"}"#, None).is_empty()
+    });
+    assert!(arrived, "{}", agent.stderr_text());
+    let err = agent.stderr_text();
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+    assert!(err.contains("left out"), "{err}");
+}
+
+#[test]
 fn every_override_in_the_example_env_file_names_a_real_key() {
     let env_file = read("systemd/tailship.env");
     let pairs: Vec<(String, String)> = env_file

@@ -490,6 +490,9 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
         if !s.matches.is_empty() {
             e(&format!("{key}.matches"), "matches is for journal sources".into());
         }
+        if s.optional {
+            e(&format!("{key}.optional"), "optional is for journal sources (left out without journalctl)".into());
+        }
     }
     if let Some(t) = &s.tenant_id {
         if t.is_empty() || t.contains('|') {
@@ -536,7 +539,7 @@ pub fn to_redacted_toml(c: &Config) -> String {
 /// Source keys that mean something for files only.
 const FILE_ONLY_KEYS: &[&str] = &["include", "exclude", "start_at", "ignore_older", "scan_interval", "max_open_files"];
 /// Source keys that mean something for journal sources only.
-const JOURNAL_ONLY_KEYS: &[&str] = &["path", "matches", "max_age"];
+const JOURNAL_ONLY_KEYS: &[&str] = &["path", "matches", "max_age", "optional"];
 /// Source keys a journal source does not use.
 const JOURNAL_UNUSED_KEYS: &[&str] =
     &["include", "exclude", "ignore_older", "scan_interval", "max_open_files", "partial_line_wait", "multiline"];
