@@ -5,8 +5,12 @@
 //! p50/p99 (each line carries its write time; the receiver here notes when
 //! the push holding it arrived, and answers 204 right away).
 //!
+//! A second row ships the same files to two clients (`[[clients]]`, a
+//! receiver each): its CPU per million lines is per client, to compare with
+//! the one-client row (the target: at most 1.2 times).
+//!
 //! Run: `cargo bench --bench daemon` (env FILES=10, RATE=20000, SECS=10,
-//! RUNS=3; the figures are medians of the runs).
+//! RUNS=3, TWO_CLIENTS=1 (0 skips that row); the figures are medians of the runs).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -112,7 +116,7 @@ struct Run {
     p99_ms: f64,
 }
 
-fn run_once(files: usize, rate: u64, secs: u64) -> Run {
+fn run_once(files: usize, rate: u64, secs: u64, clients: usize) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).expect("mkdir");
@@ -120,13 +124,23 @@ fn run_once(files: usize, rate: u64, secs: u64) -> Run {
     for p in &paths {
         std::fs::write(p, "").expect("create");
     }
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let url = receiver(seen.clone());
+    let seens: Vec<Arc<Mutex<Seen>>> = (0..clients).map(|_| Arc::new(Mutex::new(Seen::default()))).collect();
+    let client_tables: String = if clients == 1 {
+        format!("[client]\nurl = \"{}\"\ncompression = \"none\"\n", receiver(seens[0].clone()))
+    } else {
+        seens
+            .iter()
+            .enumerate()
+            .map(|(i, seen)| {
+                format!("[[clients]]\nname = \"c{i}\"\nurl = \"{}\"\ncompression = \"none\"\n", receiver(seen.clone()))
+            })
+            .collect()
+    };
     let config = dir.path().join("daemon.toml");
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"\"\n[client]\nurl = \"{url}\"\ncompression = \"none\"\n[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"bench\" }}\n",
+            "[server]\nlisten = \"\"\n{client_tables}[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"bench\" }}\n",
             dir.path().display(),
             logs.display()
         ),
@@ -160,7 +174,7 @@ fn run_once(files: usize, rate: u64, secs: u64) -> Run {
         std::thread::sleep(Duration::from_millis(1));
     }
     let deadline = Instant::now() + Duration::from_secs(60);
-    while (seen.lock().expect("lock").seqs.len() as u64) < total && Instant::now() < deadline {
+    while seens.iter().any(|seen| (seen.lock().expect("lock").seqs.len() as u64) < total) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let cpu = cpu_seconds(pid) - cpu0;
@@ -168,10 +182,11 @@ fn run_once(files: usize, rate: u64, secs: u64) -> Run {
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let _ = agent.wait();
-    let mut s = seen.lock().expect("lock");
-    let lost = total - s.seqs.len() as u64;
+    let lost = seens.iter().map(|seen| total - seen.lock().expect("lock").seqs.len() as u64).sum();
+    let mut s = seens[0].lock().expect("lock");
     Run {
-        cpu_per_million: cpu / total as f64 * 1e6,
+        // Per client: each line is shipped once to each.
+        cpu_per_million: cpu / (total * clients as u64) as f64 * 1e6,
         peak_rss_kb,
         lost,
         p50_ms: percentile(&mut s.latencies_ms, 0.50),
@@ -184,26 +199,31 @@ fn main() {
     let rate = env_or("RATE", 20_000);
     let secs = env_or("SECS", 10);
     let runs = env_or("RUNS", 3);
-    let mut all = Vec::new();
-    for i in 0..runs {
-        let r = run_once(files, rate, secs);
+    let rows: &[usize] = if env_or("TWO_CLIENTS", 1) == 1 { &[1, 2] } else { &[1] };
+    for &clients in rows {
+        let mut all = Vec::new();
+        for i in 0..runs {
+            let r = run_once(files, rate, secs, clients);
+            println!(
+                "run {} ({clients} client(s)): {:.2} CPU-s per million lines per client, peak RSS {} kB, lost {}, write->ack p50 {:.0} ms p99 {:.0} ms",
+                i + 1,
+                r.cpu_per_million,
+                r.peak_rss_kb,
+                r.lost,
+                r.p50_ms,
+                r.p99_ms
+            );
+            all.push(r);
+        }
+        let label = if clients == 1 { "daemon".to_string() } else { format!("daemon, {clients} clients") };
         println!(
-            "run {}: {:.2} CPU-s per million lines, peak RSS {} kB, lost {}, write->ack p50 {:.0} ms p99 {:.0} ms",
-            i + 1,
-            r.cpu_per_million,
-            r.peak_rss_kb,
-            r.lost,
-            r.p50_ms,
-            r.p99_ms
+            "{label}: {files} files, {rate} lines/s, {secs} s, medians of {runs}: {:.2} CPU-s per million lines{}, peak RSS {:.0} kB, lost {}, p50 {:.0} ms, p99 {:.0} ms",
+            median(all.iter().map(|r| r.cpu_per_million).collect()),
+            if clients == 1 { "" } else { " per client" },
+            median(all.iter().map(|r| r.peak_rss_kb as f64).collect()),
+            all.iter().map(|r| r.lost).max().unwrap_or(0),
+            median(all.iter().map(|r| r.p50_ms).collect()),
+            median(all.iter().map(|r| r.p99_ms).collect()),
         );
-        all.push(r);
     }
-    println!(
-        "daemon: {files} files, {rate} lines/s, {secs} s, medians of {runs}: {:.2} CPU-s per million lines, peak RSS {:.0} kB, lost {}, p50 {:.0} ms, p99 {:.0} ms",
-        median(all.iter().map(|r| r.cpu_per_million).collect()),
-        median(all.iter().map(|r| r.peak_rss_kb as f64).collect()),
-        all.iter().map(|r| r.lost).max().unwrap_or(0),
-        median(all.iter().map(|r| r.p50_ms).collect()),
-        median(all.iter().map(|r| r.p99_ms).collect()),
-    );
 }

@@ -8,9 +8,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
-};
+use prometheus::{Encoder, Histogram, HistogramOpts, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 use tokio_util::sync::CancellationToken;
 
 /// Every metric the agent exports.
@@ -21,20 +19,20 @@ pub struct Metrics {
     pub lines_dropped: IntCounterVec,
     pub lines_repaired: IntCounterVec,
     pub lines_unparsed: IntCounterVec,
-    pub lines_pushed: IntCounter,
+    pub lines_pushed: IntCounterVec,
     pub bytes_pushed: IntCounterVec,
     pub push_requests: IntCounterVec,
-    pub push_retries: IntCounter,
+    pub push_retries: IntCounterVec,
     pub push_duration: Histogram,
-    pub queue_bytes: IntGauge,
-    pub queue_lines: IntGauge,
+    pub queue_bytes: IntGaugeVec,
+    pub queue_lines: IntGaugeVec,
     pub files_open: IntGaugeVec,
     pub files_unread_bytes: IntGaugeVec,
     pub file_events: IntCounterVec,
     pub files_recovered: IntCounterVec,
     pub files_lost: IntCounterVec,
     pub journal_restarts: IntCounterVec,
-    pub oldest_unacked_seconds: IntGauge,
+    pub oldest_unacked_seconds: IntGaugeVec,
     pub positions_writes: IntCounterVec,
     pub alert_matches: IntCounterVec,
     pub alerts_sent: IntCounterVec,
@@ -52,18 +50,6 @@ fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCoun
 
 fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
     let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric definition");
-    r.register(Box::new(g.clone())).expect("metric registered once");
-    g
-}
-
-fn counter(r: &Registry, name: &str, help: &str) -> IntCounter {
-    let c = IntCounter::new(name, help).expect("valid metric definition");
-    r.register(Box::new(c.clone())).expect("metric registered once");
-    c
-}
-
-fn gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
-    let g = IntGauge::new(name, help).expect("valid metric definition");
     r.register(Box::new(g.clone())).expect("metric registered once");
     g
 }
@@ -147,23 +133,28 @@ impl Metrics {
                 "Lines a parsing stage (json, logfmt, cri, docker) could not parse; they went on unchanged.",
                 &["source", "stage"],
             ),
-            lines_pushed: counter(&r, "tailship_push_lines_total", "Lines acknowledged by the service."),
+            lines_pushed: counter_vec(&r, "tailship_push_lines_total", "Lines acknowledged by the service, per client.", &["client"]),
             bytes_pushed: counter_vec(
                 &r,
                 "tailship_push_bytes_total",
-                "Bytes acknowledged: raw line bytes, and request bytes on the wire.",
-                &["kind"],
+                "Bytes acknowledged, per client: raw line bytes, and request bytes on the wire.",
+                &["client", "kind"],
             ),
             push_requests: counter_vec(
                 &r,
                 "tailship_push_requests_total",
-                "Push requests by outcome: the HTTP status, or `error` for transport failures.",
-                &["status"],
+                "Push requests per client, by outcome: the HTTP status, or `error` for transport failures.",
+                &["client", "status"],
             ),
-            push_retries: counter(&r, "tailship_push_retries_total", "Push attempts that were retried."),
+            push_retries: counter_vec(&r, "tailship_push_retries_total", "Push attempts that were retried, per client.", &["client"]),
             push_duration,
-            queue_bytes: gauge(&r, "tailship_queue_bytes", "Bytes of lines read and not yet acknowledged."),
-            queue_lines: gauge(&r, "tailship_queue_lines", "Lines read and not yet acknowledged."),
+            queue_bytes: gauge_vec(
+                &r,
+                "tailship_queue_bytes",
+                "Bytes of lines read and not yet acknowledged, per client (each has its own queue).",
+                &["client"],
+            ),
+            queue_lines: gauge_vec(&r, "tailship_queue_lines", "Lines read and not yet acknowledged, per client.", &["client"]),
             files_open: gauge_vec(&r, "tailship_files_open", "Files held open, per source.", &["source"]),
             files_unread_bytes: gauge_vec(
                 &r,
@@ -198,10 +189,11 @@ impl Metrics {
                 "Times a journal source started journalctl again after it ended or could not be started.",
                 &["source"],
             ),
-            oldest_unacked_seconds: gauge(
+            oldest_unacked_seconds: gauge_vec(
                 &r,
                 "tailship_oldest_unacknowledged_seconds",
-                "Age of the oldest line read and not yet acknowledged (0 when none).",
+                "Age of the oldest line read and not yet acknowledged, per client (0 when none).",
+                &["client"],
             ),
             positions_writes: counter_vec(
                 &r,
@@ -244,9 +236,14 @@ impl Metrics {
         }
     }
 
-    /// The process-wide metrics.
+    /// The process-wide metrics (on a thread marked by [`mute_this_thread`],
+    /// a set nobody serves).
     pub fn get() -> &'static Metrics {
         static M: OnceLock<Metrics> = OnceLock::new();
+        static MUTED: OnceLock<Metrics> = OnceLock::new();
+        if crate::status::thread_is_muted() {
+            return MUTED.get_or_init(Metrics::new);
+        }
         M.get_or_init(Metrics::new)
     }
 
@@ -262,10 +259,12 @@ impl Metrics {
 #[derive(Debug, Default)]
 pub struct Health {
     pub sources_started: AtomicBool,
-    /// Why the last push attempt failed (its status and URL), or `None` after a success.
-    last_push_error: std::sync::Mutex<Option<String>>,
-    /// The most recent failure, kept after later successes.
+    /// Per client: why its last push attempt failed (status and URL); absent after a success.
+    last_push_error: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+    /// The most recent failure of any client, kept after later successes.
     last_failure: std::sync::Mutex<Option<String>>,
+    /// Why the positions file could not be written the last time, or `None`.
+    positions_error: std::sync::Mutex<Option<String>>,
 }
 
 impl Health {
@@ -273,13 +272,20 @@ impl Health {
         Arc::new(Self::default())
     }
 
-    /// Records the outcome of a push attempt: `None` for success, else the error.
-    pub fn push_result(&self, error: Option<String>) {
+    /// Records the outcome of a push attempt of `client`: `None` for success, else the error.
+    pub fn push_result(&self, client: &str, error: Option<String>) {
         if let (Some(err), Ok(mut f)) = (&error, self.last_failure.lock()) {
             *f = Some(err.clone());
         }
         if let Ok(mut e) = self.last_push_error.lock() {
-            *e = error;
+            match error {
+                Some(err) => {
+                    e.insert(client.to_string(), err);
+                }
+                None => {
+                    e.remove(client);
+                }
+            }
         }
     }
 
@@ -288,18 +294,55 @@ impl Health {
         self.last_failure.lock().ok().and_then(|e| e.clone()).map(|e| crate::util::secrets::scrub(&e).into_owned())
     }
 
-    /// Why the last push attempt failed (scrubbed of secrets), or `None` after a success.
+    /// Why the last push attempt of any client failed (scrubbed of secrets), or `None`.
     pub fn last_push_error(&self) -> Option<String> {
-        self.last_push_error.lock().ok().and_then(|e| e.clone()).map(|e| crate::util::secrets::scrub(&e).into_owned())
+        let e = self.last_push_error.lock().ok()?;
+        e.values().next().map(|e| crate::util::secrets::scrub(e).into_owned())
     }
 
+    /// Why `client`'s last push attempt failed (scrubbed of secrets), or `None` after a success.
+    pub fn push_error_of(&self, client: &str) -> Option<String> {
+        let e = self.last_push_error.lock().ok()?;
+        e.get(client).map(|e| crate::util::secrets::scrub(e).into_owned())
+    }
+
+    /// Records whether the positions file was written: `None` after a write, else why not.
+    pub fn positions_result(&self, error: Option<String>) {
+        if let Ok(mut e) = self.positions_error.lock() {
+            *e = error;
+        }
+    }
+
+    /// Ready once the sources started, while the positions file can be
+    /// written and every client's last push
+    /// succeeded; otherwise why not, naming each failing client (the one
+    /// client of the `[client]` form is not named).
     pub fn ready(&self) -> Result<(), String> {
         if !self.sources_started.load(Ordering::Relaxed) {
             return Err("sources are starting".into());
         }
-        match self.last_push_error.lock().ok().and_then(|e| e.clone()) {
-            Some(e) => Err(format!("the last push failed ({}); retrying", crate::util::secrets::scrub(&e))),
-            None => Ok(()),
+        let mut failing: Vec<String> = match self.positions_error.lock() {
+            Ok(e) => e.iter().map(|e| format!("{e}; retrying")).collect(),
+            Err(_) => Vec::new(),
+        };
+        failing.extend(match self.last_push_error.lock() {
+            Ok(e) => e
+                .iter()
+                .map(|(client, err)| {
+                    let why = format!("the last push failed ({}); retrying", crate::util::secrets::scrub(err));
+                    if client == crate::util::DEFAULT_CLIENT {
+                        why
+                    } else {
+                        format!("client {client}: {why}")
+                    }
+                })
+                .collect::<Vec<_>>(),
+            Err(_) => Vec::new(),
+        });
+        if failing.is_empty() {
+            Ok(())
+        } else {
+            Err(failing.join("; "))
         }
     }
 }

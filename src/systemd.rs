@@ -1,5 +1,6 @@
 //! systemd integration for `Type=notify` services (sd_notify(3)): `READY=1`
-//! once sources and the endpoint are up, `STOPPING=1` when shutdown begins,
+//! once sources and the endpoint are up, `STATUS=` when what is wrong changes,
+//! `STOPPING=1` when shutdown begins,
 //! and `WATCHDOG=1` at half the interval systemd asks for (`WatchdogSec=`).
 //!
 //! Everything here is a no-op when `NOTIFY_SOCKET` is unset, that is, when the
@@ -15,6 +16,11 @@ use tokio::task::JoinHandle;
 /// (shown by `systemctl status`).
 pub fn ready(status: &str) {
     send(&[NotifyState::Ready, NotifyState::Status(status)]);
+}
+
+/// A new status line (`systemctl status` shows it): what is wrong, or that all is well again.
+pub fn status(status: &str) {
+    send(&[NotifyState::Status(status)]);
 }
 
 /// Tells the service manager that shutdown has begun (flushing may take up to

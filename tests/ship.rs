@@ -190,7 +190,7 @@ fn service_answering_429_five_times_with_retry_after_then_204_gets_every_line_an
     assert!(wait_for(Duration::from_secs(60), || stored_count(&r) >= 100), "{}", agent.stderr_text());
     assert_eq!(r.stats()["requests"]["429"].as_u64(), Some(5));
     assert!(wait_for(Duration::from_secs(5), || agent.metric("tailship_push_retries_total") >= 5.0));
-    assert!(agent.metric("tailship_push_requests_total{status=\"429\"}") >= 5.0);
+    assert!(agent.metric("tailship_push_requests_total{client=\"default\",status=\"429\"}") >= 5.0);
     assert_eq!(agent.metric("tailship_push_lines_total"), 100.0);
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
@@ -252,8 +252,8 @@ fn basic_auth_tenant_header_and_gzip_reach_the_server_as_configured() {
     let b = common::get_with(&url, &[("X-Scope-OrgID", "team-b"), ("Authorization", &auth)]).json();
     assert!(b["data"]["result"].as_array().unwrap().is_empty(), "stored under team-a only");
     assert!(
-        agent.metric("tailship_push_bytes_total{kind=\"wire\"}")
-            < agent.metric("tailship_push_bytes_total{kind=\"raw\"}"),
+        agent.metric("tailship_push_bytes_total{client=\"default\",kind=\"wire\"}")
+            < agent.metric("tailship_push_bytes_total{client=\"default\",kind=\"raw\"}"),
         "gzip made it smaller"
     );
     assert!(agent.terminate(Duration::from_secs(15)).success());

@@ -372,6 +372,8 @@ json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -f -a "promtail" -d 'Print the tailship config (TOML) equivalent to a Promtail config on stdout; what has no equivalent is listed on stderr, numbered, by its Promtail key. Exit 2 on unreadable or invalid YAML'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l positions -d 'Promtail\'s positions file (its `positions.filename`): written as tailship\'s positions file (each path\'s offset, with its fingerprint read now), so shipping goes on where Promtail stopped; files it cannot carry over are listed on stderr' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l positions-out -d 'Where tailship\'s positions file is written (default: the converted config\'s positions.path)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -s h -l help -d 'Print help'

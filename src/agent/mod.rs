@@ -9,8 +9,11 @@
 //! `shutdown_timeout`), let alert updates go out, write the final positions.
 //! `tailship run` and `tailship demo` both run this.
 
+mod lanes;
 mod sources;
 mod status;
+
+use lanes::Lane;
 
 /// Positions are written at most this long after an acknowledgement moved one.
 const ACK_SYNC_DELAY: Duration = Duration::from_secs(1);
@@ -24,13 +27,12 @@ use tokio_util::sync::CancellationToken;
 
 pub use sources::{join_sources, start_sources, SourceEnv};
 
-use crate::batch::{BatchSettings, LineTap, Shipper};
-use crate::client::push::Pusher;
+use crate::batch::LineTap;
 use crate::config::SourceType;
 use crate::metrics::Health;
 use crate::plan::Plan;
-use crate::positions::Positions;
-use crate::queue::Interner;
+use crate::positions::PositionsFile;
+use crate::queue::{ChunkSink, Interner};
 use crate::source::file::Mode;
 
 /// `server.*`: a request in progress at shutdown gets a second to finish.
@@ -46,58 +48,61 @@ fn endpoint_limits(c: &crate::config::ServerConfig) -> crate::util::serve::Serve
 pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<()> {
     sources::check_journalctl(&plan)?;
     let fd_limit = crate::util::raise_fd_limit();
-    sources::fit_open_files(&mut plan.sources, fd_limit);
+    sources::fit_open_files(&mut plan, fd_limit);
     let config = &plan.config;
     let health = Health::new();
-    let positions = Arc::new(Positions::load(&config.positions.path));
-    let pusher = Arc::new(Pusher::new(&config.client, health.clone())?);
-    let board = status::Board::new(&plan, positions.clone(), health.clone(), pusher.clone());
+    let file = Arc::new(PositionsFile::load(&config.positions.path));
+    // Alerts: a tap rides in each client's batcher; the engine flushes when the batchers end.
+    let (first_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?;
+    let mut first_tap = Some(first_tap);
+    let queue_bytes = config.queue.max_bytes.get() as usize;
+    let mut lanes = Vec::new();
+    for client in config.clients() {
+        let tap = first_tap.take().unwrap_or_else(|| alerts.tap());
+        lanes.push(Lane::start(client, &file, &health, queue_bytes, Some(Box::new(tap) as Box<dyn LineTap>))?);
+    }
+    let board = status::Board::new(&plan, health.clone());
+    board.set_lanes(&lanes);
     let endpoint_stop = CancellationToken::new();
     let endpoint = start_endpoint(&config.server, &health, &board, &endpoint_stop).await?;
-    let abort = CancellationToken::new();
-    // Alerts: the tap rides in the batcher; the engine flushes when the batcher ends.
-    let (alert_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?;
-    let tap = Some(Box::new(alert_tap) as Box<dyn LineTap>);
-    let pipeline = Shipper::start_with_tap(
-        BatchSettings::of(&config.client),
-        config.queue.max_bytes.get() as usize,
-        pusher.clone(),
-        positions.clone(),
-        abort.clone(),
-        tap,
-    );
-    let mut running = Running {
-        env: SourceEnv {
-            default_tenant: config.client.tenant_id.clone(),
-            sink: pipeline.sink.clone(),
-            positions: positions.clone(),
-            interner: Interner::new(),
-            handle: tokio::runtime::Handle::current(),
-            mode: Mode::Follow,
-            extra_labels: Default::default(),
-        },
-        stdin: Some(Box::new(std::io::stdin())),
-        files_cancel: shutdown.child_token(),
-        file_threads: Vec::new(),
-    };
+    let interner = Interner::new();
+    let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
     let stdin_cancel = shutdown.child_token();
-    let (stdin_sources, file_sources): (Vec<_>, Vec<_>) =
-        plan.sources.iter().cloned().partition(|s| s.spec.config.kind == SourceType::Stdin);
-    let mut threads = start_sources(&stdin_sources, &running.env, &stdin_cancel, &mut running.stdin)?;
-    running.file_threads = start_sources(&file_sources, &running.env, &running.files_cancel, &mut running.stdin)?;
+    let stdin_sink = ChunkSink::fan_out(stdin_sinks(&plan, &lanes, &interner));
+    let stdin_sources: Vec<_> =
+        plan.sources.iter().filter(|s| s.spec.config.kind == SourceType::Stdin).cloned().collect();
+    let stdin_env = SourceEnv {
+        default_tenant: config.client.tenant_id.clone(),
+        sink: stdin_sink.clone(),
+        positions: lanes[0].positions.clone(),
+        interner: interner.clone(),
+        handle: tokio::runtime::Handle::current(),
+        mode: Mode::Follow,
+        extra_labels: Default::default(),
+        mute: false,
+    };
+    let stdin_threads = start_sources(&stdin_sources, &stdin_env, &stdin_cancel, &mut stdin)?;
+    drop(stdin_env);
+    for lane in &mut lanes {
+        lane.start_sources(&plan, &interner, &shutdown, &mut stdin)?;
+    }
     health.sources_started.store(true, Ordering::Relaxed);
-    crate::systemd::ready(&format!("shipping from {} sources", config.sources.len()));
+    crate::systemd::ready(&format!("shipping from {} sources to {} clients", config.sources.len(), lanes.len()));
     let watchdog = crate::systemd::Watchdog::start();
-    tracing::info!(
-        sources = config.sources.len(),
-        push_url = %pusher.url(),
-        positions = %config.positions.path.display(),
-        "tailship running"
-    );
+    for lane in &lanes {
+        tracing::info!(
+            sources = config.sources.len(),
+            client = %lane.name(),
+            push_url = %lane.pusher.url(),
+            positions = %config.positions.path.display(),
+            "tailship running"
+        );
+    }
     for (key, message) in crate::plan::warnings(&plan) {
         tracing::warn!(%key, "{message}");
     }
-    let sync = spawn_positions_sync(positions.clone(), config.positions.sync_period.get(), shutdown.clone());
+    let sync = spawn_positions_sync(file.clone(), health.clone(), config.positions.sync_period.get(), shutdown.clone());
+    let told = spawn_status_line(health.clone(), shutdown.clone());
 
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
     loop {
@@ -107,7 +112,9 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                 let Some(new) = reload_plan(&plan.file, fd_limit) else { continue };
                 alerts.reload(new.rules.clone()).await;
                 board.set_plan(&new);
-                reload(&new, config, &pusher, &positions, &shutdown, &mut running).await;
+                let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_sink, interner: &interner };
+                reload(&new, config, &file, &health, &alerts, &shutdown, &mut running).await;
+                board.set_lanes(&lanes);
             }
         }
     }
@@ -116,24 +123,67 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     // write the final positions, exit.
     crate::systemd::stopping();
     tracing::info!("stopping sources");
-    threads.append(&mut running.file_threads);
-    join_sources(threads).await;
-    drop(running);
+    stdin_cancel.cancel();
+    for lane in &mut lanes {
+        lane.stop_sources().await;
+    }
+    join_sources(stdin_threads).await;
+    drop(stdin_sink);
     let deadline = config.shutdown_timeout.0.get();
     let stopping = tokio::time::Instant::now();
-    let totals = flush(pipeline, deadline, &abort).await;
+    let flushing: Vec<_> = lanes.into_iter().map(|l| tokio::spawn(l.flush(deadline))).collect();
+    let mut delivered = 0;
+    for f in flushing {
+        delivered += f.await.map(|t| t.lines_delivered).unwrap_or(0);
+    }
     // Pending alert updates get what is left of shutdown_timeout (at least 1s).
     alerts.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
     let _ = sync.await;
-    save_positions(&positions).await;
+    let _ = told.await;
+    let saved = save_positions(&file, &health).await;
     endpoint_stop.cancel();
     if let Some((served, tick)) = endpoint {
         let _ = served.await;
         let _ = tick.await;
     }
     drop(watchdog);
-    tracing::info!(lines = totals.lines_delivered, "stopped");
+    if let Err(e) = saved {
+        // What was delivered since the last good write is sent again at the next start.
+        anyhow::bail!("stopped, but the final positions were not saved: {e}");
+    }
+    tracing::info!(lines = delivered, "stopped");
     Ok(())
+}
+
+/// Keeps systemd's `STATUS=` line saying what `/ready` says: every failing
+/// client, or a positions file that cannot be written; checked every 2 s.
+fn spawn_status_line(health: Arc<Health>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut last: Result<(), String> = Ok(());
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                _ = stop.cancelled() => break,
+            }
+            let now = health.ready();
+            if now != last {
+                match &now {
+                    Ok(()) => crate::systemd::status("shipping"),
+                    Err(why) => crate::systemd::status(&format!("not ready: {why}")),
+                }
+                last = now;
+            }
+        }
+    })
+}
+
+/// The queues standard input's lines go to: its clients'.
+fn stdin_sinks(plan: &Plan, lanes: &[Lane], interner: &Arc<Interner>) -> Vec<ChunkSink> {
+    let Some(stdin) = plan.sources.iter().find(|s| s.spec.config.kind == SourceType::Stdin) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = plan.config.clients_of(&stdin.spec.config).map(|c| c.name.as_str()).collect();
+    lanes.iter().filter(|l| names.contains(&l.name())).map(|l| l.stdin_sink(interner)).collect()
 }
 
 /// The metrics and status endpoint on `server.listen` (none when it is empty),
@@ -159,7 +209,8 @@ async fn start_endpoint(
 /// than the batches in flight. Writes are coalesced, so a busy agent
 /// writes (and fsyncs) the file at most once per ACK_SYNC_DELAY.
 fn spawn_positions_sync(
-    positions: Arc<Positions>,
+    positions: Arc<PositionsFile>,
+    health: Arc<Health>,
     period: Duration,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
@@ -175,17 +226,17 @@ fn spawn_positions_sync(
                 }
                 _ = stop.cancelled() => break,
             }
-            save_positions(&positions).await;
+            let _ = save_positions(&positions, &health).await;
         }
     })
 }
 
-/// What a reload replaces: the file and journal sources and what they need.
-struct Running {
-    env: SourceEnv,
-    stdin: Option<Box<dyn std::io::Read + Send>>,
-    files_cancel: CancellationToken,
-    file_threads: Vec<std::thread::JoinHandle<()>>,
+/// What a reload changes: the clients' lanes and their sources, and where standard input's lines go.
+struct Running<'a> {
+    lanes: &'a mut Vec<Lane>,
+    stdin: &'a mut Option<Box<dyn std::io::Read + Send>>,
+    stdin_sink: &'a ChunkSink,
+    interner: &'a Arc<Interner>,
 }
 
 /// The config file loaded and compiled again, or `None` (logged) if it is not valid.
@@ -196,70 +247,101 @@ fn reload_plan(file: &std::path::Path, fd_limit: Option<u64>) -> Option<Plan> {
             None
         }
         Ok(mut new) => {
-            sources::fit_open_files(&mut new.sources, fd_limit);
+            sources::fit_open_files(&mut new, fd_limit);
             Some(new)
         }
     }
 }
 
-/// Applies a reloaded plan: the client's URL, credentials and TLS at once;
-/// the file and journal sources stopped, positions saved, and the new ones
-/// started over the same queue, positions and pusher (stdin keeps reading).
+/// Applies a reloaded plan: each client's URL, credentials and TLS at once
+/// (batches waiting for a retry too); the sources stopped, positions saved;
+/// clients removed (their positions dropped) and added (starting where the
+/// others are, unless their `start_at` says otherwise); then every client's
+/// sources started again. Standard input keeps reading.
 async fn reload(
     new: &Plan,
     config: &crate::config::Config,
-    pusher: &Pusher,
-    positions: &Arc<Positions>,
+    file: &Arc<PositionsFile>,
+    health: &Arc<Health>,
+    alerts: &crate::alert::Alerts,
     shutdown: &CancellationToken,
-    running: &mut Running,
+    running: &mut Running<'_>,
 ) {
-    // Where pushes go and how they authenticate applies at once, to
-    // batches waiting for a retry too (a fixed URL or password).
-    if let Err(e) = pusher.reconfigure(&new.config.client) {
-        tracing::error!(error = %e, "reload could not apply the client settings; keeping the running ones");
+    if new.config.queue != config.queue || new.config.server != config.server {
+        tracing::warn!("reload applies sources, stages and clients; queue and server changes need a restart");
     }
-    if new.config.client.batch != config.client.batch
-        || new.config.queue != config.queue
-        || new.config.server != config.server
-    {
-        tracing::warn!("reload applies sources, stages and the client's URL, credentials and TLS; batch, queue and server changes need a restart");
+    for lane in running.lanes.iter_mut() {
+        lane.stop_sources().await;
     }
-    running.files_cancel.cancel();
-    join_sources(std::mem::take(&mut running.file_threads)).await;
-    save_positions(positions).await;
-    running.files_cancel = shutdown.child_token();
-    running.env.default_tenant = new.config.client.tenant_id.clone();
-    let files: Vec<_> = new.sources.iter().filter(|s| s.spec.config.kind != SourceType::Stdin).cloned().collect();
-    match start_sources(&files, &running.env, &running.files_cancel, &mut running.stdin) {
-        Ok(t) => {
-            running.file_threads = t;
-            let stdin = if running.stdin.is_none() { " (stdin keeps reading)" } else { "" };
-            tracing::info!(sources = files.len(), "config reloaded{stdin}");
+    let _ = save_positions(file, health).await;
+    let wanted = new.config.clients();
+    let (kept, gone): (Vec<Lane>, Vec<Lane>) =
+        std::mem::take(running.lanes).into_iter().partition(|l| wanted.iter().any(|c| c.name == l.name()));
+    *running.lanes = kept;
+    // Standard input stops writing to removed clients before they stop.
+    running.stdin_sink.set_fan_out(stdin_sinks(new, running.lanes, running.interner));
+    for lane in gone {
+        let name = lane.name().to_string();
+        lane.discard().await;
+        file.remove(&name);
+        health.push_result(&name, None);
+        tracing::info!(client = %name, "client removed; its positions are dropped");
+    }
+    for client in wanted {
+        match running.lanes.iter().find(|l| l.name() == client.name) {
+            Some(lane) => {
+                if let Err(e) = lane.pusher.reconfigure(client) {
+                    tracing::error!(client = %client.name, error = %e, "reload could not apply the client settings; keeping the running ones");
+                }
+                if lane.client.batch != client.batch {
+                    tracing::warn!(client = %client.name, "batch changes need a restart");
+                }
+            }
+            None => {
+                let tap = Box::new(alerts.tap()) as Box<dyn LineTap>;
+                match Lane::start(client, file, health, new.config.queue.max_bytes.get() as usize, Some(tap)) {
+                    Ok(lane) => {
+                        tracing::info!(client = %client.name, "client added");
+                        running.lanes.push(lane);
+                    }
+                    Err(e) => tracing::error!(client = %client.name, error = %e, "reload could not add the client"),
+                }
+            }
         }
-        Err(e) => tracing::error!(error = %e, "reload failed to start sources"),
     }
+    for lane in running.lanes.iter_mut() {
+        let client = wanted.iter().find(|c| c.name == lane.name()).cloned();
+        if let Some(c) = client {
+            lane.client = c;
+        }
+    }
+    running.stdin_sink.set_fan_out(stdin_sinks(new, running.lanes, running.interner));
+    let mut started = 0;
+    for lane in running.lanes.iter_mut() {
+        match lane.start_sources(new, running.interner, shutdown, running.stdin) {
+            Ok(n) => started += n,
+            Err(e) => tracing::error!(client = %lane.name(), error = %e, "reload failed to start sources"),
+        }
+    }
+    let stdin = new.sources.iter().any(|s| s.spec.config.kind == SourceType::Stdin);
+    tracing::info!(sources = started, clients = running.lanes.len(), stdin_keeps_reading = stdin, "config reloaded");
 }
 
-/// Waits for every queued line to be acknowledged, up to `deadline`; then
-/// gives up on what is left (it is sent again at the next start).
-async fn flush(pipeline: Shipper, deadline: Duration, abort: &CancellationToken) -> crate::batch::Totals {
-    let finish = pipeline.finish();
-    tokio::pin!(finish);
-    match tokio::time::timeout(deadline, &mut finish).await {
-        Ok(t) => t,
-        Err(_) => {
-            tracing::warn!(timeout = ?deadline, "shutdown_timeout reached with batches undelivered; they are sent again at the next start");
-            abort.cancel();
-            tokio::time::timeout(Duration::from_secs(5), &mut finish).await.unwrap_or_default()
-        }
-    }
-}
-
-async fn save_positions(positions: &Arc<Positions>) {
+/// Writes the positions file if anything changed; a failure is logged, shown
+/// in `/ready` (until a write succeeds) and returned.
+async fn save_positions(positions: &Arc<PositionsFile>, health: &Health) -> Result<(), String> {
     let p = positions.clone();
-    match tokio::task::spawn_blocking(move || p.save()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::warn!(error = %e, "positions not saved; the previous file stays valid, retrying later"),
-        Err(e) => tracing::warn!(error = %e, "positions save task failed"),
-    }
+    let r = match tokio::task::spawn_blocking(move || p.save()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "positions not saved; the previous file stays valid, retrying later");
+            Err(e.to_string())
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "positions save task failed");
+            Err(e.to_string())
+        }
+    };
+    health.positions_result(r.as_ref().err().cloned());
+    r
 }

@@ -28,6 +28,9 @@ pub struct SourceEnv {
     pub mode: Mode,
     /// Labels added to every source (`tailship push --label`).
     pub extra_labels: BTreeMap<String, String>,
+    /// These sources read for a client other than their first: what they
+    /// count goes unreported (their first client's sources count it).
+    pub mute: bool,
 }
 
 /// Starts one thread per source. `stdin` is taken by the first stdin source.
@@ -50,23 +53,32 @@ pub fn start_sources(
         ));
         let name = stages.name.clone();
         let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
+        let mute = env.mute;
+        let spawn = |f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new().name(format!("src-{name}")).spawn(move || {
+                if mute {
+                    crate::status::mute_this_thread();
+                }
+                f()
+            })
+        };
         let thread = match src.spec.config.kind {
             SourceType::File | SourceType::Kubernetes => {
                 let spec = crate::source::kubernetes::attach(&src.spec, &name, &env.handle, cancel);
                 let spec = crate::source::target::admitting(&spec, &stages);
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
-                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || fs.run())?
+                spawn(Box::new(move || fs.run()))?
             }
             SourceType::Docker => {
                 let ds = DockerSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode);
-                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || ds.run())?
+                spawn(Box::new(move || ds.run()))?
             }
             SourceType::Journal => {
                 let follow = env.mode == Mode::Follow;
                 let js = JournalSource::new(src.spec.config.clone(), stages, env.positions.clone(), out, follow)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
-                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || js.run())?
+                spawn(Box::new(move || js.run()))?
             }
             SourceType::Stdin => {
                 let Some(input) = stdin.take() else {
@@ -74,9 +86,9 @@ pub fn start_sources(
                     continue;
                 };
                 let spec = src.spec.clone();
-                std::thread::Builder::new().name(format!("src-{name}")).spawn(move || {
+                spawn(Box::new(move || {
                     crate::source::stdin::run(&spec, stages, input, out);
-                })?
+                }))?
             }
         };
         threads.push(thread);
@@ -102,19 +114,23 @@ const FD_RESERVE: u64 = 128;
 /// Lowers the file sources' `max_open_files` so that together they stay
 /// under the descriptor limit `limit` less a reserve: with 1,024 descriptors
 /// and the default 1,024 files per source, the agent once used them all and
-/// could neither push nor save positions. Says so once when it lowers them.
-pub fn fit_open_files(sources: &mut [SourcePlan], limit: Option<u64>) {
+/// could neither push nor save positions. A source read for several clients
+/// counts once per client. Says so once when it lowers them.
+pub fn fit_open_files(plan: &mut crate::plan::Plan, limit: Option<u64>) {
     let Some(limit) = limit else { return };
     let room = limit.saturating_sub(FD_RESERVE).max(16) as usize;
+    let copies: Vec<usize> =
+        plan.sources.iter().map(|s| plan.config.clients_of(&s.spec.config).count().max(1)).collect();
     let files = |s: &SourcePlan| s.spec.config.kind.reads_files();
-    let total: usize = sources.iter().filter(|s| files(s)).map(|s| s.spec.config.max_open_files).sum();
+    let total: usize =
+        plan.sources.iter().zip(&copies).filter(|(s, _)| files(s)).map(|(s, n)| s.spec.config.max_open_files * n).sum();
     if total <= room {
         return;
     }
-    for s in sources.iter_mut().filter(|s| files(s)) {
+    for (s, n) in plan.sources.iter_mut().zip(&copies).filter(|(s, _)| files(s)) {
         let wanted = s.spec.config.max_open_files;
         let fitted = (wanted * room / total).max(1);
-        tracing::warn!(source = %s.name, max_open_files = wanted, lowered_to = fitted, descriptor_limit = limit,
+        tracing::warn!(source = %s.name, max_open_files = wanted, lowered_to = fitted, clients = n, descriptor_limit = limit,
             reserve = FD_RESERVE, "max_open_files lowered to fit the descriptor limit (raise LimitNOFILE or ulimit -n to follow more files at once)");
         s.spec.config.max_open_files = fitted;
     }

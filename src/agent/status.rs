@@ -21,7 +21,7 @@ use crate::metrics::{Health, Metrics};
 use crate::plan::Plan;
 use crate::positions::Positions;
 use crate::status::report::{
-    AlertReport, FileReport, FileState, PositionsReport, PushReport, QueueReport, Report, SourceReport,
+    AlertReport, ClientReport, FileReport, FileState, PositionsReport, PushReport, QueueReport, Report, SourceReport,
 };
 use crate::status::{now_ms, Status};
 
@@ -38,15 +38,22 @@ const WATCHED_FOR: Duration = Duration::from_secs(600);
 /// The named total the tick keeps for the push rates.
 const PUSHED: &str = "push";
 
-/// The plan's sources (name, type) and alert rules (names).
-type Names = (Vec<(String, String)>, Vec<String>);
+/// The plan's sources (name, type, first client) and alert rules (names).
+type Names = (Vec<(String, String, String)>, Vec<String>);
+
+/// A client as the board sees it.
+struct LaneView {
+    name: String,
+    pusher: Arc<Pusher>,
+    positions: Arc<Positions>,
+}
 
 /// What the report needs beyond [`Status`].
 pub struct Board {
     started_ms: u64,
-    positions: Arc<Positions>,
     health: Arc<Health>,
-    pusher: Arc<Pusher>,
+    /// The clients (updated on reload).
+    lanes: Mutex<Vec<LaneView>>,
     queue_max: u64,
     positions_path: String,
     /// (name, type) of the sources, and the alert rules' names: the plan's (updated on reload).
@@ -58,12 +65,11 @@ pub struct Board {
 }
 
 impl Board {
-    pub fn new(plan: &Plan, positions: Arc<Positions>, health: Arc<Health>, pusher: Arc<Pusher>) -> Arc<Self> {
+    pub fn new(plan: &Plan, health: Arc<Health>) -> Arc<Self> {
         let board = Arc::new(Self {
             started_ms: now_ms(),
-            positions,
             health,
-            pusher,
+            lanes: Mutex::default(),
             queue_max: plan.config.queue.max_bytes.get(),
             positions_path: plan.config.positions.path.display().to_string(),
             plan: Mutex::default(),
@@ -74,10 +80,27 @@ impl Board {
         board
     }
 
+    /// The clients (at start and after a reload).
+    pub(super) fn set_lanes(&self, lanes: &[super::Lane]) {
+        let views = lanes
+            .iter()
+            .map(|l| LaneView { name: l.name().to_string(), pusher: l.pusher.clone(), positions: l.positions.clone() })
+            .collect();
+        if let Ok(mut l) = self.lanes.lock() {
+            *l = views;
+        }
+    }
+
     /// The sources and rules of `plan` (at start and after a reload).
     pub fn set_plan(&self, plan: &Plan) {
-        let sources =
-            plan.sources.iter().map(|s| (s.name.to_string(), s.spec.config.kind.as_str().to_string())).collect();
+        let sources = plan
+            .sources
+            .iter()
+            .map(|s| {
+                let first = plan.config.clients_of(&s.spec.config).next().map(|c| c.name.clone()).unwrap_or_default();
+                (s.name.to_string(), s.spec.config.kind.as_str().to_string(), first)
+            })
+            .collect();
         let rules = plan.rules.iter().map(|r| r.name.clone()).collect();
         if let Ok(mut p) = self.plan.lock() {
             *p = (sources, rules);
@@ -93,9 +116,13 @@ impl Board {
         [m.lines_read.with_label_values(&[name]).get(), m.bytes_read.with_label_values(&[name]).get()]
     }
 
-    fn push_totals() -> [u64; 2] {
+    fn push_totals(client: &str) -> [u64; 2] {
         let m = Metrics::get();
-        [m.lines_pushed.get(), m.bytes_pushed.with_label_values(&["raw"]).get()]
+        [m.lines_pushed.with_label_values(&[client]).get(), m.bytes_pushed.with_label_values(&[client, "raw"]).get()]
+    }
+
+    fn client_names(&self) -> Vec<String> {
+        self.lanes.lock().map(|l| l.iter().map(|v| v.name.clone()).collect()).unwrap_or_default()
     }
 
     /// Someone asked for the status: the tick samples (again) from now on.
@@ -140,33 +167,79 @@ impl Board {
     fn sample(&self) {
         let (sources, _) = self.plan();
         let mut named: Vec<(String, [u64; 2])> =
-            sources.iter().map(|(name, _)| (format!("source:{name}"), Self::source_totals(name))).collect();
-        named.push((PUSHED.to_string(), Self::push_totals()));
+            sources.iter().map(|(name, _, _)| (format!("source:{name}"), Self::source_totals(name))).collect();
+        for client in self.client_names() {
+            named.push((format!("{PUSHED}:{client}"), Self::push_totals(&client)));
+        }
         Status::get().tick(&named);
+    }
+
+    /// One client's queue and pushes (`None`: every client's together).
+    fn client(&self, lanes: &[&LaneView]) -> (QueueReport, PushReport) {
+        let status = Status::get();
+        let m = Metrics::get();
+        let (mut queue, mut push) = (QueueReport { bytes_max: 0, ..Default::default() }, PushReport::default());
+        let mut urls = Vec::new();
+        for l in lanes {
+            let name = l.name.as_str();
+            queue.bytes_used += m.queue_bytes.with_label_values(&[name]).get().max(0) as u64;
+            queue.bytes_max += self.queue_max;
+            queue.lines += m.queue_lines.with_label_values(&[name]).get().max(0) as u64;
+            queue.oldest_unacknowledged_s = queue
+                .oldest_unacknowledged_s
+                .max(m.oldest_unacked_seconds.with_label_values(&[name]).get().max(0) as u64);
+            push.retries += m.push_retries.with_label_values(&[name]).get();
+            push.lines_total += m.lines_pushed.with_label_values(&[name]).get();
+            let [lines_per_s, bytes_per_s] = status.rates(&format!("{PUSHED}:{name}"), Self::push_totals(name));
+            push.lines_per_s += lines_per_s;
+            push.bytes_per_s += bytes_per_s;
+            urls.push(l.pusher.url());
+        }
+        let one = (lanes.len() == 1).then(|| lanes[0].name.as_str());
+        let (requests, failures, p50, p99, last_error, in_flight) = status.push(one);
+        queue.batches_in_flight = in_flight;
+        push.url = urls.join(", ");
+        push.requests = requests;
+        push.failures = failures;
+        push.latency_p50_ms = p50;
+        push.latency_p99_ms = p99;
+        push.last_error = last_error.map(|mut e| {
+            e.message = crate::util::secrets::scrub(&e.message).into_owned();
+            e
+        });
+        (queue, push)
     }
 
     /// The status now.
     pub fn report(&self) -> Report {
         let status = Status::get();
-        let m = Metrics::get();
         let now = std::time::Instant::now();
         let (sources, rules) = self.plan();
         let files = status.files();
+        let lanes = self.lanes.lock();
+        let lanes: Vec<&LaneView> = lanes.as_ref().map(|l| l.iter().collect()).unwrap_or_default();
         let sources = sources
             .into_iter()
-            .map(|(name, kind)| {
+            .map(|(name, kind, first)| {
                 let [lines_per_s, bytes_per_s] = status.rates(&format!("source:{name}"), Self::source_totals(&name));
-                let files = files.iter().filter(|f| *f.source == *name).map(|f| self.file(f, now)).collect();
+                let positions = lanes.iter().find(|l| l.name == first).map(|l| &l.positions);
+                let files = files.iter().filter(|f| *f.source == *name).map(|f| self.file(f, positions, now)).collect();
                 SourceReport { name, kind, lines_per_s, bytes_per_s, files }
             })
             .collect();
-        let (requests, failures, p50, p99, last_error) = status.push();
-        let [lines_per_s, bytes_per_s] = status.rates(PUSHED, Self::push_totals());
         let alerts = rules
             .into_iter()
             .map(|rule| {
                 let (open_groups, last_send) = status.alert(&rule);
                 AlertReport { rule, open_groups, last_send }
+            })
+            .collect();
+        let (queue, push) = self.client(&lanes);
+        let clients = lanes
+            .iter()
+            .map(|l| {
+                let (queue, push) = self.client(&[l]);
+                ClientReport { name: l.name.clone(), not_ready: self.health.push_error_of(&l.name), queue, push }
             })
             .collect();
         Report {
@@ -175,34 +248,20 @@ impl Board {
             started_ms: self.started_ms,
             not_ready: self.health.ready().err(),
             sources,
-            queue: QueueReport {
-                bytes_used: m.queue_bytes.get().max(0) as u64,
-                bytes_max: self.queue_max,
-                lines: m.queue_lines.get().max(0) as u64,
-                batches_in_flight: status.batches_in_flight.load(std::sync::atomic::Ordering::Relaxed),
-                oldest_unacknowledged_s: m.oldest_unacked_seconds.get().max(0) as u64,
-            },
-            push: PushReport {
-                url: self.pusher.url(),
-                requests,
-                failures,
-                retries: m.push_retries.get(),
-                lines_total: m.lines_pushed.get(),
-                lines_per_s,
-                bytes_per_s,
-                latency_p50_ms: p50,
-                latency_p99_ms: p99,
-                last_error: last_error.map(|mut e| {
-                    e.message = crate::util::secrets::scrub(&e.message).into_owned();
-                    e
-                }),
-            },
+            queue,
+            push,
+            clients,
             positions: PositionsReport { path: self.positions_path.clone(), written_ms: status.positions_written_at() },
             alerts,
         }
     }
 
-    fn file(&self, f: &crate::status::FileStatus, now: std::time::Instant) -> FileReport {
+    fn file(
+        &self,
+        f: &crate::status::FileStatus,
+        positions: Option<&Arc<Positions>>,
+        now: std::time::Instant,
+    ) -> FileReport {
         use std::os::unix::fs::MetadataExt;
         let path = f.path();
         let state = f.state();
@@ -217,7 +276,7 @@ impl Board {
                 }
             }
         }
-        let delivered_offset = match self.positions.committed(f.key()) {
+        let delivered_offset = match positions.and_then(|p| p.committed(f.key())) {
             Some(c) => c,
             None if state == FileState::Done => read_offset,
             None => 0,

@@ -204,6 +204,13 @@ impl Alerts {
         let _ = self.tx.send(Intake::Rules { generation, rules }).await;
     }
 
+    /// Another tap into the same engine (one per client's batcher). A new
+    /// tap takes the current rules at its first chunk.
+    pub fn tap(&self) -> AlertTap {
+        let rules = self.current.rules.lock().map(|r| r.clone()).unwrap_or_else(|p| p.into_inner().clone());
+        AlertTap::new(rules, self.current.clone(), self.tx.clone())
+    }
+
     /// Waits up to `deadline` for the engine to send what is pending (it starts
     /// once the tap is dropped, when the batcher ends), then cancels the rest.
     pub async fn finish(self, deadline: Duration) {

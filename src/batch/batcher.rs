@@ -185,6 +185,8 @@ impl Batcher {
         let read_at = chunk.read_at.unwrap_or(now);
         let mut last_tenant: Option<Option<Arc<str>>> = None;
         let entries = std::mem::take(&mut chunk.entries);
+        // A copy another client's reader also reads is not shown to the alert tap twice.
+        let mut tap = tap.as_mut().filter(|_| !chunk.echo);
         // Entries come in runs of one stream (a file's lines): look the stream,
         // its batch and its last timestamp up once per run, not once per line.
         let mut i = 0;
@@ -208,7 +210,7 @@ impl Batcher {
                     if p.lines + (i - first_i) > 0 && size + line.len() + VALUE_OVERHEAD > s.max_bytes {
                         break;
                     }
-                    if let Some(tap) = tap.as_mut() {
+                    if let Some(tap) = tap.as_deref_mut() {
                         tap.observe(&stream, line);
                     }
                     let ts = if e.assigned_ts && e.ts <= last { last + 1 } else { e.ts };
@@ -261,7 +263,7 @@ impl Batcher {
             last_ts.insert(key, last);
             last_tenant = Some(tenant);
         }
-        if let Some(tap) = tap.as_mut() {
+        if let Some(tap) = tap {
             tap.flush();
         }
         pool::CHUNK_TEXT.give(std::mem::take(&mut chunk.buf).into_bytes());

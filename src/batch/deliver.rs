@@ -30,7 +30,8 @@ pub(super) async fn run(
     let slots = Arc::new(Semaphore::new(max_in_flight.max(1)));
     let outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>> = Arc::default();
     let mut tasks = JoinSet::new();
-    let gauges = spawn_gauges(budget.clone(), outstanding.clone());
+    let client = pusher.name().clone();
+    let gauges = spawn_gauges(client.clone(), budget.clone(), outstanding.clone());
     while let Some(mut batch) = rx.recv().await {
         // A turn to compress first, then a push slot: a batch waiting for
         // either waits here, uncompressed, one at a time.
@@ -39,8 +40,15 @@ pub(super) async fn run(
         if let Ok(mut o) = outstanding.lock() {
             o.insert(batch.seq, batch.oldest);
         }
-        let (pusher, positions, abort, budget, totals, outstanding) =
-            (pusher.clone(), positions.clone(), abort.clone(), budget.clone(), totals.clone(), outstanding.clone());
+        let (pusher, positions, abort, budget, totals, outstanding, client) = (
+            pusher.clone(),
+            positions.clone(),
+            abort.clone(),
+            budget.clone(),
+            totals.clone(),
+            outstanding.clone(),
+            client.clone(),
+        );
         // The batch's share of the queue budget goes with the push and returns
         // only when it is over. (A closure captures only the fields it uses:
         // without this move, the permits would be dropped here, when the push
@@ -53,7 +61,7 @@ pub(super) async fn run(
             } else {
                 pusher.push(batch.tenant.as_deref(), std::mem::take(&mut batch.body), &abort, compress).await
             };
-            settle(outcome, &batch, &positions, &totals);
+            settle(&client, outcome, &batch, &positions, &totals);
             budget.lines_done(batch.lines);
             drop(permits);
             if let Ok(mut o) = outstanding.lock() {
@@ -73,27 +81,33 @@ pub(super) async fn run(
     }
     gauges.abort();
     let m = Metrics::get();
-    m.queue_bytes.set(budget.used() as i64);
-    m.queue_lines.set(budget.lines());
-    m.oldest_unacked_seconds.set(0);
-    crate::status::Status::get().batches_in_flight.store(0, std::sync::atomic::Ordering::Relaxed);
+    m.queue_bytes.with_label_values(&[&client]).set(budget.used() as i64);
+    m.queue_lines.with_label_values(&[&client]).set(budget.lines());
+    m.oldest_unacked_seconds.with_label_values(&[&client]).set(0);
+    crate::status::Status::get().batches_in_flight(&client, 0);
 }
 
 /// Samples the queue and the batches in flight into the metrics and the
 /// status twice a second, and frees pooled buffers when the pipeline idles.
 fn spawn_gauges(
+    client: Arc<str>,
     budget: Arc<Budget>,
     outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let m = Metrics::get();
+        let (queue_bytes, queue_lines, oldest_unacked) = (
+            m.queue_bytes.with_label_values(&[&client]),
+            m.queue_lines.with_label_values(&[&client]),
+            m.oldest_unacked_seconds.with_label_values(&[&client]),
+        );
         loop {
-            m.queue_bytes.set(budget.used() as i64);
-            m.queue_lines.set(budget.lines());
+            queue_bytes.set(budget.used() as i64);
+            queue_lines.set(budget.lines());
             let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
-            m.oldest_unacked_seconds.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
+            oldest_unacked.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
             let in_flight = outstanding.lock().map(|o| o.len() as u64).unwrap_or(0);
-            crate::status::Status::get().batches_in_flight.store(in_flight, std::sync::atomic::Ordering::Relaxed);
+            crate::status::Status::get().batches_in_flight(&client, in_flight);
             if pool::trim_idle() {
                 tracing::debug!("pipeline idle: pooled buffers freed, free memory returned to the system");
             }
@@ -104,14 +118,14 @@ fn spawn_gauges(
 
 /// What a push's outcome does: acknowledges positions (unless aborted: the
 /// lines are sent again after a restart), counts, and keeps the totals.
-fn settle(outcome: (PushOutcome, usize), batch: &Sealed, positions: &Positions, totals: &Mutex<Totals>) {
+fn settle(client: &str, outcome: (PushOutcome, usize), batch: &Sealed, positions: &Positions, totals: &Mutex<Totals>) {
     let m = Metrics::get();
     match outcome {
         (PushOutcome::Delivered, wire) => {
             positions.ack(batch.seq, &batch.acks);
-            m.lines_pushed.inc_by(batch.lines as u64);
-            m.bytes_pushed.with_label_values(&["raw"]).inc_by(batch.raw_bytes as u64);
-            m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
+            m.lines_pushed.with_label_values(&[client]).inc_by(batch.lines as u64);
+            m.bytes_pushed.with_label_values(&[client, "raw"]).inc_by(batch.raw_bytes as u64);
+            m.bytes_pushed.with_label_values(&[client, "wire"]).inc_by(wire as u64);
             if let Ok(mut t) = totals.lock() {
                 t.lines_delivered += batch.lines as u64;
                 t.bytes_delivered += batch.raw_bytes as u64;
@@ -139,8 +153,8 @@ fn settle(outcome: (PushOutcome, usize), batch: &Sealed, positions: &Positions, 
             }
             let stored = lines - refused;
             if stored > 0 {
-                m.lines_pushed.inc_by(stored);
-                m.bytes_pushed.with_label_values(&["wire"]).inc_by(wire as u64);
+                m.lines_pushed.with_label_values(&[client]).inc_by(stored);
+                m.bytes_pushed.with_label_values(&[client, "wire"]).inc_by(wire as u64);
             }
             if let Ok(mut t) = totals.lock() {
                 t.lines_delivered += stored;

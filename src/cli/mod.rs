@@ -98,6 +98,14 @@ pub enum ConvertCommand {
 pub struct ConvertPromtailArgs {
     /// The Promtail config file (YAML); `-` reads standard input.
     pub file: PathBuf,
+    /// Promtail's positions file (its `positions.filename`): written as tailship's positions file
+    /// (each path's offset, with its fingerprint read now), so shipping goes on where Promtail
+    /// stopped; files it cannot carry over are listed on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub positions: Option<PathBuf>,
+    /// Where tailship's positions file is written (default: the converted config's positions.path).
+    #[arg(long, value_name = "FILE", requires = "positions")]
+    pub positions_out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -146,6 +146,8 @@ pub fn refuses_content(e: &HttpError) -> bool {
 
 /// Sends push requests for one service.
 pub struct Pusher {
+    /// The client's name (`client.name`): metrics, status and health say whose pushes.
+    name: Arc<str>,
     target: std::sync::RwLock<Arc<Target>>,
     compression: Compression,
     compression_level: u32,
@@ -183,6 +185,7 @@ impl Pusher {
             (RateLimiter::direct(Quota::per_second(rate).allow_burst(burst)), burst.get())
         });
         Ok(Self {
+            name: Arc::from(c.name.as_str()),
             target: std::sync::RwLock::new(Arc::new(Target::of(c)?)),
             compression: c.compression,
             compression_level: c.compression_level,
@@ -321,7 +324,7 @@ impl Pusher {
             Some(&self.reconfigured),
             retriable,
             |err, wait| {
-                m.push_retries.inc();
+                m.push_retries.with_label_values(&[&self.name]).inc();
                 let status = err.status().map(|s| s.as_u16());
                 if status.is_some_and(|s| (400..500).contains(&s) && s != 429) {
                     // Misconfigured or not allowed: say so once per status; the lines wait on disk.
@@ -347,17 +350,17 @@ impl Pusher {
                     let started = Instant::now();
                     let r = http::send(rb, &target.url).await;
                     m.push_duration.observe(started.elapsed().as_secs_f64());
-                    crate::status::Status::get().push_request(started.elapsed(), r.as_ref().err().map(|e| e.to_string()));
+                    crate::status::Status::get().push_request(&self.name, started.elapsed(), r.as_ref().err().map(|e| e.to_string()));
                     let label = match &r {
                         Ok(resp) => resp.status().as_u16().to_string(),
                         Err(HttpError::Status { status, .. }) => status.as_u16().to_string(),
                         Err(_) => "error".to_string(),
                     };
-                    m.push_requests.with_label_values(&[&label]).inc();
-                    let failed_before = self.health.last_push_error().is_some();
-                    self.health.push_result(r.as_ref().err().map(|e| e.to_string()));
+                    m.push_requests.with_label_values(&[&*self.name, label.as_str()]).inc();
+                    let failed_before = self.health.push_error_of(&self.name).is_some();
+                    self.health.push_result(&self.name, r.as_ref().err().map(|e| e.to_string()));
                     if failed_before && r.is_ok() {
-                        tracing::info!(url = %crate::util::secrets::scrub(&target.url), "pushes succeed again");
+                        tracing::info!(client = %self.name, url = %crate::util::secrets::scrub(&target.url), "pushes succeed again");
                     }
                     r.map(|_| ())
                 }
@@ -394,6 +397,11 @@ impl Pusher {
             }
         };
         (outcome, wire_len)
+    }
+
+    /// The client's name (`client.name`).
+    pub fn name(&self) -> &Arc<str> {
+        &self.name
     }
 
     /// The push URL (without credentials).

@@ -36,5 +36,32 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
     if c.untranslated.is_empty() && c.notes.is_empty() {
         writeln!(err, "# {name}: every Promtail key was translated")?;
     }
+    if let Some(from) = &a.positions {
+        let to = match (&a.positions_out, &c.positions_path) {
+            (Some(p), _) => p.clone(),
+            (None, Some(p)) => std::path::PathBuf::from(p),
+            (None, None) => {
+                return Err(CommandError::usage(anyhow::anyhow!(
+                    "{name} sets no positions.filename: say where tailship's positions file goes with --positions-out"
+                ))
+                .into())
+            }
+        };
+        let report = crate::convert::positions::import(from, &to).map_err(CommandError::usage)?;
+        writeln!(
+            err,
+            "# {}: {} file offset(s) and {} journal cursor(s) carried over to {}",
+            from.display(),
+            report.files,
+            report.journals,
+            to.display()
+        )?;
+        if !report.skipped.is_empty() {
+            writeln!(err, "# not carried over ({}):", report.skipped.len())?;
+            for (key, why) in &report.skipped {
+                writeln!(err, "  - {key}: {why}")?;
+            }
+        }
+    }
     Ok(())
 }

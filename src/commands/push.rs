@@ -129,19 +129,24 @@ async fn ship(
         handle: tokio::runtime::Handle::current(),
         mode: Mode::Once,
         extra_labels: labels,
+        mute: false,
     };
     let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
     let threads = start_sources(sources, &env, &abort, &mut stdin)?;
     drop(env);
     let progress = (std::io::stderr().is_terminal() && !args.quiet).then(|| progress_bar(total_bytes, files));
     let ticker = progress.clone().map(|bar| {
+        let pusher = pusher.clone();
         tokio::spawn(async move {
             loop {
                 let m = Metrics::get();
                 let read: u64 =
                     m.bytes_read.with_label_values(&["file"]).get() + m.bytes_read.with_label_values(&["stdin"]).get();
                 bar.set_position(read);
-                bar.set_message(format!("{} lines acknowledged", m.lines_pushed.get()));
+                bar.set_message(format!(
+                    "{} lines acknowledged",
+                    m.lines_pushed.with_label_values(&[pusher.name()]).get()
+                ));
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         })

@@ -147,6 +147,9 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
     for key in unknown {
         errors.push(err(&key, "unknown key".into()));
     }
+    if tree.get("client").is_some() && tree.get("clients").and_then(Value::as_array).is_some_and(|a| !a.is_empty()) {
+        errors.push(err("clients", "set [client] (one service) or [[clients]] (several), not both".into()));
+    }
     errors.extend(type_errors);
     let mut config = parsed;
     if let Some(c) = &mut config {
@@ -328,12 +331,20 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     if c.server.header_read_timeout.get().is_zero() {
         e("server.header_read_timeout", "must be more than 0".into());
     }
-    validate_client(&mut c.client, &mut e);
-    if c.queue.max_bytes.get() < c.client.batch.max_bytes.get() {
-        e(
-            "queue.max_bytes",
-            format!("must be at least client.batch.max_bytes ({} bytes)", c.client.batch.max_bytes.get()),
-        );
+    if c.clients.is_empty() {
+        validate_client(&mut c.client, &mut e);
+        validate_external_labels("client", &c.client, &mut e);
+    } else {
+        validate_clients(c, &mut e);
+    }
+    for (i, client) in c.clients().iter().enumerate() {
+        if c.queue.max_bytes.get() < client.batch.max_bytes.get() {
+            let key = if c.clients.is_empty() { "client".to_string() } else { format!("clients[{i}]") };
+            e(
+                "queue.max_bytes",
+                format!("must be at least {key}.batch.max_bytes ({} bytes)", client.batch.max_bytes.get()),
+            );
+        }
     }
     if c.positions.path.as_os_str().is_empty() {
         e("positions.path", "must not be empty".into());
@@ -343,6 +354,15 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     }
     for (i, s) in c.sources.iter().enumerate() {
         validate_source(&format!("sources[{i}]"), s, &mut e);
+        for (j, name) in s.clients.iter().enumerate() {
+            if !c.clients().iter().any(|cl| cl.name == *name) {
+                let known: Vec<&str> = c.clients().iter().map(|cl| cl.name.as_str()).collect();
+                e(
+                    &format!("sources[{i}].clients[{j}]"),
+                    format!("no client is named `{name}` (clients: {})", known.join(", ")),
+                );
+            }
+        }
     }
     let stdin_sources = c.sources.iter().filter(|s| s.kind == SourceType::Stdin).count();
     if stdin_sources > 1 {
@@ -350,6 +370,42 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     }
     validate_alerts(&mut c.alerts, &mut e);
     errs
+}
+
+/// `[[clients]]`: each checked as `[client]` is (keys named `clients[i]....`),
+/// names unique; the first becomes `client` (queries and alert webhooks use it).
+fn validate_clients(c: &mut Config, e: &mut dyn FnMut(&str, String)) {
+    let mut names = std::collections::HashSet::new();
+    for (i, client) in c.clients.iter_mut().enumerate() {
+        let key = format!("clients[{i}]");
+        let mut at = |k: &str, m: String| e(&k.replacen("client", &key, 1), m);
+        validate_client(client, &mut at);
+        validate_external_labels("client", client, &mut at);
+        let valid = !client.name.is_empty()
+            && client.name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-' || ch == '.');
+        if !valid {
+            e(
+                &format!("{key}.name"),
+                format!("`{}` is not a client name (letters, digits, `_`, `-`, `.`)", client.name),
+            );
+        } else if !names.insert(client.name.clone()) {
+            e(&format!("{key}.name"), format!("`{}` names two clients; names must be unique", client.name));
+        }
+    }
+    if let Some(first) = c.clients.first() {
+        c.client = first.clone();
+    }
+}
+
+fn validate_external_labels(key: &str, c: &ClientConfig, e: &mut dyn FnMut(&str, String)) {
+    for name in c.external_labels.keys() {
+        if !is_valid_label_name(name) {
+            e(
+                &format!("{key}.external_labels.{name}"),
+                format!("`{name}` is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)"),
+            );
+        }
+    }
 }
 
 /// Checks the alert rules' names and reads their secret files (the rules are
@@ -487,11 +543,10 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
         if s.path.is_some() {
             e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
         }
-        if !s.matches.is_empty() {
-            e(&format!("{key}.matches"), "matches is for journal sources".into());
-        }
-        if s.optional {
-            e(&format!("{key}.optional"), "optional is for journal sources (left out without journalctl)".into());
+        for (k, set) in [("matches", !s.matches.is_empty()), ("optional", s.optional)] {
+            if set {
+                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
+            }
         }
     }
     if let Some(t) = &s.tenant_id {

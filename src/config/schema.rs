@@ -21,8 +21,14 @@ pub const MAX_BATCH_BYTES: u64 = 4 << 20;
 pub struct Config {
     /// The agent's own HTTP endpoint (`/metrics`, `/healthz`, `/ready`).
     pub server: ServerConfig,
-    /// Where and how lines are pushed.
+    /// Where and how lines are pushed: the one-client form. With
+    /// `[[clients]]`, this is the first of them (queries and alert webhooks use it).
     pub client: ClientConfig,
+    /// Several log services at once, each with every key of `client` and a
+    /// `name`; each keeps its own positions, queue budget, batches and
+    /// pushes. Empty: `client` is the one. Read them with [`Config::clients`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<ClientConfig>,
     /// The bounded queue between sources and the batcher.
     pub queue: QueueConfig,
     /// Where file offsets are remembered across restarts.
@@ -32,6 +38,22 @@ pub struct Config {
     pub sources: Vec<SourceConfig>,
     /// Rules that turn matching lines into formatted-webhook alerts (see `crate::alert`).
     pub alerts: Vec<AlertConfig>,
+}
+
+impl Config {
+    /// The clients lines go to: `[[clients]]`, or the one `[client]`.
+    pub fn clients(&self) -> &[ClientConfig] {
+        if self.clients.is_empty() {
+            std::slice::from_ref(&self.client)
+        } else {
+            &self.clients
+        }
+    }
+
+    /// The names of the clients a source's lines go to (its `clients`, or all).
+    pub fn clients_of<'a>(&'a self, source: &'a SourceConfig) -> impl Iterator<Item = &'a ClientConfig> + 'a {
+        self.clients().iter().filter(move |c| source.clients.is_empty() || source.clients.contains(&c.name))
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
@@ -73,6 +95,9 @@ pub enum Compression {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ClientConfig {
+    /// The client's name in `sources[].clients`, metrics (`client` label),
+    /// `/status` and the positions file.
+    pub name: String,
     pub url: String,
     /// Path prefix of the log API: `/logstore/api/v1`, or `/loki/api/v1` for Loki.
     pub api_prefix: String,
@@ -101,11 +126,26 @@ pub struct ClientConfig {
     pub batch: BatchConfig,
     pub retry: RetryConfig,
     pub rate_limit: RateLimitConfig,
+    /// Labels added to every line this client pushes (a source's own label
+    /// of the same name wins).
+    pub external_labels: BTreeMap<String, String>,
+    /// Standard input never waits for this client: when its queue is full,
+    /// stdin's lines for it are dropped and counted (`reason="best_effort"`).
+    /// Files and the journal always wait on disk.
+    pub best_effort: bool,
+    /// Where a client with no saved positions starts (one added to a
+    /// running agent, or to a config whose other clients have positions).
+    /// Unset: where the others are (history is not sent again); `beginning`
+    /// or `end`: as a source's `start_at`.
+    pub start_at: Option<StartAt>,
 }
+
+pub use crate::util::DEFAULT_CLIENT;
 
 impl Default for ClientConfig {
     fn default() -> Self {
         Self {
+            name: DEFAULT_CLIENT.into(),
             url: "http://127.0.0.1:3100".into(),
             api_prefix: "/logstore/api/v1".into(),
             tenant_id: None,
@@ -122,6 +162,9 @@ impl Default for ClientConfig {
             batch: BatchConfig::default(),
             retry: RetryConfig::default(),
             rate_limit: RateLimitConfig::default(),
+            external_labels: BTreeMap::new(),
+            best_effort: false,
+            start_at: None,
         }
     }
 }
@@ -290,6 +333,8 @@ pub struct SourceConfig {
     pub labels: BTreeMap<String, String>,
     /// Overrides `client.tenant_id` for this source's lines.
     pub tenant_id: Option<String>,
+    /// The names of the clients this source's lines go to (empty: every client).
+    pub clients: Vec<String>,
     /// Where to start in a file with no saved position (a journal: with no saved cursor).
     pub start_at: StartAt,
     /// Journal: the journal directory to read (`journalctl --directory`);
@@ -339,6 +384,7 @@ impl Default for SourceConfig {
             root: None,
             labels: BTreeMap::new(),
             tenant_id: None,
+            clients: Vec::new(),
             start_at: StartAt::Beginning,
             path: None,
             matches: Vec::new(),

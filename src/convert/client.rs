@@ -39,25 +39,56 @@ pub fn server(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
     m.finish(r, "no tailship equivalent");
 }
 
-/// `clients` (or the old single `client`): the first becomes `[client]`.
-/// Returns the client's `external_labels`, which tailship puts on every source.
-pub fn clients(root: &mut Map<'_>, out: &mut Section, r: &mut Report) -> Vec<(String, String)> {
-    let many = root.get("clients");
-    let (key, first) = match (many, root.get("client")) {
+/// One converted Promtail client.
+pub struct Client {
+    /// Its `[client]` or `[[clients]]` table (with `name` first when there are several).
+    pub section: Section,
+    /// Its `external_labels`.
+    pub external: Vec<(String, String)>,
+}
+
+/// `clients` (or the old single `client`), each converted; none when the
+/// config has neither (reported).
+pub fn clients(root: &mut Map<'_>, r: &mut Report) -> Vec<Client> {
+    let items: Vec<(String, &Yaml)> = match (root.get("clients"), root.get("client")) {
         (Some(many), _) => {
-            let items = list("clients", Some(many), r);
-            for i in 1..items.len() {
-                r.skip(format!("clients[{i}]"), "tailship ships to one log service: only clients[0] is converted");
-            }
-            ("clients[0]".to_string(), items.first())
+            list("clients", Some(many), r).iter().enumerate().map(|(i, y)| (format!("clients[{i}]"), y)).collect()
         }
-        (None, Some(one)) => ("client".to_string(), Some(one)),
+        (None, Some(one)) => vec![("client".to_string(), one)],
         (None, None) => {
             r.skip("clients", "missing: [client] keeps tailship's default URL, change it");
             return Vec::new();
         }
     };
-    let Some(y) = first else { return Vec::new() };
+    let several = items.len() > 1;
+    let mut names = std::collections::HashSet::new();
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, (key, y))| {
+            let mut section = Section::default();
+            if several {
+                let given = y["name"].as_str().map(client_name).filter(|n| !n.is_empty());
+                let mut name = given.unwrap_or_else(|| format!("client-{i}"));
+                if !names.insert(name.clone()) {
+                    name = format!("{name}-{i}");
+                    names.insert(name.clone());
+                }
+                section.set("name", Val::str(name));
+            }
+            let external = client(key, y, &mut section, r);
+            Client { section, external }
+        })
+        .collect()
+}
+
+/// A client name tailship accepts (letters, digits, `_`, `-`, `.`).
+fn client_name(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '-' }).collect()
+}
+
+/// One Promtail client as tailship's client table; returns its `external_labels`.
+fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(String, String)> {
     let mut m = Map::new(key, y, r);
     if let Some(url) = m.text("url", r) {
         let (base, prefix) = split_url(&url);
@@ -130,6 +161,8 @@ pub fn clients(root: &mut Map<'_>, out: &mut Section, r: &mut Report) -> Vec<(St
         b.finish(r, "no tailship equivalent");
     }
     let external = m.pairs("external_labels", r);
+    // Its name in Promtail's metrics; tailship's `name` was taken from it.
+    m.ignore("name");
     m.finish(r, "no tailship equivalent");
     external
 }
@@ -193,11 +226,15 @@ pub fn positions(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
         let dir = Path::new(&f).parent().map(|d| d.display().to_string()).unwrap_or_default();
         let path =
             if dir.is_empty() { "tailship-positions.json".into() } else { format!("{dir}/tailship-positions.json") };
-        out.set_noted("path", Val::str(path), "beside Promtail's; tailship does not read Promtail's positions");
+        out.set_noted(
+            "path",
+            Val::str(path),
+            "beside Promtail's (convert --positions carries Promtail's offsets over)",
+        );
         r.note(
             m.key("filename"),
-            "tailship keeps its own positions file and cannot read Promtail's: files already shipped are read again \
-             from the start (start_at = \"end\" on a source skips what they hold now)",
+            "tailship keeps its own positions file: convert with `--positions FILE` to carry Promtail's offsets over \
+             (otherwise files already shipped are read again from the start)",
         );
     }
     if let Some(s) = m.text("sync_period", r) {

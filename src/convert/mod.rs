@@ -20,6 +20,7 @@ mod client;
 mod filters;
 mod golayout;
 mod pipeline;
+pub mod positions;
 mod relabel;
 mod render;
 mod replace;
@@ -41,6 +42,8 @@ pub struct Conversion {
     pub untranslated: Vec<Item>,
     /// Keys translated with a difference worth knowing.
     pub notes: Vec<Item>,
+    /// `[positions].path` of the converted config, when it sets one.
+    pub positions_path: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,10 +73,15 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     }
     let mut root = Map::new("", doc, &mut r);
     let mut server = Section::default();
-    let mut client = Section::default();
     let mut positions = Section::default();
     client::server(root.get("server"), &mut server, &mut r);
-    let external = client::clients(&mut root, &mut client, &mut r);
+    let mut clients = client::clients(&mut root, &mut r);
+    // One client: `[client]`, its external labels on every source (as
+    // before); several: `[[clients]]`, each with its own.
+    let external = if clients.len() == 1 { std::mem::take(&mut clients[0].external) } else { Vec::new() };
+    for c in clients.iter_mut().filter(|c| !c.external.is_empty()) {
+        c.section.set("external_labels", Val::pairs(&c.external));
+    }
     client::positions(root.get("positions"), &mut positions, &mut r);
     let mut sources = Vec::new();
     let mut metadata = false;
@@ -81,7 +89,9 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
         metadata |= scrape(&format!("scrape_configs[{i}]"), job, &external, &mut sources, &mut r);
     }
     if metadata {
-        client.set_noted("structured_metadata", Val::Bool(true), "the jobs send structured metadata (Loki 3)");
+        for c in &mut clients {
+            c.section.set_noted("structured_metadata", Val::Bool(true), "the jobs send structured metadata (Loki 3)");
+        }
     }
     if let Some(y) = root.get("limits_config") {
         limits(y, &mut sources, &mut r);
@@ -96,7 +106,11 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
          # Check it with `tailship check --config FILE`; keys not set here keep their defaults\n\
          # (config/tailship.toml lists them all).\n\n",
     );
-    for (header, s) in [("[server]", &server), ("[client]", &client), ("[positions]", &positions)] {
+    let one = clients.len() == 1;
+    let mut tables: Vec<(&str, &Section)> = vec![("[server]", &server)];
+    tables.extend(clients.iter().map(|c| (if one { "[client]" } else { "[[clients]]" }, &c.section)));
+    tables.push(("[positions]", &positions));
+    for (header, s) in tables {
         if !s.is_empty() {
             s.render(header, &mut out);
             out.push('\n');
@@ -106,7 +120,11 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
         s.render("[[sources]]", &mut out);
         out.push('\n');
     }
-    Ok(Conversion { toml: out, untranslated: r.untranslated, notes: r.notes })
+    let positions_path = match positions.get("path") {
+        Some(Val::Str(p)) => Some(p.clone()),
+        _ => None,
+    };
+    Ok(Conversion { toml: out, untranslated: r.untranslated, notes: r.notes, positions_path })
 }
 
 /// `items` as a numbered list, one per line: `N. key: message`.

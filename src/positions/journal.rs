@@ -34,10 +34,10 @@ pub(super) struct SavedJournal {
     pub(super) updated_at: u64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct JournalState {
-    source: String,
-    path: Option<PathBuf>,
+    pub(super) source: String,
+    pub(super) path: Option<PathBuf>,
     /// The delivered cursor.
     committed: Option<String>,
     committed_mark: u64,
@@ -88,6 +88,14 @@ impl JournalState {
 
     pub(super) fn register(&mut self, seq: u64, mark: u64) {
         self.pending.push_back((seq, mark, false));
+    }
+
+    /// Nothing of this journal is queued or in flight (a copy for another client).
+    pub(super) fn forget_in_flight(&mut self) {
+        self.marks.clear();
+        self.pending.clear();
+        self.active = false;
+        self.read_to = None;
     }
 
     /// Batch `seq` was acknowledged; true when the delivered cursor moved.

@@ -21,10 +21,13 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+mod file;
 mod journal;
 mod persist;
+
+pub use file::{write_imported, Imported, PositionsFile, Start};
 
 /// Where a chunk's lines came from, so the position can advance once they are acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +44,6 @@ pub const FINGERPRINT_BYTES: usize = 1024;
 
 /// Saved entries of files no longer tailed are forgotten after this long.
 pub const FORGET_AFTER_SECS: u64 = 7 * 24 * 3600;
-
-const VERSION: u32 = 1;
 
 /// A hash of a file's first `len` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +66,7 @@ impl Fingerprint {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct FileState {
     path: PathBuf,
     fp: Fingerprint,
@@ -106,7 +107,7 @@ pub struct Orphan {
     pub size: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct State {
     next_key: u64,
     files: HashMap<u64, FileState>,
@@ -121,15 +122,15 @@ pub enum PositionsError {
     Write { path: PathBuf, source: std::io::Error },
 }
 
-/// See the module documentation.
+/// One client's positions (see the module documentation). The positions
+/// file ([`PositionsFile`]) holds every client's.
 #[derive(Debug)]
 pub struct Positions {
-    /// `None` keeps positions in memory only (`tailship push`).
-    path: Option<PathBuf>,
     state: Mutex<State>,
     /// Fired when an acknowledgement moved a position, so the agent writes the
-    /// file soon (see `agent`), not only every `sync_period`.
-    pub acked: tokio::sync::Notify,
+    /// file soon (see `agent`), not only every `sync_period`. Shared by every
+    /// client's positions in one file.
+    acked: Arc<tokio::sync::Notify>,
 }
 
 fn now_ms() -> u64 {
@@ -143,7 +144,11 @@ fn now_secs() -> u64 {
 impl Positions {
     /// Positions kept in memory only.
     pub fn in_memory() -> Self {
-        Self { path: None, state: Mutex::new(State::default()), acked: tokio::sync::Notify::new() }
+        Self::with_state(State::default(), Arc::new(tokio::sync::Notify::new()))
+    }
+
+    fn with_state(state: State, acked: Arc<tokio::sync::Notify>) -> Self {
+        Self { state: Mutex::new(state), acked }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -5,11 +5,10 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::{journal, now_secs, FileState, Fingerprint, Positions, PositionsError, State, FORGET_AFTER_SECS, VERSION};
+use super::{journal, now_secs, FileState, Fingerprint, Positions, PositionsError, State, FORGET_AFTER_SECS};
 use crate::metrics::Metrics;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -41,115 +40,159 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct SavedState {
-    version: u32,
+/// One client's positions as saved: the whole file in version 1 (one
+/// client), one entry of `clients` in version 2.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct SavedState {
     files: Vec<SavedFile>,
     /// Journal cursors (absent in files written before journal sources).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     journals: Vec<journal::SavedJournal>,
 }
 
-impl Positions {
-    /// Loads the positions file; a missing file is an empty store, a corrupt one
-    /// is moved aside to `<path>.corrupt` (logged) and also gives an empty store.
-    pub fn load(path: &Path) -> Self {
-        let mut state = State::default();
-        match std::fs::read(path) {
-            Ok(bytes) => match serde_json::from_slice::<SavedState>(&bytes) {
-                Ok(saved) if saved.version == VERSION => {
-                    for f in saved.files {
-                        let Ok(hash) = u64::from_str_radix(&f.fingerprint, 16) else { continue };
-                        let key = state.next_key;
-                        state.next_key += 1;
-                        state.files.insert(
-                            key,
-                            FileState {
-                                path: f.path,
-                                fp: Fingerprint { hash, len: f.fingerprint_len },
-                                dev: f.dev,
-                                ino: f.ino,
-                                committed: f.offset,
-                                pending: VecDeque::new(),
-                                active: false,
-                                updated_at: f.updated_at,
-                                size: f.size.max(f.offset),
-                                end: f.end,
-                                read_to: 0,
-                                seen_at_ms: f.seen_at_ms,
-                            },
-                        );
-                    }
-                    for j in saved.journals {
-                        let key = state.next_key;
-                        state.next_key += 1;
-                        state.journals.insert(key, journal::JournalState::from_saved(j));
-                    }
-                    tracing::info!(path = %path.display(), files = state.files.len(), journals = state.journals.len(), "loaded positions");
-                }
-                Ok(saved) => {
-                    set_aside(path, &format!("unknown version {}", saved.version));
-                }
-                Err(e) => set_aside(path, &e.to_string()),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "cannot read positions file; starting without positions");
-            }
-        }
-        Self { path: Some(path.to_path_buf()), state: Mutex::new(state), acked: tokio::sync::Notify::new() }
-    }
+/// The file's shape: version 1 is one client's [`SavedState`] at the top
+/// level (what the one-client form writes, so an older agent reads it);
+/// version 2 has each client's under its name.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct SavedFileV {
+    pub(super) version: u32,
+    #[serde(flatten)]
+    pub(super) one: Option<SavedState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) clients: Option<std::collections::BTreeMap<String, SavedState>>,
+}
 
-    /// Writes the file if anything changed. Keeps the old file intact on failure.
-    pub fn save(&self) -> Result<(), PositionsError> {
-        let Some(path) = &self.path else { return Ok(()) };
-        let json = {
-            let mut st = self.lock();
-            if !st.dirty {
-                return Ok(());
-            }
-            let now = now_secs();
-            st.files.retain(|_, f| {
-                f.active || !f.pending.is_empty() || now.saturating_sub(f.updated_at) < FORGET_AFTER_SECS
-            });
-            let mut files: Vec<SavedFile> = st
-                .files
-                .values()
-                .map(|f| SavedFile {
-                    path: f.path.clone(),
-                    fingerprint: format!("{:016x}", f.fp.hash),
-                    fingerprint_len: f.fp.len,
+/// The version of a file with one client's positions at the top level.
+pub(super) const ONE_CLIENT: u32 = 1;
+/// The version of a file with positions per client.
+pub(super) const PER_CLIENT: u32 = 2;
+
+impl SavedState {
+    pub(super) fn into_state(self) -> State {
+        let mut state = State::default();
+        for f in self.files {
+            let Ok(hash) = u64::from_str_radix(&f.fingerprint, 16) else { continue };
+            let key = state.next_key;
+            state.next_key += 1;
+            state.files.insert(
+                key,
+                FileState {
+                    path: f.path,
+                    fp: Fingerprint { hash, len: f.fingerprint_len },
                     dev: f.dev,
                     ino: f.ino,
-                    offset: f.committed,
-                    updated_at: if f.active { now } else { f.updated_at },
-                    size: f.size,
+                    committed: f.offset,
+                    pending: VecDeque::new(),
+                    active: false,
+                    updated_at: f.updated_at,
+                    size: f.size.max(f.offset),
                     end: f.end,
+                    read_to: 0,
                     seen_at_ms: f.seen_at_ms,
-                })
-                .collect();
-            files.sort_by(|a, b| a.path.cmp(&b.path));
-            st.journals.retain(|_, j| j.keep(now, FORGET_AFTER_SECS));
-            let mut journals: Vec<journal::SavedJournal> =
-                st.journals.values().filter_map(|j| j.to_saved(now)).collect();
-            journals.sort_by(|a, b| (&a.source, &a.path).cmp(&(&b.source, &b.path)));
-            st.dirty = false;
-            serde_json::to_vec_pretty(&SavedState { version: VERSION, files, journals }).unwrap_or_default()
-        };
-        let r = write_atomically(path, &json);
-        let m = Metrics::get();
-        match &r {
-            Ok(()) => {
-                m.positions_writes.with_label_values(&["ok"]).inc();
-                crate::status::Status::get().positions_written();
-            }
-            Err(_) => {
-                m.positions_writes.with_label_values(&["error"]).inc();
-                self.lock().dirty = true;
-            }
+                },
+            );
         }
-        r.map_err(|source| PositionsError::Write { path: path.clone(), source })
+        for j in self.journals {
+            let key = state.next_key;
+            state.next_key += 1;
+            state.journals.insert(key, journal::JournalState::from_saved(j));
+        }
+        state
     }
+}
+
+impl Positions {
+    /// What to save now (forgetting entries not seen for [`FORGET_AFTER_SECS`]).
+    pub(super) fn saved(&self) -> SavedState {
+        let mut st = self.lock();
+        let now = now_secs();
+        st.files
+            .retain(|_, f| f.active || !f.pending.is_empty() || now.saturating_sub(f.updated_at) < FORGET_AFTER_SECS);
+        let mut files: Vec<SavedFile> = st
+            .files
+            .values()
+            .map(|f| SavedFile {
+                path: f.path.clone(),
+                fingerprint: format!("{:016x}", f.fp.hash),
+                fingerprint_len: f.fp.len,
+                dev: f.dev,
+                ino: f.ino,
+                offset: f.committed,
+                updated_at: if f.active { now } else { f.updated_at },
+                size: f.size,
+                end: f.end,
+                seen_at_ms: f.seen_at_ms,
+            })
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        st.journals.retain(|_, j| j.keep(now, FORGET_AFTER_SECS));
+        let mut journals: Vec<journal::SavedJournal> = st.journals.values().filter_map(|j| j.to_saved(now)).collect();
+        journals.sort_by(|a, b| (&a.source, &a.path).cmp(&(&b.source, &b.path)));
+        SavedState { files, journals }
+    }
+
+    /// True when something changed since the last save; clears the mark.
+    pub(super) fn take_dirty(&self) -> bool {
+        std::mem::take(&mut self.lock().dirty)
+    }
+
+    /// A save failed: what changed is written next time.
+    pub(super) fn set_dirty(&self) {
+        self.lock().dirty = true;
+    }
+}
+
+/// Reads a positions file: `None` for a missing or corrupt one (a corrupt
+/// one is moved aside to `<path>.corrupt`, logged).
+pub(super) fn read(path: &Path) -> Option<SavedFileV> {
+    match std::fs::read(path) {
+        Ok(bytes) => match serde_json::from_slice::<SavedFileV>(&bytes) {
+            Ok(saved) if saved.version == ONE_CLIENT && saved.one.is_some() => Some(saved),
+            Ok(saved) if saved.version == PER_CLIENT && saved.clients.is_some() => Some(saved),
+            Ok(saved) if saved.version == ONE_CLIENT || saved.version == PER_CLIENT => {
+                set_aside(path, "no positions in it");
+                None
+            }
+            Ok(saved) => {
+                set_aside(path, &format!("unknown version {}", saved.version));
+                None
+            }
+            Err(e) => {
+                set_aside(path, &e.to_string());
+                None
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot read positions file; starting without positions");
+            None
+        }
+    }
+}
+
+/// Writes the positions of `clients` to `path` (version 1 for the one
+/// client of the `[client]` form, else version 2), counting the write.
+pub(super) fn write(
+    path: &Path,
+    clients: std::collections::BTreeMap<String, SavedState>,
+) -> Result<(), PositionsError> {
+    let one = clients.len() == 1 && clients.contains_key(crate::config::DEFAULT_CLIENT);
+    let file = if one {
+        SavedFileV { version: ONE_CLIENT, one: clients.into_values().next(), clients: None }
+    } else {
+        SavedFileV { version: PER_CLIENT, one: None, clients: Some(clients) }
+    };
+    let json = serde_json::to_vec_pretty(&file).unwrap_or_default();
+    let r = write_atomically(path, &json);
+    let m = Metrics::get();
+    match &r {
+        Ok(()) => {
+            m.positions_writes.with_label_values(&["ok"]).inc();
+            crate::status::Status::get().positions_written();
+        }
+        Err(_) => m.positions_writes.with_label_values(&["error"]).inc(),
+    }
+    r.map_err(|source| PositionsError::Write { path: path.to_path_buf(), source })
 }
 
 fn set_aside(path: &Path, why: &str) {

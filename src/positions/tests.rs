@@ -49,16 +49,17 @@ fn fingerprints_match_grown_files_only() {
 fn save_load_and_corrupt_file_moved_aside() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let p = Positions::load(&path);
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
     let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
     p.register(1, &[AckRef { file: k, offset: 6 }]);
     p.ack(1, &[AckRef { file: k, offset: 6 }]);
-    p.save().unwrap();
-    let q = Positions::load(&path);
+    f.save().unwrap();
+    let q = one(&PositionsFile::load(&path));
     assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
     assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), None, "already tailed");
     std::fs::write(&path, b"{not json").unwrap();
-    let r = Positions::load(&path);
+    let r = one(&PositionsFile::load(&path));
     assert!(r.resume(b"hello\n", Path::new("/log/a"), 7, 9).is_none());
     assert!(dir.path().join("positions.json.corrupt").exists());
 }
@@ -118,17 +119,18 @@ fn journal_cursors_are_saved_beside_files_and_old_files_still_load() {
         now_secs()
     );
     std::fs::write(&path, old).unwrap();
-    let p = Positions::load(&path);
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
     assert_eq!(p.lock().files.len(), 1, "the old file's position loads");
     let (k, _) = p.journal_resume("sys", Some(Path::new("/var/log/journal")));
     let m = p.journal_mark(k, "s=1;i=2".into());
     p.register(1, &[AckRef { file: k, offset: m }]);
     p.ack(1, &[AckRef { file: k, offset: m }]);
     p.journal_release(k, Some("s=1;i=2".into()));
-    p.save().unwrap();
+    f.save().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"journals\"") && text.contains("s=1;i=2"), "{text}");
-    let q = Positions::load(&path);
+    let q = one(&PositionsFile::load(&path));
     assert_eq!(q.lock().files.len(), 1);
     assert_eq!(q.journal_resume("sys", None).1, None, "another journal (the system one)");
     assert_eq!(q.journal_resume("sys", Some(Path::new("/var/log/journal"))).1.as_deref(), Some("s=1;i=2"));
@@ -145,4 +147,82 @@ fn a_reloaded_journal_source_goes_on_from_what_its_predecessor_queued() {
     assert_eq!((k2, start.as_deref()), (k, Some("c9")), "in flight, not delivered: not read again");
     p.ack(1, &[AckRef { file: k, offset: m }]);
     assert_eq!(p.journal_cursor(k).as_deref(), Some("c9"));
+}
+
+/// The positions of the one client of the `[client]` form.
+fn one(f: &PositionsFile) -> Arc<Positions> {
+    f.client(crate::config::DEFAULT_CLIENT, None).0
+}
+
+/// Tracks `/log/a` (first bytes `hello\n`) delivered to `offset`.
+fn delivered(p: &Positions, offset: u64) {
+    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    p.register(1, &[AckRef { file: k, offset }]);
+    p.ack(1, &[AckRef { file: k, offset }]);
+}
+
+#[test]
+fn a_one_client_file_loads_for_each_of_several_clients_and_is_saved_per_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    delivered(&one(&f), 6);
+    f.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("\"version\": 1") && !text.contains("clients"),
+        "the one-client form writes version 1: {text}"
+    );
+    // The same file under [[clients]] a and b: both go on from offset 6.
+    let f = PositionsFile::load(&path);
+    let (a, start_a) = f.client("a", None);
+    let (b, _) = f.client("b", None);
+    assert_eq!(start_a, Start::Saved);
+    assert_eq!(a.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
+    assert_eq!(b.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
+    // b moves on alone; the file keeps each client's offset.
+    b.register(2, &[AckRef { file: 0, offset: 12 }]);
+    b.ack(2, &[AckRef { file: 0, offset: 12 }]);
+    f.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"version\": 2") && text.contains("\"clients\""), "{text}");
+    let f = PositionsFile::load(&path);
+    assert_eq!(f.client("a", None).0.committed(0), Some(6));
+    assert_eq!(f.client("b", None).0.committed(0), Some(12));
+}
+
+#[test]
+fn a_new_client_starts_where_the_others_are_unless_its_start_at_says_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    delivered(&f.client("a", None).0, 6);
+    delivered(&f.client("b", None).0, 4);
+    f.save().unwrap();
+    let f = PositionsFile::load(&path);
+    let (c, start) = f.client("c", None);
+    assert_eq!(start, Start::Others);
+    assert_eq!(c.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)), "the furthest of the others");
+    let (d, start) = f.client("d", Some(crate::config::StartAt::Beginning));
+    assert_eq!(start, Start::Fresh(crate::config::StartAt::Beginning));
+    assert_eq!(
+        d.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9),
+        None,
+        "nothing known: its sources start at the beginning"
+    );
+}
+
+#[test]
+fn a_removed_client_is_not_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    delivered(&f.client("a", None).0, 6);
+    delivered(&f.client("gone", None).0, 6);
+    f.save().unwrap();
+    f.remove("gone");
+    delivered(&f.client("a", None).0, 6);
+    f.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("gone"), "{text}");
 }

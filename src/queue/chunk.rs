@@ -35,6 +35,9 @@ pub struct Chunk {
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
     /// When the first line of the chunk was read (for the oldest-unacknowledged gauge).
     pub read_at: Option<std::time::Instant>,
+    /// Lines another client's reader also reads (or a copy of standard
+    /// input's for another client): the alert tap sees them once, elsewhere.
+    pub echo: bool,
 }
 
 impl Chunk {
@@ -58,6 +61,21 @@ impl Chunk {
             entries: Vec::with_capacity(bytes / 64 + 1),
             streams: Vec::with_capacity(1),
             ..Default::default()
+        }
+    }
+
+    /// A copy for another client's queue: the same lines, streams and
+    /// position, without this chunk's budget.
+    pub fn duplicate(&self) -> Chunk {
+        Chunk {
+            buf: self.buf.clone(),
+            streams: self.streams.clone(),
+            entries: self.entries.clone(),
+            ack: self.ack,
+            source: self.source.clone(),
+            permit: None,
+            read_at: self.read_at,
+            echo: true,
         }
     }
 

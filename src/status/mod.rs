@@ -36,6 +36,23 @@ const LATENCIES: usize = 1024;
 /// Latencies older than this are not in the percentiles.
 const LATENCY_WINDOW: Duration = Duration::from_secs(300);
 
+thread_local! {
+    static MUTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as reading for a second client what another thread
+/// reads for the first (each client reads its files itself, at its own
+/// pace): what it counts in [`Status`] and [`crate::metrics::Metrics`] goes
+/// to a set nobody serves, so lines read, files and events are counted once.
+pub fn mute_this_thread() {
+    MUTED.with(|m| m.set(true));
+}
+
+/// See [`mute_this_thread`].
+pub fn thread_is_muted() -> bool {
+    MUTED.with(|m| m.get())
+}
+
 /// Wall-clock time in Unix milliseconds.
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -149,7 +166,13 @@ struct PushStats {
     /// (when, latency) of the most recent requests.
     latencies: VecDeque<(Instant, Duration)>,
     last_error: Option<LastError>,
+    /// Batches being pushed (set by the deliverer's gauge loop).
+    in_flight: u64,
 }
+
+/// A client's pushes, or every client's: requests, failures, p50 and p99
+/// latency (ms) of the recent ones, the last error, batches in flight.
+pub type PushSummary = (u64, u64, Option<f64>, Option<f64>, Option<LastError>, u64);
 
 /// One alert rule: its open groups (by uid) and its last webhook call.
 #[derive(Debug, Default, Clone)]
@@ -162,9 +185,8 @@ struct AlertStats {
 #[derive(Debug, Default)]
 pub struct Status {
     files: Mutex<Vec<Arc<FileStatus>>>,
-    push: Mutex<PushStats>,
-    /// Batches being pushed (set by the deliverer's gauge loop).
-    pub batches_in_flight: AtomicU64,
+    /// Per client.
+    push: Mutex<BTreeMap<String, PushStats>>,
     /// When the positions file was last written (Unix ms; 0: not in this run).
     positions_written: AtomicU64,
     alerts: Mutex<BTreeMap<String, AlertStats>>,
@@ -173,8 +195,14 @@ pub struct Status {
 }
 
 impl Status {
+    /// The process-wide status (on a thread marked by [`mute_this_thread`],
+    /// one nobody reports).
     pub fn get() -> &'static Status {
         static S: OnceLock<Status> = OnceLock::new();
+        static MUTED: OnceLock<Status> = OnceLock::new();
+        if thread_is_muted() {
+            return MUTED.get_or_init(Status::default);
+        }
         S.get_or_init(Status::default)
     }
 
@@ -230,10 +258,11 @@ impl Status {
         files.clone()
     }
 
-    /// One push request took `latency`; `error` says why it failed.
-    pub fn push_request(&self, latency: Duration, error: Option<String>) {
+    /// One push request of `client` took `latency`; `error` says why it failed.
+    pub fn push_request(&self, client: &str, latency: Duration, error: Option<String>) {
         let now = Instant::now();
-        let mut p = lock(&self.push);
+        let mut all = lock(&self.push);
+        let p = all.entry(client.to_string()).or_default();
         p.requests += 1;
         if p.latencies.len() == LATENCIES {
             p.latencies.pop_front();
@@ -245,13 +274,23 @@ impl Status {
         }
     }
 
-    /// Push requests and failures so far, p50 and p99 latency (ms) of the
-    /// recent ones, and the last error.
-    pub fn push(&self) -> (u64, u64, Option<f64>, Option<f64>, Option<LastError>) {
-        let p = lock(&self.push);
+    /// `client` has `n` batches being pushed.
+    pub fn batches_in_flight(&self, client: &str, n: u64) {
+        lock(&self.push).entry(client.to_string()).or_default().in_flight = n;
+    }
+
+    /// The pushes of `client`, or of every client (the latest error of any).
+    pub fn push(&self, client: Option<&str>) -> PushSummary {
+        let all = lock(&self.push);
         let now = Instant::now();
-        let mut recent: Vec<Duration> =
-            p.latencies.iter().filter(|(t, _)| now.duration_since(*t) <= LATENCY_WINDOW).map(|(_, d)| *d).collect();
+        let chosen: Vec<&PushStats> =
+            all.iter().filter(|(k, _)| client.is_none_or(|c| c == *k)).map(|(_, p)| p).collect();
+        let mut recent: Vec<Duration> = chosen
+            .iter()
+            .flat_map(|p| p.latencies.iter())
+            .filter(|(t, _)| now.duration_since(*t) <= LATENCY_WINDOW)
+            .map(|(_, d)| *d)
+            .collect();
         recent.sort_unstable();
         let pct = |q: f64| {
             (!recent.is_empty()).then(|| {
@@ -259,7 +298,15 @@ impl Status {
                 recent[i].as_secs_f64() * 1000.0
             })
         };
-        (p.requests, p.failures, pct(0.50), pct(0.99), p.last_error.clone())
+        let last = chosen.iter().filter_map(|p| p.last_error.clone()).max_by_key(|e| e.at_ms);
+        (
+            chosen.iter().map(|p| p.requests).sum(),
+            chosen.iter().map(|p| p.failures).sum(),
+            pct(0.50),
+            pct(0.99),
+            last,
+            chosen.iter().map(|p| p.in_flight).sum(),
+        )
     }
 
     /// The positions file was written just now.
@@ -363,11 +410,15 @@ mod tests {
     #[test]
     fn push_percentiles_come_from_the_recent_requests_and_the_last_error_stays() {
         let s = Status::default();
-        assert_eq!(s.push().2, None);
+        assert_eq!(s.push(None).2, None);
         for ms in 1..=100 {
-            s.push_request(Duration::from_millis(ms), (ms == 50).then(|| "HTTP 503 from http://x/push".to_string()));
+            s.push_request(
+                "default",
+                Duration::from_millis(ms),
+                (ms == 50).then(|| "HTTP 503 from http://x/push".to_string()),
+            );
         }
-        let (requests, failures, p50, p99, last) = s.push();
+        let (requests, failures, p50, p99, last, _) = s.push(None);
         assert_eq!((requests, failures), (100, 1));
         assert_eq!(p50, Some(50.0));
         assert_eq!(p99, Some(99.0));

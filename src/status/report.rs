@@ -17,8 +17,12 @@ pub struct Report {
     /// `/ready`'s answer: `None` when ready, else why not.
     pub not_ready: Option<String>,
     pub sources: Vec<SourceReport>,
+    /// Every client's together (the URL: each client's, comma-separated).
     pub queue: QueueReport,
     pub push: PushReport,
+    /// Each client's own: its queue, its pushes, why it is not ready.
+    #[serde(default)]
+    pub clients: Vec<ClientReport>,
     pub positions: PositionsReport,
     pub alerts: Vec<AlertReport>,
 }
@@ -86,6 +90,16 @@ pub struct FileReport {
     pub lag_bytes: u64,
     pub lines_per_s: f64,
     pub bytes_per_s: f64,
+}
+
+/// One client (`[client]`, or one of `[[clients]]`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClientReport {
+    pub name: String,
+    /// Why this client is not ready (its last push failed), or `None`.
+    pub not_ready: Option<String>,
+    pub queue: QueueReport,
+    pub push: PushReport,
 }
 
 /// The queue between the sources and the pushes.

@@ -111,6 +111,25 @@ fn summary(r: &Report) -> Vec<(String, bool)> {
     if let Some(e) = &p.last_error {
         out.push((format!("last push error ({} ago): {}", ago(e.at_ms, r.now_ms), clean(&e.message)), true));
     }
+    // Several clients: a line each, the failing ones highlighted.
+    if r.clients.len() > 1 {
+        for c in &r.clients {
+            let (q, p) = (&c.queue, &c.push);
+            let state = c.not_ready.as_deref().map_or("ok".to_string(), clean);
+            out.push((
+                format!(
+                    "client {}: pushed {} lines/s, {} in all · queue {} · oldest unacknowledged {} s · {}",
+                    clean(&c.name),
+                    rate(p.lines_per_s),
+                    p.lines_total,
+                    bytes(q.bytes_used as f64),
+                    q.oldest_unacknowledged_s,
+                    state
+                ),
+                c.not_ready.is_some(),
+            ));
+        }
+    }
     for a in &r.alerts {
         let last = a.last_send.as_ref().map_or("never sent".to_string(), |s| match &s.error {
             None => format!("last sent {} {} ago", s.state, ago(s.at_ms, r.now_ms)),
@@ -296,6 +315,27 @@ mod tests {
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
         assert!(!text.contains('\u{1b}'), "no raw escape reaches the terminal");
         assert!(text.contains("2.0 KiB"), "{text}");
+    }
+
+    #[test]
+    fn several_clients_get_a_line_each_naming_the_failing_one() {
+        use crate::status::report::ClientReport;
+        let client = |name: &str, not_ready: Option<&str>| ClientReport {
+            name: name.into(),
+            not_ready: not_ready.map(String::from),
+            ..Default::default()
+        };
+        let r = Report {
+            clients: vec![client("old", None), client("new", Some("the last push failed (HTTP 401)"))],
+            ..Default::default()
+        };
+        let lines = summary(&r);
+        let old = lines.iter().find(|(l, _)| l.starts_with("client old:")).expect("a line for old");
+        let new = lines.iter().find(|(l, _)| l.starts_with("client new:")).expect("a line for new");
+        assert!(!old.1 && old.0.ends_with("ok"), "{old:?}");
+        assert!(new.1 && new.0.contains("HTTP 401"), "{new:?}");
+        let one = Report { clients: vec![client("default", None)], ..Default::default() };
+        assert!(!summary(&one).iter().any(|(l, _)| l.starts_with("client ")), "one client: no extra line");
     }
 
     #[test]

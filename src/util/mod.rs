@@ -2,6 +2,10 @@
 //! secrets that never print, label-name rules, and serving HTTP to clients
 //! that may be slow ([`serve`]).
 
+/// The name of the one client of the `[client]` form (in metrics, `/status`
+/// and the positions file).
+pub const DEFAULT_CLIENT: &str = "default";
+
 pub mod clock;
 pub mod secrets;
 pub mod serve;

@@ -1,0 +1,180 @@
+//! Clients' lanes: each client (`[client]`, or each of `[[clients]]`) has
+//! its own way out, so one that is down, slow or refused never holds back
+//! another: its own positions, queue budget, batcher, push slots and pusher,
+//! and its own readers of its sources' files and journals (a file read for
+//! two clients is read twice, each at its client's pace; its lines wait on
+//! disk for the slower one). Standard input is read once and each line is
+//! put in the queue of every client it goes to (see `ChunkSink::fan_out`).
+//!
+//! A source's first client's readers count lines, files and events; the
+//! others' are muted (`status::mute_this_thread`), so metrics count each
+//! line read once.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tokio_util::sync::CancellationToken;
+
+use super::sources::{join_sources, start_sources, SourceEnv};
+use crate::batch::{BatchSettings, LineTap, Shipper, Totals};
+use crate::client::push::Pusher;
+use crate::config::{ClientConfig, SourceType};
+use crate::metrics::Health;
+use crate::plan::{Plan, SourcePlan};
+use crate::positions::{Positions, PositionsFile, Start};
+use crate::queue::{ChunkSink, Interner};
+use crate::source::file::Mode;
+
+/// One client's way out, and the readers of its sources.
+pub(super) struct Lane {
+    pub(super) client: ClientConfig,
+    pub(super) pusher: Arc<Pusher>,
+    pub(super) positions: Arc<Positions>,
+    /// How its positions began: a fresh client's sources start as its `start_at` says, once.
+    start: Start,
+    shipper: Shipper,
+    abort: CancellationToken,
+    cancel: CancellationToken,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Lane {
+    /// Starts a client's pusher, batcher and pushers (its sources start with [`Lane::start_sources`]).
+    pub(super) fn start(
+        client: &ClientConfig,
+        file: &PositionsFile,
+        health: &Arc<Health>,
+        queue_bytes: usize,
+        tap: Option<Box<dyn LineTap>>,
+    ) -> anyhow::Result<Lane> {
+        let pusher = Arc::new(Pusher::new(client, health.clone())?);
+        let (positions, start) = file.client(&client.name, client.start_at);
+        match start {
+            Start::Saved => {}
+            Start::Others => tracing::info!(client = %client.name, "new client: starts where the other clients are"),
+            Start::Fresh(at) => {
+                tracing::info!(client = %client.name, start_at = ?at, "new client: starts as its start_at says")
+            }
+        }
+        let abort = CancellationToken::new();
+        let shipper = Shipper::start_with_tap(
+            BatchSettings::of(client),
+            queue_bytes,
+            pusher.clone(),
+            positions.clone(),
+            abort.clone(),
+            tap,
+        );
+        Ok(Lane {
+            client: client.clone(),
+            pusher,
+            positions,
+            start,
+            shipper,
+            abort,
+            cancel: CancellationToken::new(),
+            threads: Vec::new(),
+        })
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.client.name
+    }
+
+    /// This client's queue, for standard input's fan-out.
+    pub(super) fn stdin_sink(&self, interner: &Arc<Interner>) -> ChunkSink {
+        let sink =
+            self.shipper.sink.clone().with_external_labels(interner.clone(), self.client.external_labels.clone());
+        if self.client.best_effort {
+            sink.best_effort()
+        } else {
+            sink
+        }
+    }
+
+    /// Starts the file, journal and discovery sources of `plan` that go to
+    /// this client (stdin is read once, elsewhere).
+    pub(super) fn start_sources(
+        &mut self,
+        plan: &Plan,
+        interner: &Arc<Interner>,
+        shutdown: &CancellationToken,
+        stdin: &mut Option<Box<dyn std::io::Read + Send>>,
+    ) -> anyhow::Result<usize> {
+        self.cancel = shutdown.child_token();
+        let mut first = Vec::new();
+        let mut echoes = Vec::new();
+        for s in plan.sources.iter().filter(|s| s.spec.config.kind != SourceType::Stdin) {
+            let mut clients = plan.config.clients_of(&s.spec.config);
+            let Some(primary) = clients.next() else { continue };
+            let goes_here = primary.name == self.client.name || clients.any(|c| c.name == self.client.name);
+            if !goes_here {
+                continue;
+            }
+            let mut s = self.with_client_labels(s);
+            if let Start::Fresh(at) = self.start {
+                s.spec.config.start_at = at;
+            }
+            if primary.name == self.client.name {
+                first.push(s);
+            } else {
+                echoes.push(s);
+            }
+        }
+        self.start = Start::Saved;
+        let n = first.len() + echoes.len();
+        let env = |sink: ChunkSink, mute: bool| SourceEnv {
+            default_tenant: self.client.tenant_id.clone(),
+            sink,
+            positions: self.positions.clone(),
+            interner: interner.clone(),
+            handle: tokio::runtime::Handle::current(),
+            mode: Mode::Follow,
+            extra_labels: BTreeMap::new(),
+            mute,
+        };
+        let mut threads = start_sources(&first, &env(self.shipper.sink.clone(), false), &self.cancel, stdin)?;
+        threads.append(&mut start_sources(&echoes, &env(self.shipper.sink.clone().echo(), true), &self.cancel, stdin)?);
+        self.threads = threads;
+        Ok(n)
+    }
+
+    /// A source with this client's external labels under its own.
+    fn with_client_labels(&self, s: &SourcePlan) -> SourcePlan {
+        let mut s = s.clone();
+        for (k, v) in &self.client.external_labels {
+            s.spec.config.labels.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        s
+    }
+
+    /// Stops this client's sources and waits for their threads.
+    pub(super) async fn stop_sources(&mut self) {
+        self.cancel.cancel();
+        join_sources(std::mem::take(&mut self.threads)).await;
+    }
+
+    /// A removed client: what it has queued or in flight is given up at once
+    /// (its positions are dropped; its sources were stopped).
+    pub(super) async fn discard(self) {
+        self.abort.cancel();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.shipper.finish()).await;
+    }
+
+    /// Waits for every queued line to be acknowledged, up to `deadline`; then
+    /// gives up on what is left (it is sent again at the next start).
+    pub(super) async fn flush(self, deadline: std::time::Duration) -> Totals {
+        let Lane { shipper, abort, client, .. } = self;
+        let finish = shipper.finish();
+        tokio::pin!(finish);
+        match tokio::time::timeout(deadline, &mut finish).await {
+            Ok(t) => t,
+            Err(_) => {
+                tracing::warn!(client = %client.name, timeout = ?deadline, "shutdown_timeout reached with batches undelivered; they are sent again at the next start");
+                abort.cancel();
+                tokio::time::timeout(std::time::Duration::from_secs(5), &mut finish).await.unwrap_or_default()
+            }
+        }
+    }
+}

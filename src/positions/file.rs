@@ -1,0 +1,228 @@
+//! The positions file: every client's positions in one file.
+//!
+//! Each client keeps its own [`Positions`] (delivered offsets, journal
+//! cursors): a client that is down never holds back another's. They are
+//! written together, atomically, in one file: version 1 (one client's
+//! positions at the top level) for the one client of the `[client]` form,
+//! as earlier versions wrote it; version 2 (`clients`, by name) otherwise.
+//!
+//! A client with nothing saved under its name starts where the others are:
+//! each file at the furthest any of them delivered (a version-1 file counts
+//! as every client's, so moving from `[client]` to `[[clients]]` re-sends
+//! nothing); unless its `start_at` says `beginning` or `end`, which then
+//! applies as a source's `start_at` does. A client no longer configured is
+//! not written again: its positions are dropped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::persist::{self, SavedState};
+use super::{Positions, PositionsError, State};
+use crate::config::StartAt;
+
+/// How a client's positions began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// From its own saved positions, or an earlier call in this process.
+    Saved,
+    /// From the other clients' (where they are).
+    Others,
+    /// Empty: its sources start as its `start_at` says.
+    Fresh(StartAt),
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct PositionsFile {
+    /// `None` keeps positions in memory only.
+    path: Option<PathBuf>,
+    /// As read at start: by client name (`None`: a version-1 file, every client's).
+    loaded: Mutex<Loaded>,
+    clients: Mutex<BTreeMap<String, Arc<Positions>>>,
+    /// Fired when an acknowledgement moved a position of any client.
+    pub acked: Arc<tokio::sync::Notify>,
+}
+
+#[derive(Debug, Default)]
+struct Loaded {
+    one: Option<State>,
+    by_client: BTreeMap<String, State>,
+}
+
+impl PositionsFile {
+    /// Reads the file; a missing file is empty, a corrupt one is moved aside
+    /// to `<path>.corrupt` (logged) and is empty too.
+    pub fn load(path: &Path) -> Self {
+        let mut loaded = Loaded::default();
+        if let Some(saved) = persist::read(path) {
+            let (files, journals);
+            if let Some(one) = saved.one.filter(|_| saved.clients.is_none()) {
+                let st = one.into_state();
+                (files, journals) = (st.files.len(), st.journals.len());
+                loaded.one = Some(st);
+            } else {
+                loaded.by_client =
+                    saved.clients.unwrap_or_default().into_iter().map(|(k, v)| (k, v.into_state())).collect();
+                files = loaded.by_client.values().map(|s| s.files.len()).sum();
+                journals = loaded.by_client.values().map(|s| s.journals.len()).sum();
+            }
+            tracing::info!(path = %path.display(), files, journals, clients = loaded.by_client.len().max(1), "loaded positions");
+        }
+        Self {
+            path: Some(path.to_path_buf()),
+            loaded: Mutex::new(loaded),
+            clients: Mutex::default(),
+            acked: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    /// Positions kept in memory only.
+    pub fn in_memory() -> Self {
+        Self {
+            path: None,
+            loaded: Mutex::default(),
+            clients: Mutex::default(),
+            acked: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    fn lock_clients(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Positions>>> {
+        self.clients.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The positions of client `name`, made on first use (see the module
+    /// documentation for where a client without saved positions starts).
+    pub fn client(&self, name: &str, start_at: Option<StartAt>) -> (Arc<Positions>, Start) {
+        let mut clients = self.lock_clients();
+        if let Some(p) = clients.get(name) {
+            return (p.clone(), Start::Saved);
+        }
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        let (state, start) = if let Some(st) = loaded.by_client.remove(name) {
+            (st, Start::Saved)
+        } else if let Some(one) = &loaded.one {
+            (one.clone(), Start::Saved)
+        } else if let Some(at) = start_at {
+            (State::default(), Start::Fresh(at))
+        } else {
+            let others: Vec<State> =
+                loaded.by_client.values().cloned().chain(clients.values().map(|p| p.lock().clone())).collect();
+            if others.is_empty() {
+                (State::default(), Start::Saved)
+            } else {
+                (furthest(others), Start::Others)
+            }
+        };
+        let mut state = state;
+        state.dirty = true;
+        // Batches of another client never reach this one.
+        for f in state.files.values_mut() {
+            f.pending.clear();
+            f.active = false;
+        }
+        for j in state.journals.values_mut() {
+            j.forget_in_flight();
+        }
+        let p = Arc::new(Positions::with_state(state, self.acked.clone()));
+        clients.insert(name.to_string(), p.clone());
+        (p, start)
+    }
+
+    /// Client `name` is no longer configured: its positions are not written again.
+    pub fn remove(&self, name: &str) {
+        self.lock_clients().remove(name);
+        self.loaded.lock().unwrap_or_else(|p| p.into_inner()).by_client.remove(name);
+    }
+
+    /// Writes the file if any client's positions changed. Keeps the old file
+    /// intact on failure.
+    pub fn save(&self) -> Result<(), PositionsError> {
+        let Some(path) = &self.path else { return Ok(()) };
+        let clients: Vec<(String, Arc<Positions>)> =
+            self.lock_clients().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        // Every client's flag is taken (not short-circuited), so each is cleared.
+        let dirty = clients.iter().fold(false, |any, (_, p)| p.take_dirty() | any);
+        if !dirty {
+            return Ok(());
+        }
+        let saved: BTreeMap<String, SavedState> = clients.iter().map(|(k, p)| (k.clone(), p.saved())).collect();
+        let r = persist::write(path, saved);
+        if r.is_err() {
+            for (_, p) in &clients {
+                p.set_dirty();
+            }
+        }
+        r
+    }
+}
+
+/// One state with each file at the furthest any of `states` delivered (files
+/// matched by path, device and inode), and each journal's cursor from the
+/// first state that has one.
+fn furthest(states: Vec<State>) -> State {
+    let mut files: HashMap<(PathBuf, u64, u64), super::FileState> = HashMap::new();
+    let mut journals: HashMap<(String, Option<PathBuf>), super::journal::JournalState> = HashMap::new();
+    for st in states {
+        for f in st.files.into_values() {
+            let id = (f.path.clone(), f.dev, f.ino);
+            match files.get_mut(&id) {
+                Some(have) if have.committed >= f.committed => {}
+                _ => {
+                    files.insert(id, f);
+                }
+            }
+        }
+        for j in st.journals.into_values() {
+            journals.entry((j.source.clone(), j.path.clone())).or_insert(j);
+        }
+    }
+    let mut out = State::default();
+    for f in files.into_values() {
+        out.files.insert(out.next_key, f);
+        out.next_key += 1;
+    }
+    for j in journals.into_values() {
+        out.journals.insert(out.next_key, j);
+        out.next_key += 1;
+    }
+    out
+}
+
+/// A file's position carried over from another agent (`tailship convert
+/// promtail --positions`): known by its first bytes now, delivered to `offset`.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub path: PathBuf,
+    pub fp: super::Fingerprint,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub offset: u64,
+}
+
+/// Writes a positions file (version 1: every client loads it) holding these
+/// files and journal cursors (`(source name, cursor)` of the system journal).
+pub fn write_imported(path: &Path, files: &[Imported], journals: &[(String, String)]) -> Result<(), PositionsError> {
+    let p = Positions::in_memory();
+    for f in files {
+        let key = p.track(&f.path, f.fp, f.dev, f.ino, f.offset);
+        p.release(key, f.size, f.offset);
+    }
+    {
+        let mut st = p.lock();
+        for (source, cursor) in journals {
+            let saved = super::journal::SavedJournal {
+                source: source.clone(),
+                path: None,
+                cursor: cursor.clone(),
+                updated_at: super::now_secs(),
+            };
+            let key = st.next_key;
+            st.next_key += 1;
+            st.journals.insert(key, super::journal::JournalState::from_saved(saved));
+        }
+    }
+    let saved = BTreeMap::from([(crate::config::DEFAULT_CLIENT.to_string(), p.saved())]);
+    persist::write(path, saved)
+}
