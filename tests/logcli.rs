@@ -170,6 +170,14 @@ fn series_instant_query_and_range_metric_queries() {
     // One value every 2.4 s (10 minutes in 250 steps) since the entries, a minute ago.
     assert!(values.len() >= 10, "{out}");
     assert_eq!(values.last().unwrap()[1], "2", "{out}");
+    // --step: a point a minute.
+    let out = ok(&run(
+        &["query", r#"count_over_time({job="a"}[1h])"#, "--since", "10m", "--step", "1m", "-o", "jsonl"],
+        &env,
+    ));
+    let one: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let times: Vec<f64> = one["values"].as_array().unwrap().iter().map(|v| v[0].as_f64().unwrap()).collect();
+    assert!(!times.is_empty() && times.windows(2).all(|w| (w[1] - w[0] - 60.0).abs() < 0.01), "{out}");
 }
 
 #[test]

@@ -3718,7 +3718,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__query)
-            opts="-t -z -o -q -c -h --instant --time --since --from --to --limit --direction --forward --tail --timezone --exclude-label --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-t -z -o -q -c -h --instant --time --since --from --to --limit --direction --forward --tail --timezone --exclude-label --step --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3757,6 +3757,10 @@ _tailship() {
                     return 0
                     ;;
                 --exclude-label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --step)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -218,6 +218,7 @@ backward\t'Newest first (the service\'s default)'"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s z -l timezone -d 'Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime)' -r -f -a "UTC\t'Coordinated Universal Time (Z)'
 Local\t'The local zone: TZ, else /etc/localtime'"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l exclude-label -d 'Labels left out of the printed label sets (repeatable)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l step -d 'A metric query over a range: time between its points, such as 1m [default: the range / 250, at least 1s]' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l batch -d 'Entries per request when paging' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'

@@ -353,6 +353,9 @@ pub struct QueryArgs {
     /// Labels left out of the printed label sets (repeatable).
     #[arg(long, value_name = "NAME")]
     pub exclude_label: Vec<String>,
+    /// A metric query over a range: time between its points, such as 1m [default: the range / 250, at least 1s].
+    #[arg(long, value_parser = crate::util::parse_duration, value_name = "D")]
+    pub step: Option<std::time::Duration>,
     /// Entries per request when paging.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch: u64,

@@ -89,7 +89,11 @@ pub fn instant_query(args: &InstantQueryArgs) -> anyhow::Result<()> {
 /// A range metric query: every series' values from `start` to `end` every
 /// `--step` (default: the range in about 250 steps, at least a second).
 pub(super) fn matrix(args: &QueryArgs, start: i64, end: i64) -> anyhow::Result<()> {
-    let step = ((end - start) / 250).max(1_000_000_000);
+    let step = match args.step {
+        Some(s) if !s.is_zero() => ns(s),
+        Some(_) => return Err(usage("--step must be more than 0".into())),
+        None => ((end - start) / 250).max(1_000_000_000),
+    };
     let series =
         with_client(&args.client, async |c, cancel| c.range_matrix(&args.query, (start, end, step), cancel).await)?;
     let json: Vec<serde_json::Value> = series
