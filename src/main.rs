@@ -10,6 +10,8 @@ fn main() {
         Command::Query(a) if a.quiet => "error",
         Command::Tail(a) if a.quiet => "error",
         Command::Labels(a) if a.quiet => "error",
+        Command::InstantQuery(a) if a.quiet => "error",
+        Command::Series(a) if a.quiet => "error",
         _ => "info",
     };
     tailship::logging::init(cli.log_format, default_level);

@@ -671,3 +671,44 @@ fn two_clients_each_keep_their_own_cursor_and_a_stopped_one_catches_up() {
         assert!(saved["clients"][c]["journals"][0]["cursor"].as_str().is_some(), "{c}: {saved}");
     }
 }
+
+#[test]
+fn a_journalctl_without_inotify_watches_is_run_every_few_seconds_not_restarted_in_a_loop() {
+    if !can_run() {
+        return;
+    }
+    // The agent and its journalctl in a user namespace of the test's own with
+    // no inotify instance: journalctl says "Insufficient watch descriptors
+    // available. Reverting to -n.", prints what is there and exits 0.
+    let lowered = Command::new("unshare")
+        .args(["-Ur", "sh", "-c", "echo 0 > /proc/sys/user/max_inotify_instances"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !lowered {
+        eprintln!("SKIPPED: needs unshare -Ur and a writable /proc/sys/user/max_inotify_instances");
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let file = jdir.join("a.journal");
+    let t = now_us() - 600_000_000;
+    numbered(&file, "app.service", 0, 50, t);
+    let cfg = config(dir.path(), &r.base, &jdir, "start_at = \"beginning\"");
+    let script = "echo 0 > /proc/sys/user/max_inotify_instances && exec \"$@\"";
+    let agent = Agent::start_wrapped(&cfg, &[], &["unshare", "-Ur", "sh", "-c", script, "sh"]);
+    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 50), "{}", agent.stderr_text());
+    // Entries written later are read by a later run.
+    numbered(&file, "app.service", 50, 50, t + 1000);
+    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 100), "{}", agent.stderr_text());
+    let err = agent.stderr_text();
+    // Said once, naming the limit; not a failure, not a restart.
+    assert_eq!(err.matches("journalctl cannot follow").count(), 1, "{err}");
+    assert!(err.contains("fs.inotify.max_user_instances"), "{err}");
+    assert!(!err.contains("starting it again"), "{err}");
+    assert_eq!(agent.metric("tailship_journal_restarts_total{source=\"sys\"}"), 0.0, "{err}");
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    assert_eq!(stat(&r, "duplicates"), 0);
+    assert_eq!(numbers(&r, "app.service").len(), 100);
+}

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use agent::{agent_config, Agent};
+use agent::{agent_config, free_port, query_all_at, Agent};
 use common::{bin, get, Receiver};
 
 /// Highest `systemd-analyze security` exposure the unit may have.
@@ -164,6 +164,98 @@ fn sidecar_config_expands_pod_variables_with_defaults() {
     assert!(text.contains("job = \"app\""), "{text}");
     assert!(text.contains("/var/lib/tailship/positions.json"), "{text}");
     assert!(!text.contains("${"), "{text}");
+}
+
+/// `config/sidecar.toml` as shipped, its log directory and listen address
+/// moved under `dir` and to a free port.
+fn sidecar_config(dir: &Path) -> PathBuf {
+    let text = read("config/sidecar.toml")
+        .replace("/var/log/app", &dir.join("app").display().to_string())
+        .replace("0.0.0.0:9080", &format!("127.0.0.1:{}", free_port()));
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    agent::write_file(dir, "sidecar.toml", &text)
+}
+
+#[test]
+fn the_sidecar_example_ships_to_a_loki_at_log_url_and_to_the_logstore_with_log_api_prefix() {
+    let big = ["--max-query-limit", "1000000"];
+    // A Loki at LOG_URL (its prefix, /loki/api/v1): before, the example pushed
+    // to /logstore/api/v1 and got 404.
+    let loki = Receiver::start(&["--api-prefix", "/loki/api/v1", big[0], big[1]]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = sidecar_config(dir.path());
+    let positions = dir.path().display().to_string();
+    std::fs::write(dir.path().join("app/web.log"), "to loki\n").unwrap();
+    let agent = Agent::start_with(&cfg, &[("LOG_URL", &loki.base), ("POSITIONS_DIR", &positions)]);
+    let arrived = common::wait_for(Duration::from_secs(20), || {
+        !query_all_at(&loki, "/loki/api/v1", r#"{job="app"}"#, None).is_empty()
+    });
+    assert!(arrived, "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+    // The log service of spec/: LOG_API_PREFIX, or the full push URL in LOG_URL.
+    for (i, prefix_from_url) in [false, true].into_iter().enumerate() {
+        let store = Receiver::start(&big);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = sidecar_config(dir.path());
+        let positions = dir.path().display().to_string();
+        std::fs::write(dir.path().join("app/web.log"), format!("to the logstore {i}\n")).unwrap();
+        let url = format!("{}/logstore/api/v1/push", store.base);
+        let env: Vec<(&str, &str)> = if prefix_from_url {
+            vec![("LOG_URL", &url), ("POSITIONS_DIR", &positions)]
+        } else {
+            vec![("LOG_URL", &store.base), ("LOG_API_PREFIX", "/logstore/api/v1"), ("POSITIONS_DIR", &positions)]
+        };
+        let agent = Agent::start_with(&cfg, &env);
+        let arrived = common::wait_for(Duration::from_secs(20), || {
+            !query_all_at(&store, "/logstore/api/v1", r#"{job="app"}"#, None).is_empty()
+        });
+        assert!(arrived, "{}", agent.stderr_text());
+        assert!(agent.terminate(Duration::from_secs(10)).success());
+    }
+}
+
+#[test]
+fn the_deb_config_reads_the_journal_where_journalctl_is_and_runs_without_it() {
+    // With journalctl on PATH: the effective config has the journal source.
+    let have_journalctl = have("journalctl");
+    if have_journalctl {
+        let (out, text) =
+            output(Command::new(bin()).args(["check", "--config"]).arg(repo("packaging/deb/tailship.toml")));
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("type = \"journal\"") && !text.contains("left out"), "{text}");
+    } else {
+        skip("journalctl is not installed; the journal half of the deb config was not checked");
+    }
+    // Without: `check` says it is left out, and `run` ships the files (before:
+    // no journal source at all; a plain one would make `run` refuse to start).
+    let (out, text) = output(
+        Command::new(bin())
+            .args(["check", "--config"])
+            .arg(repo("packaging/deb/tailship.toml"))
+            .env("PATH", "/nonexistent"),
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("optional journal source journal is left out"), "{text}");
+    assert!(!text.contains("type = \"journal\""), "{text}");
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(logs.join("syslog"), "from syslog\n").unwrap();
+    let text = read("packaging/deb/tailship.toml")
+        .replace("/var/log/", &format!("{}/", logs.display()))
+        .replace("/var/lib/tailship", &dir.path().display().to_string())
+        .replace("http://127.0.0.1:3100", &r.base)
+        .replace("127.0.0.1:9080", &format!("127.0.0.1:{}", free_port()));
+    let cfg = agent::write_file(dir.path(), "tailship.toml", &text);
+    let agent = Agent::start_with(&cfg, &[("PATH", "/nonexistent")]);
+    let arrived = common::wait_for(Duration::from_secs(20), || {
+        !query_all_at(&r, "/logstore/api/v1", r#"{job="varlogs"}"#, None).is_empty()
+    });
+    assert!(arrived, "{}", agent.stderr_text());
+    let err = agent.stderr_text();
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+    assert!(err.contains("left out"), "{err}");
 }
 
 #[test]
@@ -500,7 +592,7 @@ fn kubernetes_daemonset_reads_pod_logs_read_only_keeps_positions_on_the_node_and
         Command::new(env!("CARGO_BIN_EXE_tailship"))
             .args(["check", "--config"])
             .arg(&cfg)
-            .env("LOG_URL", "http://logstore.logging.svc:3100")
+            .env("LOG_URL", "http://loki.logging.svc:3100")
             .env("NODE_NAME", "node-1"),
     );
     assert!(out.status.success(), "{all}");

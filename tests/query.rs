@@ -609,10 +609,13 @@ fn api_prefix_flag_reaches_a_loki_style_path() {
     assert_eq!(resp.status, 204, "{}", resp.text());
     let out = ok(&run(&r.base, &["query", r#"{job="loki"}"#, "--api-prefix", "/loki/api/v1", "-o", "raw"]));
     assert_eq!(out.trim(), "via loki path");
-    // The default prefix is not served there: a clear runtime failure.
-    let o = run(&r.base, &["query", r#"{job="loki"}"#]);
+    // Without --api-prefix, the default one's 404 sends the query to Loki's.
+    let out = ok(&run(&r.base, &["query", r#"{job="loki"}"#, "-o", "raw"]));
+    assert_eq!(out.trim(), "via loki path");
+    // A prefix chosen on purpose that is not served: a clear runtime failure naming the fix.
+    let o = run(&r.base, &["query", r#"{job="loki"}"#, "--api-prefix", "/logstore/api/v1"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("404"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("404") && stderr(&o).contains("--api-prefix /loki/api/v1"), "{}", stderr(&o));
 }
 
 fn push_lines(r: &Receiver, n: i64) -> Vec<String> {

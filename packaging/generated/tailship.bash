@@ -40,6 +40,9 @@ _tailship() {
             tailship,help)
                 cmd="tailship__subcmd__help"
                 ;;
+            tailship,instant-query)
+                cmd="tailship__subcmd__instant__subcmd__query"
+                ;;
             tailship,labels)
                 cmd="tailship__subcmd__labels"
                 ;;
@@ -57,6 +60,9 @@ _tailship() {
                 ;;
             tailship,run)
                 cmd="tailship__subcmd__run"
+                ;;
+            tailship,series)
+                cmd="tailship__subcmd__series"
                 ;;
             tailship,tail)
                 cmd="tailship__subcmd__tail"
@@ -340,6 +346,9 @@ _tailship() {
             tailship__subcmd__help,help)
                 cmd="tailship__subcmd__help__subcmd__help"
                 ;;
+            tailship__subcmd__help,instant-query)
+                cmd="tailship__subcmd__help__subcmd__instant__subcmd__query"
+                ;;
             tailship__subcmd__help,labels)
                 cmd="tailship__subcmd__help__subcmd__labels"
                 ;;
@@ -357,6 +366,9 @@ _tailship() {
                 ;;
             tailship__subcmd__help,run)
                 cmd="tailship__subcmd__help__subcmd__run"
+                ;;
+            tailship__subcmd__help,series)
+                cmd="tailship__subcmd__help__subcmd__series"
                 ;;
             tailship__subcmd__help,tail)
                 cmd="tailship__subcmd__help__subcmd__tail"
@@ -446,7 +458,7 @@ _tailship() {
 
     case "${cmd}" in
         tailship)
-            opts="-h -V --log-format --help --version run check cloud admin receive push query tail labels demo alert top convert completions man help"
+            opts="-h -V --log-format --help --version run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2746,7 +2758,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__help)
-            opts="run check cloud admin receive push query tail labels demo alert top convert completions man help"
+            opts="run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3221,6 +3233,20 @@ _tailship() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tailship__subcmd__help__subcmd__instant__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tailship__subcmd__help__subcmd__labels)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -3305,6 +3331,20 @@ _tailship() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tailship__subcmd__help__subcmd__series)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tailship__subcmd__help__subcmd__tail)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -3333,8 +3373,118 @@ _tailship() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tailship__subcmd__instant__subcmd__query)
+            opts="-o -q -c -h --now --time --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "default raw jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "default raw jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --org-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --username)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bearer-token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bearer-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proxy-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tailship__subcmd__labels)
-            opts="-o -q -c -h --since --output --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-o -q -c -h --since --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3376,11 +3526,23 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --password)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --bearer-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bearer-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-cert)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3446,7 +3608,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__push)
-            opts="-l -q -c -h --label --quiet --max-retries --give-up-after --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-l -q -c -h --label --quiet --max-retries --give-up-after --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3492,11 +3654,23 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --password)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --bearer-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bearer-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-cert)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3544,7 +3718,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__query)
-            opts="-o -q -c -h --instant --time --since --from --to --limit --direction --forward --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-t -z -o -q -c -h --instant --time --since --from --to --limit --direction --forward --tail --timezone --exclude-label --step --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3572,6 +3746,22 @@ _tailship() {
                     ;;
                 --direction)
                     COMPREPLY=($(compgen -W "forward backward" -- "${cur}"))
+                    return 0
+                    ;;
+                --timezone)
+                    COMPREPLY=($(compgen -W "UTC Local" -- "${cur}"))
+                    return 0
+                    ;;
+                -z)
+                    COMPREPLY=($(compgen -W "UTC Local" -- "${cur}"))
+                    return 0
+                    ;;
+                --exclude-label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --step)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --batch)
@@ -3610,11 +3800,23 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --password)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --bearer-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bearer-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-cert)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3777,8 +3979,122 @@ _tailship() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tailship__subcmd__series)
+            opts="-o -q -c -h --since --from --to --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "default raw jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "default raw jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --org-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --username)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bearer-token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bearer-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proxy-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tailship__subcmd__tail)
-            opts="-o -q -c -h --since --delay --interval --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --bearer-token-file --ca-file --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-z -o -q -c -h --since --delay --interval --timezone --exclude-label --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3793,6 +4109,18 @@ _tailship() {
                     return 0
                     ;;
                 --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timezone)
+                    COMPREPLY=($(compgen -W "UTC Local" -- "${cur}"))
+                    return 0
+                    ;;
+                -z)
+                    COMPREPLY=($(compgen -W "UTC Local" -- "${cur}"))
+                    return 0
+                    ;;
+                --exclude-label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3832,11 +4160,23 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --password)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --bearer-token-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bearer-token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-cert)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -35,8 +35,10 @@ complete -c tailship -n "__fish_tailship_needs_command" -f -a "admin" -d 'Tenant
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "receive" -d 'Run the embedded log store: push, query, labels and the alert webhook, in memory'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "push" -d 'Ship files or stdin once; exit 0 when every line is acknowledged'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "query" -d 'Query logs over a time range (paging as needed), or a metric at one instant'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "instant-query" -d 'A metric query at one instant (`query --instant`, as logcli has it)'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "tail" -d 'Follow new lines of a query until Ctrl-C'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "labels" -d 'List label names, or the values of one label'
+complete -c tailship -n "__fish_tailship_needs_command" -f -a "series" -d 'List the label sets (streams) that match a selector, as logcli\'s `series`'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "demo" -d 'See it work: embedded store, agent, generated log and a live view, for about 20s'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "alert" -d 'Alert rules: `alert test` sends a test alert and its resolve through each webhook'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "top" -d 'A live terminal view of a running agent (its /status.json): files by lag, throughput, pushes'
@@ -192,8 +194,10 @@ complete -c tailship -n "__fish_tailship_using_subcommand push" -l api-prefix -d
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l password -d 'The basic-auth password itself (as logcli has it; --password-file keeps it out of `ps`)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l bearer-token-file -d 'File holding a bearer token' -r -F
-complete -c tailship -n "__fish_tailship_using_subcommand push" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l bearer-token -d 'A bearer token itself (as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l ca-file -l ca-cert -d 'PEM file of CA certificates to trust (`--ca-cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
@@ -202,7 +206,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand push" -s c -l config -
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s q -l quiet -d 'No progress bar, even on a terminal'
-complete -c tailship -n "__fish_tailship_using_subcommand push" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l time -d 'The instant of --instant: RFC 3339, Unix nanoseconds, or an age such as 5m (default: now)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l since -d 'How far before --to (default: now) the range starts, such as 15m or 2h [default: 1h]' -r
@@ -211,6 +215,10 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -l to -d 'End o
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l limit -d 'Most entries to print; 0 prints every entry in the range' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l direction -d 'Newest first (backward) or oldest first (forward)' -r -f -a "forward\t'Oldest first'
 backward\t'Newest first (the service\'s default)'"
+complete -c tailship -n "__fish_tailship_using_subcommand query" -s z -l timezone -d 'Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime)' -r -f -a "UTC\t'Coordinated Universal Time (Z)'
+Local\t'The local zone: TZ, else /etc/localtime'"
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l exclude-label -d 'Labels left out of the printed label sets (repeatable)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l step -d 'A metric query over a range: time between its points, such as 1m [default: the range / 250, at least 1s]' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l batch -d 'Entries per request when paging' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
@@ -220,8 +228,10 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -l api-prefix -
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l password -d 'The basic-auth password itself (as logcli has it; --password-file keeps it out of `ps`)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l bearer-token-file -d 'File holding a bearer token' -r -F
-complete -c tailship -n "__fish_tailship_using_subcommand query" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l bearer-token -d 'A bearer token itself (as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l ca-file -l ca-cert -d 'PEM file of CA certificates to trust (`--ca-cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
@@ -231,13 +241,40 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -l log-format -
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l instant -d 'Run a metric query at one instant (--time) instead of a range query'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l forward -d 'Oldest first: the same as --direction forward (as logcli has it)'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -s t -l tail -d 'Follow new lines, as `tailship tail` (logcli\'s `query --tail`)'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l no-labels -d 'Leave the labels out of the default output'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
-complete -c tailship -n "__fish_tailship_using_subcommand query" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l time -l now -d 'The instant: RFC 3339, Unix nanoseconds, or an age such as 5m (default: now; `--now` as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
+raw\t'The line alone'
+jsonl\t'One JSON object per entry'"
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l username -d 'User for HTTP basic auth' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l password -d 'The basic-auth password itself (as logcli has it; --password-file keeps it out of `ps`)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l bearer-token-file -d 'File holding a bearer token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l bearer-token -d 'A bearer token itself (as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l ca-file -l ca-cert -d 'PEM file of CA certificates to trust (`--ca-cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l timeout -d 'Request timeout, such as 10s' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l since -d 'Also print lines this far back before following, such as 5m' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l delay -d 'How far behind now each poll ends, so lines that arrive late are not missed' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l interval -d 'Wait between polls' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -s z -l timezone -d 'Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime)' -r -f -a "UTC\t'Coordinated Universal Time (Z)'
+Local\t'The local zone: TZ, else /etc/localtime'"
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l exclude-label -d 'Labels left out of the printed label sets (repeatable)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l batch -d 'Entries per request' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
@@ -247,8 +284,10 @@ complete -c tailship -n "__fish_tailship_using_subcommand tail" -l api-prefix -d
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l password -d 'The basic-auth password itself (as logcli has it; --password-file keeps it out of `ps`)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l bearer-token-file -d 'File holding a bearer token' -r -F
-complete -c tailship -n "__fish_tailship_using_subcommand tail" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l bearer-token -d 'A bearer token itself (as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l ca-file -l ca-cert -d 'PEM file of CA certificates to trust (`--ca-cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
@@ -258,7 +297,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand tail" -l log-format -d
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l no-labels -d 'Leave the labels out of the default output'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
-complete -c tailship -n "__fish_tailship_using_subcommand tail" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l since -d 'Only labels of entries this recent, such as 24h [default: the service\'s, often 6h]' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s o -l output -d '`default` or `raw`: one name per line; `jsonl`: one JSON string per line' -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
@@ -269,8 +308,10 @@ complete -c tailship -n "__fish_tailship_using_subcommand labels" -l api-prefix 
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l password -d 'The basic-auth password itself (as logcli has it; --password-file keeps it out of `ps`)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l bearer-token-file -d 'File holding a bearer token' -r -F
-complete -c tailship -n "__fish_tailship_using_subcommand labels" -l ca-file -d 'PEM file of CA certificates to trust' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l bearer-token -d 'A bearer token itself (as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l ca-file -l ca-cert -d 'PEM file of CA certificates to trust (`--ca-cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
@@ -279,8 +320,33 @@ complete -c tailship -n "__fish_tailship_using_subcommand labels" -s c -l config
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
-complete -c tailship -n "__fish_tailship_using_subcommand labels" -l insecure-skip-verify -d 'Accept any TLS certificate (self-signed test setups only)'
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s h -l help -d 'Print help'
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l since -d 'How far back from now, such as 1h [default: 1h]' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l from -d 'Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l to -d 'End of the range, same forms as --from [default: now]' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -s o -l output -d '`default` or `raw`: one label set per line; `jsonl`: one JSON object per line' -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
+raw\t'The line alone'
+jsonl\t'One JSON object per entry'"
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l username -d 'User for HTTP basic auth' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l password-file -d 'File holding the basic-auth password or API token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l password -d 'The basic-auth password itself (as logcli has it; --password-file keeps it out of `ps`)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l bearer-token-file -d 'File holding a bearer token' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l bearer-token -d 'A bearer token itself (as logcli has it)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l ca-file -l ca-cert -d 'PEM file of CA certificates to trust (`--ca-cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l cert-file -l cert -d 'Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l key-file -l key -d 'Private key (PEM) of --cert-file (`--key` as logcli has it)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l timeout -d 'Request timeout, such as 10s' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
+json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand series" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
+complete -c tailship -n "__fish_tailship_using_subcommand series" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l duration -d 'How long the demo runs' -r
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l rate -d 'Log entries written per second' -r
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
@@ -320,22 +386,24 @@ complete -c tailship -n "__fish_tailship_using_subcommand completions" -s h -l h
 complete -c tailship -n "__fish_tailship_using_subcommand man" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand man" -s h -l help -d 'Print help'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "run" -d 'Run the agent: tail the configured sources and ship every line'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "check" -d 'Validate a config file and print the effective config, secrets redacted'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "cloud" -d 'Cloud management API: access policies, tokens, stacks; `cloud setup` for a ready config'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "admin" -d 'Tenant admin API: tenants of a metrics cluster and their limits'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "receive" -d 'Run the embedded log store: push, query, labels and the alert webhook, in memory'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "push" -d 'Ship files or stdin once; exit 0 when every line is acknowledged'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "query" -d 'Query logs over a time range (paging as needed), or a metric at one instant'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "tail" -d 'Follow new lines of a query until Ctrl-C'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "labels" -d 'List label names, or the values of one label'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "demo" -d 'See it work: embedded store, agent, generated log and a live view, for about 20s'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "alert" -d 'Alert rules: `alert test` sends a test alert and its resolve through each webhook'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "top" -d 'A live terminal view of a running agent (its /status.json): files by lag, throughput, pushes'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "convert" -d 'Convert another agent\'s config: `convert promtail FILE` prints a tailship config'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "man" -d 'Print the man page (roff) to stdout: `tailship man | man -l -`'
-complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query tail labels demo alert top convert completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "run" -d 'Run the agent: tail the configured sources and ship every line'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "check" -d 'Validate a config file and print the effective config, secrets redacted'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "cloud" -d 'Cloud management API: access policies, tokens, stacks; `cloud setup` for a ready config'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "admin" -d 'Tenant admin API: tenants of a metrics cluster and their limits'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "receive" -d 'Run the embedded log store: push, query, labels and the alert webhook, in memory'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "push" -d 'Ship files or stdin once; exit 0 when every line is acknowledged'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "query" -d 'Query logs over a time range (paging as needed), or a metric at one instant'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "instant-query" -d 'A metric query at one instant (`query --instant`, as logcli has it)'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "tail" -d 'Follow new lines of a query until Ctrl-C'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "labels" -d 'List label names, or the values of one label'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "series" -d 'List the label sets (streams) that match a selector, as logcli\'s `series`'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "demo" -d 'See it work: embedded store, agent, generated log and a live view, for about 20s'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "alert" -d 'Alert rules: `alert test` sends a test alert and its resolve through each webhook'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "top" -d 'A live terminal view of a running agent (its /status.json): files by lag, throughput, pushes'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "convert" -d 'Convert another agent\'s config: `convert promtail FILE` prints a tailship config'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "man" -d 'Print the man page (roff) to stdout: `tailship man | man -l -`'
+complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from cloud" -f -a "policies" -d 'Access policies: what a token may do, where'
 complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from cloud" -f -a "tokens" -d 'Tokens of access policies'
 complete -c tailship -n "__fish_tailship_using_subcommand help; and __fish_seen_subcommand_from cloud" -f -a "stacks" -d 'Stacks (hosted instances) of an org'

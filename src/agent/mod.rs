@@ -324,7 +324,11 @@ async fn reload(
         }
     }
     let stdin = new.sources.iter().any(|s| s.spec.config.kind == SourceType::Stdin);
-    tracing::info!(sources = started, clients = running.lanes.len(), stdin_keeps_reading = stdin, "config reloaded");
+    if stdin {
+        tracing::info!(sources = started, clients = running.lanes.len(), "config reloaded (stdin keeps reading)");
+    } else {
+        tracing::info!(sources = started, clients = running.lanes.len(), "config reloaded");
+    }
 }
 
 /// Writes the positions file if anything changed; a failure is logged, shown

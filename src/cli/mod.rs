@@ -41,10 +41,14 @@ pub enum Command {
     Push(Box<PushArgs>),
     /// Query logs over a time range (paging as needed), or a metric at one instant.
     Query(Box<QueryArgs>),
+    /// A metric query at one instant (`query --instant`, as logcli has it).
+    InstantQuery(Box<InstantQueryArgs>),
     /// Follow new lines of a query until Ctrl-C.
     Tail(Box<TailArgs>),
     /// List label names, or the values of one label.
     Labels(Box<LabelsArgs>),
+    /// List the label sets (streams) that match a selector, as logcli's `series`.
+    Series(Box<SeriesArgs>),
     /// See it work: embedded store, agent, generated log and a live view, for about 20s.
     Demo(DemoArgs),
     /// Alert rules: `alert test` sends a test alert and its resolve through each webhook.
@@ -267,14 +271,20 @@ pub struct ClientArgs {
     /// File holding the basic-auth password or API token.
     #[arg(long, env = "TAILSHIP_PASSWORD_FILE")]
     pub password_file: Option<PathBuf>,
+    /// The basic-auth password itself (as logcli has it; --password-file keeps it out of `ps`).
+    #[arg(long, conflicts_with = "password_file")]
+    pub password: Option<String>,
     /// File holding a bearer token.
     #[arg(long, env = "TAILSHIP_BEARER_TOKEN_FILE")]
     pub bearer_token_file: Option<PathBuf>,
-    /// PEM file of CA certificates to trust.
-    #[arg(long)]
+    /// A bearer token itself (as logcli has it).
+    #[arg(long, conflicts_with = "bearer_token_file")]
+    pub bearer_token: Option<String>,
+    /// PEM file of CA certificates to trust (`--ca-cert` as logcli has it).
+    #[arg(long, visible_alias = "ca-cert")]
     pub ca_file: Option<PathBuf>,
-    /// Accept any TLS certificate (self-signed test setups only).
-    #[arg(long)]
+    /// Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it).
+    #[arg(long, visible_alias = "tls-skip-verify")]
     pub insecure_skip_verify: bool,
     /// Client certificate (PEM) for mutual TLS; needs --key-file (`--cert` as logcli has it).
     #[arg(long, visible_alias = "cert", requires = "key_file")]
@@ -334,6 +344,18 @@ pub struct QueryArgs {
     /// Oldest first: the same as --direction forward (as logcli has it).
     #[arg(long, conflicts_with = "direction")]
     pub forward: bool,
+    /// Follow new lines, as `tailship tail` (logcli's `query --tail`).
+    #[arg(long, short = 't', conflicts_with = "instant")]
+    pub tail: bool,
+    /// Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime).
+    #[arg(long, short = 'z', value_enum, ignore_case = true, default_value_t = TimeZone::Utc)]
+    pub timezone: TimeZone,
+    /// Labels left out of the printed label sets (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub exclude_label: Vec<String>,
+    /// A metric query over a range: time between its points, such as 1m [default: the range / 250, at least 1s].
+    #[arg(long, value_parser = crate::util::parse_duration, value_name = "D")]
+    pub step: Option<std::time::Duration>,
     /// Entries per request when paging.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch: u64,
@@ -362,6 +384,12 @@ pub struct TailArgs {
     /// Wait between polls.
     #[arg(long, default_value = "1s", value_parser = crate::util::parse_duration, value_name = "D")]
     pub interval: std::time::Duration,
+    /// Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime).
+    #[arg(long, short = 'z', value_enum, ignore_case = true, default_value_t = TimeZone::Utc)]
+    pub timezone: TimeZone,
+    /// Labels left out of the printed label sets (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub exclude_label: Vec<String>,
     /// Entries per request.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch: u64,
@@ -386,6 +414,57 @@ pub struct LabelsArgs {
     pub since: Option<std::time::Duration>,
     /// `default` or `raw`: one name per line; `jsonl`: one JSON string per line.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default, hide_possible_values = true)]
+    pub output: OutputFormat,
+    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// The time zone of printed times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TimeZone {
+    /// Coordinated Universal Time (Z).
+    #[default]
+    #[value(name = "UTC")]
+    Utc,
+    /// The local zone: TZ, else /etc/localtime.
+    #[value(name = "Local")]
+    Local,
+}
+
+#[derive(Debug, Args)]
+pub struct InstantQueryArgs {
+    /// A metric query such as 'count_over_time({job="app"}[5m])'.
+    pub query: String,
+    /// The instant: RFC 3339, Unix nanoseconds, or an age such as 5m (default: now; `--now` as logcli has it).
+    #[arg(long, visible_alias = "now", value_name = "T")]
+    pub time: Option<String>,
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
+    pub output: OutputFormat,
+    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SeriesArgs {
+    /// A stream selector such as '{job="app"}' (`{}` for every stream, where the service allows it).
+    pub selector: String,
+    /// How far back from now, such as 1h [default: 1h].
+    #[arg(long, value_parser = crate::util::parse_duration, conflicts_with = "from", value_name = "D")]
+    pub since: Option<std::time::Duration>,
+    /// Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h.
+    #[arg(long, value_name = "T")]
+    pub from: Option<String>,
+    /// End of the range, same forms as --from [default: now].
+    #[arg(long, value_name = "T")]
+    pub to: Option<String>,
+    /// `default` or `raw`: one label set per line; `jsonl`: one JSON object per line.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
     pub output: OutputFormat,
     /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
     #[arg(long, short = 'q')]

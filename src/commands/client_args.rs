@@ -21,12 +21,28 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
     if let Some(o) = &args.org_id {
         c.tenant_id = Some(o.clone());
     }
+    if let Some(p) = &args.password {
+        crate::util::secrets::remember(p);
+    }
+    if let Some(t) = &args.bearer_token {
+        crate::util::secrets::remember(t);
+    }
+    if let (None, Some(p)) = (&args.username, &args.password) {
+        match &mut c.basic_auth {
+            Some(b) => {
+                b.password = Some(crate::util::Secret::new(p.clone()));
+                b.password_file = None;
+            }
+            None => return Err(CommandError::usage(anyhow::anyhow!("--password needs --username"))),
+        }
+    }
     if let Some(u) = &args.username {
-        let password = match &args.password_file {
-            Some(p) => Some(read_secret_file(p).map_err(|e| {
+        let password = match (&args.password_file, &args.password) {
+            (None, Some(p)) => Some(crate::util::Secret::new(p.clone())),
+            (None, None) => c.basic_auth.as_ref().and_then(|b| b.password.clone()),
+            (Some(p), _) => Some(read_secret_file(p).map_err(|e| {
                 CommandError::usage(anyhow::anyhow!("--password-file {}: cannot read: {e}", p.display()))
             })?),
-            None => c.basic_auth.as_ref().and_then(|b| b.password.clone()),
         };
         c.basic_auth = Some(BasicAuth { username: u.clone(), password, password_file: None });
         c.bearer_token = None;
@@ -40,6 +56,10 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
             }
             None => return Err(CommandError::usage(anyhow::anyhow!("--password-file needs --username"))),
         }
+    }
+    if let Some(t) = &args.bearer_token {
+        c.bearer_token = Some(crate::util::Secret::new(t.clone()));
+        c.basic_auth = None;
     }
     if let Some(p) = &args.bearer_token_file {
         c.bearer_token = Some(read_secret_file(p).map_err(|e| {

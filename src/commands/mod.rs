@@ -24,7 +24,7 @@ pub use completions::{completions, man};
 pub use convert::convert;
 pub use demo::demo;
 pub use push::push;
-pub use query::{labels, query, tail};
+pub use query::{instant_query, labels, query, series, tail};
 pub use receive::receive;
 pub use run::run;
 pub use top::top;
@@ -65,6 +65,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Query(a) => query(&a),
         Command::Tail(a) => tail(&a),
         Command::Labels(a) => labels(&a),
+        Command::InstantQuery(a) => instant_query(&a),
+        Command::Series(a) => series(&a),
         Command::Alert(a) => alert(&a),
         Command::Top(a) => top(&a),
         Command::Convert(a) => convert(&a),

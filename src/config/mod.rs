@@ -548,8 +548,10 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
         if s.path.is_some() {
             e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
         }
-        if !s.matches.is_empty() {
-            e(&format!("{key}.matches"), "matches is for journal sources".into());
+        for (k, set) in [("matches", !s.matches.is_empty()), ("optional", s.optional)] {
+            if set {
+                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
+            }
         }
     }
     if let Some(t) = &s.tenant_id {
@@ -624,7 +626,7 @@ fn proxy_shown(url: &str) -> String {
 /// Source keys that mean something for files only.
 const FILE_ONLY_KEYS: &[&str] = &["include", "exclude", "start_at", "ignore_older", "scan_interval", "max_open_files"];
 /// Source keys that mean something for journal sources only.
-const JOURNAL_ONLY_KEYS: &[&str] = &["path", "matches", "max_age"];
+const JOURNAL_ONLY_KEYS: &[&str] = &["path", "matches", "max_age", "optional"];
 /// Source keys a journal source does not use.
 const JOURNAL_UNUSED_KEYS: &[&str] =
     &["include", "exclude", "ignore_older", "scan_interval", "max_open_files", "partial_line_wait", "multiline"];

@@ -343,6 +343,9 @@ pub struct SourceConfig {
     /// Journal: `FIELD=value` matches as journalctl takes them (the same
     /// field ORed, different fields ANDed); empty: every entry.
     pub matches: Vec<String>,
+    /// Journal: without journalctl on `PATH`, leave the source out (said
+    /// once) instead of refusing to run.
+    pub optional: bool,
     /// Journal: with no saved cursor and `start_at = "beginning"`, entries
     /// older than this are skipped (0: the whole journal).
     pub max_age: HumanDuration,
@@ -385,6 +388,7 @@ impl Default for SourceConfig {
             start_at: StartAt::Beginning,
             path: None,
             matches: Vec::new(),
+            optional: false,
             max_age: DEFAULT_JOURNAL_MAX_AGE,
             ignore_older: HumanDuration::secs(24 * 3600),
             scan_interval: HumanDuration::secs(10),

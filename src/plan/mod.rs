@@ -38,6 +38,9 @@ pub struct Plan {
     pub file: PathBuf,
     pub sources: Vec<SourcePlan>,
     pub rules: Arc<[Rule]>,
+    /// `(key, message)` of sources left out here (an `optional` journal
+    /// source without journalctl); `warnings` says them.
+    pub skipped: Vec<(String, String)>,
 }
 
 /// Loads and compiles the config at `path` with the process environment.
@@ -115,5 +118,37 @@ pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
             problems.into_iter().map(|(key, message)| ConfigError { file: file.to_path_buf(), key, message }).collect(),
         ));
     }
-    Ok(Plan { config, file: file.to_path_buf(), sources, rules: rules.into() })
+    let (config, sources, skipped) = skip_optional(config, sources);
+    Ok(Plan { config, file: file.to_path_buf(), sources, rules: rules.into(), skipped })
+}
+
+/// Leaves out `optional` journal sources when journalctl is not on `PATH`
+/// (the Debian package's config reads the journal where there is one), from
+/// the config and the compiled sources alike, after errors were reported
+/// under the keys as written.
+fn skip_optional(mut config: Config, sources: Vec<SourcePlan>) -> (Config, Vec<SourcePlan>, Vec<(String, String)>) {
+    let skip = |s: &crate::config::SourceConfig| {
+        s.kind == crate::config::SourceType::Journal
+            && s.optional
+            && crate::source::journal::find_journalctl().is_none()
+    };
+    if !config.sources.iter().any(skip) {
+        return (config, sources, Vec::new());
+    }
+    let mut skipped = Vec::new();
+    let mut kept_configs = Vec::new();
+    let mut kept = Vec::new();
+    for (i, (c, p)) in config.sources.drain(..).zip(sources).enumerate() {
+        if skip(&c) {
+            skipped.push((
+                format!("sources[{i}].optional"),
+                format!("journalctl is not on PATH here: the optional journal source {} is left out", p.name),
+            ));
+        } else {
+            kept_configs.push(c);
+            kept.push(p);
+        }
+    }
+    config.sources = kept_configs;
+    (config, kept, skipped)
 }

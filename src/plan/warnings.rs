@@ -14,7 +14,7 @@ pub const SERVICE_MAX_LINE_BYTES: u64 = 256 << 10;
 /// `(key, message)` for each thing worth a second look, looking at the files
 /// the globs name now.
 pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
-    let mut out = Vec::new();
+    let mut out = plan.skipped.clone();
     let mut claimed: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
     for (i, s) in plan.config.sources.iter().enumerate() {
         let key = format!("sources[{i}]");
@@ -89,7 +89,7 @@ pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
 /// on (CI, a container without systemd); `run` refuses to start without
 /// journalctl (see `agent`).
 fn journal_warnings(key: &str, s: &crate::config::SourceConfig, out: &mut Vec<(String, String)>) {
-    if crate::source::journal::find_journalctl().is_none() {
+    if crate::source::journal::find_journalctl().is_none() && !s.optional {
         out.push((
             format!("{key}.type"),
             "journalctl is not on PATH here: a journal source reads through it, and `run` refuses to start without it"

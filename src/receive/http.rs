@@ -17,10 +17,11 @@ use axum::{Json, Router};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+use super::metric::unix_seconds;
 use super::reply::text;
 use super::store::{Labels, RangeParams, StreamResult};
 use super::{push, webhook, Shared, SINGLE_TENANT};
-use crate::logql::{self, Grouping, Query as LogQuery, RangeFn};
+use crate::logql::{self, Query as LogQuery};
 
 type Params = Result<Query<HashMap<String, String>>, QueryRejection>;
 
@@ -33,6 +34,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route(&format!("{prefix}/query_range"), get(query_range))
         .route(&format!("{prefix}/query"), get(query))
         .route(&format!("{prefix}/labels"), get(labels))
+        .route(&format!("{prefix}/series"), get(series).post(series))
         .route(&format!("{prefix}/label/{{name}}/values"), get(label_values))
         .fallback(not_found);
     if shared.opts.basic_auth.is_some() {
@@ -361,16 +363,6 @@ struct VectorData {
     stats: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Unix seconds as a JSON number with millisecond precision (as Prometheus writes it).
-fn unix_seconds(ns: i64) -> serde_json::Number {
-    let ms = ns.div_euclid(1_000_000);
-    if ms % 1000 == 0 {
-        serde_json::Number::from(ms / 1000)
-    } else {
-        serde_json::Number::from_f64(ms as f64 / 1000.0).unwrap_or_else(|| serde_json::Number::from(ms / 1000))
-    }
-}
-
 // ---- query handlers -----------------------------------------------------------
 
 /// Answers a read request for its tenants (from `X-Scope-OrgID`); an error
@@ -385,7 +377,13 @@ fn for_tenants(
 
 async fn query_range(State(sh): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
     for_tenants(&sh, &headers, |tenants| {
-        let result = query_range_inner(&sh, tenants, params)?;
+        let p = QueryParams::new(params)?;
+        if let LogQuery::Metric(m) = p.query()? {
+            let (start, end) = p.range(HOUR_NS)?;
+            let step = step_ns(&p, start, end)?;
+            return Ok(success(super::metric::matrix(&sh, tenants, &m, (start, end, step))));
+        }
+        let result = query_range_inner(&sh, tenants, p)?;
         Ok(success(StreamsData {
             result_type: "streams",
             result: result
@@ -397,16 +395,9 @@ async fn query_range(State(sh): State<Arc<Shared>>, headers: HeaderMap, params: 
     })
 }
 
-fn query_range_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<Vec<StreamResult>, ApiError> {
-    let p = QueryParams::new(params)?;
-    let selector = match p.query()? {
-        LogQuery::Log(s) => s,
-        LogQuery::Metric(_) => {
-            return Err(ApiError::bad(
-                "metric queries over a range are not supported by tailship receive; use /query for an instant \
-                 metric query",
-            ))
-        }
+fn query_range_inner(sh: &Shared, tenants: &[String], p: QueryParams) -> Result<Vec<StreamResult>, ApiError> {
+    let LogQuery::Log(selector) = p.query()? else {
+        return Err(ApiError::bad("a metric query is answered as a matrix"));
     };
     let limit = match p.get("limit") {
         None => 100,
@@ -447,25 +438,7 @@ fn query_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<Respon
         }
     };
     let time = p.time("time")?.unwrap_or_else(|| crate::util::now_ns() as i64);
-    let samples = sh.backend.sample(tenants, tenants.len() > 1, &m.selector, time.saturating_sub(m.range_ns), time);
-    let range_secs = m.range_ns as f64 / 1e9;
-    let value = |count: u64, bytes: u64| match m.func {
-        RangeFn::CountOverTime => count as f64,
-        RangeFn::Rate => count as f64 / range_secs,
-        RangeFn::BytesOverTime => bytes as f64,
-        RangeFn::BytesRate => bytes as f64 / range_secs,
-    };
-    let mut series: BTreeMap<Labels, f64> = BTreeMap::new();
-    for s in samples {
-        let v = value(s.count, s.bytes);
-        let key: Labels = match &m.sum {
-            None => s.labels,
-            Some(Grouping::All) => Vec::new(),
-            Some(Grouping::By(keep)) => s.labels.into_iter().filter(|(k, _)| keep.contains(k)).collect(),
-            Some(Grouping::Without(drop)) => s.labels.into_iter().filter(|(k, _)| !drop.contains(k)).collect(),
-        };
-        *series.entry(key).or_insert(0.0) += v;
-    }
+    let series = super::metric::evaluate(sh, tenants, &m, time);
     let ts = unix_seconds(time);
     let result = series
         .into_iter()
@@ -475,6 +448,43 @@ fn query_inner(sh: &Shared, tenants: &[String], params: Params) -> Result<Respon
 }
 
 const SIX_HOURS_NS: i64 = 6 * HOUR_NS;
+
+/// `step` of a range metric query: seconds (`15`, `0.5`) or a duration
+/// (`15s`); default: the range in about 250 steps, at least a second (as Loki).
+fn step_ns(p: &QueryParams, start: i64, end: i64) -> Result<i64, ApiError> {
+    let step = match p.get("step") {
+        None => ((end - start) / 250).max(1_000_000_000),
+        Some(s) => match s.parse::<f64>() {
+            Ok(secs) => (secs * 1e9) as i64,
+            Err(_) => logql::parse_duration_ns(s).map_err(|e| ApiError::bad(format!("step: {e}")))?,
+        },
+    };
+    if step <= 0 {
+        return Err(ApiError::bad("zero or negative query resolution step widths are not accepted"));
+    }
+    if (end - start) / step > super::metric::MAX_STEPS {
+        return Err(ApiError::bad(format!(
+            "exceeded maximum resolution of {} points per timeseries: try decreasing the query resolution (?step=XX)",
+            super::metric::MAX_STEPS
+        )));
+    }
+    Ok(step)
+}
+
+/// `/series?match[]=SELECTOR&start=&end=`: the label sets of the streams with
+/// entries in the range that the selector matches.
+async fn series(State(sh): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
+    for_tenants(&sh, &headers, |tenants| {
+        let p = QueryParams::new(params)?;
+        let (start, end) = p.range(SIX_HOURS_NS)?;
+        let m =
+            p.get("match[]").or_else(|| p.get("match")).ok_or_else(|| ApiError::bad("missing parameter: match[]"))?;
+        match logql::parse(m).map_err(|e| ApiError::bad(e.to_string()))? {
+            LogQuery::Log(s) => Ok(success(super::metric::series(&sh, tenants, &s, start, end))),
+            LogQuery::Metric(_) => Err(ApiError::bad("match[] must be a stream selector")),
+        }
+    })
+}
 
 async fn labels(State(sh): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
     for_tenants(&sh, &headers, |tenants| {

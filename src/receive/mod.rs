@@ -24,6 +24,7 @@
 //! ```
 
 mod http;
+mod metric;
 pub mod push;
 mod reply;
 pub mod store;

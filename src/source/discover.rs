@@ -172,6 +172,17 @@ fn compile_pattern(p: &str) -> Result<Pattern, globset::Error> {
     Ok(Pattern { base, max_depth: if recursive { usize::MAX } else { rest }, matcher, literal: rest == 0 })
 }
 
+/// Every directory under `dir` (itself included), for recursive watches.
+pub fn with_subdirs(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir())
+        .map(|e| e.into_path())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,8 @@ pub mod discover;
 pub mod docker;
 pub mod file;
 pub mod fingerprint;
+#[cfg(target_os = "linux")]
+pub mod inotify;
 pub mod journal;
 pub mod kubernetes;
 pub mod lines;

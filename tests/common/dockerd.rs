@@ -3,6 +3,7 @@
 //! network is created); containers run with `--network none` from an image
 //! imported from busybox-static (nothing is pulled). Dropping it removes every
 //! container and stops the daemon.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -240,7 +240,9 @@ impl Engine {
         }
         let rules: Arc<[Rule]> = combined.into();
         let (limiter_of, limiters) = limiters(&rules);
-        tracing::info!(rules = new.len(), groups_resolving = removed, "alert rules reloaded");
+        if !new.is_empty() || self.active > 0 {
+            tracing::info!(rules = new.len(), groups_resolving = removed, "alert rules reloaded");
+        }
         self.previous = Some((self.generation, self.rules[..self.active].to_vec().into()));
         self.active = new.len();
         self.generation = generation;

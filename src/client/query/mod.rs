@@ -10,8 +10,10 @@
 //! the empty string (the spec's rule); the full grammar stays with the server.
 
 mod pager;
+mod series;
 
 pub use pager::{Pager, RangeRequest};
+pub use series::Series;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -14,16 +14,20 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+mod connect;
+mod more;
 mod print;
 mod time;
 
+pub use more::{instant_query, labels, series};
+
 use super::client_args::query_client_config;
 use super::CommandError;
-use crate::cli::{LabelsArgs, QueryArgs, TailArgs};
+use crate::cli::{QueryArgs, TailArgs, TimeZone};
 use crate::client::query::{check_query, entries_limit, round_ms, Pager, QueryClient, QueryKind};
 use crate::client::retry::RetryPolicy;
 use crate::config::ClientConfig;
-use crate::util::{format_duration, is_valid_label_name};
+use crate::util::format_duration;
 use print::{rfc3339, stdout_printer};
 use time::{now, ns, parse_time_arg};
 
@@ -58,6 +62,9 @@ fn checked(query: &str) -> anyhow::Result<QueryKind> {
 pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
     let kind = checked(&args.query)?;
     let now = now();
+    if args.tail {
+        return tail(&more::as_tail(args));
+    }
     if args.instant {
         if kind == QueryKind::Log {
             return Err(usage(format!(
@@ -67,28 +74,7 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
                 args.query.trim()
             )));
         }
-        let time = match &args.time {
-            Some(t) => parse_time_arg("--time", t, now)?,
-            None => now,
-        };
-        let c = query_client_config(&args.client)?;
-        return runtime()?.block_on(async {
-            let client = QueryClient::new(&c, one_off_retry(&c))?;
-            let samples = client.instant(&args.query, time, &CancellationToken::new()).await?;
-            let mut p = stdout_printer(args.output, true);
-            for s in &samples {
-                p.sample(s)?;
-            }
-            p.flush()?;
-            Ok(())
-        });
-    }
-    if kind == QueryKind::Metric {
-        return Err(usage(format!(
-            "`{}` is a metric query: add --instant to evaluate it at one time (range metric queries are not \
-             supported)",
-            args.query.trim()
-        )));
+        return more::instant(&args.query, args.time.as_deref(), args.output, &args.client, now);
     }
     let end = match &args.to {
         Some(t) => parse_time_arg("--to", t, now)?,
@@ -101,25 +87,34 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
     if start >= end {
         return Err(usage(format!("the range is empty: start {} is not before end {}", rfc3339(start), rfc3339(end))));
     }
+    if kind == QueryKind::Metric {
+        return more::matrix(args, start, end);
+    }
     let limit = (args.limit > 0).then_some(args.limit);
     let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
-    let c = query_client_config(&args.client)?;
+    let client_args = connect::with_logcli_env(&args.client);
+    let mut c = query_client_config(&client_args)?;
+    let mut prefix = connect::Prefix::of(&client_args);
     runtime()?.block_on(async {
-        let client = QueryClient::new(&c, one_off_retry(&c))?;
+        let mut client = QueryClient::new(&c, one_off_retry(&c))?;
         let cancel = CancellationToken::new();
         let direction = if args.forward { crate::client::query::Direction::Forward } else { args.direction };
         let mut pager = Pager::range(&args.query, direction, start, end, limit, batch);
-        let mut p = stdout_printer(args.output, !args.no_labels);
+        let mut p = printer(args.output, !args.no_labels, args.timezone, &args.exclude_label);
         while let Some(req) = pager.next_request() {
             tracing::debug!(start = req.start, end = req.end, limit = req.limit, "query_range");
             let entries = match client.range(&req, &cancel).await {
                 Ok(entries) => entries,
+                Err(e) if prefix.retry_as_loki(&e, &mut c) => {
+                    client = QueryClient::new(&c, one_off_retry(&c))?;
+                    continue;
+                }
                 Err(e) => match entries_limit(&e) {
                     Some(max) if pager.lower_batch(max) => {
                         tracing::info!(max, "the service takes at most {max} entries per request; paging by {max}");
                         continue;
                     }
-                    _ => return Err(e.into()),
+                    _ => return Err(prefix.explain(e, &c)),
                 },
             };
             let (fresh, _) = pager.accept(&req, entries);
@@ -139,7 +134,9 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
     if args.interval.is_zero() {
         return Err(usage("--interval must be more than 0".into()));
     }
-    let c = query_client_config(&args.client)?;
+    let client_args = connect::with_logcli_env(&args.client);
+    let mut c = query_client_config(&client_args)?;
+    let mut prefix = connect::Prefix::of(&client_args);
     let policy = RetryPolicy {
         min_backoff: c.retry.min_backoff.get(),
         max_backoff: c.retry.max_backoff.get().min(TAIL_MAX_BACKOFF),
@@ -149,9 +146,9 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
     let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
     runtime()?.block_on(async {
         let shutdown = on_interrupt();
-        let client = QueryClient::new(&c, policy)?;
+        let mut client = QueryClient::new(&c, policy)?;
         let mut pager = Pager::follow(&args.query, now().saturating_sub(ns(args.since)), batch);
-        let mut p = stdout_printer(args.output, !args.no_labels);
+        let mut p = printer(args.output, !args.no_labels, args.timezone, &args.exclude_label);
         let mut backoff = None;
         loop {
             let mut wait = args.interval;
@@ -176,12 +173,16 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
                     Err(e) if entries_limit(&e).is_some_and(|max| pager.lower_batch(max)) => {
                         wait = Duration::ZERO;
                     }
+                    Err(e) if prefix.retry_as_loki(&e, &mut c) => {
+                        client = QueryClient::new(&c, policy)?;
+                        wait = Duration::ZERO;
+                    }
                     Err(e) if e.is_retriable() => {
                         let b = backoff.get_or_insert_with(|| policy.schedule());
                         wait = b.next_wait(&e).unwrap_or(policy.max_backoff);
                         tracing::warn!("{e}; tail goes on, next try in {}", format_duration(round_ms(wait)));
                     }
-                    Err(e) => return Err(anyhow::Error::from(e)),
+                    Err(e) => return Err(prefix.explain(e, &c)),
                 }
             }
             if shutdown.is_cancelled() {
@@ -197,6 +198,19 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
         p.flush()?;
         Ok(())
     })
+}
+
+/// The printer of `query` and `tail`.
+fn printer(
+    format: crate::cli::OutputFormat,
+    labels: bool,
+    zone: TimeZone,
+    exclude: &[String],
+) -> print::Printer<std::io::BufWriter<std::io::StdoutLock<'static>>> {
+    let mut p = stdout_printer(format, labels);
+    p.local = zone == TimeZone::Local;
+    p.exclude = exclude.to_vec();
+    p
 }
 
 /// A token cancelled by SIGINT (Ctrl-C) or SIGTERM: the normal end of a tail,
@@ -216,29 +230,4 @@ fn on_interrupt() -> CancellationToken {
         t.cancel();
     });
     token
-}
-
-pub fn labels(args: &LabelsArgs) -> anyhow::Result<()> {
-    if let Some(n) = &args.name {
-        if !is_valid_label_name(n) {
-            return Err(usage(format!("`{n}` is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)")));
-        }
-    }
-    let c = query_client_config(&args.client)?;
-    let now = now();
-    let range = args.since.map(|d| (now.saturating_sub(ns(d)), now));
-    runtime()?.block_on(async {
-        let client = QueryClient::new(&c, one_off_retry(&c))?;
-        let cancel = CancellationToken::new();
-        let names = match &args.name {
-            Some(n) => client.label_values(n, range, &cancel).await?,
-            None => client.labels(range, &cancel).await?,
-        };
-        let mut p = stdout_printer(args.output, true);
-        for n in &names {
-            p.name(n)?;
-        }
-        p.flush()?;
-        Ok(())
-    })
 }

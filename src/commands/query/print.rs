@@ -13,6 +13,34 @@ pub(super) fn rfc3339(ts: i64) -> String {
     chrono::DateTime::from_timestamp_nanos(ts).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
 }
 
+/// RFC 3339 with nanoseconds in UTC or the local zone; `go`: trailing zeros
+/// of the fraction left out, as Go's RFC3339Nano (logcli's JSON) writes it.
+fn time_in(ts: i64, local: bool, go: bool) -> String {
+    let utc = chrono::DateTime::from_timestamp_nanos(ts);
+    let s = if local {
+        utc.with_timezone(&chrono::Local).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+    } else {
+        utc.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+    };
+    if !go {
+        return s;
+    }
+    // The fraction is the 9 digits after the seconds' dot.
+    match s.find('.') {
+        Some(dot) => {
+            let (head, rest) = s.split_at(dot);
+            let frac = rest[1..10].trim_end_matches('0');
+            let zone = &rest[10..];
+            if frac.is_empty() {
+                format!("{head}{zone}")
+            } else {
+                format!("{head}.{frac}{zone}")
+            }
+        }
+        None => s,
+    }
+}
+
 pub(super) fn color_wanted() -> bool {
     io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
@@ -21,12 +49,15 @@ const DIM: &str = "\x1b[2m";
 const CYAN: &str = "\x1b[36m";
 const RESET: &str = "\x1b[0m";
 
+/// An entry as logcli's `-o jsonl` writes it (its keys, in its order), and
+/// `ts`, the exact Unix nanoseconds.
 #[derive(Serialize)]
 struct JsonEntry<'a> {
-    ts: String,
-    time: String,
-    labels: &'a Labels,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    labels: Option<&'a Labels>,
     line: &'a str,
+    timestamp: String,
+    ts: String,
 }
 
 #[derive(Serialize)]
@@ -43,24 +74,46 @@ pub(super) struct Printer<W: Write> {
     format: OutputFormat,
     labels: bool,
     color: bool,
+    /// Times in the local zone (`--timezone Local`).
+    pub(super) local: bool,
+    /// Labels left out of printed label sets (`--exclude-label`).
+    pub(super) exclude: Vec<String>,
 }
 
 impl<W: Write> Printer<W> {
     pub(super) fn entry(&mut self, e: &Entry) -> io::Result<()> {
+        let trimmed;
+        let (labels, display) = if self.exclude.is_empty() {
+            (&e.stream.labels, &e.stream.display)
+        } else {
+            let kept: Labels = e
+                .stream
+                .labels
+                .iter()
+                .filter(|(k, _)| !self.exclude.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            trimmed = crate::client::query::Stream::new(kept);
+            (&trimmed.labels, &trimmed.display)
+        };
         match self.format {
             OutputFormat::Raw => writeln!(self.out, "{}", e.line),
             OutputFormat::Jsonl => {
-                let j =
-                    JsonEntry { ts: e.ts.to_string(), time: rfc3339(e.ts), labels: &e.stream.labels, line: &e.line };
+                let j = JsonEntry {
+                    labels: self.labels.then_some(labels),
+                    line: &e.line,
+                    timestamp: time_in(e.ts, self.local, true),
+                    ts: e.ts.to_string(),
+                };
                 self.json(&j)
             }
             OutputFormat::Default => {
-                let time = rfc3339(e.ts);
+                let time = time_in(e.ts, self.local, false);
                 match (self.labels, self.color) {
                     (true, true) => {
-                        writeln!(self.out, "{DIM}{time}{RESET} {CYAN}{}{RESET} {}", e.stream.display, e.line)
+                        writeln!(self.out, "{DIM}{time}{RESET} {CYAN}{display}{RESET} {}", e.line)
                     }
-                    (true, false) => writeln!(self.out, "{time} {} {}", e.stream.display, e.line),
+                    (true, false) => writeln!(self.out, "{time} {display} {}", e.line),
                     (false, true) => writeln!(self.out, "{DIM}{time}{RESET} {}", e.line),
                     (false, false) => writeln!(self.out, "{time} {}", e.line),
                 }
@@ -105,7 +158,14 @@ impl<W: Write> Printer<W> {
 }
 
 pub(super) fn stdout_printer(format: OutputFormat, labels: bool) -> Printer<io::BufWriter<io::StdoutLock<'static>>> {
-    Printer { out: io::BufWriter::new(io::stdout().lock()), format, labels, color: color_wanted() }
+    Printer {
+        out: io::BufWriter::new(io::stdout().lock()),
+        format,
+        labels,
+        color: color_wanted(),
+        local: false,
+        exclude: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -121,11 +181,12 @@ mod tests {
         let e = Entry { ts: 1_700_000_000_000_000_001, stream, line: "hello \"x\"".into() };
         let mut out = Vec::new();
         for (format, labels) in [(OutputFormat::Default, true), (OutputFormat::Default, false)] {
-            let mut p = Printer { out: &mut out, format, labels, color: false };
+            let mut p = Printer { out: &mut out, format, labels, color: false, local: false, exclude: Vec::new() };
             p.entry(&e).unwrap();
         }
         for format in [OutputFormat::Raw, OutputFormat::Jsonl] {
-            let mut p = Printer { out: &mut out, format, labels: true, color: false };
+            let mut p =
+                Printer { out: &mut out, format, labels: true, color: false, local: false, exclude: Vec::new() };
             p.entry(&e).unwrap();
         }
         let text = String::from_utf8(out).unwrap();
@@ -133,9 +194,11 @@ mod tests {
         assert_eq!(lines[0], r#"2023-11-14T22:13:20.000000001Z {job="a"} hello "x""#);
         assert_eq!(lines[1], r#"2023-11-14T22:13:20.000000001Z hello "x""#);
         assert_eq!(lines[2], r#"hello "x""#);
+        assert_eq!(time_in(1_700_000_000_500_000_000, false, true), "2023-11-14T22:13:20.5Z");
+        assert_eq!(time_in(1_700_000_000_000_000_000, false, true), "2023-11-14T22:13:20Z");
         assert_eq!(
             lines[3],
-            r#"{"ts":"1700000000000000001","time":"2023-11-14T22:13:20.000000001Z","labels":{"job":"a"},"line":"hello \"x\""}"#
+            r#"{"labels":{"job":"a"},"line":"hello \"x\"","timestamp":"2023-11-14T22:13:20.000000001Z","ts":"1700000000000000001"}"#
         );
     }
 }

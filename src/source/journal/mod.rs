@@ -26,7 +26,12 @@
 //!    backoff (0.5 s doubling to 30 s; back to 0.5 s after a run that read
 //!    entries) just after the last entry queued, so the gap is read and
 //!    nothing is read twice. A saved cursor journalctl refuses is dropped
-//!    (said once) and the reader starts per `start_at`.
+//!    (said once) and the reader starts per `start_at`. A journalctl that
+//!    cannot follow ("Insufficient watch descriptors available. Reverting to
+//!    -n.": the inotify limits are reached) prints what is there and exits;
+//!    that is not a failure: the reader says so once, naming the limits, and
+//!    runs it again every [`NO_WATCH_POLL`] (it follows again by itself once
+//!    the limits allow it).
 //!
 //! Why journalctl and not the journal files: the file format (compression,
 //! compact mode, rotation, interleaving several files by time, sealing) is
@@ -76,6 +81,10 @@ const STDERR_LINE_CAP: usize = 4096;
 const MAX_LABEL_VALUE: usize = 2048;
 /// journalctl still running this long after its output ended is killed.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
+/// How often journalctl is run when it cannot follow for want of inotify watches.
+const NO_WATCH_POLL: Duration = Duration::from_secs(2);
+/// What journalctl (systemd 252) says when it cannot follow; it then reads to the end and exits.
+const NO_WATCH: &str = "insufficient watch descriptors";
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -105,7 +114,7 @@ enum Ended {
     /// The source was told to stop.
     Stopped,
     /// Its output ended: the process exited (or was killed).
-    Exited { status: String, last_error: Option<String>, cursor_refused: bool, entries: u64 },
+    Exited { status: String, last_error: Option<String>, cursor_refused: bool, no_watch: bool, entries: u64 },
     /// It could not be started.
     NotStarted(String),
 }
@@ -169,6 +178,7 @@ impl JournalSource {
         let mut st =
             ReadState { key, cursor: saved, contexts: HashMap::new(), line: Vec::new(), warned_unparsable: false };
         let mut backoff = MIN_BACKOFF;
+        let mut no_watch_said = false;
         let restarts = Metrics::get().journal_restarts.with_label_values(&[&name]);
         loop {
             if self.out.stopped() {
@@ -182,7 +192,20 @@ impl JournalSource {
                     tracing::info!(source = %name, %status, "journal read to its end");
                     break;
                 }
-                Ended::Exited { status, last_error, cursor_refused, entries } => {
+                Ended::Exited { no_watch: true, .. } => {
+                    if !std::mem::replace(&mut no_watch_said, true) {
+                        tracing::warn!(source = %name, %journal, limits = %no_watch_limits(), every = ?NO_WATCH_POLL,
+                            "journalctl cannot follow the journal: the inotify limits are reached (journalctl: \
+                             \"Insufficient watch descriptors available\"); reading new entries every few seconds \
+                             instead until they allow it");
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(NO_WATCH_POLL) => {}
+                        _ = self.out.cancel.cancelled() => break,
+                    }
+                    continue;
+                }
+                Ended::Exited { status, last_error, cursor_refused, entries, .. } => {
                     if cursor_refused && entries == 0 && matches!(start, Start::After(_)) {
                         tracing::warn!(source = %name, cursor = ?st.cursor,
                             "journalctl refused the saved cursor; starting per start_at instead");
@@ -261,8 +284,8 @@ impl JournalSource {
                 }
             },
         };
-        let (last_error, cursor_refused) = errors.await.unwrap_or_default();
-        Ended::Exited { status, last_error, cursor_refused, entries: read.unwrap_or(0) }
+        let (last_error, cursor_refused, no_watch) = errors.await.unwrap_or_default();
+        Ended::Exited { status, last_error, cursor_refused, no_watch, entries: read.unwrap_or(0) }
     }
 
     /// Reads entries until the output ends (`Some(entries read)`) or the
@@ -436,15 +459,21 @@ async fn next_line(r: &mut (impl AsyncBufRead + Unpin), line: &mut Vec<u8>, cap:
     }
 }
 
-/// Logs journalctl's messages; returns its last one, and whether any
-/// concerned the cursor (a refused `--after-cursor`).
-async fn collect_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) -> (Option<String>, bool) {
+/// Logs journalctl's messages; returns its last one, whether any concerned
+/// the cursor (a refused `--after-cursor`), and whether it could not follow
+/// for want of inotify watches (said by the reader, once).
+async fn collect_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) -> (Option<String>, bool, bool) {
     let mut r = BufReader::new(stderr);
     let mut line = Vec::new();
-    let (mut last, mut cursor, mut n) = (None, false, 0usize);
+    let (mut last, mut cursor, mut no_watch, mut n) = (None, false, false, 0usize);
     while let Ok(Line::Whole(_) | Line::TooLong(_)) = next_line(&mut r, &mut line, STDERR_LINE_CAP).await {
         let text = String::from_utf8_lossy(&line).trim().to_string();
         if text.is_empty() {
+            continue;
+        }
+        if text.to_ascii_lowercase().contains(NO_WATCH) {
+            no_watch = true;
+            tracing::debug!(source = %name, "journalctl: {text}");
             continue;
         }
         n += 1;
@@ -456,7 +485,20 @@ async fn collect_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) -> 
         cursor |= text.to_ascii_lowercase().contains("cursor");
         last = Some(text);
     }
-    (last, cursor)
+    (last, cursor, no_watch)
+}
+
+/// The inotify limits journalctl ran into, with their values and sysctl.
+fn no_watch_limits() -> String {
+    let value = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/fs/inotify/{name}")).map_or("?".into(), |s| s.trim().to_string())
+    };
+    format!(
+        "fs.inotify.max_user_instances = {}, fs.inotify.max_user_watches = {} (other programs of this user hold \
+         them; raise them with sysctl -w and in /etc/sysctl.d/)",
+        value("max_user_instances"),
+        value("max_user_watches")
+    )
 }
 
 #[cfg(test)]
