@@ -321,10 +321,15 @@ impl Health {
         if !self.sources_started.load(Ordering::Relaxed) {
             return Err("sources are starting".into());
         }
-        let mut failing: Vec<String> = match self.positions_error.lock() {
-            Ok(e) => e.iter().map(|e| format!("{e}; retrying")).collect(),
+        let mut failing: Vec<String> = crate::status::Status::get()
+            .source_problems()
+            .into_iter()
+            .map(|(source, why)| format!("source {source}: {why}"))
+            .collect();
+        failing.extend(match self.positions_error.lock() {
+            Ok(e) => e.iter().map(|e| format!("{e}; retrying")).collect::<Vec<_>>(),
             Err(_) => Vec::new(),
-        };
+        });
         failing.extend(match self.last_push_error.lock() {
             Ok(e) => e
                 .iter()

@@ -384,11 +384,17 @@ fn a_reader_that_dies_is_started_again_and_reads_the_gap() {
     let agent = Agent::start(&cfg);
     let restarts = "tailship_journal_restarts_total{source=\"sys\"}";
     assert!(wait_for(Duration::from_secs(20), || agent.metric(restarts) >= 1.0), "{}", agent.stderr_text());
+    // A reader that cannot read is not ready, and says which and why.
+    let ready = format!("http://{}/ready", agent.metrics_addr.clone().unwrap());
+    let answer = common::get(&ready);
+    assert_eq!(answer.status, 503, "{}", answer.text());
+    assert!(answer.text().contains("source sys: journalctl ended"), "{}", answer.text());
     std::fs::create_dir(&jdir).unwrap();
     let file = jdir.join("a.journal");
     let t = now_us() - 600_000_000;
     numbered(&file, "app.service", 0, 100, t);
     assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 100), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(10), || common::get(&ready).status == 200), "{}", common::get(&ready).text());
     // journalctl killed: entries written meanwhile are read by its successor.
     let before = agent.metric(restarts);
     let children = journalctl_children(agent.pid());

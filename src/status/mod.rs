@@ -190,6 +190,8 @@ pub struct Status {
     /// When the positions file was last written (Unix ms; 0: not in this run).
     positions_written: AtomicU64,
     alerts: Mutex<BTreeMap<String, AlertStats>>,
+    /// Sources that cannot read, by name: why (a journal reader whose journalctl keeps failing).
+    problems: Mutex<BTreeMap<String, String>>,
     /// Rings of named running totals (push lines, per-source lines), sampled by the tick.
     totals: Mutex<BTreeMap<String, Ring<2>>>,
 }
@@ -307,6 +309,24 @@ impl Status {
             last,
             chosen.iter().map(|p| p.in_flight).sum(),
         )
+    }
+
+    /// Source `name` cannot read (`Some(why)`), or reads again (`None`).
+    pub fn source_problem(&self, name: &str, why: Option<String>) {
+        let mut p = lock(&self.problems);
+        match why {
+            Some(w) => {
+                p.insert(name.to_string(), w);
+            }
+            None => {
+                p.remove(name);
+            }
+        }
+    }
+
+    /// The sources that cannot read, with why.
+    pub fn source_problems(&self) -> Vec<(String, String)> {
+        lock(&self.problems).iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
     /// The positions file was written just now.

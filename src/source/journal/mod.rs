@@ -225,6 +225,7 @@ impl JournalSource {
                 }
                 Ended::NotStarted(e) => format!("cannot start journalctl: {e}"),
             };
+            crate::status::Status::get().source_problem(&name, Some(format!("{why}; starting it again")));
             restarts.inc();
             tracing::warn!(source = %name, %journal, retry_in = ?backoff, "{why}; starting it again");
             tokio::select! {
@@ -236,6 +237,8 @@ impl JournalSource {
         for ctx in st.contexts.values_mut() {
             ctx.flush_counts(&name);
         }
+        // A stopped reader (shutdown, reload) is no longer a problem to report.
+        crate::status::Status::get().source_problem(&name, None);
         self.positions.journal_release(key, st.cursor);
     }
 
@@ -330,6 +333,10 @@ impl JournalSource {
             let full = chunk.buf.len() >= CHUNK_MAX_BYTES || chunk.entries.len() >= CHUNK_MAX_ENTRIES;
             if ended || full || !more_ready {
                 if seen > 0 {
+                    if entries == 0 {
+                        // Reading again: whatever kept journalctl from it is over.
+                        crate::status::Status::get().source_problem(&name, None);
+                    }
                     m.lines_read.with_label_values(&[&name]).inc_by(seen);
                     m.bytes_read.with_label_values(&[&name]).inc_by(bytes);
                     entries += seen;
