@@ -19,6 +19,7 @@
 mod client;
 mod filters;
 mod golayout;
+mod names;
 mod pipeline;
 mod relabel;
 mod render;
@@ -51,10 +52,13 @@ pub enum ConvertError {
     NotAMapping,
     #[error("no scrape config could be converted, so there is nothing to run:\n{0}")]
     NothingToRun(String),
+    #[error("mistakes Promtail refuses (or a stage that could never run), by key:\n{0}")]
+    Refused(String),
 }
 
 /// Converts the Promtail config `text`.
 pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
+    let text = &render::colon_defaults(text);
     let docs = YamlLoader::load_from_str(text).map_err(|e| ConvertError::Yaml(e.to_string()))?;
     let doc = match docs.as_slice() {
         [d @ Yaml::Hash(_)] => d,
@@ -64,8 +68,10 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     if (0..text.len()).any(|i| text.is_char_boundary(i) && render::env_reference(&text[i..]).is_some()) {
         r.note(
             "(file)",
-            "Promtail expands ${VAR} only when started with -config.expand-env=true; tailship always expands them \
-             from its environment: they are kept as references",
+            "${VAR}, ${VAR:-default} and ${VAR:default} are kept as references (the last written ${VAR:-default}): \
+             tailship expands them from its environment each time it loads the config, as Promtail does at start \
+             with -config.expand-env=true (so a DaemonSet's ${HOSTNAME} is each node's own, not the converting \
+             machine's); a variable unset and without a default is an error naming the key, not an empty value",
         );
     }
     let mut root = Map::new("", doc, &mut r);
@@ -88,6 +94,9 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     }
     root.ignore("target_config");
     root.finish(&mut r, "no tailship equivalent");
+    if !r.refused.is_empty() {
+        return Err(ConvertError::Refused(numbered(&r.refused)));
+    }
     if sources.is_empty() {
         return Err(ConvertError::NothingToRun(numbered(&r.untranslated)));
     }
@@ -120,7 +129,8 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     let mut m = Map::new(key, job, r);
     let name = m.text("job_name", r).unwrap_or_else(|| key.to_string());
     let pipe_key = m.key("pipeline_stages");
-    let mut pipe = stages::convert(&pipe_key, list(&pipe_key, m.get("pipeline_stages"), r), r);
+    let stages = list(&pipe_key, m.get("pipeline_stages"), r);
+    let mut pipe = stages::convert(&pipe_key, stages, names::available(job), r);
     let statics = m.get("static_configs");
     let journal = m.get("journal");
     if journal.is_some() {

@@ -1,7 +1,7 @@
 //! What a job's `pipeline_stages` become: tailship stages in order, and the
 //! source-level keys some Promtail stages turn into; rendered as TOML.
 
-use super::filters::DropRule;
+use super::filters::{DropRule, Known};
 use super::render::Val;
 use super::yaml::{Map, Report};
 
@@ -17,6 +17,9 @@ pub struct Pipeline {
     pub tenant: Option<String>,
     /// A `structured_metadata` stage was translated: the client must send it.
     pub metadata: bool,
+    /// Every name the job may ever extract or carry as a label (`None`: any);
+    /// see [`super::names`].
+    pub available: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -215,8 +218,38 @@ impl Pipeline {
         if self.extracted(&src) {
             return Ok(Some(src));
         }
-        r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage: the stage is left out"));
+        self.unextracted(m.key("source"), &src, r);
         Err(())
+    }
+
+    /// Reports a stage that reads `name`, which no translated stage extracts:
+    /// left out when an untranslated stage extracts it; refused when no
+    /// stage of the job ever does (the stage could never run).
+    pub(super) fn unextracted(&self, key: String, name: &str, r: &mut Report) {
+        match &self.available {
+            Some(a) if !super::names::is_available(a, name) => r.refuse(
+                key,
+                format!(
+                    "`{name}` is extracted by no stage of this job and is no label of its targets, so the stage \
+                     could never run (a misspelt name?)"
+                ),
+            ),
+            _ => r.skip(key, format!("`{name}` is not extracted by a translated stage: the stage is left out")),
+        }
+    }
+}
+
+impl Known for Pipeline {
+    fn extracted(&self, name: &str) -> bool {
+        Pipeline::extracted(self, name)
+    }
+
+    fn may_be_label(&self, name: &str) -> bool {
+        Pipeline::may_be_label(self, name)
+    }
+
+    fn unextracted(&self, key: String, name: &str, r: &mut Report) {
+        Pipeline::unextracted(self, key, name, r)
     }
 }
 

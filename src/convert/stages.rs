@@ -18,13 +18,14 @@ pub use super::pipeline::{Pipeline, Stage};
 use super::render::Val;
 use super::replace;
 use super::yaml::{list, pairs, scalar, truthy, Map, Report};
-use crate::pipeline::{JsonPath, TimeFormat};
+use crate::pipeline::{re2, JsonPath, TimeFormat};
 use crate::util::is_valid_label_name;
 use yaml_rust2::Yaml;
 
 /// Converts the `pipeline_stages` list at `key`.
-pub fn convert(key: &str, items: &[Yaml], r: &mut Report) -> Pipeline {
-    let mut p = Pipeline::default();
+/// `available`: every name the job may ever have (see [`super::names`]).
+pub fn convert(key: &str, items: &[Yaml], available: Option<Vec<String>>, r: &mut Report) -> Pipeline {
+    let mut p = Pipeline { available, ..Default::default() };
     stages(&mut p, key, items, false, r);
     p.apply_label_drops();
     p
@@ -162,6 +163,9 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
             }
         }
         n if MAPPED.contains(&n) => mapped(p, index, k, name, body, r),
+        n if !super::names::PROMTAIL_STAGES.contains(&n) => {
+            r.refuse(k, format!("unknown stage `{n}` (Promtail refuses it too: \"Unknown stage type\")"))
+        }
         _ => r.skip(k, unsupported(name)),
     }
 }
@@ -205,7 +209,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         "output" => {
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             if !p.extracted(&src) {
-                return r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage"));
+                return p.unextracted(m.key("source"), &src, r);
             }
             p.stages.push(Stage::plain(Kind::Output(src)));
         }
@@ -213,6 +217,9 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
             let Ok(src) = p.source(&mut m, r) else { return };
             let with = m.text("replace", r).unwrap_or_default();
+            if compiles(&m.key("expression"), &expr, r).is_none() {
+                return;
+            }
             match replace::translate(&expr, &with) {
                 Ok(t) => {
                     if let Some((re, names)) = t.extract {
@@ -224,8 +231,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
         }
         "drop" => {
-            let extracted = |n: &str| p.extracted(n);
-            if let Some(rule) = filters::drop(&mut m, &extracted, r) {
+            if let Some(rule) = filters::drop(&mut m, p, r) {
                 p.stages.push(Stage::plain(Kind::Drop(rule)));
             }
         }
@@ -263,14 +269,11 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
             p.stages.push(Stage::plain(Kind::Template(src, text)));
         }
-        "tenant" => {
-            let (extracted, label) = (|n: &str| p.extracted(n), |n: &str| p.may_be_label(n));
-            match filters::tenant(&mut m, &extracted, &label, r) {
-                Some(Tenant::Fixed(v)) => p.tenant = Some(v),
-                Some(Tenant::Stage(from, name)) => p.stages.push(Stage::plain(Kind::Tenant(from, name))),
-                None => {}
-            }
-        }
+        "tenant" => match filters::tenant(&mut m, p, r) {
+            Some(Tenant::Fixed(v)) => p.tenant = Some(v),
+            Some(Tenant::Stage(from, name)) => p.stages.push(Stage::plain(Kind::Tenant(from, name))),
+            None => {}
+        },
         _ => return r.skip(k, unsupported(name)),
     }
     m.finish(r, "no tailship equivalent");
@@ -347,7 +350,7 @@ fn pick(p: &Pipeline, k: &str, as_label: bool, label: &str, source: &str, r: &mu
         return None;
     }
     if !(p.extracted(source) || (!as_label && p.may_be_label(source))) {
-        r.skip(k, format!("`{source}` is not extracted by a translated stage"));
+        p.unextracted(k.to_string(), source, r);
         return None;
     }
     Some((label.to_string(), source.to_string()))
@@ -357,7 +360,7 @@ fn timestamp(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     let Some(src) = m.text("source", r) else { return missing(m, "source", r) };
     let Some(format) = m.text("format", r) else { return missing(m, "format", r) };
     if !p.extracted(&src) {
-        return r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage"));
+        return p.unextracted(m.key("source"), &src, r);
     }
     let ours = match golayout::translate(&format) {
         Ok(f) => f,
@@ -404,13 +407,17 @@ fn limit(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     p.stages.push(Stage::plain(Kind::Limit(rate, burst)));
 }
 
-/// Compiles `re` as `tailship check` will; reports it when it does not.
+/// Compiles the RE2 regex `re` as `tailship check` will (see
+/// [`crate::pipeline::re2`]); a regex that does not compile is refused (RE2
+/// refuses it too), a difference that remains is noted.
 fn compiles(key: &str, re: &str, r: &mut Report) -> Option<Regex> {
-    match Regex::new(re) {
+    for d in re2::translate(re).differences {
+        r.note(key, d);
+    }
+    match re2::compile(re) {
         Ok(re) => Some(re),
         Err(e) => {
-            let e = e.to_string();
-            r.skip(key, format!("not a regex tailship reads: {}", e.lines().last().unwrap_or("")));
+            r.refuse(key, format!("bad regex (Promtail refuses it too): {e}"));
             None
         }
     }

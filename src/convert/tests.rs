@@ -27,6 +27,49 @@ fn compiles(c: &Conversion) -> crate::config::Config {
 const JOB: &str = "scrape_configs:\n  - job_name: app\n    static_configs:\n      - labels: { job: app, __path__: /var/log/app.log }\n";
 
 #[test]
+fn mistakes_promtail_refuses_fail_the_conversion_by_key() {
+    let err = promtail(&format!(
+        r#"{JOB}    pipeline_stages:
+      - jsonn: {{ expressions: {{ a: a }} }}
+      - regex: {{ expression: '(?P<ts>\S+) (a' }}
+      - regex: {{ expression: '(?P<lvl>\w+)' }}
+      - timestamp: {{ source: tss, format: RFC3339 }}
+      - labels: {{ level: lvll }}
+"#
+    ))
+    .expect_err("refused")
+    .to_string();
+    for key in [
+        "scrape_configs[0].pipeline_stages[0].jsonn: unknown stage `jsonn`",
+        "scrape_configs[0].pipeline_stages[1].regex.expression: bad regex",
+        "scrape_configs[0].pipeline_stages[3].timestamp.source: `tss` is extracted by no stage",
+        "scrape_configs[0].pipeline_stages[4].labels.level: `lvll` is extracted by no stage",
+    ] {
+        assert!(err.contains(key), "{key}\n{err}");
+    }
+    // A name only an untranslated stage extracts is left out, not refused.
+    let c = convert(&format!(
+        "{JOB}    pipeline_stages:\n      - eventlogmessage: {{}}\n      - labels: {{ level: lvl }}\n"
+    ));
+    assert!(skipped(&c).contains(&"scrape_configs[0].pipeline_stages[1].labels.level"));
+}
+
+#[test]
+fn re2_regexes_carry_over() {
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - multiline: {{ firstline: '^\d{{4}}-\d{{2}}-\d{{2}}|^\[|^{{' }}
+      - regex: {{ expression: '^\Q[x]\E (?<rest>.*)\z' }}
+      - drop: {{ expression: '^{{"health' }}
+      - replace: {{ expression: '{{(\d+)}}', replace: 'N' }}
+"#
+    ));
+    assert!(c.untranslated.iter().all(|i| !i.key.contains("pipeline_stages")), "{:?}", c.untranslated);
+    let config = compiles(&c);
+    assert_eq!(config.sources[0].multiline.as_ref().map(|m| m.start.as_str()), Some(r"^\d{4}-\d{2}-\d{2}|^\[|^{"));
+}
+
+#[test]
 fn client_keys_map_to_the_client_section() {
     let dir = tempfile::tempdir().unwrap();
     let (token, ca) = (dir.path().join("token"), dir.path().join("ca.pem"));
@@ -69,10 +112,8 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
       - docker: {{}}
       - regex: {{ expression: '^(?P<lvl>\w+)' }}
       - labels: {{ level: lvl, stream: }}
-      - labels: {{ missing: }}
       - multiline: {{ firstline: '^\d' }}
       - timestamp: {{ source: lvl, format: Stamp }}
-      - timestamp: {{ source: nope, format: RFC3339 }}
       - output: {{ source: lvl }}
       - json: {{ expressions: {{ a: 'b[*].c', n: name }}, drop_malformed: true }}
       - regex: {{ expression: '(?P<x>a)', source: lvl }}
@@ -87,13 +128,11 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
         skipped(&c),
         [
             "clients",
-            "scrape_configs[0].pipeline_stages[3].labels.missing",
-            "scrape_configs[0].pipeline_stages[4].multiline",
-            "scrape_configs[0].pipeline_stages[5].timestamp.format",
-            "scrape_configs[0].pipeline_stages[6].timestamp.source",
-            "scrape_configs[0].pipeline_stages[8].json.drop_malformed",
-            "scrape_configs[0].pipeline_stages[8].json.expressions.a",
-            "scrape_configs[0].pipeline_stages[11].replace",
+            "scrape_configs[0].pipeline_stages[3].multiline",
+            "scrape_configs[0].pipeline_stages[4].timestamp.format",
+            "scrape_configs[0].pipeline_stages[6].json.drop_malformed",
+            "scrape_configs[0].pipeline_stages[6].json.expressions.a",
+            "scrape_configs[0].pipeline_stages[9].replace",
         ]
     );
     let config = compiles(&c);
@@ -167,11 +206,14 @@ fn dollars_stay_literal_and_env_references_stay_references() {
         r#"clients:
   - url: http://loki:3100/loki/api/v1/push
     basic_auth: {{ username: "${{LOKI_USER}}", password: "pa$$word" }}
+    external_labels: {{ host: "${{HOST:node-a}}", dc: "${{DC:-eu}}" }}
 {JOB}    pipeline_stages:
       - drop: {{ expression: 'end$' }}
 "#
     ));
     assert!(c.toml.contains(r#"username = "${LOKI_USER}", password = "pa$$$$word""#), "{}", c.toml);
+    assert!(c.toml.contains(r#"host = "${HOST:-node-a}""#), "{}", c.toml);
+    assert!(c.toml.contains(r#"dc = "${DC:-eu}""#), "{}", c.toml);
     assert!(c.toml.contains("{ drop = \"end$$\" }"), "{}", c.toml);
     assert!(c.notes.iter().any(|n| n.message.contains("expand-env")));
     let file = Path::new("converted.toml");
@@ -181,6 +223,8 @@ fn dollars_stay_literal_and_env_references_stay_references() {
     let config = config.expect("config");
     assert!(matches!(&config.sources[0].stages[0].drop, Some(crate::config::DropSpec::Regex(r)) if r == "end$"));
     assert_eq!(config.client.basic_auth.map(|b| b.username), Some("u".to_string()));
+    assert_eq!(config.sources[0].labels.get("host").map(String::as_str), Some("node-a"));
+    assert_eq!(config.sources[0].labels.get("dc").map(String::as_str), Some("eu"));
 }
 
 #[test]

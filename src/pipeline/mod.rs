@@ -7,6 +7,7 @@
 mod apply;
 mod line;
 mod parse;
+pub mod re2;
 mod stage;
 mod stages;
 mod template;
