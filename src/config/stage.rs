@@ -21,9 +21,13 @@ use crate::util::{HumanDuration, HumanSize};
 pub struct StageConfig {
     /// Named captures are extracted; those listed in `labels` become labels.
     pub regex: Option<String>,
-    /// Values extracted from a JSON line: `NAME = "dotted.path"` (`a.b[0].c`);
-    /// an empty table extracts every top-level scalar field.
+    /// Values extracted from a JSON line: `NAME = "dotted.path"` (`a.b[0].c`)
+    /// or a JMESPath expression (`length(items)`, `items[*].id`); an empty
+    /// table extracts every top-level scalar field.
     pub json: Option<BTreeMap<String, String>>,
+    /// With `json`: a line that is not a JSON object is dropped (counted
+    /// under reason `malformed_json`) instead of passed on.
+    pub drop_malformed: Option<bool>,
     /// Values extracted from a logfmt line: `NAME = "key"`; an empty table
     /// extracts every key.
     pub logfmt: Option<BTreeMap<String, String>>,
@@ -111,8 +115,17 @@ pub struct LimitStage {
 pub struct TimestampStage {
     /// Name of a value extracted by an earlier stage.
     pub source: String,
-    /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, or a strftime pattern.
+    /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, a strftime
+    /// pattern, or a Go layout (`2006-01-02 15:04:05.000`, `RFC3339Nano`).
     pub format: String,
+    /// Formats tried in order when `format` does not read the value.
+    pub fallback_formats: Vec<String>,
+    /// An IANA time zone for times without an offset (default UTC).
+    pub location: Option<String>,
+    /// When no format reads the value: `skip` (default: the line keeps its
+    /// read time) or `fudge` (the last time this stage set for the same
+    /// labels, plus 1 ns: Promtail's default).
+    pub action_on_failure: Option<String>,
 }
 
 /// `tenant = { source = "org" }` or `{ label = "team" }`: exactly one. A

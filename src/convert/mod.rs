@@ -10,7 +10,7 @@
 //! - `server`, `clients[0]`, `positions`: [`client`]
 //! - `scrape_configs[].static_configs` -> `type = "file"` sources (one per
 //!   static config), `journal` -> a `type = "journal"` source
-//! - `pipeline_stages`: [`stages`] (Go time layouts: [`golayout`]; the
+//! - `pipeline_stages`: [`stages`] (Go time layouts: [`crate::pipeline::golayout`]; the
 //!   capture-group semantics of `replace`: [`replace`])
 //! - `relabel_configs`: [`relabel`]
 //! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
@@ -18,7 +18,6 @@
 
 mod client;
 mod filters;
-mod golayout;
 mod names;
 mod pipeline;
 mod relabel;

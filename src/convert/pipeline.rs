@@ -29,15 +29,26 @@ pub struct Stage {
     metadata: Option<Vec<String>>,
 }
 
+/// A translated `timestamp` stage.
+#[derive(Debug, Clone)]
+pub(super) struct Timestamp {
+    pub source: String,
+    pub format: String,
+    pub fallbacks: Vec<String>,
+    pub location: Option<String>,
+    pub fudge: bool,
+}
+
 /// A tailship stage; `Option<String>` is the `source` a stage reads instead of the line.
 #[derive(Debug, Clone)]
 pub(super) enum Kind {
     /// The regex and its named captures.
     Regex(String, Vec<String>, Option<String>),
-    Json(Vec<(String, String)>, Option<String>),
+    /// The expressions, the source, `drop_malformed`.
+    Json(Vec<(String, String)>, Option<String>, bool),
     Logfmt(Vec<(String, String)>, Option<String>),
     Drop(DropRule),
-    Timestamp(String, String),
+    Timestamp(Timestamp),
     Output(String),
     Replace(String, String, Option<String>),
     Cri,
@@ -65,7 +76,7 @@ impl Stage {
     fn extracts(&self) -> Vec<String> {
         match &self.kind {
             Kind::Regex(_, names, _) => names.clone(),
-            Kind::Json(f, _) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
+            Kind::Json(f, ..) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
             Kind::Cri | Kind::Docker => vec!["stream".into()],
             Kind::Template(source, _) => vec![source.clone()],
             Kind::Match(.., inner) => inner.iter().flat_map(Stage::extracts).collect(),
@@ -114,13 +125,28 @@ impl Stage {
     pub fn to_val(&self) -> Val {
         let mut t: Vec<(String, Val)> = match &self.kind {
             Kind::Regex(re, _, src) => sourced(vec![("regex".into(), Val::str(re))], src),
-            Kind::Json(f, src) => sourced(vec![("json".into(), Val::pairs(f))], src),
+            Kind::Json(f, src, drop_malformed) => {
+                let mut t = sourced(vec![("json".into(), Val::pairs(f))], src);
+                if *drop_malformed {
+                    t.push(("drop_malformed".into(), Val::Bool(true)));
+                }
+                t
+            }
             Kind::Logfmt(f, src) => sourced(vec![("logfmt".into(), Val::pairs(f))], src),
             Kind::Drop(rule) => rule.to_vals(),
-            Kind::Timestamp(s, f) => vec![(
-                "timestamp".into(),
-                Val::Table(vec![("source".into(), Val::str(s)), ("format".into(), Val::str(f))]),
-            )],
+            Kind::Timestamp(t) => {
+                let mut v = vec![("source".to_string(), Val::str(&t.source)), ("format".into(), Val::str(&t.format))];
+                if !t.fallbacks.is_empty() {
+                    v.push(("fallback_formats".into(), Val::strs(&t.fallbacks)));
+                }
+                if let Some(l) = &t.location {
+                    v.push(("location".into(), Val::str(l)));
+                }
+                if t.fudge {
+                    v.push(("action_on_failure".into(), Val::str("fudge")));
+                }
+                vec![("timestamp".into(), Val::Table(v))]
+            }
             Kind::Output(s) => vec![("output".into(), Val::str(s))],
             Kind::Replace(re, with, src) => {
                 sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)

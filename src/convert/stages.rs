@@ -12,13 +12,12 @@
 use regex::Regex;
 
 use super::filters::{self, Tenant};
-use super::golayout;
-use super::pipeline::Kind;
+use super::pipeline::{Kind, Timestamp};
 pub use super::pipeline::{Pipeline, Stage};
 use super::render::Val;
 use super::replace;
 use super::yaml::{list, pairs, scalar, truthy, Map, Report};
-use crate::pipeline::{re2, JsonPath, TimeFormat};
+use crate::pipeline::{golayout, re2, JsonField, JsonPath, TimeFormat};
 use crate::util::is_valid_label_name;
 use yaml_rust2::Yaml;
 
@@ -281,28 +280,25 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
 
 fn json(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     let Ok(src) = p.source(m, r) else { return };
-    if m.text("drop_malformed", r).is_some_and(|v| truthy(&v)) {
-        r.skip(m.key("drop_malformed"), "tailship passes a line that is not JSON on unchanged (and counts it)");
-    }
+    let drop_malformed = m.text("drop_malformed", r).is_some_and(|v| truthy(&v));
     let mut fields = Vec::new();
     for (n, expr) in m.pairs("expressions", r) {
         let expr = if expr.is_empty() { n.clone() } else { expr };
-        match jmespath(&expr) {
-            Some(path) if JsonPath::parse(&path).is_ok() => fields.push((n, path)),
-            _ => r.skip(
-                format!("{}.{n}", m.key("expressions")),
-                format!("the JMESPath `{expr}` is not a plain path (a.b[0].c); tailship's json stage takes paths only"),
-            ),
+        // A plain path is written as tailship's (read without JMESPath); anything else as it is.
+        let ours = plain_path(&expr).filter(|path| JsonPath::parse(path).is_ok()).unwrap_or(expr.clone());
+        match JsonField::parse(&ours) {
+            Ok(_) => fields.push((n, ours)),
+            Err(e) => r.refuse(format!("{}.{n}", m.key("expressions")), format!("{e} (Promtail refuses it too)")),
         }
     }
     if fields.is_empty() {
-        return r.skip(m.key("expressions"), "no expression could be translated: the json stage is left out");
+        return r.skip(m.key("expressions"), "no expression: the json stage is left out (Promtail refuses it)");
     }
-    p.stages.push(Stage::plain(Kind::Json(fields, src)));
+    p.stages.push(Stage::plain(Kind::Json(fields, src, drop_malformed)));
 }
 
 /// A JMESPath of identifiers, quoted identifiers and indexes as a tailship path.
-fn jmespath(expr: &str) -> Option<String> {
+fn plain_path(expr: &str) -> Option<String> {
     let mut out = String::new();
     let mut rest = expr.trim();
     let mut first = true;
@@ -362,28 +358,53 @@ fn timestamp(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     if !p.extracted(&src) {
         return p.unextracted(m.key("source"), &src, r);
     }
-    let ours = match golayout::translate(&format) {
-        Ok(f) => f,
-        Err(why) => return r.skip(m.key("format"), why),
+    let Some(ours) = time_format(&m.key("format"), &format, r) else { return };
+    let mut fallbacks = Vec::new();
+    for (i, f) in m.texts("fallback_formats", r).iter().enumerate() {
+        fallbacks.extend(time_format(&format!("{}[{i}]", m.key("fallback_formats")), f, r));
+    }
+    let location = m.text("location", r);
+    if let Some(l) = &location {
+        if l.parse::<chrono_tz::Tz>().is_err() {
+            return r.refuse(m.key("location"), format!("`{l}` is not a time zone (Promtail refuses it too)"));
+        }
+    }
+    // Promtail's default is `fudge`; tailship's is `skip`, so it is written out.
+    let fudge = match m.text("action_on_failure", r).as_deref() {
+        Some("fudge") | None => true,
+        Some("skip") => false,
+        Some(other) => {
+            return r.refuse(
+                m.key("action_on_failure"),
+                format!("`{other}` is neither skip nor fudge (Promtail refuses it too)"),
+            )
+        }
     };
-    if let Err(e) = TimeFormat::parse(&ours) {
-        return r.skip(m.key("format"), format!("translated to `{ours}`, which tailship refuses: {e}"));
+    p.stages.push(Stage::plain(Kind::Timestamp(Timestamp { source: src, format: ours, fallbacks, location, fudge })));
+}
+
+/// A Promtail time format as tailship's, checked; reported when it has none.
+fn time_format(key: &str, format: &str, r: &mut Report) -> Option<String> {
+    if format.starts_with("Stamp") {
+        r.note(
+            key,
+            format!("Promtail reads `{format}` as a literal layout and so no time at all; tailship reads Go's {format} layout (no year: the closest one, as Promtail guesses it for layouts without a year)"),
+        );
     }
-    if m.get("fallback_formats").is_some() {
-        r.skip(m.key("fallback_formats"), "tailship tries one format; a line it cannot read keeps its read time");
+    let ours = match golayout::translate(format) {
+        Ok(f) => f,
+        Err(why) => {
+            r.skip(key, why);
+            return None;
+        }
+    };
+    match TimeFormat::parse(&ours) {
+        Ok(_) => Some(ours),
+        Err(e) => {
+            r.skip(key, format!("translated to `{ours}`, which tailship refuses: {e}"));
+            None
+        }
     }
-    if m.get("location").is_some() {
-        r.skip(m.key("location"), "tailship reads a time without an offset as UTC");
-    }
-    match m.text("action_on_failure", r).as_deref() {
-        Some("fudge") => r.note(
-            m.key("action_on_failure"),
-            "tailship keeps the read time of a line whose time it cannot read (Promtail's `skip`)",
-        ),
-        Some("skip") | None => {}
-        Some(other) => r.skip(m.key("action_on_failure"), format!("unknown action `{other}`")),
-    }
-    p.stages.push(Stage::plain(Kind::Timestamp(src, ours)));
 }
 
 fn limit(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
@@ -441,7 +462,7 @@ fn unsupported(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::jmespath;
+    use super::plain_path as jmespath;
 
     #[test]
     fn plain_jmespaths_become_tailship_paths() {

@@ -126,14 +126,7 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     ));
     assert_eq!(
         skipped(&c),
-        [
-            "clients",
-            "scrape_configs[0].pipeline_stages[3].multiline",
-            "scrape_configs[0].pipeline_stages[4].timestamp.format",
-            "scrape_configs[0].pipeline_stages[6].json.drop_malformed",
-            "scrape_configs[0].pipeline_stages[6].json.expressions.a",
-            "scrape_configs[0].pipeline_stages[9].replace",
-        ]
+        ["clients", "scrape_configs[0].pipeline_stages[3].multiline", "scrape_configs[0].pipeline_stages[9].replace",]
     );
     let config = compiles(&c);
     let s = &config.sources[0];
@@ -144,13 +137,16 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     assert_eq!(s.stages[0].labels, None);
     assert_eq!(s.stages[1].labels, Some(pairs(&[])), "a regex stage makes no label by itself");
     assert_eq!(s.stages[2].labels, Some(pairs(&[("level", "lvl"), ("stream", "stream")])), "a labels stage of its own");
-    assert_eq!(s.stages[3].output.as_deref(), Some("lvl"));
-    assert_eq!(s.stages[4].json.as_ref().map(|j| j.len()), Some(1));
-    assert_eq!((s.stages[5].regex.as_deref(), s.stages[5].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
-    let Some(DropSpec::Rule(d)) = &s.stages[6].drop else { panic!("{:?}", s.stages[6]) };
+    let t = s.stages[3].timestamp.as_ref().expect("a timestamp stage");
+    assert_eq!((t.format.as_str(), t.action_on_failure.as_deref()), ("%b %e %H:%M:%S%.f", Some("fudge")));
+    assert_eq!(s.stages[4].output.as_deref(), Some("lvl"));
+    assert_eq!(s.stages[5].json.as_ref().map(|j| j.len()), Some(2), "JMESPath beyond paths carries over");
+    assert_eq!(s.stages[5].drop_malformed, Some(true));
+    assert_eq!((s.stages[6].regex.as_deref(), s.stages[6].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
+    let Some(DropSpec::Rule(d)) = &s.stages[7].drop else { panic!("{:?}", s.stages[7]) };
     assert_eq!((d.source.clone(), d.value.as_deref()), (Some(OneOrMany::One("lvl".into())), Some("debug")));
-    assert!(s.stages[7].decolorize.is_some());
-    assert_eq!(s.stages.len(), 8);
+    assert!(s.stages[8].decolorize.is_some());
+    assert_eq!(s.stages.len(), 9);
 }
 
 #[test]

@@ -5,6 +5,9 @@
 //! and the chunks lines travel in).
 
 mod apply;
+mod context;
+pub mod golayout;
+mod json;
 mod line;
 mod parse;
 pub mod re2;
@@ -13,6 +16,7 @@ mod stages;
 mod template;
 mod timestamp;
 
+pub use json::JsonField;
 pub use parse::JsonPath;
 pub use stage::{DropRule, Op, Stage, TenantFrom};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};

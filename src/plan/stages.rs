@@ -6,7 +6,7 @@
 
 use super::names::{regex, Names};
 use crate::config::{DropSpec, MatchStage, Picks, SourceConfig, SourceType, StageConfig};
-use crate::pipeline::{GoTemplate, JsonPath, Op, Stage, TenantFrom, TimeFormat};
+use crate::pipeline::{GoTemplate, JsonField, Op, Stage, TenantFrom, TimeFormat};
 use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
@@ -165,6 +165,9 @@ fn op(
     if st.with.is_some() && st.replace.is_none() {
         e(".with", "`with` goes with a `replace` stage".into());
     }
+    if st.drop_malformed.is_some() && st.json.is_none() {
+        e(".drop_malformed", "`drop_malformed` goes with a `json` stage".into());
+    }
     let reads_source = st.regex.is_some()
         || st.json.is_some()
         || st.logfmt.is_some()
@@ -202,14 +205,15 @@ fn op(
     if let Some(fields) = &st.json {
         let mut out = Vec::new();
         for (name, path) in fields {
-            match JsonPath::parse(path) {
+            match JsonField::parse(path) {
                 Ok(p) => out.push((name.clone(), p)),
                 Err(m) => e(&format!(".json.{name}"), m),
             }
             names.known.push(name.clone());
         }
         names.any |= fields.is_empty();
-        return Some(Op::Json { fields: out, source });
+        let drop_malformed = st.drop_malformed.unwrap_or(false);
+        return Some(Op::Json { fields: out, source, drop_malformed });
     }
     if let Some(fields) = &st.logfmt {
         for (name, key) in fields {
@@ -229,13 +233,34 @@ fn op(
         if !names.has(&t.source) {
             e(".timestamp.source", format!("`{}` is not extracted by an earlier stage", t.source));
         }
-        return match TimeFormat::parse(&t.format) {
-            Ok(format) => Some(Op::Timestamp { source: t.source.clone(), format }),
-            Err(m) => {
-                e(".timestamp.format", m);
-                None
+        let fudge = match t.action_on_failure.as_deref() {
+            None | Some("skip") => false,
+            Some("fudge") => true,
+            Some(other) => {
+                e(".timestamp.action_on_failure", format!("`{other}`: use \"skip\" or \"fudge\""));
+                false
             }
         };
+        let mut formats = Vec::new();
+        let all = std::iter::once((".timestamp.format".to_string(), &t.format));
+        let fallbacks =
+            t.fallback_formats.iter().enumerate().map(|(n, f)| (format!(".timestamp.fallback_formats[{n}]"), f));
+        for (k, f) in all.chain(fallbacks) {
+            let parsed = TimeFormat::parse(f).and_then(|tf| match &t.location {
+                Some(l) => tf.in_location(l),
+                None => Ok(tf),
+            });
+            match parsed {
+                Ok(tf) => formats.push(tf),
+                Err(m) if m.contains("IANA") => e(".timestamp.location", m),
+                Err(m) => e(&k, m),
+            }
+        }
+        return (formats.len() == 1 + t.fallback_formats.len()).then(|| Op::Timestamp {
+            source: t.source.clone(),
+            formats,
+            fudge,
+        });
     }
     if let Some(o) = &st.output {
         if !names.has(o) {
