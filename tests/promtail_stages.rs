@@ -25,7 +25,7 @@ fn run(stages: &str, lines: &[&str], count: usize) -> Vec<Stored> {
     let log = write_file(dir.path(), "app.log", &(lines.join("\n") + "\n"));
     let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
     let agent = Agent::start(&cfg);
-    let all = || query_all(&r, r#"{job="test"}"#, None);
+    let all = || query_all(&r, r#"{filename=~".+"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || all().len() >= count), "{:?}\n{}", all(), agent.stderr_text());
     let mut got = all();
     assert!(agent.terminate(Duration::from_secs(15)).success());
@@ -87,4 +87,38 @@ fn json_reads_jmespath_and_drops_malformed_lines() {
     assert_eq!((label(&got[0], "lvl"), label(&got[0], "count")), (Some("warn"), Some("0")));
     assert_eq!(got[1].line, r#"a1 ["x","y"] dots"#);
     assert_eq!((label(&got[1], "lvl"), label(&got[1], "count")), (Some("info"), Some("2")));
+}
+
+#[test]
+fn pack_truncate_and_sampling() {
+    let stages = r#"stages = [
+  { regex = '^(?P<lvl>\w+) ', labels = ["lvl"] },
+  { truncate = { limit = 12, suffix = "..." } },
+  { pack = { labels = ["lvl", "job", "nope"], ingest_timestamp = false } },
+  { sampling = { rate = 1.0 } },
+]"#;
+    let got = run(stages, &[r#"info a "long" line here"#, "warn short"], 2);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].line, r#"{"job":"test","lvl":"info","_entry":"info a \"l..."}"#);
+    assert_eq!(got[1].line, r#"{"job":"test","lvl":"warn","_entry":"warn short"}"#);
+    for e in &got {
+        assert_eq!((label(e, "lvl"), label(e, "job")), (None, None), "packed labels leave the stream: {e:?}");
+    }
+}
+
+#[test]
+fn sampling_keeps_about_its_share_and_counts_the_rest() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..2000).map(|i| format!("line {i}")).collect();
+    let log = write_file(dir.path(), "app.log", &(lines.join("\n") + "\n"));
+    let stages = r#"stages = [{ sampling = { rate = 0.25, reason = "sampled" } }]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let dropped = || agent.metric(r#"tailship_lines_dropped_total{reason="sampled",source="file-0"}"#);
+    let kept = || query_all(&r, r#"{job="test"}"#, None).len() as f64;
+    assert!(wait_for(Duration::from_secs(20), || kept() + dropped() == 2000.0), "{} + {}", kept(), dropped());
+    // 2000 draws at 0.25: 500 expected, standard deviation about 19; 150 is far beyond chance.
+    assert!((kept() - 500.0).abs() < 150.0, "kept {}", kept());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
 }

@@ -70,6 +70,47 @@ pub struct StageConfig {
     /// Stages run only on lines a selector picks, or those lines dropped.
     #[serde(rename = "match")]
     pub match_: Option<MatchStage>,
+    /// Cut the line (or labels, structured metadata, extracted values) to a size.
+    pub truncate: Option<TruncateStage>,
+    /// Keep a random share of the lines (`rate`, 0 to 1); the rest are dropped and counted.
+    pub sampling: Option<SamplingStage>,
+    /// The line becomes a JSON object of some labels or extracted values and
+    /// the line itself (`_entry`), Promtail's packing format.
+    pub pack: Option<PackStage>,
+}
+
+/// `truncate = { limit = 1000, suffix = "...", source_type = "line" }` (Alloy's `stage.truncate`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TruncateStage {
+    /// The most bytes a value keeps, the suffix included (cut at a character boundary).
+    pub limit: HumanSize,
+    /// Put at the end of a value that was cut.
+    pub suffix: String,
+    /// `line` (default), `label`, `structured_metadata` or `extracted`.
+    pub source_type: Option<String>,
+    /// The names cut (labels, metadata or extracted values); empty: all of them.
+    pub sources: Vec<String>,
+}
+
+/// `sampling = { rate = 0.1 }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SamplingStage {
+    /// The share of lines kept, above 0 and at most 1.
+    pub rate: f64,
+    /// The `reason` label of the drop counter (default `sampling_stage`).
+    pub reason: Option<String>,
+}
+
+/// `pack = { labels = ["app", "level"] }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct PackStage {
+    /// Extracted values or labels packed into the line; a label packed leaves the stream.
+    pub labels: Vec<String>,
+    /// The entry takes the time it is packed at (default true, as in Promtail).
+    pub ingest_timestamp: Option<bool>,
 }
 
 /// A `template` stage.

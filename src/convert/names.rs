@@ -36,8 +36,6 @@ pub const PROMTAIL_STAGES: &[&str] = &[
     "geoip",
     "non_indexed_labels",
     "structured_metadata",
-    // Alloy's `stage.truncate`, which tailship also reads.
-    "truncate",
 ];
 
 /// The names a job may ever extract or carry as labels; `None` when any

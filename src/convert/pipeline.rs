@@ -63,6 +63,10 @@ pub(super) enum Kind {
     LabelAllow(Vec<String>),
     /// `template`: the extracted value written, the Go template.
     Template(String, String),
+    /// `sampling`: the rate and the counter reason.
+    Sampling(f64, Option<String>),
+    /// `pack`: the names and `ingest_timestamp`.
+    Pack(Vec<String>, bool),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
     Match(String, bool, Option<String>, Vec<Stage>),
 }
@@ -167,6 +171,20 @@ impl Stage {
                 "template".into(),
                 Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),
             )],
+            Kind::Sampling(rate, reason) => {
+                let mut t = vec![("rate".to_string(), Val::Float(*rate))];
+                if let Some(r) = reason {
+                    t.push(("reason".into(), Val::str(r)));
+                }
+                vec![("sampling".into(), Val::Table(t))]
+            }
+            Kind::Pack(names, ingest) => {
+                let mut t = vec![("labels".to_string(), Val::strs(names))];
+                if !*ingest {
+                    t.push(("ingest_timestamp".into(), Val::Bool(false)));
+                }
+                vec![("pack".into(), Val::Table(t))]
+            }
             Kind::Match(selector, drop, reason, inner) => {
                 let mut m = vec![("selector".to_string(), Val::str(selector))];
                 if *drop {

@@ -117,6 +117,8 @@ const MAPPED: &[&str] = &[
     "tenant",
     "template",
     "decolorize",
+    "sampling",
+    "pack",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
@@ -257,6 +259,24 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             p.multiline = Some(Val::Table(t));
         }
         "decolorize" => p.stages.push(Stage::plain(Kind::Decolorize)),
+        "sampling" => {
+            let Some(rate) = m.text("rate", r).and_then(|v| v.parse::<f64>().ok()) else {
+                return missing(&m, "rate", r);
+            };
+            if !(rate > 0.0 && rate <= 1.0) {
+                return r.skip(m.key("rate"), format!("{rate}: tailship keeps a share above 0 and at most 1"));
+            }
+            let reason = m.text("drop_counter_reason", r);
+            p.stages.push(Stage::plain(Kind::Sampling(rate, reason)));
+        }
+        "pack" => {
+            let names = m.texts("labels", r);
+            if names.is_empty() {
+                return missing(&m, "labels", r);
+            }
+            let ingest = m.text("ingest_timestamp", r).is_none_or(|v| truthy(&v));
+            p.stages.push(Stage::plain(Kind::Pack(names, ingest)));
+        }
         "template" => {
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             let text = m.text("template", r).unwrap_or_default();

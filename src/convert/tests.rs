@@ -359,3 +359,17 @@ scrape_configs:
     assert_eq!(s.stages.len(), 1, "the cri stage is the source's own: {}", c.toml);
     assert!(s.stages[0].regex.is_some());
 }
+
+#[test]
+fn sampling_and_pack_carry_over() {
+    let c = convert(&format!(
+        "{JOB}    pipeline_stages:\n      - sampling: {{ rate: 0.5, drop_counter_reason: half }}\n      - pack: {{ labels: [job], ingest_timestamp: false }}\n"
+    ));
+    assert!(c.untranslated.iter().all(|i| !i.key.contains("pipeline_stages")), "{:?}", c.untranslated);
+    let config = compiles(&c);
+    let s = &config.sources[0];
+    let sm = s.stages[0].sampling.as_ref().expect("sampling");
+    assert_eq!((sm.rate, sm.reason.as_deref()), (0.5, Some("half")));
+    let pk = s.stages[1].pack.as_ref().expect("pack");
+    assert_eq!((pk.labels.as_slice(), pk.ingest_timestamp), (&["job".to_string()][..], Some(false)));
+}

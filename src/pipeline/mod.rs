@@ -9,6 +9,7 @@ mod context;
 pub mod golayout;
 mod json;
 mod line;
+mod pack;
 mod parse;
 pub mod re2;
 mod stage;
@@ -18,7 +19,7 @@ mod timestamp;
 
 pub use json::JsonField;
 pub use parse::JsonPath;
-pub use stage::{DropRule, Op, Stage, TenantFrom};
+pub use stage::{DropRule, Op, Stage, TenantFrom, Truncated};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};
 pub use template::GoTemplate;
 pub use timestamp::TimeFormat;

@@ -95,6 +95,31 @@ pub enum Op {
         skip: usize,
         reason: String,
     },
+    /// Values longer than `limit` bytes are cut so that, with `suffix`, they fit.
+    Truncate {
+        limit: usize,
+        suffix: String,
+        target: Truncated,
+    },
+    /// A line is kept with probability `rate`; others are dropped under `reason`.
+    Sampling {
+        rate: f64,
+        reason: String,
+    },
+    /// See [`crate::config::PackStage`].
+    Pack {
+        labels: Vec<String>,
+        ingest_timestamp: bool,
+    },
+}
+
+/// What a `truncate` stage cuts; the names empty: every one.
+#[derive(Debug, Clone)]
+pub enum Truncated {
+    Line,
+    Labels(Vec<String>),
+    Metadata(Vec<String>),
+    Extracted(Vec<String>),
 }
 
 /// Where a `tenant` stage finds the tenant.
@@ -139,6 +164,9 @@ impl Op {
             Op::LabelAllow(_) => "labelallow",
             Op::Template { .. } => "template",
             Op::Match { .. } => "match",
+            Op::Truncate { .. } => "truncate",
+            Op::Sampling { .. } => "sampling",
+            Op::Pack { .. } => "pack",
         }
     }
 }

@@ -14,6 +14,7 @@ use super::context::DynamicKey;
 pub use super::context::FileContext;
 use super::json;
 use super::line::{Extracted, Line};
+use super::pack;
 use super::parse;
 use super::stage::{narrow, Bucket, Held, Op, Stage};
 use crate::config::{SourceConfig, SourceType};
@@ -279,6 +280,24 @@ impl SourceStages {
                 }
                 Op::Tenant(from) => apply::tenant(line, from, &ctx.stream.labels),
                 Op::Template { source, template } => apply::template(line, source, template),
+                Op::Truncate { limit, suffix, target } => {
+                    if pack::truncate(line, *limit, suffix, target, &ctx.stream.labels) {
+                        ctx.truncated += 1;
+                    }
+                }
+                Op::Sampling { rate, reason } => {
+                    if fastrand::f64() >= *rate {
+                        count_drop(ctx, reason);
+                        return Processed::Dropped;
+                    }
+                }
+                Op::Pack { labels, ingest_timestamp } => {
+                    pack::pack(line, labels, &ctx.stream.labels);
+                    if *ingest_timestamp {
+                        line.ts = crate::util::now_ns() as i64;
+                        line.assigned = false;
+                    }
+                }
                 Op::Limit { .. } | Op::Labels => {}
             }
             if !(stage.labels.is_empty() && stage.metadata.is_empty()) {
