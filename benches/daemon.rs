@@ -5,8 +5,12 @@
 //! p50/p99 (each line carries its write time; the receiver here notes when
 //! the push holding it arrived, and answers 204 right away).
 //!
+//! Two rows: `plain` (no stages) and `json` (each line a JSON object read by
+//! a json + labels + timestamp + output pipeline, Promtail's most common
+//! shape). PIPELINE=plain or PIPELINE=json runs one of them.
+//!
 //! Run: `cargo bench --bench daemon` (env FILES=10, RATE=20000, SECS=10,
-//! RUNS=3; the figures are medians of the runs).
+//! RUNS=3, PIPELINE; the figures are medians of the runs).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -112,7 +116,7 @@ struct Run {
     p99_ms: f64,
 }
 
-fn run_once(files: usize, rate: u64, secs: u64) -> Run {
+fn run_once(files: usize, rate: u64, secs: u64, json: bool) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).expect("mkdir");
@@ -126,9 +130,10 @@ fn run_once(files: usize, rate: u64, secs: u64) -> Run {
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"\"\n[client]\nurl = \"{url}\"\ncompression = \"none\"\n[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"bench\" }}\n",
+            "[server]\nlisten = \"\"\n[client]\nurl = \"{url}\"\ncompression = \"none\"\n[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"bench\" }}\n{}",
             dir.path().display(),
-            logs.display()
+            logs.display(),
+            if json { JSON_STAGES } else { "" }
         ),
     )
     .expect("config");
@@ -153,7 +158,15 @@ fn run_once(files: usize, rate: u64, secs: u64) -> Run {
         let due = ((started.elapsed().as_secs_f64() * rate as f64) as u64).min(total);
         while written < due {
             let f = &mut handles[(written as usize) % files];
-            let line = format!("seq={written} t={} level=info msg=\"request served\" {filler}\n", now_ns());
+            let t = now_ns();
+            let line = if json {
+                let level = ["info", "warn", "error"][(written % 3) as usize];
+                let ts = chrono::DateTime::from_timestamp_nanos(t as i64)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+                format!("{{\"level\":\"{level}\",\"ts\":\"{ts}\",\"msg\":\"seq={written} t={t} request served {filler}\"}}\n")
+            } else {
+                format!("seq={written} t={t} level=info msg=\"request served\" {filler}\n")
+            };
             f.write_all(line.as_bytes()).expect("write");
             written += 1;
         }
@@ -179,14 +192,34 @@ fn run_once(files: usize, rate: u64, secs: u64) -> Run {
     }
 }
 
+/// The `json` row's stages: the line's level a label, its time the entry's, its message the line.
+const JSON_STAGES: &str = r#"stages = [
+  { json = { level = "level", ts = "ts", msg = "msg" } },
+  { labels = ["level"] },
+  { timestamp = { source = "ts", format = "rfc3339" } },
+  { output = "msg" },
+]
+"#;
+
 fn main() {
+    let rows: &[(&str, bool)] = match std::env::var("PIPELINE").as_deref() {
+        Ok("plain") => &[("plain", false)],
+        Ok("json") => &[("json", true)],
+        _ => &[("plain", false), ("json", true)],
+    };
+    for &(name, json) in rows {
+        row(name, json);
+    }
+}
+
+fn row(name: &str, json: bool) {
     let files = env_or("FILES", 10) as usize;
     let rate = env_or("RATE", 20_000);
     let secs = env_or("SECS", 10);
     let runs = env_or("RUNS", 3);
     let mut all = Vec::new();
     for i in 0..runs {
-        let r = run_once(files, rate, secs);
+        let r = run_once(files, rate, secs, json);
         println!(
             "run {}: {:.2} CPU-s per million lines, peak RSS {} kB, lost {}, write->ack p50 {:.0} ms p99 {:.0} ms",
             i + 1,
@@ -199,7 +232,7 @@ fn main() {
         all.push(r);
     }
     println!(
-        "daemon: {files} files, {rate} lines/s, {secs} s, medians of {runs}: {:.2} CPU-s per million lines, peak RSS {:.0} kB, lost {}, p50 {:.0} ms, p99 {:.0} ms",
+        "daemon ({name}): {files} files, {rate} lines/s, {secs} s, medians of {runs}: {:.2} CPU-s per million lines, peak RSS {:.0} kB, lost {}, p50 {:.0} ms, p99 {:.0} ms",
         median(all.iter().map(|r| r.cpu_per_million).collect()),
         median(all.iter().map(|r| r.peak_rss_kb as f64).collect()),
         all.iter().map(|r| r.lost).max().unwrap_or(0),
