@@ -5,12 +5,15 @@
 //! p50/p99 (each line carries its write time; the receiver here notes when
 //! the push holding it arrived, and answers 204 right away).
 //!
-//! A second row ships the same files to two clients (`[[clients]]`, a
-//! receiver each): its CPU per million lines is per client, to compare with
-//! the one-client row (the target: at most 1.2 times).
+//! Three rows: `plain` (no stages); `json` (each line a JSON object read by
+//! a json + labels + timestamp + output pipeline, Promtail's most common
+//! shape); `clients` (plain, shipped to two clients, `[[clients]]` with a
+//! receiver each: its CPU per million lines is per client, to compare with
+//! `plain`; the target is at most 1.2 times). PIPELINE=plain, json or clients
+//! runs one of them.
 //!
 //! Run: `cargo bench --bench daemon` (env FILES=10, RATE=20000, SECS=10,
-//! RUNS=3, TWO_CLIENTS=1 (0 skips that row); the figures are medians of the runs).
+//! RUNS=3, PIPELINE; the figures are medians of the runs).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -116,7 +119,7 @@ struct Run {
     p99_ms: f64,
 }
 
-fn run_once(files: usize, rate: u64, secs: u64, clients: usize) -> Run {
+fn run_once(files: usize, rate: u64, secs: u64, json: bool, clients: usize) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).expect("mkdir");
@@ -140,9 +143,10 @@ fn run_once(files: usize, rate: u64, secs: u64, clients: usize) -> Run {
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"\"\n{client_tables}[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"bench\" }}\n",
+            "[server]\nlisten = \"\"\n{client_tables}[positions]\npath = \"{}/positions.json\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"bench\" }}\n{}",
             dir.path().display(),
-            logs.display()
+            logs.display(),
+            if json { JSON_STAGES } else { "" }
         ),
     )
     .expect("config");
@@ -167,7 +171,15 @@ fn run_once(files: usize, rate: u64, secs: u64, clients: usize) -> Run {
         let due = ((started.elapsed().as_secs_f64() * rate as f64) as u64).min(total);
         while written < due {
             let f = &mut handles[(written as usize) % files];
-            let line = format!("seq={written} t={} level=info msg=\"request served\" {filler}\n", now_ns());
+            let t = now_ns();
+            let line = if json {
+                let level = ["info", "warn", "error"][(written % 3) as usize];
+                let ts = chrono::DateTime::from_timestamp_nanos(t as i64)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+                format!("{{\"level\":\"{level}\",\"ts\":\"{ts}\",\"msg\":\"seq={written} t={t} request served {filler}\"}}\n")
+            } else {
+                format!("seq={written} t={t} level=info msg=\"request served\" {filler}\n")
+            };
             f.write_all(line.as_bytes()).expect("write");
             written += 1;
         }
@@ -194,36 +206,54 @@ fn run_once(files: usize, rate: u64, secs: u64, clients: usize) -> Run {
     }
 }
 
+/// The `json` row's stages: the line's level a label, its time the entry's, its message the line.
+const JSON_STAGES: &str = r#"stages = [
+  { json = { level = "level", ts = "ts", msg = "msg" } },
+  { labels = ["level"] },
+  { timestamp = { source = "ts", format = "rfc3339" } },
+  { output = "msg" },
+]
+"#;
+
 fn main() {
+    let rows: &[(&str, bool, usize)] = match std::env::var("PIPELINE").as_deref() {
+        Ok("plain") => &[("plain", false, 1)],
+        Ok("json") => &[("json", true, 1)],
+        Ok("clients") => &[("2 clients", false, 2)],
+        _ => &[("plain", false, 1), ("json", true, 1), ("2 clients", false, 2)],
+    };
+    for &(name, json, clients) in rows {
+        row(name, json, clients);
+    }
+}
+
+fn row(name: &str, json: bool, clients: usize) {
     let files = env_or("FILES", 10) as usize;
     let rate = env_or("RATE", 20_000);
     let secs = env_or("SECS", 10);
     let runs = env_or("RUNS", 3);
-    let rows: &[usize] = if env_or("TWO_CLIENTS", 1) == 1 { &[1, 2] } else { &[1] };
-    for &clients in rows {
-        let mut all = Vec::new();
-        for i in 0..runs {
-            let r = run_once(files, rate, secs, clients);
-            println!(
-                "run {} ({clients} client(s)): {:.2} CPU-s per million lines per client, peak RSS {} kB, lost {}, write->ack p50 {:.0} ms p99 {:.0} ms",
-                i + 1,
-                r.cpu_per_million,
-                r.peak_rss_kb,
-                r.lost,
-                r.p50_ms,
-                r.p99_ms
-            );
-            all.push(r);
-        }
-        let label = if clients == 1 { "daemon".to_string() } else { format!("daemon, {clients} clients") };
+    let mut all = Vec::new();
+    for i in 0..runs {
+        let r = run_once(files, rate, secs, json, clients);
         println!(
-            "{label}: {files} files, {rate} lines/s, {secs} s, medians of {runs}: {:.2} CPU-s per million lines{}, peak RSS {:.0} kB, lost {}, p50 {:.0} ms, p99 {:.0} ms",
-            median(all.iter().map(|r| r.cpu_per_million).collect()),
+            "run {}: {:.2} CPU-s per million lines{}, peak RSS {} kB, lost {}, write->ack p50 {:.0} ms p99 {:.0} ms",
+            i + 1,
+            r.cpu_per_million,
             if clients == 1 { "" } else { " per client" },
-            median(all.iter().map(|r| r.peak_rss_kb as f64).collect()),
-            all.iter().map(|r| r.lost).max().unwrap_or(0),
-            median(all.iter().map(|r| r.p50_ms).collect()),
-            median(all.iter().map(|r| r.p99_ms).collect()),
+            r.peak_rss_kb,
+            r.lost,
+            r.p50_ms,
+            r.p99_ms
         );
+        all.push(r);
     }
+    println!(
+        "daemon ({name}): {files} files, {rate} lines/s, {secs} s, medians of {runs}: {:.2} CPU-s per million lines{}, peak RSS {:.0} kB, lost {}, p50 {:.0} ms, p99 {:.0} ms",
+        median(all.iter().map(|r| r.cpu_per_million).collect()),
+        if clients == 1 { "" } else { " per client" },
+        median(all.iter().map(|r| r.peak_rss_kb as f64).collect()),
+        all.iter().map(|r| r.lost).max().unwrap_or(0),
+        median(all.iter().map(|r| r.p50_ms).collect()),
+        median(all.iter().map(|r| r.p99_ms).collect()),
+    );
 }

@@ -21,9 +21,13 @@ use crate::util::{HumanDuration, HumanSize};
 pub struct StageConfig {
     /// Named captures are extracted; those listed in `labels` become labels.
     pub regex: Option<String>,
-    /// Values extracted from a JSON line: `NAME = "dotted.path"` (`a.b[0].c`);
-    /// an empty table extracts every top-level scalar field.
+    /// Values extracted from a JSON line: `NAME = "dotted.path"` (`a.b[0].c`)
+    /// or a JMESPath expression (`length(items)`, `items[*].id`); an empty
+    /// table extracts every top-level scalar field.
     pub json: Option<BTreeMap<String, String>>,
+    /// With `json`: a line that is not a JSON object is dropped (counted
+    /// under reason `malformed_json`) instead of passed on.
+    pub drop_malformed: Option<bool>,
     /// Values extracted from a logfmt line: `NAME = "key"`; an empty table
     /// extracts every key.
     pub logfmt: Option<BTreeMap<String, String>>,
@@ -66,6 +70,47 @@ pub struct StageConfig {
     /// Stages run only on lines a selector picks, or those lines dropped.
     #[serde(rename = "match")]
     pub match_: Option<MatchStage>,
+    /// Cut the line (or labels, structured metadata, extracted values) to a size.
+    pub truncate: Option<TruncateStage>,
+    /// Keep a random share of the lines (`rate`, 0 to 1); the rest are dropped and counted.
+    pub sampling: Option<SamplingStage>,
+    /// The line becomes a JSON object of some labels or extracted values and
+    /// the line itself (`_entry`), Promtail's packing format.
+    pub pack: Option<PackStage>,
+}
+
+/// `truncate = { limit = 1000, suffix = "...", source_type = "line" }` (Alloy's `stage.truncate`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TruncateStage {
+    /// The most bytes a value keeps, the suffix included (cut at a character boundary).
+    pub limit: HumanSize,
+    /// Put at the end of a value that was cut.
+    pub suffix: String,
+    /// `line` (default), `label`, `structured_metadata` or `extracted`.
+    pub source_type: Option<String>,
+    /// The names cut (labels, metadata or extracted values); empty: all of them.
+    pub sources: Vec<String>,
+}
+
+/// `sampling = { rate = 0.1 }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SamplingStage {
+    /// The share of lines kept, above 0 and at most 1.
+    pub rate: f64,
+    /// The `reason` label of the drop counter (default `sampling_stage`).
+    pub reason: Option<String>,
+}
+
+/// `pack = { labels = ["app", "level"] }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct PackStage {
+    /// Extracted values or labels packed into the line; a label packed leaves the stream.
+    pub labels: Vec<String>,
+    /// The entry takes the time it is packed at (default true, as in Promtail).
+    pub ingest_timestamp: Option<bool>,
 }
 
 /// A `template` stage.
@@ -111,8 +156,17 @@ pub struct LimitStage {
 pub struct TimestampStage {
     /// Name of a value extracted by an earlier stage.
     pub source: String,
-    /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, or a strftime pattern.
+    /// `rfc3339`, `unix`, `unix_ms`, `unix_us`, `unix_ns`, a strftime
+    /// pattern, or a Go layout (`2006-01-02 15:04:05.000`, `RFC3339Nano`).
     pub format: String,
+    /// Formats tried in order when `format` does not read the value.
+    pub fallback_formats: Vec<String>,
+    /// An IANA time zone for times without an offset (default UTC).
+    pub location: Option<String>,
+    /// When no format reads the value: `skip` (default: the line keeps its
+    /// read time) or `fudge` (the last time this stage set for the same
+    /// labels, plus 1 ns: Promtail's default).
+    pub action_on_failure: Option<String>,
 }
 
 /// `tenant = { source = "org" }` or `{ label = "team" }`: exactly one. A

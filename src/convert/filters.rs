@@ -13,6 +13,13 @@ use crate::util::parse_duration;
 /// `tenant.label`).
 const AUTOMATIC_LABELS: [&str; 7] = ["host", "filename", "namespace", "pod", "container", "unit", "level"];
 
+/// What the stages translated so far extract, and how a name they do not is reported.
+pub trait Known {
+    fn extracted(&self, name: &str) -> bool;
+    fn may_be_label(&self, name: &str) -> bool;
+    fn unextracted(&self, key: String, name: &str, r: &mut Report);
+}
+
 /// A translated `drop` stage.
 #[derive(Debug, Clone, Default)]
 pub struct DropRule {
@@ -64,17 +71,16 @@ impl DropRule {
     }
 }
 
-/// Promtail's `drop`; `extracted` says whether a translated stage extracts a name.
-pub fn drop(m: &mut Map<'_>, extracted: &dyn Fn(&str) -> bool, r: &mut Report) -> Option<DropRule> {
+/// Promtail's `drop`, over what the translated stages of `p` so far extract.
+pub fn drop(m: &mut Map<'_>, p: &dyn Known, r: &mut Report) -> Option<DropRule> {
     let mut rule = DropRule { sources: m.texts("source", r), ..Default::default() };
-    if let Some(s) = rule.sources.iter().find(|s| !extracted(s)) {
-        r.skip(m.key("source"), format!("`{s}` is not extracted by a translated stage: the stage is left out"));
+    if let Some(s) = rule.sources.iter().find(|s| !p.extracted(s)) {
+        p.unextracted(m.key("source"), s, r);
         return None;
     }
     if let Some(expr) = m.text("expression", r) {
-        if let Err(e) = regex::Regex::new(&expr) {
-            let e = e.to_string();
-            r.skip(m.key("expression"), format!("not a regex tailship reads: {}", e.lines().last().unwrap_or("")));
+        if let Err(e) = crate::pipeline::re2::compile(&expr) {
+            r.refuse(m.key("expression"), format!("bad regex (Promtail refuses it too): {e}"));
             return None;
         }
         rule.expression = Some(expr);
@@ -131,23 +137,20 @@ pub enum Tenant {
     Stage(&'static str, String),
 }
 
-/// Promtail's `tenant`. `extracted` says whether a translated stage extracts
-/// a name, `label` whether the job's lines carry a label before this stage.
-pub fn tenant(
-    m: &mut Map<'_>,
-    extracted: &dyn Fn(&str) -> bool,
-    label: &dyn Fn(&str) -> bool,
-    r: &mut Report,
-) -> Option<Tenant> {
+/// Promtail's `tenant`, over what the translated stages of `p` so far
+/// extract and which labels the job's lines carry.
+pub fn tenant(m: &mut Map<'_>, p: &dyn Known, r: &mut Report) -> Option<Tenant> {
     let (source, name, value) = (m.text("source", r), m.text("label", r), m.text("value", r));
     match (source, name, value) {
         (None, None, Some(v)) => Some(Tenant::Fixed(v)),
-        (Some(s), None, None) if extracted(&s) => Some(Tenant::Stage("source", s)),
+        (Some(s), None, None) if p.extracted(&s) => Some(Tenant::Stage("source", s)),
         (Some(s), None, None) => {
-            r.skip(m.key("source"), format!("`{s}` is not extracted by a translated stage"));
+            p.unextracted(m.key("source"), &s, r);
             None
         }
-        (None, Some(l), None) if label(&l) || AUTOMATIC_LABELS.contains(&l.as_str()) => Some(Tenant::Stage("label", l)),
+        (None, Some(l), None) if p.may_be_label(&l) || AUTOMATIC_LABELS.contains(&l.as_str()) => {
+            Some(Tenant::Stage("label", l))
+        }
         (None, Some(l), None) => {
             r.skip(m.key("label"), format!("`{l}` is not a label this job sets by itself or in an earlier stage"));
             None

@@ -10,7 +10,7 @@
 //! - `server`, `clients[0]`, `positions`: [`client`]
 //! - `scrape_configs[].static_configs` -> `type = "file"` sources (one per
 //!   static config), `journal` -> a `type = "journal"` source
-//! - `pipeline_stages`: [`stages`] (Go time layouts: [`golayout`]; the
+//! - `pipeline_stages`: [`stages`] (Go time layouts: [`crate::pipeline::golayout`]; the
 //!   capture-group semantics of `replace`: [`replace`])
 //! - `relabel_configs`: [`relabel`]
 //! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
@@ -18,7 +18,7 @@
 
 mod client;
 mod filters;
-mod golayout;
+mod names;
 mod pipeline;
 pub mod positions;
 mod relabel;
@@ -54,10 +54,13 @@ pub enum ConvertError {
     NotAMapping,
     #[error("no scrape config could be converted, so there is nothing to run:\n{0}")]
     NothingToRun(String),
+    #[error("mistakes Promtail refuses (or a stage that could never run), by key:\n{0}")]
+    Refused(String),
 }
 
 /// Converts the Promtail config `text`.
 pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
+    let text = &render::colon_defaults(text);
     let docs = YamlLoader::load_from_str(text).map_err(|e| ConvertError::Yaml(e.to_string()))?;
     let doc = match docs.as_slice() {
         [d @ Yaml::Hash(_)] => d,
@@ -67,8 +70,10 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     if (0..text.len()).any(|i| text.is_char_boundary(i) && render::env_reference(&text[i..]).is_some()) {
         r.note(
             "(file)",
-            "Promtail expands ${VAR} only when started with -config.expand-env=true; tailship always expands them \
-             from its environment: they are kept as references",
+            "${VAR}, ${VAR:-default} and ${VAR:default} are kept as references (the last written ${VAR:-default}): \
+             tailship expands them from its environment each time it loads the config, as Promtail does at start \
+             with -config.expand-env=true (so a DaemonSet's ${HOSTNAME} is each node's own, not the converting \
+             machine's); a variable unset and without a default is an error naming the key, not an empty value",
         );
     }
     let mut root = Map::new("", doc, &mut r);
@@ -98,6 +103,9 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     }
     root.ignore("target_config");
     root.finish(&mut r, "no tailship equivalent");
+    if !r.refused.is_empty() {
+        return Err(ConvertError::Refused(numbered(&r.refused)));
+    }
     if sources.is_empty() {
         return Err(ConvertError::NothingToRun(numbered(&r.untranslated)));
     }
@@ -144,7 +152,8 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         .map(|c| if c.is_control() { '_' } else { c })
         .collect();
     let pipe_key = m.key("pipeline_stages");
-    let mut pipe = stages::convert(&pipe_key, list(&pipe_key, m.get("pipeline_stages"), r), r);
+    let stages = list(&pipe_key, m.get("pipeline_stages"), r);
+    let mut pipe = stages::convert(&pipe_key, stages, names::available(job), r);
     let statics = m.get("static_configs");
     let journal = m.get("journal");
     if journal.is_some() {

@@ -1,7 +1,7 @@
 //! What a job's `pipeline_stages` become: tailship stages in order, and the
 //! source-level keys some Promtail stages turn into; rendered as TOML.
 
-use super::filters::DropRule;
+use super::filters::{DropRule, Known};
 use super::render::Val;
 use super::yaml::{Map, Report};
 
@@ -17,6 +17,9 @@ pub struct Pipeline {
     pub tenant: Option<String>,
     /// A `structured_metadata` stage was translated: the client must send it.
     pub metadata: bool,
+    /// Every name the job may ever extract or carry as a label (`None`: any);
+    /// see [`super::names`].
+    pub available: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -26,15 +29,26 @@ pub struct Stage {
     metadata: Option<Vec<String>>,
 }
 
+/// A translated `timestamp` stage.
+#[derive(Debug, Clone)]
+pub(super) struct Timestamp {
+    pub source: String,
+    pub format: String,
+    pub fallbacks: Vec<String>,
+    pub location: Option<String>,
+    pub fudge: bool,
+}
+
 /// A tailship stage; `Option<String>` is the `source` a stage reads instead of the line.
 #[derive(Debug, Clone)]
 pub(super) enum Kind {
     /// The regex and its named captures.
     Regex(String, Vec<String>, Option<String>),
-    Json(Vec<(String, String)>, Option<String>),
+    /// The expressions, the source, `drop_malformed`.
+    Json(Vec<(String, String)>, Option<String>, bool),
     Logfmt(Vec<(String, String)>, Option<String>),
     Drop(DropRule),
-    Timestamp(String, String),
+    Timestamp(Timestamp),
     Output(String),
     Replace(String, String, Option<String>),
     Cri,
@@ -49,6 +63,10 @@ pub(super) enum Kind {
     LabelAllow(Vec<String>),
     /// `template`: the extracted value written, the Go template.
     Template(String, String),
+    /// `sampling`: the rate and the counter reason.
+    Sampling(f64, Option<String>),
+    /// `pack`: the names and `ingest_timestamp`.
+    Pack(Vec<String>, bool),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
     Match(String, bool, Option<String>, Vec<Stage>),
 }
@@ -62,7 +80,7 @@ impl Stage {
     fn extracts(&self) -> Vec<String> {
         match &self.kind {
             Kind::Regex(_, names, _) => names.clone(),
-            Kind::Json(f, _) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
+            Kind::Json(f, ..) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
             Kind::Cri | Kind::Docker => vec!["stream".into()],
             Kind::Template(source, _) => vec![source.clone()],
             Kind::Match(.., inner) => inner.iter().flat_map(Stage::extracts).collect(),
@@ -111,13 +129,28 @@ impl Stage {
     pub fn to_val(&self) -> Val {
         let mut t: Vec<(String, Val)> = match &self.kind {
             Kind::Regex(re, _, src) => sourced(vec![("regex".into(), Val::str(re))], src),
-            Kind::Json(f, src) => sourced(vec![("json".into(), Val::pairs(f))], src),
+            Kind::Json(f, src, drop_malformed) => {
+                let mut t = sourced(vec![("json".into(), Val::pairs(f))], src);
+                if *drop_malformed {
+                    t.push(("drop_malformed".into(), Val::Bool(true)));
+                }
+                t
+            }
             Kind::Logfmt(f, src) => sourced(vec![("logfmt".into(), Val::pairs(f))], src),
             Kind::Drop(rule) => rule.to_vals(),
-            Kind::Timestamp(s, f) => vec![(
-                "timestamp".into(),
-                Val::Table(vec![("source".into(), Val::str(s)), ("format".into(), Val::str(f))]),
-            )],
+            Kind::Timestamp(t) => {
+                let mut v = vec![("source".to_string(), Val::str(&t.source)), ("format".into(), Val::str(&t.format))];
+                if !t.fallbacks.is_empty() {
+                    v.push(("fallback_formats".into(), Val::strs(&t.fallbacks)));
+                }
+                if let Some(l) = &t.location {
+                    v.push(("location".into(), Val::str(l)));
+                }
+                if t.fudge {
+                    v.push(("action_on_failure".into(), Val::str("fudge")));
+                }
+                vec![("timestamp".into(), Val::Table(v))]
+            }
             Kind::Output(s) => vec![("output".into(), Val::str(s))],
             Kind::Replace(re, with, src) => {
                 sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)
@@ -138,6 +171,20 @@ impl Stage {
                 "template".into(),
                 Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),
             )],
+            Kind::Sampling(rate, reason) => {
+                let mut t = vec![("rate".to_string(), Val::Float(*rate))];
+                if let Some(r) = reason {
+                    t.push(("reason".into(), Val::str(r)));
+                }
+                vec![("sampling".into(), Val::Table(t))]
+            }
+            Kind::Pack(names, ingest) => {
+                let mut t = vec![("labels".to_string(), Val::strs(names))];
+                if !*ingest {
+                    t.push(("ingest_timestamp".into(), Val::Bool(false)));
+                }
+                vec![("pack".into(), Val::Table(t))]
+            }
             Kind::Match(selector, drop, reason, inner) => {
                 let mut m = vec![("selector".to_string(), Val::str(selector))];
                 if *drop {
@@ -215,8 +262,38 @@ impl Pipeline {
         if self.extracted(&src) {
             return Ok(Some(src));
         }
-        r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage: the stage is left out"));
+        self.unextracted(m.key("source"), &src, r);
         Err(())
+    }
+
+    /// Reports a stage that reads `name`, which no translated stage extracts:
+    /// left out when an untranslated stage extracts it; refused when no
+    /// stage of the job ever does (the stage could never run).
+    pub(super) fn unextracted(&self, key: String, name: &str, r: &mut Report) {
+        match &self.available {
+            Some(a) if !super::names::is_available(a, name) => r.refuse(
+                key,
+                format!(
+                    "`{name}` is extracted by no stage of this job and is no label of its targets, so the stage \
+                     could never run (a misspelt name?)"
+                ),
+            ),
+            _ => r.skip(key, format!("`{name}` is not extracted by a translated stage: the stage is left out")),
+        }
+    }
+}
+
+impl Known for Pipeline {
+    fn extracted(&self, name: &str) -> bool {
+        Pipeline::extracted(self, name)
+    }
+
+    fn may_be_label(&self, name: &str) -> bool {
+        Pipeline::may_be_label(self, name)
+    }
+
+    fn unextracted(&self, key: String, name: &str, r: &mut Report) {
+        Pipeline::unextracted(self, key, name, r)
     }
 }
 

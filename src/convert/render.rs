@@ -158,6 +158,31 @@ pub fn dollars(s: &str) -> String {
     out
 }
 
+/// `text` with Promtail's `${NAME:default}` references written
+/// `${NAME:-default}`, the form tailship expands (`:-` stays as it is).
+pub fn colon_defaults(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find("${") {
+        out.push_str(&rest[..pos]);
+        let body = &rest[pos + 2..];
+        let name_len = body.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        let named = name_len > 0 && !body[..name_len].bytes().all(|b| b.is_ascii_digit());
+        let colon = body[name_len..].starts_with(':') && !body[name_len..].starts_with(":-");
+        let closed = body[name_len..].find('}').is_some_and(|e| !body[name_len..name_len + e].contains('\n'));
+        out.push_str("${");
+        out.push_str(&body[..name_len]);
+        if named && colon && closed {
+            out.push_str(":-");
+            rest = &body[name_len + 1..];
+        } else {
+            rest = &body[name_len..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The length of a `${NAME}` or `${NAME:-default}` reference at the start of
 /// `s` (a name of letters, digits and `_`, not all digits).
 pub fn env_reference(s: &str) -> Option<usize> {

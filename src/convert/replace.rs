@@ -27,6 +27,10 @@ pub fn translate(expression: &str, replace: &str) -> Result<Translated, String> 
     if replace.contains("{{") {
         return Err("a Go template in `replace` has no tailship equivalent".into());
     }
+    // Promtail's regexes are RE2: one Rust does not read is translated first
+    // (tailship translates the result again when it loads it, which changes nothing).
+    let translated = crate::pipeline::re2::translate(expression).pattern;
+    let expression = if Regex::new(expression).is_ok() { expression } else { translated.as_str() };
     let whole = Regex::new(expression).map_err(|e| format!("not a regex tailship reads: {e}"))?;
     if whole.captures_len() == 1 {
         return Err("has no capture group: Promtail replaces capture groups, so this stage changes nothing".into());

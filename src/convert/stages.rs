@@ -12,19 +12,19 @@
 use regex::Regex;
 
 use super::filters::{self, Tenant};
-use super::golayout;
-use super::pipeline::Kind;
+use super::pipeline::{Kind, Timestamp};
 pub use super::pipeline::{Pipeline, Stage};
 use super::render::Val;
 use super::replace;
 use super::yaml::{list, pairs, scalar, truthy, Map, Report};
-use crate::pipeline::{JsonPath, TimeFormat};
+use crate::pipeline::{golayout, re2, JsonField, JsonPath, TimeFormat};
 use crate::util::is_valid_label_name;
 use yaml_rust2::Yaml;
 
 /// Converts the `pipeline_stages` list at `key`.
-pub fn convert(key: &str, items: &[Yaml], r: &mut Report) -> Pipeline {
-    let mut p = Pipeline::default();
+/// `available`: every name the job may ever have (see [`super::names`]).
+pub fn convert(key: &str, items: &[Yaml], available: Option<Vec<String>>, r: &mut Report) -> Pipeline {
+    let mut p = Pipeline { available, ..Default::default() };
     stages(&mut p, key, items, false, r);
     p.apply_label_drops();
     p
@@ -117,6 +117,8 @@ const MAPPED: &[&str] = &[
     "tenant",
     "template",
     "decolorize",
+    "sampling",
+    "pack",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
@@ -162,6 +164,9 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
             }
         }
         n if MAPPED.contains(&n) => mapped(p, index, k, name, body, r),
+        n if !super::names::PROMTAIL_STAGES.contains(&n) => {
+            r.refuse(k, format!("unknown stage `{n}` (Promtail refuses it too: \"Unknown stage type\")"))
+        }
         _ => r.skip(k, unsupported(name)),
     }
 }
@@ -205,7 +210,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         "output" => {
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             if !p.extracted(&src) {
-                return r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage"));
+                return p.unextracted(m.key("source"), &src, r);
             }
             p.stages.push(Stage::plain(Kind::Output(src)));
         }
@@ -213,6 +218,9 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
             let Ok(src) = p.source(&mut m, r) else { return };
             let with = m.text("replace", r).unwrap_or_default();
+            if compiles(&m.key("expression"), &expr, r).is_none() {
+                return;
+            }
             match replace::translate(&expr, &with) {
                 Ok(t) => {
                     if let Some((re, names)) = t.extract {
@@ -224,8 +232,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
         }
         "drop" => {
-            let extracted = |n: &str| p.extracted(n);
-            if let Some(rule) = filters::drop(&mut m, &extracted, r) {
+            if let Some(rule) = filters::drop(&mut m, p, r) {
                 p.stages.push(Stage::plain(Kind::Drop(rule)));
             }
         }
@@ -252,6 +259,24 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             p.multiline = Some(Val::Table(t));
         }
         "decolorize" => p.stages.push(Stage::plain(Kind::Decolorize)),
+        "sampling" => {
+            let Some(rate) = m.text("rate", r).and_then(|v| v.parse::<f64>().ok()) else {
+                return missing(&m, "rate", r);
+            };
+            if !(rate > 0.0 && rate <= 1.0) {
+                return r.skip(m.key("rate"), format!("{rate}: tailship keeps a share above 0 and at most 1"));
+            }
+            let reason = m.text("drop_counter_reason", r);
+            p.stages.push(Stage::plain(Kind::Sampling(rate, reason)));
+        }
+        "pack" => {
+            let names = m.texts("labels", r);
+            if names.is_empty() {
+                return missing(&m, "labels", r);
+            }
+            let ingest = m.text("ingest_timestamp", r).is_none_or(|v| truthy(&v));
+            p.stages.push(Stage::plain(Kind::Pack(names, ingest)));
+        }
         "template" => {
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             let text = m.text("template", r).unwrap_or_default();
@@ -263,14 +288,11 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
             p.stages.push(Stage::plain(Kind::Template(src, text)));
         }
-        "tenant" => {
-            let (extracted, label) = (|n: &str| p.extracted(n), |n: &str| p.may_be_label(n));
-            match filters::tenant(&mut m, &extracted, &label, r) {
-                Some(Tenant::Fixed(v)) => p.tenant = Some(v),
-                Some(Tenant::Stage(from, name)) => p.stages.push(Stage::plain(Kind::Tenant(from, name))),
-                None => {}
-            }
-        }
+        "tenant" => match filters::tenant(&mut m, p, r) {
+            Some(Tenant::Fixed(v)) => p.tenant = Some(v),
+            Some(Tenant::Stage(from, name)) => p.stages.push(Stage::plain(Kind::Tenant(from, name))),
+            None => {}
+        },
         _ => return r.skip(k, unsupported(name)),
     }
     m.finish(r, "no tailship equivalent");
@@ -278,28 +300,25 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
 
 fn json(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     let Ok(src) = p.source(m, r) else { return };
-    if m.text("drop_malformed", r).is_some_and(|v| truthy(&v)) {
-        r.skip(m.key("drop_malformed"), "tailship passes a line that is not JSON on unchanged (and counts it)");
-    }
+    let drop_malformed = m.text("drop_malformed", r).is_some_and(|v| truthy(&v));
     let mut fields = Vec::new();
     for (n, expr) in m.pairs("expressions", r) {
         let expr = if expr.is_empty() { n.clone() } else { expr };
-        match jmespath(&expr) {
-            Some(path) if JsonPath::parse(&path).is_ok() => fields.push((n, path)),
-            _ => r.skip(
-                format!("{}.{n}", m.key("expressions")),
-                format!("the JMESPath `{expr}` is not a plain path (a.b[0].c); tailship's json stage takes paths only"),
-            ),
+        // A plain path is written as tailship's (read without JMESPath); anything else as it is.
+        let ours = plain_path(&expr).filter(|path| JsonPath::parse(path).is_ok()).unwrap_or(expr.clone());
+        match JsonField::parse(&ours) {
+            Ok(_) => fields.push((n, ours)),
+            Err(e) => r.refuse(format!("{}.{n}", m.key("expressions")), format!("{e} (Promtail refuses it too)")),
         }
     }
     if fields.is_empty() {
-        return r.skip(m.key("expressions"), "no expression could be translated: the json stage is left out");
+        return r.skip(m.key("expressions"), "no expression: the json stage is left out (Promtail refuses it)");
     }
-    p.stages.push(Stage::plain(Kind::Json(fields, src)));
+    p.stages.push(Stage::plain(Kind::Json(fields, src, drop_malformed)));
 }
 
 /// A JMESPath of identifiers, quoted identifiers and indexes as a tailship path.
-fn jmespath(expr: &str) -> Option<String> {
+fn plain_path(expr: &str) -> Option<String> {
     let mut out = String::new();
     let mut rest = expr.trim();
     let mut first = true;
@@ -347,7 +366,7 @@ fn pick(p: &Pipeline, k: &str, as_label: bool, label: &str, source: &str, r: &mu
         return None;
     }
     if !(p.extracted(source) || (!as_label && p.may_be_label(source))) {
-        r.skip(k, format!("`{source}` is not extracted by a translated stage"));
+        p.unextracted(k.to_string(), source, r);
         return None;
     }
     Some((label.to_string(), source.to_string()))
@@ -357,30 +376,55 @@ fn timestamp(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     let Some(src) = m.text("source", r) else { return missing(m, "source", r) };
     let Some(format) = m.text("format", r) else { return missing(m, "format", r) };
     if !p.extracted(&src) {
-        return r.skip(m.key("source"), format!("`{src}` is not extracted by a translated stage"));
+        return p.unextracted(m.key("source"), &src, r);
     }
-    let ours = match golayout::translate(&format) {
-        Ok(f) => f,
-        Err(why) => return r.skip(m.key("format"), why),
+    let Some(ours) = time_format(&m.key("format"), &format, r) else { return };
+    let mut fallbacks = Vec::new();
+    for (i, f) in m.texts("fallback_formats", r).iter().enumerate() {
+        fallbacks.extend(time_format(&format!("{}[{i}]", m.key("fallback_formats")), f, r));
+    }
+    let location = m.text("location", r);
+    if let Some(l) = &location {
+        if l.parse::<chrono_tz::Tz>().is_err() {
+            return r.refuse(m.key("location"), format!("`{l}` is not a time zone (Promtail refuses it too)"));
+        }
+    }
+    // Promtail's default is `fudge`; tailship's is `skip`, so it is written out.
+    let fudge = match m.text("action_on_failure", r).as_deref() {
+        Some("fudge") | None => true,
+        Some("skip") => false,
+        Some(other) => {
+            return r.refuse(
+                m.key("action_on_failure"),
+                format!("`{other}` is neither skip nor fudge (Promtail refuses it too)"),
+            )
+        }
     };
-    if let Err(e) = TimeFormat::parse(&ours) {
-        return r.skip(m.key("format"), format!("translated to `{ours}`, which tailship refuses: {e}"));
+    p.stages.push(Stage::plain(Kind::Timestamp(Timestamp { source: src, format: ours, fallbacks, location, fudge })));
+}
+
+/// A Promtail time format as tailship's, checked; reported when it has none.
+fn time_format(key: &str, format: &str, r: &mut Report) -> Option<String> {
+    if format.starts_with("Stamp") {
+        r.note(
+            key,
+            format!("Promtail reads `{format}` as a literal layout and so no time at all; tailship reads Go's {format} layout (no year: the closest one, as Promtail guesses it for layouts without a year)"),
+        );
     }
-    if m.get("fallback_formats").is_some() {
-        r.skip(m.key("fallback_formats"), "tailship tries one format; a line it cannot read keeps its read time");
+    let ours = match golayout::translate(format) {
+        Ok(f) => f,
+        Err(why) => {
+            r.skip(key, why);
+            return None;
+        }
+    };
+    match TimeFormat::parse(&ours) {
+        Ok(_) => Some(ours),
+        Err(e) => {
+            r.skip(key, format!("translated to `{ours}`, which tailship refuses: {e}"));
+            None
+        }
     }
-    if m.get("location").is_some() {
-        r.skip(m.key("location"), "tailship reads a time without an offset as UTC");
-    }
-    match m.text("action_on_failure", r).as_deref() {
-        Some("fudge") => r.note(
-            m.key("action_on_failure"),
-            "tailship keeps the read time of a line whose time it cannot read (Promtail's `skip`)",
-        ),
-        Some("skip") | None => {}
-        Some(other) => r.skip(m.key("action_on_failure"), format!("unknown action `{other}`")),
-    }
-    p.stages.push(Stage::plain(Kind::Timestamp(src, ours)));
 }
 
 fn limit(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
@@ -404,13 +448,17 @@ fn limit(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     p.stages.push(Stage::plain(Kind::Limit(rate, burst)));
 }
 
-/// Compiles `re` as `tailship check` will; reports it when it does not.
+/// Compiles the RE2 regex `re` as `tailship check` will (see
+/// [`crate::pipeline::re2`]); a regex that does not compile is refused (RE2
+/// refuses it too), a difference that remains is noted.
 fn compiles(key: &str, re: &str, r: &mut Report) -> Option<Regex> {
-    match Regex::new(re) {
+    for d in re2::translate(re).differences {
+        r.note(key, d);
+    }
+    match re2::compile(re) {
         Ok(re) => Some(re),
         Err(e) => {
-            let e = e.to_string();
-            r.skip(key, format!("not a regex tailship reads: {}", e.lines().last().unwrap_or("")));
+            r.refuse(key, format!("bad regex (Promtail refuses it too): {e}"));
             None
         }
     }
@@ -434,7 +482,7 @@ fn unsupported(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::jmespath;
+    use super::plain_path as jmespath;
 
     #[test]
     fn plain_jmespaths_become_tailship_paths() {

@@ -27,6 +27,49 @@ fn compiles(c: &Conversion) -> crate::config::Config {
 const JOB: &str = "scrape_configs:\n  - job_name: app\n    static_configs:\n      - labels: { job: app, __path__: /var/log/app.log }\n";
 
 #[test]
+fn mistakes_promtail_refuses_fail_the_conversion_by_key() {
+    let err = promtail(&format!(
+        r#"{JOB}    pipeline_stages:
+      - jsonn: {{ expressions: {{ a: a }} }}
+      - regex: {{ expression: '(?P<ts>\S+) (a' }}
+      - regex: {{ expression: '(?P<lvl>\w+)' }}
+      - timestamp: {{ source: tss, format: RFC3339 }}
+      - labels: {{ level: lvll }}
+"#
+    ))
+    .expect_err("refused")
+    .to_string();
+    for key in [
+        "scrape_configs[0].pipeline_stages[0].jsonn: unknown stage `jsonn`",
+        "scrape_configs[0].pipeline_stages[1].regex.expression: bad regex",
+        "scrape_configs[0].pipeline_stages[3].timestamp.source: `tss` is extracted by no stage",
+        "scrape_configs[0].pipeline_stages[4].labels.level: `lvll` is extracted by no stage",
+    ] {
+        assert!(err.contains(key), "{key}\n{err}");
+    }
+    // A name only an untranslated stage extracts is left out, not refused.
+    let c = convert(&format!(
+        "{JOB}    pipeline_stages:\n      - eventlogmessage: {{}}\n      - labels: {{ level: lvl }}\n"
+    ));
+    assert!(skipped(&c).contains(&"scrape_configs[0].pipeline_stages[1].labels.level"));
+}
+
+#[test]
+fn re2_regexes_carry_over() {
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - multiline: {{ firstline: '^\d{{4}}-\d{{2}}-\d{{2}}|^\[|^{{' }}
+      - regex: {{ expression: '^\Q[x]\E (?<rest>.*)\z' }}
+      - drop: {{ expression: '^{{"health' }}
+      - replace: {{ expression: '{{(\d+)}}', replace: 'N' }}
+"#
+    ));
+    assert!(c.untranslated.iter().all(|i| !i.key.contains("pipeline_stages")), "{:?}", c.untranslated);
+    let config = compiles(&c);
+    assert_eq!(config.sources[0].multiline.as_ref().map(|m| m.start.as_str()), Some(r"^\d{4}-\d{2}-\d{2}|^\[|^{"));
+}
+
+#[test]
 fn client_keys_map_to_the_client_section() {
     let dir = tempfile::tempdir().unwrap();
     let (token, ca) = (dir.path().join("token"), dir.path().join("ca.pem"));
@@ -68,10 +111,8 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
       - docker: {{}}
       - regex: {{ expression: '^(?P<lvl>\w+)' }}
       - labels: {{ level: lvl, stream: }}
-      - labels: {{ missing: }}
       - multiline: {{ firstline: '^\d' }}
       - timestamp: {{ source: lvl, format: Stamp }}
-      - timestamp: {{ source: nope, format: RFC3339 }}
       - output: {{ source: lvl }}
       - json: {{ expressions: {{ a: 'b[*].c', n: name }}, drop_malformed: true }}
       - regex: {{ expression: '(?P<x>a)', source: lvl }}
@@ -84,16 +125,7 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     ));
     assert_eq!(
         skipped(&c),
-        [
-            "clients",
-            "scrape_configs[0].pipeline_stages[3].labels.missing",
-            "scrape_configs[0].pipeline_stages[4].multiline",
-            "scrape_configs[0].pipeline_stages[5].timestamp.format",
-            "scrape_configs[0].pipeline_stages[6].timestamp.source",
-            "scrape_configs[0].pipeline_stages[8].json.drop_malformed",
-            "scrape_configs[0].pipeline_stages[8].json.expressions.a",
-            "scrape_configs[0].pipeline_stages[11].replace",
-        ]
+        ["clients", "scrape_configs[0].pipeline_stages[3].multiline", "scrape_configs[0].pipeline_stages[9].replace",]
     );
     let config = compiles(&c);
     let s = &config.sources[0];
@@ -104,13 +136,16 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     assert_eq!(s.stages[0].labels, None);
     assert_eq!(s.stages[1].labels, Some(pairs(&[])), "a regex stage makes no label by itself");
     assert_eq!(s.stages[2].labels, Some(pairs(&[("level", "lvl"), ("stream", "stream")])), "a labels stage of its own");
-    assert_eq!(s.stages[3].output.as_deref(), Some("lvl"));
-    assert_eq!(s.stages[4].json.as_ref().map(|j| j.len()), Some(1));
-    assert_eq!((s.stages[5].regex.as_deref(), s.stages[5].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
-    let Some(DropSpec::Rule(d)) = &s.stages[6].drop else { panic!("{:?}", s.stages[6]) };
+    let t = s.stages[3].timestamp.as_ref().expect("a timestamp stage");
+    assert_eq!((t.format.as_str(), t.action_on_failure.as_deref()), ("%b %e %H:%M:%S%.f", Some("fudge")));
+    assert_eq!(s.stages[4].output.as_deref(), Some("lvl"));
+    assert_eq!(s.stages[5].json.as_ref().map(|j| j.len()), Some(2), "JMESPath beyond paths carries over");
+    assert_eq!(s.stages[5].drop_malformed, Some(true));
+    assert_eq!((s.stages[6].regex.as_deref(), s.stages[6].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
+    let Some(DropSpec::Rule(d)) = &s.stages[7].drop else { panic!("{:?}", s.stages[7]) };
     assert_eq!((d.source.clone(), d.value.as_deref()), (Some(OneOrMany::One("lvl".into())), Some("debug")));
-    assert!(s.stages[7].decolorize.is_some());
-    assert_eq!(s.stages.len(), 8);
+    assert!(s.stages[8].decolorize.is_some());
+    assert_eq!(s.stages.len(), 9);
 }
 
 #[test]
@@ -166,11 +201,14 @@ fn dollars_stay_literal_and_env_references_stay_references() {
         r#"clients:
   - url: http://loki:3100/loki/api/v1/push
     basic_auth: {{ username: "${{LOKI_USER}}", password: "pa$$word" }}
+    external_labels: {{ host: "${{HOST:node-a}}", dc: "${{DC:-eu}}" }}
 {JOB}    pipeline_stages:
       - drop: {{ expression: 'end$' }}
 "#
     ));
     assert!(c.toml.contains(r#"username = "${LOKI_USER}", password = "pa$$$$word""#), "{}", c.toml);
+    assert!(c.toml.contains(r#"host = "${HOST:-node-a}""#), "{}", c.toml);
+    assert!(c.toml.contains(r#"dc = "${DC:-eu}""#), "{}", c.toml);
     assert!(c.toml.contains("{ drop = \"end$$\" }"), "{}", c.toml);
     assert!(c.notes.iter().any(|n| n.message.contains("expand-env")));
     let file = Path::new("converted.toml");
@@ -180,6 +218,8 @@ fn dollars_stay_literal_and_env_references_stay_references() {
     let config = config.expect("config");
     assert!(matches!(&config.sources[0].stages[0].drop, Some(crate::config::DropSpec::Regex(r)) if r == "end$"));
     assert_eq!(config.client.basic_auth.map(|b| b.username), Some("u".to_string()));
+    assert_eq!(config.sources[0].labels.get("host").map(String::as_str), Some("node-a"));
+    assert_eq!(config.sources[0].labels.get("dc").map(String::as_str), Some("eu"));
 }
 
 #[test]
@@ -317,4 +357,18 @@ scrape_configs:
     assert_eq!(s.relabel[1].target_label.as_deref(), Some("app"));
     assert_eq!(s.stages.len(), 1, "the cri stage is the source's own: {}", c.toml);
     assert!(s.stages[0].regex.is_some());
+}
+
+#[test]
+fn sampling_and_pack_carry_over() {
+    let c = convert(&format!(
+        "{JOB}    pipeline_stages:\n      - sampling: {{ rate: 0.5, drop_counter_reason: half }}\n      - pack: {{ labels: [job], ingest_timestamp: false }}\n"
+    ));
+    assert!(c.untranslated.iter().all(|i| !i.key.contains("pipeline_stages")), "{:?}", c.untranslated);
+    let config = compiles(&c);
+    let s = &config.sources[0];
+    let sm = s.stages[0].sampling.as_ref().expect("sampling");
+    assert_eq!((sm.rate, sm.reason.as_deref()), (0.5, Some("half")));
+    let pk = s.stages[1].pack.as_ref().expect("pack");
+    assert_eq!((pk.labels.as_slice(), pk.ingest_timestamp), (&["job".to_string()][..], Some(false)));
 }

@@ -20,9 +20,17 @@ pub struct Report {
     pub untranslated: Vec<Item>,
     /// Keys translated with a difference worth knowing.
     pub notes: Vec<Item>,
+    /// Mistakes for which Promtail refuses the config (an unknown stage, a
+    /// bad regex) or a stage could never run (a value no stage extracts):
+    /// the conversion fails naming them.
+    pub refused: Vec<Item>,
 }
 
 impl Report {
+    pub fn refuse(&mut self, key: impl Into<String>, message: impl Into<String>) {
+        self.refused.push(Item { key: key.into(), message: message.into() });
+    }
+
     pub fn skip(&mut self, key: impl Into<String>, message: impl Into<String>) {
         self.untranslated.push(Item { key: key.into(), message: message.into() });
     }

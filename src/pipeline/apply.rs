@@ -6,10 +6,12 @@ use std::borrow::Cow;
 
 use regex::Regex;
 
+use super::context::FileContext;
 use super::line::Line;
-use super::parse::{self, json_text, JsonPath};
+use super::parse;
 use super::stage::{DropRule, Stage, TenantFrom};
 use super::template::GoTemplate;
+use super::TimeFormat;
 
 /// The text a stage reads: the extracted value `source`, or the line.
 /// `None` when the value is missing (the stage then does nothing).
@@ -31,38 +33,11 @@ pub fn regex<'s>(line: &mut Line<'s, '_>, re: &'s Regex, names: &'s [String], so
     }
 }
 
-/// A `json` stage; false when the text is not a JSON object.
-pub fn json<'s>(line: &mut Line<'s, '_>, fields: &'s [(String, JsonPath)], source: Option<&str>) -> bool {
-    let Some(text) = input(&line.text, &line.extracted, source) else { return true };
-    let doc = match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(doc @ serde_json::Value::Object(_)) => doc,
-        _ => return false,
-    };
-    match doc {
-        serde_json::Value::Object(map) if fields.is_empty() => {
-            for (k, v) in map {
-                if !(v.is_object() || v.is_array()) {
-                    if let Some(t) = json_text(&v) {
-                        line.extracted.set(Cow::Owned(k), t);
-                    }
-                }
-            }
-        }
-        doc => {
-            for (name, path) in fields {
-                if let Some(t) = path.get(&doc).and_then(json_text) {
-                    line.extracted.set(Cow::Borrowed(name), t);
-                }
-            }
-        }
-    }
-    true
-}
-
-/// A `logfmt` stage; false when the text holds no `key=value` pair.
+/// A `logfmt` stage; false when the text holds no `key=value` pair or a
+/// stray quote (the pairs before it are extracted, as Promtail does).
 pub fn logfmt<'s>(line: &mut Line<'s, '_>, fields: &'s [(String, String)], source: Option<&str>) -> bool {
     let Some(text) = input(&line.text, &line.extracted, source) else { return true };
-    let Some(pairs) = parse::logfmt(text) else { return false };
+    let (pairs, ok) = parse::logfmt(text);
     let found: Vec<(Cow<'s, str>, String)> = if fields.is_empty() {
         pairs.into_iter().map(|(k, v)| (Cow::Owned(k.to_string()), v.into_owned())).collect()
     } else {
@@ -77,7 +52,7 @@ pub fn logfmt<'s>(line: &mut Line<'s, '_>, fields: &'s [(String, String)], sourc
     for (k, v) in found {
         line.extracted.set(k, v);
     }
-    true
+    ok
 }
 
 /// A `replace` stage: every match rewritten, in the line or in the
@@ -129,6 +104,45 @@ pub fn drops(rule: &DropRule, line: &Line<'_, '_>, now_ns: i64) -> bool {
         (None, Some(re), _) => re.is_match(&line.text),
         (None, None, _) => true,
     }
+}
+
+/// A `timestamp` stage (`ctx.stages[i]`): see [`super::Op::Timestamp`].
+pub fn timestamp(
+    ctx: &mut FileContext,
+    i: usize,
+    line: &mut Line<'_, '_>,
+    source: &str,
+    formats: &[TimeFormat],
+    fudge: bool,
+) {
+    let read = line.extracted.get(source).and_then(|v| formats.iter().find_map(|f| f.to_unix_ns(v)));
+    let key = fudge.then(|| (i, labels_hash(line)));
+    match (read, key) {
+        (Some(t), _) => {
+            line.ts = t.clamp(0, i64::MAX as i128) as i64;
+            line.assigned = false;
+            if let Some(key) = key {
+                ctx.remember_time(key, line.ts);
+            }
+        }
+        (None, Some(key)) => {
+            if let Some(last) = ctx.last_time(key) {
+                line.ts = last.saturating_add(1);
+                line.assigned = false;
+                ctx.remember_time(key, line.ts);
+            }
+        }
+        (None, None) => {}
+    }
+}
+
+/// A hash of the label changes stages made to a line so far (the file's
+/// own labels are the context's): the stream a `fudge` remembers times by.
+fn labels_hash(line: &Line<'_, '_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    line.labels.hash(&mut h);
+    h.finish()
 }
 
 /// A `template` stage: `source` becomes the rendered text; an empty

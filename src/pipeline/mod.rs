@@ -5,15 +5,21 @@
 //! and the chunks lines travel in).
 
 mod apply;
+mod context;
+pub mod golayout;
+mod json;
 mod line;
+mod pack;
 mod parse;
+pub mod re2;
 mod stage;
 mod stages;
 mod template;
 mod timestamp;
 
+pub use json::JsonField;
 pub use parse::JsonPath;
-pub use stage::{DropRule, Op, Stage, TenantFrom};
+pub use stage::{DropRule, Op, Stage, TenantFrom, Truncated};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};
 pub use template::GoTemplate;
 pub use timestamp::TimeFormat;

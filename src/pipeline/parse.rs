@@ -80,9 +80,11 @@ pub fn json_text(v: &Value) -> Option<String> {
 }
 
 /// Splits a logfmt line into `(key, value)` pairs: `key=value`,
-/// `key="quoted \"value\""`, and a bare `key` (value empty). None when the
-/// line holds no `key=` pair at all (it is not logfmt).
-pub fn logfmt(line: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
+/// `key="quoted \"value\""`, and a bare `key` (value empty). The flag is
+/// false when the line holds no `key=` pair at all (it is not logfmt) or a
+/// stray quote stops the reading: as Promtail's decoder does, the pairs
+/// before it are kept.
+pub fn logfmt(line: &str) -> (Vec<(&str, Cow<'_, str>)>, bool) {
     let b = line.as_bytes();
     let mut out = Vec::new();
     let mut any_eq = false;
@@ -97,7 +99,7 @@ pub fn logfmt(line: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
         }
         let key = &line[ks..i];
         if i < b.len() && b[i] == b'"' {
-            return None; // a quote inside a key: not logfmt
+            return (out, false); // a quote inside a key
         }
         if i < b.len() && b[i] == b'=' {
             any_eq = true;
@@ -106,7 +108,6 @@ pub fn logfmt(line: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
                 i += 1;
                 let vs = i;
                 let mut escaped = false;
-                let mut owned: Option<String> = None;
                 while i < b.len() && b[i] != b'"' {
                     if b[i] == b'\\' && i + 1 < b.len() {
                         escaped = true;
@@ -115,19 +116,19 @@ pub fn logfmt(line: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
                     i += 1;
                 }
                 if i >= b.len() {
-                    return None; // unterminated quote
+                    return (out, false); // unterminated quote
                 }
                 let raw = &line[vs..i];
-                if escaped {
-                    owned = Some(unescape(raw));
-                }
                 i += 1;
                 if !key.is_empty() {
-                    out.push((key, owned.map_or(Cow::Borrowed(raw), Cow::Owned)));
+                    out.push((key, if escaped { Cow::Owned(unescape(raw)) } else { Cow::Borrowed(raw) }));
                 }
             } else {
                 let vs = i;
                 while i < b.len() && !b[i].is_ascii_whitespace() {
+                    if b[i] == b'"' {
+                        return (out, false); // a quote inside a bare value
+                    }
                     i += 1;
                 }
                 if !key.is_empty() {
@@ -138,7 +139,7 @@ pub fn logfmt(line: &str) -> Option<Vec<(&str, Cow<'_, str>)>> {
             out.push((key, Cow::Borrowed("")));
         }
     }
-    any_eq.then_some(out)
+    (out, any_eq)
 }
 
 fn unescape(raw: &str) -> String {
@@ -234,11 +235,17 @@ mod tests {
 
     #[test]
     fn logfmt_pairs_quoted_values_and_bare_keys() {
-        let kv = logfmt(r#"level=info msg="hello \"you\"" took=3ms debug"#).unwrap();
+        let (kv, ok) = logfmt(r#"level=info msg="hello \"you\"" took=3ms debug"#);
         let kv: Vec<(&str, &str)> = kv.iter().map(|(k, v)| (*k, v.as_ref())).collect();
         assert_eq!(kv, [("level", "info"), ("msg", "hello \"you\""), ("took", "3ms"), ("debug", "")]);
-        assert!(logfmt("just some words").is_none());
-        assert!(logfmt(r#"a="open"#).is_none());
+        assert!(ok);
+        assert!(!logfmt("just some words").1);
+        // A stray quote stops the reading; the pairs before it stay (Promtail's decoder).
+        for stray in [r#"a=1 b="open"#, r#"a=1 b=x"y c=2"#, r#"a=1 "b=2"#] {
+            let (kv, ok) = logfmt(stray);
+            assert!(!ok, "{stray}");
+            assert_eq!(kv.iter().map(|(k, v)| (*k, v.as_ref())).collect::<Vec<_>>(), [("a", "1")], "{stray}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use regex::Regex;
 
-use super::parse::JsonPath;
+use super::json::JsonField;
 use super::template::GoTemplate;
 use super::TimeFormat;
 use crate::logql::LogSelector;
@@ -37,8 +37,10 @@ pub enum Op {
     },
     /// `(name, path)` pairs; empty: every top-level scalar field.
     Json {
-        fields: Vec<(String, JsonPath)>,
+        fields: Vec<(String, JsonField)>,
         source: Option<String>,
+        /// A line that is not a JSON object is dropped (counted under `malformed_json`).
+        drop_malformed: bool,
     },
     /// `(name, key)` pairs; empty: every key.
     Logfmt {
@@ -46,9 +48,14 @@ pub enum Op {
         source: Option<String>,
     },
     Drop(DropRule),
+    /// The first of `formats` that reads the value sets the time. When none
+    /// does (or the value is missing), `fudge` sets the time of the last line
+    /// of the same labels that had one, plus 1 ns (Promtail's `fudge`);
+    /// otherwise the line keeps its time.
     Timestamp {
         source: String,
-        format: TimeFormat,
+        formats: Vec<TimeFormat>,
+        fudge: bool,
     },
     /// The line becomes this extracted value.
     Output(String),
@@ -88,6 +95,31 @@ pub enum Op {
         skip: usize,
         reason: String,
     },
+    /// Values longer than `limit` bytes are cut so that, with `suffix`, they fit.
+    Truncate {
+        limit: usize,
+        suffix: String,
+        target: Truncated,
+    },
+    /// A line is kept with probability `rate`; others are dropped under `reason`.
+    Sampling {
+        rate: f64,
+        reason: String,
+    },
+    /// See [`crate::config::PackStage`].
+    Pack {
+        labels: Vec<String>,
+        ingest_timestamp: bool,
+    },
+}
+
+/// What a `truncate` stage cuts; the names empty: every one.
+#[derive(Debug, Clone)]
+pub enum Truncated {
+    Line,
+    Labels(Vec<String>),
+    Metadata(Vec<String>),
+    Extracted(Vec<String>),
 }
 
 /// Where a `tenant` stage finds the tenant.
@@ -132,6 +164,9 @@ impl Op {
             Op::LabelAllow(_) => "labelallow",
             Op::Template { .. } => "template",
             Op::Match { .. } => "match",
+            Op::Truncate { .. } => "truncate",
+            Op::Sampling { .. } => "sampling",
+            Op::Pack { .. } => "pack",
         }
     }
 }

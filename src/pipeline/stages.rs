@@ -10,11 +10,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::apply;
+use super::context::DynamicKey;
+pub use super::context::FileContext;
+use super::json;
 use super::line::{Extracted, Line};
+use super::pack;
 use super::parse;
 use super::stage::{narrow, Bucket, Held, Op, Stage};
 use crate::config::{SourceConfig, SourceType};
-use crate::metrics::Metrics;
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
 use crate::util::cut_at_char;
 
@@ -40,79 +43,6 @@ pub enum Processed {
     Dropped,
     /// A part of a longer container line, held until its last part.
     Held,
-}
-
-/// Stages that count lines they could not parse (passed on unchanged).
-const PARSING: [&str; 4] = ["json", "logfmt", "cri", "docker"];
-
-/// Per-file state of a source: its stream (labels with `filename`) and the
-/// cache of streams with extracted labels. The labels themselves live only in
-/// the interned stream: a thousand tailed files hold a thousand small streams.
-pub struct FileContext {
-    stream: StreamRef,
-    /// Container lines waiting for their last part.
-    held: Vec<Held>,
-    /// Streams of lines whose stages set labels or a tenant.
-    dynamic: HashMap<DynamicKey, StreamRef>,
-    /// `limit` buckets by (stage, stream).
-    buckets: HashMap<(usize, usize), Bucket>,
-    /// The file offset of the line being processed (set by the line feed).
-    pub line_start: u64,
-    /// Counters batched per context and flushed with [`FileContext::flush_counts`].
-    pub invalid_utf8: u64,
-    pub truncated: u64,
-    /// Lines dropped by `drop` stages, by reason.
-    pub dropped: Vec<(String, u64)>,
-    pub limited: u64,
-    /// Lines a parsing stage could not parse, by [`PARSING`] index.
-    pub unparsed: [u64; 4],
-}
-
-impl FileContext {
-    /// Adds the repaired and dropped counts to the metrics and zeroes them.
-    pub fn flush_counts(&mut self, source: &str) {
-        let m = Metrics::get();
-        if self.invalid_utf8 > 0 {
-            m.lines_repaired.with_label_values(&[source, "invalid_utf8"]).inc_by(self.invalid_utf8);
-        }
-        if self.truncated > 0 {
-            m.lines_repaired.with_label_values(&[source, "truncated"]).inc_by(self.truncated);
-        }
-        for (reason, n) in &mut self.dropped {
-            if *n > 0 {
-                m.lines_dropped.with_label_values(&[source, reason]).inc_by(*n);
-                *n = 0;
-            }
-        }
-        if self.limited > 0 {
-            m.lines_dropped.with_label_values(&[source, "limit"]).inc_by(self.limited);
-        }
-        for (i, n) in self.unparsed.iter_mut().enumerate() {
-            if *n > 0 {
-                m.lines_unparsed.with_label_values(&[source, PARSING[i]]).inc_by(*n);
-                *n = 0;
-            }
-        }
-        self.invalid_utf8 = 0;
-        self.truncated = 0;
-        self.limited = 0;
-    }
-
-    /// The offset of the first held container part, if any: the file's
-    /// position may not pass it.
-    pub fn held_from(&self) -> Option<u64> {
-        self.held.iter().map(|h| h.start).min()
-    }
-
-    /// True when a container line waits for its last part.
-    pub fn has_held(&self) -> bool {
-        !self.held.is_empty()
-    }
-
-    /// Forgets held parts (the file was truncated and is read again).
-    pub fn reset(&mut self) {
-        self.held.clear();
-    }
 }
 
 impl SourceStages {
@@ -186,6 +116,7 @@ impl SourceStages {
             dynamic: HashMap::new(),
             held: Vec::new(),
             buckets: HashMap::new(),
+            last_times: HashMap::new(),
             line_start: 0,
             invalid_utf8: 0,
             truncated: 0,
@@ -319,8 +250,12 @@ impl SourceStages {
                     }
                 }
                 Op::Regex { re, names, source } => apply::regex(line, re, names, source.as_deref()),
-                Op::Json { fields, source } => {
-                    if !apply::json(line, fields, source.as_deref()) {
+                Op::Json { fields, source, drop_malformed } => {
+                    if json::apply(line, fields, source.as_deref()) == json::Parsed::Malformed {
+                        if *drop_malformed {
+                            count_drop(ctx, "malformed_json");
+                            return Processed::Dropped;
+                        }
                         ctx.unparsed[0] += 1;
                     }
                 }
@@ -329,14 +264,7 @@ impl SourceStages {
                         ctx.unparsed[1] += 1;
                     }
                 }
-                Op::Timestamp { source, format } => {
-                    if let Some(v) = line.extracted.get(source) {
-                        if let Some(t) = format.to_unix_ns(v) {
-                            line.ts = t.clamp(0, i64::MAX as i128) as i64;
-                            line.assigned = false;
-                        }
-                    }
-                }
+                Op::Timestamp { source, formats, fudge } => apply::timestamp(ctx, i, line, source, formats, *fudge),
                 Op::Output(name) => {
                     if let Some(v) = line.extracted.get(name) {
                         line.text = Cow::Owned(v.to_string());
@@ -352,6 +280,24 @@ impl SourceStages {
                 }
                 Op::Tenant(from) => apply::tenant(line, from, &ctx.stream.labels),
                 Op::Template { source, template } => apply::template(line, source, template),
+                Op::Truncate { limit, suffix, target } => {
+                    if pack::truncate(line, *limit, suffix, target, &ctx.stream.labels) {
+                        ctx.truncated += 1;
+                    }
+                }
+                Op::Sampling { rate, reason } => {
+                    if fastrand::f64() >= *rate {
+                        count_drop(ctx, reason);
+                        return Processed::Dropped;
+                    }
+                }
+                Op::Pack { labels, ingest_timestamp } => {
+                    pack::pack(line, labels, &ctx.stream.labels);
+                    if *ingest_timestamp {
+                        line.ts = crate::util::now_ns() as i64;
+                        line.assigned = false;
+                    }
+                }
                 Op::Limit { .. } | Op::Labels => {}
             }
             if !(stage.labels.is_empty() && stage.metadata.is_empty()) {
@@ -465,13 +411,6 @@ impl SourceStages {
     }
 }
 
-/// A line's label changes and tenant: the key of its stream in a file's cache.
-#[derive(PartialEq, Eq, Hash)]
-struct DynamicKey {
-    tenant: Option<String>,
-    labels: Vec<(String, Option<String>)>,
-}
-
 /// Adds one to the drop count of `reason`.
 fn count_drop(ctx: &mut FileContext, reason: &str) {
     match ctx.dropped.iter_mut().find(|(r, _)| r == reason) {
@@ -560,7 +499,11 @@ mod tests {
                 names: vec!["ts".into()],
                 source: None,
             }),
-            Stage::plain(Op::Timestamp { source: "ts".into(), format: TimeFormat::parse("unix").unwrap() }),
+            Stage::plain(Op::Timestamp {
+                source: "ts".into(),
+                formats: vec![TimeFormat::parse("unix").unwrap()],
+                fudge: false,
+            }),
         ];
         let s = SourceStages::new(Arc::from("t"), &src, stages, None, Interner::new(), &BTreeMap::new());
         let mut ctx = s.context(Some("/var/log/a.log"));

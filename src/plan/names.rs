@@ -38,11 +38,12 @@ impl Names {
 /// Reports a problem under a key relative to the stage's.
 pub(super) type Errors<'a> = dyn FnMut(&str, String) + 'a;
 
+/// Compiles the RE2 regex `r` (Promtail's dialect, see [`crate::pipeline::re2`]).
 pub(super) fn regex(k: &str, r: &str, e: &mut Errors<'_>) -> Option<Regex> {
-    match Regex::new(r) {
+    match crate::pipeline::re2::compile(r) {
         Ok(re) => Some(re),
         Err(err) => {
-            e(k, format!("bad regex: {}", one_line(&err.to_string())));
+            e(k, format!("bad regex: {err}"));
             None
         }
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::names::one_line;
 use crate::config::{SourceConfig, SourceType};
+use crate::pipeline::re2;
 use crate::pipeline::{Op, Stage};
 use crate::relabel::Rules;
 use crate::source::discover::GlobError;
@@ -65,13 +66,16 @@ pub fn compile(
         }
     }
     let multiline = match &src.multiline {
-        Some(m) if !m.start.is_empty() => match MultilineRule::compile(&m.start, m.max_lines, m.max_wait.get()) {
-            Ok(rule) => Some(rule),
-            Err(err) => {
-                errors.push((format!("{key}.multiline.start"), format!("bad regex: {}", one_line(&err.to_string()))));
-                None
+        Some(m) if !m.start.is_empty() => {
+            match MultilineRule::compile(&re2::translate(&m.start).pattern, m.max_lines, m.max_wait.get()) {
+                Ok(rule) => Some(rule),
+                Err(err) => {
+                    errors
+                        .push((format!("{key}.multiline.start"), format!("bad regex: {}", one_line(&err.to_string()))));
+                    None
+                }
             }
-        },
+        }
         _ => None,
     };
     let relabel = compile_relabel(&key, &src, errors);

@@ -6,12 +6,13 @@
 
 use super::names::{regex, Names};
 use crate::config::{DropSpec, MatchStage, Picks, SourceConfig, SourceType, StageConfig};
-use crate::pipeline::{GoTemplate, JsonPath, Op, Stage, TenantFrom, TimeFormat};
+use crate::pipeline::{GoTemplate, JsonField, Op, Stage, TenantFrom, TimeFormat, Truncated};
 use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match`, `template`, `decolorize` or `labelallow` (or only `labels` / `structured_metadata`)";
+                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling` or `pack` \
+                     (or only `labels` / `structured_metadata`)";
 
 /// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
 /// widely used ansi-regex pattern, which Loki's decolorizer also uses).
@@ -141,6 +142,9 @@ fn kinds(st: &StageConfig) -> usize {
         st.template.is_some(),
         st.decolorize.is_some(),
         st.labelallow.is_some(),
+        st.truncate.is_some(),
+        st.sampling.is_some(),
+        st.pack.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -164,6 +168,9 @@ fn op(
     }
     if st.with.is_some() && st.replace.is_none() {
         e(".with", "`with` goes with a `replace` stage".into());
+    }
+    if st.drop_malformed.is_some() && st.json.is_none() {
+        e(".drop_malformed", "`drop_malformed` goes with a `json` stage".into());
     }
     let reads_source = st.regex.is_some()
         || st.json.is_some()
@@ -202,14 +209,15 @@ fn op(
     if let Some(fields) = &st.json {
         let mut out = Vec::new();
         for (name, path) in fields {
-            match JsonPath::parse(path) {
+            match JsonField::parse(path) {
                 Ok(p) => out.push((name.clone(), p)),
                 Err(m) => e(&format!(".json.{name}"), m),
             }
             names.known.push(name.clone());
         }
         names.any |= fields.is_empty();
-        return Some(Op::Json { fields: out, source });
+        let drop_malformed = st.drop_malformed.unwrap_or(false);
+        return Some(Op::Json { fields: out, source, drop_malformed });
     }
     if let Some(fields) = &st.logfmt {
         for (name, key) in fields {
@@ -229,13 +237,34 @@ fn op(
         if !names.has(&t.source) {
             e(".timestamp.source", format!("`{}` is not extracted by an earlier stage", t.source));
         }
-        return match TimeFormat::parse(&t.format) {
-            Ok(format) => Some(Op::Timestamp { source: t.source.clone(), format }),
-            Err(m) => {
-                e(".timestamp.format", m);
-                None
+        let fudge = match t.action_on_failure.as_deref() {
+            None | Some("skip") => false,
+            Some("fudge") => true,
+            Some(other) => {
+                e(".timestamp.action_on_failure", format!("`{other}`: use \"skip\" or \"fudge\""));
+                false
             }
         };
+        let mut formats = Vec::new();
+        let all = std::iter::once((".timestamp.format".to_string(), &t.format));
+        let fallbacks =
+            t.fallback_formats.iter().enumerate().map(|(n, f)| (format!(".timestamp.fallback_formats[{n}]"), f));
+        for (k, f) in all.chain(fallbacks) {
+            let parsed = TimeFormat::parse(f).and_then(|tf| match &t.location {
+                Some(l) => tf.in_location(l),
+                None => Ok(tf),
+            });
+            match parsed {
+                Ok(tf) => formats.push(tf),
+                Err(m) if m.contains("IANA") => e(".timestamp.location", m),
+                Err(m) => e(&k, m),
+            }
+        }
+        return (formats.len() == 1 + t.fallback_formats.len()).then(|| Op::Timestamp {
+            source: t.source.clone(),
+            formats,
+            fudge,
+        });
     }
     if let Some(o) = &st.output {
         if !names.has(o) {
@@ -307,6 +336,46 @@ fn op(
                 None
             }
         };
+    }
+    if let Some(t) = &st.truncate {
+        let limit = t.limit.get() as usize;
+        if limit == 0 || t.suffix.len() >= limit {
+            e(".truncate.limit", "must be above 0 and longer than the suffix".into());
+            return None;
+        }
+        let names = t.sources.clone();
+        let target = match t.source_type.as_deref() {
+            None | Some("line") if names.is_empty() => Truncated::Line,
+            None | Some("line") => {
+                e(".truncate.sources", "a line has no names: give `source_type` with `sources`".into());
+                return None;
+            }
+            Some("label") => Truncated::Labels(names),
+            Some("structured_metadata") => Truncated::Metadata(names),
+            Some("extracted") => Truncated::Extracted(names),
+            Some(other) => {
+                e(".truncate.source_type", format!("`{other}`: use line, label, structured_metadata or extracted"));
+                return None;
+            }
+        };
+        return Some(Op::Truncate { limit, suffix: t.suffix.clone(), target });
+    }
+    if let Some(sm) = &st.sampling {
+        if !(sm.rate > 0.0 && sm.rate <= 1.0) {
+            e(".sampling.rate", "the share of lines kept: above 0 and at most 1".into());
+            return None;
+        }
+        let reason = sm.reason.clone().unwrap_or_else(|| "sampling_stage".into());
+        return Some(Op::Sampling { rate: sm.rate, reason });
+    }
+    if let Some(pk) = &st.pack {
+        if pk.labels.is_empty() {
+            e(".pack.labels", "empty: name the extracted values or labels to pack".into());
+            return None;
+        }
+        // A name without a value on a line is left out of it (a label may come from discovery).
+        names.labels.retain(|l| !pk.labels.contains(l));
+        return Some(Op::Pack { labels: pk.labels.clone(), ingest_timestamp: pk.ingest_timestamp.unwrap_or(true) });
     }
     let Some(l) = st.limit.as_ref() else { return Some(Op::Labels) };
     if !(l.rate.is_finite() && l.rate > 0.0) {

@@ -1,7 +1,13 @@
 //! Promtail timestamp formats (Go reference layouts such as
 //! `2006-01-02T15:04:05.000Z07:00`, Go's named layouts, and `Unix`,
 //! `UnixMs`, `UnixUs`, `UnixNs`) as tailship `timestamp.format` values
-//! (`rfc3339`, `unix*` or a strftime pattern chrono parses).
+//! (`rfc3339`, `unix*` or a strftime pattern chrono parses). `convert`
+//! writes the translation; a tailship config may also give the Go layout,
+//! which [`super::TimeFormat::parse`] translates here.
+//!
+//! A layout may lack the year (`Jan _2 15:04:05`, Go's `Stamp`), the date or
+//! the time: the pattern then lacks them too, and the time format fills them
+//! in as Promtail does (see [`super::TimeFormat`]).
 //!
 //! Go parses a layout by its reference time, Mon Jan 2 15:04:05 MST 2006:
 //! each element of it (`2006`, `Jan`, `_2`, `15`, `.000`, `Z07:00`, ...)
@@ -27,11 +33,11 @@ pub fn translate(format: &str) -> Result<String, String> {
         "RFC850" => "Monday, 02-Jan-06 15:04:05 MST",
         "RFC1123" => "Mon, 02 Jan 2006 15:04:05 MST",
         "RFC1123Z" => "Mon, 02 Jan 2006 15:04:05 -0700",
-        "Kitchen" | "Stamp" | "StampMilli" | "StampMicro" | "StampNano" => {
-            return Err(format!(
-                "the Go layout {format} has no year (Promtail assumes the current one); tailship needs a full date"
-            ))
-        }
+        "Kitchen" => "3:04PM",
+        "Stamp" => "Jan _2 15:04:05",
+        "StampMilli" => "Jan _2 15:04:05.000",
+        "StampMicro" => "Jan _2 15:04:05.000000",
+        "StampNano" => "Jan _2 15:04:05.000000000",
         layout => layout,
     };
     // The RFC 3339 layouts, with any fraction: chrono's RFC 3339 parser reads them all.
@@ -79,8 +85,8 @@ fn layout(l: &str) -> Result<String, String> {
             out.push_str("%.f");
         }
     }
-    if !(year && (month && day || out.contains("%j")) && hour) {
-        return Err(format!("the Go layout `{l}` lacks a year, a date or an hour; tailship needs all three"));
+    if !(year || month || day || hour) {
+        return Err(format!("`{l}` is not a Go time layout: it has none of 2006, 01, Jan, 02, 15"));
     }
     Ok(out)
 }
@@ -194,9 +200,11 @@ mod tests {
         ] {
             assert_eq!(translate(go).unwrap(), ours, "{go}");
         }
-        for go in ["Stamp", "Kitchen", "StampMilli", "15:04:05", "Jan _2 15:04:05", "2006-01-02T15:04:05-07:00:00"] {
+        for go in ["2006-01-02T15:04:05-07:00:00", "nope", "04:05"] {
             assert!(translate(go).is_err(), "{go} should not translate");
         }
+        assert_eq!(translate("Stamp").unwrap(), "%b %e %H:%M:%S%.f");
+        assert_eq!(translate("2006-01-02").unwrap(), "%Y-%m-%d");
     }
 
     #[test]

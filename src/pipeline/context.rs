@@ -1,0 +1,106 @@
+//! Per-file state of a source's stages: its stream, held container parts,
+//! cached streams of extracted labels, `limit` buckets, the last good time
+//! of `timestamp` stages (`fudge`), and counters flushed to the metrics.
+
+use std::collections::HashMap;
+
+use super::stage::{Bucket, Held};
+use crate::metrics::Metrics;
+use crate::queue::StreamRef;
+
+/// Streams a file remembers the last time of (Promtail keeps 10,000 in all).
+const MAX_LAST_TIMES: usize = 10_000;
+
+/// Stages that count lines they could not parse (passed on unchanged).
+const PARSING: [&str; 4] = ["json", "logfmt", "cri", "docker"];
+
+/// Per-file state of a source: its stream (labels with `filename`) and the
+/// cache of streams with extracted labels. The labels themselves live only in
+/// the interned stream: a thousand tailed files hold a thousand small streams.
+pub struct FileContext {
+    pub(super) stream: StreamRef,
+    /// Container lines waiting for their last part.
+    pub(super) held: Vec<Held>,
+    /// Streams of lines whose stages set labels or a tenant.
+    pub(super) dynamic: HashMap<DynamicKey, StreamRef>,
+    /// `limit` buckets by (stage, stream).
+    pub(super) buckets: HashMap<(usize, usize), Bucket>,
+    /// `timestamp` stages with `fudge`: the last time set, by (stage, labels).
+    pub(super) last_times: HashMap<(usize, u64), i64>,
+    /// The file offset of the line being processed (set by the line feed).
+    pub line_start: u64,
+    /// Counters batched per context and flushed with [`FileContext::flush_counts`].
+    pub invalid_utf8: u64,
+    pub truncated: u64,
+    /// Lines dropped by `drop` stages, by reason.
+    pub dropped: Vec<(String, u64)>,
+    pub limited: u64,
+    /// Lines a parsing stage could not parse, by [`PARSING`] index.
+    pub unparsed: [u64; 4],
+}
+
+impl FileContext {
+    /// Adds the repaired and dropped counts to the metrics and zeroes them.
+    pub fn flush_counts(&mut self, source: &str) {
+        let m = Metrics::get();
+        if self.invalid_utf8 > 0 {
+            m.lines_repaired.with_label_values(&[source, "invalid_utf8"]).inc_by(self.invalid_utf8);
+        }
+        if self.truncated > 0 {
+            m.lines_repaired.with_label_values(&[source, "truncated"]).inc_by(self.truncated);
+        }
+        for (reason, n) in &mut self.dropped {
+            if *n > 0 {
+                m.lines_dropped.with_label_values(&[source, reason]).inc_by(*n);
+                *n = 0;
+            }
+        }
+        if self.limited > 0 {
+            m.lines_dropped.with_label_values(&[source, "limit"]).inc_by(self.limited);
+        }
+        for (i, n) in self.unparsed.iter_mut().enumerate() {
+            if *n > 0 {
+                m.lines_unparsed.with_label_values(&[source, PARSING[i]]).inc_by(*n);
+                *n = 0;
+            }
+        }
+        self.invalid_utf8 = 0;
+        self.truncated = 0;
+        self.limited = 0;
+    }
+
+    /// The offset of the first held container part, if any: the file's
+    /// position may not pass it.
+    pub fn held_from(&self) -> Option<u64> {
+        self.held.iter().map(|h| h.start).min()
+    }
+
+    /// True when a container line waits for its last part.
+    pub fn has_held(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The last time a `timestamp` stage with `fudge` set, by (stage, labels).
+    pub(super) fn last_time(&self, key: (usize, u64)) -> Option<i64> {
+        self.last_times.get(&key).copied()
+    }
+
+    pub(super) fn remember_time(&mut self, key: (usize, u64), ts: i64) {
+        if self.last_times.len() >= MAX_LAST_TIMES && !self.last_times.contains_key(&key) {
+            self.last_times.clear();
+        }
+        self.last_times.insert(key, ts);
+    }
+
+    /// Forgets held parts (the file was truncated and is read again).
+    pub fn reset(&mut self) {
+        self.held.clear();
+    }
+}
+
+/// A line's label changes and tenant: the key of its stream in a file's cache.
+#[derive(PartialEq, Eq, Hash)]
+pub(super) struct DynamicKey {
+    pub(super) tenant: Option<String>,
+    pub(super) labels: Vec<(String, Option<String>)>,
+}

@@ -1,0 +1,124 @@
+//! Promtail's stage semantics through the real binary and `tailship receive`:
+//! timestamp `fallback_formats`, `location`, layouts without a year and
+//! `action_on_failure = "fudge"`; logfmt keeping the pairs before a stray
+//! quote; json with JMESPath expressions and `drop_malformed`; `truncate`,
+//! `sampling` and `pack`.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::time::Duration;
+
+use agent::{agent_config, query_all, write_file, Agent, Stored};
+use chrono::{Datelike, TimeZone};
+use common::{wait_for, Receiver};
+
+fn label<'a>(e: &'a Stored, name: &str) -> Option<&'a str> {
+    e.labels.get(name).and_then(|v| v.as_str())
+}
+
+/// Runs `lines` through `stages` and returns what arrives (`count` entries), sorted by line.
+fn run(stages: &str, lines: &[&str], count: usize) -> Vec<Stored> {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(dir.path(), "app.log", &(lines.join("\n") + "\n"));
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let all = || query_all(&r, r#"{filename=~".+"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() >= count), "{:?}\n{}", all(), agent.stderr_text());
+    let mut got = all();
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    got.sort_by(|a, b| a.line.cmp(&b.line));
+    got
+}
+
+fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> i128 {
+    i128::from(chrono::Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap().timestamp_nanos_opt().unwrap())
+}
+
+#[test]
+fn timestamps_fall_back_read_local_times_guess_the_year_and_fudge() {
+    let stages = r#"stages = [
+  { logfmt = { t = "t", lvl = "lvl" } },
+  { timestamp = { source = "t", format = "2006-01-02 15:04:05", fallback_formats = ["Jan _2 15:04:05", "unix_ms"], location = "Europe/Paris", action_on_failure = "fudge" } },
+  { labels = ["lvl"] },
+]"#;
+    let got = run(
+        stages,
+        &[
+            r#"a t="2024-03-05 08:08:09" lvl=info"#,
+            r#"b t=1709622490000 lvl=info"#,
+            r#"c t=garbage lvl=info"#,
+            r#"d t="Mar  5 08:08:11" lvl=info"#,
+            r#"e lvl=warn t="unterminated"#,
+        ],
+        5,
+    );
+    let ts: Vec<i128> = got.iter().map(|e| e.ts).collect();
+    assert_eq!(ts[0], utc(2024, 3, 5, 7, 8, 9), "local time in Paris");
+    assert_eq!(ts[1], utc(2024, 3, 5, 7, 8, 10), "the unix_ms fallback");
+    assert_eq!(ts[2], ts[1] + 1, "fudged: the last good time plus 1 ns");
+    let year = chrono::Utc::now().year();
+    assert_eq!(ts[3], utc(year, 3, 5, 7, 8, 11), "a layout without a year takes this one");
+    assert_eq!(ts[4], ts[3] + 1, "no time at all: fudged too");
+    assert_eq!(label(&got[4], "lvl"), Some("warn"), "logfmt keeps the pairs before a stray quote");
+}
+
+#[test]
+fn json_reads_jmespath_and_drops_malformed_lines() {
+    let stages = r#"stages = [
+  { json = { first = "items[0].id", count = "length(items)", kinds = "items[*].kind", dotted = 'meta."a.b"', lvl = "level" }, drop_malformed = true },
+  { labels = ["lvl", "count"] },
+  { template = { source = "out", template = '{{ .first }} {{ .kinds }} {{ .dotted }}' } },
+  { output = "out" },
+]"#;
+    let got = run(
+        stages,
+        &[
+            r#"{"level":"info","items":[{"id":"a1","kind":"x"},{"id":"a2","kind":"y"}],"meta":{"a.b":"dots"}}"#,
+            "not json",
+            r#"{"level":"warn","items":[],"meta":{}}"#,
+        ],
+        2,
+    );
+    assert_eq!(got.len(), 2, "the malformed line is dropped: {got:?}");
+    assert_eq!(got[0].line, r#"<no value> [] <no value>"#);
+    assert_eq!((label(&got[0], "lvl"), label(&got[0], "count")), (Some("warn"), Some("0")));
+    assert_eq!(got[1].line, r#"a1 ["x","y"] dots"#);
+    assert_eq!((label(&got[1], "lvl"), label(&got[1], "count")), (Some("info"), Some("2")));
+}
+
+#[test]
+fn pack_truncate_and_sampling() {
+    let stages = r#"stages = [
+  { regex = '^(?P<lvl>\w+) ', labels = ["lvl"] },
+  { truncate = { limit = 12, suffix = "..." } },
+  { pack = { labels = ["lvl", "job", "nope"], ingest_timestamp = false } },
+  { sampling = { rate = 1.0 } },
+]"#;
+    let got = run(stages, &[r#"info a "long" line here"#, "warn short"], 2);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].line, r#"{"job":"test","lvl":"info","_entry":"info a \"l..."}"#);
+    assert_eq!(got[1].line, r#"{"job":"test","lvl":"warn","_entry":"warn short"}"#);
+    for e in &got {
+        assert_eq!((label(e, "lvl"), label(e, "job")), (None, None), "packed labels leave the stream: {e:?}");
+    }
+}
+
+#[test]
+fn sampling_keeps_about_its_share_and_counts_the_rest() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = (0..2000).map(|i| format!("line {i}")).collect();
+    let log = write_file(dir.path(), "app.log", &(lines.join("\n") + "\n"));
+    let stages = r#"stages = [{ sampling = { rate = 0.25, reason = "sampled" } }]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let dropped = || agent.metric(r#"tailship_lines_dropped_total{reason="sampled",source="file-0"}"#);
+    let kept = || query_all(&r, r#"{job="test"}"#, None).len() as f64;
+    assert!(wait_for(Duration::from_secs(20), || kept() + dropped() == 2000.0), "{} + {}", kept(), dropped());
+    // 2000 draws at 0.25: 500 expected, standard deviation about 19; 150 is far beyond chance.
+    assert!((kept() - 500.0).abs() < 150.0, "kept {}", kept());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
