@@ -24,7 +24,10 @@ impl JsonField {
     pub fn parse(s: &str) -> Result<Self, String> {
         // Identifiers and indexes (`a.b[0]`), or tailship's quoted keys (`a["x.y"]`).
         let plain = s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.[]".contains(&b));
-        if plain || s.contains("[\"") {
+        if plain {
+            return JsonPath::parse(s).map(Self::Path);
+        }
+        if s.contains("[\"") {
             if let Ok(p) = JsonPath::parse(s) {
                 return Ok(Self::Path(p));
             }
