@@ -286,7 +286,7 @@ fn stage_mistakes_exit_2_naming_the_key() {
             "client.structured_metadata = true",
         ),
         (r#"stages = [{ replace = 'x' }]"#, "sources[0].stages[0].with", "replacement"),
-        (r#"stages = [{ json = { a = "x..y" } }]"#, "sources[0].stages[0].json.a", "neither a path"),
+        (r#"stages = [{ json = { a = "x..y" } }]"#, "sources[0].stages[0].json.a", "empty key"),
         (r#"stages = [{ output = "message" }]"#, "sources[0].stages[0].output", "not extracted"),
         (r#"stages = [{ limit = { rate = 0 } }]"#, "sources[0].stages[0].limit.rate", "above 0"),
         (r#"stages = [{ cri = { strict = true } }]"#, "sources[0].stages[0].cri.strict", "unknown key"),
