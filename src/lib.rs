@@ -5,7 +5,8 @@
 //! ```text
 //! config/        the file read into plain data (TOML/YAML, env overrides, ${VAR}, secret files)
 //!   -> plan/     compiled once: stages, globs, multiline rules, alert rules (check, run, reload)
-//!   -> agent/    starts everything below from the Plan; SIGHUP reloads; phased shutdown
+//!   -> agent/    starts everything below from the Plan; SIGHUP reloads; phased shutdown;
+//!                lanes.rs: one lane per client (its positions, queue, batcher, pushers, readers)
 //! source/discover.rs     which files the globs name (a scan)
 //! source/fingerprint.rs  open a file, know it by its first bytes
 //! source/file/           the file source: scans, opens (empty files held open), parks, detects
@@ -22,8 +23,9 @@
 //! batch/batcher.rs       per tenant, per stream: JSON, increasing timestamps, sealed by size/wait
 //!                        (an alert tap, batch::LineTap, sees every line here)
 //! batch/deliver.rs       compression turn, push slot, client/push.rs (retries, backoff)
-//! positions.rs           a 2xx acknowledges the batch: the file's delivered offset moves,
-//!                        written atomically to the positions file; the budget is returned
+//! positions/             a 2xx acknowledges the batch: the file's delivered offset moves
+//!                        (each client's own), written atomically to the one positions
+//!                        file (file.rs: every client's); the budget is returned
 //! ```
 //!
 //! Around it: `client/` (the one HTTP client builder, push, query), `alert/`
