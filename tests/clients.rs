@@ -538,3 +538,29 @@ fn an_alert_rule_sees_each_line_once_whatever_the_number_of_clients() {
     assert_eq!(agent.metric("tailship_source_lines_total"), 300.0, "lines read are counted once");
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
+
+#[test]
+fn a_client_renamed_by_sighup_goes_on_where_its_old_name_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Receiver::start(&["--max-query-limit", "1000000"]);
+    let log = dir.path().join("app.log");
+    append(&log, (0..100).map(|i| format!("line {i}")));
+    let one = agent::agent_config(dir.path(), &a.base, &format!("{}/*.log", dir.path().display()), "", "");
+    let text = std::fs::read_to_string(&one).unwrap().replace("job = \"test\"", "job = \"multi\"");
+    std::fs::write(&one, &text).unwrap();
+    let agent = Agent::start(&one);
+    assert!(wait_for(Duration::from_secs(20), || lines_in(&a).len() == 100), "{}", agent.stderr_text());
+    // `[client]` (named `default`) becomes `[[clients]]` named `a`, same service.
+    let renamed = clients_config(dir.path(), &[("a", &a.base, "")], "", "");
+    std::fs::write(&one, std::fs::read_to_string(&renamed).unwrap()).unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(
+        wait_for(Duration::from_secs(10), || agent.stderr_text().contains("client removed")),
+        "{}",
+        agent.stderr_text()
+    );
+    append(&log, (100..150).map(|i| format!("line {i}")));
+    assert!(wait_for(Duration::from_secs(20), || lines_in(&a).len() >= 150), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+    assert_eq!(lines_in(&a).len(), 150, "nothing sent again under the new name");
+}

@@ -275,6 +275,21 @@ async fn reload(
     }
     let _ = save_positions(file, health).await;
     let wanted = new.config.clients();
+    // Clients added start where the others are: seeded while every running
+    // client, those about to be removed too, still has its positions (a
+    // client renamed by the reload goes on where its old name was).
+    let added: Vec<&crate::config::ClientConfig> =
+        wanted.iter().filter(|c| !running.lanes.iter().any(|l| l.name() == c.name)).collect();
+    for client in added {
+        let tap = Box::new(alerts.tap()) as Box<dyn LineTap>;
+        match Lane::start(client, file, health, new.config.queue.max_bytes.get() as usize, Some(tap)) {
+            Ok(lane) => {
+                tracing::info!(client = %client.name, "client added");
+                running.lanes.push(lane);
+            }
+            Err(e) => tracing::error!(client = %client.name, error = %e, "reload could not add the client"),
+        }
+    }
     let (kept, gone): (Vec<Lane>, Vec<Lane>) =
         std::mem::take(running.lanes).into_iter().partition(|l| wanted.iter().any(|c| c.name == l.name()));
     *running.lanes = kept;
@@ -287,33 +302,15 @@ async fn reload(
         health.push_result(&name, None);
         tracing::info!(client = %name, "client removed; its positions are dropped");
     }
-    for client in wanted {
-        match running.lanes.iter().find(|l| l.name() == client.name) {
-            Some(lane) => {
-                if let Err(e) = lane.pusher.reconfigure(client) {
-                    tracing::error!(client = %client.name, error = %e, "reload could not apply the client settings; keeping the running ones");
-                }
-                if lane.client.batch != client.batch {
-                    tracing::warn!(client = %client.name, "batch changes need a restart");
-                }
-            }
-            None => {
-                let tap = Box::new(alerts.tap()) as Box<dyn LineTap>;
-                match Lane::start(client, file, health, new.config.queue.max_bytes.get() as usize, Some(tap)) {
-                    Ok(lane) => {
-                        tracing::info!(client = %client.name, "client added");
-                        running.lanes.push(lane);
-                    }
-                    Err(e) => tracing::error!(client = %client.name, error = %e, "reload could not add the client"),
-                }
-            }
-        }
-    }
     for lane in running.lanes.iter_mut() {
-        let client = wanted.iter().find(|c| c.name == lane.name()).cloned();
-        if let Some(c) = client {
-            lane.client = c;
+        let Some(client) = wanted.iter().find(|c| c.name == lane.name()) else { continue };
+        if let Err(e) = lane.pusher.reconfigure(client) {
+            tracing::error!(client = %client.name, error = %e, "reload could not apply the client settings; keeping the running ones");
         }
+        if lane.client.batch != client.batch {
+            tracing::warn!(client = %client.name, "batch changes need a restart");
+        }
+        lane.client = client.clone();
     }
     running.stdin_sink.set_fan_out(stdin_sinks(new, running.lanes, running.interner));
     let mut started = 0;

@@ -99,20 +99,22 @@ impl PositionsFile {
             return (p.clone(), Start::Saved);
         }
         let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        // Its own saved positions; else its start_at; else where the others
+        // are now (the running clients, then those saved but not configured
+        // yet); else a one-client file's (loaded at start: once a client runs,
+        // its positions are newer than the file's).
         let (state, start) = if let Some(st) = loaded.by_client.remove(name) {
             (st, Start::Saved)
-        } else if let Some(one) = &loaded.one {
-            (one.clone(), Start::Saved)
         } else if let Some(at) = start_at {
             (State::default(), Start::Fresh(at))
-        } else {
+        } else if !clients.is_empty() || !loaded.by_client.is_empty() {
             let others: Vec<State> =
                 loaded.by_client.values().cloned().chain(clients.values().map(|p| p.lock().clone())).collect();
-            if others.is_empty() {
-                (State::default(), Start::Saved)
-            } else {
-                (furthest(others), Start::Others)
-            }
+            (furthest(others), Start::Others)
+        } else if let Some(one) = &loaded.one {
+            (one.clone(), Start::Saved)
+        } else {
+            (State::default(), Start::Saved)
         };
         let mut state = state;
         state.dirty = true;

@@ -226,3 +226,22 @@ fn a_removed_client_is_not_written_again() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains("gone"), "{text}");
 }
+
+#[test]
+fn a_client_added_later_starts_where_the_running_ones_are_not_where_the_file_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    delivered(&one(&f), 6);
+    f.save().unwrap();
+    // Started again from that version-1 file; the running client moves on.
+    let f = PositionsFile::load(&path);
+    let a = one(&f);
+    assert_eq!(a.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
+    a.register(2, &[AckRef { file: 0, offset: 12 }]);
+    a.ack(2, &[AckRef { file: 0, offset: 12 }]);
+    // A client added now (a reload) starts at 12, not at the file's 6.
+    let (b, start) = f.client("b", None);
+    assert_eq!(start, Start::Others);
+    assert_eq!(b.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 12)));
+}
