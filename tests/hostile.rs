@@ -80,3 +80,62 @@ fn top_stops_reading_an_endless_status_body() {
     assert!(err.contains("more than 16 MiB"), "{err}");
     eprintln!("gave up after {:?}", started.elapsed());
 }
+
+#[test]
+fn a_query_string_in_the_push_url_is_refused_not_dropped_and_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("t.toml");
+    std::fs::write(
+        &cfg,
+        "[client]\nurl = \"https://logs.example.com/loki/api/v1/push?apikey=SEKRIT123\"\n[[sources]]\ntype = \"stdin\"\n",
+    )
+    .unwrap();
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("client.url") && all.contains("query string"), "{all}");
+    assert!(!all.contains("SEKRIT123"), "{all}");
+}
+
+#[test]
+fn a_401_echoing_the_basic_credentials_without_base64_padding_is_scrubbed() {
+    use std::io::{Read, Write};
+    // "u123:secretpw1" is 14 bytes: its base64 ends in one `=`, which the echo drops.
+    let unpadded = "dTEyMzpzZWNyZXRwdzE";
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                let _ = c.read(&mut buf);
+                let body = format!("invalid credentials: Basic {unpadded}");
+                let _ = write!(
+                    c,
+                    "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.log");
+    std::fs::write(&input, "one line\n").unwrap();
+    let out = Command::new(bin())
+        .args(["push", "--url", &format!("http://{addr}"), "--username", "u123", "--password-file"])
+        .arg({
+            let p = dir.path().join("pw");
+            std::fs::write(&p, "secretpw1\n").unwrap();
+            p
+        })
+        .arg(&input)
+        .env("RUST_LOG", "debug")
+        .output()
+        .unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("401"), "{all}");
+    assert!(all.contains("invalid credentials: Basic <redacted>"), "the body is shown, scrubbed: {all}");
+    assert!(!all.contains(unpadded) && !all.contains("secretpw1"), "{all}");
+}

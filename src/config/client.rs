@@ -38,6 +38,14 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
                 crate::util::secrets::remember(&decoded);
                 crate::util::secrets::remember_basic(&percent_decode(u.username()), &decoded);
             }
+            if u.query().is_some() {
+                // It would not be sent with pushes (the push URL is rebuilt from
+                // url + api_prefix), and it often carries a key: refused, not dropped.
+                e(
+                    "client.url",
+                    "a query string (`?...`) is not sent with pushes; give a key through headers, basic_auth or bearer_token".into(),
+                );
+            }
             split_push_url(c, &u);
         }
         Ok(u) => e("client.url", format!("scheme `{}` is not http or https", u.scheme())),

@@ -34,7 +34,13 @@ pub fn remember(value: &str) {
 /// header value carries them (`base64(user:password)`), which a service may echo.
 pub fn remember_basic(user: &str, password: &str) {
     remember(password);
-    remember(&super::base64(format!("{user}:{password}").as_bytes()));
+    let encoded = super::base64(format!("{user}:{password}").as_bytes());
+    // Also without its `=` padding: a service echoing the header may drop it.
+    let unpadded = encoded.trim_end_matches('=').to_string();
+    remember(&encoded);
+    if unpadded.len() != encoded.len() {
+        remember(&unpadded);
+    }
 }
 
 /// `text` with every remembered secret replaced by `<redacted>`.
