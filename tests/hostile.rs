@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::io::Write;
 use std::process::Command;
 
 use common::bin;
@@ -58,20 +59,10 @@ fn check_shows_where_a_proxy_is_but_not_its_credentials() {
 
 #[test]
 fn top_stops_reading_an_endless_status_body() {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut c) = conn else { continue };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                let _ = c.read(&mut buf);
-                let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[");
-                let block = vec![b' '; 1 << 20];
-                while c.write_all(&block).is_ok() {}
-            });
-        }
+    let addr = serve(|c| {
+        let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[");
+        let block = vec![b' '; 1 << 20];
+        while c.write_all(&block).is_ok() {}
     });
     let started = std::time::Instant::now();
     let out = Command::new(bin()).args(["top", "--url", &format!("http://{addr}")]).output().unwrap();
@@ -99,25 +90,12 @@ fn a_query_string_in_the_push_url_is_refused_not_dropped_and_never_printed() {
 
 #[test]
 fn a_401_echoing_the_basic_credentials_without_base64_padding_is_scrubbed() {
-    use std::io::{Read, Write};
     // "u123:secretpw1" is 14 bytes: its base64 ends in one `=`, which the echo drops.
     let unpadded = "dTEyMzpzZWNyZXRwdzE";
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut c) = conn else { continue };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 65536];
-                let _ = c.read(&mut buf);
-                let body = format!("invalid credentials: Basic {unpadded}");
-                let _ = write!(
-                    c,
-                    "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
+    let addr = serve(move |c| {
+        let body = format!("invalid credentials: Basic {unpadded}");
+        let _ =
+            write!(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
     });
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.log");
@@ -138,4 +116,23 @@ fn a_401_echoing_the_basic_credentials_without_base64_padding_is_scrubbed() {
     assert!(all.contains("401"), "{all}");
     assert!(all.contains("invalid credentials: Basic <redacted>"), "the body is shown, scrubbed: {all}");
     assert!(!all.contains(unpadded) && !all.contains("secretpw1"), "{all}");
+}
+
+/// A server on a free loopback port that reads each request's first bytes
+/// and answers with `respond`; returns its address.
+fn serve(respond: impl Fn(&mut std::net::TcpStream) + Send + Sync + Copy + 'static) -> String {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                let _ = c.read(&mut buf);
+                respond(&mut c);
+            });
+        }
+    });
+    addr
 }

@@ -55,6 +55,23 @@ fn one_off_retry(c: &ClientConfig) -> RetryPolicy {
 }
 
 /// The client check, with the hint each command needs.
+/// `--from`/`--to`/`--since` as (start, end) in Unix ns: `--to` or now, and
+/// `--from` or `--since` (default an hour) before the end; an empty range is a usage error.
+fn time_range(from: Option<&str>, to: Option<&str>, since: Option<Duration>, now: i64) -> anyhow::Result<(i64, i64)> {
+    let end = match to {
+        Some(t) => parse_time_arg("--to", t, now)?,
+        None => now,
+    };
+    let start = match from {
+        Some(f) => parse_time_arg("--from", f, now)?,
+        None => end.saturating_sub(ns(since.unwrap_or(DEFAULT_SINCE))),
+    };
+    if start >= end {
+        return Err(usage(format!("the range is empty: start {} is not before end {}", rfc3339(start), rfc3339(end))));
+    }
+    Ok((start, end))
+}
+
 fn checked(query: &str) -> anyhow::Result<QueryKind> {
     check_query(query).map_err(|e| CommandError::usage(e).into())
 }
@@ -76,17 +93,7 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
         }
         return more::instant(&args.query, args.time.as_deref(), args.output, &args.client, now);
     }
-    let end = match &args.to {
-        Some(t) => parse_time_arg("--to", t, now)?,
-        None => now,
-    };
-    let start = match &args.from {
-        Some(f) => parse_time_arg("--from", f, now)?,
-        None => end.saturating_sub(ns(args.since.unwrap_or(DEFAULT_SINCE))),
-    };
-    if start >= end {
-        return Err(usage(format!("the range is empty: start {} is not before end {}", rfc3339(start), rfc3339(end))));
-    }
+    let (start, end) = time_range(args.from.as_deref(), args.to.as_deref(), args.since, now)?;
     if kind == QueryKind::Metric {
         return more::matrix(args, start, end);
     }

@@ -7,9 +7,9 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{with_logcli_env, Prefix};
-use super::print::{rfc3339, stdout_printer};
+use super::print::stdout_printer;
 use super::time::{now, ns, parse_time_arg};
-use super::{one_off_retry, runtime, usage, DEFAULT_SINCE};
+use super::{one_off_retry, runtime, usage};
 use crate::cli::{ClientArgs, InstantQueryArgs, LabelsArgs, OutputFormat, QueryArgs, SeriesArgs, TailArgs};
 use crate::client::http::HttpError;
 use crate::client::query::{QueryClient, QueryKind};
@@ -131,18 +131,7 @@ pub fn series(args: &SeriesArgs) -> anyhow::Result<()> {
     if super::checked(&args.selector)? == QueryKind::Metric {
         return Err(usage(format!("`{}` is a metric query; series takes a stream selector", args.selector.trim())));
     }
-    let now = now();
-    let end = match &args.to {
-        Some(t) => parse_time_arg("--to", t, now)?,
-        None => now,
-    };
-    let start = match &args.from {
-        Some(f) => parse_time_arg("--from", f, now)?,
-        None => end.saturating_sub(ns(args.since.unwrap_or(DEFAULT_SINCE))),
-    };
-    if start >= end {
-        return Err(usage(format!("the range is empty: start {} is not before end {}", rfc3339(start), rfc3339(end))));
-    }
+    let (start, end) = super::time_range(args.from.as_deref(), args.to.as_deref(), args.since, now())?;
     let sets = with_client(&args.client, async |c, cancel| c.series(&args.selector, start, end, cancel).await)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for s in &sets {
