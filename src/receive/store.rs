@@ -3,8 +3,8 @@
 //!
 //! The memory store keeps, per tenant, one [`Stream`] per exact label set,
 //! with entries in a `BTreeMap` keyed by timestamp so range scans in either
-//! direction are cheap. An entry with the same timestamp and line as one
-//! already in its stream is stored once (as Loki does). The store is bounded
+//! direction are cheap. An entry sent again is dropped by Loki's rule, no
+//! stricter (see [`Head`]). The store is bounded
 //! by a count of entries and by the bytes of their lines: a queue in
 //! insertion order says which entry to evict first, and evictions are counted.
 //! A query's answer is bounded in bytes too.
@@ -52,7 +52,7 @@ pub struct Stats {
     /// Streams held (memory store: streams with at least one entry), or
     /// distinct streams seen (null store).
     pub streams: u64,
-    /// Entries not stored because their stream already held the same timestamp and line.
+    /// Entries not stored: sent again while Loki would drop them (see [`Head`]).
     pub duplicates: u64,
     /// Alerts received on the formatted webhook.
     pub alerts: u64,
@@ -127,6 +127,52 @@ pub struct RangeParams<'q> {
 struct Stream {
     labels: Labels,
     entries: BTreeMap<i64, Vec<StoredLine>>,
+    head: Head,
+}
+
+/// Bytes of lines a stream's head block holds before Loki cuts it
+/// (`chunk_block_size`, 256 KiB by default).
+pub const HEAD_BLOCK_BYTES: usize = 256 * 1024;
+
+/// Loki's rule for an entry sent again (3.7.6: `validateEntries` in
+/// `pkg/ingester/stream.go`, the unordered head block in
+/// `pkg/chunkenc/unordered.go`): it is dropped only when its timestamp,
+/// line and structured metadata equal the stream's last accepted entry, or
+/// an entry of the stream's current head block (the lines accepted since the
+/// block was last cut at [`HEAD_BLOCK_BYTES`]). Anything older is stored
+/// again, so a test against `receive` sees what Loki would show.
+#[derive(Default)]
+struct Head {
+    /// The current block's number: stored lines carry the block they went into.
+    block: u32,
+    /// Bytes of lines in the current block.
+    bytes: usize,
+    /// The last accepted entry: its timestamp and a hash of its line and metadata.
+    last: Option<(i64, u64)>,
+}
+
+impl Head {
+    fn is_duplicate(&self, ts: i64, hash: u64, line: &str, meta: &Option<StoredMeta>, at: &[StoredLine]) -> bool {
+        self.last == Some((ts, hash)) || at.iter().any(|l| l.block == self.block && &*l.text == line && l.meta == *meta)
+    }
+
+    /// An entry was accepted into the current block.
+    fn accepted(&mut self, ts: i64, hash: u64, bytes: usize) {
+        self.last = Some((ts, hash));
+        self.bytes += bytes;
+        if self.bytes >= HEAD_BLOCK_BYTES {
+            self.block = self.block.wrapping_add(1);
+            self.bytes = 0;
+        }
+    }
+}
+
+fn entry_hash(line: &str, meta: &Option<StoredMeta>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    line.hash(&mut h);
+    meta.hash(&mut h);
+    h.finish()
 }
 
 /// Structured metadata of a stored line, names sorted.
@@ -137,6 +183,8 @@ type StoredMeta = Box<[(Box<str>, Box<str>)]>;
 struct StoredLine {
     text: Box<str>,
     meta: Option<StoredMeta>,
+    /// The stream's head block it went into (see [`Head`]).
+    block: u32,
 }
 
 impl std::ops::Deref for StoredLine {
@@ -322,7 +370,7 @@ impl Memory {
                 Some(&i) => i,
                 None => {
                     let labels = s.labels.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-                    let stream = Stream { labels, entries: BTreeMap::new() };
+                    let stream = Stream { labels, entries: BTreeMap::new(), head: Head::default() };
                     let i = match t.free.pop() {
                         Some(i) => {
                             t.streams[i as usize] = stream;
@@ -344,11 +392,16 @@ impl Memory {
                 let at = stream.entries.entry(ts).or_default();
                 let meta: Option<StoredMeta> =
                     meta.as_ref().map(|m| m.iter().map(|(k, v)| (Box::from(*k), Box::from(*v))).collect());
-                if at.iter().any(|l| &*l.text == line && l.meta == meta) {
+                let hash = entry_hash(line, &meta);
+                if stream.head.is_duplicate(ts, hash, line, &meta, at) {
                     dups += 1;
+                    if at.is_empty() {
+                        stream.entries.remove(&ts);
+                    }
                     continue;
                 }
-                at.push(StoredLine { text: line.into(), meta });
+                at.push(StoredLine { text: line.into(), meta, block: stream.head.block });
+                stream.head.accepted(ts, hash, line.len());
                 self.order.push_back((ti, si, ts));
                 entries += 1;
                 bytes += line.len() as u64;
@@ -509,72 +562,5 @@ impl Memory {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::logql;
-    use crate::receive::push;
-
-    fn push_json(b: &Backend, c: &Counters, tenant: &str, json: &str) {
-        let body = push::parse(json.as_bytes()).unwrap();
-        let v = push::validate(&body).unwrap();
-        b.push(tenant, &v, c);
-    }
-
-    #[test]
-    fn the_store_and_each_answer_are_bounded_in_bytes() {
-        let c = Counters::default();
-        let b = Backend::new(StoreKind::Memory, 1_000, 25);
-        let line = "0123456789";
-        for ts in 1..=5 {
-            push_json(
-                &b,
-                &c,
-                "t",
-                &format!(r#"{{"streams":[{{"stream":{{"a":"x"}},"values":[["{ts}","{line}"]]}}]}}"#),
-            );
-        }
-        // 50 bytes pushed, 25 kept: the three oldest went.
-        assert_eq!(c.snapshot().evicted, 3);
-        let sel = logql::parse_log_query(r#"{a="x"}"#).unwrap();
-        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: usize::MAX };
-        let all: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
-        assert_eq!(all.iter().map(|v| v.0).collect::<Vec<_>>(), vec![4, 5]);
-        // An answer stops before it passes max_bytes, but holds one entry at least.
-        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: 15 };
-        let some: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
-        assert_eq!(some.iter().map(|v| v.0).collect::<Vec<_>>(), vec![4]);
-        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: false, max_bytes: 1 };
-        let one: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
-        assert_eq!(one.iter().map(|v| v.0).collect::<Vec<_>>(), vec![5]);
-    }
-
-    #[test]
-    fn eviction_and_duplicates() {
-        let c = Counters::default();
-        let b = Backend::new(StoreKind::Memory, 3, u64::MAX);
-        push_json(
-            &b,
-            &c,
-            "t",
-            r#"{"streams":[{"stream":{"a":"x"},"values":[["1","l1"],["1","l1"],["1","l1b"],["2","l2"],["3","l3"]]}]}"#,
-        );
-        let s = c.snapshot();
-        assert_eq!((s.entries, s.duplicates, s.evicted, s.streams), (4, 1, 1, 1));
-        let sel = logql::parse_log_query(r#"{a="x"}"#).unwrap();
-        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: usize::MAX };
-        let r = b.query_range(&["t".to_string()], false, p);
-        assert_eq!(r[0].values, vec![(1, "l1b".to_string()), (2, "l2".to_string()), (3, "l3".to_string())]);
-
-        // A stream whose entries are all evicted frees its slot for the next new stream.
-        push_json(&b, &c, "t", r#"{"streams":[{"stream":{"a":"y"},"values":[["4","a"],["5","b"],["6","c"]]}]}"#);
-        assert_eq!(c.snapshot().streams, 1);
-        push_json(&b, &c, "t", r#"{"streams":[{"stream":{"a":"z"},"values":[["7","d"]]}]}"#);
-        assert_eq!(c.snapshot().streams, 2);
-        let Backend::Memory(m) = &b else { panic!() };
-        assert_eq!(m.lock().unwrap().tenants[0].1.streams.len(), 2);
-        let sel = logql::parse_log_query(r#"{a=~"x|y|z"}"#).unwrap();
-        let p = RangeParams { selector: &sel, start: 0, end: 10, limit: 10, forward: true, max_bytes: usize::MAX };
-        let lines: Vec<_> = b.query_range(&["t".to_string()], false, p).into_iter().flat_map(|s| s.values).collect();
-        assert_eq!(lines.len(), 3);
-    }
-}
+#[path = "store_tests.rs"]
+mod tests;
