@@ -30,6 +30,7 @@ pub struct Metrics {
     pub files_unread_bytes: IntGaugeVec,
     pub file_events: IntCounterVec,
     pub files_recovered: IntCounterVec,
+    pub lines_replayed: IntCounterVec,
     pub files_lost: IntCounterVec,
     pub journal_restarts: IntCounterVec,
     pub oldest_unacked_seconds: IntGaugeVec,
@@ -175,6 +176,14 @@ impl Metrics {
                  rename while not followed), copy (a truncated file's lines read from logrotate's copy) or \
                  unseen (a generation rotated away before the agent read any of it, found beside the path).",
                 &["source", "how"],
+            ),
+            lines_replayed: counter_vec(
+                &r,
+                "tailship_lines_replayed_total",
+                "Lines read again after a restart from batches in flight at the stop or crash: skipped \
+                 (their batch was acknowledged), resent (with the timestamps they first had) or reconciled \
+                 (found stored by a query, not sent).",
+                &["source", "outcome"],
             ),
             files_lost: counter_vec(
                 &r,

@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::sources::{join_sources, start_sources, SourceEnv};
-use crate::batch::{BatchSettings, LineTap, Shipper, Totals};
+use crate::batch::{BatchSettings, LineTap, Reconciler, Shipper, Totals};
 use crate::client::push::Pusher;
 use crate::config::{ClientConfig, SourceType};
 use crate::metrics::Health;
@@ -65,6 +65,7 @@ impl Lane {
             positions.clone(),
             abort.clone(),
             tap,
+            Reconciler::new(client, abort.clone()),
         );
         Ok(Lane {
             client: client.clone(),

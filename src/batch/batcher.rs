@@ -9,10 +9,11 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
+use super::reconcile::{lines_read_again, Reconciler};
 use super::{BatchSettings, LineTap};
 use crate::client::json::escape_json_into;
 use crate::pool::{self, Pool};
-use crate::positions::{AckRef, Positions};
+use crate::positions::{AckRef, Positions, Run};
 use crate::queue::{Chunk, StreamRef};
 use crate::util::sleep_until_opt;
 
@@ -36,6 +37,8 @@ pub(super) struct Sealed {
 /// `,{"stream":{..},"values":[` for the others), so sealing only closes them
 /// and a one-stream batch is sent without copying.
 struct Pending {
+    /// The batch's sequence number.
+    seq: u64,
     /// (stream, JSON buffer, values in it)
     streams: Vec<(StreamRef, Vec<u8>, usize)>,
     index: HashMap<usize, usize>,
@@ -50,8 +53,10 @@ struct Pending {
 }
 
 impl Pending {
-    fn new(now: Instant) -> Self {
+    fn new(now: Instant, seq: &mut u64) -> Self {
+        *seq += 1;
         Self {
+            seq: *seq,
             streams: Vec::new(),
             index: HashMap::new(),
             size: BODY_OVERHEAD,
@@ -113,11 +118,12 @@ pub(super) async fn run(
     s: BatchSettings,
     positions: Arc<Positions>,
     tap: Option<Box<dyn LineTap>>,
+    reconciler: Option<Reconciler>,
 ) {
     let mut b = Batcher {
         pending: HashMap::new(),
         last_ts: HashMap::new(),
-        seq: 0,
+        seq: first_seq(),
         bodies: pool::bodies(s.max_bytes, s.max_in_flight),
         digits: TsDigits::new(),
         s,
@@ -134,10 +140,21 @@ pub(super) async fn run(
                 continue;
             }
         };
-        let Some(chunk) = chunk else { break };
+        let Some(mut chunk) = chunk else { break };
+        if chunk.replayed > 0 {
+            lines_read_again(reconciler.as_ref(), &mut chunk).await;
+        }
         b.take(chunk).await;
     }
     b.seal_all().await;
+}
+
+/// The first batch's sequence number: the time in ms, times 65,536, so a
+/// restarted agent's batches never take numbers of an earlier one's (the
+/// positions log names batches of both; see `positions::flight`).
+fn first_seq() -> u64 {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    ms << 16
 }
 
 /// The batcher's state: the tenants' batches being filled.
@@ -163,7 +180,7 @@ impl Batcher {
             self.pending.iter().filter(|(_, p)| p.started + max_wait <= now).map(|(k, _)| k.clone()).collect();
         for k in due {
             if let Some(p) = self.pending.remove(&k) {
-                seal(p, k, &mut self.seq, &self.positions, &self.out).await;
+                seal(p, k, &self.positions, &self.out).await;
             }
         }
     }
@@ -172,7 +189,7 @@ impl Batcher {
     async fn seal_all(&mut self) {
         let pending: Vec<_> = self.pending.drain().collect();
         for (k, p) in pending {
-            seal(p, k, &mut self.seq, &self.positions, &self.out).await;
+            seal(p, k, &self.positions, &self.out).await;
         }
     }
 
@@ -187,6 +204,11 @@ impl Batcher {
         let entries = std::mem::take(&mut chunk.entries);
         // A copy another client's reader also reads is not shown to the alert tap twice.
         let mut tap = tap.as_mut().filter(|_| !chunk.echo);
+        // How a file's lines go out, recorded before their batches are sent
+        // (see `positions::flight`); lines read again keep their timestamps.
+        let mut runs: Vec<Run> = Vec::new();
+        let record = chunk.ack.filter(|_| !entries.is_empty());
+        let replayed = chunk.replayed > 0;
         // Entries come in runs of one stream (a file's lines): look the stream,
         // its batch and its last timestamp up once per run, not once per line.
         let mut i = 0;
@@ -198,7 +220,7 @@ impl Batcher {
             let key = Arc::as_ptr(&stream) as usize;
             let mut last = last_ts.get(&key).copied().unwrap_or(i64::MIN);
             while i < run_end {
-                let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now));
+                let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now, seq));
                 let idx = p.stream_index(&stream, key, bodies);
                 let (_, values, count) = &mut p.streams[idx];
                 let mut size = p.size;
@@ -215,6 +237,9 @@ impl Batcher {
                     }
                     let ts = if e.assigned_ts && e.ts <= last { last + 1 } else { e.ts };
                     last = last.max(ts);
+                    if record.is_some() {
+                        Run::push(&mut runs, p.seq, (e.assigned_ts || replayed).then_some(ts));
+                    }
                     let before = values.len();
                     values.extend_from_slice(if *count == 0 { b"[\"" } else { b",[\"" });
                     *count += 1;
@@ -239,6 +264,13 @@ impl Batcher {
                 p.lines += added as usize;
                 p.raw_bytes += raw;
                 if added > 0 {
+                    // This batch's acknowledgement alone does not deliver the
+                    // chunk: a mark at offset 0 holds the file's position until
+                    // every batch with its lines is acknowledged (another
+                    // tenant's batch may have them too).
+                    if let Some(a) = record {
+                        p.add_ack(AckRef { file: a.file, offset: 0 });
+                    }
                     p.oldest = p.oldest.min(read_at);
                     match p.sources.get_mut(&chunk.source) {
                         Some(n) => *n += added,
@@ -253,11 +285,11 @@ impl Batcher {
                     // mark at offset 0 keeps the file's position from passing this
                     // batch's lines until it, too, is acknowledged (batches in flight
                     // are acknowledged in any order).
-                    let mut full = std::mem::replace(p, Pending::new(now));
-                    if let Some(a) = chunk.ack {
-                        full.add_ack(AckRef { file: a.file, offset: 0 });
+                    let full = std::mem::replace(p, Pending::new(now, seq));
+                    if let Some(a) = record.filter(|_| !runs.is_empty()) {
+                        positions.flight(a.file, a.offset, std::mem::take(&mut runs));
                     }
-                    seal(full, tenant.clone(), seq, positions, out).await;
+                    seal(full, tenant.clone(), positions, out).await;
                 }
             }
             last_ts.insert(key, last);
@@ -270,8 +302,11 @@ impl Batcher {
         // The chunk's position and budget go with the batch holding its last line
         // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
         // default): acknowledging that batch proves every earlier line was handled.
+        if let Some(a) = record.filter(|_| !runs.is_empty()) {
+            positions.flight(a.file, a.offset, runs);
+        }
         let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(pending));
-        let p = pending.entry(tenant).or_insert_with(|| Pending::new(now));
+        let p = pending.entry(tenant).or_insert_with(|| Pending::new(now, seq));
         if let Some(a) = chunk.ack {
             p.add_ack(a);
         }
@@ -331,15 +366,9 @@ impl TsDigits {
     }
 }
 
-async fn seal(
-    mut p: Pending,
-    tenant: Option<Arc<str>>,
-    seq: &mut u64,
-    positions: &Positions,
-    out: &mpsc::Sender<Sealed>,
-) {
-    *seq += 1;
-    positions.register(*seq, &p.acks);
+async fn seal(mut p: Pending, tenant: Option<Arc<str>>, positions: &Positions, out: &mpsc::Sender<Sealed>) {
+    let seq = p.seq;
+    positions.register(seq, &p.acks);
     let (lines, raw_bytes, acks, permits, sources, oldest) = (
         p.lines,
         p.raw_bytes,
@@ -349,7 +378,7 @@ async fn seal(
         p.oldest,
     );
     let body = if lines > 0 { p.into_body() } else { Vec::new() };
-    let sealed = Sealed { seq: *seq, tenant, body, lines, raw_bytes, acks, permits, sources, oldest };
+    let sealed = Sealed { seq, tenant, body, lines, raw_bytes, acks, permits, sources, oldest };
     // The pushers end only after this channel closes, so a send cannot fail
     // while the batcher runs; if it did, the batch stays unacknowledged.
     let _ = out.send(sealed).await;

@@ -12,6 +12,9 @@
 
 mod batcher;
 mod deliver;
+mod reconcile;
+
+pub use reconcile::Reconciler;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -87,7 +90,7 @@ impl Shipper {
         positions: Arc<Positions>,
         abort: CancellationToken,
     ) -> Self {
-        Self::start_with_tap(settings, queue_bytes, pusher, positions, abort, None)
+        Self::start_with_tap(settings, queue_bytes, pusher, positions, abort, None, None)
     }
 
     /// [`Shipper::start`] with a tap that sees every line the batcher takes
@@ -100,12 +103,13 @@ impl Shipper {
         positions: Arc<Positions>,
         abort: CancellationToken,
         tap: Option<Box<dyn LineTap>>,
+        reconciler: Option<Reconciler>,
     ) -> Self {
         let budget = Budget::new(queue_bytes);
         let (sink, rx) = ChunkSink::new(budget.clone());
         let (sealed_tx, sealed_rx) = mpsc::channel(1);
         let totals = Arc::new(Mutex::new(Totals::default()));
-        let batcher = tokio::spawn(batcher::run(rx, sealed_tx, settings, positions.clone(), tap));
+        let batcher = tokio::spawn(batcher::run(rx, sealed_tx, settings, positions.clone(), tap, reconciler));
         let pushers = tokio::spawn(deliver::run(
             sealed_rx,
             pusher,

@@ -249,6 +249,10 @@ pub struct ReceiveArgs {
     /// Delay added before answering each push, such as 50ms.
     #[arg(long, default_value = "0", value_parser = crate::util::parse_duration)]
     pub latency: std::time::Duration,
+    /// Delay after storing each push and before answering it, such as 1s (a
+    /// lost acknowledgement when the sender stops meanwhile).
+    #[arg(long, default_value = "0", value_parser = crate::util::parse_duration)]
+    pub answer_after_store: std::time::Duration,
 }
 
 /// Connection flags shared by `push`, `query`, `tail` and `labels`. Each takes

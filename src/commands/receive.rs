@@ -39,6 +39,7 @@ fn options(args: &ReceiveArgs) -> anyhow::Result<ReceiveOptions> {
             fail_status: args.fail_status,
             retry_after: args.retry_after,
             latency: args.latency,
+            answer_after_store: args.answer_after_store,
         },
         webhook_keys: args.webhook_keys.iter().map(Secret::new).collect(),
         print_alerts: true,

@@ -138,6 +138,20 @@ pub struct ClientConfig {
     /// Unset: where the others are (history is not sent again); `beginning`
     /// or `end`: as a source's `start_at`.
     pub start_at: Option<StartAt>,
+    /// After a restart, lines that were in flight are looked up in the
+    /// service before they are sent again (`auto`: when this client's
+    /// credentials can query; `off`: never, they go again with the
+    /// timestamps they first had).
+    pub reconcile: Reconcile,
+}
+
+/// See [`ClientConfig::reconcile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Reconcile {
+    #[default]
+    Auto,
+    Off,
 }
 
 pub use crate::util::DEFAULT_CLIENT;
@@ -165,6 +179,7 @@ impl Default for ClientConfig {
             external_labels: BTreeMap::new(),
             best_effort: false,
             start_at: None,
+            reconcile: Reconcile::Auto,
         }
     }
 }

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::persist::{self, SavedState};
+use super::wal::{self, Wal};
 use super::{Positions, PositionsError, State};
 use crate::config::StartAt;
 
@@ -42,6 +43,8 @@ pub struct PositionsFile {
     clients: Mutex<BTreeMap<String, Arc<Positions>>>,
     /// Fired when an acknowledgement moved a position of any client.
     pub acked: Arc<tokio::sync::Notify>,
+    /// What changed since the file was written (none in memory).
+    wal: Option<Arc<Wal>>,
 }
 
 #[derive(Debug, Default)]
@@ -55,7 +58,9 @@ impl PositionsFile {
     /// to `<path>.corrupt` (logged) and is empty too.
     pub fn load(path: &Path) -> Self {
         let mut loaded = Loaded::default();
+        let mut first_log = 0;
         if let Some(saved) = persist::read(path) {
+            first_log = saved.wal;
             let (files, journals);
             if let Some(one) = saved.one.filter(|_| saved.clients.is_none()) {
                 let st = one.into_state();
@@ -69,11 +74,26 @@ impl PositionsFile {
             }
             tracing::info!(path = %path.display(), files, journals, clients = loaded.by_client.len().max(1), "loaded positions");
         }
+        let (records, last_log) = wal::read(path, first_log);
+        if !records.is_empty() {
+            tracing::info!(path = %path.display(), records = records.len(), "applied the positions log written since");
+        }
+        for r in &records {
+            let state = match (&mut loaded.one, r.client()) {
+                (Some(one), crate::config::DEFAULT_CLIENT) => one,
+                (None, crate::config::DEFAULT_CLIENT) if loaded.by_client.is_empty() => {
+                    loaded.one.get_or_insert_with(State::default)
+                }
+                (_, c) => loaded.by_client.entry(c.to_string()).or_default(),
+            };
+            wal::apply(state, r);
+        }
         Self {
             path: Some(path.to_path_buf()),
             loaded: Mutex::new(loaded),
             clients: Mutex::default(),
             acked: Arc::new(tokio::sync::Notify::new()),
+            wal: Some(Arc::new(Wal::open(path, last_log))),
         }
     }
 
@@ -84,6 +104,7 @@ impl PositionsFile {
             loaded: Mutex::default(),
             clients: Mutex::default(),
             acked: Arc::new(tokio::sync::Notify::new()),
+            wal: None,
         }
     }
 
@@ -118,15 +139,21 @@ impl PositionsFile {
         };
         let mut state = state;
         state.dirty = true;
-        // Batches of another client never reach this one.
+        // Batches of another client never reach this one; batches of an
+        // earlier process are never acknowledged now (what they held is in
+        // the files' loaded records, `replay`).
         for f in state.files.values_mut() {
             f.pending.clear();
             f.active = false;
+            if start == Start::Others {
+                f.replay.clear();
+            }
         }
         for j in state.journals.values_mut() {
             j.forget_in_flight();
         }
-        let p = Arc::new(Positions::with_state(state, self.acked.clone()));
+        let log = self.wal.as_ref().map(|w| (w.clone(), name.to_string()));
+        let p = Arc::new(Positions::with_state(state, self.acked.clone(), log));
         clients.insert(name.to_string(), p.clone());
         (p, start)
     }
@@ -148,11 +175,17 @@ impl PositionsFile {
         if !dirty {
             return Ok(());
         }
+        // A new log first: the state taken next holds everything the older ones say.
+        let gen = self.wal.as_ref().map_or(0, |w| w.next_generation());
         let saved: BTreeMap<String, SavedState> = clients.iter().map(|(k, p)| (k.clone(), p.saved())).collect();
-        let r = persist::write(path, saved);
-        if r.is_err() {
-            for (_, p) in &clients {
-                p.set_dirty();
+        let r = persist::write(path, saved, gen);
+        match (&r, &self.wal) {
+            (Ok(()), Some(w)) => w.remove_before(gen),
+            (Ok(()), None) => {}
+            (Err(_), _) => {
+                for (_, p) in &clients {
+                    p.set_dirty();
+                }
             }
         }
         r
@@ -226,5 +259,5 @@ pub fn write_imported(path: &Path, files: &[Imported], journals: &[(String, Stri
         }
     }
     let saved = BTreeMap::from([(crate::config::DEFAULT_CLIENT.to_string(), p.saved())]);
-    persist::write(path, saved)
+    persist::write(path, saved, 0)
 }

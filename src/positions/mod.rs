@@ -24,10 +24,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod file;
+mod flight;
 mod journal;
 mod persist;
+mod wal;
 
 pub use file::{write_imported, Imported, PositionsFile, Start};
+pub use flight::{Again, Flight, Replay, Run};
 
 /// Where a chunk's lines came from, so the position can advance once they are acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +91,55 @@ struct FileState {
     read_to: u64,
     /// See [`SavedFile::seen_at_ms`].
     seen_at_ms: u64,
+    /// This process's records of the file's lines in flight (see [`flight`]).
+    flight: VecDeque<Flight>,
+    /// Records loaded from disk: what the source does with the lines it
+    /// reads again ([`Positions::take_replay`]).
+    replay: VecDeque<Flight>,
+}
+
+impl FileState {
+    /// A file first seen now, delivered to `committed`.
+    fn new(path: PathBuf, fp: Fingerprint, dev: u64, ino: u64, committed: u64) -> Self {
+        FileState {
+            path,
+            fp,
+            dev,
+            ino,
+            committed,
+            pending: VecDeque::new(),
+            active: true,
+            updated_at: now_secs(),
+            size: committed,
+            end: None,
+            read_to: 0,
+            seen_at_ms: now_ms(),
+            flight: VecDeque::new(),
+            replay: VecDeque::new(),
+        }
+    }
+
+    /// Batch `seq` was acknowledged: returns true when the delivered offset moved.
+    fn ack(&mut self, seq: u64) -> bool {
+        for p in self.pending.iter_mut() {
+            if p.0 == seq {
+                p.2 = true;
+            }
+        }
+        flight::delivered(&mut self.flight, seq);
+        flight::delivered(&mut self.replay, seq);
+        let mut changed = false;
+        while let Some(&(_, off, true)) = self.pending.front() {
+            self.committed = self.committed.max(off);
+            self.pending.pop_front();
+            changed = true;
+        }
+        if changed {
+            flight::prune(&mut self.flight, self.committed);
+            flight::prune(&mut self.replay, self.committed);
+        }
+        changed
+    }
 }
 
 /// A known file that no source follows now, with lines that may not have
@@ -131,6 +183,8 @@ pub struct Positions {
     /// file soon (see `agent`), not only every `sync_period`. Shared by every
     /// client's positions in one file.
     acked: Arc<tokio::sync::Notify>,
+    /// The write-ahead log and this client's name in it (none in memory).
+    log: Option<(Arc<wal::Wal>, String)>,
 }
 
 fn now_ms() -> u64 {
@@ -144,11 +198,11 @@ fn now_secs() -> u64 {
 impl Positions {
     /// Positions kept in memory only.
     pub fn in_memory() -> Self {
-        Self::with_state(State::default(), Arc::new(tokio::sync::Notify::new()))
+        Self::with_state(State::default(), Arc::new(tokio::sync::Notify::new()), None)
     }
 
-    fn with_state(state: State, acked: Arc<tokio::sync::Notify>) -> Self {
-        Self { state: Mutex::new(state), acked }
+    fn with_state(state: State, acked: Arc<tokio::sync::Notify>, log: Option<(Arc<wal::Wal>, String)>) -> Self {
+        Self { state: Mutex::new(state), acked, log }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -193,23 +247,7 @@ impl Positions {
         let mut st = self.lock();
         let key = st.next_key;
         st.next_key += 1;
-        st.files.insert(
-            key,
-            FileState {
-                path: path.to_path_buf(),
-                fp,
-                dev,
-                ino,
-                committed: offset,
-                pending: VecDeque::new(),
-                active: true,
-                updated_at: now_secs(),
-                size: offset,
-                end: None,
-                read_to: 0,
-                seen_at_ms: now_ms(),
-            },
-        );
+        st.files.insert(key, FileState::new(path.to_path_buf(), fp, dev, ino, offset));
         st.dirty = true;
         key
     }
@@ -220,6 +258,8 @@ impl Positions {
         if let Some(f) = st.files.get_mut(&key) {
             f.committed = 0;
             f.pending.clear();
+            f.flight.clear();
+            f.replay.clear();
             f.fp = fp;
             st.dirty = true;
         }
@@ -240,23 +280,7 @@ impl Positions {
         let (path, dev, ino) = (old.path.clone(), old.dev, old.ino);
         let new_key = st.next_key;
         st.next_key += 1;
-        st.files.insert(
-            new_key,
-            FileState {
-                path,
-                fp,
-                dev,
-                ino,
-                committed: 0,
-                pending: VecDeque::new(),
-                active: true,
-                updated_at: now,
-                size: 0,
-                end: None,
-                read_to: 0,
-                seen_at_ms: now_ms(),
-            },
-        );
+        st.files.insert(new_key, FileState::new(path, fp, dev, ino, 0));
         st.dirty = true;
         new_key
     }
@@ -358,15 +382,66 @@ impl Positions {
 
     /// Records that batch `seq` carries lines of these files up to these offsets.
     /// Called in the order batches are sealed.
+    /// With a log, the batch's records reach it now, before the batch is sent.
     pub fn register(&self, seq: u64, acks: &[AckRef]) {
         let mut st = self.lock();
+        let mut files = Vec::new();
         for a in acks {
             if let Some(f) = st.files.get_mut(&a.file) {
                 f.pending.push_back((seq, a.offset, false));
+                files.push((a.file, a.offset));
             } else if let Some(j) = st.journals.get_mut(&a.file) {
                 j.register(seq, a.offset);
             }
         }
+        drop(st);
+        if let Some((wal, c)) = &self.log {
+            wal.append(&wal::Record::Register { c: c.clone(), s: seq, a: files }, true);
+        }
+    }
+
+    /// The lines of file `key` up to `to` (a chunk's acknowledgement offset)
+    /// went into batches as `runs` (see [`flight`]); recorded before any of
+    /// those batches is registered.
+    pub fn flight(&self, key: u64, to: u64, runs: Vec<Run>) {
+        let mut st = self.lock();
+        let Some(f) = st.files.get_mut(&key) else { return };
+        let from = match f.flight.back() {
+            Some(b) if b.to == to => b.from,
+            Some(b) => b.to,
+            None => f.committed,
+        };
+        let record = self.log.as_ref().map(|(_, c)| wal::Record::Flight {
+            c: c.clone(),
+            k: key,
+            id: wal::Ident {
+                path: f.path.clone(),
+                fp: format!("{:016x}", f.fp.hash),
+                fl: f.fp.len,
+                dev: f.dev,
+                ino: f.ino,
+            },
+            from,
+            to,
+            runs: runs.clone(),
+        });
+        f.flight.push_back(Flight { from, to, runs });
+        drop(st);
+        if let (Some((wal, _)), Some(r)) = (&self.log, record) {
+            wal.append(&r, false);
+        }
+    }
+
+    /// What the source of file `key` does with the lines it reads again
+    /// after a restart (records loaded from disk past the delivered offset);
+    /// taken once.
+    pub fn take_replay(&self, key: u64) -> Option<Replay> {
+        let mut st = self.lock();
+        let f = st.files.get_mut(&key)?;
+        flight::prune(&mut f.replay, f.committed);
+        let r = Replay::of(f.replay.make_contiguous());
+        f.replay.clear();
+        r
     }
 
     /// Batch `seq` was acknowledged (or dropped on purpose): advance what it completes.
@@ -379,20 +454,14 @@ impl Positions {
                 continue;
             }
             let Some(f) = st.files.get_mut(&a.file) else { continue };
-            for p in f.pending.iter_mut() {
-                if p.0 == seq {
-                    p.2 = true;
-                }
-            }
-            while let Some(&(_, off, true)) = f.pending.front() {
-                f.committed = f.committed.max(off);
-                f.pending.pop_front();
-                changed = true;
-            }
+            changed |= f.ack(seq);
+        }
+        drop(st);
+        if let Some((wal, c)) = &self.log {
+            wal.append(&wal::Record::Ack { c: c.clone(), s: seq }, true);
         }
         if changed {
-            st.dirty = true;
-            drop(st);
+            self.lock().dirty = true;
             self.acked.notify_one();
         }
     }

@@ -34,6 +34,17 @@ pub(super) struct SavedFile {
     /// files written before): see [`Positions::last_seen_by_path`].
     #[serde(default, skip_serializing_if = "is_zero")]
     seen_at_ms: u64,
+    /// The entry's key, which the positions log's records name (absent in
+    /// files written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key: Option<u64>,
+    /// Batches holding lines of the file, not all acknowledged: (sequence,
+    /// offset their acknowledgement moves to, acknowledged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pending: Vec<(u64, u64, bool)>,
+    /// What its lines in flight went out as (see `flight.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    flight: Vec<super::Flight>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -60,6 +71,9 @@ pub(super) struct SavedFileV {
     pub(super) one: Option<SavedState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) clients: Option<std::collections::BTreeMap<String, SavedState>>,
+    /// The first positions log (`wal.rs`) holding what changed after this file was written.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) wal: u64,
 }
 
 /// The version of a file with one client's positions at the top level.
@@ -69,11 +83,19 @@ pub(super) const PER_CLIENT: u32 = 2;
 
 impl SavedState {
     pub(super) fn into_state(self) -> State {
-        let mut state = State::default();
+        // Saved keys are kept (the positions log names them); files saved
+        // without one get keys after every saved one.
+        let next_key = self.files.iter().filter_map(|f| f.key).max().map_or(0, |k| k + 1);
+        let mut state = State { next_key, ..Default::default() };
         for f in self.files {
             let Ok(hash) = u64::from_str_radix(&f.fingerprint, 16) else { continue };
-            let key = state.next_key;
-            state.next_key += 1;
+            let key = match f.key.filter(|k| !state.files.contains_key(k)) {
+                Some(k) => k,
+                None => {
+                    state.next_key += 1;
+                    state.next_key - 1
+                }
+            };
             state.files.insert(
                 key,
                 FileState {
@@ -82,13 +104,15 @@ impl SavedState {
                     dev: f.dev,
                     ino: f.ino,
                     committed: f.offset,
-                    pending: VecDeque::new(),
+                    pending: f.pending.into(),
                     active: false,
                     updated_at: f.updated_at,
                     size: f.size.max(f.offset),
                     end: f.end,
                     read_to: 0,
                     seen_at_ms: f.seen_at_ms,
+                    flight: VecDeque::new(),
+                    replay: f.flight.into(),
                 },
             );
         }
@@ -110,8 +134,11 @@ impl Positions {
             .retain(|_, f| f.active || !f.pending.is_empty() || now.saturating_sub(f.updated_at) < FORGET_AFTER_SECS);
         let mut files: Vec<SavedFile> = st
             .files
-            .values()
-            .map(|f| SavedFile {
+            .iter()
+            .map(|(k, f)| SavedFile {
+                key: Some(*k),
+                pending: f.pending.iter().copied().collect(),
+                flight: f.replay.iter().chain(f.flight.iter()).cloned().collect(),
                 path: f.path.clone(),
                 fingerprint: format!("{:016x}", f.fp.hash),
                 fingerprint_len: f.fp.len,
@@ -175,12 +202,13 @@ pub(super) fn read(path: &Path) -> Option<SavedFileV> {
 pub(super) fn write(
     path: &Path,
     clients: std::collections::BTreeMap<String, SavedState>,
+    wal: u64,
 ) -> Result<(), PositionsError> {
     let one = clients.len() == 1 && clients.contains_key(crate::config::DEFAULT_CLIENT);
     let file = if one {
-        SavedFileV { version: ONE_CLIENT, one: clients.into_values().next(), clients: None }
+        SavedFileV { version: ONE_CLIENT, one: clients.into_values().next(), clients: None, wal }
     } else {
-        SavedFileV { version: PER_CLIENT, one: None, clients: Some(clients) }
+        SavedFileV { version: PER_CLIENT, one: None, clients: Some(clients), wal }
     };
     let json = serde_json::to_vec_pretty(&file).unwrap_or_default();
     let r = write_atomically(path, &json);

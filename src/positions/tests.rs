@@ -245,3 +245,75 @@ fn a_client_added_later_starts_where_the_running_ones_are_not_where_the_file_was
     assert_eq!(start, Start::Others);
     assert_eq!(b.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 12)));
 }
+
+/// The write-ahead log: acknowledgements and lines in flight after the last
+/// save survive a crash (no save at all here), and a save starts a new log
+/// and removes the old ones.
+#[test]
+fn the_log_carries_acknowledgements_and_lines_in_flight_past_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
+    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    f.save().unwrap();
+    // Three chunks of 10 bytes, 2 lines each, in batches 1, 2 and 3; only 2 and 1 are acknowledged.
+    for (seq, to, ts) in [(1u64, 10u64, 100i64), (2, 20, 200), (3, 30, 300)] {
+        p.flight(k, to, vec![Run { batch: seq, ts: Some(ts), count: 2, delivered: false }]);
+        p.register(seq, &[AckRef { file: k, offset: to }]);
+    }
+    p.ack(2, &[AckRef { file: k, offset: 20 }]);
+    p.ack(1, &[AckRef { file: k, offset: 10 }]);
+    // A kill -9: nothing saved since the track.
+    drop(f);
+    let f = PositionsFile::load(&path);
+    let q = one(&f);
+    let (k2, offset) = q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9).unwrap();
+    assert_eq!(offset, 20, "acknowledged through the log");
+    let mut r = q.take_replay(k2).expect("batch 3 was in flight");
+    let again: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
+    assert_eq!(again, [Again::Send(Some(300)), Again::Send(Some(301))]);
+    assert!(q.take_replay(k2).is_none(), "taken once");
+
+    // A save holds everything and removes the logs before it.
+    f.save().unwrap();
+    let logs = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".wal-"))
+            .count()
+    };
+    assert_eq!(logs(), 1, "only the log started by the save");
+}
+
+/// A batch holding part of a chunk in flight: its records are saved in the
+/// positions file and loaded again, with what was delivered marked.
+#[test]
+fn lines_in_flight_are_saved_and_loaded_with_what_was_delivered() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
+    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    // One chunk split over batches 5 (acknowledged) and 6 (not).
+    p.flight(
+        k,
+        40,
+        vec![
+            Run { batch: 5, ts: Some(1000), count: 3, delivered: false },
+            Run { batch: 6, ts: Some(1003), count: 2, delivered: false },
+        ],
+    );
+    p.register(5, &[AckRef { file: k, offset: 0 }]);
+    p.register(6, &[AckRef { file: k, offset: 40 }]);
+    p.ack(5, &[AckRef { file: k, offset: 0 }]);
+    f.save().unwrap();
+    drop(f);
+    let q = one(&PositionsFile::load(&path));
+    let (k2, offset) = q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9).unwrap();
+    assert_eq!(offset, 0);
+    let mut r = q.take_replay(k2).unwrap();
+    let again: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
+    use Again::*;
+    assert_eq!(again, [Skip, Skip, Skip, Send(Some(1003)), Send(Some(1004))]);
+}

@@ -38,6 +38,10 @@ pub struct Chunk {
     /// Lines another client's reader also reads (or a copy of standard
     /// input's for another client): the alert tap sees them once, elsewhere.
     pub echo: bool,
+    /// How many of its lines were read again after a restart, with the
+    /// timestamps they first had (see `positions::Replay`): they may be
+    /// stored already.
+    pub replayed: u32,
 }
 
 impl Chunk {
@@ -76,6 +80,7 @@ impl Chunk {
             permit: None,
             read_at: self.read_at,
             echo: true,
+            replayed: self.replayed,
         }
     }
 

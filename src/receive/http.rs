@@ -226,6 +226,9 @@ async fn push_inner(sh: &Shared, headers: &HeaderMap, body: Result<Bytes, BytesR
         Err(e) => return text(StatusCode::BAD_REQUEST, e.0),
     };
     sh.backend.push(&tenant, &valid, &sh.counters);
+    if !f.answer_after_store.is_zero() {
+        tokio::time::sleep(f.answer_after_store).await;
+    }
     match valid.error_message() {
         Some(msg) => text(StatusCode::BAD_REQUEST, msg),
         None => StatusCode::NO_CONTENT.into_response(),

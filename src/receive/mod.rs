@@ -75,11 +75,21 @@ pub struct Faults {
     pub retry_after: Option<u64>,
     /// Added before answering each push.
     pub latency: Duration,
+    /// Added after storing each push, before answering: a sender that stops
+    /// meanwhile never learns its lines were stored.
+    pub answer_after_store: Duration,
 }
 
 impl Default for Faults {
     fn default() -> Self {
-        Self { fail_every: 0, fail_first: 0, fail_status: 429, retry_after: None, latency: Duration::ZERO }
+        Self {
+            fail_every: 0,
+            fail_first: 0,
+            fail_status: 429,
+            retry_after: None,
+            latency: Duration::ZERO,
+            answer_after_store: Duration::ZERO,
+        }
     }
 }
 

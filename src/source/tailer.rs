@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::{fingerprint, LineFeed};
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
-use crate::positions::{AckRef, Fingerprint, Positions, FINGERPRINT_BYTES};
+use crate::positions::{AckRef, Again, Fingerprint, Positions, Replay, FINGERPRINT_BYTES};
 use crate::queue::Chunk;
 use crate::util::now_ns;
 
@@ -59,6 +59,9 @@ pub struct Tailer {
     /// changed later and that no positions entry knows is a generation the
     /// agent never saw (see `file/generations.rs`).
     pub since: SystemTime,
+    /// After a restart: what the lines read again are to be (see
+    /// `positions::Replay`); `None` once they were all read.
+    pub replay: Option<Replay>,
 }
 
 /// True when `path` is a symbolic link (see [`Tailer::linked`]).
@@ -151,8 +154,40 @@ impl Tailer {
             }
         }
         self.feed.flush_counts(name);
+        if self.replay.is_some() {
+            self.replay_into(&mut chunk);
+        }
         chunk.ack = Some(AckRef { file: self.key, offset: self.feed.safe_offset() });
         Step::Read { chunk, bytes: n }
+    }
+
+    /// Lines read again after a restart: those of acknowledged batches are
+    /// not sent again, the others get the timestamps they first had.
+    fn replay_into(&mut self, chunk: &mut Chunk) {
+        let Some(r) = self.replay.as_mut() else { return };
+        let (mut skipped, mut resent) = (0u64, 0u32);
+        chunk.entries.retain_mut(|e| match r.next_line() {
+            None => true,
+            Some(Again::Skip) => {
+                skipped += 1;
+                false
+            }
+            Some(Again::Send(ts)) => {
+                if let Some(ts) = ts {
+                    e.ts = ts;
+                    e.assigned_ts = false;
+                }
+                resent += 1;
+                true
+            }
+        });
+        chunk.replayed = resent;
+        // Resent ones are counted once the batcher looked them up (`batch/reconcile.rs`).
+        Metrics::get().lines_replayed.with_label_values(&[&chunk.source, "skipped"]).inc_by(skipped);
+        if r.is_done() {
+            tracing::info!(path = %self.path.display(), "lines in flight at the last stop were read again");
+            self.replay = None;
+        }
     }
 
     /// The file was truncated or rewritten: start it again at 0, under a new
@@ -165,6 +200,7 @@ impl Tailer {
         tracing::info!(path = %self.path.display(), old_offset = self.offset, "file truncated (copytruncate?); reading from the start");
         self.offset = 0;
         self.queued = 0;
+        self.replay = None;
         self.feed.reset(0);
         self.since = SystemTime::now();
         self.key = positions.restart(self.key, fp);
@@ -214,6 +250,7 @@ mod tests {
             queued: 0,
             linked: false,
             since: SystemTime::now(),
+            replay: None,
             status: crate::status::Status::get().track(
                 &stages.name,
                 path,

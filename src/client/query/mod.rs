@@ -199,10 +199,20 @@ impl QueryClient {
         segments: &[&str],
         params: &[(&str, String)],
     ) -> Result<T, HttpError> {
+        self.get_as(segments, params, self.org_id.as_deref()).await
+    }
+
+    /// [`QueryClient::get`] as tenant `org`.
+    async fn get_as<T: serde::de::DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        params: &[(&str, String)],
+        org: Option<&str>,
+    ) -> Result<T, HttpError> {
         let url = self.url(segments)?;
         let shown = url.to_string();
         let mut rb = self.client.get(url).query(params);
-        if let Some(org) = &self.org_id {
+        if let Some(org) = org {
             rb = rb.header("X-Scope-OrgID", org);
         }
         let resp = http::send(self.auth.apply(rb), &shown).await?;
@@ -229,6 +239,11 @@ impl QueryClient {
     /// One `query_range` request, no retry: the entries of every stream, in the
     /// order the service sent them.
     pub async fn range_once(&self, r: &RangeRequest) -> Result<Vec<Entry>, HttpError> {
+        self.range_once_as(r, self.org_id.as_deref()).await
+    }
+
+    /// [`QueryClient::range_once`] as tenant `org` (a stream's own tenant).
+    pub async fn range_once_as(&self, r: &RangeRequest, org: Option<&str>) -> Result<Vec<Entry>, HttpError> {
         let params = [
             ("query", r.query.clone()),
             ("start", r.start.to_string()),
@@ -236,7 +251,7 @@ impl QueryClient {
             ("limit", r.limit.to_string()),
             ("direction", r.direction.as_str().to_string()),
         ];
-        let data: ResultData = self.get(&["query_range"], &params).await?;
+        let data: ResultData = self.get_as(&["query_range"], &params, org).await?;
         let decode = |message: String| HttpError::Decode { url: http::redact_url(&self.base), message };
         if let Some(t) = data.result_type.as_deref() {
             if t != "streams" {
@@ -257,6 +272,16 @@ impl QueryClient {
             }
         }
         Ok(out)
+    }
+
+    /// [`QueryClient::range_once_as`] retried on 429, 5xx and connection errors.
+    pub async fn range_as(
+        &self,
+        r: &RangeRequest,
+        org: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Entry>, HttpError> {
+        self.retrying(cancel, || self.range_once_as(r, org)).await
     }
 
     /// A `query_range` request retried on 429, 5xx and connection errors.

@@ -116,7 +116,9 @@ impl FileSource {
         let filename = path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
+        let replay = self.positions.take_replay(key);
         self.tailers.push(Tailer {
+            replay,
             status,
             key,
             path: path.to_path_buf(),

@@ -146,7 +146,9 @@ impl FileSource {
         if !same {
             p.status.restart(key);
         }
+        let replay = self.positions.take_replay(key);
         self.tailers.push(Tailer {
+            replay,
             status: p.status,
             key,
             linked: is_link(&p.path),

@@ -222,7 +222,9 @@ impl FileSource {
         self.event("opened");
         let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
         let status = Status::get().track(&self.name(), &path, key, dev, ino, offset, size, FileState::Draining);
+        let replay = self.positions.take_replay(key);
         self.tailers.push(Tailer {
+            replay,
             status,
             key,
             path,

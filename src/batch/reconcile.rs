@@ -1,0 +1,102 @@
+//! After a restart, lines that were in flight are read again with the
+//! timestamps they first had (see `positions::flight`). Before they are sent
+//! again, each stream's stretch of them is looked up in the service
+//! (`query_range` between the first and last timestamp) and the lines found
+//! there, same timestamp and text, are not sent: they were stored before the
+//! crash and only the acknowledgement was lost.
+//!
+//! With `client.reconcile = "auto"` (the default) the first query tells
+//! whether this client's credentials can read: an answer other than 2xx,
+//! 429 or 5xx (401, 403, 404: a push-only token or endpoint) turns the
+//! lookups off, said once; the lines then go again as they are, and a
+//! service that kept the first copy in its stream's head block drops the
+//! second. Errors that may pass (429, 5xx, no connection) are retried as
+//! pushes are.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::client::query::{Direction, Pager, QueryClient};
+use crate::client::retry::RetryPolicy;
+use crate::config::{ClientConfig, Reconcile};
+use crate::metrics::Metrics;
+use crate::queue::Chunk;
+
+/// Entries asked for per request.
+const PAGE: usize = 1000;
+
+/// See the module documentation.
+pub struct Reconciler {
+    query: QueryClient,
+    /// The service cannot be read with these credentials.
+    off: AtomicBool,
+    stop: CancellationToken,
+}
+
+impl Reconciler {
+    /// `None` with `reconcile = "off"` (or a client that cannot be built, which pushes report).
+    pub fn new(c: &ClientConfig, stop: CancellationToken) -> Option<Self> {
+        if c.reconcile == Reconcile::Off {
+            return None;
+        }
+        let query = QueryClient::new(c, RetryPolicy::of(c)).ok()?;
+        Some(Self { query, off: AtomicBool::new(false), stop })
+    }
+
+    /// Drops the chunk's lines the service already holds; returns how many.
+    pub async fn reconcile(&self, chunk: &mut Chunk) -> u64 {
+        if self.off.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let mut stored: HashSet<(u32, i64, String)> = HashSet::new();
+        for (si, stream) in chunk.streams.iter().enumerate() {
+            let si = si as u32;
+            let mut range: Option<(i64, i64)> = None;
+            for e in chunk.entries.iter().filter(|e| e.stream == si) {
+                range = Some(range.map_or((e.ts, e.ts), |(a, b)| (a.min(e.ts), b.max(e.ts))));
+            }
+            let Some((first, last)) = range else { continue };
+            let mut pager = Pager::range(&stream.selector(), Direction::Forward, first, last + 1, None, PAGE);
+            while let Some(req) = pager.next_request() {
+                match self.query.range_as(&req, stream.tenant.as_deref(), &self.stop).await {
+                    Ok(entries) => {
+                        let (fresh, _) = pager.accept(&req, entries);
+                        stored.extend(fresh.into_iter().map(|e| (si, e.ts, e.line)));
+                    }
+                    Err(e) => {
+                        if !self.stop.is_cancelled() && !self.off.swap(true, Ordering::Relaxed) {
+                            tracing::info!(error = %e, "cannot query the service to reconcile lines in flight at the last stop; \
+                                they are sent again with the timestamps they first had");
+                        }
+                        return 0;
+                    }
+                }
+            }
+        }
+        if stored.is_empty() {
+            return 0;
+        }
+        let before = chunk.entries.len();
+        let buf = &chunk.buf;
+        chunk.entries.retain(|e| {
+            let line = buf.get(e.start as usize..(e.start + e.len) as usize).unwrap_or_default();
+            // A lookup by borrowed parts would need another set type; these are few lines after a restart.
+            !stored.contains(&(e.stream, e.ts, line.to_string()))
+        });
+        (before - chunk.entries.len()) as u64
+    }
+}
+
+/// Lines read again after a restart (`chunk.replayed`): looked up first when
+/// the client can be queried; counted as reconciled or resent.
+pub(super) async fn lines_read_again(reconciler: Option<&Reconciler>, chunk: &mut Chunk) {
+    let found = match reconciler {
+        Some(r) => r.reconcile(chunk).await,
+        None => 0,
+    };
+    let m = &Metrics::get().lines_replayed;
+    m.with_label_values(&[&chunk.source, "reconciled"]).inc_by(found);
+    m.with_label_values(&[&chunk.source, "resent"]).inc_by(u64::from(chunk.replayed).saturating_sub(found));
+}

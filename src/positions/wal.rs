@@ -1,0 +1,227 @@
+//! The positions write-ahead log: what changed since the positions file was
+//! last written, appended as it happens.
+//!
+//! The positions file is written whole (and `fsync`ed) at most once a second
+//! and every `sync_period`; between two writes, a kill -9 used to lose the
+//! last second of acknowledgements, and those lines were sent again. Now
+//! each change that matters to what is sent again reaches the file system
+//! (a `write`, which survives the process; no `fsync`) as one line of JSON
+//! in `<positions>.wal-<N>`:
+//!
+//! - `f`: a chunk's lines in flight ([`Flight`]), buffered and written with
+//!   the next `r`, so before the batch holding them is sent;
+//! - `r`: batch `s` was sealed and, when acknowledged, moves these files to
+//!   these offsets;
+//! - `a`: batch `s` was acknowledged (written at once, on the 2xx).
+//!
+//! Writing the positions file starts a new log (`N + 1`) first and records
+//! that number in the file; once the file is on disk the older logs are
+//! removed. Loading reads the positions file, then every log from its number
+//! on, in order (records already in the file are recognised, so applying one
+//! twice changes nothing). A line torn by a crash is skipped.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::flight::{Flight, Run};
+
+/// A file's identity in an `f` record, for a file the positions file did not know yet.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Ident {
+    pub(super) path: PathBuf,
+    pub(super) fp: String,
+    pub(super) fl: u32,
+    pub(super) dev: u64,
+    pub(super) ino: u64,
+}
+
+/// One line of the log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "t")]
+pub(super) enum Record {
+    #[serde(rename = "f")]
+    Flight { c: String, k: u64, id: Ident, from: u64, to: u64, runs: Vec<Run> },
+    #[serde(rename = "r")]
+    Register { c: String, s: u64, a: Vec<(u64, u64)> },
+    #[serde(rename = "a")]
+    Ack { c: String, s: u64 },
+}
+
+impl Record {
+    pub(super) fn client(&self) -> &str {
+        match self {
+            Record::Flight { c, .. } | Record::Register { c, .. } | Record::Ack { c, .. } => c,
+        }
+    }
+}
+
+/// The open log; see the module documentation.
+#[derive(Debug)]
+pub struct Wal {
+    base: PathBuf,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    gen: u64,
+    file: Option<File>,
+    /// Records not written yet (`f` records wait for the next `r`).
+    buf: Vec<u8>,
+    /// Said once: the log cannot be written (lines may be sent twice after a crash).
+    warned: bool,
+}
+
+/// The log file of generation `gen` beside the positions file `base`.
+fn path_of(base: &Path, gen: u64) -> PathBuf {
+    let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "positions".into());
+    base.with_file_name(format!("{name}.wal-{gen:08}"))
+}
+
+/// The generations of logs beside `base`, in order.
+fn generations(base: &Path) -> Vec<u64> {
+    let Some(dir) = base.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }) else {
+        return Vec::new();
+    };
+    let prefix = format!("{}.wal-", base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    let mut gens: Vec<u64> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix(&prefix)?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    gens.sort_unstable();
+    gens
+}
+
+/// The records of every log from generation `from` on, in order, and the
+/// highest generation found.
+pub(super) fn read(base: &Path, from: u64) -> (Vec<Record>, u64) {
+    let gens = generations(base);
+    let last = gens.last().copied().unwrap_or(0);
+    let mut out = Vec::new();
+    for g in gens.into_iter().filter(|g| *g >= from) {
+        let Ok(bytes) = std::fs::read(path_of(base, g)) else { continue };
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            // A line torn by a crash (or by a full disk) is skipped.
+            if let Ok(r) = serde_json::from_slice::<Record>(line) {
+                out.push(r);
+            }
+        }
+    }
+    (out, last)
+}
+
+impl Wal {
+    /// A log of a generation after every one beside `base` (and after `after`).
+    pub(super) fn open(base: &Path, after: u64) -> Wal {
+        let gen = generations(base).last().copied().unwrap_or(0).max(after) + 1;
+        let wal = Wal {
+            base: base.to_path_buf(),
+            inner: Mutex::new(Inner { gen, file: None, buf: Vec::with_capacity(4096), warned: false }),
+        };
+        wal.lock().file = wal.create(gen);
+        wal
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn create(&self, gen: u64) -> Option<File> {
+        let path = path_of(&self.base, gen);
+        match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot open the positions log; a crash may send lines twice");
+                None
+            }
+        }
+    }
+
+    /// Appends `record`; with `now`, writes what waits (this record included).
+    pub(super) fn append(&self, record: &Record, now: bool) {
+        let mut inner = self.lock();
+        if serde_json::to_writer(&mut inner.buf, record).is_ok() {
+            inner.buf.push(b'\n');
+        }
+        if now {
+            Self::write_out(&mut inner);
+        }
+    }
+
+    fn write_out(inner: &mut Inner) {
+        if inner.buf.is_empty() {
+            return;
+        }
+        let r = match inner.file.as_mut() {
+            Some(f) => f.write_all(&inner.buf),
+            None => Err(std::io::Error::other("not open")),
+        };
+        inner.buf.clear();
+        if let Err(e) = r {
+            if !std::mem::replace(&mut inner.warned, true) {
+                tracing::warn!(error = %e, "cannot write the positions log; a crash may send lines twice");
+            }
+        }
+    }
+
+    /// Starts the next generation (what waits goes to the current one first)
+    /// and returns its number: a positions file written from now on holds
+    /// everything the earlier ones say.
+    pub(super) fn next_generation(&self) -> u64 {
+        let mut inner = self.lock();
+        Self::write_out(&mut inner);
+        inner.gen += 1;
+        let gen = inner.gen;
+        inner.file = self.create(gen);
+        gen
+    }
+
+    /// The positions file holding generation `gen`'s start is on disk: earlier logs go.
+    pub(super) fn remove_before(&self, gen: u64) {
+        for g in generations(&self.base).into_iter().filter(|g| *g < gen) {
+            let _ = std::fs::remove_file(path_of(&self.base, g));
+        }
+    }
+}
+
+/// Applies one record to a client's loaded positions (see the module
+/// documentation): a record the positions file already holds changes nothing.
+pub(super) fn apply(state: &mut super::State, record: &Record) {
+    match record {
+        Record::Flight { k, id, from, to, runs, .. } => {
+            state.next_key = state.next_key.max(k + 1);
+            let f = state.files.entry(*k).or_insert_with(|| {
+                let fp = super::Fingerprint { hash: u64::from_str_radix(&id.fp, 16).unwrap_or(0), len: id.fl };
+                let mut f = super::FileState::new(id.path.clone(), fp, id.dev, id.ino, *from);
+                f.active = false;
+                f.size = *to;
+                f
+            });
+            let flight = Flight { from: *from, to: *to, runs: runs.clone() };
+            if *to > f.committed && !f.replay.contains(&flight) {
+                f.replay.push_back(flight);
+            }
+        }
+        Record::Register { s, a, .. } => {
+            for (k, off) in a {
+                state.next_key = state.next_key.max(k + 1);
+                if let Some(f) = state.files.get_mut(k) {
+                    f.pending.push_back((*s, *off, false));
+                }
+            }
+        }
+        Record::Ack { s, .. } => {
+            for f in state.files.values_mut() {
+                // Moves `committed` and marks the loaded records' runs of the batch delivered.
+                f.ack(*s);
+            }
+        }
+    }
+}
