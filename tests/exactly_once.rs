@@ -3,6 +3,10 @@
 //! and skipped), and acknowledged ones are not sent again, so `tailship
 //! receive`, which drops an entry sent again by Loki's rule and no more,
 //! shows every line once.
+//!
+//! The kill -9 loops run `EXACTLY_ONCE_SECS` (default 20) of writing; the
+//! figures in README come from
+//! `EXACTLY_ONCE_SECS=36 cargo test --release --test exactly_once kill_9_loop -- --nocapture --test-threads 1`.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -10,6 +14,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 use std::time::Duration;
 
 use agent::{agent_config, query_all, Agent};
@@ -64,7 +69,7 @@ fn replayed(metrics: &str, outcome: &str) -> f64 {
         .lines()
         .filter(|l| l.starts_with("tailship_lines_replayed_total{") && l.contains(&format!("outcome=\"{outcome}\"")))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
+        .fold(0.0, |a, b| a + b)
 }
 
 #[test]
@@ -110,4 +115,194 @@ fn acknowledgements_reach_the_disk_at_once_so_nothing_acknowledged_is_read_again
     assert_eq!(counts(&r).values().filter(|n| **n > 1).count(), 0, "lines shown twice");
     assert_eq!(r.stats()["duplicates"].as_u64(), Some(0), "a line was sent again");
     assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+// ---------------------------------------------------------------------------
+// The kill -9 loop
+
+/// Lines per second each writer appends.
+const RATE: u64 = 2_000;
+const WRITERS: [&str; 3] = ["a", "b", "c"];
+
+/// xorshift64*, seeded: the kill intervals and service pauses.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+    fn millis(&mut self, lo: u64, hi: u64) -> Duration {
+        Duration::from_millis(lo + self.below(hi - lo + 1))
+    }
+}
+
+/// Appends `name NNNNNNNNN ...` lines to `dir/name.log` at [`RATE`] for
+/// `secs`, renaming it away every 7 s (the first writer copytruncates its
+/// first rotation instead, writing nothing between copy and truncate, as
+/// logrotate's copy is made); returns how many lines it wrote.
+fn write_rotating(dir: &Path, name: &str, secs: u64, copytruncate_first: bool) -> u64 {
+    let log = dir.join(format!("{name}.log"));
+    let open = || std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
+    let mut f = open();
+    let start = std::time::Instant::now();
+    let mut next_rotation = start + Duration::from_secs(7);
+    let (mut seq, mut rotations) = (0u64, 0u32);
+    let mut burst = String::new();
+    while start.elapsed() < Duration::from_secs(secs) {
+        let due = start.elapsed().as_micros() as u64 * RATE / 1_000_000;
+        burst.clear();
+        while seq < due {
+            burst.push_str(&format!("{name} {seq:09} payload of the line\n"));
+            seq += 1;
+        }
+        f.write_all(burst.as_bytes()).unwrap();
+        if std::time::Instant::now() >= next_rotation {
+            next_rotation += Duration::from_secs(7);
+            rotations += 1;
+            if copytruncate_first && rotations == 1 {
+                std::fs::copy(&log, dir.join(format!("{name}.log.ct{rotations}"))).unwrap();
+                f.set_len(0).unwrap();
+            } else {
+                std::fs::rename(&log, dir.join(format!("{name}.log.{rotations}"))).unwrap();
+                f = open();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    seq
+}
+
+/// What arrived, line by line: (missing, shown twice, shown twice with
+/// another timestamp than the first copy's).
+fn ledger(r: &Receiver, written: &[u64]) -> (u64, u64, u64) {
+    let mut seen: HashMap<String, Vec<i128>> = HashMap::new();
+    for e in query_all(r, r#"{job="test"}"#, None) {
+        seen.entry(e.line).or_default().push(e.ts);
+    }
+    let (mut missing, mut twice, mut retimed) = (0, 0, 0);
+    for (w, n) in WRITERS.iter().zip(written) {
+        for seq in 0..*n {
+            match seen.get(&format!("{w} {seq:09} payload of the line")) {
+                None => missing += 1,
+                Some(ts) if ts.len() > 1 => {
+                    twice += 1;
+                    if ts.iter().any(|t| *t != ts[0]) {
+                        retimed += 1;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    (missing, twice, retimed)
+}
+
+fn chaos_secs() -> u64 {
+    std::env::var("EXACTLY_ONCE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(20)
+}
+
+/// Writers with rotation, the agent killed with -9 every 2 to 4 s and started
+/// again at once (and, with `pause_service`, the service stopped with
+/// SIGSTOP for up to 1.5 s now and then); returns the ledger.
+fn kill_9_loop(reconcile: &str, pause_service: bool) -> (u64, u64, u64, u64) {
+    let secs = chaos_secs();
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    eprintln!("exactly once: {secs}s, reconcile {reconcile}, seed {seed}");
+    let mut rng = Rng(seed);
+    // Each push is answered 200 ms after it is stored: a kill often lands
+    // while a stored batch waits for its answer.
+    // (`EXACTLY_ONCE_ANSWER_AFTER=0` answers at once, as a local Loki does.)
+    let answer_after = std::env::var("EXACTLY_ONCE_ANSWER_AFTER").unwrap_or_else(|_| "200ms".into());
+    let r = Receiver::start(&[
+        "--max-query-limit",
+        "10000000",
+        "--max-entries",
+        "10000000",
+        "--answer-after-store",
+        &answer_after,
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let cfg = agent_config(
+        dir.path(),
+        &r.base,
+        &format!("{}/*.log", logs.display()),
+        &format!("reconcile = \"{reconcile}\"\ntimeout = \"2s\""),
+        "",
+    );
+    let writers: Vec<_> = WRITERS
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let (logs, w) = (logs.clone(), w.to_string());
+            std::thread::spawn(move || write_rotating(&logs, &w, secs, i == 0))
+        })
+        .collect();
+    let end = std::time::Instant::now() + Duration::from_secs(secs);
+    let mut kills = 0;
+    // Each life's lines read again (at its start), scraped just before its kill.
+    let mut again = [0.0; 3];
+    let outcomes = ["skipped", "resent", "reconciled"];
+    while std::time::Instant::now() < end {
+        let agent = Agent::start(&cfg);
+        let life = rng.millis(2000, 4000);
+        if pause_service && rng.below(2) == 0 {
+            let pause = rng.millis(300, 1500);
+            std::thread::sleep(life / 2);
+            unsafe { libc::kill(r.pid() as i32, libc::SIGSTOP) };
+            std::thread::sleep(pause);
+            unsafe { libc::kill(r.pid() as i32, libc::SIGCONT) };
+            std::thread::sleep(life.saturating_sub(life / 2 + pause));
+        } else {
+            std::thread::sleep(life);
+        }
+        let m = agent.metrics();
+        for (a, o) in again.iter_mut().zip(outcomes) {
+            *a += replayed(&m, o);
+        }
+        agent.kill9();
+        kills += 1;
+    }
+    let written: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    let total: u64 = written.iter().sum();
+    let agent = Agent::start(&cfg);
+    let arrived = wait_for(Duration::from_secs(90), || ledger(&r, &written).0 == 0);
+    assert!(wait_for(Duration::from_secs(30), || agent.metric("tailship_queue_lines") == 0.0));
+    let (missing, twice, retimed) = ledger(&r, &written);
+    let m = agent.metrics();
+    for (a, o) in again.iter_mut().zip(outcomes) {
+        *a += replayed(&m, o);
+    }
+    eprintln!(
+        "exactly once: {total} lines, {kills} kills: {missing} missing, {twice} shown twice ({retimed} with another \
+         timestamp); read again after a kill: {} skipped (delivered), {} resent, {} reconciled",
+        again[0], again[1], again[2]
+    );
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    assert!(arrived, "{missing} of {total} lines never arrived");
+    (total, missing, twice, retimed)
+}
+
+#[test]
+fn a_kill_9_loop_under_rotation_shows_every_line_once() {
+    let (_, missing, twice, _) = kill_9_loop("auto", false);
+    assert_eq!((missing, twice), (0, 0), "(missing, shown twice)");
+}
+
+#[test]
+fn a_kill_9_loop_while_the_service_stalls_shows_every_line_once() {
+    let (_, missing, twice, _) = kill_9_loop("auto", true);
+    assert_eq!((missing, twice), (0, 0), "(missing, shown twice)");
+}
+
+#[test]
+fn with_reconcile_off_a_kill_9_loop_sends_lines_again_only_as_they_first_were() {
+    let (_, missing, _, retimed) = kill_9_loop("off", false);
+    assert_eq!((missing, retimed), (0, 0), "(missing, sent again with another timestamp)");
 }

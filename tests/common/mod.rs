@@ -103,6 +103,11 @@ impl Receiver {
         r
     }
 
+    /// The receiver's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, |c| c.id())
+    }
+
     /// Everything the child printed on stdout so far.
     pub fn stdout_text(&self) -> String {
         self.stdout.lock().map(|s| s.clone()).unwrap_or_default()
