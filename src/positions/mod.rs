@@ -448,9 +448,15 @@ impl Positions {
     pub fn ack(&self, seq: u64, acks: &[AckRef]) {
         let mut st = self.lock();
         let mut changed = false;
+        let mut cursors = Vec::new();
         for a in acks {
             if let Some(j) = st.journals.get_mut(&a.file) {
-                changed |= j.ack(seq);
+                if j.ack(seq) {
+                    changed = true;
+                    if let Some(saved) = j.to_saved(0) {
+                        cursors.push(saved);
+                    }
+                }
                 continue;
             }
             let Some(f) = st.files.get_mut(&a.file) else { continue };
@@ -458,6 +464,12 @@ impl Positions {
         }
         drop(st);
         if let Some((wal, c)) = &self.log {
+            for j in cursors {
+                wal.append(
+                    &wal::Record::Cursor { c: c.clone(), source: j.source, path: j.path, cursor: j.cursor },
+                    false,
+                );
+            }
             wal.append(&wal::Record::Ack { c: c.clone(), s: seq }, true);
         }
         if changed {

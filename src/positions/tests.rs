@@ -317,3 +317,20 @@ fn lines_in_flight_are_saved_and_loaded_with_what_was_delivered() {
     use Again::*;
     assert_eq!(again, [Skip, Skip, Skip, Send(Some(1003)), Send(Some(1004))]);
 }
+
+/// A journal's delivered cursor reaches the log with its acknowledgement.
+#[test]
+fn a_journal_cursor_acknowledged_after_the_last_save_survives_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
+    let (k, _) = p.journal_resume("sys", None);
+    f.save().unwrap();
+    let m = p.journal_mark(k, "cursor-7".into());
+    p.register(9, &[AckRef { file: k, offset: m }]);
+    p.ack(9, &[AckRef { file: k, offset: m }]);
+    drop(f);
+    let q = one(&PositionsFile::load(&path));
+    assert_eq!(q.journal_resume("sys", None).1.as_deref(), Some("cursor-7"));
+}

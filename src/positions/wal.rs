@@ -12,7 +12,8 @@
 //!   the next `r`, so before the batch holding them is sent;
 //! - `r`: batch `s` was sealed and, when acknowledged, moves these files to
 //!   these offsets;
-//! - `a`: batch `s` was acknowledged (written at once, on the 2xx).
+//! - `a`: batch `s` was acknowledged (written at once, on the 2xx);
+//! - `j`: a journal's delivered cursor moved (with the `a` that moved it).
 //!
 //! Writing the positions file starts a new log (`N + 1`) first and records
 //! that number in the file; once the file is on disk the older logs are
@@ -49,12 +50,18 @@ pub(super) enum Record {
     Register { c: String, s: u64, a: Vec<(u64, u64)> },
     #[serde(rename = "a")]
     Ack { c: String, s: u64 },
+    /// A journal's delivered cursor moved.
+    #[serde(rename = "j")]
+    Cursor { c: String, source: String, path: Option<PathBuf>, cursor: String },
 }
 
 impl Record {
     pub(super) fn client(&self) -> &str {
         match self {
-            Record::Flight { c, .. } | Record::Register { c, .. } | Record::Ack { c, .. } => c,
+            Record::Flight { c, .. }
+            | Record::Register { c, .. }
+            | Record::Ack { c, .. }
+            | Record::Cursor { c, .. } => c,
         }
     }
 }
@@ -197,6 +204,12 @@ pub(super) fn apply(state: &mut super::State, record: &Record) {
     match record {
         Record::Flight { k, id, from, to, runs, .. } => {
             state.next_key = state.next_key.max(k + 1);
+            // Journals get keys when a file is loaded, not from the log: one
+            // that took this file's key moves to a free one.
+            if let Some(j) = state.journals.remove(k) {
+                state.journals.insert(state.next_key, j);
+                state.next_key += 1;
+            }
             let f = state.files.entry(*k).or_insert_with(|| {
                 let fp = super::Fingerprint { hash: u64::from_str_radix(&id.fp, 16).unwrap_or(0), len: id.fl };
                 let mut f = super::FileState::new(id.path.clone(), fp, id.dev, id.ino, *from);
@@ -221,6 +234,22 @@ pub(super) fn apply(state: &mut super::State, record: &Record) {
             for f in state.files.values_mut() {
                 // Moves `committed` and marks the loaded records' runs of the batch delivered.
                 f.ack(*s);
+            }
+        }
+        Record::Cursor { source, path, cursor, .. } => {
+            let saved = super::journal::SavedJournal {
+                source: source.clone(),
+                path: path.clone(),
+                cursor: cursor.clone(),
+                updated_at: super::now_secs(),
+            };
+            match state.journals.values_mut().find(|j| j.source == *source && j.path == *path) {
+                Some(j) => *j = super::journal::JournalState::from_saved(saved),
+                None => {
+                    let key = state.next_key;
+                    state.next_key += 1;
+                    state.journals.insert(key, super::journal::JournalState::from_saved(saved));
+                }
             }
         }
     }
