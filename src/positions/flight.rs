@@ -77,7 +77,7 @@ pub struct Flight {
 /// restart, in order (see the module documentation).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Replay {
-    runs: VecDeque<Run>,
+    pub(super) runs: VecDeque<Run>,
     /// Where the last record ends.
     pub end: u64,
 }
@@ -112,6 +112,11 @@ impl Replay {
             self.runs.pop_front();
         }
         Some(again)
+    }
+
+    /// The lines still to come, as a record (for a positions file written meanwhile).
+    pub(super) fn as_flight(&self, from: u64) -> Flight {
+        Flight { from, to: self.end, runs: self.runs.iter().copied().collect() }
     }
 
     pub fn is_done(&self) -> bool {

@@ -96,6 +96,9 @@ struct FileState {
     /// Records loaded from disk: what the source does with the lines it
     /// reads again ([`Positions::take_replay`]).
     replay: VecDeque<Flight>,
+    /// What a source of this process that stopped following the file (a
+    /// reload, a park) had not read again yet: its successor goes on with it.
+    replay_left: Option<Replay>,
 }
 
 impl FileState {
@@ -116,6 +119,7 @@ impl FileState {
             seen_at_ms: now_ms(),
             flight: VecDeque::new(),
             replay: VecDeque::new(),
+            replay_left: None,
         }
     }
 
@@ -438,6 +442,9 @@ impl Positions {
     pub fn take_replay(&self, key: u64) -> Option<Replay> {
         let mut st = self.lock();
         let f = st.files.get_mut(&key)?;
+        if let Some(left) = f.replay_left.take() {
+            return Some(left);
+        }
         flight::prune(&mut f.replay, f.committed);
         let r = Replay::of(f.replay.make_contiguous());
         f.replay.clear();
@@ -521,6 +528,16 @@ impl Positions {
             *t = (*t).max(seen);
         }
         out
+    }
+
+    /// A source stops following file `key` before it read all its lines
+    /// in flight at the last stop again: the next one goes on with `left`.
+    pub fn keep_replay(&self, key: u64, left: Option<Replay>) {
+        let mut st = self.lock();
+        if let (Some(left), Some(f)) = (left, st.files.get_mut(&key)) {
+            f.replay_left = Some(left);
+            st.dirty = true;
+        }
     }
 
     /// The committed offset of a file.

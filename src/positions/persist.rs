@@ -113,6 +113,7 @@ impl SavedState {
                     seen_at_ms: f.seen_at_ms,
                     flight: VecDeque::new(),
                     replay: f.flight.into(),
+                    replay_left: None,
                 },
             );
         }
@@ -138,7 +139,9 @@ impl Positions {
             .map(|(k, f)| SavedFile {
                 key: Some(*k),
                 pending: f.pending.iter().copied().collect(),
-                flight: f.replay.iter().chain(f.flight.iter()).cloned().collect(),
+                flight: (f.replay_left.iter().map(|r| r.as_flight(f.committed)))
+                    .chain(f.replay.iter().chain(f.flight.iter()).cloned())
+                    .collect(),
                 path: f.path.clone(),
                 fingerprint: format!("{:016x}", f.fp.hash),
                 fingerprint_len: f.fp.len,

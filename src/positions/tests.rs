@@ -334,3 +334,35 @@ fn a_journal_cursor_acknowledged_after_the_last_save_survives_a_crash() {
     let q = one(&PositionsFile::load(&path));
     assert_eq!(q.journal_resume("sys", None).1.as_deref(), Some("cursor-7"));
 }
+
+/// A source stopped (a reload, a park) before it read all its lines in
+/// flight again: the next one goes on with the rest, also after a save and a crash.
+#[test]
+fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
+    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    p.flight(k, 30, vec![Run { batch: 1, ts: Some(50), count: 3, delivered: false }]);
+    p.register(1, &[AckRef { file: k, offset: 30 }]);
+    f.save().unwrap();
+    drop(f);
+    let f = PositionsFile::load(&path);
+    let q = one(&f);
+    let (k, _) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
+    let mut r = q.take_replay(k).unwrap();
+    assert_eq!(r.next_line(), Some(Again::Send(Some(50))));
+    q.keep_replay(k, Some(r));
+    f.save().unwrap();
+    let mut again = q.take_replay(k).unwrap();
+    assert_eq!(again.next_line(), Some(Again::Send(Some(51))));
+    q.keep_replay(k, Some(again));
+    f.save().unwrap();
+    drop(f);
+    let q = one(&PositionsFile::load(&path));
+    let (k, _) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
+    let mut r = q.take_replay(k).unwrap();
+    assert_eq!(r.next_line(), Some(Again::Send(Some(52))), "saved as it was left");
+    assert_eq!(r.next_line(), None);
+}

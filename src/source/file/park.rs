@@ -88,6 +88,7 @@ impl FileSource {
             _ => (u64::MAX, 0, 0),
         };
         t.status.set_state(FileState::Parked);
+        self.positions.keep_replay(t.key, t.replay);
         let p = Parked {
             key: t.key,
             path: t.path,
