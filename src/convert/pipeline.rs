@@ -67,6 +67,8 @@ pub(super) enum Kind {
     Sampling(f64, Option<String>),
     /// `pack`: the names and `ingest_timestamp`.
     Pack(Vec<String>, bool),
+    /// `metrics`: the table of metrics, as written.
+    Metrics(Val),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
     Match(String, bool, Option<String>, Vec<Stage>),
 }
@@ -185,6 +187,7 @@ impl Stage {
                 }
                 vec![("pack".into(), Val::Table(t))]
             }
+            Kind::Metrics(v) => vec![("metrics".into(), v.clone())],
             Kind::Match(selector, drop, reason, inner) => {
                 let mut m = vec![("selector".to_string(), Val::str(selector))];
                 if *drop {

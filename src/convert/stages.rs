@@ -163,6 +163,7 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
                 p.drop_labels.push(l);
             }
         }
+        "metrics" => super::metrics::convert(p, k, body, r),
         n if MAPPED.contains(&n) => mapped(p, index, k, name, body, r),
         n if !super::names::PROMTAIL_STAGES.contains(&n) => {
             r.refuse(k, format!("unknown stage `{n}` (Promtail refuses it too: \"Unknown stage type\")"))
@@ -472,9 +473,6 @@ fn missing(m: &Map<'_>, key: &str, r: &mut Report) {
 fn unsupported(name: &str) -> String {
     match name {
         "pack" => "pack has no tailship equivalent (structured_metadata keeps values beside the line)".into(),
-        "metrics" => {
-            "metrics from log lines have no tailship equivalent (count them in the log service instead)".into()
-        }
         "sampling" | "geoip" | "eventlogmessage" | "truncate" | "luhn" => format!("no tailship `{name}` stage"),
         other => format!("unknown stage `{other}`"),
     }

@@ -9,6 +9,7 @@ mod context;
 pub mod golayout;
 mod json;
 mod line;
+mod metrics;
 mod pack;
 mod parse;
 pub mod re2;
@@ -18,6 +19,7 @@ mod template;
 mod timestamp;
 
 pub use json::JsonField;
+pub use metrics::{Action as MetricAction, Metric};
 pub use parse::JsonPath;
 pub use stage::{DropRule, Op, Stage, TenantFrom, Truncated};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};

@@ -111,6 +111,8 @@ pub enum Op {
         labels: Vec<String>,
         ingest_timestamp: bool,
     },
+    /// Counters, gauges and histograms updated from the line.
+    Metrics(Vec<super::metrics::Metric>),
 }
 
 /// What a `truncate` stage cuts; the names empty: every one.
@@ -167,6 +169,7 @@ impl Op {
             Op::Truncate { .. } => "truncate",
             Op::Sampling { .. } => "sampling",
             Op::Pack { .. } => "pack",
+            Op::Metrics(_) => "metrics",
         }
     }
 }

@@ -14,6 +14,7 @@ use super::context::DynamicKey;
 pub use super::context::FileContext;
 use super::json;
 use super::line::{Extracted, Line};
+use super::metrics;
 use super::pack;
 use super::parse;
 use super::stage::{narrow, Bucket, Held, Op, Stage};
@@ -298,6 +299,7 @@ impl SourceStages {
                         line.assigned = false;
                     }
                 }
+                Op::Metrics(m) => metrics::apply(m, line, &ctx.stream.labels),
                 Op::Limit { .. } | Op::Labels => {}
             }
             if !(stage.labels.is_empty() && stage.metadata.is_empty()) {

@@ -11,7 +11,7 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling` or `pack` \
+                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling`, `pack` or `metrics` \
                      (or only `labels` / `structured_metadata`)";
 
 /// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
@@ -145,6 +145,7 @@ fn kinds(st: &StageConfig) -> usize {
         st.truncate.is_some(),
         st.sampling.is_some(),
         st.pack.is_some(),
+        st.metrics.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -376,6 +377,9 @@ fn op(
         // A name without a value on a line is left out of it (a label may come from discovery).
         names.labels.retain(|l| !pk.labels.contains(l));
         return Some(Op::Pack { labels: pk.labels.clone(), ingest_timestamp: pk.ingest_timestamp.unwrap_or(true) });
+    }
+    if let Some(m) = &st.metrics {
+        return super::metrics::compile(m, names, &mut e).map(Op::Metrics);
     }
     let Some(l) = st.limit.as_ref() else { return Some(Op::Labels) };
     if !(l.rate.is_finite() && l.rate > 0.0) {
