@@ -80,6 +80,9 @@ pub struct StageConfig {
     /// Metrics from the lines, served on `/metrics` (Promtail's `metrics`
     /// stage): `{ NAME = { type = "counter", config = { action = "inc" } } }`.
     pub metrics: Option<BTreeMap<String, MetricStage>>,
+    /// Lines joined from a start line on, at this point of the stages
+    /// (Promtail's `multiline` stage): `{ start = '^\d{4}-', max_lines = 128, max_wait = "3s" }`.
+    pub multiline: Option<super::MultilineConfig>,
 }
 
 /// One metric of a `metrics` stage (Promtail's options).

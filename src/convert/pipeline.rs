@@ -69,6 +69,8 @@ pub(super) enum Kind {
     Pack(Vec<String>, bool),
     /// `metrics`: the table of metrics, as written.
     Metrics(Val),
+    /// `multiline` after other stages: `start`, `max_lines`, `max_wait`.
+    Multiline(Val),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
     Match(String, bool, Option<String>, Vec<Stage>),
 }
@@ -188,6 +190,7 @@ impl Stage {
                 vec![("pack".into(), Val::Table(t))]
             }
             Kind::Metrics(v) => vec![("metrics".into(), v.clone())],
+            Kind::Multiline(v) => vec![("multiline".into(), v.clone())],
             Kind::Match(selector, drop, reason, inner) => {
                 let mut m = vec![("selector".to_string(), Val::str(selector))];
                 if *drop {

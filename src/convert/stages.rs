@@ -239,13 +239,6 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         }
         "limit" => limit(p, &mut m, r),
         "multiline" => {
-            if index > 0 {
-                return r.skip(
-                    k,
-                    "tailship joins lines before the stages run; a multiline stage after other stages has no \
-                     equivalent (make it the first stage)",
-                );
-            }
             let Some(first) = m.text("firstline", r) else { return missing(&m, "firstline", r) };
             if compiles(&m.key("firstline"), &first, r).is_none() {
                 return;
@@ -257,7 +250,13 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             if let Some(w) = m.text("max_wait_time", r) {
                 t.push(("max_wait".into(), Val::str(w)));
             }
-            p.multiline = Some(Val::Table(t));
+            // First, it joins the lines as they are read (the source's rule);
+            // after other stages, it is a stage at the same place.
+            if index == 0 {
+                p.multiline = Some(Val::Table(t));
+            } else {
+                p.stages.push(Stage::plain(Kind::Multiline(Val::Table(t))));
+            }
         }
         "decolorize" => p.stages.push(Stage::plain(Kind::Decolorize)),
         "sampling" => {

@@ -10,6 +10,7 @@ pub mod golayout;
 mod json;
 mod line;
 mod metrics;
+mod multiline;
 mod pack;
 mod parse;
 pub mod re2;

@@ -113,6 +113,13 @@ pub enum Op {
     },
     /// Counters, gauges and histograms updated from the line.
     Metrics(Vec<super::metrics::Metric>),
+    /// Lines joined into one from a line matching `start` (Promtail's
+    /// `multiline` stage; see [`super::multiline`]).
+    Multiline {
+        start: Regex,
+        max_lines: usize,
+        max_wait: std::time::Duration,
+    },
 }
 
 /// What a `truncate` stage cuts; the names empty: every one.
@@ -170,6 +177,7 @@ impl Op {
             Op::Sampling { .. } => "sampling",
             Op::Pack { .. } => "pack",
             Op::Metrics(_) => "metrics",
+            Op::Multiline { .. } => "multiline",
         }
     }
 }

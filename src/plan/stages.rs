@@ -11,7 +11,7 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling`, `pack` or `metrics` \
+                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling`, `pack`, `metrics` or `multiline` \
                      (or only `labels` / `structured_metadata`)";
 
 /// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
@@ -146,6 +146,7 @@ fn kinds(st: &StageConfig) -> usize {
         st.sampling.is_some(),
         st.pack.is_some(),
         st.metrics.is_some(),
+        st.multiline.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -380,6 +381,25 @@ fn op(
     }
     if let Some(m) = &st.metrics {
         return super::metrics::compile(m, names, &mut e).map(Op::Metrics);
+    }
+    if let Some(m) = &st.multiline {
+        if kind == SourceType::Journal {
+            e(
+                ".multiline",
+                "journal entries are whole already: a multiline stage goes on a file or stdin source".into(),
+            );
+            return None;
+        }
+        if m.start.is_empty() {
+            e(".multiline.start", "missing: the regex of a line that starts an entry".into());
+            return None;
+        }
+        if m.max_lines == 0 {
+            e(".multiline.max_lines", "must be at least 1".into());
+            return None;
+        }
+        let start = regex(".multiline.start", &m.start, &mut e)?;
+        return Some(Op::Multiline { start, max_lines: m.max_lines, max_wait: m.max_wait.get() });
     }
     let Some(l) = st.limit.as_ref() else { return Some(Op::Labels) };
     if !(l.rate.is_finite() && l.rate > 0.0) {
