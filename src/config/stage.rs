@@ -83,6 +83,21 @@ pub struct StageConfig {
     /// Lines joined from a start line on, at this point of the stages
     /// (Promtail's `multiline` stage): `{ start = '^\d{4}-', max_lines = 128, max_wait = "3s" }`.
     pub multiline: Option<super::MultilineConfig>,
+    /// Labels from a MaxMind database for the address in an extracted value
+    /// (Promtail's `geoip`): `{ db = "/path/GeoLite2-City.mmdb", source = "ip", db_type = "city" }`.
+    pub geoip: Option<GeoipStage>,
+}
+
+/// A `geoip` stage.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct GeoipStage {
+    /// The MaxMind database file (`.mmdb`), read when the config loads.
+    pub db: String,
+    /// The extracted value holding the IP address.
+    pub source: Option<String>,
+    /// `city`, `asn` or `country`.
+    pub db_type: String,
 }
 
 /// One metric of a `metrics` stage (Promtail's options).

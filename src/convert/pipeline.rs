@@ -71,6 +71,8 @@ pub(super) enum Kind {
     Metrics(Val),
     /// `multiline` after other stages: `start`, `max_lines`, `max_wait`.
     Multiline(Val),
+    /// `geoip`: the database, the source, the database type.
+    GeoIp(String, String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
     Match(String, bool, Option<String>, Vec<Stage>),
 }
@@ -191,6 +193,14 @@ impl Stage {
             }
             Kind::Metrics(v) => vec![("metrics".into(), v.clone())],
             Kind::Multiline(v) => vec![("multiline".into(), v.clone())],
+            Kind::GeoIp(db, src, kind) => vec![(
+                "geoip".into(),
+                Val::Table(vec![
+                    ("db".into(), Val::str(db)),
+                    ("source".into(), Val::str(src)),
+                    ("db_type".into(), Val::str(kind)),
+                ]),
+            )],
             Kind::Match(selector, drop, reason, inner) => {
                 let mut m = vec![("selector".to_string(), Val::str(selector))];
                 if *drop {

@@ -119,11 +119,12 @@ const MAPPED: &[&str] = &[
     "decolorize",
     "sampling",
     "pack",
+    "geoip",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
     match name {
-        "labels" | "structured_metadata" => {
+        "labels" | "structured_metadata" | "non_indexed_labels" => {
             let mut picked = Vec::new();
             for (label, source) in pairs(k, body, r) {
                 if let Some(pair) = pick(p, &format!("{k}.{label}"), name == "labels", &label, &source, r) {
@@ -259,6 +260,24 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             }
         }
         "decolorize" => p.stages.push(Stage::plain(Kind::Decolorize)),
+        "geoip" => {
+            let Some(db) = m.text("db", r).filter(|d| !d.is_empty()) else {
+                return r.refuse(m.key("db"), "db path cannot be empty (Promtail refuses it too)");
+            };
+            let db_type = m.text("db_type", r).unwrap_or_default();
+            match db_type.as_str() {
+                "city" | "asn" => {}
+                "" => {
+                    return r.refuse(m.key("db_type"), "db type should be either city or asn (Promtail refuses it too)")
+                }
+                other => return r.skip(m.key("db_type"), format!("`{other}`: Promtail looks nothing up with it")),
+            }
+            let Ok(src) = p.source(&mut m, r) else { return };
+            let Some(src) = src else {
+                return r.skip(k, "without `source`, Promtail's geoip stage looks nothing up: left out");
+            };
+            p.stages.push(Stage::plain(Kind::GeoIp(db, src, db_type)));
+        }
         "sampling" => {
             let Some(rate) = m.text("rate", r).and_then(|v| v.parse::<f64>().ok()) else {
                 return missing(&m, "rate", r);
@@ -472,7 +491,7 @@ fn missing(m: &Map<'_>, key: &str, r: &mut Report) {
 fn unsupported(name: &str) -> String {
     match name {
         "pack" => "pack has no tailship equivalent (structured_metadata keeps values beside the line)".into(),
-        "sampling" | "geoip" | "eventlogmessage" | "truncate" | "luhn" => format!("no tailship `{name}` stage"),
+        "eventlogmessage" => "eventlogmessage reads Windows event logs, which tailship does not".into(),
         other => format!("unknown stage `{other}`"),
     }
 }

@@ -6,6 +6,7 @@
 
 mod apply;
 mod context;
+mod geoip;
 pub mod golayout;
 mod json;
 mod line;
@@ -19,6 +20,7 @@ mod stages;
 mod template;
 mod timestamp;
 
+pub use geoip::{GeoDb, GeoIp};
 pub use json::JsonField;
 pub use metrics::{Action as MetricAction, Metric};
 pub use parse::JsonPath;

@@ -113,6 +113,8 @@ pub enum Op {
     },
     /// Counters, gauges and histograms updated from the line.
     Metrics(Vec<super::metrics::Metric>),
+    /// Labels from a MaxMind database lookup of an extracted address.
+    GeoIp(super::geoip::GeoIp),
     /// Lines joined into one from a line matching `start` (Promtail's
     /// `multiline` stage; see [`super::multiline`]).
     Multiline {
@@ -178,6 +180,7 @@ impl Op {
             Op::Pack { .. } => "pack",
             Op::Metrics(_) => "metrics",
             Op::Multiline { .. } => "multiline",
+            Op::GeoIp(_) => "geoip",
         }
     }
 }

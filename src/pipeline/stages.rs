@@ -304,6 +304,7 @@ impl SourceStages {
                     }
                 }
                 Op::Metrics(m) => metrics::apply(m, line, &ctx.stream.labels),
+                Op::GeoIp(g) => g.apply(line),
                 Op::Multiline { start, max_lines, max_wait } => {
                     let rule = multiline::Rule { start, max_lines: *max_lines, max_wait: *max_wait };
                     let (blocks, started) = (&mut ctx.blocks, &mut ctx.started);

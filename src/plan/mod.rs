@@ -15,6 +15,7 @@
 //! once (config problems and compile problems together).
 
 mod drop;
+mod geoip;
 mod metrics;
 mod names;
 mod source;

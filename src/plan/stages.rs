@@ -11,7 +11,7 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling`, `pack`, `metrics` or `multiline` \
+                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling`, `pack`, `metrics`, `multiline` or `geoip` \
                      (or only `labels` / `structured_metadata`)";
 
 /// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
@@ -147,6 +147,7 @@ fn kinds(st: &StageConfig) -> usize {
         st.pack.is_some(),
         st.metrics.is_some(),
         st.multiline.is_some(),
+        st.geoip.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -381,6 +382,9 @@ fn op(
     }
     if let Some(m) = &st.metrics {
         return super::metrics::compile(m, names, &mut e).map(Op::Metrics);
+    }
+    if let Some(g) = &st.geoip {
+        return super::geoip::compile(g, names, &mut e).map(Op::GeoIp);
     }
     if let Some(m) = &st.multiline {
         if kind == SourceType::Journal {
