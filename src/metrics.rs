@@ -11,6 +11,8 @@ use std::sync::{Arc, OnceLock};
 use prometheus::{Encoder, Histogram, HistogramOpts, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 use tokio_util::sync::CancellationToken;
 
+pub mod custom;
+
 /// Every metric the agent exports.
 pub struct Metrics {
     pub registry: Registry,
@@ -103,6 +105,7 @@ impl Metrics {
             .expect("valid metric definition");
         build.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         r.register(Box::new(build)).expect("metric registered once");
+        r.register(Box::new(custom::Custom)).expect("metric registered once");
         #[cfg(target_os = "linux")]
         {
             let _ = r.register(Box::new(ProcessMetrics(prometheus::process_collector::ProcessCollector::for_self())));

@@ -2,7 +2,8 @@
 //! timestamp `fallback_formats`, `location`, layouts without a year and
 //! `action_on_failure = "fudge"`; logfmt keeping the pairs before a stray
 //! quote; json with JMESPath expressions and `drop_malformed`; `truncate`,
-//! `sampling` and `pack`.
+//! `sampling` and `pack`; `multiline` passing lines before the first start
+//! line one by one, and as a stage after `cri` (converted from Promtail too).
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -121,4 +122,64 @@ fn sampling_keeps_about_its_share_and_counts_the_rest() {
     // 2000 draws at 0.25: 500 expected, standard deviation about 19; 150 is far beyond chance.
     assert!((kept() - 500.0).abs() < 150.0, "kept {}", kept());
     assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
+#[test]
+fn multiline_passes_lines_before_the_first_start_line_one_by_one() {
+    let got = run(
+        r#"multiline = { start = '^\[start\]', max_wait = "300ms" }"#,
+        &["orphan one", "orphan two", "[start] x", "  y", "[start] z"],
+        4,
+    );
+    let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(lines, vec!["[start] x\n  y", "[start] z", "orphan one", "orphan two"]);
+}
+
+#[test]
+fn a_multiline_stage_after_cri_joins_each_streams_messages() {
+    let stages = r#"stages = [
+  { cri = {} },
+  { multiline = { start = '^\[start\]', max_wait = "300ms", max_lines = 3 } },
+  { regex = '^\[start\] (?P<word>\w+)', labels = ["word"] },
+]"#;
+    let got = run(
+        stages,
+        &[
+            "2024-03-05T07:08:09.000000001Z stdout F orphan one",
+            "2024-03-05T07:08:09.000000002Z stdout F orphan two",
+            "2024-03-05T07:08:10.000000000Z stdout F [start] first",
+            "2024-03-05T07:08:10.000000001Z stdout F   at a",
+            "2024-03-05T07:08:10.000000002Z stderr F [start] err",
+            "2024-03-05T07:08:10.000000003Z stdout F   at b",
+            "2024-03-05T07:08:10.000000004Z stdout F   at c",
+            "2024-03-05T07:08:11.000000000Z stdout F [start] second",
+        ],
+        6,
+    );
+    let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(
+        lines,
+        vec!["  at c", "[start] err", "[start] first\n  at a\n  at b", "[start] second", "orphan one", "orphan two"],
+        "max_lines = 3 cuts the first block; `  at c` begins the next one"
+    );
+    assert_eq!(got[2].ts, utc(2024, 3, 5, 7, 8, 10), "the start line's time");
+    assert_eq!((label(&got[2], "stream"), label(&got[2], "word")), (Some("stdout"), Some("first")));
+    assert_eq!((label(&got[1], "stream"), label(&got[1], "word")), (Some("stderr"), Some("err")));
+    assert_eq!(label(&got[4], "word"), None);
+}
+
+#[test]
+fn convert_makes_a_multiline_after_other_stages_a_stage_at_the_same_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "clients:\n  - url: http://127.0.0.1:3100/loki/api/v1/push\nscrape_configs:\n  - job_name: app\n    static_configs:\n      - targets: [localhost]\n        labels:\n          __path__: /var/log/app.log\n    pipeline_stages:\n      - docker: {}\n      - multiline:\n          firstline: '^\\d{4}-|^{'\n          max_wait_time: 2s\n";
+    let p = write_file(dir.path(), "promtail.yaml", yaml);
+    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&p).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("not translated"), "{stderr}");
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(toml.contains(r#"{ multiline = { start = '^\d{4}-|^{', max_wait = "2s" } }"#), "{toml}");
+    let cfg = write_file(dir.path(), "tailship.toml", &toml);
+    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
 }

@@ -1,7 +1,7 @@
 //! The multiline joiner against its contract: every line ends up in exactly one
 //! entry, in order; an entry holds at most `max_lines` lines and `max_bytes`
-//! bytes; an entry starts at a start line, after a `max_lines` cut, or is the
-//! run of lines before the first start line; its offset is its last line's end;
+//! bytes; an entry starts at a start line, after a `max_lines` cut, or is one
+//! line before the first start line (passed alone); its offset is its last line's end;
 //! and the safe offset never passes the first line of the held entry.
 //!
 //! Input: byte 0 picks the start regex and `max_lines` (1 to 8), byte 1
@@ -61,6 +61,7 @@ fuzz_target!(|data: &[u8]| {
     // Map each entry back onto the input lines through its end offset.
     let mut first = 0usize;
     let mut previous_count = 0usize;
+    let first_start = lines.iter().position(|l| start.is_match(l)).unwrap_or(lines.len());
     for (text, off) in &entries {
         let last = ends.iter().position(|e| e == off).expect("an entry ends where a line ends");
         assert!(last >= first, "entries out of order");
@@ -70,7 +71,7 @@ fuzz_target!(|data: &[u8]| {
         if first > 0 {
             let l = lines[first];
             assert!(
-                start.is_match(l) || previous_count == max_lines || l.first() == Some(&b'~'),
+                start.is_match(l) || previous_count == max_lines || l.first() == Some(&b'~') || first <= first_start,
                 "an entry began at a line that is no start line, with no cut and no wait"
             );
         }

@@ -77,6 +77,61 @@ pub struct StageConfig {
     /// The line becomes a JSON object of some labels or extracted values and
     /// the line itself (`_entry`), Promtail's packing format.
     pub pack: Option<PackStage>,
+    /// Metrics from the lines, served on `/metrics` (Promtail's `metrics`
+    /// stage): `{ NAME = { type = "counter", config = { action = "inc" } } }`.
+    pub metrics: Option<BTreeMap<String, MetricStage>>,
+    /// Lines joined from a start line on, at this point of the stages
+    /// (Promtail's `multiline` stage): `{ start = '^\d{4}-', max_lines = 128, max_wait = "3s" }`.
+    pub multiline: Option<super::MultilineConfig>,
+    /// Labels from a MaxMind database for the address in an extracted value
+    /// (Promtail's `geoip`): `{ db = "/path/GeoLite2-City.mmdb", source = "ip", db_type = "city" }`.
+    pub geoip: Option<GeoipStage>,
+}
+
+/// A `geoip` stage.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct GeoipStage {
+    /// The MaxMind database file (`.mmdb`), read when the config loads.
+    pub db: String,
+    /// The extracted value holding the IP address.
+    pub source: Option<String>,
+    /// `city`, `asn` or `country`.
+    pub db_type: String,
+}
+
+/// One metric of a `metrics` stage (Promtail's options).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct MetricStage {
+    /// `counter`, `gauge` or `histogram`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The metric's help text.
+    pub description: Option<String>,
+    /// The extracted value read (default: the metric's name).
+    pub source: Option<String>,
+    /// Put before the name (default `promtail_custom_`, as Promtail does).
+    pub prefix: Option<String>,
+    /// A series not updated for this long is removed (default 5m, at least 1s).
+    pub max_idle_duration: Option<HumanDuration>,
+    pub config: MetricOptions,
+}
+
+/// The `config` of one metric.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct MetricOptions {
+    /// Only lines whose value equals this update the metric.
+    pub value: Option<String>,
+    /// Counter: `inc` or `add`; gauge: `set`, `inc`, `dec`, `add` or `sub`.
+    pub action: Option<String>,
+    /// Counter: every line counts, whether the value is there or not.
+    pub match_all: Option<bool>,
+    /// Counter with `match_all` and `add`: add the line's length in bytes.
+    pub count_entry_bytes: Option<bool>,
+    /// Histogram: the buckets' upper bounds (default Prometheus's).
+    pub buckets: Option<Vec<f64>>,
 }
 
 /// `truncate = { limit = 1000, suffix = "...", source_type = "line" }` (Alloy's `stage.truncate`).

@@ -18,6 +18,7 @@
 
 mod client;
 mod filters;
+mod metrics;
 mod names;
 mod pipeline;
 pub mod positions;

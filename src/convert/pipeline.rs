@@ -67,6 +67,12 @@ pub(super) enum Kind {
     Sampling(f64, Option<String>),
     /// `pack`: the names and `ingest_timestamp`.
     Pack(Vec<String>, bool),
+    /// `metrics`: the table of metrics, as written.
+    Metrics(Val),
+    /// `multiline` after other stages: `start`, `max_lines`, `max_wait`.
+    Multiline(Val),
+    /// `geoip`: the database, the source, the database type.
+    GeoIp(String, String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
     Match(String, bool, Option<String>, Vec<Stage>),
 }
@@ -185,6 +191,16 @@ impl Stage {
                 }
                 vec![("pack".into(), Val::Table(t))]
             }
+            Kind::Metrics(v) => vec![("metrics".into(), v.clone())],
+            Kind::Multiline(v) => vec![("multiline".into(), v.clone())],
+            Kind::GeoIp(db, src, kind) => vec![(
+                "geoip".into(),
+                Val::Table(vec![
+                    ("db".into(), Val::str(db)),
+                    ("source".into(), Val::str(src)),
+                    ("db_type".into(), Val::str(kind)),
+                ]),
+            )],
             Kind::Match(selector, drop, reason, inner) => {
                 let mut m = vec![("selector".to_string(), Val::str(selector))];
                 if *drop {

@@ -119,11 +119,12 @@ const MAPPED: &[&str] = &[
     "decolorize",
     "sampling",
     "pack",
+    "geoip",
 ];
 
 fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
     match name {
-        "labels" | "structured_metadata" => {
+        "labels" | "structured_metadata" | "non_indexed_labels" => {
             let mut picked = Vec::new();
             for (label, source) in pairs(k, body, r) {
                 if let Some(pair) = pick(p, &format!("{k}.{label}"), name == "labels", &label, &source, r) {
@@ -163,6 +164,7 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
                 p.drop_labels.push(l);
             }
         }
+        "metrics" => super::metrics::convert(p, k, body, r),
         n if MAPPED.contains(&n) => mapped(p, index, k, name, body, r),
         n if !super::names::PROMTAIL_STAGES.contains(&n) => {
             r.refuse(k, format!("unknown stage `{n}` (Promtail refuses it too: \"Unknown stage type\")"))
@@ -238,13 +240,6 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
         }
         "limit" => limit(p, &mut m, r),
         "multiline" => {
-            if index > 0 {
-                return r.skip(
-                    k,
-                    "tailship joins lines before the stages run; a multiline stage after other stages has no \
-                     equivalent (make it the first stage)",
-                );
-            }
             let Some(first) = m.text("firstline", r) else { return missing(&m, "firstline", r) };
             if compiles(&m.key("firstline"), &first, r).is_none() {
                 return;
@@ -256,9 +251,33 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             if let Some(w) = m.text("max_wait_time", r) {
                 t.push(("max_wait".into(), Val::str(w)));
             }
-            p.multiline = Some(Val::Table(t));
+            // First, it joins the lines as they are read (the source's rule);
+            // after other stages, it is a stage at the same place.
+            if index == 0 {
+                p.multiline = Some(Val::Table(t));
+            } else {
+                p.stages.push(Stage::plain(Kind::Multiline(Val::Table(t))));
+            }
         }
         "decolorize" => p.stages.push(Stage::plain(Kind::Decolorize)),
+        "geoip" => {
+            let Some(db) = m.text("db", r).filter(|d| !d.is_empty()) else {
+                return r.refuse(m.key("db"), "db path cannot be empty (Promtail refuses it too)");
+            };
+            let db_type = m.text("db_type", r).unwrap_or_default();
+            match db_type.as_str() {
+                "city" | "asn" => {}
+                "" => {
+                    return r.refuse(m.key("db_type"), "db type should be either city or asn (Promtail refuses it too)")
+                }
+                other => return r.skip(m.key("db_type"), format!("`{other}`: Promtail looks nothing up with it")),
+            }
+            let Ok(src) = p.source(&mut m, r) else { return };
+            let Some(src) = src else {
+                return r.skip(k, "without `source`, Promtail's geoip stage looks nothing up: left out");
+            };
+            p.stages.push(Stage::plain(Kind::GeoIp(db, src, db_type)));
+        }
         "sampling" => {
             let Some(rate) = m.text("rate", r).and_then(|v| v.parse::<f64>().ok()) else {
                 return missing(&m, "rate", r);
@@ -472,10 +491,7 @@ fn missing(m: &Map<'_>, key: &str, r: &mut Report) {
 fn unsupported(name: &str) -> String {
     match name {
         "pack" => "pack has no tailship equivalent (structured_metadata keeps values beside the line)".into(),
-        "metrics" => {
-            "metrics from log lines have no tailship equivalent (count them in the log service instead)".into()
-        }
-        "sampling" | "geoip" | "eventlogmessage" | "truncate" | "luhn" => format!("no tailship `{name}` stage"),
+        "eventlogmessage" => "eventlogmessage reads Windows event logs, which tailship does not".into(),
         other => format!("unknown stage `{other}`"),
     }
 }

@@ -125,7 +125,8 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     ));
     assert_eq!(
         skipped(&c),
-        ["clients", "scrape_configs[0].pipeline_stages[3].multiline", "scrape_configs[0].pipeline_stages[9].replace",]
+        ["clients", "scrape_configs[0].pipeline_stages[9].replace"],
+        "a multiline after other stages is a stage at the same place"
     );
     let config = compiles(&c);
     let s = &config.sources[0];
@@ -136,16 +137,17 @@ fn stages_that_cannot_be_placed_are_reported_and_left_out() {
     assert_eq!(s.stages[0].labels, None);
     assert_eq!(s.stages[1].labels, Some(pairs(&[])), "a regex stage makes no label by itself");
     assert_eq!(s.stages[2].labels, Some(pairs(&[("level", "lvl"), ("stream", "stream")])), "a labels stage of its own");
-    let t = s.stages[3].timestamp.as_ref().expect("a timestamp stage");
+    assert!(s.stages[3].multiline.is_some(), "the multiline after docker");
+    let t = s.stages[4].timestamp.as_ref().expect("a timestamp stage");
     assert_eq!((t.format.as_str(), t.action_on_failure.as_deref()), ("%b %e %H:%M:%S%.f", Some("fudge")));
-    assert_eq!(s.stages[4].output.as_deref(), Some("lvl"));
-    assert_eq!(s.stages[5].json.as_ref().map(|j| j.len()), Some(2), "JMESPath beyond paths carries over");
-    assert_eq!(s.stages[5].drop_malformed, Some(true));
-    assert_eq!((s.stages[6].regex.as_deref(), s.stages[6].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
-    let Some(DropSpec::Rule(d)) = &s.stages[7].drop else { panic!("{:?}", s.stages[7]) };
+    assert_eq!(s.stages[5].output.as_deref(), Some("lvl"));
+    assert_eq!(s.stages[6].json.as_ref().map(|j| j.len()), Some(2), "JMESPath beyond paths carries over");
+    assert_eq!(s.stages[6].drop_malformed, Some(true));
+    assert_eq!((s.stages[7].regex.as_deref(), s.stages[7].source.as_deref()), (Some("(?P<x>a)"), Some("lvl")));
+    let Some(DropSpec::Rule(d)) = &s.stages[8].drop else { panic!("{:?}", s.stages[8]) };
     assert_eq!((d.source.clone(), d.value.as_deref()), (Some(OneOrMany::One("lvl".into())), Some("debug")));
-    assert!(s.stages[8].decolorize.is_some());
-    assert_eq!(s.stages.len(), 9);
+    assert!(s.stages[9].decolorize.is_some());
+    assert_eq!(s.stages.len(), 10);
 }
 
 #[test]

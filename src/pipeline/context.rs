@@ -2,8 +2,10 @@
 //! cached streams of extracted labels, `limit` buckets, the last good time
 //! of `timestamp` stages (`fudge`), and counters flushed to the metrics.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
+use super::multiline::Block;
 use super::stage::{Bucket, Held};
 use crate::metrics::Metrics;
 use crate::queue::StreamRef;
@@ -21,6 +23,11 @@ pub struct FileContext {
     pub(super) stream: StreamRef,
     /// Container lines waiting for their last part.
     pub(super) held: Vec<Held>,
+    /// Lines a `multiline` stage is joining, per (stage, labels).
+    pub(super) blocks: Vec<Block>,
+    /// The (stage, labels) of `multiline` stages that saw a start line:
+    /// before it, lines pass one by one (as in Promtail).
+    pub(super) started: HashSet<(usize, u64)>,
     /// Streams of lines whose stages set labels or a tenant.
     pub(super) dynamic: HashMap<DynamicKey, StreamRef>,
     /// `limit` buckets by (stage, stream).
@@ -72,7 +79,13 @@ impl FileContext {
     /// The offset of the first held container part, if any: the file's
     /// position may not pass it.
     pub fn held_from(&self) -> Option<u64> {
-        self.held.iter().map(|h| h.start).min()
+        self.held.iter().map(|h| h.start).chain(self.blocks.iter().map(|b| b.start)).min()
+    }
+
+    /// When the first block of a `multiline` stage is due (no line joined it
+    /// for its `max_wait`), if any is held.
+    pub fn blocks_due(&self) -> Option<Instant> {
+        self.blocks.iter().map(|b| b.last + b.max_wait).min()
     }
 
     /// True when a container line waits for its last part.
@@ -95,6 +108,7 @@ impl FileContext {
     /// Forgets held parts (the file was truncated and is read again).
     pub fn reset(&mut self) {
         self.held.clear();
+        self.blocks.clear();
     }
 }
 

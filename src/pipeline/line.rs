@@ -49,6 +49,18 @@ impl<'s> Extracted<'s> {
         self.put(Cow::Borrowed(name), None);
     }
 
+    /// The values stages set (not the labels the map starts with), owned:
+    /// what a held line keeps of its map.
+    pub fn owned_values(&self) -> Vec<(String, Option<String>)> {
+        self.values.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    /// A map that starts with the labels of `stream` and holds `values`
+    /// (from [`Extracted::owned_values`]).
+    pub fn restored(stream: StreamRef, values: Vec<(String, Option<String>)>) -> Self {
+        Self { values: values.into_iter().map(|(k, v)| (Cow::Owned(k), v)).collect(), labels: Some(stream) }
+    }
+
     /// Every `(name, value)`: the labels a stage did not shadow, then the
     /// values stages set, in the order first set.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
@@ -71,7 +83,7 @@ pub struct Line<'s, 'l> {
     /// a value set, or `None` for a label taken away.
     pub labels: Vec<(Cow<'s, str>, Option<String>)>,
     /// Structured metadata picked so far.
-    pub metadata: Vec<(&'s str, String)>,
+    pub metadata: Vec<(Cow<'s, str>, String)>,
     /// A tenant set by a `tenant` stage.
     pub tenant: Option<String>,
 }
@@ -106,10 +118,20 @@ impl<'s, 'l> Line<'s, 'l> {
         }
     }
 
+    /// A hash of the label changes stages made so far (the file's own
+    /// labels are its context's): the stream a `fudge` remembers times by,
+    /// and a `multiline` stage joins by.
+    pub fn labels_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.labels.hash(&mut h);
+        h.finish()
+    }
+
     pub fn set_metadata(&mut self, name: &'s str, value: String) {
         match self.metadata.iter_mut().find(|(k, _)| *k == name) {
             Some(slot) => slot.1 = value,
-            None => self.metadata.push((name, value)),
+            None => self.metadata.push((Cow::Borrowed(name), value)),
         }
     }
 }

@@ -6,9 +6,12 @@
 
 mod apply;
 mod context;
+mod geoip;
 pub mod golayout;
 mod json;
 mod line;
+mod metrics;
+mod multiline;
 mod pack;
 mod parse;
 pub mod re2;
@@ -17,7 +20,9 @@ mod stages;
 mod template;
 mod timestamp;
 
+pub use geoip::{GeoDb, GeoIp};
 pub use json::JsonField;
+pub use metrics::{Action as MetricAction, Metric};
 pub use parse::JsonPath;
 pub use stage::{DropRule, Op, Stage, TenantFrom, Truncated};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};

@@ -111,6 +111,17 @@ pub enum Op {
         labels: Vec<String>,
         ingest_timestamp: bool,
     },
+    /// Counters, gauges and histograms updated from the line.
+    Metrics(Vec<super::metrics::Metric>),
+    /// Labels from a MaxMind database lookup of an extracted address.
+    GeoIp(super::geoip::GeoIp),
+    /// Lines joined into one from a line matching `start` (Promtail's
+    /// `multiline` stage; see [`super::multiline`]).
+    Multiline {
+        start: Regex,
+        max_lines: usize,
+        max_wait: std::time::Duration,
+    },
 }
 
 /// What a `truncate` stage cuts; the names empty: every one.
@@ -167,6 +178,9 @@ impl Op {
             Op::Truncate { .. } => "truncate",
             Op::Sampling { .. } => "sampling",
             Op::Pack { .. } => "pack",
+            Op::Metrics(_) => "metrics",
+            Op::Multiline { .. } => "multiline",
+            Op::GeoIp(_) => "geoip",
         }
     }
 }

@@ -8,12 +8,15 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::apply;
 use super::context::DynamicKey;
 pub use super::context::FileContext;
 use super::json;
 use super::line::{Extracted, Line};
+use super::metrics;
+use super::multiline::{self, Block};
 use super::pack;
 use super::parse;
 use super::stage::{narrow, Bucket, Held, Op, Stage};
@@ -115,6 +118,8 @@ impl SourceStages {
             stream,
             dynamic: HashMap::new(),
             held: Vec::new(),
+            blocks: Vec::new(),
+            started: Default::default(),
             buckets: HashMap::new(),
             last_times: HashMap::new(),
             line_start: 0,
@@ -298,6 +303,18 @@ impl SourceStages {
                         line.assigned = false;
                     }
                 }
+                Op::Metrics(m) => metrics::apply(m, line, &ctx.stream.labels),
+                Op::GeoIp(g) => g.apply(line),
+                Op::Multiline { start, max_lines, max_wait } => {
+                    let rule = multiline::Rule { start, max_lines: *max_lines, max_wait: *max_wait };
+                    let (blocks, started) = (&mut ctx.blocks, &mut ctx.started);
+                    let max = self.max_line_bytes;
+                    if let multiline::Offer::Held(done) =
+                        multiline::offer(blocks, started, line, i, &rule, ctx.line_start, max)
+                    {
+                        return self.hand_on(ctx, done, read_ts, chunk);
+                    }
+                }
                 Op::Limit { .. } | Op::Labels => {}
             }
             if !(stage.labels.is_empty() && stage.metadata.is_empty()) {
@@ -323,6 +340,25 @@ impl SourceStages {
         let meta = metadata_of(line);
         push(chunk, stream.as_ref().unwrap_or(&ctx.stream), &line.text, line.ts, line.assigned, meta.as_deref());
         Processed::Kept
+    }
+
+    /// Hands on the blocks of `multiline` stages that are due (all, with `force`).
+    pub fn flush_blocks(&self, ctx: &mut FileContext, now: Instant, force: bool, read_ts: i64, chunk: &mut Chunk) {
+        let done = multiline::due(&mut ctx.blocks, now, force);
+        self.hand_on(ctx, done, read_ts, chunk);
+    }
+
+    /// The joined lines of `done` through the stages after their own (each
+    /// at its first line's offset); `Held` when there are none.
+    fn hand_on(&self, ctx: &mut FileContext, done: Vec<Block>, read_ts: i64, chunk: &mut Chunk) -> Processed {
+        let mut out = Processed::Held;
+        for b in done {
+            let (from, at) = (b.stage() + 1, std::mem::replace(&mut ctx.line_start, b.start));
+            let mut line = b.into_line(ctx.stream.clone());
+            out = self.run(ctx, &mut line, from, read_ts, chunk);
+            ctx.line_start = at;
+        }
+        out
     }
 
     /// A `cri` or `docker` stage (`self.stages[i]`): the line becomes the

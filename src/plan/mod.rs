@@ -15,6 +15,8 @@
 //! once (config problems and compile problems together).
 
 mod drop;
+mod geoip;
+mod metrics;
 mod names;
 mod source;
 mod stages;

@@ -11,7 +11,7 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling` or `pack` \
+                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling`, `pack`, `metrics`, `multiline` or `geoip` \
                      (or only `labels` / `structured_metadata`)";
 
 /// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
@@ -145,6 +145,9 @@ fn kinds(st: &StageConfig) -> usize {
         st.truncate.is_some(),
         st.sampling.is_some(),
         st.pack.is_some(),
+        st.metrics.is_some(),
+        st.multiline.is_some(),
+        st.geoip.is_some(),
     ]
     .iter()
     .filter(|b| **b)
@@ -376,6 +379,31 @@ fn op(
         // A name without a value on a line is left out of it (a label may come from discovery).
         names.labels.retain(|l| !pk.labels.contains(l));
         return Some(Op::Pack { labels: pk.labels.clone(), ingest_timestamp: pk.ingest_timestamp.unwrap_or(true) });
+    }
+    if let Some(m) = &st.metrics {
+        return super::metrics::compile(m, names, &mut e).map(Op::Metrics);
+    }
+    if let Some(g) = &st.geoip {
+        return super::geoip::compile(g, names, &mut e).map(Op::GeoIp);
+    }
+    if let Some(m) = &st.multiline {
+        if kind == SourceType::Journal {
+            e(
+                ".multiline",
+                "journal entries are whole already: a multiline stage goes on a file or stdin source".into(),
+            );
+            return None;
+        }
+        if m.start.is_empty() {
+            e(".multiline.start", "missing: the regex of a line that starts an entry".into());
+            return None;
+        }
+        if m.max_lines == 0 {
+            e(".multiline.max_lines", "must be at least 1".into());
+            return None;
+        }
+        let start = regex(".multiline.start", &m.start, &mut e)?;
+        return Some(Op::Multiline { start, max_lines: m.max_lines, max_wait: m.max_wait.get() });
     }
     let Some(l) = st.limit.as_ref() else { return Some(Op::Labels) };
     if !(l.rate.is_finite() && l.rate > 0.0) {

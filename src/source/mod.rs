@@ -232,12 +232,19 @@ impl LineFeed {
         if ctx.has_held() && idle {
             stages.flush_held(ctx, read_ts, chunk);
         }
+        // Blocks of `multiline` stages go on once no line joined them for their `max_wait`.
+        if ctx.blocks_due().is_some() {
+            stages.flush_blocks(ctx, now, eof_final, read_ts, chunk);
+        }
     }
 
     /// When [`LineFeed::flush_idle`] next has something to do.
     pub fn due_at(&self) -> Option<Instant> {
         let partial = self.splitter.has_partial().then(|| self.last_data + self.partial_wait);
-        let joined = self.joiner.as_ref().and_then(|j| j.due_at());
+        let joined = match (self.joiner.as_ref().and_then(|j| j.due_at()), self.ctx.blocks_due()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let held = self.ctx.has_held().then(|| self.last_data + self.partial_wait);
         let partial = match (partial, held) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -251,7 +258,10 @@ impl LineFeed {
 
     /// True when a partial line or a multiline entry is held.
     pub fn has_pending(&self) -> bool {
-        self.splitter.has_partial() || self.joiner.as_ref().is_some_and(|j| j.due_at().is_some()) || self.ctx.has_held()
+        self.splitter.has_partial()
+            || self.joiner.as_ref().is_some_and(|j| j.due_at().is_some())
+            || self.ctx.has_held()
+            || self.ctx.blocks_due().is_some()
     }
 
     /// The offset up to which every line was handled (emitted or dropped).

@@ -1,8 +1,9 @@
 //! Joining multiline entries (stack traces): a line matching `start` begins a
 //! new entry; other lines join the current one with `\n`. An entry is emitted
 //! when the next one starts, when it reaches `max_lines`, or when no line came
-//! for `max_wait`. Lines before the first start line form one entry of their
-//! own (joined like continuation lines, as Promtail's multiline stage does).
+//! for `max_wait`. Lines before the first start line of a file pass one by
+//! one, as Promtail's multiline stage passes them (it starts joining a
+//! stream at its first start line).
 //!
 //! While an entry is held, the file position must not pass its first line, so
 //! [`Joiner::safe_offset`] tells the tailer how far lines are really handled.
@@ -37,6 +38,8 @@ pub struct Joiner {
     lines: usize,
     start_offset: u64,
     last_line_at: Instant,
+    /// A start line was seen: from then on, every line joins an entry.
+    started: bool,
     /// Entries cut at `max_lines` (counted by the caller).
     pub cut: u64,
 }
@@ -52,6 +55,7 @@ impl Joiner {
             lines: 0,
             start_offset: 0,
             last_line_at: Instant::now(),
+            started: false,
             cut: 0,
         }
     }
@@ -59,6 +63,11 @@ impl Joiner {
     /// Adds one line; calls `emit(entry, start_offset)` for each entry it completes.
     pub fn push(&mut self, line: &[u8], start: u64, now: Instant, mut emit: impl FnMut(&[u8], u64)) {
         let begins = self.start.is_match(line);
+        self.started |= begins;
+        if !self.started {
+            emit(line, start);
+            return;
+        }
         if self.lines > 0 && (begins || self.lines >= self.max_lines) {
             if !begins {
                 self.cut += 1;
@@ -121,6 +130,8 @@ mod tests {
         let mut out: Vec<(String, u64)> = Vec::new();
         let mut e = |b: &[u8], off: u64| out.push((String::from_utf8_lossy(b).into_owned(), off));
         j.push(b"orphan", 0, t0, &mut e);
+        j.push(b"  another", 7, t0, &mut e);
+        assert_eq!(j.safe_offset(17), 17, "lines before the first start line are not held");
         j.push(b"1 first", 7, t0, &mut e);
         assert_eq!(j.safe_offset(15), 7);
         j.push(b"  at a", 15, t0, &mut e);
@@ -135,6 +146,7 @@ mod tests {
             out,
             vec![
                 ("orphan".into(), 0),
+                ("  another".into(), 7),
                 ("1 first\n  at a".into(), 7),
                 ("2 second\n  x\n  y".into(), 22),
                 ("  z".into(), 39)
