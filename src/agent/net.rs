@@ -15,6 +15,7 @@ pub(super) fn net_sources(plan: &Plan) -> Vec<NetSource> {
             name: s.name.clone(),
             config: s.spec.config.clone(),
             clients: plan.config.clients_of(&s.spec.config).map(|c| c.name.clone()).collect(),
+            relabel: s.spec.labels.relabel.clone(),
         })
         .collect()
 }

@@ -41,6 +41,8 @@ pub enum SpoolError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("the spool writer stopped")]
     Stopped,
+    #[error("{bytes} bytes at once can never fit a spool of {max} bytes")]
+    TooLarge { bytes: u64, max: u64 },
 }
 
 /// Every source's spool: the shared byte bound.
@@ -97,6 +99,26 @@ fn dir_name(name: &str) -> String {
     } else {
         s
     }
+}
+
+/// `encoded` records cut (at record ends) into pieces of at most `max`
+/// bytes each (a record longer than `max` is a piece of its own).
+pub fn pieces(encoded: &[u8], max: usize) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut rest = encoded;
+    while !rest.is_empty() {
+        if rest.len() <= max {
+            out.push(rest);
+            break;
+        }
+        let cut = match memchr::memrchr(b'\n', &rest[..max]) {
+            Some(i) => i + 1,
+            None => memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1),
+        };
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    out
 }
 
 /// The path of segment `seq` in `dir`.
@@ -176,6 +198,9 @@ impl SourceSpool {
     /// returns once they are on disk. Refused when the spool is full.
     pub async fn append(&self, encoded: Vec<u8>) -> Result<(), SpoolError> {
         let used = self.used.load(Ordering::Relaxed);
+        if encoded.len() as u64 > self.max_append() {
+            return Err(SpoolError::TooLarge { bytes: encoded.len() as u64, max: self.max });
+        }
         if used + encoded.len() as u64 > self.max {
             return Err(SpoolError::Full { used, max: self.max });
         }
@@ -183,6 +208,12 @@ impl SourceSpool {
             Some(w) => w.append(encoded).await,
             None => Err(SpoolError::Stopped),
         }
+    }
+
+    /// The most bytes one append may hold: a quarter of the spool (at most
+    /// 4 MiB), so that an append can fit once delivery makes room.
+    pub fn max_append(&self) -> u64 {
+        (self.max / 4).min(4 << 20)
     }
 
     /// True when `bytes` more would not fit now.

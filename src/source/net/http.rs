@@ -123,6 +123,9 @@ impl HttpReceiver {
                 (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, RETRY_AFTER_SECS)], "spool full, retry later\n")
                     .into_response()
             }
+            Err(e @ SpoolError::TooLarge { .. }) => {
+                self.refuse(StatusCode::PAYLOAD_TOO_LARGE, "too_large", &format!("{e}; send smaller requests"))
+            }
             Err(e) => {
                 NetMetrics::get().refused.with_label_values(&[&self.name, "spool_error"]).inc();
                 tracing::error!(source = %self.name, error = %e, "cannot spool received lines; the sender is told to retry");

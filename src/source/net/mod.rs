@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod proto;
 pub mod push;
 pub mod reader;
+pub mod syslog;
 
 use std::sync::Arc;
 
@@ -26,6 +27,8 @@ pub struct NetSource {
     pub name: Arc<str>,
     pub config: SourceConfig,
     pub clients: Vec<String>,
+    /// The source's relabel rules (syslog: over the `__syslog_*` labels).
+    pub relabel: Option<Arc<crate::relabel::Rules>>,
 }
 
 /// The running receivers.
@@ -66,6 +69,22 @@ impl Receivers {
                         stop.clone(),
                     )));
                     at
+                }
+                SourceType::Syslog => {
+                    let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
+                    if s.config.protocol == Some(crate::config::NetProtocol::Udp) {
+                        let socket = tokio::net::UdpSocket::bind(addr)
+                            .await
+                            .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
+                        let at = socket.local_addr()?;
+                        tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
+                        at
+                    } else {
+                        let listener = bind(&s.name, addr).await?;
+                        let at = listener.local_addr()?;
+                        tasks.push(tokio::spawn(rx.serve_tcp(listener, stop.clone())));
+                        at
+                    }
                 }
                 other => anyhow::bail!("source {}: type {} is not a network source", s.name, other.as_str()),
             };
