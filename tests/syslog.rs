@@ -251,3 +251,45 @@ fn which(name: &str) -> Result<PathBuf, ()> {
     }
     Err(())
 }
+
+#[test]
+fn tls_over_tcp_with_octet_counting() {
+    use std::sync::Arc;
+    use tokio_rustls::rustls;
+    let dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().self_signed(&key).unwrap();
+    write_file(dir.path(), "cert.pem", &cert.pem());
+    write_file(dir.path(), "key.pem", &key.serialize_pem());
+    let store = Receiver::start(BIG);
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let tls = format!(
+        "receiver = {{ tls = {{ cert_file = \"{d}/cert.pem\", key_file = \"{d}/key.pem\" }} }}",
+        d = dir.path().display()
+    );
+    let agent = Agent::start(&syslog_config(dir.path(), &listen, "tcp", &store.base, &tls, ""));
+    wait_listening(&listen, false);
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.der().clone()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, std::net::TcpStream::connect(&listen).unwrap());
+    let msg = "<165>1 2024-05-01T10:00:00Z tlshost tlsapp 7 - - over tls";
+    tls.write_all(format!("{} {msg}", msg.len()).as_bytes()).unwrap();
+    tls.flush().unwrap();
+    let got = wait_lines(&store, 1);
+    let e = find(&got, "over tls");
+    assert_eq!((e.labels["host"].as_str(), e.labels["app"].as_str()), (Some("tlshost"), Some("tlsapp")));
+    // A plain connection to the TLS port delivers nothing.
+    let mut plain = std::net::TcpStream::connect(&listen).unwrap();
+    let _ = plain.write_all(b"<13>1 - - - - - - plain text\n");
+    drop(plain);
+    assert!(wait_for(Duration::from_secs(10), || agent.metric("tailship_receiver_refused_total") >= 1.0));
+    assert_eq!(query_all(&store, r#"{job="syslog"}"#, None).len(), 1);
+}

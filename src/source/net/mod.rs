@@ -12,6 +12,7 @@ pub mod proto;
 pub mod push;
 pub mod reader;
 pub mod syslog;
+pub mod tls;
 
 use std::sync::Arc;
 
@@ -80,9 +81,13 @@ impl Receivers {
                         tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
                         at
                     } else {
+                        let tls = match &r.tls {
+                            Some(t) => Some(tls::acceptor(t).with_context(|| format!("source {}", s.name))?),
+                            None => None,
+                        };
                         let listener = bind(&s.name, addr).await?;
                         let at = listener.local_addr()?;
-                        tasks.push(tokio::spawn(rx.serve_tcp(listener, stop.clone())));
+                        tasks.push(tokio::spawn(rx.serve_tcp(listener, tls, stop.clone())));
                         at
                     }
                 }

@@ -187,7 +187,12 @@ impl SyslogReceiver {
     }
 
     /// Accepts TCP connections (at most `max_connections` at once) until `stop` fires.
-    pub async fn serve_tcp(self: Arc<Self>, listener: tokio::net::TcpListener, stop: CancellationToken) {
+    pub async fn serve_tcp(
+        self: Arc<Self>,
+        listener: tokio::net::TcpListener,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        stop: CancellationToken,
+    ) {
         let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections.max(1)));
         let mut conns = tokio::task::JoinSet::new();
         loop {
@@ -208,9 +213,20 @@ impl SyslogReceiver {
             };
             let rx = self.clone();
             let stop = stop.clone();
+            let tls = tls.clone();
             conns.spawn(async move {
                 let _permit = permit;
-                rx.connection(stream, peer, stop).await;
+                match tls {
+                    None => rx.connection(stream, peer, stop).await,
+                    Some(tls) => match tokio::time::timeout(rx.config.idle_timeout.get(), tls.accept(stream)).await {
+                        Ok(Ok(stream)) => rx.connection(stream, peer, stop).await,
+                        Ok(Err(e)) => {
+                            NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc();
+                            tracing::debug!(source = %rx.name, %peer, error = %e, "TLS handshake failed");
+                        }
+                        Err(_) => NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc(),
+                    },
+                }
             });
             while conns.try_join_next().is_some() {}
         }
