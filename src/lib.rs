@@ -49,6 +49,7 @@
 //! client                                             HTTP (one builder), push, query
 //! queue                                              budget, sink, chunks, streams
 //! batch                                              batcher, deliver
+//! spool                                              network sources' lines on disk (segments, group commit)
 //! pipeline, relabel                                 stages; Prometheus relabel rules over `__meta_*` labels
 //! source                                             discover, fingerprint, tailer, file, stdin, journal, docker, kubernetes
 //! cloud, admin                                       management API clients
@@ -86,6 +87,7 @@ pub mod receive;
 pub mod relabel;
 pub mod shutdown;
 pub mod source;
+pub mod spool;
 pub mod status;
 pub mod systemd;
 pub mod util;

@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["client"],
     &["queue"],
     &["batch"],
+    &["spool"],
     &["pipeline", "relabel"],
     &["source"],
     &["cloud", "admin"],

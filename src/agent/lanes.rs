@@ -102,6 +102,7 @@ impl Lane {
         interner: &Arc<Interner>,
         shutdown: &CancellationToken,
         stdin: &mut Option<Box<dyn std::io::Read + Send>>,
+        spools: Option<Arc<crate::spool::Spools>>,
     ) -> anyhow::Result<usize> {
         self.cancel = shutdown.child_token();
         let mut first = Vec::new();
@@ -134,6 +135,8 @@ impl Lane {
             mode: Mode::Follow,
             extra_labels: BTreeMap::new(),
             mute,
+            client: self.client.name.clone(),
+            spools: spools.clone(),
         };
         let mut threads = start_sources(&first, &env(self.shipper.sink.clone(), false), &self.cancel, stdin)?;
         threads.append(&mut start_sources(&echoes, &env(self.shipper.sink.clone().echo(), true), &self.cancel, stdin)?);

@@ -10,6 +10,7 @@
 //! `tailship run` and `tailship demo` both run this.
 
 mod lanes;
+mod net;
 mod sources;
 mod status;
 
@@ -80,11 +81,15 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
         mode: Mode::Follow,
         extra_labels: Default::default(),
         mute: false,
+        client: lanes[0].name().to_string(),
+        spools: None,
     };
     let stdin_threads = start_sources(&stdin_sources, &stdin_env, &stdin_cancel, &mut stdin)?;
     drop(stdin_env);
+    let receivers = net::start_receivers(&plan).await?;
+    let spools = receivers.as_ref().map(|r| r.spools.clone());
     for lane in &mut lanes {
-        lane.start_sources(&plan, &interner, &shutdown, &mut stdin)?;
+        lane.start_sources(&plan, &interner, &shutdown, &mut stdin, spools.clone())?;
     }
     health.sources_started.store(true, Ordering::Relaxed);
     crate::systemd::ready(&format!("shipping from {} sources to {} clients", config.sources.len(), lanes.len()));
@@ -110,9 +115,10 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
             _ = shutdown.cancelled() => break,
             _ = hup.recv() => {
                 let Some(new) = reload_plan(&plan.file, fd_limit) else { continue };
+                net::reload(receivers.as_ref(), &plan, &new);
                 alerts.reload(new.rules.clone()).await;
                 board.set_plan(&new);
-                let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_sink, interner: &interner };
+                let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_sink, interner: &interner, spools: spools.clone() };
                 reload(&new, config, &file, &health, &alerts, &shutdown, &mut running).await;
                 board.set_lanes(&lanes);
             }
@@ -123,6 +129,10 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     // write the final positions, exit.
     crate::systemd::stopping();
     tracing::info!("stopping sources");
+    if let Some(r) = receivers {
+        // Senders are refused from here on; what they were told is received is in the spool.
+        r.stop().await;
+    }
     stdin_cancel.cancel();
     for lane in &mut lanes {
         lane.stop_sources().await;
@@ -237,6 +247,7 @@ struct Running<'a> {
     stdin: &'a mut Option<Box<dyn std::io::Read + Send>>,
     stdin_sink: &'a ChunkSink,
     interner: &'a Arc<Interner>,
+    spools: Option<Arc<crate::spool::Spools>>,
 }
 
 /// The config file loaded and compiled again, or `None` (logged) if it is not valid.
@@ -315,7 +326,7 @@ async fn reload(
     running.stdin_sink.set_fan_out(stdin_sinks(new, running.lanes, running.interner));
     let mut started = 0;
     for lane in running.lanes.iter_mut() {
-        match lane.start_sources(new, running.interner, shutdown, running.stdin) {
+        match lane.start_sources(new, running.interner, shutdown, running.stdin, running.spools.clone()) {
             Ok(n) => started += n,
             Err(e) => tracing::error!(client = %lane.name(), error = %e, "reload failed to start sources"),
         }

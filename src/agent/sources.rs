@@ -16,6 +16,8 @@ use crate::queue::Interner;
 use crate::source::docker::DockerSource;
 use crate::source::file::{FileSource, Mode};
 use crate::source::journal::JournalSource;
+use crate::source::net::reader::{SpoolReader, StagesFor};
+use crate::source::Outlet;
 
 /// Everything sources need to start.
 pub struct SourceEnv {
@@ -31,6 +33,10 @@ pub struct SourceEnv {
     /// These sources read for a client other than their first: what they
     /// count goes unreported (their first client's sources count it).
     pub mute: bool,
+    /// The client these sources read for (a network source's spool reader keeps its offsets).
+    pub client: String,
+    /// The network sources' spools (none: no network source runs).
+    pub spools: Option<Arc<crate::spool::Spools>>,
 }
 
 /// Starts one thread per source. `stdin` is taken by the first stdin source.
@@ -80,6 +86,10 @@ pub fn start_sources(
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 spawn(Box::new(move || js.run()))?
             }
+            SourceType::Syslog | SourceType::LokiPush | SourceType::Otlp => {
+                let Some(reader) = spool_reader(src, &name, env, out) else { continue };
+                spawn(Box::new(move || reader.run()))?
+            }
             SourceType::Stdin => {
                 let Some(input) = stdin.take() else {
                     tracing::warn!(source = %name, "standard input is already read by another source; skipping");
@@ -94,6 +104,34 @@ pub fn start_sources(
         threads.push(thread);
     }
     Ok(threads)
+}
+
+/// A client's reader of network source `src`'s spool.
+fn spool_reader(src: &SourcePlan, name: &Arc<str>, env: &SourceEnv, out: Outlet) -> Option<SpoolReader> {
+    let spool = env.spools.as_ref()?.get(name)?;
+    let config = src.spec.config.clone();
+    let stages = (!src.stages.is_empty()).then(|| {
+        let (name, interner, compiled) = (name.clone(), env.interner.clone(), src.stages.clone());
+        // A record's tenant is kept through the stages: each tenant has its own.
+        let mut bare = config.clone();
+        bare.tenant_id = None;
+        bare.host_label = false;
+        StagesFor::new(Box::new(move |tenant: Option<&str>| {
+            SourceStages::new(name.clone(), &bare, compiled.clone(), tenant, interner.clone(), &Default::default())
+        }))
+    });
+    Some(SpoolReader {
+        spool,
+        client: env.client.clone(),
+        name: name.clone(),
+        labels: config.labels.clone(),
+        default_tenant: env.default_tenant.as_deref().map(Arc::from),
+        stages,
+        max_line_bytes: config.max_line_bytes.get() as usize,
+        positions: env.positions.clone(),
+        interner: env.interner.clone(),
+        out,
+    })
 }
 
 /// Waits for source threads without blocking the runtime.

@@ -130,6 +130,8 @@ async fn ship(
         mode: Mode::Once,
         extra_labels: labels,
         mute: false,
+        client: client.name.clone(),
+        spools: None,
     };
     let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
     let threads = start_sources(sources, &env, &abort, &mut stdin)?;

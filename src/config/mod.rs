@@ -14,6 +14,7 @@
 mod client;
 mod discovery;
 mod expand;
+mod net;
 mod print;
 mod schema;
 mod stage;
@@ -27,6 +28,7 @@ pub use client::{client_identity, validate_client};
 pub use discovery::{DockerConfig, KubernetesConfig, RelabelConfig, DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR};
 pub use expand::expand_str;
 use expand::expand_vars;
+pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolConfig};
 pub use print::to_redacted_toml;
 pub use schema::*;
 pub use stage::*;
@@ -356,6 +358,7 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     }
     for (i, s) in c.sources.iter().enumerate() {
         validate_source(&format!("sources[{i}]"), s, &mut e);
+        net::validate_net_source(&format!("sources[{i}]"), s, &mut e);
         for (j, name) in s.clients.iter().enumerate() {
             if !c.clients().iter().any(|cl| cl.name == *name) {
                 let known: Vec<&str> = c.clients().iter().map(|cl| cl.name.as_str()).collect();
@@ -365,6 +368,9 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
                 );
             }
         }
+    }
+    if c.sources.iter().any(|s| s.kind.receives()) {
+        net::validate_spool(&c.spool, &mut e);
     }
     let stdin_sources = c.sources.iter().filter(|s| s.kind == SourceType::Stdin).count();
     if stdin_sources > 1 {
@@ -532,6 +538,7 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
             }
         }
+        SourceType::Syslog | SourceType::LokiPush | SourceType::Otlp => {}
     }
     if s.kubernetes.is_some() && s.kind != SourceType::Kubernetes {
         e(&format!("{key}.kubernetes"), "`kubernetes` is for kubernetes sources (type = \"kubernetes\")".into());

@@ -33,6 +33,8 @@ pub struct Config {
     pub queue: QueueConfig,
     /// Where file offsets are remembered across restarts.
     pub positions: PositionsConfig,
+    /// Where network sources' lines wait on disk until every client has them.
+    pub spool: super::SpoolConfig,
     /// How long a SIGTERM may take to flush and wait for acknowledgements.
     pub shutdown_timeout: ShutdownTimeout,
     pub sources: Vec<SourceConfig>,
@@ -287,6 +289,13 @@ pub enum SourceType {
     /// The json-file logs of the containers of a Docker Engine, found
     /// through its API (see `crate::source::docker`).
     Docker,
+    /// Syslog over TCP or UDP (RFC 5424 and RFC 3164), spooled (see `crate::source::net`).
+    Syslog,
+    /// The Loki push API (`POST /loki/api/v1/push`): a relay, spooled.
+    #[serde(rename = "loki_push")]
+    LokiPush,
+    /// OTLP/HTTP logs (`POST /v1/logs`), spooled.
+    Otlp,
 }
 
 /// Where kubelet keeps pod logs.
@@ -313,6 +322,9 @@ impl SourceType {
             Self::Kubernetes => "kubernetes",
             Self::Journal => "journal",
             Self::Docker => "docker",
+            Self::Syslog => "syslog",
+            Self::LokiPush => "loki_push",
+            Self::Otlp => "otlp",
         }
     }
 }
@@ -387,6 +399,12 @@ pub struct SourceConfig {
     /// A `kubernetes` source's pod metadata from the API server (unset: path labels only).
     pub kubernetes: Option<super::KubernetesConfig>,
     pub stages: Vec<StageConfig>,
+    /// A network source's address (default: loopback, see [`SourceType::default_listen`]).
+    pub listen: Option<String>,
+    /// A syslog source's transport (`tcp`, the default, or `udp`).
+    pub protocol: Option<super::NetProtocol>,
+    /// A network source's limits, TLS and auth.
+    pub receiver: Option<super::ReceiverConfig>,
 }
 
 impl Default for SourceConfig {
@@ -416,6 +434,9 @@ impl Default for SourceConfig {
             docker: None,
             kubernetes: None,
             stages: Vec::new(),
+            listen: None,
+            protocol: None,
+            receiver: None,
         }
     }
 }

@@ -56,7 +56,12 @@ pub fn compile(
         },
         // A docker source's files are known once the Engine says where it
         // keeps them (`source::docker`).
-        SourceType::Stdin | SourceType::Journal | SourceType::Docker => None,
+        SourceType::Stdin
+        | SourceType::Journal
+        | SourceType::Docker
+        | SourceType::Syslog
+        | SourceType::LokiPush
+        | SourceType::Otlp => None,
     };
     if src.kind == SourceType::Journal {
         for (i, m) in src.matches.iter().enumerate() {

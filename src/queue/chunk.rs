@@ -95,6 +95,20 @@ impl Chunk {
         (e.meta > 0).then(|| self.buf.get(at..at + e.meta as usize).unwrap_or_default())
     }
 
+    /// Appends a line of `stream` with its own timestamp (never bumped by
+    /// the batcher) and its structured metadata (a JSON object), as a
+    /// received line arrives (see `source/net/`).
+    pub fn push_line(&mut self, stream: &StreamRef, line: &str, ts: i64, meta: Option<&str>) {
+        let start = self.buf.len() as u32;
+        self.buf.push_str(line);
+        let meta_len = meta.map_or(0, |m| {
+            self.buf.push_str(m);
+            m.len() as u32
+        });
+        let stream = self.stream_id(stream);
+        self.entries.push(Entry { stream, ts, assigned_ts: false, start, len: line.len() as u32, meta: meta_len });
+    }
+
     pub fn stream(&self, e: &Entry) -> &StreamRef {
         &self.streams[e.stream as usize]
     }

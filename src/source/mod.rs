@@ -14,6 +14,7 @@ pub mod journal;
 pub mod kubernetes;
 pub mod lines;
 pub mod multiline;
+pub mod net;
 pub mod stdin;
 pub mod tailer;
 pub mod target;

@@ -1,0 +1,214 @@
+//! The network receivers' config: `[spool]` (where received lines wait on
+//! disk until every client has them) and a `syslog`, `loki_push` or `otlp`
+//! source's `listen`, `protocol` and `receiver` keys.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::{SourceConfig, SourceType};
+use crate::util::{HumanDuration, HumanSize};
+
+/// `[spool]`: received lines are written here (and fsynced) before the
+/// sender is told they were received.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SpoolConfig {
+    /// A directory; each network source writes segments in its own subdirectory.
+    pub path: PathBuf,
+    /// The most bytes all segments may take; past it, senders are refused or slowed.
+    pub max_bytes: HumanSize,
+    /// A segment is closed (and a new one begun) past this size.
+    pub segment_bytes: HumanSize,
+}
+
+impl Default for SpoolConfig {
+    fn default() -> Self {
+        Self {
+            path: PathBuf::from("/var/lib/tailship/spool"),
+            max_bytes: HumanSize(1 << 30),
+            segment_bytes: HumanSize(16 << 20),
+        }
+    }
+}
+
+/// `protocol` of a syslog source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NetProtocol {
+    #[default]
+    Tcp,
+    Udp,
+}
+
+/// A receiver's TLS: its certificate and key (PEM).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ServerTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+}
+
+/// Basic auth a receiver asks of its senders.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ReceiverBasicAuth {
+    pub username: String,
+    /// A file holding the password (read at start).
+    pub password_file: PathBuf,
+}
+
+/// `receiver = { ... }` of a network source.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ReceiverConfig {
+    /// Senders must present these credentials (HTTP receivers).
+    pub basic_auth: Option<ReceiverBasicAuth>,
+    /// A file holding the bearer token senders must present (HTTP receivers).
+    pub bearer_token_file: Option<PathBuf>,
+    /// TLS on the listening socket (syslog over TCP).
+    pub tls: Option<ServerTls>,
+    /// A request body (HTTP) or a message (syslog) larger than this is refused.
+    pub max_message_bytes: HumanSize,
+    /// Connections open at once; more wait in the kernel's queue.
+    pub max_connections: usize,
+    /// A connection that sends nothing for this long is closed.
+    pub idle_timeout: HumanDuration,
+    /// Syslog: keep the message's own timestamp (else the time it was received).
+    pub use_incoming_timestamp: bool,
+    /// Syslog: structured data elements become labels (else structured metadata).
+    pub label_structured_data: bool,
+    /// OTLP: resource, scope or log attributes that become labels (dots
+    /// become underscores); the other attributes become structured metadata.
+    pub attribute_labels: Vec<String>,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        Self {
+            basic_auth: None,
+            bearer_token_file: None,
+            tls: None,
+            max_message_bytes: HumanSize(8 << 20),
+            max_connections: 256,
+            idle_timeout: HumanDuration::secs(120),
+            use_incoming_timestamp: true,
+            label_structured_data: false,
+            attribute_labels: Vec::new(),
+        }
+    }
+}
+
+impl SourceType {
+    /// True for sources that receive lines over the network (and spool them).
+    pub fn receives(self) -> bool {
+        matches!(self, Self::Syslog | Self::LokiPush | Self::Otlp)
+    }
+
+    /// Where a receiver listens when `listen` is not set (loopback only).
+    pub fn default_listen(self) -> &'static str {
+        match self {
+            Self::Syslog => "127.0.0.1:1514",
+            Self::LokiPush => "127.0.0.1:3500",
+            Self::Otlp => "127.0.0.1:4318",
+            _ => "",
+        }
+    }
+}
+
+impl SourceConfig {
+    /// A network source's listening address.
+    pub fn listen_addr(&self) -> &str {
+        self.listen.as_deref().unwrap_or(self.kind.default_listen())
+    }
+}
+
+/// A network source's own keys, and the keys they do not take.
+pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if !s.kind.receives() {
+        for (k, set) in
+            [("listen", s.listen.is_some()), ("protocol", s.protocol.is_some()), ("receiver", s.receiver.is_some())]
+        {
+            if set {
+                e(&format!("{key}.{k}"), format!("{k} is for network sources (syslog, loki_push, otlp)"));
+            }
+        }
+        return;
+    }
+    if !s.include.is_empty() || !s.exclude.is_empty() {
+        e(&format!("{key}.include"), "include and exclude are for file sources".into());
+    }
+    if s.multiline.is_some() {
+        e(
+            &format!("{key}.multiline"),
+            "multiline is for file and stdin sources: a received message is one entry".into(),
+        );
+    }
+    if s.listen_addr().parse::<std::net::SocketAddr>().is_err() {
+        e(
+            &format!("{key}.listen"),
+            format!("`{}` is not an address and port (such as 127.0.0.1:1514)", s.listen_addr()),
+        );
+    }
+    if s.protocol.is_some() && s.kind != SourceType::Syslog {
+        e(&format!("{key}.protocol"), "protocol is for syslog sources (HTTP receivers use TCP)".into());
+    }
+    let r = s.receiver.clone().unwrap_or_default();
+    if r.max_connections == 0 {
+        e(&format!("{key}.receiver.max_connections"), "must be at least 1".into());
+    }
+    if r.max_message_bytes.get() < 64 {
+        e(&format!("{key}.receiver.max_message_bytes"), "must be at least 64".into());
+    }
+    if r.idle_timeout.get().is_zero() {
+        e(&format!("{key}.receiver.idle_timeout"), "must be above 0".into());
+    }
+    if let Some(tls) = &r.tls {
+        if s.kind != SourceType::Syslog {
+            e(
+                &format!("{key}.receiver.tls"),
+                "TLS is for syslog sources here; put an HTTP receiver behind a TLS proxy".into(),
+            );
+        }
+        if s.protocol == Some(NetProtocol::Udp) {
+            e(&format!("{key}.receiver.tls"), "TLS is for TCP; a UDP syslog source cannot have it".into());
+        }
+        for (k, p) in [("cert_file", &tls.cert_file), ("key_file", &tls.key_file)] {
+            if let Err(err) = std::fs::metadata(p) {
+                e(&format!("{key}.receiver.tls.{k}"), format!("cannot read {}: {err}", p.display()));
+            }
+        }
+    }
+    if let Some(b) = &r.basic_auth {
+        if b.username.is_empty() {
+            e(&format!("{key}.receiver.basic_auth.username"), "must not be empty".into());
+        }
+        if let Err(err) = crate::util::read_secret_file(&b.password_file) {
+            e(
+                &format!("{key}.receiver.basic_auth.password_file"),
+                format!("cannot read {}: {err}", b.password_file.display()),
+            );
+        }
+    }
+    if let Some(p) = &r.bearer_token_file {
+        if let Err(err) = crate::util::read_secret_file(p) {
+            e(&format!("{key}.receiver.bearer_token_file"), format!("cannot read {}: {err}", p.display()));
+        }
+    }
+    if (r.basic_auth.is_some() || r.bearer_token_file.is_some()) && s.kind == SourceType::Syslog {
+        e(&format!("{key}.receiver.basic_auth"), "auth is for HTTP receivers (loki_push, otlp)".into());
+    }
+}
+
+/// `[spool]` keys.
+pub(super) fn validate_spool(s: &SpoolConfig, e: &mut dyn FnMut(&str, String)) {
+    if s.path.as_os_str().is_empty() {
+        e("spool.path", "must not be empty".into());
+    }
+    if s.segment_bytes.get() < 4096 {
+        e("spool.segment_bytes", "must be at least 4096".into());
+    }
+    if s.max_bytes.get() < s.segment_bytes.get() * 2 {
+        e("spool.max_bytes", "must be at least twice spool.segment_bytes".into());
+    }
+}

@@ -1,0 +1,61 @@
+//! The receivers' metrics, per source: connections, lines received, refusals,
+//! unparsed messages, spool bytes.
+
+use std::sync::OnceLock;
+
+use prometheus::{IntCounterVec, IntGaugeVec, Opts};
+
+pub struct NetMetrics {
+    pub connections: IntGaugeVec,
+    pub received: IntCounterVec,
+    pub refused: IntCounterVec,
+    pub unparsed: IntCounterVec,
+    pub spool_bytes: IntGaugeVec,
+}
+
+impl NetMetrics {
+    /// The receivers' metrics, registered with the agent's on first use.
+    pub fn get() -> &'static NetMetrics {
+        static M: OnceLock<NetMetrics> = OnceLock::new();
+        M.get_or_init(|| {
+            let r = &crate::metrics::Metrics::get().registry;
+            let gauge = |name: &str, help: &str, labels: &[&str]| {
+                let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric definition");
+                let _ = r.register(Box::new(g.clone()));
+                g
+            };
+            let counter = |name: &str, help: &str, labels: &[&str]| {
+                let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric definition");
+                let _ = r.register(Box::new(c.clone()));
+                c
+            };
+            NetMetrics {
+                connections: gauge(
+                    "tailship_receiver_connections",
+                    "Open connections, per network source.",
+                    &["source"],
+                ),
+                received: counter(
+                    "tailship_receiver_lines_total",
+                    "Lines received and spooled (the sender was told), per network source.",
+                    &["source"],
+                ),
+                refused: counter(
+                    "tailship_receiver_refused_total",
+                    "Requests, messages or datagrams refused or dropped, per network source and reason.",
+                    &["source", "reason"],
+                ),
+                unparsed: counter(
+                    "tailship_receiver_unparsed_total",
+                    "Messages that did not parse, kept as their raw line, per network source.",
+                    &["source"],
+                ),
+                spool_bytes: gauge(
+                    "tailship_spool_bytes",
+                    "Bytes of spool segments on disk, per network source.",
+                    &["source"],
+                ),
+            }
+        })
+    }
+}

@@ -1,0 +1,244 @@
+//! A client's reader of a network source's spool: segments read like files,
+//! oldest first, from the client's delivered offset; each chunk carries the
+//! segment's positions key and the offset after its last record, so the
+//! offset moves only once the service acknowledged them. A sealed segment
+//! delivered to its end is finished in the positions and offered for
+//! deletion (see [`crate::spool::SourceSpool::delivered`]).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::metrics::Metrics;
+use crate::pipeline::{FileContext, SourceStages};
+use crate::positions::{AckRef, Fingerprint, Positions, FINGERPRINT_BYTES};
+use crate::queue::{Chunk, Interner, StreamRef};
+use crate::source::Outlet;
+use crate::spool::{segment_path, Record, SourceSpool};
+
+/// Bytes read from a segment at once.
+const READ_BYTES: usize = 1 << 20;
+/// How often delivery is looked at while nothing new arrives.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Streams by (tenant, the record's labels).
+type Streams = HashMap<(Option<String>, Vec<(String, String)>), StreamRef>;
+/// Builds a source's stages for a tenant.
+pub type MakeStages = Box<dyn Fn(Option<&str>) -> SourceStages + Send>;
+
+/// What a reader needs.
+pub struct SpoolReader {
+    pub spool: Arc<SourceSpool>,
+    pub client: String,
+    pub name: Arc<str>,
+    /// The source's static labels (with the client's external labels); a record's own win.
+    pub labels: BTreeMap<String, String>,
+    /// `client.tenant_id`, for records without a tenant.
+    pub default_tenant: Option<Arc<str>>,
+    /// The source's stages, compiled; none: records go on as they are.
+    pub stages: Option<StagesFor>,
+    pub max_line_bytes: usize,
+    pub positions: Arc<Positions>,
+    pub interner: Arc<Interner>,
+    pub out: Outlet,
+}
+
+/// A source's stages, run per tenant (a record's tenant is kept through them).
+pub struct StagesFor {
+    pub make: MakeStages,
+    built: HashMap<Option<String>, (SourceStages, FileContext)>,
+}
+
+impl StagesFor {
+    pub fn new(make: MakeStages) -> Self {
+        Self { make, built: HashMap::new() }
+    }
+}
+
+struct Segment {
+    seq: u64,
+    key: u64,
+    file: File,
+    /// Where the next record starts (the offset handed on).
+    offset: u64,
+}
+
+impl SpoolReader {
+    /// Reads until `out.cancel` fires.
+    pub fn run(mut self) {
+        let mut open: BTreeMap<u64, Segment> = BTreeMap::new();
+        let mut finished: HashSet<u64> = HashSet::new();
+        let mut watch = self.spool.watch();
+        let mut streams: Streams = HashMap::new();
+        while !self.out.stopped() {
+            let on_disk = self.spool.segments();
+            finished.retain(|s| on_disk.contains(s));
+            let new: Vec<u64> =
+                on_disk.iter().copied().filter(|s| !finished.contains(s) && !open.contains_key(s)).collect();
+            for seq in new {
+                if let Some(seg) = self.open(seq) {
+                    open.insert(seq, seg);
+                }
+            }
+            let mut progressed = false;
+            let mut done = Vec::new();
+            for seg in open.values_mut() {
+                let sealed = self.spool.is_sealed(seg.seq);
+                match self.read(seg, &mut streams) {
+                    Some(true) => progressed = true,
+                    Some(false) => {
+                        let delivered = self.positions.committed(seg.key).unwrap_or(0) >= seg.offset;
+                        if sealed && delivered {
+                            done.push(seg.seq);
+                        }
+                    }
+                    None => done.push(seg.seq),
+                }
+                if self.out.stopped() {
+                    break;
+                }
+                if !sealed {
+                    break;
+                }
+            }
+            for seq in done {
+                if let Some(seg) = open.remove(&seq) {
+                    self.positions.finish(seg.key, seg.offset);
+                    finished.insert(seq);
+                    self.spool.delivered(seq, &self.client);
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                let handle = self.out.handle.clone();
+                let cancel = self.out.cancel.clone();
+                handle.block_on(async {
+                    tokio::select! {
+                        _ = watch.changed() => {}
+                        _ = tokio::time::sleep(POLL) => {}
+                        _ = cancel.cancelled() => {}
+                    }
+                });
+            }
+        }
+        for seg in open.values() {
+            let size = seg.file.metadata().map(|m| m.len()).unwrap_or(seg.offset);
+            self.positions.release(seg.key, size, seg.offset);
+        }
+    }
+
+    /// Opens segment `seq` at this client's offset (tracked from 0 when new).
+    fn open(&self, seq: u64) -> Option<Segment> {
+        let path = segment_path(&self.spool.dir, seq);
+        let file = File::open(&path).ok()?;
+        let meta = file.metadata().ok()?;
+        let mut prefix = vec![0u8; FINGERPRINT_BYTES.min(meta.len() as usize)];
+        let n = file.read_at(&mut prefix, 0).ok()?;
+        prefix.truncate(n);
+        if prefix.is_empty() {
+            return None;
+        }
+        let (key, offset) = match self.positions.resume(&prefix, &path, meta.dev(), meta.ino()) {
+            Some(found) => found,
+            None => (self.positions.track(&path, Fingerprint::of(&prefix), meta.dev(), meta.ino(), 0), 0),
+        };
+        Some(Segment { seq, key, file, offset })
+    }
+
+    /// Reads what `seg` holds past its offset into one chunk and queues it.
+    /// `Some(true)`: something was read; `Some(false)`: nothing new; `None`: the segment is gone.
+    fn read(&mut self, seg: &mut Segment, streams: &mut Streams) -> Option<bool> {
+        let mut buf = vec![0u8; READ_BYTES];
+        let n = match seg.file.read_at(&mut buf, seg.offset) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(source = %self.name, segment = seg.seq, error = %e, "cannot read a spool segment");
+                return None;
+            }
+        };
+        buf.truncate(n);
+        let Some(last_nl) = memchr::memrchr(b'\n', &buf) else {
+            if n == READ_BYTES {
+                tracing::warn!(source = %self.name, segment = seg.seq, "a spool record longer than 1 MiB; skipping it");
+            }
+            return Some(false);
+        };
+        let whole = &buf[..=last_nl];
+        let mut chunk = Chunk::with_capacity(self.name.clone(), whole.len());
+        let mut damaged = 0u64;
+        let mut at = seg.offset;
+        for line in whole.split(|&b| b == b'\n') {
+            let start = at;
+            at += line.len() as u64 + 1;
+            if line.is_empty() || start == 0 {
+                continue;
+            }
+            match Record::decode(line) {
+                Some(r) => self.add(&r, &mut chunk, streams),
+                None => damaged += 1,
+            }
+        }
+        let end = seg.offset + whole.len() as u64;
+        if damaged > 0 {
+            tracing::warn!(source = %self.name, segment = seg.seq, records = damaged, "damaged spool records skipped");
+            Metrics::get().lines_dropped.with_label_values(&[&self.name, "spool_damaged"]).inc_by(damaged);
+        }
+        let lines = chunk.entries.len() as u64;
+        chunk.ack = Some(AckRef { file: seg.key, offset: end });
+        if !self.out.send(chunk) {
+            return Some(false);
+        }
+        Metrics::get().lines_read.with_label_values(&[&self.name]).inc_by(lines);
+        seg.offset = end;
+        Some(true)
+    }
+
+    /// One record into `chunk`: through the stages if the source has some.
+    fn add(&mut self, r: &Record<'_>, chunk: &mut Chunk, streams: &mut Streams) {
+        let line = crate::util::cut_at_char(&r.line, self.max_line_bytes);
+        let meta = r.metadata_json();
+        let tenant = r.tenant.as_deref().map(str::to_string);
+        if let Some(stages) = &mut self.stages {
+            let tenant = tenant.or_else(|| self.default_tenant.as_deref().map(str::to_string));
+            let make = &stages.make;
+            let (st, ctx) = stages.built.entry(tenant.clone()).or_insert_with(|| {
+                let st = make(tenant.as_deref());
+                let ctx = st.context_for(self.labels.clone());
+                (st, ctx)
+            });
+            let labels: Vec<(&str, &str)> = r.labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
+            let before = chunk.entries.len();
+            st.process_with_labels(ctx, line.as_bytes(), r.ts, &labels, chunk);
+            // The record's structured metadata goes with it unless a stage set some.
+            if let (Some(m), true) = (&meta, chunk.entries.len() == before + 1) {
+                if let Some(e) = chunk.entries.last_mut() {
+                    if e.meta == 0 && (e.start + e.len) as usize == chunk.buf.len() {
+                        chunk.buf.push_str(m);
+                        e.meta = m.len() as u32;
+                    }
+                }
+            }
+            return;
+        }
+        let key = (tenant, r.labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+        let stream = match streams.get(&key) {
+            Some(s) => s.clone(),
+            None => {
+                let mut all = self.labels.clone();
+                for (k, v) in &key.1 {
+                    all.insert(k.clone(), v.clone());
+                }
+                let tenant = key.0.as_deref().map(Arc::from).or_else(|| self.default_tenant.clone());
+                let s = self.interner.intern(tenant.as_ref(), all);
+                if streams.len() > 4096 {
+                    streams.clear();
+                }
+                streams.insert(key, s.clone());
+                s
+            }
+        };
+        chunk.push_line(&stream, line, r.ts, meta.as_deref());
+    }
+}

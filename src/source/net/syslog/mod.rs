@@ -1,0 +1,283 @@
+//! `type = "syslog"`: RFC 5424 and RFC 3164 over TCP (octet counting or
+//! newline framing) and UDP. Each message becomes a spooled line: its
+//! message part as the line, its time (`receiver.use_incoming_timestamp`),
+//! and labels from Promtail's `__syslog_*` fields through the source's
+//! `relabel` rules. A message that does not parse is kept as it came, with
+//! the label `syslog_unparsed="true"`, and counted. Over TCP, while the
+//! spool is full the socket is not read (the sender slows down); over UDP
+//! the datagram is dropped and counted.
+
+mod frame;
+pub mod parse;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::sync::CancellationToken;
+
+use super::metrics::NetMetrics;
+use super::NetSource;
+use crate::config::ReceiverConfig;
+use crate::spool::{Record, SourceSpool, SpoolError};
+use frame::Framer;
+use parse::{FACILITIES, SEVERITIES};
+
+/// How long a connection waits before trying a full spool again.
+const FULL_WAIT: Duration = Duration::from_millis(200);
+
+/// One syslog listener's state.
+pub struct SyslogReceiver {
+    name: Arc<str>,
+    spool: Arc<SourceSpool>,
+    config: ReceiverConfig,
+    labels: crate::relabel::Labels,
+    relabel: Option<Arc<crate::relabel::Rules>>,
+    tenant: Option<String>,
+}
+
+impl SyslogReceiver {
+    pub fn new(s: &NetSource, spool: Arc<SourceSpool>) -> Self {
+        Self {
+            name: s.name.clone(),
+            spool,
+            config: s.config.receiver.clone().unwrap_or_default(),
+            labels: s.config.labels.clone(),
+            relabel: s.relabel.clone(),
+            tenant: s.config.tenant_id.clone(),
+        }
+    }
+
+    fn max(&self) -> usize {
+        self.config.max_message_bytes.get() as usize
+    }
+
+    /// One message as a spool record appended to `out`; false when relabelling dropped it.
+    pub fn record(&self, raw: &[u8], peer: IpAddr, truncated: bool, out: &mut Vec<u8>) -> bool {
+        let m = NetMetrics::get();
+        if truncated {
+            m.refused.with_label_values(&[&self.name, "truncated"]).inc();
+        }
+        let text = String::from_utf8_lossy(raw);
+        let now = crate::util::now_ns() as i64;
+        let tenant = self.tenant.as_deref().map(Into::into);
+        let Some(msg) = parse::parse(&text, now) else {
+            m.unparsed.with_label_values(&[&self.name]).inc();
+            let mut labels: Vec<_> = self.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
+            labels.push(("syslog_unparsed".into(), "true".into()));
+            let line = text.trim_end_matches(['\n', '\r', '\0']);
+            Record { ts: now, tenant, labels, line: line.into(), metadata: Vec::new() }.encode(out);
+            return true;
+        };
+        let mut labels = self.labels.clone();
+        let mut set = |k: &str, v: Option<&str>| {
+            if let Some(v) = v {
+                labels.insert(format!("__syslog_{k}"), v.to_string());
+            }
+        };
+        set("connection_ip_address", Some(&peer.to_string()));
+        set("message_severity", msg.severity.map(|s| SEVERITIES[s as usize]));
+        set("message_facility", msg.facility.and_then(|f| FACILITIES.get(f as usize).copied()));
+        set("message_hostname", msg.hostname);
+        set("message_app_name", msg.app_name);
+        set("message_proc_id", msg.proc_id);
+        set("message_msg_id", msg.msg_id);
+        let mut metadata = Vec::new();
+        for (id, name, value) in &msg.structured {
+            let key = crate::util::sanitize_label_name(&format!("{id}_{name}"));
+            labels.insert(format!("__syslog_message_sd_{key}"), value.clone());
+            if self.config.label_structured_data {
+                labels.insert(key, value.clone());
+            } else {
+                metadata.push((key.into(), value.as_str().into()));
+            }
+        }
+        if let Some(rules) = &self.relabel {
+            if !rules.apply(&mut labels) {
+                m.refused.with_label_values(&[&self.name, "relabel_drop"]).inc();
+                return false;
+            }
+        }
+        crate::relabel::strip_internal(&mut labels);
+        let ts = if self.config.use_incoming_timestamp { msg.ts.unwrap_or(now) } else { now };
+        Record {
+            ts,
+            tenant,
+            labels: labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect(),
+            line: msg.message.into(),
+            metadata,
+        }
+        .encode(out);
+        true
+    }
+
+    /// Spools `encoded` (`n` messages), waiting while the spool is full
+    /// (the connection is not read meanwhile). False when stopped or the spool fails.
+    async fn spool_waiting(&self, encoded: Vec<u8>, n: u64, stop: &CancellationToken) -> bool {
+        if n == 0 {
+            return true;
+        }
+        for piece in crate::spool::pieces(&encoded, self.spool.max_append() as usize) {
+            loop {
+                if self.spool.is_full(piece.len() as u64) {
+                    // Room comes when a delivered segment is deleted (the spool says so).
+                    let mut changed = self.spool.watch();
+                    tokio::select! {
+                        _ = changed.changed() => {}
+                        _ = tokio::time::sleep(FULL_WAIT) => {}
+                        _ = stop.cancelled() => return false,
+                    }
+                    continue;
+                }
+                match self.spool.append(piece.to_vec()).await {
+                    Ok(()) => break,
+                    Err(SpoolError::Full { .. }) => continue,
+                    Err(e) => {
+                        tracing::error!(source = %self.name, error = %e, "cannot spool syslog messages; closing the connection");
+                        NetMetrics::get().refused.with_label_values(&[&self.name, "spool_error"]).inc_by(n);
+                        return false;
+                    }
+                }
+            }
+        }
+        NetMetrics::get().received.with_label_values(&[&self.name]).inc_by(n);
+        true
+    }
+
+    /// Reads one connection until it closes, idles out or `stop` fires.
+    pub async fn connection<S: AsyncRead + Unpin>(&self, mut stream: S, peer: SocketAddr, stop: CancellationToken) {
+        let gauge = NetMetrics::get().connections.with_label_values(&[&self.name]);
+        gauge.inc();
+        let mut framer = Framer::new(self.max());
+        let mut buf = vec![0u8; 64 << 10];
+        let idle = self.config.idle_timeout.get();
+        loop {
+            let n = tokio::select! {
+                r = tokio::time::timeout(idle, stream.read(&mut buf)) => match r {
+                    Ok(Ok(n)) => n,
+                    Ok(Err(e)) => {
+                        tracing::debug!(source = %self.name, %peer, error = %e, "syslog connection failed");
+                        0
+                    }
+                    Err(_) => {
+                        tracing::debug!(source = %self.name, %peer, "syslog connection idle; closed");
+                        0
+                    }
+                },
+                _ = stop.cancelled() => 0,
+            };
+            let mut out = Vec::new();
+            let mut count = 0;
+            let mut handle = |msg: &[u8], truncated: bool| {
+                if self.record(msg, peer.ip(), truncated, &mut out) {
+                    count += 1;
+                }
+            };
+            if n == 0 {
+                framer.finish(&mut handle);
+            } else {
+                framer.feed(&buf[..n], &mut handle);
+            }
+            if !self.spool_waiting(out, count, &stop).await || n == 0 {
+                break;
+            }
+        }
+        gauge.dec();
+    }
+
+    /// Accepts TCP connections (at most `max_connections` at once) until `stop` fires.
+    pub async fn serve_tcp(
+        self: Arc<Self>,
+        listener: tokio::net::TcpListener,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        stop: CancellationToken,
+    ) {
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections.max(1)));
+        let mut conns = tokio::task::JoinSet::new();
+        loop {
+            let permit = tokio::select! {
+                p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+                _ = stop.cancelled() => break,
+            };
+            let (stream, peer) = tokio::select! {
+                r = listener.accept() => match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        tracing::warn!(source = %self.name, error = %e, "cannot accept a syslog connection");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+                _ = stop.cancelled() => break,
+            };
+            let rx = self.clone();
+            let stop = stop.clone();
+            let tls = tls.clone();
+            conns.spawn(async move {
+                let _permit = permit;
+                match tls {
+                    None => rx.connection(stream, peer, stop).await,
+                    Some(tls) => match tokio::time::timeout(rx.config.idle_timeout.get(), tls.accept(stream)).await {
+                        Ok(Ok(stream)) => rx.connection(stream, peer, stop).await,
+                        Ok(Err(e)) => {
+                            NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc();
+                            tracing::debug!(source = %rx.name, %peer, error = %e, "TLS handshake failed");
+                        }
+                        Err(_) => NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc(),
+                    },
+                }
+            });
+            while conns.try_join_next().is_some() {}
+        }
+        while conns.join_next().await.is_some() {}
+    }
+
+    /// Receives UDP datagrams (one message each) until `stop` fires; while
+    /// the spool is full they are dropped and counted.
+    pub async fn serve_udp(self: Arc<Self>, socket: tokio::net::UdpSocket, stop: CancellationToken) {
+        let mut buf = vec![0u8; 65_536];
+        loop {
+            let (n, peer) = tokio::select! {
+                r = socket.recv_from(&mut buf) => match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        tracing::debug!(source = %self.name, error = %e, "syslog datagram not received");
+                        continue;
+                    }
+                },
+                _ = stop.cancelled() => break,
+            };
+            let mut out = Vec::new();
+            let mut count = 0u64;
+            let max = self.max();
+            let mut take = |data: &[u8], peer: SocketAddr, out: &mut Vec<u8>| {
+                let cut = data.len() > max;
+                if self.record(&data[..data.len().min(max)], peer.ip(), cut, out) {
+                    count += 1;
+                }
+            };
+            take(&buf[..n], peer, &mut out);
+            // What else arrived meanwhile goes in the same write.
+            for _ in 0..255 {
+                if out.len() as u64 >= self.spool.max_append() / 2 {
+                    break;
+                }
+                match socket.try_recv_from(&mut buf) {
+                    Ok((n, peer)) => take(&buf[..n], peer, &mut out),
+                    Err(_) => break,
+                }
+            }
+            if count == 0 {
+                continue;
+            }
+            match self.spool.append(out).await {
+                Ok(()) => NetMetrics::get().received.with_label_values(&[&self.name]).inc_by(count),
+                Err(e) => {
+                    let reason = if matches!(e, SpoolError::Full { .. }) { "spool_full" } else { "spool_error" };
+                    NetMetrics::get().refused.with_label_values(&[&self.name, reason]).inc_by(count);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! `type = "loki_push"`: tailship as a relay. Real binaries on loopback: an
+//! agent pushing to a relay (`tailship run` with a `loki_push` source) that
+//! ships to a `tailship receive`; the relay killed with -9 under load; the
+//! spool full; protobuf bodies and auth as Promtail sends them.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agent::{free_port, query_all, write_file, Agent};
+use common::{request, wait_for, Receiver};
+use prost::Message;
+
+/// A relay's config: a `loki_push` source on `listen`, shipping to `url`.
+fn relay_config(dir: &Path, listen: &str, url: &str, source_extra: &str, top: &str) -> PathBuf {
+    let port = free_port();
+    let text = format!(
+        r#"shutdown_timeout = "10s"
+{top}
+[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{url}"
+batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
+[positions]
+path = "{dir}/positions.json"
+sync_period = "200ms"
+[spool]
+path = "{dir}/spool"
+[[sources]]
+type = "loki_push"
+name = "relay"
+listen = "{listen}"
+labels = {{ relayed_by = "r1" }}
+{source_extra}
+"#,
+        dir = dir.display()
+    );
+    write_file(dir, "relay.toml", &text)
+}
+
+/// An edge agent's config: `dir/*.log` pushed to the relay at `push_url`.
+fn edge_config(dir: &Path, push_url: &str, tenant: &str) -> PathBuf {
+    let text = format!(
+        r#"shutdown_timeout = "10s"
+[server]
+listen = ""
+[client]
+url = "{push_url}"
+tenant_id = "{tenant}"
+batch = {{ max_bytes = "64KiB", max_wait = "50ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
+[positions]
+path = "{dir}/edge-positions.json"
+sync_period = "200ms"
+[[sources]]
+type = "file"
+include = ["{dir}/*.log"]
+labels = {{ job = "edge" }}
+host_label = false
+scan_interval = "100ms"
+"#,
+        dir = dir.display()
+    );
+    write_file(dir, "edge.toml", &text)
+}
+
+fn wait_ready(url: &str) {
+    let addr = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    assert!(wait_for(Duration::from_secs(15), || std::net::TcpStream::connect(&addr).is_ok()), "{url} never answered");
+}
+
+#[test]
+fn lines_pushed_through_the_relay_arrive_with_their_labels_and_tenant() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(&["--multi-tenant", "--max-query-limit", "1000000"]);
+    let listen = format!("127.0.0.1:{}", free_port());
+    let relay = Agent::start(&relay_config(dir.path(), &listen, &store.base, "", ""));
+    wait_ready(&format!("http://{listen}/ready"));
+    let logs = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..500 {
+        text.push_str(&format!("edge line {i}\n"));
+    }
+    write_file(logs.path(), "a.log", &text);
+    let _edge = Agent::start(&edge_config(logs.path(), &format!("http://{listen}/loki/api/v1/push"), "team-a"));
+    let mut got = Vec::new();
+    let arrived = wait_for(Duration::from_secs(30), || {
+        got = query_all(&store, r#"{job="edge"}"#, Some("team-a"));
+        got.len() >= 500
+    });
+    assert!(arrived, "{} of 500 arrived; relay: {}", got.len(), relay.stderr_text());
+    assert_eq!(got.len(), 500);
+    assert_eq!(got[0].labels["relayed_by"], "r1");
+    assert!(!got[0].labels.contains_key("host"), "the relay adds no host label: {:?}", got[0].labels);
+    assert!(query_all(&store, r#"{job="edge"}"#, Some("other")).is_empty(), "the tenant is kept");
+    assert!(relay.metric("tailship_receiver_lines_total") >= 500.0);
+}
+
+#[test]
+fn protobuf_bodies_with_auth_replaced_tenant_and_loki_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(&["--multi-tenant", "--max-query-limit", "1000000"]);
+    let listen = format!("127.0.0.1:{}", free_port());
+    std::fs::write(dir.path().join("token"), "s3cret\n").unwrap();
+    let extra =
+        format!("tenant_id = \"fixed\"\nreceiver = {{ bearer_token_file = \"{}/token\" }}", dir.path().display());
+    let relay = Agent::start(&relay_config(dir.path(), &listen, &store.base, &extra, ""));
+    wait_ready(&format!("http://{listen}/ready"));
+    let url = format!("http://{listen}/loki/api/v1/push");
+    let req = PushRequest {
+        streams: vec![StreamAdapter {
+            labels: r#"{job="proto", app="x"}"#.into(),
+            entries: (0..3)
+                .map(|i| EntryAdapter {
+                    timestamp: Some(Timestamp { seconds: now_secs(), nanos: i }),
+                    line: format!("proto line {i}").into_bytes(),
+                    structured_metadata: vec![LabelPair { name: "trace_id".into(), value: format!("t{i}") }],
+                })
+                .collect(),
+            hash: 0,
+        }],
+    };
+    let body = snap::raw::Encoder::new().compress_vec(&req.encode_to_vec()).unwrap();
+    let proto = [("Content-Type", "application/x-protobuf"), ("X-Scope-OrgID", "sender")];
+    assert_eq!(request("POST", &url, &proto, &body).status, 401, "no token");
+    let authed = [proto[0], proto[1], ("Authorization", "Bearer s3cret")];
+    let r = request("POST", &url, &authed, &body);
+    assert_eq!(r.status, 204, "{}", r.text());
+    let bad = request(
+        "POST",
+        &url,
+        &[("Authorization", "Bearer s3cret")],
+        br#"{"streams":[{"stream":{"a-b":"x"},"values":[["1","l"]]}]}"#,
+    );
+    assert_eq!(bad.status, 400);
+    assert!(bad.text().contains("invalid label name"), "{}", bad.text());
+    let gz = common::gzip(
+        common::push_body(&[("job", "proto")], &[(now_secs() * 1_000_000_000, "json gz line")]).as_bytes(),
+    );
+    let r = request(
+        "POST",
+        &url,
+        &[("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("Authorization", "Bearer s3cret")],
+        &gz,
+    );
+    assert_eq!(r.status, 204, "{}", r.text());
+    let mut got = Vec::new();
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            got = query_all(&store, r#"{job="proto"}"#, Some("fixed"));
+            got.len() >= 4
+        }),
+        "{got:?} {}",
+        relay.stderr_text()
+    );
+    let lines: HashSet<String> = got.iter().map(|e| e.line.clone()).collect();
+    assert!(lines.contains("proto line 2") && lines.contains("json gz line"), "{lines:?}");
+    assert!(
+        query_all(&store, r#"{job="proto"}"#, Some("sender")).is_empty(),
+        "the source's tenant_id replaces the sender's"
+    );
+    assert!(relay.metric("tailship_receiver_refused_total") >= 2.0);
+}
+
+#[test]
+fn a_full_spool_answers_429_and_loses_nothing_it_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_port = free_port();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let top = "";
+    let cfg = relay_config(dir.path(), &listen, &format!("http://127.0.0.1:{store_port}"), "", top);
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text = text.replace("[spool]\n", "[spool]\nmax_bytes = \"64KiB\"\nsegment_bytes = \"8KiB\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    let relay = Agent::start(&cfg);
+    wait_ready(&format!("http://{listen}/ready"));
+    let url = format!("http://{listen}/loki/api/v1/push");
+    let mut acked = Vec::new();
+    let mut refused = None;
+    for i in 0..2000 {
+        let line = format!("spooled {i} {}", "x".repeat(200));
+        let body = common::push_body(&[("job", "full")], &[(now_secs() * 1_000_000_000 + i, &line)]);
+        let r = common::post_json(&url, &body);
+        match r.status {
+            204 => acked.push(line),
+            429 => {
+                refused = Some(r);
+                break;
+            }
+            s => panic!("unexpected {s}: {}", r.text()),
+        }
+    }
+    let refused = refused.expect("the spool never filled");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert!(acked.len() > 100, "{}", acked.len());
+    // The service comes up: everything acknowledged arrives, and the spool empties.
+    let store = Receiver::start_on(&format!("127.0.0.1:{store_port}"), &["--max-query-limit", "1000000"]);
+    let mut got = Vec::new();
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            got = query_all(&store, r#"{job="full"}"#, None);
+            got.len() >= acked.len()
+        }),
+        "{} of {} {}",
+        got.len(),
+        acked.len(),
+        relay.stderr_text()
+    );
+    let lines: HashSet<String> = got.into_iter().map(|e| e.line).collect();
+    assert!(acked.iter().all(|l| lines.contains(l)));
+    assert!(
+        wait_for(Duration::from_secs(10), || {
+            let body = common::push_body(&[("job", "full")], &[(now_secs() * 1_000_000_000, "after")]);
+            common::post_json(&url, &body).status == 204
+        }),
+        "the spool has room again once delivered"
+    );
+    let segments = || std::fs::read_dir(dir.path().join("spool/relay")).unwrap().count();
+    assert!(wait_for(Duration::from_secs(10), || segments() <= 2), "delivered segments are deleted: {}", segments());
+}
+
+#[test]
+fn the_relay_killed_with_9_under_load_loses_no_acknowledged_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(&["--max-query-limit", "1000000"]);
+    let listen = format!("127.0.0.1:{}", free_port());
+    let cfg = relay_config(dir.path(), &listen, &store.base, "", "");
+    let mut relay = Agent::start(&cfg);
+    wait_ready(&format!("http://{listen}/ready"));
+    let logs = tempfile::tempdir().unwrap();
+    let _edge = Agent::start(&edge_config(logs.path(), &format!("http://{listen}/loki/api/v1/push"), "t"));
+    let total = 30_000;
+    let path = logs.path().join("load.log");
+    let mut f = std::fs::File::create(&path).unwrap();
+    for round in 0..3 {
+        for i in 0..total / 3 {
+            writeln!(f, "load line {} {}", round * (total / 3) + i, "y".repeat(100)).unwrap();
+        }
+        f.flush().unwrap();
+        // Kill the relay while lines are arriving; start it again.
+        assert!(wait_for(Duration::from_secs(20), || relay.metric("tailship_receiver_lines_total") > 0.0));
+        std::thread::sleep(Duration::from_millis(150 * (round + 1) as u64));
+        relay.kill9();
+        relay = Agent::start(&cfg);
+        wait_ready(&format!("http://{listen}/ready"));
+    }
+    let mut got = Vec::new();
+    assert!(
+        wait_for(Duration::from_secs(60), || {
+            got = query_all(&store, r#"{job="edge"}"#, None);
+            let distinct: HashSet<&str> = got.iter().map(|e| e.line.as_str()).collect();
+            distinct.len() >= total
+        }),
+        "{} entries {}",
+        got.len(),
+        relay.stderr_text()
+    );
+    let distinct: HashSet<String> = got.into_iter().map(|e| e.line).collect();
+    for i in 0..total {
+        assert!(distinct.contains(&format!("load line {i} {}", "y".repeat(100))), "line {i} lost");
+    }
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Timestamp {
+    #[prost(int64, tag = "1")]
+    seconds: i64,
+    #[prost(int32, tag = "2")]
+    nanos: i32,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct LabelPair {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(string, tag = "2")]
+    value: String,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct EntryAdapter {
+    #[prost(message, optional, tag = "1")]
+    timestamp: Option<Timestamp>,
+    #[prost(bytes = "vec", tag = "2")]
+    line: Vec<u8>,
+    #[prost(message, repeated, tag = "3")]
+    structured_metadata: Vec<LabelPair>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct StreamAdapter {
+    #[prost(string, tag = "1")]
+    labels: String,
+    #[prost(message, repeated, tag = "2")]
+    entries: Vec<EntryAdapter>,
+    #[prost(uint64, tag = "3")]
+    hash: u64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct PushRequest {
+    #[prost(message, repeated, tag = "1")]
+    streams: Vec<StreamAdapter>,
+}
