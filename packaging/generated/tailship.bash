@@ -3864,7 +3864,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__receive)
-            opts="-h --listen --api-prefix --store --max-entries --max-bytes --max-query-bytes --max-body --max-query-limit --max-connections --header-read-timeout --multi-tenant --basic-auth-user --basic-auth-password-file --webhook-key --fail-every --fail-first --fail-status --retry-after --latency --log-format --help"
+            opts="-h --listen --api-prefix --store --max-entries --max-bytes --max-query-bytes --max-body --max-query-limit --max-connections --header-read-timeout --multi-tenant --basic-auth-user --basic-auth-password-file --webhook-key --fail-every --fail-first --fail-status --retry-after --latency --answer-after-store --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3939,6 +3939,10 @@ _tailship() {
                     return 0
                     ;;
                 --latency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answer-after-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -182,6 +182,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand receive" -l fail-first
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l fail-status -d 'Status of injected failures' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l retry-after -d 'Retry-After seconds sent with injected failures' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l latency -d 'Delay added before answering each push, such as 50ms' -r
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l answer-after-store -d 'Delay after storing each push and before answering it, such as 1s (a lost acknowledgement when the sender stops meanwhile)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l multi-tenant -d 'Require X-Scope-OrgID on the log API and keep data per tenant'
