@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 
 mod file;
 mod flight;
+mod index;
 mod journal;
 mod persist;
 mod wal;
@@ -170,6 +171,21 @@ struct State {
     /// Journal sources' cursors, keyed from the same counter as files.
     journals: HashMap<u64, journal::JournalState>,
     dirty: bool,
+    /// Files by fingerprint, built at the first lookup and kept in step
+    /// by every change of an entry's fingerprint (see `index.rs`).
+    index: Option<index::FpIndex>,
+}
+
+impl State {
+    /// Entry `key` has fingerprint `fp` now (a new entry: `old` is `None`).
+    fn fingerprint_changed(&mut self, key: u64, old: Option<Fingerprint>, fp: Fingerprint) {
+        if let Some(ix) = self.index.as_mut() {
+            if let Some(old) = old {
+                ix.remove(key, old);
+            }
+            ix.add(key, fp);
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -221,8 +237,11 @@ impl Positions {
     /// in flight are acknowledged under the same key, so none is sent twice.
     pub fn resume(&self, prefix: &[u8], path: &Path, dev: u64, ino: u64) -> Option<(u64, u64)> {
         let mut st = self.lock();
+        let st = &mut *st;
+        let candidates = st.index.get_or_insert_with(|| index::FpIndex::of(&st.files)).candidates(prefix);
         let mut best: Option<(u64, bool)> = None;
-        for (k, f) in st.files.iter() {
+        for k in &candidates {
+            let Some(f) = st.files.get(k) else { continue };
             if f.active || !f.fp.matches(prefix) {
                 continue;
             }
@@ -237,11 +256,13 @@ impl Positions {
         f.path = path.to_path_buf();
         f.dev = dev;
         f.ino = ino;
+        let old = f.fp;
         f.fp = Fingerprint::of(prefix).max_len(f.fp);
         f.end = None;
         f.updated_at = now_secs();
         f.seen_at_ms = now_ms();
-        let offset = f.committed.max(f.read_to);
+        let (offset, fp) = (f.committed.max(f.read_to), f.fp);
+        st.fingerprint_changed(key, Some(old), fp);
         st.dirty = true;
         Some((key, offset))
     }
@@ -252,6 +273,7 @@ impl Positions {
         let key = st.next_key;
         st.next_key += 1;
         st.files.insert(key, FileState::new(path.to_path_buf(), fp, dev, ino, offset));
+        st.fingerprint_changed(key, None, fp);
         st.dirty = true;
         key
     }
@@ -264,7 +286,8 @@ impl Positions {
             f.pending.clear();
             f.flight.clear();
             f.replay.clear();
-            f.fp = fp;
+            let old = std::mem::replace(&mut f.fp, fp);
+            st.fingerprint_changed(key, Some(old), fp);
             st.dirty = true;
         }
     }
@@ -285,6 +308,7 @@ impl Positions {
         let new_key = st.next_key;
         st.next_key += 1;
         st.files.insert(new_key, FileState::new(path, fp, dev, ino, 0));
+        st.fingerprint_changed(new_key, None, fp);
         st.dirty = true;
         new_key
     }
@@ -294,7 +318,8 @@ impl Positions {
         let mut st = self.lock();
         if let Some(f) = st.files.get_mut(&key) {
             if fp.len > f.fp.len {
-                f.fp = fp;
+                let old = std::mem::replace(&mut f.fp, fp);
+                st.fingerprint_changed(key, Some(old), fp);
                 st.dirty = true;
             }
         }

@@ -366,3 +366,37 @@ fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
     assert_eq!(r.next_line(), Some(Again::Send(Some(52))), "saved as it was left");
     assert_eq!(r.next_line(), None);
 }
+
+/// The fingerprint index (#29 item 7: each new file walked every entry)
+/// finds every entry through grown, reset and restarted fingerprints.
+#[test]
+fn resume_finds_each_of_many_files_by_its_first_bytes_through_fingerprint_changes() {
+    let p = Positions::in_memory();
+    let content = |i: usize| format!("file {i} first line\nsecond line of {i}\n");
+    let mut keys = Vec::new();
+    for i in 0..2000 {
+        let c = content(i);
+        // Seen when only the first line was written: a short fingerprint, grown later for even files.
+        let first = &c.as_bytes()[..c.find('\n').unwrap() + 1];
+        let k = p.track(Path::new(&format!("/l/{i}")), Fingerprint::of(first), 1, i as u64, 0);
+        keys.push(k);
+    }
+    // A lookup builds the index; the changes after it must keep it in step.
+    assert_eq!(p.resume(b"nothing like it", Path::new("/x"), 9, 9), None);
+    for (i, k) in keys.iter().enumerate() {
+        if i % 2 == 0 {
+            p.update_fingerprint(*k, Fingerprint::of(content(i).as_bytes()));
+        }
+        p.release(*k, 10, 0);
+    }
+    let restarted = p.restart(keys[7], Fingerprint::of(b"rewritten seven\n"));
+    p.release(restarted, 0, 0);
+    for i in (0..2000).rev() {
+        if i == 7 {
+            continue;
+        }
+        let got = p.resume(content(i).as_bytes(), Path::new(&format!("/l/{i}")), 1, i as u64);
+        assert_eq!(got.map(|g| g.0), Some(keys[i]), "file {i}");
+    }
+    assert_eq!(p.resume(b"rewritten seven\nmore", Path::new("/l/7"), 1, 7).map(|g| g.0), Some(restarted));
+}
