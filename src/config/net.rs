@@ -79,7 +79,8 @@ pub struct ReceiverConfig {
     /// Syslog: structured data elements become labels (else structured metadata).
     pub label_structured_data: bool,
     /// OTLP: resource, scope or log attributes that become labels (dots
-    /// become underscores); the other attributes become structured metadata.
+    /// become underscores; default `service.name`); the other attributes
+    /// become structured metadata.
     pub attribute_labels: Vec<String>,
 }
 
@@ -94,7 +95,7 @@ impl Default for ReceiverConfig {
             idle_timeout: HumanDuration::secs(120),
             use_incoming_timestamp: true,
             label_structured_data: false,
-            attribute_labels: Vec::new(),
+            attribute_labels: vec!["service.name".to_string()],
         }
     }
 }
