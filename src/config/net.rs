@@ -151,6 +151,12 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
             format!("`{}` is not an address and port (such as 127.0.0.1:1514)", s.listen_addr()),
         );
     }
+    if !s.relabel.is_empty() && s.kind != SourceType::Syslog {
+        e(
+            &format!("{key}.relabel"),
+            "relabel rules apply to syslog messages' __syslog_* labels; pushed streams keep theirs".into(),
+        );
+    }
     if s.protocol.is_some() && s.kind != SourceType::Syslog {
         e(&format!("{key}.protocol"), "protocol is for syslog sources (HTTP receivers use TCP)".into());
     }
