@@ -424,3 +424,74 @@ fn the_readme_example_is_current() {
     );
     assert_eq!(text(&out.stderr).trim(), block("On stderr:", "text"), "{regenerate}");
 }
+
+#[test]
+fn syslog_and_push_api_jobs_become_network_sources_that_receive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let (syslog_port, push_port) = (free_port(), free_port());
+    let yaml = head(dir, &format!("{}/loki/api/v1/push", recv.base), free_port())
+        + &format!(
+            r#"  - job_name: syslog
+    syslog:
+      listen_address: 127.0.0.1:{syslog_port}
+      listen_protocol: tcp
+      idle_timeout: 60s
+      label_structured_data: yes
+      use_incoming_timestamp: true
+      labels:
+        job: syslog
+    relabel_configs:
+      - source_labels: ['__syslog_message_hostname']
+        target_label: host
+      - source_labels: ['__syslog_message_app_name']
+        target_label: app
+  - job_name: push
+    loki_push_api:
+      server:
+        http_listen_address: 127.0.0.1
+        http_listen_port: {push_port}
+        grpc_listen_port: 0
+      labels:
+        pushserver: relay1
+"#
+        );
+    let promtail = write_file(dir, "promtail.yaml", &yaml);
+    let out = convert(&promtail);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let toml = text(&out.stdout);
+    assert!(toml.contains("type = \"syslog\""), "{toml}");
+    assert!(toml.contains("type = \"loki_push\""), "{toml}");
+    let converted = write_file(dir, "tailship.toml", &format!("{toml}\n[spool]\npath = \"{}/spool\"\n", dir.display()));
+    let c = check(&converted);
+    assert_eq!(c.status.code(), Some(0), "{}", text(&c.stderr));
+    let agent = Agent::start(&converted);
+    assert!(wait_for(Duration::from_secs(15), || std::net::TcpStream::connect(("127.0.0.1", push_port)).is_ok()));
+    let logger = Command::new("logger")
+        .args(["--server", "127.0.0.1", "--port", &syslog_port.to_string(), "--tcp", "--rfc5424", "-t", "conv"])
+        .arg("converted syslog line")
+        .status()
+        .unwrap();
+    assert!(logger.success());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+    let r = common::post_json(
+        &format!("http://127.0.0.1:{push_port}/loki/api/v1/push"),
+        &common::push_body(&[("job", "pushed")], &[(now, "converted push line")]),
+    );
+    assert_eq!(r.status, 204, "{}", r.text());
+    let mut got = Vec::new();
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            got = query_all_at(&recv, "/loki/api/v1", r#"{job=~"syslog|pushed"}"#, Some("team-a"));
+            got.len() >= 2
+        }),
+        "{got:?} {}",
+        agent.stderr_text()
+    );
+    let sys = got.iter().find(|e| e.line == "converted syslog line").expect("the syslog line");
+    assert_eq!(label(sys, "app"), Some("conv"));
+    assert_eq!(label(sys, "cluster"), Some("prod-eu"));
+    let pushed = got.iter().find(|e| e.line == "converted push line").expect("the pushed line");
+    assert_eq!(label(pushed, "pushserver"), Some("relay1"));
+}

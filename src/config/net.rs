@@ -79,7 +79,8 @@ pub struct ReceiverConfig {
     /// Syslog: structured data elements become labels (else structured metadata).
     pub label_structured_data: bool,
     /// OTLP: resource, scope or log attributes that become labels (dots
-    /// become underscores); the other attributes become structured metadata.
+    /// become underscores; default `service.name`); the other attributes
+    /// become structured metadata.
     pub attribute_labels: Vec<String>,
 }
 
@@ -94,7 +95,7 @@ impl Default for ReceiverConfig {
             idle_timeout: HumanDuration::secs(120),
             use_incoming_timestamp: true,
             label_structured_data: false,
-            attribute_labels: Vec::new(),
+            attribute_labels: vec!["service.name".to_string()],
         }
     }
 }
@@ -148,6 +149,12 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
         e(
             &format!("{key}.listen"),
             format!("`{}` is not an address and port (such as 127.0.0.1:1514)", s.listen_addr()),
+        );
+    }
+    if !s.relabel.is_empty() && s.kind != SourceType::Syslog {
+        e(
+            &format!("{key}.relabel"),
+            "relabel rules apply to syslog messages' __syslog_* labels; pushed streams keep theirs".into(),
         );
     }
     if s.protocol.is_some() && s.kind != SourceType::Syslog {

@@ -9,7 +9,8 @@
 //!
 //! - `server`, `clients[0]`, `positions`: [`client`]
 //! - `scrape_configs[].static_configs` -> `type = "file"` sources (one per
-//!   static config), `journal` -> a `type = "journal"` source
+//!   static config), `journal` -> a `type = "journal"` source, `syslog` and
+//!   `loki_push_api` -> `type = "syslog"` and `type = "loki_push"` sources ([`net`])
 //! - `pipeline_stages`: [`stages`] (Go time layouts: [`crate::pipeline::golayout`]; the
 //!   capture-group semantics of `replace`: [`replace`])
 //! - `relabel_configs`: [`relabel`]
@@ -20,6 +21,7 @@ mod client;
 mod filters;
 mod metrics;
 mod names;
+mod net;
 mod pipeline;
 pub mod positions;
 mod relabel;
@@ -211,6 +213,20 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             }
             out.push(s);
         }
+    } else if let Some(y) = m.get("syslog") {
+        let mut s = net::syslog_source(&m.key("syslog"), y, &name, r);
+        finish_source(&mut s, external, &relabel.labels, &pipe);
+        if !rules.is_empty() {
+            s.set("relabel", Val::Arr(rules.clone()));
+        }
+        out.push(s);
+    } else if let Some(y) = m.get("loki_push_api") {
+        let mut s = net::push_source(&m.key("loki_push_api"), y, &name, r);
+        finish_source(&mut s, external, &relabel.labels, &pipe);
+        if !rules.is_empty() {
+            r.skip(m.key("relabel_configs"), "relabel rules are not applied to pushed streams; they are left out");
+        }
+        out.push(s);
     } else {
         let kinds: Vec<String> =
             m.keys().into_iter().filter(|k| k.ends_with("_configs") || k.ends_with("_sd_configs")).collect();

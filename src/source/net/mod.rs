@@ -8,6 +8,7 @@
 
 pub mod http;
 pub mod metrics;
+pub mod otlp;
 pub mod proto;
 pub mod push;
 pub mod reader;
@@ -66,6 +67,19 @@ impl Receivers {
                     tasks.push(tokio::spawn(crate::util::serve::serve(
                         listener,
                         push::router(rx),
+                        limits,
+                        stop.clone(),
+                    )));
+                    at
+                }
+                SourceType::Otlp => {
+                    let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
+                    let rx = Arc::new(otlp::OtlpReceiver { http, attribute_labels: r.attribute_labels.clone() });
+                    let listener = bind(&s.name, addr).await?;
+                    let at = listener.local_addr()?;
+                    tasks.push(tokio::spawn(crate::util::serve::serve(
+                        listener,
+                        otlp::router(rx),
                         limits,
                         stop.clone(),
                     )));

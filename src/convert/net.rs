@@ -1,0 +1,107 @@
+//! Promtail's `syslog` and `loki_push_api` jobs as tailship's `syslog` and
+//! `loki_push` sources (their `relabel_configs` go over the same
+//! `__syslog_*` labels; see `source/net/`).
+
+use super::render::{Section, Val};
+use super::yaml::{truthy, Map, Report};
+use yaml_rust2::Yaml;
+
+/// A `syslog` block as a syslog source.
+pub(super) fn syslog_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Section {
+    let mut m = Map::new(key, y, r);
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("syslog"));
+    s.set("name", Val::str(name));
+    match m.text("listen_address", r) {
+        Some(a) => s.set("listen", Val::str(a)),
+        None => r.note(m.key("listen_address"), "unset: tailship listens on 127.0.0.1:1514"),
+    }
+    if let Some(p) = m.text("listen_protocol", r) {
+        match p.to_ascii_lowercase().as_str() {
+            "tcp" | "udp" => s.set("protocol", Val::str(p.to_ascii_lowercase())),
+            other => r.skip(m.key("listen_protocol"), format!("`{other}` is neither tcp nor udp: tcp is used")),
+        }
+    }
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    let mut receiver = Vec::new();
+    if let Some(t) = m.text("idle_timeout", r) {
+        receiver.push(("idle_timeout".to_string(), Val::str(t)));
+    }
+    if let Some(n) = m.text("max_message_length", r) {
+        match n.parse::<i64>() {
+            Ok(n) if n >= 64 => receiver.push(("max_message_bytes".to_string(), Val::Int(n))),
+            _ => r.skip(m.key("max_message_length"), format!("`{n}` is not a size of at least 64 bytes")),
+        }
+    }
+    if let Some(v) = m.text("label_structured_data", r) {
+        receiver.push(("label_structured_data".to_string(), Val::Bool(truthy(&v))));
+    }
+    // Promtail's default is the time received; tailship's the message's.
+    let incoming = m.text("use_incoming_timestamp", r).is_some_and(|v| truthy(&v));
+    receiver.push(("use_incoming_timestamp".to_string(), Val::Bool(incoming)));
+    if m.text("use_rfc5424_message", r).is_some_and(|v| truthy(&v)) {
+        r.skip(
+            m.key("use_rfc5424_message"),
+            "tailship ships the message part as the line, not the whole RFC 5424 message",
+        );
+    }
+    if let Some(tls) = m.get("tls_config") {
+        let mut t = Map::new(m.key("tls_config"), tls, r);
+        let cert = t.text("cert_file", r);
+        let key_file = t.text("key_file", r);
+        if t.text("ca_file", r).is_some() {
+            r.skip(t.key("ca_file"), "tailship's syslog TLS asks no client certificate");
+        }
+        t.finish(r, "no tailship equivalent");
+        match (cert, key_file) {
+            (Some(c), Some(k)) => receiver.push((
+                "tls".to_string(),
+                Val::Table(vec![("cert_file".into(), Val::str(c)), ("key_file".into(), Val::str(k))]),
+            )),
+            _ => r.skip(key, "tls_config without cert_file and key_file: no TLS"),
+        }
+    }
+    s.set("receiver", Val::Table(receiver));
+    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+    m.finish(r, "no tailship equivalent");
+    s
+}
+
+/// A `loki_push_api` block as a loki_push source.
+pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Section {
+    let mut m = Map::new(key, y, r);
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("loki_push"));
+    s.set("name", Val::str(name));
+    if let Some(server) = m.get("server") {
+        let mut sv = Map::new(m.key("server"), server, r);
+        let addr = sv.text("http_listen_address", r);
+        let port = sv.text("http_listen_port", r);
+        sv.ignore("grpc_listen_port");
+        sv.ignore("grpc_listen_address");
+        sv.finish(r, "no tailship equivalent (tailship takes the push API over HTTP only)");
+        match (addr, port) {
+            (a, Some(p)) => {
+                let a = a.filter(|a| !a.is_empty()).unwrap_or_else(|| {
+                    r.note(
+                        m.key("server.http_listen_address"),
+                        "unset: Promtail listened on every interface; so does this",
+                    );
+                    "0.0.0.0".to_string()
+                });
+                s.set("listen", Val::str(format!("{a}:{p}")));
+            }
+            _ => r.note(m.key("server"), "no http_listen_port: tailship listens on 127.0.0.1:3500"),
+        }
+    }
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    if !m.text("use_incoming_timestamp", r).is_some_and(|v| truthy(&v)) {
+        r.note(
+            m.key("use_incoming_timestamp"),
+            "tailship keeps the timestamps senders pushed (Promtail replaced them with the time received)",
+        );
+    }
+    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+    m.finish(r, "no tailship equivalent");
+    s
+}
