@@ -52,6 +52,10 @@ pub struct StageConfig {
     pub replace: Option<String>,
     /// The replacement of `replace`: `$1`, `${name}` insert captures.
     pub with: Option<String>,
+    /// Instead of `with`, Promtail's `replace` with a Go template: each
+    /// capture group becomes the template rendered with `.Value` = its text
+    /// (and every extracted value by name); named groups are extracted.
+    pub with_template: Option<String>,
     /// CRI-O/containerd log lines: `TIME STREAM P|F MESSAGE`.
     pub cri: Option<CriStage>,
     /// Docker json-file log lines: `{"log": ..., "stream": ..., "time": ...}`.

@@ -73,6 +73,8 @@ pub(super) enum Kind {
     Metrics(Val),
     /// `multiline` after other stages: `start`, `max_lines`, `max_wait`.
     Multiline(Val),
+    /// `replace` with a Go template: the regex, the template, the source.
+    ReplaceGroups(String, String, Option<String>),
     /// `geoip`: the database, the source, the database type.
     GeoIp(String, String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
@@ -91,6 +93,9 @@ impl Stage {
             Kind::Json(f, ..) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
             Kind::Cri(_) | Kind::Docker => vec!["stream".into()],
             Kind::Template(source, _) => vec![source.clone()],
+            Kind::ReplaceGroups(re, ..) => crate::pipeline::re2::compile(re)
+                .map(|re| re.capture_names().flatten().map(String::from).collect())
+                .unwrap_or_default(),
             Kind::Match(.., inner) => inner.iter().flat_map(Stage::extracts).collect(),
             _ => Vec::new(),
         }
@@ -210,6 +215,9 @@ impl Stage {
             }
             Kind::Metrics(v) => vec![("metrics".into(), v.clone())],
             Kind::Multiline(v) => vec![("multiline".into(), v.clone())],
+            Kind::ReplaceGroups(re, t, src) => {
+                sourced(vec![("replace".into(), Val::str(re)), ("with_template".into(), Val::str(t))], src)
+            }
             Kind::GeoIp(db, src, kind) => vec![(
                 "geoip".into(),
                 Val::Table(vec![

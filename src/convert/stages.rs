@@ -241,6 +241,13 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             if compiles(&m.key("expression"), &expr, r).is_none() {
                 return;
             }
+            if with.contains("{{") {
+                if let Err(e) = crate::pipeline::GoTemplate::parse(&with) {
+                    return r.skip(m.key("replace"), format!("not a Go template tailship reads: {e}"));
+                }
+                p.stages.push(Stage::plain(Kind::ReplaceGroups(expr, with, src)));
+                return m.finish(r, "no tailship equivalent");
+            }
             match replace::translate(&expr, &with) {
                 Ok(t) => {
                     if let Some((re, names)) = t.extract {

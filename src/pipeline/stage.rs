@@ -65,6 +65,14 @@ pub enum Op {
         with: String,
         source: Option<String>,
     },
+    /// Promtail's `replace` with a Go template: each capture group of each
+    /// match becomes the template rendered with `.Value` = the group's text;
+    /// named groups are extracted with their rendered values.
+    ReplaceGroups {
+        re: Regex,
+        template: GoTemplate,
+        source: Option<String>,
+    },
     /// CRI lines; a part (`P`) longer than this many bytes is cut before it is held.
     Cri(Option<usize>),
     Docker,
@@ -168,7 +176,7 @@ impl Op {
             Op::Drop(_) => "drop",
             Op::Timestamp { .. } => "timestamp",
             Op::Output(_) => "output",
-            Op::Replace { .. } => "replace",
+            Op::Replace { .. } | Op::ReplaceGroups { .. } => "replace",
             Op::Cri(_) => "cri",
             Op::Docker => "docker",
             Op::Limit { .. } => "limit",

@@ -277,6 +277,7 @@ impl SourceStages {
                     }
                 }
                 Op::Replace { re, with, source } => apply::replace(line, re, with, source.as_deref()),
+                Op::ReplaceGroups { re, template: t, source } => apply::replace_groups(line, re, t, source.as_deref()),
                 Op::Decolorize(re) => apply::replace(line, re, "", None),
                 Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
                 Op::Cri(_) | Op::Docker => {

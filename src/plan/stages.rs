@@ -172,6 +172,9 @@ fn op(
     if st.with.is_some() && st.replace.is_none() {
         e(".with", "`with` goes with a `replace` stage".into());
     }
+    if st.with_template.is_some() && st.replace.is_none() {
+        e(".with_template", "`with_template` goes with a `replace` stage".into());
+    }
     if st.drop_malformed.is_some() && st.json.is_none() {
         e(".drop_malformed", "`drop_malformed` goes with a `json` stage".into());
     }
@@ -276,6 +279,22 @@ fn op(
         return Some(Op::Output(o.clone()));
     }
     if let Some(r) = &st.replace {
+        if let Some(t) = &st.with_template {
+            if st.with.is_some() {
+                e(".with_template", "give `with` or `with_template`, not both".into());
+                return None;
+            }
+            let template = match GoTemplate::parse(t) {
+                Ok(t) => t,
+                Err(m) => {
+                    e(".with_template", format!("not a Go template tailship reads: {m}"));
+                    return None;
+                }
+            };
+            let re = regex(".replace", r, &mut e)?;
+            names.known.extend(re.capture_names().flatten().map(String::from));
+            return Some(Op::ReplaceGroups { re, template, source });
+        }
         let Some(with) = &st.with else {
             e(".with", "a `replace` stage needs `with`, the replacement text (\"\" removes the matches)".into());
             return None;
