@@ -183,3 +183,47 @@ fn convert_makes_a_multiline_after_other_stages_a_stage_at_the_same_place() {
     let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
 }
+
+#[test]
+fn container_lines_with_a_bad_time_keep_stream_and_message_and_long_cri_parts_are_cut() {
+    let got = run(
+        r#"stages = [{ cri = { max_partial_line_size = 11, max_partial_line_size_truncate = true } }]"#,
+        &[
+            "2024-03-05T07:08:09.000000000Z stdout F good",
+            "not-a-time stdout F bad time",
+            "2024-03-05T07:08:10.000000000Z stderr P partial line 1 ",
+            "2024-03-05T07:08:10.000000001Z stderr F log finished",
+        ],
+        3,
+    );
+    let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(lines, vec!["bad time", "good", "partial linlog finished"]);
+    assert_eq!(got[0].ts, got[1].ts + 1, "a time that does not read: the stream's last plus 1 ns (fudge)");
+    assert_eq!(label(&got[0], "stream"), Some("stdout"));
+    assert_eq!((got[2].ts, label(&got[2], "stream")), (utc(2024, 3, 5, 7, 8, 10), Some("stderr")));
+
+    let got = run(
+        r#"stages = [{ docker = {} }]"#,
+        &[
+            r#"{"log":"first\n","stream":"stderr","time":"2024-03-05T07:08:09Z"}"#,
+            r#"{"log":"second\n","stream":"stderr","time":"soon"}"#,
+            r#"{"log":"third\n","stream":"stdout"}"#,
+        ],
+        3,
+    );
+    assert_eq!(got.iter().map(|e| e.line.as_str()).collect::<Vec<_>>(), vec!["first", "second", "third"]);
+    assert_eq!(got[1].ts, utc(2024, 3, 5, 7, 8, 9) + 1);
+    assert_eq!((label(&got[1], "stream"), label(&got[2], "stream")), (Some("stderr"), Some("stdout")));
+}
+
+#[test]
+fn limit_by_label_name_limits_each_value_and_never_a_line_without_the_label() {
+    let stages = r#"stages = [
+  { logfmt = { team = "team" }, labels = ["team"] },
+  { limit = { rate = 0.001, burst = 2, by_label_name = "team" } },
+]"#;
+    let lines = ["team=a n=1", "team=a n=2", "team=a n=3", "team=b n=1", "n=1", "n=2", "n=3"];
+    let got = run(stages, &lines, 6);
+    let kept: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(kept, vec!["n=1", "n=2", "n=3", "team=a n=1", "team=a n=2", "team=b n=1"]);
+}

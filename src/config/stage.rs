@@ -52,8 +52,12 @@ pub struct StageConfig {
     pub replace: Option<String>,
     /// The replacement of `replace`: `$1`, `${name}` insert captures.
     pub with: Option<String>,
+    /// Instead of `with`, Promtail's `replace` with a Go template: each
+    /// capture group becomes the template rendered with `.Value` = its text
+    /// (and every extracted value by name); named groups are extracted.
+    pub with_template: Option<String>,
     /// CRI-O/containerd log lines: `TIME STREAM P|F MESSAGE`.
-    pub cri: Option<EmptyStage>,
+    pub cri: Option<CriStage>,
     /// Docker json-file log lines: `{"log": ..., "stream": ..., "time": ...}`.
     pub docker: Option<EmptyStage>,
     /// A per-stream line rate limit; lines over it are dropped and counted.
@@ -193,7 +197,17 @@ pub struct MatchStage {
     pub reason: Option<String>,
 }
 
-/// The options of a stage that has none (`{ cri = {} }`).
+/// `cri = {}`, or with Promtail's cut of long parts:
+/// `{ max_partial_line_size = "16KiB", max_partial_line_size_truncate = true }`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct CriStage {
+    /// With `max_partial_line_size_truncate`: a part (`P`) longer than this is cut before it is joined.
+    pub max_partial_line_size: Option<HumanSize>,
+    pub max_partial_line_size_truncate: Option<bool>,
+}
+
+/// The options of a stage that has none (`{ docker = {} }`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 pub struct EmptyStage {}
 
@@ -204,6 +218,11 @@ pub struct LimitStage {
     pub rate: f64,
     /// Lines allowed at once above the rate (at least 1).
     pub burst: u32,
+    /// Limit per value of this label (at this point of the stages), across
+    /// the source's files; lines without the label are never limited.
+    pub by_label_name: Option<String>,
+    /// With `by_label_name`: values remembered before all are forgotten (default and at least 10000).
+    pub max_distinct_labels: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

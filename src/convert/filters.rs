@@ -114,7 +114,7 @@ pub fn drop(m: &mut Map<'_>, p: &dyn Known, r: &mut Report) -> Option<DropRule> 
 }
 
 /// A Promtail byte size (`1024`, `10KB`, `1mb`: units of 1024) as tailship's.
-fn promtail_size(s: &str) -> Option<String> {
+pub(super) fn promtail_size(s: &str) -> Option<String> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);

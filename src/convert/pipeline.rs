@@ -51,9 +51,11 @@ pub(super) enum Kind {
     Timestamp(Timestamp),
     Output(String),
     Replace(String, String, Option<String>),
-    Cri,
+    /// `cri`: `max_partial_line_size` (with truncation), as tailship writes it.
+    Cri(Option<String>),
     Docker,
-    Limit(f64, Option<i64>),
+    /// `limit`: rate, burst, `by_label_name` and `max_distinct_labels`.
+    Limit(f64, Option<i64>, Option<(String, Option<i64>)>),
     /// `tenant = { source | label = name }`.
     Tenant(&'static str, String),
     /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
@@ -71,6 +73,8 @@ pub(super) enum Kind {
     Metrics(Val),
     /// `multiline` after other stages: `start`, `max_lines`, `max_wait`.
     Multiline(Val),
+    /// `replace` with a Go template: the regex, the template, the source.
+    ReplaceGroups(String, String, Option<String>),
     /// `geoip`: the database, the source, the database type.
     GeoIp(String, String, String),
     /// `match`: the selector, whether it drops, the counter reason, its stages.
@@ -87,8 +91,11 @@ impl Stage {
         match &self.kind {
             Kind::Regex(_, names, _) => names.clone(),
             Kind::Json(f, ..) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
-            Kind::Cri | Kind::Docker => vec!["stream".into()],
+            Kind::Cri(_) | Kind::Docker => vec!["stream".into()],
             Kind::Template(source, _) => vec![source.clone()],
+            Kind::ReplaceGroups(re, ..) => crate::pipeline::re2::compile(re)
+                .map(|re| re.capture_names().flatten().map(String::from).collect())
+                .unwrap_or_default(),
             Kind::Match(.., inner) => inner.iter().flat_map(Stage::extracts).collect(),
             _ => Vec::new(),
         }
@@ -161,12 +168,27 @@ impl Stage {
             Kind::Replace(re, with, src) => {
                 sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)
             }
-            Kind::Cri => vec![("cri".into(), Val::Table(Vec::new()))],
+            Kind::Cri(part_max) => {
+                let opts = match part_max {
+                    Some(n) => vec![
+                        ("max_partial_line_size".into(), Val::str(n)),
+                        ("max_partial_line_size_truncate".into(), Val::Bool(true)),
+                    ],
+                    None => Vec::new(),
+                };
+                vec![("cri".into(), Val::Table(opts))]
+            }
             Kind::Docker => vec![("docker".into(), Val::Table(Vec::new()))],
-            Kind::Limit(rate, burst) => {
+            Kind::Limit(rate, burst, by_label) => {
                 let mut l = vec![("rate".into(), Val::Float(*rate))];
                 if let Some(b) = burst {
                     l.push(("burst".into(), Val::Int(*b)));
+                }
+                if let Some((name, max)) = by_label {
+                    l.push(("by_label_name".into(), Val::str(name)));
+                    if let Some(n) = max {
+                        l.push(("max_distinct_labels".into(), Val::Int(*n)));
+                    }
                 }
                 vec![("limit".into(), Val::Table(l))]
             }
@@ -193,6 +215,9 @@ impl Stage {
             }
             Kind::Metrics(v) => vec![("metrics".into(), v.clone())],
             Kind::Multiline(v) => vec![("multiline".into(), v.clone())],
+            Kind::ReplaceGroups(re, t, src) => {
+                sourced(vec![("replace".into(), Val::str(re)), ("with_template".into(), Val::str(t))], src)
+            }
             Kind::GeoIp(db, src, kind) => vec![(
                 "geoip".into(),
                 Val::Table(vec![
@@ -253,7 +278,7 @@ impl Pipeline {
     /// container log line, and tailship refuses them there); reports them.
     pub fn drop_container_stages(&mut self, key: &str, r: &mut Report) {
         let before = self.stages.len();
-        self.stages.retain(|s| !matches!(s.kind, Kind::Cri | Kind::Docker));
+        self.stages.retain(|s| !matches!(s.kind, Kind::Cri(_) | Kind::Docker));
         if self.stages.len() != before {
             r.skip(key, "cri and docker stages read container log files; on a journal job they are left out");
         }

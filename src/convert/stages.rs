@@ -176,13 +176,31 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
 fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
     let mut m = Map::new(k, body, r);
     match name {
-        "docker" | "cri" => {
-            p.stages.push(Stage::plain(if name == "cri" { Kind::Cri } else { Kind::Docker }));
-            for opt in ["max_partial_lines", "max_partial_line_size", "max_partial_line_size_truncate"] {
-                if m.get(opt).is_some() {
-                    r.note(m.key(opt), "tailship joins partial lines up to the source's max_line_bytes (256 KiB)");
+        "docker" => p.stages.push(Stage::plain(Kind::Docker)),
+        "cri" => {
+            let truncate = m.text("max_partial_line_size_truncate", r).is_some_and(|v| truthy(&v));
+            let size = m.text("max_partial_line_size", r).filter(|s| s != "0");
+            let part_max = match (size, truncate) {
+                (Some(s), true) => match super::filters::promtail_size(&s) {
+                    Some(ours) => Some(ours),
+                    None => return r.skip(m.key("max_partial_line_size"), format!("`{s}` is not a size")),
+                },
+                (Some(_), false) => {
+                    r.note(
+                        m.key("max_partial_line_size"),
+                        "Promtail cuts nothing without max_partial_line_size_truncate: left out",
+                    );
+                    None
                 }
+                (None, _) => None,
+            };
+            if m.get("max_partial_lines").is_some() {
+                r.note(
+                    m.key("max_partial_lines"),
+                    "tailship holds one part per stream, joined up to the source's max_line_bytes (256 KiB)",
+                );
             }
+            p.stages.push(Stage::plain(Kind::Cri(part_max)));
         }
         "regex" => {
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
@@ -222,6 +240,13 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             let with = m.text("replace", r).unwrap_or_default();
             if compiles(&m.key("expression"), &expr, r).is_none() {
                 return;
+            }
+            if with.contains("{{") {
+                if let Err(e) = crate::pipeline::GoTemplate::parse(&with) {
+                    return r.skip(m.key("replace"), format!("not a Go template tailship reads: {e}"));
+                }
+                p.stages.push(Stage::plain(Kind::ReplaceGroups(expr, with, src)));
+                return m.finish(r, "no tailship equivalent");
             }
             match replace::translate(&expr, &with) {
                 Ok(t) => {
@@ -459,12 +484,12 @@ fn limit(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
              (tailship_lines_dropped_total{reason=\"limit\"})",
         );
     }
-    if m.text("by_label_name", r).is_some() || m.get("max_distinct_labels").is_some() {
-        r.note(m.key("by_label_name"), "tailship limits each stream separately (not by one label)");
-    } else {
+    let by_label = m.text("by_label_name", r).filter(|n| !n.is_empty());
+    let max_distinct = m.text("max_distinct_labels", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0);
+    if by_label.is_none() {
         r.note(m.key("rate"), "Promtail limits the whole job; tailship limits each stream of it separately");
     }
-    p.stages.push(Stage::plain(Kind::Limit(rate, burst)));
+    p.stages.push(Stage::plain(Kind::Limit(rate, burst, by_label.map(|n| (n, max_distinct)))));
 }
 
 /// Compiles the RE2 regex `re` as `tailship check` will (see

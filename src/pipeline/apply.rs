@@ -72,6 +72,48 @@ pub fn replace<'s>(line: &mut Line<'s, '_>, re: &Regex, with: &str, source: Opti
     }
 }
 
+/// A `replace` stage with a Go template (Promtail's): each capture group
+/// that took part in a match, not overlapping one already replaced, becomes
+/// the template rendered with `.Value` = its text; the named groups of the
+/// first match are extracted with their rendered values. A template that
+/// fails leaves everything as it was.
+pub fn replace_groups<'s>(line: &mut Line<'s, '_>, re: &'s Regex, t: &GoTemplate, source: Option<&'s str>) {
+    let Some(input) = input(&line.text, &line.extracted, source).map(str::to_string) else { return };
+    let mut out = String::new();
+    let mut end = 0;
+    let mut rendered: Vec<(String, String)> = Vec::new();
+    let mut named: Vec<(&'s str, String)> = Vec::new();
+    for (n, caps) in re.captures_iter(&input).enumerate() {
+        for (g, name) in re.capture_names().enumerate().skip(1) {
+            let Some(m) = caps.get(g) else { continue };
+            let Ok(st) = t.render_with(&line.extracted, Some(m.as_str()), None) else { return };
+            // Promtail's condition: the first group, or one after the last replaced.
+            if end == 0 || end < m.start() {
+                out.push_str(&input[end..m.start()]);
+                out.push_str(&st);
+                end = m.end();
+            }
+            if let (0, Some(name)) = (n, name) {
+                named.push((name, m.as_str().to_string()));
+            }
+            rendered.push((m.as_str().to_string(), st));
+        }
+    }
+    if rendered.is_empty() && re.find(&input).is_none() {
+        return;
+    }
+    out.push_str(&input[end..]);
+    match source {
+        Some(s) => line.extracted.set(Cow::Borrowed(s), out),
+        None => line.text = Cow::Owned(out),
+    }
+    for (name, text) in named {
+        if let Some((_, v)) = rendered.iter().rev().find(|(k, _)| *k == text) {
+            line.extracted.set(Cow::Borrowed(name), v.clone());
+        }
+    }
+}
+
 /// True when a `drop` stage's conditions all hold for the line.
 pub fn drops(rule: &DropRule, line: &Line<'_, '_>, now_ns: i64) -> bool {
     if rule.longer_than.is_some_and(|n| line.text.len() <= n) {

@@ -23,6 +23,9 @@ pub struct FileContext {
     pub(super) stream: StreamRef,
     /// Container lines waiting for their last part.
     pub(super) held: Vec<Held>,
+    /// The last time a `cri` or `docker` stage read, by (stage, stream): a
+    /// line whose time does not read gets it plus 1 ns (Promtail's `fudge`).
+    pub(super) container_times: Vec<(usize, String, i64)>,
     /// Lines a `multiline` stage is joining, per (stage, labels).
     pub(super) blocks: Vec<Block>,
     /// The (stage, labels) of `multiline` stages that saw a start line:

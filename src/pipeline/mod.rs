@@ -24,7 +24,7 @@ pub use geoip::{GeoDb, GeoIp};
 pub use json::JsonField;
 pub use metrics::{Action as MetricAction, Metric};
 pub use parse::JsonPath;
-pub use stage::{DropRule, Op, Stage, TenantFrom, Truncated};
+pub use stage::{ByLabel, DropRule, Op, Stage, TenantFrom, Truncated};
 pub use stages::{pod_labels, FileContext, Processed, SourceStages};
 pub use template::GoTemplate;
 pub use timestamp::TimeFormat;

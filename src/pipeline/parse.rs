@@ -164,8 +164,9 @@ fn unescape(raw: &str) -> String {
 /// One container-runtime log line, parsed.
 #[derive(Debug, PartialEq, Eq)]
 pub struct ContainerLine<'a> {
-    /// Unix nanoseconds.
-    pub ts: i64,
+    /// Unix nanoseconds; `None` when the runtime's time does not read (the
+    /// stream and message are still taken, as Promtail takes them).
+    pub ts: Option<i64>,
     pub stream: Cow<'a, str>,
     /// False for a part of a longer line (CRI `P`, Docker without `\n`).
     pub complete: bool,
@@ -180,13 +181,13 @@ pub fn cri(line: &str) -> Option<ContainerLine<'_>> {
         Some((f, m)) => (f, m),
         None => (rest, ""),
     };
-    let complete = match flag {
-        "F" => true,
-        "P" => false,
-        _ => return None,
-    };
+    // Promtail's pattern: a stream of stdout or stderr, any flag (`P`: a part).
+    if !matches!(stream, "stdout" | "stderr") || flag.is_empty() || time.is_empty() {
+        return None;
+    }
+    let complete = flag != "P";
     Some(ContainerLine {
-        ts: rfc3339_ns(time)?,
+        ts: rfc3339_ns(time),
         stream: Cow::Borrowed(stream),
         complete,
         message: Cow::Borrowed(message),
@@ -200,10 +201,11 @@ pub fn docker(line: &str) -> Option<ContainerLine<'static>> {
         log: String,
         #[serde(default)]
         stream: String,
-        time: String,
+        #[serde(default)]
+        time: Option<String>,
     }
     let d: Docker = serde_json::from_str(line).ok()?;
-    let ts = rfc3339_ns(&d.time)?;
+    let ts = d.time.as_deref().and_then(rfc3339_ns);
     let (message, complete) = match d.log.strip_suffix('\n') {
         Some(m) => (m.strip_suffix('\r').unwrap_or(m).to_string(), true),
         None => (d.log, false),
@@ -253,15 +255,19 @@ mod tests {
         let l = cri("2024-05-01T10:00:00.000000001Z stderr P part one").unwrap();
         assert_eq!(
             (l.ts, l.stream.as_ref(), l.complete, l.message.as_ref()),
-            (1714557600000000001, "stderr", false, "part one")
+            (Some(1714557600000000001), "stderr", false, "part one")
         );
         assert_eq!(cri("2024-05-01T10:00:00Z stdout F").unwrap().message, "");
         assert!(cri("not a cri line").is_none());
-        assert!(cri("2024-05-01T10:00:00Z stdout X m").is_none());
+        assert!(cri("2024-05-01T10:00:00Z stdout X m").unwrap().complete, "any flag but P ends a line");
+        assert!(cri("2024-05-01T10:00:00Z other F m").is_none(), "stdout or stderr only");
+        let bad_time = cri("yesterday stdout F m").unwrap();
+        assert_eq!((bad_time.ts, bad_time.message.as_ref()), (None, "m"));
+        assert_eq!(docker(r#"{"log":"x\n","stream":"stderr","time":"soon"}"#).unwrap().ts, None);
         let d = docker(r#"{"log":"hi there\n","stream":"stdout","time":"2024-05-01T10:00:00.5Z"}"#).unwrap();
         assert_eq!(
             (d.ts, d.stream.as_ref(), d.complete, d.message.as_ref()),
-            (1714557600500000000, "stdout", true, "hi there")
+            (Some(1714557600500000000), "stdout", true, "hi there")
         );
         assert!(!docker(r#"{"log":"cut","stream":"stdout","time":"2024-05-01T10:00:00Z"}"#).unwrap().complete);
         assert!(docker("plain").is_none());

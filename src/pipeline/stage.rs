@@ -65,12 +65,23 @@ pub enum Op {
         with: String,
         source: Option<String>,
     },
-    Cri,
+    /// Promtail's `replace` with a Go template: each capture group of each
+    /// match becomes the template rendered with `.Value` = the group's text;
+    /// named groups are extracted with their rendered values.
+    ReplaceGroups {
+        re: Regex,
+        template: GoTemplate,
+        source: Option<String>,
+    },
+    /// CRI lines; a part (`P`) longer than this many bytes is cut before it is held.
+    Cri(Option<usize>),
     Docker,
-    /// Lines per second and burst, per stream.
+    /// Lines per second and burst, per stream; with `by_label`, per value
+    /// of that label at this stage, across the source's files.
     Limit {
         rate: f64,
         burst: f64,
+        by_label: Option<ByLabel>,
     },
     /// The line's tenant from an extracted value or a label.
     Tenant(TenantFrom),
@@ -165,8 +176,8 @@ impl Op {
             Op::Drop(_) => "drop",
             Op::Timestamp { .. } => "timestamp",
             Op::Output(_) => "output",
-            Op::Replace { .. } => "replace",
-            Op::Cri => "cri",
+            Op::Replace { .. } | Op::ReplaceGroups { .. } => "replace",
+            Op::Cri(_) => "cri",
             Op::Docker => "docker",
             Op::Limit { .. } => "limit",
             Op::Tenant(_) => "tenant",
@@ -198,6 +209,30 @@ pub struct Held {
     /// Offset of the first part's line in the file: the file's position
     /// cannot pass it until the joined line is handed on.
     pub start: u64,
+}
+
+/// The buckets of a `limit` stage by label value, shared by a source's files.
+#[derive(Debug, Clone)]
+pub struct ByLabel {
+    pub name: String,
+    /// Values remembered before all are forgotten.
+    pub max_values: usize,
+    pub buckets: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Bucket>>>,
+}
+
+impl ByLabel {
+    /// Takes a token of `value`'s bucket; false when over the limit.
+    pub fn take(&self, value: &str, rate: f64, burst: f64, now_ns: i64) -> bool {
+        let Ok(mut all) = self.buckets.lock() else { return true };
+        if all.len() >= self.max_values && !all.contains_key(value) {
+            all.clear();
+        }
+        let b = match all.get_mut(value) {
+            Some(b) => b,
+            None => all.entry(value.to_string()).or_insert_with(|| Bucket::full(burst, now_ns)),
+        };
+        b.take(rate, burst, now_ns)
+    }
 }
 
 /// A token bucket of a `limit` stage for one stream.

@@ -71,7 +71,7 @@ impl SourceStages {
             .iter()
             .enumerate()
             .filter_map(|(i, s)| match s.op {
-                Op::Limit { rate, burst } => Some((i, rate, burst)),
+                Op::Limit { rate, burst, by_label: None } => Some((i, rate, burst)),
                 _ => None,
             })
             .collect();
@@ -120,6 +120,7 @@ impl SourceStages {
             held: Vec::new(),
             blocks: Vec::new(),
             started: Default::default(),
+            container_times: Vec::new(),
             buckets: HashMap::new(),
             last_times: HashMap::new(),
             line_start: 0,
@@ -276,9 +277,10 @@ impl SourceStages {
                     }
                 }
                 Op::Replace { re, with, source } => apply::replace(line, re, with, source.as_deref()),
+                Op::ReplaceGroups { re, template: t, source } => apply::replace_groups(line, re, t, source.as_deref()),
                 Op::Decolorize(re) => apply::replace(line, re, "", None),
                 Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
-                Op::Cri | Op::Docker => {
+                Op::Cri(_) | Op::Docker => {
                     if self.container(ctx, line, i) == Processed::Held {
                         return Processed::Held;
                     }
@@ -313,6 +315,14 @@ impl SourceStages {
                         multiline::offer(blocks, started, line, i, &rule, ctx.line_start, max)
                     {
                         return self.hand_on(ctx, done, read_ts, chunk);
+                    }
+                }
+                Op::Limit { rate, burst, by_label: Some(by) } => {
+                    let over =
+                        line.label(&by.name, &ctx.stream.labels).is_some_and(|v| !by.take(v, *rate, *burst, read_ts));
+                    if over {
+                        ctx.limited += 1;
+                        return Processed::Dropped;
                     }
                 }
                 Op::Limit { .. } | Op::Labels => {}
@@ -366,17 +376,43 @@ impl SourceStages {
     /// value; a part of a longer line is held until the last part.
     fn container<'s>(&'s self, ctx: &mut FileContext, line: &mut Line<'s, '_>, i: usize) -> Processed {
         let parsed = match self.stages[i].op {
-            Op::Cri => parse::cri(&line.text).map(|c| {
+            Op::Cri(part_max) => parse::cri(&line.text).map(|c| {
                 let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
-                (c.ts, c.stream.into_owned(), c.complete, Err(at..at + c.message.len()))
+                // A part over `max_partial_line_size` is cut before it is held (Promtail's truncate).
+                let len = match part_max {
+                    Some(n) if !c.complete && c.message.len() > n => {
+                        ctx.truncated += 1;
+                        cut_at_char(&c.message, n).len()
+                    }
+                    _ => c.message.len(),
+                };
+                (c.ts, c.stream.into_owned(), c.complete, Err(at..at + len))
             }),
             _ => {
                 parse::docker(&line.text).map(|d| (d.ts, d.stream.into_owned(), d.complete, Ok(d.message.into_owned())))
             }
         };
         let Some((ts, stream, complete, message)) = parsed else {
-            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri) { 2 } else { 3 }] += 1;
+            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(_)) { 2 } else { 3 }] += 1;
             return Processed::Kept;
+        };
+        // A time that does not read: the last one of this stream plus 1 ns
+        // (Promtail's `fudge`), else the line's own.
+        let last = ctx.container_times.iter_mut().find(|(s, n, _)| *s == i && *n == stream);
+        let ts = match (ts, last) {
+            (Some(t), Some(slot)) => {
+                slot.2 = t;
+                t
+            }
+            (None, Some(slot)) => {
+                slot.2 = slot.2.saturating_add(1);
+                slot.2
+            }
+            (Some(t), None) => {
+                ctx.container_times.push((i, stream.clone(), t));
+                t
+            }
+            (None, None) => line.ts,
         };
         let text = std::mem::take(&mut line.text);
         let message: Cow<'_, str> = match message {

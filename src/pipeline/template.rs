@@ -57,14 +57,27 @@ impl GoTemplate {
     /// Renders with every extracted value by name, `.Value` (the value of
     /// `source`, when the line has it) and `.Entry` (the line).
     pub fn render(&self, extracted: &Extracted<'_>, source: &str, line: &str) -> Result<String, String> {
+        self.render_with(extracted, extracted.get(source), Some(line))
+    }
+
+    /// Renders with every extracted value by name, `.Value` = `value` and
+    /// `.Entry` = `line` when given (a `replace` template: each capture group).
+    pub fn render_with(
+        &self,
+        extracted: &Extracted<'_>,
+        value: Option<&str>,
+        line: Option<&str>,
+    ) -> Result<String, String> {
         let mut data: HashMap<String, Value> = HashMap::new();
         for (k, v) in extracted.iter() {
             data.insert(k.to_string(), Value::String(v.to_string()));
-            if k == source {
-                data.insert("Value".into(), Value::String(v.to_string()));
-            }
         }
-        data.insert("Entry".into(), Value::String(line.to_string()));
+        if let Some(v) = value {
+            data.insert("Value".into(), Value::String(v.to_string()));
+        }
+        if let Some(l) = line {
+            data.insert("Entry".into(), Value::String(l.to_string()));
+        }
         self.0.render(&Context::from(Value::Map(data))).map_err(|e| e.to_string())
     }
 }

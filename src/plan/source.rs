@@ -86,7 +86,10 @@ pub fn compile(
     let relabel = compile_relabel(&key, &src, errors);
     let mut stages = super::stages::compile(&key, &src, metadata_on, errors);
     if src.kind == SourceType::Kubernetes {
-        stages.insert(0, Stage { op: Op::Cri, labels: vec![("stream".into(), "stream".into())], metadata: Vec::new() });
+        stages.insert(
+            0,
+            Stage { op: Op::Cri(None), labels: vec![("stream".into(), "stream".into())], metadata: Vec::new() },
+        );
     }
     if src.kind == SourceType::Docker {
         // json-file lines: the message, Docker's time, `stream`, long lines joined.

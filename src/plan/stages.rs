@@ -116,7 +116,7 @@ impl List<'_> {
             // A regex stage without `labels` makes every named capture a label.
             let labels = match (&op, &st.labels) {
                 (Op::Regex { names, .. }, None) => names.iter().map(|n| (n.clone(), n.clone())).collect(),
-                (Op::Cri | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
+                (Op::Cri(_) | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
                 _ => labels,
             };
             self.out.push(Stage { op, labels, metadata });
@@ -171,6 +171,9 @@ fn op(
     }
     if st.with.is_some() && st.replace.is_none() {
         e(".with", "`with` goes with a `replace` stage".into());
+    }
+    if st.with_template.is_some() && st.replace.is_none() {
+        e(".with_template", "`with_template` goes with a `replace` stage".into());
     }
     if st.drop_malformed.is_some() && st.json.is_none() {
         e(".drop_malformed", "`drop_malformed` goes with a `json` stage".into());
@@ -276,6 +279,22 @@ fn op(
         return Some(Op::Output(o.clone()));
     }
     if let Some(r) = &st.replace {
+        if let Some(t) = &st.with_template {
+            if st.with.is_some() {
+                e(".with_template", "give `with` or `with_template`, not both".into());
+                return None;
+            }
+            let template = match GoTemplate::parse(t) {
+                Ok(t) => t,
+                Err(m) => {
+                    e(".with_template", format!("not a Go template tailship reads: {m}"));
+                    return None;
+                }
+            };
+            let re = regex(".replace", r, &mut e)?;
+            names.known.extend(re.capture_names().flatten().map(String::from));
+            return Some(Op::ReplaceGroups { re, template, source });
+        }
         let Some(with) = &st.with else {
             e(".with", "a `replace` stage needs `with`, the replacement text (\"\" removes the matches)".into());
             return None;
@@ -289,7 +308,20 @@ fn op(
             return None;
         }
         names.known.push("stream".into());
-        return Some(if st.cri.is_some() { Op::Cri } else { Op::Docker });
+        let Some(c) = &st.cri else { return Some(Op::Docker) };
+        let part_max = match (c.max_partial_line_size, c.max_partial_line_size_truncate) {
+            (Some(n), Some(true)) if n.get() > 0 => Some(n.get() as usize),
+            (_, Some(true)) => {
+                e(".cri.max_partial_line_size", "needed, above 0, with max_partial_line_size_truncate".into());
+                return None;
+            }
+            (Some(_), _) => {
+                e(".cri.max_partial_line_size", "cuts parts only with max_partial_line_size_truncate = true".into());
+                return None;
+            }
+            (None, _) => None,
+        };
+        return Some(Op::Cri(part_max));
     }
     if let Some(t) = &st.tenant {
         return match (&t.source, &t.label) {
@@ -412,7 +444,19 @@ fn op(
     }
     // Without a burst, a second's worth of lines may come at once.
     let burst = if l.burst == 0 { l.rate.ceil().max(1.0) } else { f64::from(l.burst) };
-    Some(Op::Limit { rate: l.rate, burst })
+    let by_label = match &l.by_label_name {
+        None => None,
+        Some(n) if !is_valid_label_name(n) => {
+            e(".limit.by_label_name", format!("`{n}` is not a valid label name"));
+            return None;
+        }
+        Some(n) => Some(crate::pipeline::ByLabel {
+            name: n.clone(),
+            max_values: l.max_distinct_labels.unwrap_or(0).max(10_000) as usize,
+            buckets: Default::default(),
+        }),
+    };
+    Some(Op::Limit { rate: l.rate, burst, by_label })
 }
 
 /// The `(label, extracted name)` pairs a stage's `labels` or
@@ -426,7 +470,7 @@ fn picks(
     errors: &mut Vec<(String, String)>,
 ) -> Vec<(String, String)> {
     let Some(list) = list else { return Vec::new() };
-    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri | Op::Docker | Op::Labels) {
+    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri(_) | Op::Docker | Op::Labels) {
         errors.push((
             format!("{sk}.{field}"),
             format!(
