@@ -362,6 +362,7 @@ async fn clock_stepping_backwards_keeps_assigned_timestamps_strictly_increasing(
             start: 0,
             len: line.len() as u32,
             meta: 0,
+            skip: false,
         });
         assert!(pipeline.sink.send(chunk, &cancel).await);
         // Separate batches too, not only separate lines of one batch.

@@ -402,6 +402,20 @@ fn alive(pid: i32) -> bool {
     }
 }
 
+/// The positions write-ahead logs beside `positions.json`, for the post-mortem.
+fn positions_logs(dir: &Path) -> String {
+    let mut names: Vec<PathBuf> =
+        std::fs::read_dir(dir).map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_default();
+    names.retain(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("positions.json.wal-")));
+    names.sort();
+    let mut out = String::new();
+    for p in names {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        out.push_str(&format!("--- {}:\n{text}", p.display()));
+    }
+    out
+}
+
 fn in_windows(windows: &[(u64, u64)], seq: u64) -> bool {
     let i = windows.partition_point(|w| w.1 < seq);
     windows.get(i).is_some_and(|w| w.0 <= seq)
@@ -494,6 +508,7 @@ fn run_chaos(secs: u64) {
         let positions = std::fs::read_to_string(dir.path().join("positions.json")).unwrap_or_default();
         stderr_all
             .push_str(&format!("=== kill -9 at {:.3}s; positions.json:\n{positions}\n", t0.elapsed().as_secs_f64()));
+        stderr_all.push_str(&positions_logs(dir.path()));
         std::thread::sleep(rng.millis(0, 1000));
         stderr_all.push_str(&format!("=== start at {:.3}s\n", t0.elapsed().as_secs_f64()));
         agent = Agent::start_with(&cfg, &agent_env);

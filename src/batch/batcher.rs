@@ -14,7 +14,7 @@ use super::{BatchSettings, LineTap};
 use crate::client::json::escape_json_into;
 use crate::pool::{self, Pool};
 use crate::positions::{AckRef, Positions, Run};
-use crate::queue::{Chunk, StreamRef};
+use crate::queue::{Budget, Chunk, StreamRef};
 use crate::util::sleep_until_opt;
 
 /// A sealed batch on its way to the service.
@@ -119,6 +119,7 @@ pub(super) async fn run(
     positions: Arc<Positions>,
     tap: Option<Box<dyn LineTap>>,
     reconciler: Option<Reconciler>,
+    budget: Arc<Budget>,
 ) {
     let mut b = Batcher {
         pending: HashMap::new(),
@@ -142,7 +143,7 @@ pub(super) async fn run(
         };
         let Some(mut chunk) = chunk else { break };
         if chunk.replayed > 0 {
-            lines_read_again(reconciler.as_ref(), &mut chunk).await;
+            lines_read_again(reconciler.as_ref(), &mut chunk, &budget).await;
         }
         b.take(chunk).await;
     }
@@ -220,16 +221,34 @@ impl Batcher {
             let key = Arc::as_ptr(&stream) as usize;
             let mut last = last_ts.get(&key).copied().unwrap_or(i64::MIN);
             while i < run_end {
+                // Lines read again and not sent are recorded, so the file's
+                // records count every line (see `positions::Replay`).
+                while i < run_end && entries[i].skip {
+                    if record.is_some() {
+                        Run::push_skipped(&mut runs);
+                    }
+                    i += 1;
+                }
+                if i == run_end {
+                    break;
+                }
                 let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now, seq));
                 let idx = p.stream_index(&stream, key, bodies);
                 let (_, values, count) = &mut p.streams[idx];
                 let mut size = p.size;
                 let mut raw = 0usize;
-                let first_i = i;
+                let mut added = 0usize;
                 while i < run_end {
                     let e = &entries[i];
+                    if e.skip {
+                        if record.is_some() {
+                            Run::push_skipped(&mut runs);
+                        }
+                        i += 1;
+                        continue;
+                    }
                     let line = chunk.line(e);
-                    if p.lines + (i - first_i) > 0 && size + line.len() + VALUE_OVERHEAD > s.max_bytes {
+                    if p.lines + added > 0 && size + line.len() + VALUE_OVERHEAD > s.max_bytes {
                         break;
                     }
                     if let Some(tap) = tap.as_deref_mut() {
@@ -257,9 +276,10 @@ impl Batcher {
                     }
                     size += values.len() - before;
                     raw += line.len();
+                    added += 1;
                     i += 1;
                 }
-                let added = (i - first_i) as u64;
+                let added = added as u64;
                 p.size = size;
                 p.lines += added as usize;
                 p.raw_bytes += raw;

@@ -109,7 +109,8 @@ impl Shipper {
         let (sink, rx) = ChunkSink::new(budget.clone());
         let (sealed_tx, sealed_rx) = mpsc::channel(1);
         let totals = Arc::new(Mutex::new(Totals::default()));
-        let batcher = tokio::spawn(batcher::run(rx, sealed_tx, settings, positions.clone(), tap, reconciler));
+        let batcher =
+            tokio::spawn(batcher::run(rx, sealed_tx, settings, positions.clone(), tap, reconciler, budget.clone()));
         let pushers = tokio::spawn(deliver::run(
             sealed_rx,
             pusher,

@@ -22,7 +22,7 @@ use crate::client::query::{Direction, Pager, QueryClient};
 use crate::client::retry::RetryPolicy;
 use crate::config::{ClientConfig, Reconcile};
 use crate::metrics::Metrics;
-use crate::queue::Chunk;
+use crate::queue::{Budget, Chunk};
 
 /// Entries asked for per request.
 const PAGE: usize = 1000;
@@ -54,7 +54,7 @@ impl Reconciler {
         for (si, stream) in chunk.streams.iter().enumerate() {
             let si = si as u32;
             let mut range: Option<(i64, i64)> = None;
-            for e in chunk.entries.iter().filter(|e| e.stream == si) {
+            for e in chunk.entries.iter().filter(|e| e.stream == si && !e.skip) {
                 range = Some(range.map_or((e.ts, e.ts), |(a, b)| (a.min(e.ts), b.max(e.ts))));
             }
             let Some((first, last)) = range else { continue };
@@ -78,24 +78,31 @@ impl Reconciler {
         if stored.is_empty() {
             return 0;
         }
-        let before = chunk.entries.len();
         let buf = &chunk.buf;
-        chunk.entries.retain(|e| {
+        let mut found = 0u32;
+        for e in chunk.entries.iter_mut().filter(|e| !e.skip) {
             let line = buf.get(e.start as usize..(e.start + e.len) as usize).unwrap_or_default();
             // A lookup by borrowed parts would need another set type; these are few lines after a restart.
-            !stored.contains(&(e.stream, e.ts, line.to_string()))
-        });
-        (before - chunk.entries.len()) as u64
+            if stored.contains(&(e.stream, e.ts, line.to_string())) {
+                // Not sent, but recorded among the file's lines in flight (see `positions::Replay`).
+                e.skip = true;
+                found += 1;
+            }
+        }
+        chunk.skipped += found;
+        u64::from(found)
     }
 }
 
 /// Lines read again after a restart (`chunk.replayed`): looked up first when
-/// the client can be queried; counted as reconciled or resent.
-pub(super) async fn lines_read_again(reconciler: Option<&Reconciler>, chunk: &mut Chunk) {
+/// the client can be queried; counted as reconciled or resent. Those found
+/// leave the queue's line count here (they are in no batch).
+pub(super) async fn lines_read_again(reconciler: Option<&Reconciler>, chunk: &mut Chunk, budget: &Budget) {
     let found = match reconciler {
         Some(r) => r.reconcile(chunk).await,
         None => 0,
     };
+    budget.lines_done(found as usize);
     let m = &Metrics::get().lines_replayed;
     m.with_label_values(&[&chunk.source, "reconciled"]).inc_by(found);
     m.with_label_values(&[&chunk.source, "resent"]).inc_by(u64::from(chunk.replayed).saturating_sub(found));

@@ -167,6 +167,15 @@ pub struct DropRule {
 }
 
 impl Op {
+    /// False for stages whose outcome depends on the moment or on chance.
+    pub fn same_every_read(&self) -> bool {
+        match self {
+            Op::Sampling { .. } | Op::Limit { .. } => false,
+            Op::Drop(rule) => rule.older_than_ns.is_none(),
+            _ => true,
+        }
+    }
+
     /// The stage's key in the config (and the `stage` label of metrics).
     pub fn name(&self) -> &'static str {
         match self {

@@ -18,11 +18,12 @@ use super::line::{Extracted, Line};
 use super::metrics;
 use super::multiline::{self, Block};
 use super::pack;
-use super::parse;
-use super::stage::{narrow, Bucket, Held, Op, Stage};
+use super::stage::{Bucket, Op, Stage};
 use crate::config::{SourceConfig, SourceType};
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
 use crate::util::cut_at_char;
+
+mod container;
 
 /// A source's compiled stages and labels.
 pub struct SourceStages {
@@ -90,6 +91,13 @@ impl SourceStages {
     }
 
     /// The context for one file (`filename` label) or for stdin (`None`).
+    /// Whether reading the same lines again gives the same lines out (no
+    /// `sampling`, rate `limit` or `drop.older_than`): lines in flight at a
+    /// crash are matched to their records by order only then.
+    pub fn same_every_read(&self) -> bool {
+        self.stages.iter().all(|s| s.op.same_every_read())
+    }
+
     pub fn context(&self, filename: Option<&str>) -> FileContext {
         self.context_for(self.labels_of(filename))
     }
@@ -371,90 +379,6 @@ impl SourceStages {
         out
     }
 
-    /// A `cri` or `docker` stage (`self.stages[i]`): the line becomes the
-    /// message, the runtime's time its timestamp, `stream` an extracted
-    /// value; a part of a longer line is held until the last part.
-    fn container<'s>(&'s self, ctx: &mut FileContext, line: &mut Line<'s, '_>, i: usize) -> Processed {
-        let parsed = match self.stages[i].op {
-            Op::Cri(part_max) => parse::cri(&line.text).map(|c| {
-                let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
-                // A part over `max_partial_line_size` is cut before it is held (Promtail's truncate).
-                let len = match part_max {
-                    Some(n) if !c.complete && c.message.len() > n => {
-                        ctx.truncated += 1;
-                        cut_at_char(&c.message, n).len()
-                    }
-                    _ => c.message.len(),
-                };
-                (c.ts, c.stream.into_owned(), c.complete, Err(at..at + len))
-            }),
-            _ => {
-                parse::docker(&line.text).map(|d| (d.ts, d.stream.into_owned(), d.complete, Ok(d.message.into_owned())))
-            }
-        };
-        let Some((ts, stream, complete, message)) = parsed else {
-            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(_)) { 2 } else { 3 }] += 1;
-            return Processed::Kept;
-        };
-        // A time that does not read: the last one of this stream plus 1 ns
-        // (Promtail's `fudge`), else the line's own.
-        let last = ctx.container_times.iter_mut().find(|(s, n, _)| *s == i && *n == stream);
-        let ts = match (ts, last) {
-            (Some(t), Some(slot)) => {
-                slot.2 = t;
-                t
-            }
-            (None, Some(slot)) => {
-                slot.2 = slot.2.saturating_add(1);
-                slot.2
-            }
-            (Some(t), None) => {
-                ctx.container_times.push((i, stream.clone(), t));
-                t
-            }
-            (None, None) => line.ts,
-        };
-        let text = std::mem::take(&mut line.text);
-        let message: Cow<'_, str> = match message {
-            Ok(owned) => Cow::Owned(owned),
-            Err(range) => narrow(text, range),
-        };
-        let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
-        if !complete {
-            match slot {
-                Some(n) => {
-                    let h = &mut ctx.held[n];
-                    let room = self.max_line_bytes.saturating_sub(h.text.len());
-                    if message.len() > room {
-                        ctx.truncated += 1;
-                    }
-                    h.text.push_str(cut_at_char(&message, room));
-                }
-                None => ctx.held.push(Held {
-                    stage: i,
-                    stream,
-                    ts,
-                    text: cut_at_char(&message, self.max_line_bytes).to_string(),
-                    start: ctx.line_start,
-                }),
-            }
-            return Processed::Held;
-        }
-        line.ts = ts;
-        line.text = match slot {
-            Some(n) => {
-                let mut h = ctx.held.remove(n);
-                line.ts = h.ts;
-                h.text.push_str(&message);
-                Cow::Owned(h.text)
-            }
-            None => message,
-        };
-        line.assigned = false;
-        line.extracted.set(Cow::Borrowed("stream"), stream);
-        Processed::Kept
-    }
-
     /// The stream of a line whose stages set labels or a tenant.
     fn stream_of(&self, ctx: &mut FileContext, line: &mut Line<'_, '_>) -> Option<StreamRef> {
         if line.labels.is_empty() && line.tenant.is_none() {
@@ -515,7 +439,15 @@ fn push(chunk: &mut Chunk, stream: &StreamRef, line: &str, ts: i64, assigned: bo
         None => 0,
     };
     let stream = chunk.stream_id(stream);
-    chunk.entries.push(Entry { stream, ts, assigned_ts: assigned, start, len: line.len() as u32, meta: meta_len });
+    chunk.entries.push(Entry {
+        stream,
+        ts,
+        assigned_ts: assigned,
+        start,
+        len: line.len() as u32,
+        meta: meta_len,
+        skip: false,
+    });
 }
 
 /// `namespace`, `pod` and `container` of a pod log file below `root`

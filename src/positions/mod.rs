@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 mod file;
 mod flight;
 mod index;
+mod inflight;
 mod journal;
 mod persist;
 mod wal;
@@ -94,12 +95,10 @@ struct FileState {
     seen_at_ms: u64,
     /// This process's records of the file's lines in flight (see [`flight`]).
     flight: VecDeque<Flight>,
-    /// Records loaded from disk: what the source does with the lines it
-    /// reads again ([`Positions::take_replay`]).
+    /// Records of earlier runs of the agent (loaded from disk, or left by a
+    /// source that stopped before it read them all again): what the source
+    /// does with the lines it reads again ([`Positions::take_replay`]).
     replay: VecDeque<Flight>,
-    /// What a source of this process that stopped following the file (a
-    /// reload, a park) had not read again yet: its successor goes on with it.
-    replay_left: Option<Replay>,
 }
 
 impl FileState {
@@ -120,7 +119,6 @@ impl FileState {
             seen_at_ms: now_ms(),
             flight: VecDeque::new(),
             replay: VecDeque::new(),
-            replay_left: None,
         }
     }
 
@@ -205,6 +203,8 @@ pub struct Positions {
     acked: Arc<tokio::sync::Notify>,
     /// The write-ahead log and this client's name in it (none in memory).
     log: Option<(Arc<wal::Wal>, String)>,
+    /// This run of the agent, for its records of lines in flight (see [`flight`]).
+    epoch: u64,
 }
 
 fn now_ms() -> u64 {
@@ -222,7 +222,11 @@ impl Positions {
     }
 
     fn with_state(state: State, acked: Arc<tokio::sync::Notify>, log: Option<(Arc<wal::Wal>, String)>) -> Self {
-        Self { state: Mutex::new(state), acked, log }
+        // After every earlier run's, even if the clock went back.
+        let loaded = state.files.values().flat_map(|f| f.replay.iter().map(|r| r.epoch)).max().unwrap_or(0);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let epoch = now.max(loaded + 1);
+        Self { state: Mutex::new(state), acked, log, epoch }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -429,53 +433,6 @@ impl Positions {
         }
     }
 
-    /// The lines of file `key` up to `to` (a chunk's acknowledgement offset)
-    /// went into batches as `runs` (see [`flight`]); recorded before any of
-    /// those batches is registered.
-    pub fn flight(&self, key: u64, to: u64, runs: Vec<Run>) {
-        let mut st = self.lock();
-        let Some(f) = st.files.get_mut(&key) else { return };
-        let from = match f.flight.back() {
-            Some(b) if b.to == to => b.from,
-            Some(b) => b.to,
-            None => f.committed,
-        };
-        let record = self.log.as_ref().map(|(_, c)| wal::Record::Flight {
-            c: c.clone(),
-            k: key,
-            id: wal::Ident {
-                path: f.path.clone(),
-                fp: format!("{:016x}", f.fp.hash),
-                fl: f.fp.len,
-                dev: f.dev,
-                ino: f.ino,
-            },
-            from,
-            to,
-            runs: runs.clone(),
-        });
-        f.flight.push_back(Flight { from, to, runs });
-        drop(st);
-        if let (Some((wal, _)), Some(r)) = (&self.log, record) {
-            wal.append(&r, false);
-        }
-    }
-
-    /// What the source of file `key` does with the lines it reads again
-    /// after a restart (records loaded from disk past the delivered offset);
-    /// taken once.
-    pub fn take_replay(&self, key: u64) -> Option<Replay> {
-        let mut st = self.lock();
-        let f = st.files.get_mut(&key)?;
-        if let Some(left) = f.replay_left.take() {
-            return Some(left);
-        }
-        flight::prune(&mut f.replay, f.committed);
-        let r = Replay::of(f.replay.make_contiguous());
-        f.replay.clear();
-        r
-    }
-
     /// Batch `seq` was acknowledged (or dropped on purpose): advance what it completes.
     pub fn ack(&self, seq: u64, acks: &[AckRef]) {
         let mut st = self.lock();
@@ -553,16 +510,6 @@ impl Positions {
             *t = (*t).max(seen);
         }
         out
-    }
-
-    /// A source stops following file `key` before it read all its lines
-    /// in flight at the last stop again: the next one goes on with `left`.
-    pub fn keep_replay(&self, key: u64, left: Option<Replay>) {
-        let mut st = self.lock();
-        if let (Some(left), Some(f)) = (left, st.files.get_mut(&key)) {
-            f.replay_left = Some(left);
-            st.dirty = true;
-        }
     }
 
     /// The committed offset of a file.

@@ -112,8 +112,10 @@ impl SavedState {
                     read_to: 0,
                     seen_at_ms: f.seen_at_ms,
                     flight: VecDeque::new(),
-                    replay: f.flight.into(),
-                    replay_left: None,
+                    replay: f.flight.into_iter().fold(VecDeque::new(), |mut all, r| {
+                        super::flight::add(&mut all, r);
+                        all
+                    }),
                 },
             );
         }
@@ -139,9 +141,7 @@ impl Positions {
             .map(|(k, f)| SavedFile {
                 key: Some(*k),
                 pending: f.pending.iter().copied().collect(),
-                flight: (f.replay_left.iter().map(|r| r.as_flight(f.committed)))
-                    .chain(f.replay.iter().chain(f.flight.iter()).cloned())
-                    .collect(),
+                flight: f.replay.iter().chain(f.flight.iter()).cloned().collect(),
                 path: f.path.clone(),
                 fingerprint: format!("{:016x}", f.fp.hash),
                 fingerprint_len: f.fp.len,

@@ -270,10 +270,10 @@ fn the_log_carries_acknowledgements_and_lines_in_flight_past_a_crash() {
     let q = one(&f);
     let (k2, offset) = q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9).unwrap();
     assert_eq!(offset, 20, "acknowledged through the log");
-    let mut r = q.take_replay(k2).expect("batch 3 was in flight");
+    let mut r = q.take_replay(k2, offset).expect("batch 3 was in flight");
     let again: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
     assert_eq!(again, [Again::Send(Some(300)), Again::Send(Some(301))]);
-    assert!(q.take_replay(k2).is_none(), "taken once");
+    assert!(q.take_replay(k2, offset).is_none(), "taken once");
 
     // A save holds everything and removes the logs before it.
     f.save().unwrap();
@@ -312,7 +312,7 @@ fn lines_in_flight_are_saved_and_loaded_with_what_was_delivered() {
     let q = one(&PositionsFile::load(&path));
     let (k2, offset) = q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9).unwrap();
     assert_eq!(offset, 0);
-    let mut r = q.take_replay(k2).unwrap();
+    let mut r = q.take_replay(k2, offset).unwrap();
     let again: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
     use Again::*;
     assert_eq!(again, [Skip, Skip, Skip, Send(Some(1003)), Send(Some(1004))]);
@@ -336,7 +336,8 @@ fn a_journal_cursor_acknowledged_after_the_last_save_survives_a_crash() {
 }
 
 /// A source stopped (a reload, a park) before it read all its lines in
-/// flight again: the next one goes on with the rest, also after a save and a crash.
+/// flight again: the next one goes on with the rest, also after a save and
+/// a crash, where this run's records of what it read again come first.
 #[test]
 fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -350,21 +351,83 @@ fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
     drop(f);
     let f = PositionsFile::load(&path);
     let q = one(&f);
-    let (k, _) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
-    let mut r = q.take_replay(k).unwrap();
+    let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
+    let mut r = q.take_replay(k, start).unwrap();
+    // One line read again up to 10 and batched (batch 7), then a reload.
     assert_eq!(r.next_line(), Some(Again::Send(Some(50))));
-    q.keep_replay(k, Some(r));
+    assert!(r.chunk_done(10));
+    q.flight(k, 10, vec![Run { batch: 7, ts: Some(50), count: 1, delivered: false }]);
+    q.keep_replay(k, Some(r), 10);
     f.save().unwrap();
-    let mut again = q.take_replay(k).unwrap();
+    let mut again = q.take_replay(k, 10).unwrap();
     assert_eq!(again.next_line(), Some(Again::Send(Some(51))));
-    q.keep_replay(k, Some(again));
+    assert!(again.chunk_done(20));
+    q.flight(k, 20, vec![Run { batch: 8, ts: Some(51), count: 1, delivered: false }]);
+    q.keep_replay(k, Some(again), 20);
     f.save().unwrap();
     drop(f);
     let q = one(&PositionsFile::load(&path));
-    let (k, _) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
-    let mut r = q.take_replay(k).unwrap();
-    assert_eq!(r.next_line(), Some(Again::Send(Some(52))), "saved as it was left");
-    assert_eq!(r.next_line(), None);
+    let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
+    assert_eq!(start, 0);
+    let mut r = q.take_replay(k, start).unwrap();
+    let mut fates = Vec::new();
+    for end in [10, 20, 30] {
+        fates.extend(std::iter::from_fn(|| r.next_line()));
+        assert!(r.chunk_done(end));
+    }
+    assert_eq!(fates, [Again::Send(Some(50)), Again::Send(Some(51)), Again::Send(Some(52))], "saved as it was left");
+    assert!(r.is_done());
+}
+
+/// The loss the chaos test found in CI (2026-11-24), through the real log:
+/// an agent restarted, read lines in flight again, and was killed before it
+/// wrote the positions file; the next loaded both runs' records of those
+/// lines and gave lines the fates of others (delivered ones: never sent).
+#[test]
+fn an_agent_killed_twice_before_a_save_replays_each_line_as_it_last_went() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
+    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    f.save().unwrap();
+    // The first run: lines 0..4 (to 40) in batch 1, 4..8 (to 80) in batch 2; only 2 acknowledged.
+    p.flight(k, 40, vec![Run { batch: 1, ts: Some(100), count: 4, delivered: false }]);
+    p.register(1, &[AckRef { file: k, offset: 40 }]);
+    p.flight(k, 80, vec![Run { batch: 2, ts: Some(200), count: 4, delivered: false }]);
+    p.register(2, &[AckRef { file: k, offset: 80 }]);
+    p.ack(2, &[AckRef { file: k, offset: 80 }]);
+    drop(f);
+    // The second: lines 0..4 sent again in batch 9 (not acknowledged), 4..8 skipped.
+    let f = PositionsFile::load(&path);
+    let q = one(&f);
+    let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
+    assert_eq!(start, 0);
+    let mut r = q.take_replay(k, start).unwrap();
+    let first: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
+    assert_eq!(first, [Again::Send(Some(100)), Again::Send(Some(101)), Again::Send(Some(102)), Again::Send(Some(103))]);
+    assert!(r.chunk_done(40));
+    q.flight(k, 40, vec![Run { batch: 9, ts: Some(100), count: 4, delivered: false }]);
+    q.register(9, &[AckRef { file: k, offset: 40 }]);
+    let second: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
+    assert_eq!(second, [Again::Skip; 4]);
+    assert!(r.chunk_done(80));
+    let mut skipped = Vec::new();
+    (0..4).for_each(|_| Run::push_skipped(&mut skipped));
+    q.flight(k, 80, skipped);
+    q.register(10, &[AckRef { file: k, offset: 80 }]);
+    drop(f);
+    // The third: each line as it last went.
+    let q = one(&PositionsFile::load(&path));
+    let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
+    let mut r = q.take_replay(k, start).unwrap();
+    let mut fates = Vec::new();
+    for end in [40, 80] {
+        fates.extend(std::iter::from_fn(|| r.next_line()));
+        assert!(r.chunk_done(end));
+    }
+    use Again::*;
+    assert_eq!(fates, [Send(Some(100)), Send(Some(101)), Send(Some(102)), Send(Some(103)), Skip, Skip, Skip, Skip]);
 }
 
 /// The fingerprint index (#29 item 7: each new file walked every entry)

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::flight::{Flight, Run};
+use super::flight::Flight;
 
 /// A file's identity in an `f` record, for a file the positions file did not know yet.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -45,7 +45,13 @@ pub(super) struct Ident {
 #[serde(tag = "t")]
 pub(super) enum Record {
     #[serde(rename = "f")]
-    Flight { c: String, k: u64, id: Ident, from: u64, to: u64, runs: Vec<Run> },
+    Flight {
+        c: String,
+        k: u64,
+        id: Ident,
+        #[serde(flatten)]
+        flight: Flight,
+    },
     #[serde(rename = "r")]
     Register { c: String, s: u64, a: Vec<(u64, u64)> },
     #[serde(rename = "a")]
@@ -202,7 +208,7 @@ impl Wal {
 /// documentation): a record the positions file already holds changes nothing.
 pub(super) fn apply(state: &mut super::State, record: &Record) {
     match record {
-        Record::Flight { k, id, from, to, runs, .. } => {
+        Record::Flight { k, id, flight, .. } => {
             state.next_key = state.next_key.max(k + 1);
             // Journals get keys when a file is loaded, not from the log: one
             // that took this file's key moves to a free one.
@@ -212,14 +218,13 @@ pub(super) fn apply(state: &mut super::State, record: &Record) {
             }
             let f = state.files.entry(*k).or_insert_with(|| {
                 let fp = super::Fingerprint { hash: u64::from_str_radix(&id.fp, 16).unwrap_or(0), len: id.fl };
-                let mut f = super::FileState::new(id.path.clone(), fp, id.dev, id.ino, *from);
+                let mut f = super::FileState::new(id.path.clone(), fp, id.dev, id.ino, flight.from);
                 f.active = false;
-                f.size = *to;
+                f.size = flight.to;
                 f
             });
-            let flight = Flight { from: *from, to: *to, runs: runs.clone() };
-            if *to > f.committed && !f.replay.contains(&flight) {
-                f.replay.push_back(flight);
+            if flight.to > f.committed {
+                super::flight::add(&mut f.replay, flight.clone());
             }
         }
         Record::Register { s, a, .. } => {

@@ -18,6 +18,10 @@ pub struct Entry {
     /// Length of the line's structured metadata, a JSON object that follows
     /// the line in the buffer (0: none).
     pub meta: u32,
+    /// Read again after a restart and not to be sent (its batch was
+    /// acknowledged before, or the service holds it): the batcher records
+    /// it among the file's lines in flight and sends nothing.
+    pub skip: bool,
 }
 
 /// Processed lines of one source read, moving through the queue as a unit.
@@ -38,10 +42,12 @@ pub struct Chunk {
     /// Lines another client's reader also reads (or a copy of standard
     /// input's for another client): the alert tap sees them once, elsewhere.
     pub echo: bool,
-    /// How many of its lines were read again after a restart, with the
-    /// timestamps they first had (see `positions::Replay`): they may be
-    /// stored already.
+    /// How many of its lines were read again after a restart and are to be
+    /// sent again, with the timestamps they first had (see
+    /// `positions::Replay`): they may be stored already.
     pub replayed: u32,
+    /// How many of its lines are marked [`Entry::skip`].
+    pub skipped: u32,
 }
 
 impl Chunk {
@@ -81,7 +87,13 @@ impl Chunk {
             read_at: self.read_at,
             echo: true,
             replayed: self.replayed,
+            skipped: self.skipped,
         }
+    }
+
+    /// Lines to be sent (not [`Entry::skip`]).
+    pub fn lines_to_send(&self) -> usize {
+        self.entries.len() - self.skipped as usize
     }
 
     pub fn line(&self, e: &Entry) -> &str {
@@ -106,7 +118,15 @@ impl Chunk {
             m.len() as u32
         });
         let stream = self.stream_id(stream);
-        self.entries.push(Entry { stream, ts, assigned_ts: false, start, len: line.len() as u32, meta: meta_len });
+        self.entries.push(Entry {
+            stream,
+            ts,
+            assigned_ts: false,
+            start,
+            len: line.len() as u32,
+            meta: meta_len,
+            skip: false,
+        });
     }
 
     pub fn stream(&self, e: &Entry) -> &StreamRef {

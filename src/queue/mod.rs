@@ -208,7 +208,7 @@ impl Queue {
                     let m = crate::metrics::Metrics::get();
                     m.lines_dropped
                         .with_label_values(&[&chunk.source, "best_effort"])
-                        .inc_by(chunk.entries.len() as u64);
+                        .inc_by(chunk.lines_to_send() as u64);
                     return false;
                 }
             }
@@ -232,7 +232,7 @@ impl Queue {
                 *s = interner.intern(s.tenant.as_ref(), all);
             }
         }
-        self.budget.lines.fetch_add(chunk.entries.len() as i64, Ordering::Relaxed);
+        self.budget.lines.fetch_add(chunk.lines_to_send() as i64, Ordering::Relaxed);
         self.tx.send(chunk).is_ok()
     }
 }

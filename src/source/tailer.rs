@@ -97,6 +97,11 @@ pub enum Step {
 impl Tailer {
     /// Reads the next block (or, at the end, flushes what waited too long).
     pub fn step(&mut self, buf: &mut [u8], stages: &SourceStages, positions: &Positions, once: bool) -> Step {
+        // During a replay a read stops where the current record ends, so that
+        // each chunk lies within one record (see `positions::Replay`).
+        let limit = self.replay.as_ref().and_then(|r| r.boundary()).filter(|b| *b > self.offset);
+        let cap = limit.map_or(buf.len(), |b| buf.len().min((b - self.offset) as usize));
+        let buf = &mut buf[..cap];
         let n = loop {
             match self.file.read_at(buf, self.offset) {
                 Ok(n) => break n,
@@ -162,29 +167,43 @@ impl Tailer {
     }
 
     /// Lines read again after a restart: those of acknowledged batches are
-    /// not sent again, the others get the timestamps they first had.
+    /// marked not to be sent (the batcher still records them among the
+    /// file's lines in flight), the others get the timestamps they first had.
     fn replay_into(&mut self, chunk: &mut Chunk) {
         let Some(r) = self.replay.as_mut() else { return };
-        let (mut skipped, mut resent) = (0u64, 0u32);
-        chunk.entries.retain_mut(|e| match r.next_line() {
-            None => true,
-            Some(Again::Skip) => {
-                skipped += 1;
-                false
-            }
-            Some(Again::Send(ts)) => {
-                if let Some(ts) = ts {
-                    e.ts = ts;
-                    e.assigned_ts = false;
+        let end = self.feed.safe_offset();
+        if !r.fits(chunk.entries.len(), end) {
+            tracing::warn!(path = %self.path.display(), "the lines read again are not cut as they were before the last stop \
+                (a partial line, a multiline block ended by its wait); they and the rest in flight then are sent as read");
+            self.replay = None;
+            return;
+        }
+        let (mut skipped, mut resent) = (0u32, 0u32);
+        for e in chunk.entries.iter_mut() {
+            match r.next_line() {
+                None => {}
+                Some(Again::Skip) => {
+                    e.skip = true;
+                    skipped += 1;
                 }
-                resent += 1;
-                true
+                Some(Again::Send(ts)) => {
+                    if let Some(ts) = ts {
+                        e.ts = ts;
+                        e.assigned_ts = false;
+                    }
+                    resent += 1;
+                }
             }
-        });
+        }
         chunk.replayed = resent;
+        chunk.skipped = skipped;
         // Resent ones are counted once the batcher looked them up (`batch/reconcile.rs`).
-        Metrics::get().lines_replayed.with_label_values(&[&chunk.source, "skipped"]).inc_by(skipped);
-        if r.is_done() {
+        Metrics::get().lines_replayed.with_label_values(&[&chunk.source, "skipped"]).inc_by(u64::from(skipped));
+        if !r.chunk_done(end) {
+            tracing::warn!(path = %self.path.display(), "the lines read again do not match the records of lines in flight at the last stop; \
+                the rest are sent as read");
+            self.replay = None;
+        } else if r.is_done() {
             tracing::info!(path = %self.path.display(), "lines in flight at the last stop were read again");
             self.replay = None;
         }

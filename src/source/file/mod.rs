@@ -284,7 +284,7 @@ impl FileSource {
         }
         drop(events);
         for t in self.tailers.drain(..) {
-            self.positions.keep_replay(t.key, t.replay);
+            self.positions.keep_replay(t.key, t.replay, t.queued);
             self.positions.release(t.key, t.size, t.queued);
         }
         for (_, p) in self.parked.drain() {

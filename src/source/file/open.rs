@@ -69,6 +69,19 @@ impl FileSource {
         self.follow_opened(path, file, &opened, SystemTime::now());
     }
 
+    /// The records of file `key`'s lines in flight at the last stop, for a
+    /// tailer reading from `offset`; none when the stages may not give the
+    /// same lines on a second read (they are then sent again as read: maybe
+    /// twice, never lost to a line matched to another's record).
+    pub(super) fn take_replay(&self, key: u64, offset: u64) -> Option<crate::positions::Replay> {
+        let replay = self.positions.take_replay(key, offset)?;
+        if self.stages.same_every_read() {
+            return Some(replay);
+        }
+        tracing::info!(source = %self.name(), "lines in flight at the last stop are sent again as read: a sampling, rate limit or drop.older_than stage may not drop the same lines twice");
+        None
+    }
+
     /// Follows `file` (found at `path`, described by `meta`), or holds it
     /// while it is empty. `since`: when its content was first seen.
     fn follow_opened(&mut self, path: &Path, file: File, meta: &std::fs::Metadata, since: SystemTime) {
@@ -116,7 +129,7 @@ impl FileSource {
         let filename = path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
-        let replay = self.positions.take_replay(key);
+        let replay = self.take_replay(key, offset);
         self.tailers.push(Tailer {
             replay,
             status,

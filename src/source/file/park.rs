@@ -88,7 +88,7 @@ impl FileSource {
             _ => (u64::MAX, 0, 0),
         };
         t.status.set_state(FileState::Parked);
-        self.positions.keep_replay(t.key, t.replay);
+        self.positions.keep_replay(t.key, t.replay, offset);
         let p = Parked {
             key: t.key,
             path: t.path,
@@ -147,7 +147,7 @@ impl FileSource {
         if !same {
             p.status.restart(key);
         }
-        let replay = self.positions.take_replay(key);
+        let replay = self.take_replay(key, offset);
         self.tailers.push(Tailer {
             replay,
             status: p.status,

@@ -222,7 +222,7 @@ impl FileSource {
         self.event("opened");
         let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
         let status = Status::get().track(&self.name(), &path, key, dev, ino, offset, size, FileState::Draining);
-        let replay = self.positions.take_replay(key);
+        let replay = self.take_replay(key, offset);
         self.tailers.push(Tailer {
             replay,
             status,

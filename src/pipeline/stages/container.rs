@@ -1,0 +1,96 @@
+//! The `cri` and `docker` stages: a container runtime's line format, its
+//! time and stream, and lines split in parts joined again.
+
+use std::borrow::Cow;
+
+use super::{FileContext, Processed, SourceStages};
+use crate::pipeline::line::Line;
+use crate::pipeline::parse;
+use crate::pipeline::stage::{narrow, Held, Op};
+use crate::util::cut_at_char;
+
+impl SourceStages {
+    /// A `cri` or `docker` stage (`self.stages[i]`): the line becomes the
+    /// message, the runtime's time its timestamp, `stream` an extracted
+    /// value; a part of a longer line is held until the last part.
+    pub(super) fn container<'s>(&'s self, ctx: &mut FileContext, line: &mut Line<'s, '_>, i: usize) -> Processed {
+        let parsed = match self.stages[i].op {
+            Op::Cri(part_max) => parse::cri(&line.text).map(|c| {
+                let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
+                // A part over `max_partial_line_size` is cut before it is held (Promtail's truncate).
+                let len = match part_max {
+                    Some(n) if !c.complete && c.message.len() > n => {
+                        ctx.truncated += 1;
+                        cut_at_char(&c.message, n).len()
+                    }
+                    _ => c.message.len(),
+                };
+                (c.ts, c.stream.into_owned(), c.complete, Err(at..at + len))
+            }),
+            _ => {
+                parse::docker(&line.text).map(|d| (d.ts, d.stream.into_owned(), d.complete, Ok(d.message.into_owned())))
+            }
+        };
+        let Some((ts, stream, complete, message)) = parsed else {
+            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(_)) { 2 } else { 3 }] += 1;
+            return Processed::Kept;
+        };
+        // A time that does not read: the last one of this stream plus 1 ns
+        // (Promtail's `fudge`), else the line's own.
+        let last = ctx.container_times.iter_mut().find(|(s, n, _)| *s == i && *n == stream);
+        let ts = match (ts, last) {
+            (Some(t), Some(slot)) => {
+                slot.2 = t;
+                t
+            }
+            (None, Some(slot)) => {
+                slot.2 = slot.2.saturating_add(1);
+                slot.2
+            }
+            (Some(t), None) => {
+                ctx.container_times.push((i, stream.clone(), t));
+                t
+            }
+            (None, None) => line.ts,
+        };
+        let text = std::mem::take(&mut line.text);
+        let message: Cow<'_, str> = match message {
+            Ok(owned) => Cow::Owned(owned),
+            Err(range) => narrow(text, range),
+        };
+        let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
+        if !complete {
+            match slot {
+                Some(n) => {
+                    let h = &mut ctx.held[n];
+                    let room = self.max_line_bytes.saturating_sub(h.text.len());
+                    if message.len() > room {
+                        ctx.truncated += 1;
+                    }
+                    h.text.push_str(cut_at_char(&message, room));
+                }
+                None => ctx.held.push(Held {
+                    stage: i,
+                    stream,
+                    ts,
+                    text: cut_at_char(&message, self.max_line_bytes).to_string(),
+                    start: ctx.line_start,
+                }),
+            }
+            return Processed::Held;
+        }
+        line.ts = ts;
+        line.text = match slot {
+            Some(n) => {
+                let mut h = ctx.held.remove(n);
+                line.ts = h.ts;
+                h.text.push_str(&message);
+                Cow::Owned(h.text)
+            }
+            None => message,
+        };
+        line.assigned = false;
+        line.extracted.set(Cow::Borrowed("stream"), stream);
+        Processed::Kept
+    }
+}

@@ -1,0 +1,66 @@
+//! The positions store's side of lines in flight (see `flight.rs`): the
+//! batcher's records of how a file's lines went out, and the source's replay
+//! of them after a restart.
+
+use super::flight::{self, Flight, Replay, Run};
+use super::{wal, Positions};
+
+impl Positions {
+    /// The lines of file `key` up to `to` (a chunk's acknowledgement offset)
+    /// went into batches as `runs` (see [`flight`]); recorded before any of
+    /// those batches is registered. A chunk split over batches is recorded
+    /// when each is sealed: the later calls add to the chunk's record.
+    pub fn flight(&self, key: u64, to: u64, runs: Vec<Run>) {
+        let mut st = self.lock();
+        let Some(f) = st.files.get_mut(&key) else { return };
+        match f.flight.back_mut() {
+            Some(b) if b.to == to => b.runs.extend(runs),
+            back => {
+                let from = back.map_or(f.committed, |b| b.to);
+                f.flight.push_back(Flight { epoch: self.epoch, from, to, runs });
+            }
+        }
+        let Some((wal, c)) = &self.log else { return };
+        let Some(last) = f.flight.back() else { return };
+        // The whole record each time: loading keeps the longest of a stretch's records.
+        let record = wal::Record::Flight {
+            c: c.clone(),
+            k: key,
+            id: wal::Ident {
+                path: f.path.clone(),
+                fp: format!("{:016x}", f.fp.hash),
+                fl: f.fp.len,
+                dev: f.dev,
+                ino: f.ino,
+            },
+            flight: last.clone(),
+        };
+        drop(st);
+        wal.append(&record, false);
+    }
+
+    /// What the source of file `key`, reading from `start`, does with the
+    /// lines it reads again after a restart (records of earlier runs past the
+    /// delivered offset); taken once.
+    pub fn take_replay(&self, key: u64, start: u64) -> Option<Replay> {
+        let mut st = self.lock();
+        let f = st.files.get_mut(&key)?;
+        flight::prune(&mut f.replay, f.committed);
+        let r = Replay::of(f.replay.make_contiguous(), start);
+        f.replay.clear();
+        r
+    }
+
+    /// A source stops following file `key`, having read to `at`, before it
+    /// read all its lines in flight at the last stop again: the next one
+    /// (reading from `at`) goes on with `left`.
+    pub fn keep_replay(&self, key: u64, left: Option<Replay>, at: u64) {
+        let mut st = self.lock();
+        if let (Some(left), Some(f)) = (left, st.files.get_mut(&key)) {
+            for r in left.into_flights(at) {
+                flight::add(&mut f.replay, r);
+            }
+            st.dirty = true;
+        }
+    }
+}
