@@ -184,10 +184,10 @@ fn write_rotating(dir: &Path, name: &str, secs: u64, copytruncate_first: bool) -
 
 /// What arrived, line by line: (missing, shown twice, shown twice with
 /// another timestamp than the first copy's).
-fn ledger(r: &Receiver, written: &[u64]) -> (u64, u64, u64) {
+fn ledger(svc: &Service, written: &[u64]) -> (u64, u64, u64) {
     let mut seen: HashMap<String, Vec<i128>> = HashMap::new();
-    for e in query_all(r, r#"{job="test"}"#, None) {
-        seen.entry(e.line).or_default().push(e.ts);
+    for (line, ts) in svc.entries() {
+        seen.entry(line).or_default().push(ts);
     }
     let (mut missing, mut twice, mut retimed) = (0, 0, 0);
     for (w, n) in WRITERS.iter().zip(written) {
@@ -211,10 +211,117 @@ fn chaos_secs() -> u64 {
     std::env::var("EXACTLY_ONCE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(20)
 }
 
+/// What happens to the service during a kill -9 loop, now and then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Disturb {
+    Nothing,
+    /// Stopped with SIGSTOP for up to 1.5 s (every connection hangs).
+    Stall,
+    /// Stopped (every connection dropped) and started again on the same port
+    /// after up to 1.5 s, its data kept, as a service restarted.
+    Restart,
+}
+
+/// The log service of a kill -9 loop: `tailship receive`, or (to be
+/// restarted with its data kept, which the memory store cannot) the same
+/// store served in the test, one runtime per "process".
+enum Service {
+    Process(Receiver),
+    InTest { store: tailship::receive::EmbeddedStore, addr: String, rt: Option<tokio::runtime::Runtime> },
+}
+
+impl Service {
+    fn start(disturb: Disturb, answer_after: &str) -> Service {
+        if disturb != Disturb::Restart {
+            return Service::Process(Receiver::start(&[
+                "--max-query-limit",
+                "10000000",
+                "--max-entries",
+                "10000000",
+                "--answer-after-store",
+                answer_after,
+            ]));
+        }
+        let mut opts = tailship::receive::ReceiveOptions {
+            max_entries: 10_000_000,
+            max_query_limit: 10_000_000,
+            ..Default::default()
+        };
+        opts.faults.answer_after_store = humantime::parse_duration(answer_after).unwrap_or_default();
+        let addr = format!("127.0.0.1:{}", agent::free_port());
+        let mut svc = Service::InTest { store: tailship::receive::EmbeddedStore::new(opts), addr, rt: None };
+        svc.serve();
+        svc
+    }
+
+    fn base(&self) -> String {
+        match self {
+            Service::Process(r) => r.base.clone(),
+            Service::InTest { addr, .. } => format!("http://{addr}"),
+        }
+    }
+
+    fn serve(&mut self) {
+        let Service::InTest { store, addr, rt } = self else { return };
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(async {
+            let end = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                match tokio::net::TcpListener::bind(addr.as_str()).await {
+                    Ok(l) => return l,
+                    Err(e) if std::time::Instant::now() < end => {
+                        let _ = e;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    Err(e) => panic!("cannot bind the service on {addr}: {e}"),
+                }
+            }
+        });
+        let store = store.clone();
+        runtime.spawn(async move { store.serve(listener, tokio_util::sync::CancellationToken::new()).await });
+        *rt = Some(runtime);
+    }
+
+    /// Stalls or restarts the service for `pause`.
+    fn disturb(&mut self, how: Disturb, pause: Duration) {
+        match (how, &mut *self) {
+            (Disturb::Stall, Service::Process(r)) => {
+                unsafe { libc::kill(r.pid() as i32, libc::SIGSTOP) };
+                std::thread::sleep(pause);
+                unsafe { libc::kill(r.pid() as i32, libc::SIGCONT) };
+            }
+            (Disturb::Restart, Service::InTest { rt, .. }) => {
+                if let Some(rt) = rt.take() {
+                    rt.shutdown_background();
+                }
+                std::thread::sleep(pause);
+                self.serve();
+            }
+            _ => std::thread::sleep(pause),
+        }
+    }
+
+    /// Every stored line of the writers, with its timestamp.
+    fn entries(&self) -> Vec<(String, i128)> {
+        match self {
+            Service::Process(r) => query_all(r, r#"{job="test"}"#, None).into_iter().map(|e| (e.line, e.ts)).collect(),
+            Service::InTest { store, .. } => {
+                let end = tailship::util::now_ns() as i64 + 3_600_000_000_000;
+                let streams =
+                    store.query_range(None, r#"{job="test"}"#, Some(0), Some(end), 100_000_000, true).unwrap();
+                streams
+                    .into_iter()
+                    .flat_map(|s| s.values.into_iter().map(|(ts, line)| (line, i128::from(ts))))
+                    .collect()
+            }
+        }
+    }
+}
+
 /// Writers with rotation, the agent killed with -9 every 2 to 4 s and started
-/// again at once (and, with `pause_service`, the service stopped with
-/// SIGSTOP for up to 1.5 s now and then); returns the ledger.
-fn kill_9_loop(reconcile: &str, pause_service: bool) -> (u64, u64, u64, u64) {
+/// again at once, and the service disturbed as `disturb` says in half of the
+/// agent's lives; returns the ledger.
+fn kill_9_loop(reconcile: &str, disturb: Disturb) -> (u64, u64, u64, u64) {
     let secs = chaos_secs();
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
     eprintln!("exactly once: {secs}s, reconcile {reconcile}, seed {seed}");
@@ -223,20 +330,13 @@ fn kill_9_loop(reconcile: &str, pause_service: bool) -> (u64, u64, u64, u64) {
     // while a stored batch waits for its answer.
     // (`EXACTLY_ONCE_ANSWER_AFTER=0` answers at once, as a local Loki does.)
     let answer_after = std::env::var("EXACTLY_ONCE_ANSWER_AFTER").unwrap_or_else(|_| "200ms".into());
-    let r = Receiver::start(&[
-        "--max-query-limit",
-        "10000000",
-        "--max-entries",
-        "10000000",
-        "--answer-after-store",
-        &answer_after,
-    ]);
+    let mut svc = Service::start(disturb, &answer_after);
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).unwrap();
     let cfg = agent_config(
         dir.path(),
-        &r.base,
+        &svc.base(),
         &format!("{}/*.log", logs.display()),
         &format!("reconcile = \"{reconcile}\"\ntimeout = \"2s\""),
         "",
@@ -250,19 +350,18 @@ fn kill_9_loop(reconcile: &str, pause_service: bool) -> (u64, u64, u64, u64) {
         })
         .collect();
     let end = std::time::Instant::now() + Duration::from_secs(secs);
-    let mut kills = 0;
+    let (mut kills, mut disturbed) = (0, 0);
     // Each life's lines read again (at its start), scraped just before its kill.
     let mut again = [0.0; 3];
     let outcomes = ["skipped", "resent", "reconciled"];
     while std::time::Instant::now() < end {
         let agent = Agent::start(&cfg);
         let life = rng.millis(2000, 4000);
-        if pause_service && rng.below(2) == 0 {
+        if disturb != Disturb::Nothing && rng.below(2) == 0 {
             let pause = rng.millis(300, 1500);
             std::thread::sleep(life / 2);
-            unsafe { libc::kill(r.pid() as i32, libc::SIGSTOP) };
-            std::thread::sleep(pause);
-            unsafe { libc::kill(r.pid() as i32, libc::SIGCONT) };
+            svc.disturb(disturb, pause);
+            disturbed += 1;
             std::thread::sleep(life.saturating_sub(life / 2 + pause));
         } else {
             std::thread::sleep(life);
@@ -277,15 +376,15 @@ fn kill_9_loop(reconcile: &str, pause_service: bool) -> (u64, u64, u64, u64) {
     let written: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
     let total: u64 = written.iter().sum();
     let agent = Agent::start(&cfg);
-    let arrived = wait_for(Duration::from_secs(90), || ledger(&r, &written).0 == 0);
+    let arrived = wait_for(Duration::from_secs(90), || ledger(&svc, &written).0 == 0);
     assert!(wait_for(Duration::from_secs(30), || agent.metric("tailship_queue_lines") == 0.0));
-    let (missing, twice, retimed) = ledger(&r, &written);
+    let (missing, twice, retimed) = ledger(&svc, &written);
     let m = agent.metrics();
     for (a, o) in again.iter_mut().zip(outcomes) {
         *a += replayed(&m, o);
     }
     eprintln!(
-        "exactly once: {total} lines, {kills} kills: {missing} missing, {twice} shown twice ({retimed} with another \
+        "exactly once: {total} lines, {kills} kills, service {disturb:?} {disturbed} times: {missing} missing, {twice} shown twice ({retimed} with another \
          timestamp); read again after a kill: {} skipped (delivered), {} resent, {} reconciled",
         again[0], again[1], again[2]
     );
@@ -296,18 +395,24 @@ fn kill_9_loop(reconcile: &str, pause_service: bool) -> (u64, u64, u64, u64) {
 
 #[test]
 fn a_kill_9_loop_under_rotation_shows_every_line_once() {
-    let (_, missing, twice, _) = kill_9_loop("auto", false);
+    let (_, missing, twice, _) = kill_9_loop("auto", Disturb::Nothing);
     assert_eq!((missing, twice), (0, 0), "(missing, shown twice)");
 }
 
 #[test]
 fn a_kill_9_loop_while_the_service_stalls_shows_every_line_once() {
-    let (_, missing, twice, _) = kill_9_loop("auto", true);
+    let (_, missing, twice, _) = kill_9_loop("auto", Disturb::Stall);
+    assert_eq!((missing, twice), (0, 0), "(missing, shown twice)");
+}
+
+#[test]
+fn a_kill_9_loop_while_the_service_restarts_shows_every_line_once() {
+    let (_, missing, twice, _) = kill_9_loop("auto", Disturb::Restart);
     assert_eq!((missing, twice), (0, 0), "(missing, shown twice)");
 }
 
 #[test]
 fn with_reconcile_off_a_kill_9_loop_sends_lines_again_only_as_they_first_were() {
-    let (_, missing, _, retimed) = kill_9_loop("off", false);
+    let (_, missing, _, retimed) = kill_9_loop("off", Disturb::Nothing);
     assert_eq!((missing, retimed), (0, 0), "(missing, sent again with another timestamp)");
 }
