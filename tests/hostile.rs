@@ -136,3 +136,84 @@ fn serve(respond: impl Fn(&mut std::net::TcpStream) + Send + Sync + Copy + 'stat
     });
     addr
 }
+
+/// A "billion laughs" file: nine levels of ten aliases each, 700-odd bytes.
+fn laughs() -> String {
+    let mut s =
+        String::from("a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    for i in 1..9 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(",");
+        s.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    s
+}
+
+/// Runs `cmd`, killed after 30 s: its exit code and stderr.
+fn run_bounded(cmd: &mut Command) -> (Option<i32>, String) {
+    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > end {
+            child.kill().unwrap();
+            panic!("still running after 30 s (expanding the aliases?)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (status.code(), err)
+}
+
+/// #29: a 737-byte Promtail file made `convert` grow to 13-17 GB until
+/// killed (the YAML loader copies an anchored value at each alias). Now the
+/// aliases are counted first and such a file is refused, as is a YAML config.
+#[test]
+fn a_billion_laughs_file_is_refused_by_convert_and_check_without_expanding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = laughs();
+    assert!(bomb.len() < 800);
+    let file = dir.path().join("promtail.yaml");
+    std::fs::write(&file, format!("{bomb}scrape_configs: []\n")).unwrap();
+    let (code, err) = run_bounded(Command::new(bin()).args(["convert", "promtail"]).arg(&file));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("promtail.yaml") && err.contains("aliases expand to more than"), "{err}");
+    let cfg = dir.path().join("tailship.yaml");
+    std::fs::write(&cfg, format!("{bomb}sources: [{{type: stdin}}]\n")).unwrap();
+    let (code, err) = run_bounded(Command::new(bin()).args(["check", "--config"]).arg(&cfg));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("tailship.yaml") && err.contains("aliases expand to more than"), "{err}");
+}
+
+/// #29: a 50 MB Promtail file took 24 s and 1.6 GB to convert, and `check`
+/// of its 81 MB output did not finish in 30 s. Inputs over 16 MiB are refused
+/// before they are parsed, from a file or standard input, and so is a config.
+#[test]
+fn inputs_over_16_mib_are_refused_by_convert_and_check_before_they_are_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.yaml");
+    let line = "# padding padding padding padding padding padding padding padding\n";
+    std::fs::write(&big, line.repeat((17 << 20) / line.len())).unwrap();
+    let (code, err) = run_bounded(Command::new(bin()).args(["convert", "promtail"]).arg(&big));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("big.yaml") && err.contains("over 16777216 bytes"), "{err}");
+    let mut child = Command::new(bin())
+        .args(["convert", "promtail", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The agent stops reading at the bound: a write after that may fail, which is fine.
+    let _ = child.stdin.take().unwrap().write_all(&std::fs::read(&big).unwrap());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("over 16777216 bytes"));
+    let cfg = dir.path().join("big.toml");
+    std::fs::copy(&big, &cfg).unwrap();
+    let (code, err) = run_bounded(Command::new(bin()).args(["check", "--config"]).arg(&cfg));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("big.toml") && err.contains("over 16777216 bytes"), "{err}");
+}

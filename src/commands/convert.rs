@@ -2,7 +2,7 @@
 //! could not be converted on stderr (numbered, by Promtail key), exit 2 when
 //! the file cannot be read or is not YAML.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use anyhow::Context;
 
@@ -13,14 +13,21 @@ use crate::convert::numbered;
 pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
     let ConvertCommand::Promtail(a) = &args.command;
     let name = a.file.display().to_string();
-    let text = if name == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("cannot read standard input").map_err(CommandError::usage)?;
-        s
+    let read = if name == "-" {
+        crate::util::yaml::read_bounded(std::io::stdin().lock())
     } else {
-        std::fs::read_to_string(&a.file).with_context(|| format!("cannot read {name}")).map_err(CommandError::usage)?
+        std::fs::File::open(&a.file).and_then(crate::util::yaml::read_bounded)
     };
+    let text = read.with_context(|| format!("cannot read {name}")).map_err(CommandError::usage)?;
     let c = crate::convert::promtail(&text).with_context(|| name.clone()).map_err(CommandError::usage)?;
+    if c.toml.len() > crate::util::yaml::MAX_BYTES {
+        return Err(CommandError::usage(anyhow::anyhow!(
+            "{name}: the converted config would be {} bytes (at most {}); not written",
+            c.toml.len(),
+            crate::util::yaml::MAX_BYTES
+        ))
+        .into());
+    }
     std::io::stdout().lock().write_all(c.toml.as_bytes())?;
     let mut err = std::io::stderr().lock();
     if !c.untranslated.is_empty() {

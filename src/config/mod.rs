@@ -88,7 +88,7 @@ pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Config, Co
 
 /// The text of the config file at `path`; an unreadable file is a config error naming it.
 pub fn read_file(path: &Path) -> Result<String, ConfigErrors> {
-    std::fs::read_to_string(path).map_err(|e| {
+    std::fs::File::open(path).and_then(crate::util::yaml::read_bounded).map_err(|e| {
         ConfigErrors(vec![ConfigError {
             file: path.to_path_buf(),
             key: String::new(),
@@ -181,6 +181,13 @@ fn parse_tree(path: &Path, text: &str) -> Result<Value, String> {
         Some("yaml" | "yml") => config::FileFormat::Yaml,
         _ => config::FileFormat::Toml,
     };
+    // Bounded before the parser sees it: size, and a YAML file's aliases once expanded.
+    let bounded = match format {
+        config::FileFormat::Yaml => crate::util::yaml::check(text),
+        _ if text.len() > crate::util::yaml::MAX_BYTES => Err(crate::util::yaml::YamlError::TooLarge(text.len())),
+        _ => Ok(()),
+    };
+    bounded.map_err(|e| format!("cannot parse config file: {e}"))?;
     let built = config::Config::builder()
         .add_source(config::File::from_str(text, format))
         .build()

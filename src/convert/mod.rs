@@ -34,7 +34,7 @@ mod yaml;
 use render::{Section, Val};
 pub use yaml::Item;
 use yaml::{list, truthy, Map, Report};
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 /// A converted config.
 #[derive(Debug)]
@@ -63,8 +63,11 @@ pub enum ConvertError {
 
 /// Converts the Promtail config `text`.
 pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
+    if text.len() > crate::util::yaml::MAX_BYTES {
+        return Err(ConvertError::Yaml(crate::util::yaml::YamlError::TooLarge(text.len()).to_string()));
+    }
     let text = &render::colon_defaults(text);
-    let docs = YamlLoader::load_from_str(text).map_err(|e| ConvertError::Yaml(e.to_string()))?;
+    let docs = crate::util::yaml::load(text).map_err(|e| ConvertError::Yaml(e.to_string()))?;
     let doc = match docs.as_slice() {
         [d @ Yaml::Hash(_)] => d,
         _ => return Err(ConvertError::NotAMapping),

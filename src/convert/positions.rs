@@ -11,7 +11,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 use crate::positions::{Fingerprint, Imported, FINGERPRINT_BYTES};
 
@@ -40,7 +40,7 @@ pub fn import(from: &Path, to: &Path) -> Result<ImportReport, PositionsImportErr
     let text = std::fs::read_to_string(from)
         .map_err(|source| PositionsImportError::Read { path: from.to_path_buf(), source })?;
     let not = |why: String| PositionsImportError::NotPositions { path: from.to_path_buf(), why };
-    let docs = YamlLoader::load_from_str(&text).map_err(|e| not(e.to_string()))?;
+    let docs = crate::util::yaml::load(&text).map_err(|e| not(e.to_string()))?;
     let entries = match docs.first() {
         None => Vec::new(),
         Some(doc) => match &doc["positions"] {

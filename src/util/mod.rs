@@ -9,6 +9,7 @@ pub const DEFAULT_CLIENT: &str = "default";
 pub mod clock;
 pub mod secrets;
 pub mod serve;
+pub mod yaml;
 
 use std::fmt;
 use std::time::Duration;

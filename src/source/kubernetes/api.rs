@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde::Deserialize;
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 use super::pods::{ObjectMeta, Pod};
 use crate::client::http::{build_client, ClientOptions};
@@ -199,7 +199,7 @@ impl Kubeconfig {
     fn read(path: &std::path::Path) -> Result<Self, KubeError> {
         let err = |m: String| KubeError::Kubeconfig { path: path.display().to_string(), message: m };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let docs = YamlLoader::load_from_str(&text).map_err(|e| err(e.to_string()))?;
+        let docs = crate::util::yaml::load(&text).map_err(|e| err(e.to_string()))?;
         let doc = docs.first().ok_or_else(|| err("empty".into()))?;
         let current = doc["current-context"].as_str().ok_or_else(|| err("no current-context".into()))?;
         let named = |list: &str, name: &str, inner: &str| -> Option<Yaml> {

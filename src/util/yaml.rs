@@ -1,0 +1,143 @@
+//! YAML from files a user hands over (Promtail configs and positions files,
+//! kubeconfigs), read within bounds. The YAML loader copies an anchored
+//! value at each alias, so a "billion laughs" file of a few hundred bytes
+//! (aliases of aliases of aliases) grows to gigabytes; the events are counted
+//! first, each alias as the size of what it names, and a file that would
+//! expand past [`MAX_NODES`] values is refused, as is one over [`MAX_BYTES`].
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// The largest YAML read (a Promtail config is a few KiB).
+pub const MAX_BYTES: usize = 16 << 20;
+/// The most values a YAML file may hold once its aliases are expanded.
+pub const MAX_NODES: u64 = 1_000_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum YamlError {
+    #[error("it is {0} bytes; at most {MAX_BYTES} are read")]
+    TooLarge(usize),
+    #[error("its aliases expand to more than {MAX_NODES} values (aliases of aliases: a \"billion laughs\" file?)")]
+    Expands,
+    #[error("{0}")]
+    Syntax(String),
+}
+
+/// Counts the values of the documents as if every alias were expanded.
+#[derive(Default)]
+struct Count {
+    /// Open sequences and mappings: (anchor id, values so far).
+    open: Vec<(usize, u64)>,
+    /// Values each anchor names.
+    anchors: HashMap<usize, u64>,
+    total: u64,
+}
+
+impl Count {
+    fn add(&mut self, n: u64) {
+        match self.open.last_mut() {
+            Some((_, c)) => *c = c.saturating_add(n),
+            None => self.total = self.total.saturating_add(n),
+        }
+    }
+}
+
+impl MarkedEventReceiver for Count {
+    fn on_event(&mut self, ev: Event, _mark: Marker) {
+        // Past the bound, nothing more is needed (the parse still runs to its end).
+        if self.total > MAX_NODES || self.open.iter().any(|(_, c)| *c > MAX_NODES) {
+            self.total = MAX_NODES + 1;
+            return;
+        }
+        match ev {
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => self.open.push((anchor, 1)),
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, n)) = self.open.pop() {
+                    if anchor > 0 {
+                        self.anchors.insert(anchor, n);
+                    }
+                    self.add(n);
+                }
+            }
+            Event::Scalar(_, _, anchor, _) => {
+                if anchor > 0 {
+                    self.anchors.insert(anchor, 1);
+                }
+                self.add(1);
+            }
+            Event::Alias(id) => {
+                let n = self.anchors.get(&id).copied().unwrap_or(1);
+                self.add(n);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Reads at most [`MAX_BYTES`] of `r` as text (a config, a Promtail file):
+/// more is an error, so an endless or huge input is not held in memory.
+pub fn read_bounded(r: impl std::io::Read) -> std::io::Result<String> {
+    let mut text = String::new();
+    r.take(MAX_BYTES as u64 + 1).read_to_string(&mut text)?;
+    if text.len() > MAX_BYTES {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("over {MAX_BYTES} bytes; not read")));
+    }
+    Ok(text)
+}
+
+/// Whether `text` is within the bounds (size, values once expanded).
+pub fn check(text: &str) -> Result<(), YamlError> {
+    if text.len() > MAX_BYTES {
+        return Err(YamlError::TooLarge(text.len()));
+    }
+    let mut count = Count::default();
+    Parser::new_from_str(text).load(&mut count, true).map_err(|e| YamlError::Syntax(e.to_string()))?;
+    if count.total > MAX_NODES {
+        return Err(YamlError::Expands);
+    }
+    Ok(())
+}
+
+/// The documents of `text`, or why they are not read.
+pub fn load(text: &str) -> Result<Vec<Yaml>, YamlError> {
+    check(text)?;
+    YamlLoader::load_from_str(text).map_err(|e| YamlError::Syntax(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 737-byte kind of file: nine levels of ten aliases each.
+    fn laughs(levels: usize) -> String {
+        let mut s =
+            String::from("a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        for i in 1..levels {
+            let refs = vec![format!("*a{}", i - 1); 10].join(",");
+            s.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        s
+    }
+
+    #[test]
+    fn a_billion_laughs_is_refused_before_it_is_expanded() {
+        let text = laughs(9);
+        assert!(text.len() < 800);
+        assert!(matches!(load(&text), Err(YamlError::Expands)));
+        // Three levels (1,000 values) load, aliases expanded.
+        let docs = load(&laughs(3)).unwrap();
+        assert_eq!(docs[0]["a2"][9][9][9].as_str(), Some("lol"));
+    }
+
+    #[test]
+    fn a_file_over_the_size_bound_is_refused_and_bad_yaml_says_where() {
+        let big = "x: 1\n".repeat(MAX_BYTES / 5 + 1);
+        assert!(matches!(load(&big), Err(YamlError::TooLarge(_))));
+        let e = load("a: [1, 2\nb: 3").unwrap_err().to_string();
+        assert!(e.contains("line"), "{e}");
+    }
+}
