@@ -29,6 +29,7 @@ pub struct Metrics {
     pub queue_bytes: IntGaugeVec,
     pub queue_lines: IntGaugeVec,
     pub files_open: IntGaugeVec,
+    pub dirs_polled: IntGaugeVec,
     pub files_unread_bytes: IntGaugeVec,
     pub file_events: IntCounterVec,
     pub files_recovered: IntCounterVec,
@@ -160,6 +161,12 @@ impl Metrics {
             ),
             queue_lines: gauge_vec(&r, "tailship_queue_lines", "Lines read and not yet acknowledged, per client.", &["client"]),
             files_open: gauge_vec(&r, "tailship_files_open", "Files held open, per source.", &["source"]),
+            dirs_polled: gauge_vec(
+                &r,
+                "tailship_dirs_polled",
+                "Directories a file source polls because they cannot be watched (the others get events).",
+                &["source"],
+            ),
             files_unread_bytes: gauge_vec(
                 &r,
                 "tailship_files_unread_bytes",

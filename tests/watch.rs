@@ -163,3 +163,55 @@ fn reached_inotify_limits_are_named_with_their_sysctl_and_the_files_are_polled()
     assert!(err.contains("fs.inotify.max_user_watches") && err.contains(&logs.display().to_string()), "{err}");
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
+
+/// #29 item 9: one directory that could not be watched switched its whole
+/// source to polling. Now only that directory is polled (its files read at
+/// each poll, its entries looked at for new files) and the source's other
+/// directories keep their events.
+#[test]
+fn a_directory_that_cannot_be_watched_is_polled_alone_and_the_others_keep_their_events() {
+    if !can_lower_limits() {
+        return;
+    }
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let text = format!(
+        r#"[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{url}"
+batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+[positions]
+path = "{dir}/positions.json"
+[[sources]]
+type = "file"
+name = "s"
+include = ["{a}/*.log", "{b}/*.log"]
+labels = {{ job = "s" }}
+scan_interval = "1h"
+"#,
+        port = free_port(),
+        url = r.base,
+        dir = dir.path().display(),
+        a = a.display(),
+        b = b.display()
+    );
+    let cfg = write_file(dir.path(), "tailship.toml", &text);
+    // One watch: `a` gets it, `b` cannot be watched.
+    let agent = start_limited(&cfg, 10, 1);
+    wait_up(&agent);
+    assert_eq!(agent.metric("tailship_dirs_polled{source=\"s\"}"), 1.0, "{}", agent.metrics());
+    // New files in both (scans are an hour apart): `a`'s through its events, `b`'s through the poll.
+    append(&a.join("new.log"), "in a\n");
+    append(&b.join("new.log"), "in b\n");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 2), "{}", agent.stderr_text());
+    append(&b.join("new.log"), "in b again\n");
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 3), "{}", agent.stderr_text());
+    let err = agent.stderr_text();
+    assert!(err.contains("cannot watch directory") && err.contains("other directories stay watched"), "{err}");
+    assert!(err.contains(&b.display().to_string()) && !err.contains("polling them instead"), "{err}");
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}

@@ -66,6 +66,9 @@ struct SubState {
     wanted: Vec<(PathBuf, bool)>,
     writes: bool,
     shared: Arc<Shared>,
+    /// Wanted directories that could not be watched (the watch limit, a file
+    /// system without inotify): the source polls the files in these only.
+    unwatched: Vec<(PathBuf, bool)>,
 }
 
 #[derive(Default)]
@@ -160,18 +163,19 @@ impl Hub {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Watches `dirs` (`true`: with their subdirectories) for one source.
-    pub fn subscribe(&'static self, dirs: &[(PathBuf, bool)]) -> Result<Subscription, (PathBuf, std::io::Error)> {
+    /// Watches `dirs` (`true`: with their subdirectories) for one source;
+    /// those that cannot be watched are [`Subscription::unwatched`].
+    pub fn subscribe(&'static self, dirs: &[(PathBuf, bool)]) -> Subscription {
         let shared = Arc::new(Shared::default());
         let mut st = self.state();
         let id = st.next_id;
         st.next_id += 1;
-        st.subs.insert(id, SubState { wanted: dirs.to_vec(), writes: true, shared: shared.clone() });
-        if let Err(e) = self.resolve(&mut st, id) {
-            self.remove_sub(&mut st, id);
-            return Err(e);
-        }
-        Ok(Subscription { hub: self, id, shared, last_writes: 0 })
+        st.subs.insert(
+            id,
+            SubState { wanted: dirs.to_vec(), writes: true, shared: shared.clone(), unwatched: Vec::new() },
+        );
+        self.resolve(&mut st, id);
+        Subscription { hub: self, id, shared, last_writes: 0 }
     }
 
     /// The mask of the watch that holds `entries`.
@@ -224,10 +228,14 @@ impl Hub {
     /// Makes `sub`'s watches match its wanted directories: each existing one
     /// watched, each missing one through its nearest existing parent. True
     /// when a wanted directory became watched.
-    fn resolve(&self, st: &mut State, sub: u64) -> Result<bool, (PathBuf, std::io::Error)> {
-        let Some(wanted) = st.subs.get(&sub).map(|s| s.wanted.clone()) else { return Ok(false) };
+    /// Watches what `sub` wants and is not watched yet; returns true when a
+    /// wanted directory is newly watched (rescan). A directory that cannot
+    /// be watched is noted as unwatched (said once): its files are polled.
+    fn resolve(&self, st: &mut State, sub: u64) -> bool {
+        let Some(wanted) = st.subs.get(&sub).map(|s| s.wanted.clone()) else { return false };
         let mut parents = HashSet::new();
         let mut added = false;
+        let mut unwatched = Vec::new();
         for (dir, recursive) in wanted {
             let watched = st
                 .by_wd
@@ -237,16 +245,27 @@ impl Hub {
             if watched {
                 continue;
             }
-            if dir.is_dir() {
-                self.add_tree(st, sub, &dir, recursive, true).map_err(|e| (dir.clone(), e))?;
-                added = true;
+            let failed = if dir.is_dir() {
+                let r = self.add_tree(st, sub, &dir, recursive, true);
+                added |= r.is_ok();
+                r.err().map(|e| (dir.clone(), e))
             } else {
                 let p = nearest_existing(&dir);
-                if let Err(e) = self.add(st, sub, &p, Kind::Parent) {
-                    return Err((p, e));
+                let r = self.add(st, sub, &p, Kind::Parent);
+                parents.insert(p.clone());
+                r.err().map(|e| (p, e))
+            };
+            if let Some((at, e)) = failed {
+                let Some(s) = st.subs.get(&sub) else { continue };
+                if !s.unwatched.iter().any(|(d, _)| *d == dir) {
+                    tracing::warn!(dir = %at.display(), error = %explain(&e),
+                        "cannot watch directory; polling the files in it (other directories stay watched)");
                 }
-                parents.insert(p);
+                unwatched.push((dir, recursive));
             }
+        }
+        if let Some(s) = st.subs.get_mut(&sub) {
+            s.unwatched = unwatched;
         }
         // Parents no longer needed are let go.
         let stale: Vec<(WatchDescriptor, PathBuf)> = st
@@ -261,7 +280,7 @@ impl Hub {
         for (wd, path) in stale {
             self.drop_entries(st, &wd, |e| e.sub == sub && e.kind == Kind::Parent && e.path == path);
         }
-        Ok(added)
+        added
     }
 
     /// Removes the entries of `wd` that `pick` selects; the watch goes with
@@ -410,14 +429,8 @@ impl Hub {
             for wd in moved {
                 self.drop_entries(&mut st, &wd, |e| e.sub == sub && !e.path.is_dir());
             }
-            match self.resolve(&mut st, sub) {
-                Ok(true) => posts.entry(sub).or_default().1 = true,
-                Ok(false) => {}
-                Err((dir, e)) => {
-                    tracing::warn!(dir = %dir.display(), error = %explain(&e),
-                        "cannot watch a directory; its files are found at the next scan");
-                    posts.entry(sub).or_default().1 = true;
-                }
+            if self.resolve(&mut st, sub) {
+                posts.entry(sub).or_default().1 = true;
             }
         }
         for (sub, (writes, structural)) in posts {
@@ -443,6 +456,11 @@ pub struct Subscription {
 impl Subscription {
     pub fn set_writes(&mut self, on: bool) {
         self.hub.set_writes(self.id, on);
+    }
+
+    /// The wanted directories that could not be watched (see [`SubState`]).
+    pub fn unwatched(&self) -> Vec<(PathBuf, bool)> {
+        self.hub.state().subs.get(&self.id).map(|s| s.unwatched.clone()).unwrap_or_default()
     }
 
     /// Waits up to `timeout` for events; after writes only, `coalesce` more.

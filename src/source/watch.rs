@@ -71,7 +71,7 @@ impl Events {
     #[cfg(target_os = "linux")]
     fn try_start(dirs: &[(PathBuf, bool)]) -> Result<Events, (PathBuf, std::io::Error)> {
         let hub = super::inotify::Hub::get().map_err(|e| (PathBuf::new(), e))?;
-        Ok(Events { inner: Inner::Inotify(hub.subscribe(dirs)?) })
+        Ok(Events { inner: Inner::Inotify(hub.subscribe(dirs)) })
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -105,6 +105,16 @@ impl Events {
             }
             #[cfg(not(target_os = "linux"))]
             Inner::Notify { .. } => on,
+        }
+    }
+
+    /// Directories that could not be watched: their files are polled.
+    pub fn unwatched(&self) -> Vec<(PathBuf, bool)> {
+        match &self.inner {
+            #[cfg(target_os = "linux")]
+            Inner::Inotify(f) => f.unwatched(),
+            #[cfg(not(target_os = "linux"))]
+            Inner::Notify { .. } => Vec::new(),
         }
     }
 
@@ -180,5 +190,46 @@ impl DirStamps {
         let changed = now != self.stamps;
         self.stamps = now;
         changed
+    }
+}
+
+/// The directories a source polls: every one without events, else those
+/// that could not be watched ([`Events::unwatched`]); the others stay
+/// watched. Files in them are read at each poll, and a change of their
+/// entries rescans (see [`DirStamps`]). `tailship_dirs_polled` counts them.
+#[derive(Default)]
+pub struct PolledDirs {
+    dirs: Vec<(PathBuf, bool)>,
+    stamps: Option<DirStamps>,
+}
+
+impl PolledDirs {
+    /// Looks again at what is polled: `events` (none: all of `wanted`).
+    pub fn refresh(&mut self, events: Option<&Events>, wanted: impl FnOnce() -> Vec<(PathBuf, bool)>, source: &str) {
+        let dirs = match events {
+            Some(ev) => ev.unwatched(),
+            None => wanted(),
+        };
+        if dirs != self.dirs || self.stamps.is_none() {
+            crate::metrics::Metrics::get().dirs_polled.with_label_values(&[source]).set(dirs.len() as i64);
+            self.stamps = Some(DirStamps::new(dirs.clone()));
+            self.dirs = dirs;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty()
+    }
+
+    /// Whether the file at `path` is in a polled directory.
+    pub fn covers(&self, path: &std::path::Path) -> bool {
+        self.dirs
+            .iter()
+            .any(|(d, recursive)| if *recursive { path.starts_with(d) } else { path.parent() == Some(d.as_path()) })
+    }
+
+    /// True when a polled directory's entries changed since the last look.
+    pub fn changed(&mut self) -> bool {
+        !self.dirs.is_empty() && self.stamps.as_mut().is_some_and(DirStamps::changed)
     }
 }

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::fingerprint::open_regular;
 use super::tailer::{Step, Tailer, DETACHED_IDLE};
-use super::watch::{DirStamps, Events, Wake};
+use super::watch::{Events, PolledDirs, Wake};
 use super::{FileMatch, Outlet, SourceSpec, READ_BLOCK};
 use crate::config::SourceConfig;
 use crate::metrics::Metrics;
@@ -165,12 +165,11 @@ impl FileSource {
             Mode::Follow => Events::start(&self.files.watch_dirs(), &self.name()),
             Mode::Once => None,
         };
-        let poll = if events.is_some() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
-        // Without events, a directory whose entries changed is rescanned at
-        // the next poll, not the next scan: a file created and renamed away
-        // within a scan interval is seen (see `watch::DirStamps`).
-        let mut stamps =
-            (events.is_none() && self.mode == Mode::Follow).then(|| DirStamps::new(self.files.watch_dirs()));
+        // Directories without events (all of them when there are none) are
+        // polled: their files read at each poll, and a change of their entries
+        // rescanned at the next poll, not the next scan, so a file created and
+        // renamed away within a scan interval is seen (see `watch::PolledDirs`).
+        let mut polled_dirs = PolledDirs::default();
         let mut next_scan = Instant::now();
         let mut last_scan = Instant::now();
         let mut rescan = true;
@@ -188,6 +187,10 @@ impl FileSource {
             if self.out.stopped() {
                 break;
             }
+            if self.mode == Mode::Follow {
+                polled_dirs.refresh(events.as_ref(), || self.files.watch_dirs(), &name);
+            }
+            let poll = if events.is_some() && polled_dirs.is_empty() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
             if rescan || Instant::now() >= next_scan {
                 last_scan = Instant::now();
                 self.scan();
@@ -204,7 +207,7 @@ impl FileSource {
                 if self.out.stopped() {
                     break;
                 }
-                if quiet_tick && !self.tailers[i].needs_poll(now) {
+                if quiet_tick && !self.tailers[i].needs_poll(now) && !polled_dirs.covers(&self.tailers[i].path) {
                     continue;
                 }
                 match self.read_turn(i) {
@@ -249,7 +252,10 @@ impl FileSource {
                 // Writers append line by line: a wake-up after writes takes
                 // the writes of a short window at once (see `watch`).
                 Some(ev) => {
-                    let wake = ev.wait(wait, READ_COALESCE);
+                    let mut wake = ev.wait(wait, READ_COALESCE);
+                    if wake == Wake::Timeout && polled_dirs.changed() {
+                        wake = Wake::Structural;
+                    }
                     // More writes than open files: reading each open file once
                     // a window costs less than their events (see `watch`).
                     if wake == Wake::Data
@@ -263,7 +269,7 @@ impl FileSource {
                 }
                 None => {
                     std::thread::sleep(wait);
-                    if stamps.as_mut().is_some_and(DirStamps::changed) {
+                    if polled_dirs.changed() {
                         Wake::Structural
                     } else {
                         Wake::Timeout
