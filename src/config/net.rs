@@ -70,7 +70,8 @@ pub struct ReceiverConfig {
     pub tls: Option<ServerTls>,
     /// A request body (HTTP) or a message (syslog) larger than this is refused.
     pub max_message_bytes: HumanSize,
-    /// Connections open at once; more wait in the kernel's queue.
+    /// Connections open at once; more wait in the kernel's queue (HTTP) or are
+    /// closed at once and counted (syslog).
     pub max_connections: usize,
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: HumanDuration,

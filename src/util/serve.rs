@@ -38,6 +38,17 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 /// Serves `router` on `listener` until `shutdown` fires, then returns once
 /// every connection is closed (at most `shutdown_grace` later).
 pub async fn serve(listener: TcpListener, router: axum::Router, limits: ServeLimits, shutdown: CancellationToken) {
+    serve_counted(listener, router, limits, shutdown, None).await
+}
+
+/// [`serve`], keeping `open` at the number of connections open.
+pub async fn serve_counted(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ServeLimits,
+    shutdown: CancellationToken,
+    open: Option<prometheus::IntGauge>,
+) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let mut connections = JoinSet::new();
     let mut accept_errors = 0u64;
@@ -67,8 +78,10 @@ pub async fn serve(listener: TcpListener, router: axum::Router, limits: ServeLim
         };
         let service = TowerToHyperService::new(router.clone());
         let stop = shutdown.clone();
+        let open = open.clone();
         connections.spawn(async move {
             let _permit = permit;
+            let _open = open.map(OpenConnection::new);
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
             let conn = builder.serve_connection(TokioIo::new(stream), service);
@@ -91,4 +104,20 @@ pub async fn serve(listener: TcpListener, router: axum::Router, limits: ServeLim
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
+}
+
+/// One open connection counted in a gauge while it lives.
+struct OpenConnection(prometheus::IntGauge);
+
+impl OpenConnection {
+    fn new(g: prometheus::IntGauge) -> Self {
+        g.inc();
+        Self(g)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }

@@ -14,6 +14,23 @@ pub struct NetMetrics {
 }
 
 impl NetMetrics {
+    /// What source `name` refused, by reason.
+    pub fn refused_by_reason(&self, name: &str) -> std::collections::BTreeMap<String, u64> {
+        use prometheus::core::Collector;
+        let mut out = std::collections::BTreeMap::new();
+        for family in self.refused.collect() {
+            for m in family.get_metric() {
+                let label = |k: &str| m.get_label().iter().find(|l| l.name() == k).map(|l| l.value().to_string());
+                if label("source").as_deref() == Some(name) {
+                    if let Some(reason) = label("reason") {
+                        *out.entry(reason).or_default() += m.get_counter().value() as u64;
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The receivers' metrics, registered with the agent's on first use.
     pub fn get() -> &'static NetMetrics {
         static M: OnceLock<NetMetrics> = OnceLock::new();

@@ -153,6 +153,7 @@ impl SyslogReceiver {
         let mut buf = vec![0u8; 64 << 10];
         let idle = self.config.idle_timeout.get();
         loop {
+            let mut stopped = false;
             let n = tokio::select! {
                 r = tokio::time::timeout(idle, stream.read(&mut buf)) => match r {
                     Ok(Ok(n)) => n,
@@ -165,7 +166,10 @@ impl SyslogReceiver {
                         0
                     }
                 },
-                _ = stop.cancelled() => 0,
+                _ = stop.cancelled() => {
+                    stopped = true;
+                    0
+                }
             };
             let mut out = Vec::new();
             let mut count = 0;
@@ -174,10 +178,11 @@ impl SyslogReceiver {
                     count += 1;
                 }
             };
-            if n == 0 {
-                framer.finish(&mut handle);
-            } else {
+            // Stopped: a message not whole yet was not received (not taken as whole).
+            if n > 0 {
                 framer.feed(&buf[..n], &mut handle);
+            } else if !stopped {
+                framer.finish(&mut handle);
             }
             if !self.spool_waiting(out, count, &stop).await || n == 0 {
                 break;
@@ -186,7 +191,9 @@ impl SyslogReceiver {
         gauge.dec();
     }
 
-    /// Accepts TCP connections (at most `max_connections` at once) until `stop` fires.
+    /// Accepts TCP connections until `stop` fires. Past `max_connections`
+    /// open at once, a new connection is closed at once and counted
+    /// (`reason="connection_limit"`).
     pub async fn serve_tcp(
         self: Arc<Self>,
         listener: tokio::net::TcpListener,
@@ -196,10 +203,6 @@ impl SyslogReceiver {
         let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections.max(1)));
         let mut conns = tokio::task::JoinSet::new();
         loop {
-            let permit = tokio::select! {
-                p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-                _ = stop.cancelled() => break,
-            };
             let (stream, peer) = tokio::select! {
                 r = listener.accept() => match r {
                     Ok(x) => x,
@@ -210,6 +213,12 @@ impl SyslogReceiver {
                     }
                 },
                 _ = stop.cancelled() => break,
+            };
+            let Ok(permit) = slots.clone().try_acquire_owned() else {
+                NetMetrics::get().refused.with_label_values(&[&self.name, "connection_limit"]).inc();
+                tracing::debug!(source = %self.name, %peer, "connection limit reached; connection closed");
+                drop(stream);
+                continue;
             };
             let rx = self.clone();
             let stop = stop.clone();
