@@ -22,8 +22,9 @@ impl NetMetrics {
             for m in family.get_metric() {
                 let label = |k: &str| m.get_label().iter().find(|l| l.name() == k).map(|l| l.value().to_string());
                 if label("source").as_deref() == Some(name) {
-                    if let Some(reason) = label("reason") {
-                        *out.entry(reason).or_default() += m.get_counter().value() as u64;
+                    let n = m.get_counter().value() as u64;
+                    if let (Some(reason), true) = (label("reason"), n > 0) {
+                        *out.entry(reason).or_default() += n;
                     }
                 }
             }

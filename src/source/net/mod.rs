@@ -40,7 +40,7 @@ pub struct Listener {
     pub name: Arc<str>,
     /// `syslog`, `loki_push` or `otlp`.
     pub kind: &'static str,
-    /// `tcp`, `udp`, `tls` (syslog) or `http`.
+    /// `tcp`, `udp`, `tls` (syslog), `http` or `https`.
     pub protocol: &'static str,
     /// The address it listens on (`listen` with port 0 resolved).
     pub address: std::net::SocketAddr,
@@ -188,24 +188,34 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
         max_connections: r.max_connections,
         shutdown_grace: std::time::Duration::from_secs(1),
     };
-    let open = Some(metrics::NetMetrics::get().connections.with_label_values(&[&s.name]));
+    let m = metrics::NetMetrics::get();
+    let tls = match &r.tls {
+        Some(t) => Some(tls::acceptor(t).with_context(|| format!("source {}", s.name))?),
+        None => None,
+    };
+    let extras = crate::util::serve::ServeExtras {
+        open: Some(m.connections.with_label_values(&[&s.name])),
+        tls: tls.clone(),
+        tls_failed: tls.as_ref().map(|_| m.refused.with_label_values(&[&s.name, "tls"])),
+    };
+    let web = if tls.is_some() { "https" } else { "http" };
     let (at, protocol) = match s.config.kind {
         SourceType::LokiPush => {
             let rx = Arc::new(http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?);
             let listener = bind(&s.name, addr).await?;
             let at = listener.local_addr()?;
-            let serve = crate::util::serve::serve_counted(listener, push::router(rx), limits, stop.clone(), open);
+            let serve = crate::util::serve::serve_counted(listener, push::router(rx), limits, stop.clone(), extras);
             tasks.push(tokio::spawn(serve));
-            (at, "http")
+            (at, web)
         }
         SourceType::Otlp => {
             let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
             let rx = Arc::new(otlp::OtlpReceiver { http, attribute_labels: r.attribute_labels.clone() });
             let listener = bind(&s.name, addr).await?;
             let at = listener.local_addr()?;
-            let serve = crate::util::serve::serve_counted(listener, otlp::router(rx), limits, stop.clone(), open);
+            let serve = crate::util::serve::serve_counted(listener, otlp::router(rx), limits, stop.clone(), extras);
             tasks.push(tokio::spawn(serve));
-            (at, "http")
+            (at, web)
         }
         SourceType::Syslog => {
             let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
@@ -217,10 +227,6 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
                 tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
                 (at, "udp")
             } else {
-                let tls = match &r.tls {
-                    Some(t) => Some(tls::acceptor(t).with_context(|| format!("source {}", s.name))?),
-                    None => None,
-                };
                 let protocol = if tls.is_some() { "tls" } else { "tcp" };
                 let listener = bind(&s.name, addr).await?;
                 let at = listener.local_addr()?;
