@@ -384,3 +384,58 @@ fn many_octet_counted_messages_on_one_connection_all_arrive_without_a_reset() {
     );
     assert!(wait_for(Duration::from_secs(120), || store.stats()["entries"].as_u64() >= Some(total)));
 }
+
+/// The spool's disk fills up (a 512 KiB tmpfs in the agent's own mount
+/// namespace) while the service is down: syslog senders are held back, not
+/// reset, and every message arrives once the service is back.
+#[test]
+fn a_full_disk_holds_syslog_senders_back_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    let mount = format!("mount -t tmpfs -o size=512k tmpfs {}", spool.display());
+    let probe = Command::new("unshare").args(["-rm", "sh", "-c", &mount]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("cannot mount a tmpfs in a user namespace (unshare -rm); skipping");
+        return;
+    }
+    let store_port = free_port();
+    let sys = format!("127.0.0.1:{}", free_port());
+    let cfg = config(
+        dir.path(),
+        &format!("http://127.0.0.1:{store_port}"),
+        "segment_bytes = \"32KiB\"",
+        &syslog_source("sys", &sys, "tcp", ""),
+    );
+    let script = format!("{mount} && exec \"$0\" \"$@\"");
+    let agent = Agent::start_wrapped(&cfg, &[], &["unshare", "-rm", "sh", "-c", &script]);
+    wait_tcp(&sys);
+    let total = 20_000;
+    let sender = std::thread::spawn({
+        let sys = sys.clone();
+        move || -> std::io::Result<()> {
+            let mut s = std::net::TcpStream::connect(&sys)?;
+            for i in 0..total {
+                s.write_all(&framed("disk", &format!("on a full disk {i} {}", "d".repeat(500))))?;
+            }
+            Ok(())
+        }
+    });
+    let full = wait_for(Duration::from_secs(30), || agent.stderr_text().contains("cannot write the spool"));
+    assert!(full, "the disk never filled: {}", agent.stderr_text());
+    if sender.is_finished() {
+        panic!("the sender was not held back: {:?}\n{}", sender.join().unwrap(), agent.stderr_text());
+    }
+    let store = Receiver::start_on(&format!("127.0.0.1:{store_port}"), BIG);
+    sender.join().unwrap().expect("the sender saw no error (no reset)");
+    let mut got = HashSet::new();
+    let all = wait_for(Duration::from_secs(60), || {
+        got = lines_of(&store, r#"{job="sys"}"#);
+        got.len() >= total
+    });
+    assert!(all, "{} of {total}\n{}", got.len(), agent.stderr_text());
+    for i in 0..total {
+        assert!(got.contains(&format!("on a full disk {i} {}", "d".repeat(500))), "message {i} lost");
+    }
+    assert!(agent.stderr_text().contains("the spool takes syslog messages again"));
+}

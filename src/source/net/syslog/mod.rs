@@ -26,6 +26,8 @@ use parse::{FACILITIES, SEVERITIES};
 
 /// How long a connection waits before trying a full spool again.
 const FULL_WAIT: Duration = Duration::from_millis(200);
+/// How long a connection waits before trying again a spool it could not write.
+const ERROR_WAIT: Duration = Duration::from_secs(1);
 
 /// One syslog listener's state.
 pub struct SyslogReceiver {
@@ -112,12 +114,14 @@ impl SyslogReceiver {
         true
     }
 
-    /// Spools `encoded` (`n` messages), waiting while the spool is full
-    /// (the connection is not read meanwhile). False when stopped or the spool fails.
+    /// Spools `encoded` (`n` messages), waiting while the spool is full or
+    /// cannot be written (the connection is not read meanwhile). False when
+    /// stopped or the spool's writer is gone.
     async fn spool_waiting(&self, encoded: Vec<u8>, n: u64, stop: &CancellationToken) -> bool {
         if n == 0 {
             return true;
         }
+        let mut failing = false;
         for piece in crate::spool::pieces(&encoded, self.spool.max_append() as usize) {
             loop {
                 if self.spool.is_full(piece.len() as u64) {
@@ -131,8 +135,25 @@ impl SyslogReceiver {
                     continue;
                 }
                 match self.spool.append(piece.to_vec()).await {
-                    Ok(()) => break,
+                    Ok(()) => {
+                        if failing {
+                            tracing::info!(source = %self.name, "the spool takes syslog messages again");
+                        }
+                        break;
+                    }
                     Err(SpoolError::Full { .. }) => continue,
+                    Err(e @ SpoolError::Io { .. }) => {
+                        // The disk full, most likely: the connection is not read
+                        // meanwhile (as when the spool is full), and nothing is lost.
+                        if !failing {
+                            tracing::error!(source = %self.name, error = %e, "cannot write the spool; syslog connections wait and try again every second");
+                        }
+                        failing = true;
+                        tokio::select! {
+                            _ = tokio::time::sleep(ERROR_WAIT) => {}
+                            _ = stop.cancelled() => return false,
+                        }
+                    }
                     Err(e) => {
                         tracing::error!(source = %self.name, error = %e, "cannot spool syslog messages; closing the connection");
                         NetMetrics::get().refused.with_label_values(&[&self.name, "spool_error"]).inc_by(n);
