@@ -439,3 +439,24 @@ fn a_full_disk_holds_syslog_senders_back_and_loses_nothing() {
     }
     assert!(agent.stderr_text().contains("the spool takes syslog messages again"));
 }
+
+/// A push whose body trickles in is answered 408 after `receiver.idle_timeout`
+/// and counted; the connection does not hold the receiver.
+#[test]
+fn a_push_body_that_trickles_in_is_refused_after_the_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let push = format!("127.0.0.1:{}", free_port());
+    let src = push_source("relay", &push, "idle_timeout = \"1s\"", "job = \"relay\"");
+    let agent = Agent::start(&config(dir.path(), &store.base, "", &src));
+    wait_tcp(&push);
+    let mut s = std::net::TcpStream::connect(&push).unwrap();
+    s.write_all(b"POST /loki/api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{\"str")
+        .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    wait_listener(&agent, "relay", |l| l["refused"]["timeout"] == 1 && l["connections"] == 0);
+}
