@@ -10,7 +10,7 @@
 //! receiving; for the relay, of the relay and of the edge agent) and peak RSS.
 //! Every received line is fsynced to the spool before it is acknowledged.
 //!
-//! Run: `cargo bench --bench net` (env LINES=100000, RUNS=3; medians).
+//! Run: `cargo bench --bench net` (env LINES=1000000, RUNS=3; medians).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -150,7 +150,7 @@ fn relay(dir: &Path, n: u64, run: u64) -> (f64, f64, f64, f64) {
 }
 
 fn main() {
-    let n = env_or("LINES", 100_000);
+    let n = env_or("LINES", 1_000_000);
     let runs = env_or("RUNS", 3);
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut rate, mut cpu, mut rss) = (Vec::new(), Vec::new(), Vec::new());

@@ -495,3 +495,29 @@ fn syslog_and_push_api_jobs_become_network_sources_that_receive() {
     let pushed = got.iter().find(|e| e.line == "converted push line").expect("the pushed line");
     assert_eq!(label(pushed, "pushserver"), Some("relay1"));
 }
+
+#[test]
+fn a_push_api_job_with_http_tls_config_keeps_its_certificate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let yaml = head(dir, "http://127.0.0.1:3100/loki/api/v1/push", free_port())
+        + r#"  - job_name: push
+    loki_push_api:
+      server:
+        http_listen_port: 3500
+        http_tls_config:
+          cert_file: /etc/promtail/relay.crt
+          key_file: /etc/promtail/relay.key
+          client_ca_file: /etc/promtail/ca.crt
+"#;
+    let out = convert(&write_file(dir, "promtail.yaml", &yaml));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let toml = text(&out.stdout);
+    assert!(
+        toml.contains(
+            r#"receiver = { tls = { cert_file = "/etc/promtail/relay.crt", key_file = "/etc/promtail/relay.key" } }"#
+        ),
+        "{toml}"
+    );
+    assert!(text(&out.stderr).contains("http_tls_config.client_ca_file"), "{}", text(&out.stderr));
+}

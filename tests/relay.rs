@@ -104,6 +104,52 @@ fn lines_pushed_through_the_relay_arrive_with_their_labels_and_tenant() {
 }
 
 #[test]
+fn an_edge_agent_pushes_to_the_relay_over_https_and_plain_http_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().self_signed(&key).unwrap();
+    write_file(dir.path(), "cert.pem", &cert.pem());
+    write_file(dir.path(), "key.pem", &key.serialize_pem());
+    let store = Receiver::start(&["--multi-tenant", "--max-query-limit", "1000000"]);
+    let listen = format!("127.0.0.1:{}", free_port());
+    let tls = format!(
+        "receiver = {{ tls = {{ cert_file = \"{d}/cert.pem\", key_file = \"{d}/key.pem\" }} }}",
+        d = dir.path().display()
+    );
+    let relay = Agent::start(&relay_config(dir.path(), &listen, &store.base, &tls, ""));
+    wait_ready(&format!("http://{listen}/ready"));
+    // Plain HTTP to the TLS port gets no answer, and is counted (so was wait_ready's probe).
+    let mut plain = std::net::TcpStream::connect(&listen).unwrap();
+    let _ = plain.write_all(b"POST /loki/api/v1/push HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+    let mut answer = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut plain, &mut answer);
+    assert!(!String::from_utf8_lossy(&answer).contains("HTTP/1.1 2"), "{}", String::from_utf8_lossy(&answer));
+    assert!(
+        wait_for(Duration::from_secs(10), || {
+            relay.metric(r#"tailship_receiver_refused_total{reason="tls",source="relay"}"#) >= 1.0
+        }),
+        "{}",
+        relay.metrics()
+    );
+    let logs = tempfile::tempdir().unwrap();
+    let text: String = (0..300).map(|i| format!("tls line {i}\n")).collect();
+    write_file(logs.path(), "a.log", &text);
+    let edge = edge_config(logs.path(), &format!("https://{listen}/loki/api/v1/push"), "team-t");
+    let with_ca = std::fs::read_to_string(&edge).unwrap().replace(
+        "tenant_id = \"team-t\"",
+        &format!("tenant_id = \"team-t\"\ntls = {{ ca_file = \"{}/cert.pem\" }}", dir.path().display()),
+    );
+    std::fs::write(&edge, with_ca).unwrap();
+    let edge = Agent::start(&edge);
+    let mut got = Vec::new();
+    let arrived = wait_for(Duration::from_secs(30), || {
+        got = query_all(&store, r#"{job="edge"}"#, Some("team-t"));
+        got.len() >= 300
+    });
+    assert!(arrived, "{} of 300; relay: {}\nedge: {}", got.len(), relay.stderr_text(), edge.stderr_text());
+}
+
+#[test]
 fn protobuf_bodies_with_auth_replaced_tenant_and_loki_answers() {
     let dir = tempfile::tempdir().unwrap();
     let store = Receiver::start(&["--multi-tenant", "--max-query-limit", "1000000"]);
@@ -130,6 +176,8 @@ fn protobuf_bodies_with_auth_replaced_tenant_and_loki_answers() {
     let body = snap::raw::Encoder::new().compress_vec(&req.encode_to_vec()).unwrap();
     let proto = [("Content-Type", "application/x-protobuf"), ("X-Scope-OrgID", "sender")];
     assert_eq!(request("POST", &url, &proto, &body).status, 401, "no token");
+    let wrong = [proto[0], proto[1], ("Authorization", "Bearer s3cre")];
+    assert_eq!(request("POST", &url, &wrong, &body).status, 401, "a wrong token");
     let authed = [proto[0], proto[1], ("Authorization", "Bearer s3cret")];
     let r = request("POST", &url, &authed, &body);
     assert_eq!(r.status, 204, "{}", r.text());
@@ -167,6 +215,45 @@ fn protobuf_bodies_with_auth_replaced_tenant_and_loki_answers() {
         "the source's tenant_id replaces the sender's"
     );
     assert!(relay.metric("tailship_receiver_refused_total") >= 2.0);
+}
+
+#[test]
+fn basic_auth_on_the_receiver_refuses_missing_and_wrong_credentials() {
+    use base64::Engine;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(&["--max-query-limit", "1000000"]);
+    let listen = format!("127.0.0.1:{}", free_port());
+    std::fs::write(dir.path().join("password"), "pa:ss\n").unwrap();
+    let extra = format!(
+        "receiver = {{ basic_auth = {{ username = \"edge\", password_file = \"{}/password\" }} }}",
+        dir.path().display()
+    );
+    let relay = Agent::start(&relay_config(dir.path(), &listen, &store.base, &extra, ""));
+    wait_ready(&format!("http://{listen}/ready"));
+    let url = format!("http://{listen}/loki/api/v1/push");
+    let basic = |pair: &str| format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair));
+    let send = |auth: Option<&str>, line: &str| {
+        let body = common::push_body(&[("job", "basic")], &[(now_secs() * 1_000_000_000, line)]);
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(a) = auth {
+            headers.push(("Authorization", a));
+        }
+        request("POST", &url, &headers, body.as_bytes()).status
+    };
+    assert_eq!(send(None, "no credentials"), 401);
+    assert_eq!(send(Some(&basic("edge:wrong")), "wrong password"), 401);
+    assert_eq!(send(Some(&basic("other:pa:ss")), "wrong user"), 401);
+    assert_eq!(send(Some("Bearer pa:ss"), "a bearer token instead"), 401);
+    assert_eq!(send(Some(&basic("edge:pa:ss")), "right credentials"), 204);
+    let mut got = Vec::new();
+    assert!(wait_for(Duration::from_secs(20), || {
+        got = query_all(&store, r#"{job="basic"}"#, None);
+        !got.is_empty()
+    }));
+    // The refused ones were answered before it was sent: none of them is in the spool.
+    let got: Vec<String> = got.into_iter().map(|e| e.line).collect();
+    assert_eq!(got, ["right credentials"]);
+    assert_eq!(relay.metric(r#"tailship_receiver_refused_total{reason="unauthorized",source="relay"}"#), 4.0);
 }
 
 #[test]

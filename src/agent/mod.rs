@@ -86,8 +86,9 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     };
     let stdin_threads = start_sources(&stdin_sources, &stdin_env, &stdin_cancel, &mut stdin)?;
     drop(stdin_env);
-    let receivers = net::start_receivers(&plan).await?;
-    let spools = receivers.as_ref().map(|r| r.spools.clone());
+    let mut receivers = net::start_receivers(&plan).await?;
+    board.set_listeners(receivers.listeners(), receivers.spools.clone());
+    let spools = Some(receivers.spools.clone());
     for lane in &mut lanes {
         lane.start_sources(&plan, &interner, &shutdown, &mut stdin, spools.clone())?;
     }
@@ -115,7 +116,8 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
             _ = shutdown.cancelled() => break,
             _ = hup.recv() => {
                 let Some(new) = reload_plan(&plan.file, fd_limit) else { continue };
-                net::reload(receivers.as_ref(), &plan, &new);
+                net::reload(&mut receivers, &plan, &new).await;
+                board.set_listeners(receivers.listeners(), receivers.spools.clone());
                 alerts.reload(new.rules.clone()).await;
                 board.set_plan(&new);
                 let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_sink, interner: &interner, spools: spools.clone() };
@@ -129,10 +131,8 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     // write the final positions, exit.
     crate::systemd::stopping();
     tracing::info!("stopping sources");
-    if let Some(r) = receivers {
-        // Senders are refused from here on; what they were told is received is in the spool.
-        r.stop().await;
-    }
+    // Senders are refused from here on; what they were told is received is in the spool.
+    receivers.stop().await;
     stdin_cancel.cancel();
     for lane in &mut lanes {
         lane.stop_sources().await;

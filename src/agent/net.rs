@@ -1,6 +1,6 @@
-//! The agent's network sources: their receivers (started once, kept across
-//! reloads). Each client's readers of their spools start with its other
-//! sources (`sources.rs`).
+//! The agent's network sources: their receivers (started with the agent;
+//! a reload restarts those whose settings changed). Each client's readers
+//! of their spools start with its other sources (`sources.rs`).
 
 use crate::plan::Plan;
 use crate::source::net::{NetSource, Receivers};
@@ -20,25 +20,17 @@ pub(super) fn net_sources(plan: &Plan) -> Vec<NetSource> {
         .collect()
 }
 
-/// Starts the receivers of the plan's network sources (none: `None`).
-pub(super) async fn start_receivers(plan: &Plan) -> anyhow::Result<Option<Receivers>> {
-    let sources = net_sources(plan);
-    if sources.is_empty() {
-        return Ok(None);
-    }
+/// Starts the receivers of the plan's network sources (none at all is
+/// fine: a reload may add some).
+pub(super) async fn start_receivers(plan: &Plan) -> anyhow::Result<Receivers> {
     let spools = Spools::new(&plan.config.spool);
-    Ok(Some(Receivers::start(spools, sources).await?))
+    Receivers::start(spools, net_sources(plan)).await
 }
 
-/// Says which network source changes a reload does not apply, and updates
-/// which clients each spool's segments wait for.
-pub(super) fn reload(receivers: Option<&Receivers>, old: &Plan, new: &Plan) {
-    let (before, after) = (net_sources(old), net_sources(new));
-    let key = |s: &NetSource| (s.name.clone(), s.config.kind, s.config.listen.clone(), s.config.receiver.clone());
-    if before.iter().map(key).ne(after.iter().map(key)) {
-        tracing::warn!("network sources (listen, receiver, added or removed) change with a restart; their stages, labels and clients apply now");
+/// Applies a reload to the receivers (see [`Receivers::reload`]).
+pub(super) async fn reload(receivers: &mut Receivers, old: &Plan, new: &Plan) {
+    if old.config.spool != new.config.spool {
+        tracing::warn!("[spool] changes need a restart; the running spool is kept");
     }
-    if let Some(r) = receivers {
-        r.set_clients(&after);
-    }
+    receivers.reload(net_sources(new)).await;
 }

@@ -20,8 +20,12 @@ use crate::client::push::Pusher;
 use crate::metrics::{Health, Metrics};
 use crate::plan::Plan;
 use crate::positions::Positions;
+use crate::source::net::metrics::NetMetrics;
+use crate::source::net::Listener;
+use crate::spool::Spools;
 use crate::status::report::{
-    AlertReport, ClientReport, FileReport, FileState, PositionsReport, PushReport, QueueReport, Report, SourceReport,
+    AlertReport, ClientReport, FileReport, FileState, ListenerReport, PositionsReport, PushReport, QueueReport, Report,
+    SourceReport,
 };
 use crate::status::{now_ms, Status};
 
@@ -62,6 +66,8 @@ pub struct Board {
     watched: std::sync::atomic::AtomicU64,
     /// Wakes the tick when someone starts watching.
     wake: tokio::sync::Notify,
+    /// The network sources' listeners and their spools (updated on reload).
+    listeners: Mutex<(Vec<Listener>, Option<Arc<Spools>>)>,
 }
 
 impl Board {
@@ -75,6 +81,7 @@ impl Board {
             plan: Mutex::default(),
             watched: Default::default(),
             wake: tokio::sync::Notify::new(),
+            listeners: Mutex::default(),
         });
         board.set_plan(plan);
         board
@@ -89,6 +96,37 @@ impl Board {
         if let Ok(mut l) = self.lanes.lock() {
             *l = views;
         }
+    }
+
+    /// The network sources' listeners (at start and after a reload).
+    pub(super) fn set_listeners(&self, listeners: Vec<Listener>, spools: Arc<Spools>) {
+        if let Ok(mut l) = self.listeners.lock() {
+            *l = (listeners, Some(spools));
+        }
+    }
+
+    /// Each listener with its counts.
+    fn listeners(&self) -> Vec<ListenerReport> {
+        let Ok(l) = self.listeners.lock() else { return Vec::new() };
+        let (listeners, spools) = &*l;
+        let m = NetMetrics::get();
+        listeners
+            .iter()
+            .map(|l| {
+                let name: &str = &l.name;
+                ListenerReport {
+                    name: name.to_string(),
+                    kind: l.kind.to_string(),
+                    protocol: l.protocol.to_string(),
+                    address: l.address.to_string(),
+                    connections: m.connections.with_label_values(&[name]).get().max(0) as u64,
+                    lines_received: m.received.with_label_values(&[name]).get(),
+                    refused: m.refused_by_reason(name),
+                    unparsed: m.unparsed.with_label_values(&[name]).get(),
+                    spool_bytes: spools.as_ref().and_then(|s| s.get(name)).map_or(0, |s| s.bytes()),
+                }
+            })
+            .collect()
     }
 
     /// The sources and rules of `plan` (at start and after a reload).
@@ -253,6 +291,7 @@ impl Board {
             clients,
             positions: PositionsReport { path: self.positions_path.clone(), written_ms: status.positions_written_at() },
             alerts,
+            listeners: self.listeners(),
         }
     }
 

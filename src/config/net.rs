@@ -66,11 +66,12 @@ pub struct ReceiverConfig {
     pub basic_auth: Option<ReceiverBasicAuth>,
     /// A file holding the bearer token senders must present (HTTP receivers).
     pub bearer_token_file: Option<PathBuf>,
-    /// TLS on the listening socket (syslog over TCP).
+    /// TLS on the listening socket (syslog over TCP, and the HTTP receivers).
     pub tls: Option<ServerTls>,
     /// A request body (HTTP) or a message (syslog) larger than this is refused.
     pub max_message_bytes: HumanSize,
-    /// Connections open at once; more wait in the kernel's queue.
+    /// Connections open at once; more wait in the kernel's queue (HTTP) or are
+    /// closed at once and counted (syslog).
     pub max_connections: usize,
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: HumanDuration,
@@ -171,12 +172,6 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
         e(&format!("{key}.receiver.idle_timeout"), "must be above 0".into());
     }
     if let Some(tls) = &r.tls {
-        if s.kind != SourceType::Syslog {
-            e(
-                &format!("{key}.receiver.tls"),
-                "TLS is for syslog sources here; put an HTTP receiver behind a TLS proxy".into(),
-            );
-        }
         if s.protocol == Some(NetProtocol::Udp) {
             e(&format!("{key}.receiver.tls"), "TLS is for TCP; a UDP syslog source cannot have it".into());
         }

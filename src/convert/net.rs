@@ -79,6 +79,21 @@ pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Se
         let port = sv.text("http_listen_port", r);
         sv.ignore("grpc_listen_port");
         sv.ignore("grpc_listen_address");
+        if let Some(tls) = sv.get("http_tls_config") {
+            let mut t = Map::new(sv.key("http_tls_config"), tls, r);
+            let (cert, key_file) = (t.text("cert_file", r), t.text("key_file", r));
+            t.finish(r, "tailship's receiver TLS asks no client certificate");
+            match (cert, key_file) {
+                (Some(c), Some(k)) => s.set(
+                    "receiver",
+                    Val::Table(vec![(
+                        "tls".to_string(),
+                        Val::Table(vec![("cert_file".into(), Val::str(c)), ("key_file".into(), Val::str(k))]),
+                    )]),
+                ),
+                _ => r.skip(sv.key("http_tls_config"), "without cert_file and key_file: no TLS"),
+            }
+        }
         sv.finish(r, "no tailship equivalent (tailship takes the push API over HTTP only)");
         match (addr, port) {
             (a, Some(p)) => {

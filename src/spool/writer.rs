@@ -39,9 +39,12 @@ pub(super) fn begin_segment(dir: &Path, seq: u64) -> std::io::Result<(File, u64)
         crate::util::now_ns(),
         std::process::id()
     );
-    f.write_all(header.as_bytes())?;
-    f.sync_all()?;
-    File::open(dir)?.sync_all()?;
+    let written = f.write_all(header.as_bytes()).and_then(|_| f.sync_all()).and_then(|_| File::open(dir)?.sync_all());
+    if let Err(e) = written {
+        // Not begun: the next try creates it again.
+        let _ = std::fs::remove_file(&path);
+        return Err(e);
+    }
     Ok((f, header.len() as u64))
 }
 
@@ -58,7 +61,7 @@ impl Handle {
         let (tx, rx) = mpsc::channel::<Request>();
         let name = format!("spool-{}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         std::thread::Builder::new().name(name).spawn(move || {
-            let mut w = Writer { dir, seq, file, size, segment_bytes, spool };
+            let mut w = Writer { dir, seq, file, size, segment_bytes, spool, broken: false };
             while let Ok(first) = rx.recv() {
                 let mut group = vec![first];
                 let mut bytes = group[0].bytes.len();
@@ -92,13 +95,23 @@ struct Writer {
     size: u64,
     segment_bytes: u64,
     spool: Weak<SourceSpool>,
+    /// A write failed and no new segment could be begun since: nothing more
+    /// goes after the half-written record (the disk full, most likely).
+    broken: bool,
 }
 
 impl Writer {
     fn commit(&mut self, group: Vec<Request>) {
+        if self.broken {
+            self.roll();
+        }
         let mut written = 0u64;
-        let mut result = Ok(());
-        for r in &group {
+        let mut result = if self.broken {
+            Err(std::io::Error::other("no new spool segment could be begun after a failed write"))
+        } else {
+            Ok(())
+        };
+        for r in group.iter().filter(|_| !self.broken) {
             if let Err(e) = self.file.write_all(&r.bytes) {
                 result = Err(e);
                 break;
@@ -134,6 +147,7 @@ impl Writer {
     fn roll(&mut self) {
         match begin_segment(&self.dir, self.seq + 1) {
             Ok((file, header)) => {
+                self.broken = false;
                 self.seq += 1;
                 self.file = file;
                 self.size = header;
@@ -142,7 +156,12 @@ impl Writer {
                 }
             }
             Err(e) => {
-                tracing::error!(dir = %self.dir.display(), error = %e, "cannot begin a new spool segment; appending to the current one")
+                // The current one may end with a half-written record: nothing
+                // goes after it; the next append tries a new segment again.
+                if !self.broken {
+                    tracing::error!(dir = %self.dir.display(), error = %e, "cannot begin a new spool segment; appends are refused until one can be");
+                }
+                self.broken = true;
             }
         }
     }

@@ -25,6 +25,31 @@ pub struct Report {
     pub clients: Vec<ClientReport>,
     pub positions: PositionsReport,
     pub alerts: Vec<AlertReport>,
+    /// The network sources' listeners.
+    #[serde(default)]
+    pub listeners: Vec<ListenerReport>,
+}
+
+/// One network source's listener (`syslog`, `loki_push`, `otlp`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ListenerReport {
+    /// The source's name.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `tcp`, `udp`, `tls` or `http`.
+    pub protocol: String,
+    /// Where it listens.
+    pub address: String,
+    pub connections: u64,
+    /// Lines received and spooled (the sender was told), in total.
+    pub lines_received: u64,
+    /// Requests, messages, datagrams or connections refused or dropped, by reason.
+    pub refused: BTreeMap<String, u64>,
+    /// Messages that did not parse, kept as their raw line.
+    pub unparsed: u64,
+    /// Bytes of the source's spool segments on disk.
+    pub spool_bytes: u64,
 }
 
 /// One source of the config.

@@ -130,6 +130,28 @@ fn summary(r: &Report) -> Vec<(String, bool)> {
             ));
         }
     }
+    for l in &r.listeners {
+        let refused: u64 = l.refused.values().sum();
+        let why = if refused == 0 {
+            String::new()
+        } else {
+            let reasons: Vec<String> = l.refused.iter().map(|(k, v)| format!("{} {v}", clean(k))).collect();
+            format!(" ({})", reasons.join(", "))
+        };
+        out.push((
+            format!(
+                "listener {} ({} {} {}): {} connections · {} lines received · {refused} refused{why} · spool {}",
+                clean(&l.name),
+                clean(&l.kind),
+                clean(&l.protocol),
+                clean(&l.address),
+                l.connections,
+                l.lines_received,
+                bytes(l.spool_bytes as f64)
+            ),
+            refused > 0,
+        ));
+    }
     for a in &r.alerts {
         let last = a.last_send.as_ref().map_or("never sent".to_string(), |s| match &s.error {
             None => format!("last sent {} {} ago", s.state, ago(s.at_ms, r.now_ms)),

@@ -38,6 +38,28 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 /// Serves `router` on `listener` until `shutdown` fires, then returns once
 /// every connection is closed (at most `shutdown_grace` later).
 pub async fn serve(listener: TcpListener, router: axum::Router, limits: ServeLimits, shutdown: CancellationToken) {
+    serve_counted(listener, router, limits, shutdown, ServeExtras::default()).await
+}
+
+/// What a receiver adds to [`serve`]: its connections counted, TLS.
+#[derive(Clone, Default)]
+pub struct ServeExtras {
+    /// Kept at the number of connections open.
+    pub open: Option<prometheus::IntGauge>,
+    /// TLS on every connection (the handshake within `header_timeout`).
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Counts failed handshakes.
+    pub tls_failed: Option<prometheus::IntCounter>,
+}
+
+/// [`serve`] with [`ServeExtras`].
+pub async fn serve_counted(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ServeLimits,
+    shutdown: CancellationToken,
+    extras: ServeExtras,
+) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let mut connections = JoinSet::new();
     let mut accept_errors = 0u64;
@@ -67,23 +89,23 @@ pub async fn serve(listener: TcpListener, router: axum::Router, limits: ServeLim
         };
         let service = TowerToHyperService::new(router.clone());
         let stop = shutdown.clone();
+        let extras = extras.clone();
         connections.spawn(async move {
             let _permit = permit;
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(conn);
-            tokio::select! {
-                r = conn.as_mut() => {
-                    if let Err(e) = r {
-                        tracing::debug!(error = %e, "connection ended");
+            let _open = extras.open.map(OpenConnection::new);
+            match extras.tls {
+                None => serve_one(stream, service, limits, stop).await,
+                Some(tls) => match tokio::time::timeout(limits.header_timeout, tls.accept(stream)).await {
+                    Ok(Ok(stream)) => serve_one(stream, service, limits, stop).await,
+                    failed => {
+                        if let Ok(Err(e)) = failed {
+                            tracing::debug!(error = %e, "TLS handshake failed");
+                        }
+                        if let Some(c) = extras.tls_failed {
+                            c.inc();
+                        }
                     }
-                }
-                _ = stop.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    // Dropping the connection after the grace closes it.
-                    let _ = tokio::time::timeout(limits.shutdown_grace, conn).await;
-                }
+                },
             }
         });
         // Reap finished connections as we go.
@@ -91,4 +113,48 @@ pub async fn serve(listener: TcpListener, router: axum::Router, limits: ServeLim
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
+}
+
+/// Serves the requests of one connection until it closes or `stop` fires
+/// (then a request in progress gets `shutdown_grace`).
+async fn serve_one<S>(
+    stream: S,
+    service: TowerToHyperService<axum::Router>,
+    limits: ServeLimits,
+    stop: CancellationToken,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        r = conn.as_mut() => {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "connection ended");
+            }
+        }
+        _ = stop.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            // Dropping the connection after the grace closes it.
+            let _ = tokio::time::timeout(limits.shutdown_grace, conn).await;
+        }
+    }
+}
+
+/// One open connection counted in a gauge while it lives.
+struct OpenConnection(prometheus::IntGauge);
+
+impl OpenConnection {
+    fn new(g: prometheus::IntGauge) -> Self {
+        g.inc();
+        Self(g)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }

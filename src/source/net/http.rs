@@ -37,6 +37,8 @@ pub struct HttpReceiver {
     pub max_body: usize,
     /// `tenant_id` of the source: replaces the sender's.
     pub tenant: Option<String>,
+    /// A body not received whole within this is refused (408).
+    pub idle: std::time::Duration,
 }
 
 impl HttpReceiver {
@@ -51,7 +53,14 @@ impl HttpReceiver {
         } else {
             Auth::Open
         };
-        Ok(Self { name, spool, auth, max_body: r.max_message_bytes.get() as usize, tenant: src.tenant_id.clone() })
+        Ok(Self {
+            name,
+            spool,
+            auth,
+            max_body: r.max_message_bytes.get() as usize,
+            tenant: src.tenant_id.clone(),
+            idle: r.idle_timeout.get(),
+        })
     }
 
     /// 401 unless the request carries the credentials asked for.
@@ -77,6 +86,27 @@ impl HttpReceiver {
             Some(Ok("")) => Ok(None),
             Some(Ok(t)) if !t.contains('|') => Ok(Some(t.to_string())),
             Some(_) => Err(self.refusal(StatusCode::BAD_REQUEST, "bad_request", "X-Scope-OrgID must be one tenant")),
+        }
+    }
+
+    /// Reads a request's body (at most `max_message_bytes`, within
+    /// `idle_timeout`: a sender trickling it is refused with 408), then [`Self::body`].
+    pub async fn read(&self, headers: &HeaderMap, body: axum::body::Body) -> Result<Vec<u8>, Refusal> {
+        match tokio::time::timeout(self.idle, axum::body::to_bytes(body, self.max_body)).await {
+            Ok(Ok(bytes)) => self.body(headers, &bytes),
+            Ok(Err(e)) if e.to_string().contains("length limit") => Err(self.refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                &format!("body over {} bytes (receiver.max_message_bytes)", self.max_body),
+            )),
+            Ok(Err(e)) => {
+                Err(self.refusal(StatusCode::BAD_REQUEST, "bad_request", &format!("cannot read the body: {e}")))
+            }
+            Err(_) => Err(self.refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "timeout",
+                "the body did not arrive within receiver.idle_timeout",
+            )),
         }
     }
 

@@ -14,6 +14,24 @@ pub struct NetMetrics {
 }
 
 impl NetMetrics {
+    /// What source `name` refused, by reason.
+    pub fn refused_by_reason(&self, name: &str) -> std::collections::BTreeMap<String, u64> {
+        use prometheus::core::Collector;
+        let mut out = std::collections::BTreeMap::new();
+        for family in self.refused.collect() {
+            for m in family.get_metric() {
+                let label = |k: &str| m.get_label().iter().find(|l| l.name() == k).map(|l| l.value().to_string());
+                if label("source").as_deref() == Some(name) {
+                    let n = m.get_counter().value() as u64;
+                    if let (Some(reason), true) = (label("reason"), n > 0) {
+                        *out.entry(reason).or_default() += n;
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The receivers' metrics, registered with the agent's on first use.
     pub fn get() -> &'static NetMetrics {
         static M: OnceLock<NetMetrics> = OnceLock::new();

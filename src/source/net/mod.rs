@@ -3,8 +3,9 @@
 //! acknowledged to the sender; each client's [`reader::SpoolReader`] then
 //! ships it like a file, with its own offsets.
 //!
-//! Receivers are started once by the agent ([`Receivers::start`]) and keep
-//! running across reloads; the readers belong to each client's lane.
+//! Receivers are started by the agent ([`Receivers::start`]); a reload
+//! ([`Receivers::reload`]) restarts those whose settings changed and keeps
+//! the others running. The readers belong to each client's lane.
 
 pub mod http;
 pub mod metrics;
@@ -33,85 +34,123 @@ pub struct NetSource {
     pub relabel: Option<Arc<crate::relabel::Rules>>,
 }
 
+/// What `/status` shows of a listener besides its counts.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    pub name: Arc<str>,
+    /// `syslog`, `loki_push` or `otlp`.
+    pub kind: &'static str,
+    /// `tcp`, `udp`, `tls` (syslog), `http` or `https`.
+    pub protocol: &'static str,
+    /// The address it listens on (`listen` with port 0 resolved).
+    pub address: std::net::SocketAddr,
+}
+
+/// One source's running receiver.
+struct Running {
+    source: NetSource,
+    /// What a reload compares: a change restarts the receiver.
+    key: serde_json::Value,
+    listener: Listener,
+    stop: CancellationToken,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    async fn stop(self) -> NetSource {
+        self.stop.cancel();
+        for t in self.tasks {
+            let _ = t.await;
+        }
+        self.source
+    }
+}
+
 /// The running receivers.
 pub struct Receivers {
     pub spools: Arc<Spools>,
-    stop: CancellationToken,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    /// Each source's listening address (`listen` with port 0 resolved).
-    pub bound: Vec<(Arc<str>, std::net::SocketAddr)>,
+    running: Vec<Running>,
+}
+
+/// The settings of `s` its receiver uses (the contents of its secret files
+/// too): when they change, a reload restarts it.
+fn key(s: &NetSource) -> serde_json::Value {
+    let c = &s.config;
+    let r = c.receiver.clone().unwrap_or_default();
+    let secret = |p: Option<&std::path::Path>| {
+        p.and_then(|p| crate::util::read_secret_file(p).ok()).map(|s| s.expose().to_string())
+    };
+    let secrets = (
+        secret(r.basic_auth.as_ref().map(|b| b.password_file.as_path())),
+        secret(r.bearer_token_file.as_deref()),
+        r.tls.as_ref().map(|t| (std::fs::read(&t.cert_file).ok(), std::fs::read(&t.key_file).ok())),
+    );
+    let parts = (c.kind, c.listen_addr(), c.protocol, &r, &c.labels, &c.tenant_id, &c.relabel, secrets);
+    serde_json::to_value(parts).unwrap_or_default()
 }
 
 impl Receivers {
     /// Opens each source's spool and starts its listener. Fails when a
     /// spool cannot be opened or an address cannot be bound.
     pub async fn start(spools: Arc<Spools>, sources: Vec<NetSource>) -> anyhow::Result<Receivers> {
-        let stop = CancellationToken::new();
-        let mut tasks = Vec::new();
-        let mut bound = Vec::new();
+        let mut r = Receivers { spools, running: Vec::new() };
         for s in sources {
-            let spool = spools.source(&s.name, s.clients.clone()).with_context(|| format!("source {}", s.name))?;
-            let addr: std::net::SocketAddr =
-                s.config.listen_addr().parse().with_context(|| format!("source {}: listen", s.name))?;
-            let r = s.config.receiver.clone().unwrap_or_default();
-            let limits = crate::util::serve::ServeLimits {
-                header_timeout: r.idle_timeout.get(),
-                max_connections: r.max_connections,
-                shutdown_grace: std::time::Duration::from_secs(1),
+            let one = start_one(&r.spools, s).await?;
+            r.running.push(one);
+        }
+        Ok(r)
+    }
+
+    /// Applies a reload: receivers whose settings changed are stopped and
+    /// started again with the new ones (one that cannot start is logged and
+    /// its old settings start again); removed ones stop; added ones start;
+    /// unchanged ones keep running, connections and all. What a stopped
+    /// receiver acknowledged is in the spool.
+    pub async fn reload(&mut self, sources: Vec<NetSource>) {
+        self.set_clients(&sources);
+        let mut kept = Vec::new();
+        let mut old: Vec<Running> = std::mem::take(&mut self.running);
+        for s in sources {
+            let k = key(&s);
+            if let Some(i) = old.iter().position(|r| r.source.name == s.name && r.key == k) {
+                let mut r = old.swap_remove(i);
+                r.source = s;
+                kept.push(r);
+                continue;
+            }
+            // The old receiver goes first: the new one may listen on its address.
+            let previous = match old.iter().position(|r| r.source.name == s.name) {
+                Some(i) => Some(old.swap_remove(i).stop().await),
+                None => None,
             };
-            let at = match s.config.kind {
-                SourceType::LokiPush => {
-                    let rx = Arc::new(http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?);
-                    let listener = bind(&s.name, addr).await?;
-                    let at = listener.local_addr()?;
-                    tasks.push(tokio::spawn(crate::util::serve::serve(
-                        listener,
-                        push::router(rx),
-                        limits,
-                        stop.clone(),
-                    )));
-                    at
+            let name = s.name.clone();
+            match start_one(&self.spools, s).await {
+                Ok(r) => {
+                    let what =
+                        if previous.is_some() { "receiver restarted with new settings" } else { "receiver added" };
+                    tracing::info!(source = %name, listen = %r.listener.address, "{what}");
+                    kept.push(r);
                 }
-                SourceType::Otlp => {
-                    let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
-                    let rx = Arc::new(otlp::OtlpReceiver { http, attribute_labels: r.attribute_labels.clone() });
-                    let listener = bind(&s.name, addr).await?;
-                    let at = listener.local_addr()?;
-                    tasks.push(tokio::spawn(crate::util::serve::serve(
-                        listener,
-                        otlp::router(rx),
-                        limits,
-                        stop.clone(),
-                    )));
-                    at
-                }
-                SourceType::Syslog => {
-                    let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
-                    if s.config.protocol == Some(crate::config::NetProtocol::Udp) {
-                        let socket = tokio::net::UdpSocket::bind(addr)
-                            .await
-                            .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
-                        let at = socket.local_addr()?;
-                        tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
-                        at
-                    } else {
-                        let tls = match &r.tls {
-                            Some(t) => Some(tls::acceptor(t).with_context(|| format!("source {}", s.name))?),
-                            None => None,
-                        };
-                        let listener = bind(&s.name, addr).await?;
-                        let at = listener.local_addr()?;
-                        tasks.push(tokio::spawn(rx.serve_tcp(listener, tls, stop.clone())));
-                        at
+                Err(e) => {
+                    tracing::error!(source = %name, error = format!("{e:#}"), "reload could not start the receiver");
+                    if let Some(p) = previous {
+                        match start_one(&self.spools, p).await {
+                            Ok(r) => {
+                                tracing::warn!(source = %name, "receiver kept with its previous settings");
+                                kept.push(r);
+                            }
+                            Err(e) => tracing::error!(source = %name, error = format!("{e:#}"), "receiver stopped"),
+                        }
                     }
                 }
-                other => anyhow::bail!("source {}: type {} is not a network source", s.name, other.as_str()),
-            };
-            tracing::info!(source = %s.name, listen = %at, spool = %spool.dir.display(), "receiving");
-            tasks.push(spool_gauge(s.name.clone(), spool, stop.clone()));
-            bound.push((s.name, at));
+            }
         }
-        Ok(Receivers { spools, stop, tasks, bound })
+        for r in old {
+            let name = r.source.name.clone();
+            r.stop().await;
+            tracing::info!(source = %name, "receiver removed by the reload");
+        }
+        self.running = kept;
     }
 
     /// The clients each source's segments wait for (after a reload).
@@ -123,13 +162,84 @@ impl Receivers {
         }
     }
 
+    /// The listeners running.
+    pub fn listeners(&self) -> Vec<Listener> {
+        self.running.iter().map(|r| r.listener.clone()).collect()
+    }
+
     /// Stops listening; what was acknowledged is in the spool.
     pub async fn stop(self) {
-        self.stop.cancel();
-        for t in self.tasks {
-            let _ = t.await;
+        for r in self.running {
+            r.stop().await;
         }
     }
+}
+
+/// Opens `s`'s spool and starts its listener.
+async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
+    let stop = CancellationToken::new();
+    let mut tasks = Vec::new();
+    let spool = spools.source(&s.name, s.clients.clone()).with_context(|| format!("source {}", s.name))?;
+    let addr: std::net::SocketAddr =
+        s.config.listen_addr().parse().with_context(|| format!("source {}: listen", s.name))?;
+    let r = s.config.receiver.clone().unwrap_or_default();
+    let limits = crate::util::serve::ServeLimits {
+        header_timeout: r.idle_timeout.get(),
+        max_connections: r.max_connections,
+        shutdown_grace: std::time::Duration::from_secs(1),
+    };
+    let m = metrics::NetMetrics::get();
+    let tls = match &r.tls {
+        Some(t) => Some(tls::acceptor(t).with_context(|| format!("source {}", s.name))?),
+        None => None,
+    };
+    let extras = crate::util::serve::ServeExtras {
+        open: Some(m.connections.with_label_values(&[&s.name])),
+        tls: tls.clone(),
+        tls_failed: tls.as_ref().map(|_| m.refused.with_label_values(&[&s.name, "tls"])),
+    };
+    let web = if tls.is_some() { "https" } else { "http" };
+    let (at, protocol) = match s.config.kind {
+        SourceType::LokiPush => {
+            let rx = Arc::new(http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?);
+            let listener = bind(&s.name, addr).await?;
+            let at = listener.local_addr()?;
+            let serve = crate::util::serve::serve_counted(listener, push::router(rx), limits, stop.clone(), extras);
+            tasks.push(tokio::spawn(serve));
+            (at, web)
+        }
+        SourceType::Otlp => {
+            let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
+            let rx = Arc::new(otlp::OtlpReceiver { http, attribute_labels: r.attribute_labels.clone() });
+            let listener = bind(&s.name, addr).await?;
+            let at = listener.local_addr()?;
+            let serve = crate::util::serve::serve_counted(listener, otlp::router(rx), limits, stop.clone(), extras);
+            tasks.push(tokio::spawn(serve));
+            (at, web)
+        }
+        SourceType::Syslog => {
+            let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
+            if s.config.protocol == Some(crate::config::NetProtocol::Udp) {
+                let socket = tokio::net::UdpSocket::bind(addr)
+                    .await
+                    .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
+                let at = socket.local_addr()?;
+                tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
+                (at, "udp")
+            } else {
+                let protocol = if tls.is_some() { "tls" } else { "tcp" };
+                let listener = bind(&s.name, addr).await?;
+                let at = listener.local_addr()?;
+                tasks.push(tokio::spawn(rx.serve_tcp(listener, tls, stop.clone())));
+                (at, protocol)
+            }
+        }
+        other => anyhow::bail!("source {}: type {} is not a network source", s.name, other.as_str()),
+    };
+    tracing::info!(source = %s.name, listen = %at, spool = %spool.dir.display(), "receiving");
+    tasks.push(spool_gauge(s.name.clone(), spool, stop.clone()));
+    let listener = Listener { name: s.name.clone(), kind: s.config.kind.as_str(), protocol, address: at };
+    Ok(Running { key: key(&s), source: s, listener, stop, tasks })
 }
 
 async fn bind(name: &str, addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {

@@ -22,16 +22,14 @@ use crate::util::is_valid_label_name;
 
 /// The routes of a push receiver.
 pub fn router(rx: Arc<HttpReceiver>) -> axum::Router {
-    let limit = rx.max_body;
     axum::Router::new()
         .route("/loki/api/v1/push", axum::routing::post(push))
         .route("/api/prom/push", axum::routing::post(push))
         .route("/ready", axum::routing::get(|| async { "ready\n" }))
-        .layer(axum::extract::DefaultBodyLimit::max(limit))
         .with_state(rx)
 }
 
-async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
     if let Err(r) = rx.authorize(&headers) {
         return *r;
     }
@@ -39,7 +37,7 @@ async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axu
         Ok(t) => t,
         Err(r) => return *r,
     };
-    let body = match rx.body(&headers, &body) {
+    let body = match rx.read(&headers, body).await {
         Ok(b) => b,
         Err(r) => return *r,
     };

@@ -30,14 +30,10 @@ pub struct OtlpReceiver {
 }
 
 pub fn router(rx: Arc<OtlpReceiver>) -> axum::Router {
-    let limit = rx.http.max_body;
-    axum::Router::new()
-        .route("/v1/logs", axum::routing::post(export))
-        .layer(axum::extract::DefaultBodyLimit::max(limit))
-        .with_state(rx)
+    axum::Router::new().route("/v1/logs", axum::routing::post(export)).with_state(rx)
 }
 
-async fn export(State(rx): State<Arc<OtlpReceiver>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+async fn export(State(rx): State<Arc<OtlpReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
     let http = &rx.http;
     if let Err(r) = http.authorize(&headers) {
         return *r;
@@ -46,7 +42,7 @@ async fn export(State(rx): State<Arc<OtlpReceiver>>, headers: HeaderMap, body: a
         Ok(t) => t,
         Err(r) => return *r,
     };
-    let body = match http.body(&headers, &body) {
+    let body = match http.read(&headers, body).await {
         Ok(b) => b,
         Err(r) => return *r,
     };

@@ -94,12 +94,13 @@ impl Framer {
     pub fn finish(&mut self, out: &mut impl FnMut(&[u8], bool)) {
         if !self.buf.is_empty() && self.skip == 0 && !self.skip_line {
             let rest = std::mem::take(&mut self.buf);
-            let rest = match octet_count(&rest) {
-                Some((_, header)) => &rest[header..],
-                None => &rest[..],
+            // An octet-counted message cut short by the end is kept, flagged as cut.
+            let (rest, short) = match octet_count(&rest) {
+                Some((len, header)) => (&rest[header..], rest.len() - header < len),
+                None => (&rest[..], false),
             };
             if !rest.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
-                out(&rest[..rest.len().min(self.max)], rest.len() > self.max);
+                out(&rest[..rest.len().min(self.max)], short || rest.len() > self.max);
             }
         }
         self.buf.clear();

@@ -26,6 +26,8 @@ use parse::{FACILITIES, SEVERITIES};
 
 /// How long a connection waits before trying a full spool again.
 const FULL_WAIT: Duration = Duration::from_millis(200);
+/// How long a connection waits before trying again a spool it could not write.
+const ERROR_WAIT: Duration = Duration::from_secs(1);
 
 /// One syslog listener's state.
 pub struct SyslogReceiver {
@@ -112,12 +114,14 @@ impl SyslogReceiver {
         true
     }
 
-    /// Spools `encoded` (`n` messages), waiting while the spool is full
-    /// (the connection is not read meanwhile). False when stopped or the spool fails.
+    /// Spools `encoded` (`n` messages), waiting while the spool is full or
+    /// cannot be written (the connection is not read meanwhile). False when
+    /// stopped or the spool's writer is gone.
     async fn spool_waiting(&self, encoded: Vec<u8>, n: u64, stop: &CancellationToken) -> bool {
         if n == 0 {
             return true;
         }
+        let mut failing = false;
         for piece in crate::spool::pieces(&encoded, self.spool.max_append() as usize) {
             loop {
                 if self.spool.is_full(piece.len() as u64) {
@@ -131,8 +135,25 @@ impl SyslogReceiver {
                     continue;
                 }
                 match self.spool.append(piece.to_vec()).await {
-                    Ok(()) => break,
+                    Ok(()) => {
+                        if failing {
+                            tracing::info!(source = %self.name, "the spool takes syslog messages again");
+                        }
+                        break;
+                    }
                     Err(SpoolError::Full { .. }) => continue,
+                    Err(e @ SpoolError::Io { .. }) => {
+                        // The disk full, most likely: the connection is not read
+                        // meanwhile (as when the spool is full), and nothing is lost.
+                        if !failing {
+                            tracing::error!(source = %self.name, error = %e, "cannot write the spool; syslog connections wait and try again every second");
+                        }
+                        failing = true;
+                        tokio::select! {
+                            _ = tokio::time::sleep(ERROR_WAIT) => {}
+                            _ = stop.cancelled() => return false,
+                        }
+                    }
                     Err(e) => {
                         tracing::error!(source = %self.name, error = %e, "cannot spool syslog messages; closing the connection");
                         NetMetrics::get().refused.with_label_values(&[&self.name, "spool_error"]).inc_by(n);
@@ -153,6 +174,7 @@ impl SyslogReceiver {
         let mut buf = vec![0u8; 64 << 10];
         let idle = self.config.idle_timeout.get();
         loop {
+            let mut stopped = false;
             let n = tokio::select! {
                 r = tokio::time::timeout(idle, stream.read(&mut buf)) => match r {
                     Ok(Ok(n)) => n,
@@ -165,7 +187,10 @@ impl SyslogReceiver {
                         0
                     }
                 },
-                _ = stop.cancelled() => 0,
+                _ = stop.cancelled() => {
+                    stopped = true;
+                    0
+                }
             };
             let mut out = Vec::new();
             let mut count = 0;
@@ -174,10 +199,11 @@ impl SyslogReceiver {
                     count += 1;
                 }
             };
-            if n == 0 {
-                framer.finish(&mut handle);
-            } else {
+            // Stopped: a message not whole yet was not received (not taken as whole).
+            if n > 0 {
                 framer.feed(&buf[..n], &mut handle);
+            } else if !stopped {
+                framer.finish(&mut handle);
             }
             if !self.spool_waiting(out, count, &stop).await || n == 0 {
                 break;
@@ -186,7 +212,9 @@ impl SyslogReceiver {
         gauge.dec();
     }
 
-    /// Accepts TCP connections (at most `max_connections` at once) until `stop` fires.
+    /// Accepts TCP connections until `stop` fires. Past `max_connections`
+    /// open at once, a new connection is closed at once and counted
+    /// (`reason="connection_limit"`).
     pub async fn serve_tcp(
         self: Arc<Self>,
         listener: tokio::net::TcpListener,
@@ -196,10 +224,6 @@ impl SyslogReceiver {
         let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections.max(1)));
         let mut conns = tokio::task::JoinSet::new();
         loop {
-            let permit = tokio::select! {
-                p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
-                _ = stop.cancelled() => break,
-            };
             let (stream, peer) = tokio::select! {
                 r = listener.accept() => match r {
                     Ok(x) => x,
@@ -210,6 +234,12 @@ impl SyslogReceiver {
                     }
                 },
                 _ = stop.cancelled() => break,
+            };
+            let Ok(permit) = slots.clone().try_acquire_owned() else {
+                NetMetrics::get().refused.with_label_values(&[&self.name, "connection_limit"]).inc();
+                tracing::debug!(source = %self.name, %peer, "connection limit reached; connection closed");
+                drop(stream);
+                continue;
             };
             let rx = self.clone();
             let stop = stop.clone();
