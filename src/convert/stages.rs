@@ -194,13 +194,14 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
                 }
                 (None, _) => None,
             };
-            if m.get("max_partial_lines").is_some() {
+            let max_lines = m.text("max_partial_lines", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0);
+            if max_lines.is_some() {
                 r.note(
                     m.key("max_partial_lines"),
-                    "tailship holds one part per stream, joined up to the source's max_line_bytes (256 KiB)",
+                    "tailship counts the parts held per file (Promtail: across the job's files)",
                 );
             }
-            p.stages.push(Stage::plain(Kind::Cri(part_max)));
+            p.stages.push(Stage::plain(Kind::Cri(part_max, max_lines)));
         }
         "regex" => {
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
@@ -477,19 +478,12 @@ fn limit(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     };
     let burst = m.text("burst", r).and_then(|v| v.parse::<i64>().ok()).filter(|b| *b > 0);
     let drop = m.text("drop", r).is_some_and(|v| truthy(&v));
-    if !drop {
-        r.note(
-            m.key("drop"),
-            "Promtail waits when over the limit (drop: false); tailship drops and counts the lines over it \
-             (tailship_lines_dropped_total{reason=\"limit\"})",
-        );
-    }
     let by_label = m.text("by_label_name", r).filter(|n| !n.is_empty());
-    let max_distinct = m.text("max_distinct_labels", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0);
-    if by_label.is_none() {
-        r.note(m.key("rate"), "Promtail limits the whole job; tailship limits each stream of it separately");
+    if by_label.is_some() && !drop {
+        return r.refuse(m.key("drop"), "must be true with by_label_name (Promtail refuses it too)");
     }
-    p.stages.push(Stage::plain(Kind::Limit(rate, burst, by_label.map(|n| (n, max_distinct)))));
+    let max_distinct = m.text("max_distinct_labels", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0);
+    p.stages.push(Stage::plain(Kind::Limit(rate, burst, by_label.map(|n| (n, max_distinct)), drop)));
 }
 
 /// Compiles the RE2 regex `re` as `tailship check` will (see

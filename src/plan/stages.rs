@@ -116,7 +116,7 @@ impl List<'_> {
             // A regex stage without `labels` makes every named capture a label.
             let labels = match (&op, &st.labels) {
                 (Op::Regex { names, .. }, None) => names.iter().map(|n| (n.clone(), n.clone())).collect(),
-                (Op::Cri(_) | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
+                (Op::Cri(..) | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
                 _ => labels,
             };
             self.out.push(Stage { op, labels, metadata });
@@ -321,7 +321,11 @@ fn op(
             }
             (None, _) => None,
         };
-        return Some(Op::Cri(part_max));
+        if c.max_partial_lines == Some(0) {
+            e(".cri.max_partial_lines", "must be above 0".into());
+            return None;
+        }
+        return Some(Op::Cri(part_max, c.max_partial_lines.unwrap_or(100) as usize));
     }
     if let Some(t) = &st.tenant {
         return match (&t.source, &t.label) {
@@ -444,6 +448,11 @@ fn op(
     }
     // Without a burst, a second's worth of lines may come at once.
     let burst = if l.burst == 0 { l.rate.ceil().max(1.0) } else { f64::from(l.burst) };
+    let drop = l.drop.unwrap_or(true);
+    if !drop && l.by_label_name.is_some() {
+        e(".limit.drop", "must be true with by_label_name (Promtail refuses it too)".into());
+        return None;
+    }
     let by_label = match &l.by_label_name {
         None => None,
         Some(n) if !is_valid_label_name(n) => {
@@ -456,7 +465,7 @@ fn op(
             buckets: Default::default(),
         }),
     };
-    Some(Op::Limit { rate: l.rate, burst, by_label })
+    Some(Op::Limit { rate: l.rate, burst, by_label, drop, bucket: Default::default() })
 }
 
 /// The `(label, extracted name)` pairs a stage's `labels` or
@@ -470,7 +479,7 @@ fn picks(
     errors: &mut Vec<(String, String)>,
 ) -> Vec<(String, String)> {
     let Some(list) = list else { return Vec::new() };
-    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri(_) | Op::Docker | Op::Labels) {
+    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri(..) | Op::Docker | Op::Labels) {
         errors.push((
             format!("{sk}.{field}"),
             format!(

@@ -15,7 +15,7 @@ impl SourceStages {
     /// value; a part of a longer line is held until the last part.
     pub(super) fn container<'s>(&'s self, ctx: &mut FileContext, line: &mut Line<'s, '_>, i: usize) -> Processed {
         let parsed = match self.stages[i].op {
-            Op::Cri(part_max) => parse::cri(&line.text).map(|c| {
+            Op::Cri(part_max, _) => parse::cri(&line.text).map(|c| {
                 let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
                 // A part over `max_partial_line_size` is cut before it is held (Promtail's truncate).
                 let len = match part_max {
@@ -32,7 +32,7 @@ impl SourceStages {
             }
         };
         let Some((ts, stream, complete, message)) = parsed else {
-            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(_)) { 2 } else { 3 }] += 1;
+            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(..)) { 2 } else { 3 }] += 1;
             return Processed::Kept;
         };
         // A time that does not read: the last one of this stream plus 1 ns
@@ -58,6 +58,14 @@ impl SourceStages {
             Ok(owned) => Cow::Owned(owned),
             Err(range) => narrow(text, range),
         };
+        if let (false, Op::Cri(_, max)) = (complete, &self.stages[i].op) {
+            // Promtail's `max_partial_lines`: at the bound, those held go on alone.
+            if ctx.held.iter().filter(|h| h.stage == i).count() >= *max {
+                let (over, keep) = std::mem::take(&mut ctx.held).into_iter().partition(|h| h.stage == i);
+                ctx.held = keep;
+                ctx.overflow = over;
+            }
+        }
         let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
         if !complete {
             match slot {
