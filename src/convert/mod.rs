@@ -156,7 +156,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         .collect();
     let pipe_key = m.key("pipeline_stages");
     let stages = list(&pipe_key, m.get("pipeline_stages"), r);
-    let mut pipe = stages::convert(&pipe_key, stages, names::available(job), r);
+    let mut pipe = stages::convert(&pipe_key, stages, names::available(job), names::every_target(job), r);
     let statics = m.get("static_configs");
     let journal = m.get("journal");
     if journal.is_some() {

@@ -10,6 +10,8 @@ use super::yaml::{Map, Report};
 pub struct Pipeline {
     pub stages: Vec<Stage>,
     pub multiline: Option<Val>,
+    /// The labels every target of the job has: values each line's map starts with.
+    pub target_labels: Vec<String>,
     /// `static_labels`, in order (later ones win).
     pub static_labels: Vec<(String, String)>,
     /// `labeldrop` names: labels the source must not have.
@@ -276,6 +278,7 @@ impl Pipeline {
     /// label or `filename`).
     pub(super) fn extracted(&self, name: &str) -> bool {
         name == "filename"
+            || self.target_labels.iter().any(|l| l == name)
             || self.static_labels.iter().any(|(l, _)| l == name)
             || self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
     }

@@ -23,16 +23,21 @@ use yaml_rust2::Yaml;
 
 /// Converts the `pipeline_stages` list at `key`.
 /// `available`: every name the job may ever have (see [`super::names`]).
-pub fn convert(key: &str, items: &[Yaml], available: Option<Vec<String>>, r: &mut Report) -> Pipeline {
-    let mut p = Pipeline { available, ..Default::default() };
+pub fn convert(
+    key: &str,
+    items: &[Yaml],
+    available: Option<Vec<String>>,
+    targets: Vec<String>,
+    r: &mut Report,
+) -> Pipeline {
+    let mut p = Pipeline { available, target_labels: targets, ..Default::default() };
     stages(&mut p, key, items, false, r);
     p.apply_label_drops();
     p
 }
 
-/// Stages that set something of the whole source (or, `limit`, `cri` and
-/// `docker`, work on every line of it): none of them can run under a `match`.
-const SOURCE_WIDE: &[&str] = &["static_labels", "labeldrop", "multiline", "limit", "cri", "docker"];
+/// Stages that set something of the whole source: they cannot run under a `match`.
+const SOURCE_WIDE: &[&str] = &["static_labels", "labeldrop"];
 
 /// Translates a list of stages into `p.stages`; `nested` under a `match`.
 fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Report) {
@@ -55,7 +60,8 @@ fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Rep
         } else if nested && name == "tenant" && body["value"].as_str().is_some() {
             r.skip(k, "a fixed tenant under a match: use `tenant = { source = ... }` on a value the match extracts");
         } else {
-            stage(p, i, &k, &name, body, r);
+            // Under a match, a `multiline` is a stage at its place, never the source's rule.
+            stage(p, if nested { usize::MAX } else { i }, &k, &name, body, r);
         }
     }
 }
@@ -68,7 +74,7 @@ fn matching(p: &mut Pipeline, k: &str, body: &Yaml, r: &mut Report) {
         m.ignore("stages");
         return missing(&m, "selector", r);
     };
-    if let Err(e) = crate::logql::parse_log_query(&selector) {
+    if let Err(e) = crate::logql::parse_match_selector(&selector) {
         m.ignore("stages");
         return r.skip(m.key("selector"), format!("not a selector tailship reads ({e}): the match is left out"));
     }
@@ -315,10 +321,8 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             p.stages.push(Stage::plain(Kind::Sampling(rate, reason)));
         }
         "pack" => {
+            // Without labels, Promtail packs the line alone: {"_entry": ...}.
             let names = m.texts("labels", r);
-            if names.is_empty() {
-                return missing(&m, "labels", r);
-            }
             let ingest = m.text("ingest_timestamp", r).is_none_or(|v| truthy(&v));
             p.stages.push(Stage::plain(Kind::Pack(names, ingest)));
         }

@@ -23,6 +23,8 @@ use crate::config::{SourceConfig, SourceType};
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
 use crate::util::cut_at_char;
 
+#[cfg(test)]
+mod allocs;
 mod container;
 
 /// A source's compiled stages and labels.
@@ -36,6 +38,8 @@ pub struct SourceStages {
     /// A `kubernetes` source's pod log root: files below it get `namespace`,
     /// `pod` and `container` labels from their path.
     pod_root: Option<std::path::PathBuf>,
+    /// Fired at shutdown: a line waiting at a `limit` stops waiting.
+    stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// What became of one line.
@@ -59,6 +63,16 @@ impl SourceStages {
         interner: Arc<Interner>,
         extra_labels: &BTreeMap<String, String>,
     ) -> Self {
+        let mut stages = stages;
+        // Each reader of the source (one per client) has its own limits.
+        for s in &mut stages {
+            if let Op::Limit { bucket, by_label, .. } = &mut s.op {
+                *bucket = Default::default();
+                if let Some(by) = by_label {
+                    by.buckets = Default::default();
+                }
+            }
+        }
         let mut base_labels = src.labels.clone();
         for (k, v) in extra_labels {
             base_labels.insert(k.clone(), v.clone());
@@ -76,6 +90,25 @@ impl SourceStages {
             max_line_bytes: src.max_line_bytes.get() as usize,
             interner,
             pod_root,
+            stop: None,
+        }
+    }
+
+    /// Lines waiting at a `limit` stage (`drop = false`) stop waiting when `stop` fires.
+    pub fn with_stop(mut self, stop: tokio_util::sync::CancellationToken) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Waits `d`, or less when the source is stopping.
+    fn wait(&self, d: std::time::Duration) {
+        let until = Instant::now() + d;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.stop.as_ref().is_some_and(|s| s.is_cancelled()) {
+                return;
+            }
+            std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
         }
     }
 
@@ -338,7 +371,7 @@ impl SourceStages {
                     let now = if *drop { read_ts } else { crate::util::now_ns() as i64 };
                     match take_shared(bucket, *rate, *burst, now, !*drop) {
                         None => {}
-                        Some(wait) if !*drop => std::thread::sleep(wait),
+                        Some(wait) if !*drop => self.wait(wait),
                         Some(_) => {
                             ctx.limited += 1;
                             return Processed::Dropped;

@@ -25,7 +25,7 @@ pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<
     let labels: Vec<String> = s.labels.keys().cloned().collect();
     let mut names = Names { labels: labels.clone(), initial: labels, ..Default::default() };
     let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
-    list.stages(&format!("{key}.stages"), &s.stages, false);
+    list.stages(&format!("{key}.stages"), &s.stages);
     out
 }
 
@@ -39,18 +39,11 @@ struct List<'a> {
 }
 
 impl List<'_> {
-    fn stages(&mut self, prefix: &str, stages: &[StageConfig], nested: bool) {
+    fn stages(&mut self, prefix: &str, stages: &[StageConfig]) {
         for (i, st) in stages.iter().enumerate() {
             let sk = format!("{prefix}[{i}]");
             if let Some(m) = &st.match_ {
                 self.matching(&sk, st, m);
-                continue;
-            }
-            if nested && (st.limit.is_some() || st.cri.is_some() || st.docker.is_some()) {
-                self.errors.push((
-                    sk.clone(),
-                    "`limit`, `cri` and `docker` work on every line of a source: put them outside `match`".into(),
-                ));
                 continue;
             }
             self.one(&sk, st);
@@ -64,7 +57,7 @@ impl List<'_> {
         if kinds(st) > 1 || st.labels.is_some() || st.structured_metadata.is_some() || st.source.is_some() {
             e("", format!("a stage needs exactly one of {KINDS}"));
         }
-        let selector = match crate::logql::parse_log_query(&m.selector) {
+        let selector = match crate::logql::parse_match_selector(&m.selector) {
             Ok(sel) => Some(sel),
             Err(err) => {
                 e(".selector", format!("not a selector (`{{app=\"web\"}} |= \"error\"`): {err}"));
@@ -91,7 +84,7 @@ impl List<'_> {
         let reason = m.reason.clone().unwrap_or_else(|| "match_stage".into());
         let at = self.out.len();
         self.out.push(Stage::plain(Op::Match { selector, drop, skip: 0, reason }));
-        self.stages(&format!("{sk}.match.stages"), &m.stages, true);
+        self.stages(&format!("{sk}.match.stages"), &m.stages);
         let inner = self.out.len() - at - 1;
         if let Op::Match { skip, .. } = &mut self.out[at].op {
             *skip = inner;
@@ -408,10 +401,6 @@ fn op(
         return Some(Op::Sampling { rate: sm.rate, reason });
     }
     if let Some(pk) = &st.pack {
-        if pk.labels.is_empty() {
-            e(".pack.labels", "empty: name the extracted values or labels to pack".into());
-            return None;
-        }
         // A name without a value on a line is left out of it (a label may come from discovery).
         names.labels.retain(|l| !pk.labels.contains(l));
         return Some(Op::Pack { labels: pk.labels.clone(), ingest_timestamp: pk.ingest_timestamp.unwrap_or(true) });

@@ -66,12 +66,17 @@ impl SourceStages {
                 ctx.overflow = over;
             }
         }
+        // With `max_partial_line_size`, a joined line is cut to it too (Promtail's truncate).
+        let cap = match self.stages[i].op {
+            Op::Cri(Some(n), _) => n.min(self.max_line_bytes),
+            _ => self.max_line_bytes,
+        };
         let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
         if !complete {
             match slot {
                 Some(n) => {
                     let h = &mut ctx.held[n];
-                    let room = self.max_line_bytes.saturating_sub(h.text.len());
+                    let room = cap.saturating_sub(h.text.len());
                     if message.len() > room {
                         ctx.truncated += 1;
                     }
@@ -93,6 +98,10 @@ impl SourceStages {
                 let mut h = ctx.held.remove(n);
                 line.ts = h.ts;
                 h.text.push_str(&message);
+                if h.text.len() > cap {
+                    ctx.truncated += 1;
+                    h.text.truncate(cut_at_char(&h.text, cap).len());
+                }
                 Cow::Owned(h.text)
             }
             None => message,
