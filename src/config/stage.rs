@@ -205,8 +205,8 @@ pub struct CriStage {
     /// With `max_partial_line_size_truncate`: a part (`P`) longer than this is cut before it is joined.
     pub max_partial_line_size: Option<HumanSize>,
     pub max_partial_line_size_truncate: Option<bool>,
-    /// When a part comes while this many are held (one per stream of a
-    /// file), those held are passed on as lines of their own (Promtail's
+    /// When a part comes while this many streams of a file hold one, those
+    /// held are passed on as lines of their own (Promtail's
     /// `max_partial_lines`; default 100).
     pub max_partial_lines: Option<u32>,
 }

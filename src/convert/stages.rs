@@ -204,7 +204,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             if max_lines.is_some() {
                 r.note(
                     m.key("max_partial_lines"),
-                    "tailship counts the parts held per file (Promtail: across the job's files)",
+                    "tailship counts the streams holding a part per file (Promtail: across the job's files)",
                 );
             }
             p.stages.push(Stage::plain(Kind::Cri(part_max, max_lines)));

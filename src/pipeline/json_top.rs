@@ -6,11 +6,44 @@
 //! than a whole `serde_json::Value`), with the same results.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+
+/// The top-level fields of an object, in order, held inline when few.
+pub struct Top<'a>(smallvec::SmallVec<[(&'a str, Field<'a>); 8]>);
+
+impl<'a> Top<'a> {
+    /// The value of `name` (the last one, as Go's decoder keeps it).
+    pub fn get(&self, name: &str) -> Option<&Field<'a>> {
+        self.0.iter().rev().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+}
+
+impl<'de> Deserialize<'de> for Top<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(TopVisitor)
+    }
+}
+
+struct TopVisitor;
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = smallvec::SmallVec::new();
+        while let Some(k) = map.next_key::<&'de str>()? {
+            out.push((k, map.next_value::<Field<'de>>()?));
+        }
+        Ok(Top(out))
+    }
+}
 
 /// One top-level value.
 pub enum Field<'a> {
@@ -23,7 +56,7 @@ pub enum Field<'a> {
 
 /// A JSON object's top-level fields by name. Parsing fails on a line that
 /// is not an object, and on one whose names have escapes (read it whole then).
-pub fn parse(text: &str) -> Option<HashMap<&str, Field<'_>>> {
+pub fn parse(text: &str) -> Option<Top<'_>> {
     serde_json::from_str(text).ok()
 }
 
@@ -106,7 +139,7 @@ mod tests {
         let top = parse(line).unwrap();
         let doc: Value = serde_json::from_str(line).unwrap_or(Value::Null);
         for k in ["s", "n", "i", "b", "z", "o"] {
-            assert_eq!(top[k].text(), super::super::parse::json_text(&doc[k]), "{k}");
+            assert_eq!(top.get(k).and_then(Field::text), super::super::parse::json_text(&doc[k]), "{k}");
         }
         assert!(parse("[1]").is_none());
         assert!(parse(r#"{"a\u0062":1}"#).is_none(), "an escaped name: read whole");

@@ -108,6 +108,6 @@ fn a_json_labels_timestamp_output_pipeline_allocates_a_few_times_per_line() {
     }
     let per_line = (allocations() - before) as f64 / 1000.0;
     println!("json + labels + timestamp + output: {per_line} allocations per line");
-    assert!(per_line <= 9.0, "{per_line} allocations per line");
+    assert!(per_line <= 8.0, "{per_line} allocations per line (17 before #24's fourth pass)");
     assert_eq!(chunk.line(&chunk.entries[1002]), "seq=1002 request served");
 }
