@@ -168,11 +168,6 @@ fn names_no_earlier_stage_extracts_exit_2_naming_the_key() {
             "keep",
         ),
         (
-            r#"stages = [{ match = { selector = '{a="x"}', stages = [{ limit = { rate = 1 } }] } }]"#,
-            "sources[0].stages[0].match.stages[0]",
-            "outside",
-        ),
-        (
             r#"stages = [{ match = { selector = '{a="x"}', stages = [{ output = "nope" }] } }]"#,
             "sources[0].stages[0].match.stages[0].output",
             "not extracted",

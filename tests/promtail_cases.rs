@@ -5,15 +5,19 @@
 //! Promtail's result, using something tailship lacks (convert leaves a key
 //! out or refuses it), or giving a different result.
 //!
-//! Ported so far: `replace_test.go` (TestPipeline_Replace, 7 cases) and
-//! `multiline_test.go` (Test_multilineStage_Process, 1 case): **8 of 8 give
-//! Promtail's result.** Before #24's third pass 4 of 8 did: 3 used a Go
-//! template as `replace`'s value (now `with_template`), and the multiline
-//! case gave a different result while lines ahead of the first start line
-//! were joined instead of passed one by one. Cases whose input is not a line
-//! of a file (multi-line JSON documents, per-entry label sets, timing) are
-//! not ported. The issue's earlier measure (58 of 196 over every stage test)
-//! is not redone here: the rest of the port is still to do.
+//! Ported: `replace_test.go` (TestPipeline_Replace, 7 cases) and
+//! `multiline_test.go` (Test_multilineStage_Process, 1 case) below, and the
+//! cases in `tests/data/promtail_cases/*.yaml` (cri/docker, decolorize,
+//! drop, limit, match, output, pack, pipeline): **65 of 69 give Promtail's
+//! result** (`cargo test --test promtail_cases -- --nocapture` prints the
+//! table). The 4 others are deliberate: 3 `drop` cases whose `source` no
+//! stage ever extracts (the issue asks convert to refuse such a stage, so
+//! they are counted as lacking), and Docker's line whose time does not read
+//! (Promtail keeps its trailing newline, tailship never ships one). Cases
+//! whose input is not a line of one file (entries with label sets of their
+//! own, multi-line entries, a time two hours back) and those whose
+//! expectation is not a line (labels, extracted maps, timestamps) are not
+//! ported.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -136,7 +140,65 @@ const CASES: &[Case] = &[
 ];
 
 /// The cases measured to give Promtail's result; the count may only go up.
-const SAME_AT_LEAST: usize = 8;
+const SAME_AT_LEAST: usize = 65;
+
+/// A case to run: one of [`CASES`], or one read from
+/// `tests/data/promtail_cases/*.yaml` (a list of `name`, `stages` (the
+/// `pipeline_stages` as YAML text), `input`, `expected` and optional
+/// `labels`, the target's static labels).
+struct Owned {
+    name: String,
+    stages: String,
+    labels: Vec<(String, String)>,
+    input: Vec<String>,
+    expected: Vec<String>,
+}
+
+fn strings(y: &yaml_rust2::Yaml) -> Vec<String> {
+    y.as_vec().map(|v| v.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
+}
+
+/// Every case: those above, then the data files' in name order.
+fn all_cases() -> Vec<Owned> {
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    let mut all: Vec<Owned> = CASES
+        .iter()
+        .map(|c| Owned {
+            name: c.name.into(),
+            stages: c.stages.into(),
+            labels: Vec::new(),
+            input: owned(c.input),
+            expected: owned(c.expected),
+        })
+        .collect();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/promtail_cases");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let docs = yaml_rust2::YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for c in docs[0].as_vec().unwrap() {
+            let stages: String = c["stages"].as_str().unwrap().lines().map(|l| format!("      {l}\n")).collect();
+            let labels = c["labels"]
+                .as_hash()
+                .map(|h| h.iter().map(|(k, v)| (k.as_str().unwrap().into(), v.as_str().unwrap().into())).collect())
+                .unwrap_or_default();
+            let name = c["name"].as_str().unwrap_or_else(|| panic!("{}: a case without a name", f.display()));
+            all.push(Owned {
+                name: name.into(),
+                stages,
+                labels,
+                input: strings(&c["input"]),
+                expected: strings(&c["expected"]),
+            });
+        }
+    }
+    all
+}
 
 #[derive(Debug, PartialEq)]
 enum Outcome {
@@ -145,11 +207,12 @@ enum Outcome {
     Different(Vec<String>),
 }
 
-fn run_case(i: usize, c: &Case, r: &Receiver) -> Outcome {
+fn run_case(i: usize, c: &Owned, r: &Receiver) -> Outcome {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
+    let labels: String = c.labels.iter().map(|(k, v)| format!("          {k}: \"{v}\"\n")).collect();
     let yaml = format!(
-        "server:\n  http_listen_address: 127.0.0.1\n  http_listen_port: {port}\npositions:\n  filename: {d}/positions.yaml\nclients:\n  - url: {url}/loki/api/v1/push\n    batchwait: 100ms\nscrape_configs:\n  - job_name: case{i}\n    static_configs:\n      - targets: [localhost]\n        labels:\n          job: case{i}\n          __path__: {d}/in.log\n    pipeline_stages:\n{stages}",
+        "server:\n  http_listen_address: 127.0.0.1\n  http_listen_port: {port}\npositions:\n  filename: {d}/positions.yaml\nclients:\n  - url: {url}/loki/api/v1/push\n    batchwait: 100ms\nscrape_configs:\n  - job_name: case{i}\n    static_configs:\n      - targets: [localhost]\n        labels:\n          job: case{i}\n{labels}          __path__: {d}/in.log\n    pipeline_stages:\n{stages}",
         port = free_port(),
         d = dir.display(),
         url = r.base,
@@ -166,10 +229,15 @@ fn run_case(i: usize, c: &Case, r: &Receiver) -> Outcome {
     let agent = Agent::start(&cfg);
     let query = format!(r#"{{job="case{i}"}}"#);
     let got = || query_all_at(r, "/loki/api/v1", &query, None);
-    wait_for(Duration::from_secs(10), || got().len() >= c.expected.len());
+    // Every line read first; then what arrives (a line dropped never does:
+    // with none expected, a line that should not come is waited for briefly).
+    let read = format!("tailship_source_lines_total{{source=\"case{i}\"}}");
+    wait_for(Duration::from_secs(10), || agent.metric(&read) >= c.input.len() as f64);
+    let deadline = if c.expected.is_empty() { 2 } else { 10 };
+    wait_for(Duration::from_secs(deadline), || got().len() >= c.expected.len().max(1));
     let mut lines: Vec<String> = got().into_iter().map(|e| e.line).collect();
     let _ = agent.terminate(Duration::from_secs(15));
-    let mut want: Vec<String> = c.expected.iter().map(|s| s.to_string()).collect();
+    let mut want = c.expected.clone();
     lines.sort();
     want.sort();
     if lines == want {
@@ -184,7 +252,8 @@ fn promtails_own_stage_tests_give_promtails_results() {
     let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
     let mut same = 0;
     let mut report = Vec::new();
-    for (i, c) in CASES.iter().enumerate() {
+    let cases = all_cases();
+    for (i, c) in cases.iter().enumerate() {
         let o = run_case(i, c, &r);
         if o == Outcome::Same {
             same += 1;
@@ -192,6 +261,6 @@ fn promtails_own_stage_tests_give_promtails_results() {
         report.push(format!("{}: {o:?}", c.name));
     }
     let table = report.join("\n");
-    println!("{same} of {} give Promtail's result\n{table}", CASES.len());
-    assert!(same >= SAME_AT_LEAST, "{same} of {} give Promtail's result\n{table}", CASES.len());
+    println!("{same} of {} give Promtail's result\n{table}", cases.len());
+    assert!(same >= SAME_AT_LEAST, "{same} of {} give Promtail's result\n{table}", cases.len());
 }

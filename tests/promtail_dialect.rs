@@ -1,6 +1,7 @@
 //! Promtail configs as their authors wrote them, through the real binary:
-//! mistakes Promtail refuses make `convert` (and `check`) exit 2 naming the
-//! file and the key; RE2 regexes (a bare `{`, `\Q...\E`, `(?<name>)`) carry
+//! mistakes Promtail refuses (an unknown stage, a bad regex, a source never
+//! extracted, one metric name with two types) make `convert` (and `check`)
+//! exit 2 naming the file and the key; RE2 regexes (a bare `{`, `\Q...\E`, `(?<name>)`) carry
 //! over and do what they do in Promtail; `${VAR:default}` references are
 //! expanded when tailship loads the converted config.
 
@@ -53,6 +54,15 @@ fn mistakes_promtail_refuses_exit_2_naming_the_file_and_the_key() {
       - timestamp:
           source: tim
           format: RFC3339
+      - metrics:
+          lines:
+            type: Counter
+            config: { match_all: true, action: inc }
+      - metrics:
+          lines:
+            type: Gauge
+            source: time
+            config: { action: set }
 "#;
     let yaml = write_file(tmp.path(), "promtail.yaml", &job(tmp.path(), "http://127.0.0.1:9/loki/api/v1/push", stages));
     let out = convert(&yaml);
@@ -64,6 +74,7 @@ fn mistakes_promtail_refuses_exit_2_naming_the_file_and_the_key() {
         "scrape_configs[0].pipeline_stages[0].jsonn",
         "scrape_configs[0].pipeline_stages[1].regex.expression",
         "scrape_configs[0].pipeline_stages[3].timestamp.source",
+        "scrape_configs[0].pipeline_stages[5].metrics.lines.type",
     ] {
         assert!(err.contains(key), "{key}: {err}");
     }
@@ -75,6 +86,10 @@ fn mistakes_promtail_refuses_exit_2_naming_the_file_and_the_key() {
         (
             r#"stages = [{ regex = '(?P<a>x)' }, { timestamp = { source = "b", format = "rfc3339" } }]"#,
             "timestamp.source",
+        ),
+        (
+            r#"stages = [{ regex = '(?P<a>\d+)' }, { metrics = { lines = { type = "counter", config = { match_all = true, action = "inc" } } } }, { metrics = { lines = { type = "histogram", source = "a" } } }]"#,
+            "sources[0].stages[2].metrics.lines.type",
         ),
     ] {
         let cfg = agent_config(tmp.path(), "http://127.0.0.1:9", "/tmp/x.log", "", stages);

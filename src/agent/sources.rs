@@ -49,14 +49,17 @@ pub fn start_sources(
 ) -> anyhow::Result<Vec<JoinHandle<()>>> {
     let mut threads = Vec::new();
     for src in sources {
-        let stages = Arc::new(SourceStages::new(
-            src.name.clone(),
-            &src.spec.config,
-            src.stages.clone(),
-            env.default_tenant.as_deref(),
-            env.interner.clone(),
-            &env.extra_labels,
-        ));
+        let stages = Arc::new(
+            SourceStages::new(
+                src.name.clone(),
+                &src.spec.config,
+                src.stages.clone(),
+                env.default_tenant.as_deref(),
+                env.interner.clone(),
+                &env.extra_labels,
+            )
+            .with_stop(cancel.clone()),
+        );
         let name = stages.name.clone();
         let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
         let mute = env.mute;

@@ -205,6 +205,10 @@ pub struct CriStage {
     /// With `max_partial_line_size_truncate`: a part (`P`) longer than this is cut before it is joined.
     pub max_partial_line_size: Option<HumanSize>,
     pub max_partial_line_size_truncate: Option<bool>,
+    /// When a part comes while this many streams of a file hold one, those
+    /// held are passed on as lines of their own (Promtail's
+    /// `max_partial_lines`; default 100).
+    pub max_partial_lines: Option<u32>,
 }
 
 /// The options of a stage that has none (`{ docker = {} }`).
@@ -214,7 +218,7 @@ pub struct EmptyStage {}
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct LimitStage {
-    /// Lines per second, per stream.
+    /// Lines per second, for the whole source (Promtail's: per job).
     pub rate: f64,
     /// Lines allowed at once above the rate (at least 1).
     pub burst: u32,
@@ -223,6 +227,10 @@ pub struct LimitStage {
     pub by_label_name: Option<String>,
     /// With `by_label_name`: values remembered before all are forgotten (default and at least 10000).
     pub max_distinct_labels: Option<u32>,
+    /// `false`: a line over the limit waits for its turn (the source's
+    /// reading waits with it, Promtail's `drop: false`) instead of being
+    /// dropped. Default `true`. Not with `by_label_name`.
+    pub drop: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

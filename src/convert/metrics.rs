@@ -42,6 +42,25 @@ fn one(p: &Pipeline, k: &str, name: &str, cfg: &Yaml, r: &mut Report) -> Option<
             t.push((key.into(), Val::str(v)));
         }
     }
+    let prefix = t.iter().find_map(|(key, v)| match v {
+        Val::Str(p) if key == "prefix" && !p.is_empty() => Some(p.as_str()),
+        _ => None,
+    });
+    let full = format!("{}{name}", prefix.unwrap_or("promtail_custom_"));
+    let earlier = r.metric_types.iter().find(|(n, _, _)| *n == full).cloned();
+    match earlier {
+        Some((_, other, at)) if other != kind => {
+            r.refuse(
+                m.key("type"),
+                format!(
+                    "`{full}` is a {kind} here but a {other} at {at}: one name, one type (Promtail refuses it too)"
+                ),
+            );
+            return None;
+        }
+        Some(_) => {}
+        None => r.metric_types.push((full, kind.clone(), m.key("type"))),
+    }
     let source = m.text("source", r);
     if let Some(d) = m.text("max_idle_duration", r) {
         match crate::util::parse_duration(&d) {

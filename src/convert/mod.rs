@@ -159,7 +159,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         .collect();
     let pipe_key = m.key("pipeline_stages");
     let stages = list(&pipe_key, m.get("pipeline_stages"), r);
-    let mut pipe = stages::convert(&pipe_key, stages, names::available(job), r);
+    let mut pipe = stages::convert(&pipe_key, stages, names::available(job), names::every_target(job), r);
     let statics = m.get("static_configs");
     let journal = m.get("journal");
     if journal.is_some() {
@@ -395,17 +395,18 @@ fn limits(y: &Yaml, sources: &mut [Section], r: &mut Report) {
     let on = m.text("readline_rate_enabled", r).is_some_and(|v| truthy(&v));
     let rate = m.text("readline_rate", r).and_then(|v| v.parse::<f64>().ok());
     let burst = m.text("readline_burst", r).and_then(|v| v.parse::<i64>().ok());
-    if m.text("readline_rate_drop", r).is_some_and(|v| !truthy(&v)) || on {
-        r.note("limits_config.readline_rate_drop", "tailship drops lines over a limit stage's rate (and counts them)");
-    }
+    let wait = m.text("readline_rate_drop", r).is_some_and(|v| !truthy(&v));
     if let (true, Some(rate)) = (on, rate.filter(|r| *r > 0.0)) {
         r.note(
             "limits_config.readline_rate",
-            "a limit stage on each source: tailship limits per stream, not per process",
+            "a limit stage on each source: tailship limits per source (Promtail's job), not per process",
         );
         let mut t = vec![("rate".to_string(), Val::Float(rate))];
         if let Some(b) = burst {
             t.push(("burst".into(), Val::Int(b)));
+        }
+        if wait {
+            t.push(("drop".into(), Val::Bool(false)));
         }
         let stage = Val::Table(vec![("limit".into(), Val::Table(t))]);
         for s in sources.iter_mut() {

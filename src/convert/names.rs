@@ -64,6 +64,27 @@ pub fn available(job: &Yaml) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// The labels every target of `job` has (static ones, or a journal's): the
+/// extracted map of each line starts with them.
+pub fn every_target(job: &Yaml) -> Vec<String> {
+    let mut out = Vec::new();
+    keys(&job["journal"]["labels"], &mut out);
+    if let Yaml::Array(statics) = &job["static_configs"] {
+        let each: Vec<Vec<String>> = statics
+            .iter()
+            .map(|s| {
+                let mut k = Vec::new();
+                keys(&s["labels"], &mut k);
+                k
+            })
+            .collect();
+        if let Some((first, rest)) = each.split_first() {
+            out.extend(first.iter().filter(|n| !n.starts_with("__") && rest.iter().all(|o| o.contains(n))).cloned());
+        }
+    }
+    out
+}
+
 /// True when `name` is in `available` (a `geoip` stage's `geoip_*` names included).
 pub fn is_available(available: &[String], name: &str) -> bool {
     available.iter().any(|n| n == name || (n == "geoip_*" && name.starts_with("geoip_")))

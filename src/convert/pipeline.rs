@@ -10,6 +10,8 @@ use super::yaml::{Map, Report};
 pub struct Pipeline {
     pub stages: Vec<Stage>,
     pub multiline: Option<Val>,
+    /// The labels every target of the job has: values each line's map starts with.
+    pub target_labels: Vec<String>,
     /// `static_labels`, in order (later ones win).
     pub static_labels: Vec<(String, String)>,
     /// `labeldrop` names: labels the source must not have.
@@ -52,10 +54,10 @@ pub(super) enum Kind {
     Output(String),
     Replace(String, String, Option<String>),
     /// `cri`: `max_partial_line_size` (with truncation), as tailship writes it.
-    Cri(Option<String>),
+    Cri(Option<String>, Option<i64>),
     Docker,
     /// `limit`: rate, burst, `by_label_name` and `max_distinct_labels`.
-    Limit(f64, Option<i64>, Option<(String, Option<i64>)>),
+    Limit(f64, Option<i64>, Option<(String, Option<i64>)>, bool),
     /// `tenant = { source | label = name }`.
     Tenant(&'static str, String),
     /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
@@ -91,7 +93,7 @@ impl Stage {
         match &self.kind {
             Kind::Regex(_, names, _) => names.clone(),
             Kind::Json(f, ..) | Kind::Logfmt(f, _) => f.iter().map(|(n, _)| n.clone()).collect(),
-            Kind::Cri(_) | Kind::Docker => vec!["stream".into()],
+            Kind::Cri(..) | Kind::Docker => vec!["stream".into()],
             Kind::Template(source, _) => vec![source.clone()],
             Kind::ReplaceGroups(re, ..) => crate::pipeline::re2::compile(re)
                 .map(|re| re.capture_names().flatten().map(String::from).collect())
@@ -168,21 +170,27 @@ impl Stage {
             Kind::Replace(re, with, src) => {
                 sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)
             }
-            Kind::Cri(part_max) => {
-                let opts = match part_max {
+            Kind::Cri(part_max, max_lines) => {
+                let mut opts = match part_max {
                     Some(n) => vec![
                         ("max_partial_line_size".into(), Val::str(n)),
                         ("max_partial_line_size_truncate".into(), Val::Bool(true)),
                     ],
                     None => Vec::new(),
                 };
+                if let Some(n) = max_lines {
+                    opts.push(("max_partial_lines".into(), Val::Int(*n)));
+                }
                 vec![("cri".into(), Val::Table(opts))]
             }
             Kind::Docker => vec![("docker".into(), Val::Table(Vec::new()))],
-            Kind::Limit(rate, burst, by_label) => {
+            Kind::Limit(rate, burst, by_label, drop) => {
                 let mut l = vec![("rate".into(), Val::Float(*rate))];
                 if let Some(b) = burst {
                     l.push(("burst".into(), Val::Int(*b)));
+                }
+                if !drop {
+                    l.push(("drop".into(), Val::Bool(false)));
                 }
                 if let Some((name, max)) = by_label {
                     l.push(("by_label_name".into(), Val::str(name)));
@@ -270,6 +278,7 @@ impl Pipeline {
     /// label or `filename`).
     pub(super) fn extracted(&self, name: &str) -> bool {
         name == "filename"
+            || self.target_labels.iter().any(|l| l == name)
             || self.static_labels.iter().any(|(l, _)| l == name)
             || self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
     }
@@ -278,7 +287,7 @@ impl Pipeline {
     /// container log line, and tailship refuses them there); reports them.
     pub fn drop_container_stages(&mut self, key: &str, r: &mut Report) {
         let before = self.stages.len();
-        self.stages.retain(|s| !matches!(s.kind, Kind::Cri(_) | Kind::Docker));
+        self.stages.retain(|s| !matches!(s.kind, Kind::Cri(..) | Kind::Docker));
         if self.stages.len() != before {
             r.skip(key, "cri and docker stages read container log files; on a journal job they are left out");
         }

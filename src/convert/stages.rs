@@ -23,16 +23,21 @@ use yaml_rust2::Yaml;
 
 /// Converts the `pipeline_stages` list at `key`.
 /// `available`: every name the job may ever have (see [`super::names`]).
-pub fn convert(key: &str, items: &[Yaml], available: Option<Vec<String>>, r: &mut Report) -> Pipeline {
-    let mut p = Pipeline { available, ..Default::default() };
+pub fn convert(
+    key: &str,
+    items: &[Yaml],
+    available: Option<Vec<String>>,
+    targets: Vec<String>,
+    r: &mut Report,
+) -> Pipeline {
+    let mut p = Pipeline { available, target_labels: targets, ..Default::default() };
     stages(&mut p, key, items, false, r);
     p.apply_label_drops();
     p
 }
 
-/// Stages that set something of the whole source (or, `limit`, `cri` and
-/// `docker`, work on every line of it): none of them can run under a `match`.
-const SOURCE_WIDE: &[&str] = &["static_labels", "labeldrop", "multiline", "limit", "cri", "docker"];
+/// Stages that set something of the whole source: they cannot run under a `match`.
+const SOURCE_WIDE: &[&str] = &["static_labels", "labeldrop"];
 
 /// Translates a list of stages into `p.stages`; `nested` under a `match`.
 fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Report) {
@@ -55,7 +60,8 @@ fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Rep
         } else if nested && name == "tenant" && body["value"].as_str().is_some() {
             r.skip(k, "a fixed tenant under a match: use `tenant = { source = ... }` on a value the match extracts");
         } else {
-            stage(p, i, &k, &name, body, r);
+            // Under a match, a `multiline` is a stage at its place, never the source's rule.
+            stage(p, if nested { usize::MAX } else { i }, &k, &name, body, r);
         }
     }
 }
@@ -68,7 +74,7 @@ fn matching(p: &mut Pipeline, k: &str, body: &Yaml, r: &mut Report) {
         m.ignore("stages");
         return missing(&m, "selector", r);
     };
-    if let Err(e) = crate::logql::parse_log_query(&selector) {
+    if let Err(e) = crate::logql::parse_match_selector(&selector) {
         m.ignore("stages");
         return r.skip(m.key("selector"), format!("not a selector tailship reads ({e}): the match is left out"));
     }
@@ -194,13 +200,14 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
                 }
                 (None, _) => None,
             };
-            if m.get("max_partial_lines").is_some() {
+            let max_lines = m.text("max_partial_lines", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0);
+            if max_lines.is_some() {
                 r.note(
                     m.key("max_partial_lines"),
-                    "tailship holds one part per stream, joined up to the source's max_line_bytes (256 KiB)",
+                    "tailship counts the streams holding a part per file (Promtail: across the job's files)",
                 );
             }
-            p.stages.push(Stage::plain(Kind::Cri(part_max)));
+            p.stages.push(Stage::plain(Kind::Cri(part_max, max_lines)));
         }
         "regex" => {
             let Some(expr) = m.text("expression", r) else { return missing(&m, "expression", r) };
@@ -314,10 +321,8 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             p.stages.push(Stage::plain(Kind::Sampling(rate, reason)));
         }
         "pack" => {
+            // Without labels, Promtail packs the line alone: {"_entry": ...}.
             let names = m.texts("labels", r);
-            if names.is_empty() {
-                return missing(&m, "labels", r);
-            }
             let ingest = m.text("ingest_timestamp", r).is_none_or(|v| truthy(&v));
             p.stages.push(Stage::plain(Kind::Pack(names, ingest)));
         }
@@ -477,19 +482,12 @@ fn limit(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     };
     let burst = m.text("burst", r).and_then(|v| v.parse::<i64>().ok()).filter(|b| *b > 0);
     let drop = m.text("drop", r).is_some_and(|v| truthy(&v));
-    if !drop {
-        r.note(
-            m.key("drop"),
-            "Promtail waits when over the limit (drop: false); tailship drops and counts the lines over it \
-             (tailship_lines_dropped_total{reason=\"limit\"})",
-        );
-    }
     let by_label = m.text("by_label_name", r).filter(|n| !n.is_empty());
-    let max_distinct = m.text("max_distinct_labels", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0);
-    if by_label.is_none() {
-        r.note(m.key("rate"), "Promtail limits the whole job; tailship limits each stream of it separately");
+    if by_label.is_some() && !drop {
+        return r.refuse(m.key("drop"), "must be true with by_label_name (Promtail refuses it too)");
     }
-    p.stages.push(Stage::plain(Kind::Limit(rate, burst, by_label.map(|n| (n, max_distinct)))));
+    let max_distinct = m.text("max_distinct_labels", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0);
+    p.stages.push(Stage::plain(Kind::Limit(rate, burst, by_label.map(|n| (n, max_distinct)), drop)));
 }
 
 /// Compiles the RE2 regex `re` as `tailship check` will (see

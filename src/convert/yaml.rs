@@ -24,6 +24,8 @@ pub struct Report {
     /// bad regex) or a stage could never run (a value no stage extracts):
     /// the conversion fails naming them.
     pub refused: Vec<Item>,
+    /// Metric names defined so far: (full name, type, key), one type per name.
+    pub metric_types: Vec<(String, String, String)>,
 }
 
 impl Report {

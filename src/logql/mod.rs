@@ -200,6 +200,17 @@ pub fn format_selector<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>)
     out
 }
 
+/// [`parse_log_query`] for a `match` stage's selector: as Promtail reads
+/// it, a selector of negative matchers only (`{app!="web"}`) is allowed.
+pub fn parse_match_selector(input: &str) -> Result<LogSelector, ParseError> {
+    let mut p = parser::Parser::new(input);
+    p.any_matcher = true;
+    match p.query()? {
+        Query::Log(s) => Ok(s),
+        Query::Metric(_) => syntax(0, "a log query (stream selector) is needed here, not a metric query"),
+    }
+}
+
 /// Parses a log query; a metric query is an error.
 pub fn parse_log_query(input: &str) -> Result<LogSelector, ParseError> {
     match parse(input)? {

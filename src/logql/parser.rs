@@ -10,11 +10,14 @@ pub(super) struct Parser<'a> {
     /// Unknown escapes in double-quoted strings keep their backslash (the
     /// client's check leaves judging them to the service).
     lenient: bool,
+    /// Any matcher will do (a `match` stage's selector, as Promtail reads
+    /// it): `{app!="x"}` is allowed; `{}` is not.
+    pub(super) any_matcher: bool,
 }
 
 impl<'a> Parser<'a> {
     pub(super) fn new(src: &'a str) -> Self {
-        Self { src, pos: 0, lenient: false }
+        Self { src, pos: 0, lenient: false, any_matcher: false }
     }
 
     /// Parses a whole log or metric query.
@@ -203,7 +206,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if !matchers.iter().any(|m| !m.matches("")) {
+        if matchers.is_empty() || (!self.any_matcher && !matchers.iter().any(|m| !m.matches(""))) {
             return Err(ParseError::EmptySelector { selector: self.src[sel_start..self.pos].trim().to_string() });
         }
         Ok(matchers)

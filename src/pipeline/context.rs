@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::multiline::Block;
-use super::stage::{Bucket, Held};
+use super::stage::Held;
 use crate::metrics::Metrics;
 use crate::queue::StreamRef;
 
@@ -23,6 +23,8 @@ pub struct FileContext {
     pub(super) stream: StreamRef,
     /// Container lines waiting for their last part.
     pub(super) held: Vec<Held>,
+    /// Parts a `cri` stage let go at its `max_partial_lines`, to be passed on.
+    pub(super) overflow: Vec<Held>,
     /// The last time a `cri` or `docker` stage read, by (stage, stream): a
     /// line whose time does not read gets it plus 1 ns (Promtail's `fudge`).
     pub(super) container_times: Vec<(usize, String, i64)>,
@@ -32,9 +34,9 @@ pub struct FileContext {
     /// before it, lines pass one by one (as in Promtail).
     pub(super) started: HashSet<(usize, u64)>,
     /// Streams of lines whose stages set labels or a tenant.
-    pub(super) dynamic: HashMap<DynamicKey, StreamRef>,
-    /// `limit` buckets by (stage, stream).
-    pub(super) buckets: HashMap<(usize, usize), Bucket>,
+    /// By the hash of the key (a line finds its stream without allocating);
+    /// a key whose hash another holds is interned each time.
+    pub(super) dynamic: HashMap<u64, (DynamicKey, StreamRef)>,
     /// `timestamp` stages with `fudge`: the last time set, by (stage, labels).
     pub(super) last_times: HashMap<(usize, u64), i64>,
     /// The file offset of the line being processed (set by the line feed).
@@ -116,8 +118,32 @@ impl FileContext {
 }
 
 /// A line's label changes and tenant: the key of its stream in a file's cache.
-#[derive(PartialEq, Eq, Hash)]
 pub(super) struct DynamicKey {
     pub(super) tenant: Option<String>,
     pub(super) labels: Vec<(String, Option<String>)>,
+}
+
+impl DynamicKey {
+    /// The hash of a key made of `tenant` and `labels` (values as cut).
+    pub(super) fn hash_of<'a>(tenant: Option<&str>, labels: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        tenant.hash(&mut h);
+        for (k, v) in labels {
+            k.hash(&mut h);
+            v.hash(&mut h);
+        }
+        h.finish()
+    }
+
+    /// Whether this is the key of `tenant` and `labels`.
+    pub(super) fn is<'a>(
+        &self,
+        tenant: Option<&str>,
+        mut labels: impl ExactSizeIterator<Item = (&'a str, Option<&'a str>)>,
+    ) -> bool {
+        self.tenant.as_deref() == tenant
+            && self.labels.len() == labels.len()
+            && self.labels.iter().all(|(k, v)| labels.next() == Some((k.as_str(), v.as_deref())))
+    }
 }

@@ -63,6 +63,15 @@ pub fn apply<'s>(line: &mut Line<'s, '_>, fields: &'s [(String, JsonField)], sou
         },
         None => &line.text,
     };
+    // Plain paths read the top level without building the document.
+    if let Some(found) = plain_paths(text, fields) {
+        for (name, v) in found {
+            if let Some(t) = v {
+                line.extracted.set(Cow::Borrowed(name), t);
+            }
+        }
+        return Parsed::Ok;
+    }
     let doc = match serde_json::from_str::<Value>(text) {
         Ok(doc @ Value::Object(_)) => doc,
         _ => return Parsed::Malformed,
@@ -105,6 +114,31 @@ pub fn apply<'s>(line: &mut Line<'s, '_>, fields: &'s [(String, JsonField)], sou
         }
     }
     Parsed::Ok
+}
+
+/// The values of `fields` read off the top level of `text`: `None` when
+/// one is a JMESPath expression (or there are none), or the text is not an
+/// object read that way (the whole document is read then).
+fn plain_paths<'s>(text: &str, fields: &'s [(String, JsonField)]) -> Option<Vec<(&'s str, Option<String>)>> {
+    if fields.is_empty() || fields.iter().any(|(_, f)| matches!(f, JsonField::Jmes(_))) {
+        return None;
+    }
+    let top = super::json_top::parse(text)?;
+    let read = |path: &JsonPath| {
+        let f = top.get(path.first_key()?)?;
+        match f {
+            _ if path.is_key() => f.text(),
+            super::json_top::Field::Nested(v) => path.get_from(v, 1).and_then(json_text),
+            _ => None,
+        }
+    };
+    let mut found = Vec::with_capacity(fields.len());
+    for (name, field) in fields {
+        if let JsonField::Path(path) = field {
+            found.push((name.as_str(), read(path)));
+        }
+    }
+    Some(found)
 }
 
 /// A JMESPath result as an extracted string (`None`: null).

@@ -9,6 +9,7 @@ mod context;
 mod geoip;
 pub mod golayout;
 mod json;
+mod json_top;
 mod line;
 mod metrics;
 mod multiline;

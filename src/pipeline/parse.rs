@@ -58,8 +58,26 @@ impl JsonPath {
 
     /// The value at this path, if any.
     pub fn get<'v>(&self, doc: &'v Value) -> Option<&'v Value> {
+        self.get_from(doc, 0)
+    }
+
+    /// The path's first step when it is a key (a top-level field).
+    pub fn first_key(&self) -> Option<&str> {
+        match self.0.first() {
+            Some(Step::Key(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// True when the path is one key (a top-level field).
+    pub fn is_key(&self) -> bool {
+        matches!(self.0.as_slice(), [Step::Key(_)])
+    }
+
+    /// The value at the steps of this path after the first `skip`.
+    pub fn get_from<'v>(&self, doc: &'v Value, skip: usize) -> Option<&'v Value> {
         let mut v = doc;
-        for step in &self.0 {
+        for step in self.0.iter().skip(skip) {
             v = match step {
                 Step::Key(k) => v.as_object()?.get(k)?,
                 Step::Index(i) => v.as_array()?.get(*i)?,

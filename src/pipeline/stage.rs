@@ -1,6 +1,7 @@
 //! One compiled stage and the per-file state some stages keep.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use regex::Regex;
 
@@ -73,15 +74,20 @@ pub enum Op {
         template: GoTemplate,
         source: Option<String>,
     },
-    /// CRI lines; a part (`P`) longer than this many bytes is cut before it is held.
-    Cri(Option<usize>),
+    /// CRI lines; a part (`P`) longer than this many bytes is cut before
+    /// it is held; when a part comes while this many are held, they go on alone.
+    Cri(Option<usize>, usize),
     Docker,
-    /// Lines per second and burst, per stream; with `by_label`, per value
-    /// of that label at this stage, across the source's files.
+    /// Lines per second and burst for the whole source (one `bucket`
+    /// shared by its files, as Promtail's is by a job's); with `by_label`,
+    /// per value of that label at this stage. Without `drop`, a line over
+    /// the limit waits for its token.
     Limit {
         rate: f64,
         burst: f64,
         by_label: Option<ByLabel>,
+        drop: bool,
+        bucket: SharedBucket,
     },
     /// The line's tenant from an extracted value or a label.
     Tenant(TenantFrom),
@@ -186,7 +192,7 @@ impl Op {
             Op::Timestamp { .. } => "timestamp",
             Op::Output(_) => "output",
             Op::Replace { .. } | Op::ReplaceGroups { .. } => "replace",
-            Op::Cri(_) => "cri",
+            Op::Cri(..) => "cri",
             Op::Docker => "docker",
             Op::Limit { .. } => "limit",
             Op::Tenant(_) => "tenant",
@@ -244,7 +250,28 @@ impl ByLabel {
     }
 }
 
-/// A token bucket of a `limit` stage for one stream.
+/// The one bucket of a `limit` stage, shared by the source's files
+/// (created full at its first line).
+pub type SharedBucket = std::sync::Arc<std::sync::Mutex<Option<Bucket>>>;
+
+/// Takes a token of `shared`: `None` when there is one, else (with `wait`)
+/// the time to wait for the token reserved, or (without) `Some(ZERO)` when
+/// the line is over the limit. A reserved token may take the bucket below
+/// zero, as Go's `rate.Limiter.Wait` does: later lines wait behind it.
+pub fn take_shared(shared: &SharedBucket, rate: f64, burst: f64, now_ns: i64, wait: bool) -> Option<Duration> {
+    let Ok(mut b) = shared.lock() else { return None };
+    let b = b.get_or_insert_with(|| Bucket::full(burst, now_ns));
+    if b.take(rate, burst, now_ns) {
+        return None;
+    }
+    if !wait {
+        return Some(Duration::ZERO);
+    }
+    b.tokens -= 1.0;
+    Some(Duration::from_secs_f64(-b.tokens / rate))
+}
+
+/// A token bucket of a `limit` stage.
 #[derive(Debug, Clone, Copy)]
 pub struct Bucket {
     tokens: f64,

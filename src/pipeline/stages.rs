@@ -18,11 +18,13 @@ use super::line::{Extracted, Line};
 use super::metrics;
 use super::multiline::{self, Block};
 use super::pack;
-use super::stage::{Bucket, Op, Stage};
+use super::stage::{take_shared, Op, Stage};
 use crate::config::{SourceConfig, SourceType};
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
 use crate::util::cut_at_char;
 
+#[cfg(test)]
+mod allocs;
 mod container;
 
 /// A source's compiled stages and labels.
@@ -33,11 +35,11 @@ pub struct SourceStages {
     stages: Vec<Stage>,
     max_line_bytes: usize,
     interner: Arc<Interner>,
-    /// The `limit` stages: (index, rate, burst), checked once a line's stream is known.
-    limits: Vec<(usize, f64, f64)>,
     /// A `kubernetes` source's pod log root: files below it get `namespace`,
     /// `pod` and `container` labels from their path.
     pod_root: Option<std::path::PathBuf>,
+    /// Fired at shutdown: a line waiting at a `limit` stops waiting.
+    stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// What became of one line.
@@ -61,6 +63,16 @@ impl SourceStages {
         interner: Arc<Interner>,
         extra_labels: &BTreeMap<String, String>,
     ) -> Self {
+        let mut stages = stages;
+        // Each reader of the source (one per client) has its own limits.
+        for s in &mut stages {
+            if let Op::Limit { bucket, by_label, .. } = &mut s.op {
+                *bucket = Default::default();
+                if let Some(by) = by_label {
+                    by.buckets = Default::default();
+                }
+            }
+        }
         let mut base_labels = src.labels.clone();
         for (k, v) in extra_labels {
             base_labels.insert(k.clone(), v.clone());
@@ -68,14 +80,6 @@ impl SourceStages {
         if src.host_label && !base_labels.contains_key("host") {
             base_labels.insert("host".into(), gethostname::gethostname().to_string_lossy().into_owned());
         }
-        let limits = stages
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match s.op {
-                Op::Limit { rate, burst, by_label: None } => Some((i, rate, burst)),
-                _ => None,
-            })
-            .collect();
         let tenant = src.tenant_id.as_deref().or(default_tenant).map(Arc::from);
         let pod_root = (src.kind == SourceType::Kubernetes).then(|| src.pod_root());
         Self {
@@ -85,8 +89,26 @@ impl SourceStages {
             stages,
             max_line_bytes: src.max_line_bytes.get() as usize,
             interner,
-            limits,
             pod_root,
+            stop: None,
+        }
+    }
+
+    /// Lines waiting at a `limit` stage (`drop = false`) stop waiting when `stop` fires.
+    pub fn with_stop(mut self, stop: tokio_util::sync::CancellationToken) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Waits `d`, or less when the source is stopping.
+    fn wait(&self, d: std::time::Duration) {
+        let until = Instant::now() + d;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.stop.as_ref().is_some_and(|s| s.is_cancelled()) {
+                return;
+            }
+            std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
         }
     }
 
@@ -126,10 +148,10 @@ impl SourceStages {
             stream,
             dynamic: HashMap::new(),
             held: Vec::new(),
+            overflow: Vec::new(),
             blocks: Vec::new(),
             started: Default::default(),
             container_times: Vec::new(),
-            buckets: HashMap::new(),
             last_times: HashMap::new(),
             line_start: 0,
             invalid_utf8: 0,
@@ -223,7 +245,13 @@ impl SourceStages {
     /// Hands on container lines whose last part did not come: those of a
     /// file idle for `partial_line_wait`, or all at the end of a one-off read.
     pub fn flush_held(&self, ctx: &mut FileContext, read_ts: i64, chunk: &mut Chunk) {
-        for h in std::mem::take(&mut ctx.held) {
+        let held = std::mem::take(&mut ctx.held);
+        self.pass_held(ctx, held, read_ts, chunk);
+    }
+
+    /// Held parts through the stages after their own, each a line.
+    fn pass_held(&self, ctx: &mut FileContext, held: Vec<super::stage::Held>, read_ts: i64, chunk: &mut Chunk) {
+        for h in held {
             let mut line = Line::new(Cow::Owned(h.text), h.ts, false);
             line.extracted = Extracted::seeded(ctx.stream.clone());
             line.extracted.set(Cow::Borrowed("stream"), h.stream);
@@ -288,8 +316,13 @@ impl SourceStages {
                 Op::ReplaceGroups { re, template: t, source } => apply::replace_groups(line, re, t, source.as_deref()),
                 Op::Decolorize(re) => apply::replace(line, re, "", None),
                 Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
-                Op::Cri(_) | Op::Docker => {
-                    if self.container(ctx, line, i) == Processed::Held {
+                Op::Cri(..) | Op::Docker => {
+                    let p = self.container(ctx, line, i);
+                    if !ctx.overflow.is_empty() {
+                        let over = std::mem::take(&mut ctx.overflow);
+                        self.pass_held(ctx, over, read_ts, chunk);
+                    }
+                    if p == Processed::Held {
                         return Processed::Held;
                     }
                 }
@@ -325,7 +358,7 @@ impl SourceStages {
                         return self.hand_on(ctx, done, read_ts, chunk);
                     }
                 }
-                Op::Limit { rate, burst, by_label: Some(by) } => {
+                Op::Limit { rate, burst, by_label: Some(by), .. } => {
                     let over =
                         line.label(&by.name, &ctx.stream.labels).is_some_and(|v| !by.take(v, *rate, *burst, read_ts));
                     if over {
@@ -333,24 +366,25 @@ impl SourceStages {
                         return Processed::Dropped;
                     }
                 }
-                Op::Limit { .. } | Op::Labels => {}
+                Op::Limit { rate, burst, by_label: None, drop, bucket } => {
+                    // Waiting runs on the real clock (the lines of one read share `read_ts`).
+                    let now = if *drop { read_ts } else { crate::util::now_ns() as i64 };
+                    match take_shared(bucket, *rate, *burst, now, !*drop) {
+                        None => {}
+                        Some(wait) if !*drop => self.wait(wait),
+                        Some(_) => {
+                            ctx.limited += 1;
+                            return Processed::Dropped;
+                        }
+                    }
+                }
+                Op::Labels => {}
             }
             if !(stage.labels.is_empty() && stage.metadata.is_empty()) {
                 apply::picks(line, stage, &ctx.stream.labels);
             }
         }
         let stream = self.stream_of(ctx, line);
-        for &(i, rate, burst) in &self.limits {
-            let key = (i, Arc::as_ptr(stream.as_ref().unwrap_or(&ctx.stream)) as usize);
-            if ctx.buckets.len() >= MAX_CACHED_STREAMS && !ctx.buckets.contains_key(&key) {
-                ctx.buckets.clear();
-            }
-            let bucket = ctx.buckets.entry(key).or_insert_with(|| Bucket::full(burst, read_ts));
-            if !bucket.take(rate, burst, read_ts) {
-                ctx.limited += 1;
-                return Processed::Dropped;
-            }
-        }
         if line.text.len() > self.max_line_bytes {
             line.text = Cow::Owned(cut_at_char(&line.text, self.max_line_bytes).to_string());
             ctx.truncated += 1;
@@ -384,13 +418,19 @@ impl SourceStages {
         if line.labels.is_empty() && line.tenant.is_none() {
             return None;
         }
+        let changes = || line.labels.iter().map(|(k, v)| (k.as_ref(), v.as_deref().map(cut_label_value)));
+        let hash = DynamicKey::hash_of(line.tenant.as_deref(), changes());
+        if let Some((key, s)) = ctx.dynamic.get(&hash) {
+            if key.is(line.tenant.as_deref(), changes()) {
+                line.labels.clear();
+                line.tenant = None;
+                return Some(s.clone());
+            }
+        }
         let key = DynamicKey {
             tenant: line.tenant.take(),
             labels: line.labels.drain(..).map(|(k, v)| (k.to_string(), v.map(|v| truncate_label_value(&v)))).collect(),
         };
-        if let Some(s) = ctx.dynamic.get(&key) {
-            return Some(s.clone());
-        }
         let mut labels: BTreeMap<String, String> = ctx.stream.labels.iter().cloned().collect();
         for (k, v) in &key.labels {
             match v {
@@ -400,8 +440,8 @@ impl SourceStages {
         }
         let tenant = key.tenant.as_deref().map(Arc::from).or_else(|| self.tenant.clone());
         let s = self.interner.intern(tenant.as_ref(), labels);
-        if ctx.dynamic.len() < MAX_CACHED_STREAMS {
-            ctx.dynamic.insert(key, s.clone());
+        if ctx.dynamic.len() < MAX_CACHED_STREAMS && !ctx.dynamic.contains_key(&hash) {
+            ctx.dynamic.insert(hash, (key, s.clone()));
         }
         Some(s)
     }
@@ -472,7 +512,11 @@ const MAX_CACHED_STREAMS: usize = 1024;
 const MAX_LABEL_VALUE: usize = 2048;
 
 fn truncate_label_value(v: &str) -> String {
-    cut_at_char(v, MAX_LABEL_VALUE).to_string()
+    cut_label_value(v).to_string()
+}
+
+fn cut_label_value(v: &str) -> &str {
+    cut_at_char(v, MAX_LABEL_VALUE)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::names::{Errors, Names};
-use crate::config::MetricStage;
+use crate::config::{Config, MetricStage, StageConfig};
 use crate::metrics::custom::{self, Kind};
 use crate::pipeline::{Metric, MetricAction};
 
@@ -144,4 +144,43 @@ fn is_metric_name(n: &str) -> bool {
     let mut chars = n.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == ':')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+/// A metric name defined by two `metrics` stages with different types is
+/// refused, as Promtail refuses it (Prometheus would not register the
+/// second): the later definition is named, and the earlier one in the message.
+pub(super) fn one_type_per_name(config: &Config, problems: &mut Vec<(String, String)>) {
+    let mut seen: Vec<(String, String, String)> = Vec::new();
+    for (i, src) in config.sources.iter().enumerate() {
+        walk(&format!("sources[{i}].stages"), &src.stages, &mut seen, problems);
+    }
+}
+
+fn walk(
+    key: &str,
+    stages: &[StageConfig],
+    seen: &mut Vec<(String, String, String)>,
+    problems: &mut Vec<(String, String)>,
+) {
+    for (j, st) in stages.iter().enumerate() {
+        if let Some(m) = &st.match_ {
+            walk(&format!("{key}[{j}].match.stages"), &m.stages, seen, problems);
+        }
+        for (name, m) in st.metrics.iter().flatten() {
+            let prefix = m.prefix.as_deref().filter(|p| !p.is_empty()).unwrap_or(DEFAULT_PREFIX);
+            let full = format!("{prefix}{name}");
+            let kind = m.kind.to_ascii_lowercase();
+            let here = format!("{key}[{j}].metrics.{name}.type");
+            match seen.iter().find(|(n, _, _)| *n == full) {
+                Some((_, k, at)) if *k != kind => problems.push((
+                    here,
+                    format!(
+                        "`{full}` is a {kind} here but a {k} at {at}: one name, one type (Promtail refuses it too)"
+                    ),
+                )),
+                Some(_) => {}
+                None => seen.push((full, kind, here)),
+            }
+        }
+    }
 }

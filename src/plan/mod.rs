@@ -100,6 +100,7 @@ pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
         .enumerate()
         .filter_map(|(i, s)| source::compile(i, s, metadata_on, &mut problems))
         .collect();
+    metrics::one_type_per_name(&config, &mut problems);
     let mut rules = Vec::new();
     for (i, a) in config.alerts.iter().enumerate() {
         match Rule::compile(a) {

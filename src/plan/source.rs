@@ -88,7 +88,7 @@ pub fn compile(
     if src.kind == SourceType::Kubernetes {
         stages.insert(
             0,
-            Stage { op: Op::Cri(None), labels: vec![("stream".into(), "stream".into())], metadata: Vec::new() },
+            Stage { op: Op::Cri(None, 100), labels: vec![("stream".into(), "stream".into())], metadata: Vec::new() },
         );
     }
     if src.kind == SourceType::Docker {

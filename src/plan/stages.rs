@@ -25,7 +25,7 @@ pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<
     let labels: Vec<String> = s.labels.keys().cloned().collect();
     let mut names = Names { labels: labels.clone(), initial: labels, ..Default::default() };
     let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
-    list.stages(&format!("{key}.stages"), &s.stages, false);
+    list.stages(&format!("{key}.stages"), &s.stages);
     out
 }
 
@@ -39,18 +39,11 @@ struct List<'a> {
 }
 
 impl List<'_> {
-    fn stages(&mut self, prefix: &str, stages: &[StageConfig], nested: bool) {
+    fn stages(&mut self, prefix: &str, stages: &[StageConfig]) {
         for (i, st) in stages.iter().enumerate() {
             let sk = format!("{prefix}[{i}]");
             if let Some(m) = &st.match_ {
                 self.matching(&sk, st, m);
-                continue;
-            }
-            if nested && (st.limit.is_some() || st.cri.is_some() || st.docker.is_some()) {
-                self.errors.push((
-                    sk.clone(),
-                    "`limit`, `cri` and `docker` work on every line of a source: put them outside `match`".into(),
-                ));
                 continue;
             }
             self.one(&sk, st);
@@ -64,7 +57,7 @@ impl List<'_> {
         if kinds(st) > 1 || st.labels.is_some() || st.structured_metadata.is_some() || st.source.is_some() {
             e("", format!("a stage needs exactly one of {KINDS}"));
         }
-        let selector = match crate::logql::parse_log_query(&m.selector) {
+        let selector = match crate::logql::parse_match_selector(&m.selector) {
             Ok(sel) => Some(sel),
             Err(err) => {
                 e(".selector", format!("not a selector (`{{app=\"web\"}} |= \"error\"`): {err}"));
@@ -91,7 +84,7 @@ impl List<'_> {
         let reason = m.reason.clone().unwrap_or_else(|| "match_stage".into());
         let at = self.out.len();
         self.out.push(Stage::plain(Op::Match { selector, drop, skip: 0, reason }));
-        self.stages(&format!("{sk}.match.stages"), &m.stages, true);
+        self.stages(&format!("{sk}.match.stages"), &m.stages);
         let inner = self.out.len() - at - 1;
         if let Op::Match { skip, .. } = &mut self.out[at].op {
             *skip = inner;
@@ -116,7 +109,7 @@ impl List<'_> {
             // A regex stage without `labels` makes every named capture a label.
             let labels = match (&op, &st.labels) {
                 (Op::Regex { names, .. }, None) => names.iter().map(|n| (n.clone(), n.clone())).collect(),
-                (Op::Cri(_) | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
+                (Op::Cri(..) | Op::Docker, None) => vec![("stream".to_string(), "stream".to_string())],
                 _ => labels,
             };
             self.out.push(Stage { op, labels, metadata });
@@ -321,7 +314,11 @@ fn op(
             }
             (None, _) => None,
         };
-        return Some(Op::Cri(part_max));
+        if c.max_partial_lines == Some(0) {
+            e(".cri.max_partial_lines", "must be above 0".into());
+            return None;
+        }
+        return Some(Op::Cri(part_max, c.max_partial_lines.unwrap_or(100) as usize));
     }
     if let Some(t) = &st.tenant {
         return match (&t.source, &t.label) {
@@ -404,10 +401,6 @@ fn op(
         return Some(Op::Sampling { rate: sm.rate, reason });
     }
     if let Some(pk) = &st.pack {
-        if pk.labels.is_empty() {
-            e(".pack.labels", "empty: name the extracted values or labels to pack".into());
-            return None;
-        }
         // A name without a value on a line is left out of it (a label may come from discovery).
         names.labels.retain(|l| !pk.labels.contains(l));
         return Some(Op::Pack { labels: pk.labels.clone(), ingest_timestamp: pk.ingest_timestamp.unwrap_or(true) });
@@ -444,6 +437,11 @@ fn op(
     }
     // Without a burst, a second's worth of lines may come at once.
     let burst = if l.burst == 0 { l.rate.ceil().max(1.0) } else { f64::from(l.burst) };
+    let drop = l.drop.unwrap_or(true);
+    if !drop && l.by_label_name.is_some() {
+        e(".limit.drop", "must be true with by_label_name (Promtail refuses it too)".into());
+        return None;
+    }
     let by_label = match &l.by_label_name {
         None => None,
         Some(n) if !is_valid_label_name(n) => {
@@ -456,7 +454,7 @@ fn op(
             buckets: Default::default(),
         }),
     };
-    Some(Op::Limit { rate: l.rate, burst, by_label })
+    Some(Op::Limit { rate: l.rate, burst, by_label, drop, bucket: Default::default() })
 }
 
 /// The `(label, extracted name)` pairs a stage's `labels` or
@@ -470,7 +468,7 @@ fn picks(
     errors: &mut Vec<(String, String)>,
 ) -> Vec<(String, String)> {
     let Some(list) = list else { return Vec::new() };
-    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri(_) | Op::Docker | Op::Labels) {
+    if !matches!(op, Op::Regex { .. } | Op::Json { .. } | Op::Logfmt { .. } | Op::Cri(..) | Op::Docker | Op::Labels) {
         errors.push((
             format!("{sk}.{field}"),
             format!(

@@ -15,7 +15,7 @@ impl SourceStages {
     /// value; a part of a longer line is held until the last part.
     pub(super) fn container<'s>(&'s self, ctx: &mut FileContext, line: &mut Line<'s, '_>, i: usize) -> Processed {
         let parsed = match self.stages[i].op {
-            Op::Cri(part_max) => parse::cri(&line.text).map(|c| {
+            Op::Cri(part_max, _) => parse::cri(&line.text).map(|c| {
                 let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
                 // A part over `max_partial_line_size` is cut before it is held (Promtail's truncate).
                 let len = match part_max {
@@ -32,7 +32,7 @@ impl SourceStages {
             }
         };
         let Some((ts, stream, complete, message)) = parsed else {
-            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(_)) { 2 } else { 3 }] += 1;
+            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(..)) { 2 } else { 3 }] += 1;
             return Processed::Kept;
         };
         // A time that does not read: the last one of this stream plus 1 ns
@@ -58,12 +58,25 @@ impl SourceStages {
             Ok(owned) => Cow::Owned(owned),
             Err(range) => narrow(text, range),
         };
+        if let (false, Op::Cri(_, max)) = (complete, &self.stages[i].op) {
+            // Promtail's `max_partial_lines`: at the bound, those held go on alone.
+            if ctx.held.iter().filter(|h| h.stage == i).count() >= *max {
+                let (over, keep) = std::mem::take(&mut ctx.held).into_iter().partition(|h| h.stage == i);
+                ctx.held = keep;
+                ctx.overflow = over;
+            }
+        }
+        // With `max_partial_line_size`, a joined line is cut to it too (Promtail's truncate).
+        let cap = match self.stages[i].op {
+            Op::Cri(Some(n), _) => n.min(self.max_line_bytes),
+            _ => self.max_line_bytes,
+        };
         let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
         if !complete {
             match slot {
                 Some(n) => {
                     let h = &mut ctx.held[n];
-                    let room = self.max_line_bytes.saturating_sub(h.text.len());
+                    let room = cap.saturating_sub(h.text.len());
                     if message.len() > room {
                         ctx.truncated += 1;
                     }
@@ -85,6 +98,10 @@ impl SourceStages {
                 let mut h = ctx.held.remove(n);
                 line.ts = h.ts;
                 h.text.push_str(&message);
+                if h.text.len() > cap {
+                    ctx.truncated += 1;
+                    h.text.truncate(cut_at_char(&h.text, cap).len());
+                }
                 Cow::Owned(h.text)
             }
             None => message,
