@@ -258,8 +258,18 @@ fn the_page_in_headless_chromium_shows_the_files_and_the_chart_and_escapes_names
     }
     let r = Receiver::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let (agent, addr, paths) = shipping(dir.path(), &r, &["app.log", HTML_NAME], "", "");
+    // A syslog listener too: the page shows it with its counts.
+    let listen = format!("127.0.0.1:{}", agent::free_port());
+    let syslog = format!(
+        "[spool]\npath = \"{}/spool\"\n[[sources]]\ntype = \"syslog\"\nname = \"net\"\nlisten = \"{listen}\"\nprotocol = \"tcp\"\nlabels = {{ job = \"net\" }}\n",
+        dir.path().display()
+    );
+    let (agent, addr, paths) = shipping(dir.path(), &r, &["app.log", HTML_NAME], "", &syslog);
     delivered(&addr, &paths, &agent);
+    let mut conn = std::net::TcpStream::connect(&listen).unwrap();
+    std::io::Write::write_all(&mut conn, b"<13>1 2026-11-24T07:00:00Z host app - - - over syslog\n").unwrap();
+    assert!(wait_for(Duration::from_secs(20), || status(&addr)
+        .is_some_and(|s| s["listeners"][0]["lines_received"].as_u64() == Some(1))));
     // Behind a proxy that publishes the agent under /agent/: the page must
     // find its data relative to itself (a fetch of /status.json gets 404).
     let proxy = prefix_proxy(addr.clone(), "/agent");
@@ -303,6 +313,10 @@ fn the_page_in_headless_chromium_shows_the_files_and_the_chart_and_escapes_names
         assert!(points.split(' ').filter(|p| p.contains(',')).count() >= 2, "{series} has points: {tag}");
     }
     assert!(dom.contains(">ready<"), "{dom}");
+    // The listener: one row, its address and what it received.
+    let at = dom.find("<tr class=\"listener\"").unwrap_or_else(|| panic!("no listener row: {dom}"));
+    let tr = &dom[at..at + dom[at..].find("</tr>").unwrap()];
+    assert!(tr.contains(&listen) && tr.contains(">net<") && tr.contains("syslog (tcp)") && tr.contains(">1<"), "{tr}");
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
