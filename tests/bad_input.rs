@@ -584,3 +584,40 @@ unknown_key = 1
     }
     assert!(all.contains(&format!("{} problems", keys.len())), "{all}");
 }
+
+/// #29 item 5: a multiline entry longer than `max_line_bytes` (one start line
+/// and 20,000 continuation lines under a `max_lines` that never cuts) shipped
+/// 256 KiB and dropped the other 1.8 MB with no counter. The entry cut is now
+/// counted as truncated, as a single line cut at `max_line_bytes` is; both
+/// for the source's `multiline` and for a `multiline` stage.
+#[test]
+fn a_multiline_entry_over_max_line_bytes_is_cut_and_counted() {
+    let rule = "{ start = '^\\d{4}-', max_lines = 100000000, max_wait = \"200ms\" }";
+    for extra in [format!("multiline = {rule}"), format!("stages = [{{ multiline = {rule} }}]")] {
+        let r = Receiver::start(BIG);
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("joined.log");
+        let mut text = String::from("2026-11-24 start of a long entry\n");
+        for i in 0..20_000 {
+            text.push_str(&format!("  continuation {i:06} {}\n", "x".repeat(70)));
+        }
+        text.push_str("2026-11-24 the next entry\n");
+        std::fs::write(&log, &text).unwrap();
+        let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", &extra);
+        let agent = Agent::start(&cfg);
+        assert!(wait_for(Duration::from_secs(30), || stored(&r) >= 2), "{extra}: {}", agent.stderr_text());
+        let lines = lines_of(&r);
+        assert_eq!(lines.len(), 2, "{extra}");
+        assert!(lines[0].len() <= 256 << 10 && lines[0].len() > 255 << 10, "{extra}: cut at max_line_bytes");
+        assert!(lines[0].starts_with("2026-11-24 start of a long entry\n  continuation 000000 "), "{extra}");
+        assert_eq!(lines[1], "2026-11-24 the next entry", "{extra}");
+        assert!(
+            wait_for(Duration::from_secs(5), || agent
+                .metric("tailship_lines_repaired_total{reason=\"truncated\",source=\"file-0\"}")
+                == 1.0),
+            "{extra}: {}",
+            agent.metrics()
+        );
+        assert!(agent.terminate(Duration::from_secs(10)).success());
+    }
+}

@@ -40,6 +40,8 @@ pub struct Block {
     pub(super) last: Instant,
     pub(super) max_wait: Duration,
     head: Head,
+    /// Bytes were cut past the line limit (counted as truncated once handed on).
+    pub(super) cut: bool,
 }
 
 /// What the joined line keeps of its start line.
@@ -109,7 +111,10 @@ pub(super) fn offer(
             if b.text.len() < max {
                 b.text.push('\n');
                 let room = max - b.text.len();
+                b.cut |= line.text.len() > room;
                 b.text.push_str(cut_at_char(&line.text, room));
+            } else {
+                b.cut = true;
             }
             b.lines += 1;
             b.last = now;
@@ -125,6 +130,7 @@ pub(super) fn offer(
                 last: now,
                 max_wait: rule.max_wait,
                 head: Head::of(line),
+                cut: line.text.len() > max,
             });
             blocks.len() - 1
         }

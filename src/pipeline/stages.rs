@@ -405,6 +405,7 @@ impl SourceStages {
     fn hand_on(&self, ctx: &mut FileContext, done: Vec<Block>, read_ts: i64, chunk: &mut Chunk) -> Processed {
         let mut out = Processed::Held;
         for b in done {
+            ctx.truncated += u64::from(b.cut);
             let (from, at) = (b.stage() + 1, std::mem::replace(&mut ctx.line_start, b.start));
             let mut line = b.into_line(ctx.stream.clone());
             out = self.run(ctx, &mut line, from, read_ts, chunk);

@@ -303,6 +303,7 @@ impl LineFeed {
                     .inc_by(j.cut);
                 j.cut = 0;
             }
+            self.ctx.truncated += std::mem::take(&mut j.truncated);
         }
         self.ctx.truncated += std::mem::take(&mut self.splitter.truncated);
         self.ctx.flush_counts(source);

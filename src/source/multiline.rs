@@ -42,6 +42,11 @@ pub struct Joiner {
     started: bool,
     /// Entries cut at `max_lines` (counted by the caller).
     pub cut: u64,
+    /// Entries that lost bytes past `max_bytes` (counted by the caller as
+    /// truncated, as a single line cut at `max_line_bytes` is).
+    pub truncated: u64,
+    /// The held entry lost bytes.
+    losing: bool,
 }
 
 impl Joiner {
@@ -57,6 +62,8 @@ impl Joiner {
             last_line_at: Instant::now(),
             started: false,
             cut: 0,
+            truncated: 0,
+            losing: false,
         }
     }
 
@@ -78,8 +85,11 @@ impl Joiner {
             self.start_offset = start;
         } else if self.buf.len() < self.max_bytes {
             self.buf.push(b'\n');
+        } else {
+            self.losing = true;
         }
         let room = self.max_bytes.saturating_sub(self.buf.len());
+        self.losing |= line.len() > room;
         self.buf.extend_from_slice(&line[..line.len().min(room)]);
         self.lines += 1;
         self.last_line_at = now;
@@ -89,6 +99,9 @@ impl Joiner {
         emit(&self.buf, self.start_offset);
         self.buf.clear();
         self.lines = 0;
+        if std::mem::take(&mut self.losing) {
+            self.truncated += 1;
+        }
     }
 
     /// Emits the held entry if no line came for `max_wait` (or always, with `force`).
@@ -116,6 +129,7 @@ impl Joiner {
     pub fn reset(&mut self) {
         self.buf.clear();
         self.lines = 0;
+        self.losing = false;
     }
 }
 
