@@ -47,11 +47,7 @@ fn fingerprints_match_grown_files_only() {
 
 #[test]
 fn save_load_and_corrupt_file_moved_aside() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
-    let p = one(&f);
-    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    let (dir, path, f, p, k) = tracking_a();
     p.register(1, &[AckRef { file: k, offset: 6 }]);
     p.ack(1, &[AckRef { file: k, offset: 6 }]);
     f.save().unwrap();
@@ -150,6 +146,17 @@ fn a_reloaded_journal_source_goes_on_from_what_its_predecessor_queued() {
 }
 
 /// The positions of the one client of the `[client]` form.
+/// A positions file in a temp dir, its one client, and `/log/a` (first bytes
+/// `hello\n`) tracked from 0: (dir, path, file, client, key).
+fn tracking_a() -> (tempfile::TempDir, PathBuf, PositionsFile, Arc<Positions>, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let f = PositionsFile::load(&path);
+    let p = one(&f);
+    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    (dir, path, f, p, k)
+}
+
 fn one(f: &PositionsFile) -> Arc<Positions> {
     f.client(crate::config::DEFAULT_CLIENT, None).0
 }
@@ -251,11 +258,7 @@ fn a_client_added_later_starts_where_the_running_ones_are_not_where_the_file_was
 /// and removes the old ones.
 #[test]
 fn the_log_carries_acknowledgements_and_lines_in_flight_past_a_crash() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
-    let p = one(&f);
-    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    let (dir, path, f, p, k) = tracking_a();
     f.save().unwrap();
     // Three chunks of 10 bytes, 2 lines each, in batches 1, 2 and 3; only 2 and 1 are acknowledged.
     for (seq, to, ts) in [(1u64, 10u64, 100i64), (2, 20, 200), (3, 30, 300)] {
@@ -290,11 +293,7 @@ fn the_log_carries_acknowledgements_and_lines_in_flight_past_a_crash() {
 /// positions file and loaded again, with what was delivered marked.
 #[test]
 fn lines_in_flight_are_saved_and_loaded_with_what_was_delivered() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
-    let p = one(&f);
-    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    let (_dir, path, f, p, k) = tracking_a();
     // One chunk split over batches 5 (acknowledged) and 6 (not).
     p.flight(
         k,
@@ -340,11 +339,7 @@ fn a_journal_cursor_acknowledged_after_the_last_save_survives_a_crash() {
 /// a crash, where this run's records of what it read again come first.
 #[test]
 fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
-    let p = one(&f);
-    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    let (_dir, path, f, p, k) = tracking_a();
     p.flight(k, 30, vec![Run { batch: 1, ts: Some(50), count: 3, delivered: false }]);
     p.register(1, &[AckRef { file: k, offset: 30 }]);
     f.save().unwrap();
@@ -385,11 +380,7 @@ fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
 /// lines and gave lines the fates of others (delivered ones: never sent).
 #[test]
 fn an_agent_killed_twice_before_a_save_replays_each_line_as_it_last_went() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
-    let p = one(&f);
-    let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
+    let (_dir, path, f, p, k) = tracking_a();
     f.save().unwrap();
     // The first run: lines 0..4 (to 40) in batch 1, 4..8 (to 80) in batch 2; only 2 acknowledged.
     p.flight(k, 40, vec![Run { batch: 1, ts: Some(100), count: 4, delivered: false }]);
