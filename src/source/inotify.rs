@@ -226,8 +226,7 @@ impl Hub {
     }
 
     /// Makes `sub`'s watches match its wanted directories: each existing one
-    /// watched, each missing one through its nearest existing parent. True
-    /// when a wanted directory became watched.
+    /// watched, each missing one through its nearest existing parent.
     /// Watches what `sub` wants and is not watched yet; returns true when a
     /// wanted directory is newly watched (rescan). A directory that cannot
     /// be watched is noted as unwatched (said once): its files are polled.
@@ -245,15 +244,16 @@ impl Hub {
             if watched {
                 continue;
             }
-            let failed = if dir.is_dir() {
-                let r = self.add_tree(st, sub, &dir, recursive, true);
-                added |= r.is_ok();
-                r.err().map(|e| (dir.clone(), e))
-            } else {
-                let p = nearest_existing(&dir);
-                let r = self.add(st, sub, &p, Kind::Parent);
-                parents.insert(p.clone());
-                r.err().map(|e| (p, e))
+            let failed = match self.watch_or_parent(st, sub, &dir, recursive) {
+                Ok(Some(p)) => {
+                    parents.insert(p);
+                    None
+                }
+                Ok(None) => {
+                    added = true;
+                    None
+                }
+                Err(e) => Some(e),
             };
             if let Some((at, e)) = failed {
                 let Some(s) = st.subs.get(&sub) else { continue };
@@ -281,6 +281,39 @@ impl Hub {
             self.drop_entries(st, &wd, |e| e.sub == sub && e.kind == Kind::Parent && e.path == path);
         }
         added
+    }
+
+    /// Watches `dir` when it exists (`Ok(None)`), else its nearest existing
+    /// parent (`Ok(Some(parent))`). A directory made between the look and
+    /// the parent's watch raised no event the watch could see (`mkdir -p
+    /// a/b` while `a` is being watched), so after a parent is watched the
+    /// path is looked at again, until it stands still.
+    fn watch_or_parent(
+        &self,
+        st: &mut State,
+        sub: u64,
+        dir: &Path,
+        recursive: bool,
+    ) -> Result<Option<PathBuf>, (PathBuf, std::io::Error)> {
+        // Each turn follows a directory made meanwhile, one level deeper (a
+        // path made and removed over and over settles on the last parent).
+        let mut parent = None;
+        for _ in 0..=dir.components().count() {
+            if dir.is_dir() {
+                return self.add_tree(st, sub, dir, recursive, true).map(|()| None).map_err(|e| (dir.to_path_buf(), e));
+            }
+            let p = nearest_existing(dir);
+            if let Err(e) = self.add(st, sub, &p, Kind::Parent) {
+                return Err((p, e));
+            }
+            if !dir.is_dir() && nearest_existing(dir) == p {
+                return Ok(Some(p));
+            }
+            // A parent watched on the way and no longer needed goes with the
+            // other stale ones at the end of `resolve`.
+            parent = Some(p);
+        }
+        Ok(parent)
     }
 
     /// Removes the entries of `wd` that `pick` selects; the watch goes with
@@ -496,5 +529,46 @@ impl Drop for Subscription {
     fn drop(&mut self) {
         let mut st = self.hub.state();
         self.hub.remove_sub(&mut st, self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watched(hub: &Hub, sub: u64, dir: &Path) -> bool {
+        let st = hub.state();
+        st.by_wd
+            .values()
+            .flatten()
+            .any(|e| e.sub == sub && e.path == dir && matches!(e.kind, Kind::Target { top: true, .. }))
+    }
+
+    /// CI failure of `watch::directories_made_after_the_start_are_watched_at_once`:
+    /// `mkdir -p a/b` made `b` after `resolve` saw `a` without it and before
+    /// `a` was watched; nothing told the source, and `a/b` waited for the
+    /// hourly scan. Raced here a few hundred times, with the path made on
+    /// another thread while the hub resolves.
+    #[test]
+    fn a_directory_made_while_its_parent_is_being_watched_is_watched() {
+        let hub = Hub::get().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            let top = root.path().join(format!("r{i}"));
+            let dir = top.join("a/b/c");
+            let sub = hub.subscribe(&[(dir.clone(), false)]);
+            let maker = {
+                let dir = dir.clone();
+                std::thread::spawn(move || std::fs::create_dir_all(dir).unwrap())
+            };
+            // The hub resolves on every event of the parents, as the path grows.
+            maker.join().unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !watched(hub, sub.id, &dir) {
+                assert!(std::time::Instant::now() < deadline, "round {i}: {} is not watched", dir.display());
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(sub);
+        }
     }
 }
