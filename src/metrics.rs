@@ -25,6 +25,7 @@ pub struct Metrics {
     pub bytes_pushed: IntCounterVec,
     pub push_requests: IntCounterVec,
     pub push_retries: IntCounterVec,
+    pub push_lines_found: IntCounterVec,
     pub push_duration: Histogram,
     pub queue_bytes: IntGaugeVec,
     pub queue_lines: IntGaugeVec,
@@ -152,6 +153,12 @@ impl Metrics {
                 &["client", "status"],
             ),
             push_retries: counter_vec(&r, "tailship_push_retries_total", "Push attempts that were retried, per client.", &["client"]),
+            push_lines_found: counter_vec(
+                &r,
+                "tailship_push_lines_found_stored_total",
+                "Lines of pushes whose answer was lost that a lookup found stored, so they were not sent again, per client.",
+                &["client"],
+            ),
             push_duration,
             queue_bytes: gauge_vec(
                 &r,

@@ -14,40 +14,29 @@
 //! pushes are.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::client::query::{Direction, Pager, QueryClient};
-use crate::client::retry::RetryPolicy;
-use crate::config::{ClientConfig, Reconcile};
+use crate::client::lookup::Lookup;
+use crate::config::ClientConfig;
 use crate::metrics::Metrics;
 use crate::queue::{Budget, Chunk};
 
-/// Entries asked for per request.
-const PAGE: usize = 1000;
-
 /// See the module documentation.
 pub struct Reconciler {
-    query: QueryClient,
-    /// The service cannot be read with these credentials.
-    off: AtomicBool,
+    lookup: Lookup,
     stop: CancellationToken,
 }
 
 impl Reconciler {
     /// `None` with `reconcile = "off"` (or a client that cannot be built, which pushes report).
     pub fn new(c: &ClientConfig, stop: CancellationToken) -> Option<Self> {
-        if c.reconcile == Reconcile::Off {
-            return None;
-        }
-        let query = QueryClient::new(c, RetryPolicy::of(c)).ok()?;
-        Some(Self { query, off: AtomicBool::new(false), stop })
+        Some(Self { lookup: Lookup::new(c)?, stop })
     }
 
     /// Drops the chunk's lines the service already holds; returns how many.
     pub async fn reconcile(&self, chunk: &mut Chunk) -> u64 {
-        if self.off.load(Ordering::Relaxed) {
+        if self.lookup.is_off() {
             return 0;
         }
         let mut stored: HashSet<(u32, i64, String)> = HashSet::new();
@@ -57,22 +46,10 @@ impl Reconciler {
             for e in chunk.entries.iter().filter(|e| e.stream == si && !e.skip) {
                 range = Some(range.map_or((e.ts, e.ts), |(a, b)| (a.min(e.ts), b.max(e.ts))));
             }
-            let Some((first, last)) = range else { continue };
-            let mut pager = Pager::range(&stream.selector(), Direction::Forward, first, last + 1, None, PAGE);
-            while let Some(req) = pager.next_request() {
-                match self.query.range_as(&req, stream.tenant.as_deref(), &self.stop).await {
-                    Ok(entries) => {
-                        let (fresh, _) = pager.accept(&req, entries);
-                        stored.extend(fresh.into_iter().map(|e| (si, e.ts, e.line)));
-                    }
-                    Err(e) => {
-                        if !self.stop.is_cancelled() && !self.off.swap(true, Ordering::Relaxed) {
-                            tracing::info!(error = %e, "cannot query the service to reconcile lines in flight at the last stop; \
-                                they are sent again with the timestamps they first had");
-                        }
-                        return 0;
-                    }
-                }
+            let Some(range) = range else { continue };
+            match self.lookup.stored(&stream.selector(), stream.tenant.as_deref(), range, true, &self.stop).await {
+                Ok(Some(found)) => stored.extend(found.into_iter().map(|(ts, line)| (si, ts, line))),
+                Ok(None) | Err(_) => return 0,
             }
         }
         if stored.is_empty() {

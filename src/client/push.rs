@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -13,6 +14,7 @@ use reqwest::header::{HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{self, Auth, HttpError};
+use super::lookup::{self, Found, Lookup};
 use super::retry::{self, RetryPolicy};
 use crate::config::{ClientConfig, Compression};
 use crate::metrics::{Health, Metrics};
@@ -124,6 +126,8 @@ struct Target {
     client: reqwest::Client,
     url: String,
     auth: Auth,
+    /// Looks a push up before it is sent again after its answer was lost.
+    lookup: Option<Lookup>,
 }
 
 impl Target {
@@ -132,6 +136,7 @@ impl Target {
             client: http::client_for(c, &c.url)?,
             url: http::join_url(&c.url, &c.api_prefix, "push"),
             auth: Auth::of(c),
+            lookup: Lookup::new(c),
         })
     }
 }
@@ -143,6 +148,11 @@ impl Target {
 pub fn refuses_content(e: &HttpError) -> bool {
     e.status().is_some_and(|s| matches!(s.as_u16(), 400 | 413 | 422))
 }
+
+/// Lookups of one push the service may refuse with 429 or 5xx before it
+/// is sent again as it was (see `lookup`); while the service cannot be
+/// reached at all, the push waits.
+const LOOKUP_TRIES: u32 = 3;
 
 /// Sends push requests for one service.
 pub struct Pusher {
@@ -314,6 +324,12 @@ impl Pusher {
             }
         }
         let tenant_header = tenant.and_then(|t| HeaderValue::from_str(t).ok());
+        // What the next attempt sends: less than the first when a lookup
+        // found part of it stored (see `lookup`); `unsure` after an attempt
+        // whose answer was lost.
+        let wire = Mutex::new(wire);
+        let unsure = AtomicBool::new(false);
+        let failed_lookups = AtomicU32::new(0);
         let m = Metrics::get();
         let misconfigured = |e: &HttpError| e.status().is_some_and(|s| s.is_client_error()) && !refuses_content(e);
         let one_off = self.stop_on_refusal.is_some();
@@ -338,31 +354,43 @@ impl Pusher {
             },
             || {
                 let target = self.target();
-                let mut rb = target.client.post(&target.url).header(CONTENT_TYPE, "application/json").body(wire.clone());
-                if gzipped {
-                    rb = rb.header(CONTENT_ENCODING, "gzip");
-                }
-                if let Some(t) = &tenant_header {
-                    rb = rb.header("X-Scope-OrgID", t.clone());
-                }
-                let rb = target.auth.apply(rb);
+                let (unsure, wire, tenant_header, failed_lookups) = (&unsure, &wire, &tenant_header, &failed_lookups);
                 async move {
-                    let started = Instant::now();
-                    let r = http::send(rb, &target.url).await;
-                    m.push_duration.observe(started.elapsed().as_secs_f64());
-                    crate::status::Status::get().push_request(&self.name, started.elapsed(), r.as_ref().err().map(|e| e.to_string()));
-                    let label = match &r {
-                        Ok(resp) => resp.status().as_u16().to_string(),
-                        Err(HttpError::Status { status, .. }) => status.as_u16().to_string(),
-                        Err(_) => "error".to_string(),
-                    };
-                    m.push_requests.with_label_values(&[&*self.name, label.as_str()]).inc();
-                    let failed_before = self.health.push_error_of(&self.name).is_some();
-                    self.health.push_result(&self.name, r.as_ref().err().map(|e| e.to_string()));
-                    if failed_before && r.is_ok() {
-                        tracing::info!(client = %self.name, url = %crate::util::secrets::scrub(&target.url), "pushes succeed again");
+                    if unsure.swap(false, Ordering::Relaxed) {
+                        // The last attempt may have been stored: look it up first.
+                        let sent = wire.lock().map(|w| w.clone()).unwrap_or_default();
+                        match self.look_up(&target, &sent, gzipped, tenant, abort).await {
+                            Ok(None) => {}
+                            Ok(Some(Found::All { .. })) => return Ok(()),
+                            Ok(Some(left)) => {
+                                if let (Found::Some { body, .. }, Ok(mut w)) = (left, wire.lock()) {
+                                    *w = Bytes::from(body);
+                                }
+                            }
+                            // The service cannot be read just now: the next attempt
+                            // asks again. Unreachable, it cannot take the push
+                            // either; but a read path that answers with errors for
+                            // long (Loki's queriers down, say) must not hold
+                            // pushes back for ever.
+                            Err(e)
+                                if e.status().is_none()
+                                    || failed_lookups.fetch_add(1, Ordering::Relaxed) < LOOKUP_TRIES =>
+                            {
+                                unsure.store(true, Ordering::Relaxed);
+                                return Err(e);
+                            }
+                            Err(e) => {
+                                tracing::warn!(client = %self.name, error = %e,
+                                    "cannot look up a push whose answer was lost; it is sent again as it was");
+                            }
+                        }
                     }
-                    r.map(|_| ())
+                    let body = wire.lock().map(|w| w.clone()).unwrap_or_default();
+                    let r = self.send_once(&target, body, gzipped, tenant_header.as_ref()).await;
+                    if r.as_ref().is_err_and(lookup::answer_lost) {
+                        unsure.store(true, Ordering::Relaxed);
+                    }
+                    r
                 }
             },
         )
@@ -397,6 +425,74 @@ impl Pusher {
             }
         };
         (outcome, wire_len)
+    }
+
+    /// One push request of `body`, with its metrics, status and health.
+    async fn send_once(
+        &self,
+        target: &Target,
+        body: Bytes,
+        gzipped: bool,
+        tenant: Option<&HeaderValue>,
+    ) -> Result<(), HttpError> {
+        let m = Metrics::get();
+        let mut rb = target.client.post(&target.url).header(CONTENT_TYPE, "application/json").body(body);
+        if gzipped {
+            rb = rb.header(CONTENT_ENCODING, "gzip");
+        }
+        if let Some(t) = tenant {
+            rb = rb.header("X-Scope-OrgID", t.clone());
+        }
+        let rb = target.auth.apply(rb);
+        let started = Instant::now();
+        let r = http::send(rb, &target.url).await;
+        m.push_duration.observe(started.elapsed().as_secs_f64());
+        crate::status::Status::get().push_request(
+            &self.name,
+            started.elapsed(),
+            r.as_ref().err().map(|e| e.to_string()),
+        );
+        let label = match &r {
+            Ok(resp) => resp.status().as_u16().to_string(),
+            Err(HttpError::Status { status, .. }) => status.as_u16().to_string(),
+            Err(_) => "error".to_string(),
+        };
+        m.push_requests.with_label_values(&[&*self.name, label.as_str()]).inc();
+        let failed_before = self.health.push_error_of(&self.name).is_some();
+        self.health.push_result(&self.name, r.as_ref().err().map(|e| e.to_string()));
+        if failed_before && r.is_ok() {
+            tracing::info!(client = %self.name, url = %crate::util::secrets::scrub(&target.url), "pushes succeed again");
+        }
+        r.map(|_| ())
+    }
+
+    /// Looks up `sent`, whose answer was lost: `None` to send it as it is
+    /// (nothing found, or lookups off), else what was found, a smaller body
+    /// ready for the wire. An error that may pass is the attempt's error.
+    async fn look_up(
+        &self,
+        target: &Target,
+        sent: &[u8],
+        gzipped: bool,
+        tenant: Option<&str>,
+        abort: &CancellationToken,
+    ) -> Result<Option<Found>, HttpError> {
+        let Some(lookup) = target.lookup.as_ref().filter(|l| !l.is_off()) else { return Ok(None) };
+        let found = lookup.push_body(sent, gzipped, tenant, abort).await?;
+        let n = match &found {
+            Found::Nothing => return Ok(None),
+            Found::Some { found, .. } | Found::All { found } => *found,
+        };
+        Metrics::get().push_lines_found.with_label_values(&[&self.name]).inc_by(n);
+        tracing::info!(client = %self.name, found = n, all = matches!(found, Found::All { .. }),
+            "a push whose answer was lost was looked up: the lines found stored are not sent again");
+        match found {
+            Found::Some { body, found } if gzipped => match gzip(&body, self.compression_level) {
+                Ok(z) => Ok(Some(Found::Some { body: z, found })),
+                Err(_) => Ok(None),
+            },
+            other => Ok(Some(other)),
+        }
     }
 
     /// The client's name (`client.name`).
