@@ -324,6 +324,11 @@ impl FileSource {
         let mut parked_seen: Vec<u64> = Vec::new();
         let mut held_seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
         for path in candidates {
+            // Told to stop: the rest of a scan of 100,000 files waits for the next run
+            // (the shutdown deadline holds while a scan looks, see `agent`).
+            if self.out.stopped() {
+                return;
+            }
             let Ok(meta) = std::fs::metadata(&path) else { continue };
             if !meta.is_file() {
                 continue;
@@ -391,6 +396,9 @@ impl FileSource {
         // generations never seen.
         let mut rotated: Vec<(PathBuf, SystemTime)> = Vec::new();
         for (path, id) in new {
+            if self.out.stopped() {
+                return;
+            }
             self.open(&path, id);
             if !self.first_scan && self.mode == Mode::Follow {
                 rotated.push((path, self.started));
