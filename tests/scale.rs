@@ -18,10 +18,11 @@ fn stored(r: &Receiver) -> u64 {
 }
 
 /// Each file's `filename` label makes it a stream. The interner held every
-/// stream for the agent's lifetime: files created and deleted all day grew
-/// the agent by one stream per file name ever seen.
+/// stream for the agent's lifetime, and the positions store every deleted
+/// file's entry for a week: files created and deleted all day grew the agent
+/// by a stream and an entry per file name ever seen.
 #[test]
-fn the_streams_of_deleted_files_are_freed_not_kept_for_the_agents_lifetime() {
+fn the_streams_and_positions_entries_of_deleted_files_are_freed_not_kept() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).unwrap();
@@ -44,6 +45,14 @@ fn the_streams_of_deleted_files_are_freed_not_kept_for_the_agents_lifetime() {
         "{} streams left after every file was deleted",
         agent.metric("tailship_streams")
     );
+    // Nor are their positions entries kept (for a week, before): read to
+    // their ends and delivered, deleted files leave nothing to look for.
+    let entries = || -> usize {
+        let text = std::fs::read_to_string(dir.path().join("positions.json")).unwrap_or_default();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        json["files"].as_array().map_or(usize::MAX, Vec::len)
+    };
+    assert!(wait_for(Duration::from_secs(10), || entries() == 0), "{} positions entries left", entries());
     // A file made again under a deleted one's name gets a stream again.
     std::fs::write(logs.join("f0.log"), "back again\n").unwrap();
     assert!(wait_for(Duration::from_secs(20), || stored(&r) == FILES + 1));

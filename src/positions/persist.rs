@@ -111,6 +111,7 @@ impl SavedState {
                     end: f.end,
                     read_to: 0,
                     seen_at_ms: f.seen_at_ms,
+                    gone: false,
                     flight: VecDeque::new(),
                     replay: f.flight.into_iter().fold(VecDeque::new(), |mut all, r| {
                         super::flight::add(&mut all, r);
@@ -133,8 +134,25 @@ impl Positions {
     pub(super) fn saved(&self) -> SavedState {
         let mut st = self.lock();
         let now = now_secs();
-        st.files
-            .retain(|_, f| f.active || !f.pending.is_empty() || now.saturating_sub(f.updated_at) < FORGET_AFTER_SECS);
+        // Forgotten: entries not seen for a week, and those of deleted files
+        // delivered to their end (no tombstone is needed: no copy of their
+        // content is left to be found again). With files made and deleted all
+        // day, the store kept an entry per file for a week (#29 item 8).
+        let mut forgotten = Vec::new();
+        st.files.retain(|k, f| {
+            let stale = now.saturating_sub(f.updated_at) >= FORGET_AFTER_SECS;
+            let done = f.gone && f.end.is_some_and(|e| f.committed >= e) && f.flight.is_empty() && f.replay.is_empty();
+            let keep = f.active || !f.pending.is_empty() || !(stale || done);
+            if !keep {
+                forgotten.push((*k, f.fp));
+            }
+            keep
+        });
+        if let Some(ix) = st.index.as_mut() {
+            for (k, fp) in forgotten {
+                ix.remove(k, fp);
+            }
+        }
         let mut files: Vec<SavedFile> = st
             .files
             .iter()
@@ -213,8 +231,13 @@ pub(super) fn write(
     } else {
         SavedFileV { version: PER_CLIENT, one: None, clients: Some(clients), wal }
     };
-    let json = serde_json::to_vec_pretty(&file).unwrap_or_default();
-    let r = write_atomically(path, &json);
+    // Written as it is serialized: with 100,000 files the whole text in
+    // memory first was some 40 MiB more at every save.
+    let r = write_atomically_with(path, |w| {
+        let mut w = std::io::BufWriter::with_capacity(64 << 10, w);
+        serde_json::to_writer_pretty(&mut w, &file).map_err(std::io::Error::other)?;
+        w.flush()
+    });
     let m = Metrics::get();
     match &r {
         Ok(()) => {
@@ -244,6 +267,14 @@ fn set_aside(path: &Path, why: &str) {
 /// Writes `data` to `path` so that a crash leaves either the old or the new file:
 /// temp file, fsync, rename, fsync of the directory.
 pub fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, |w| w.write_all(data))
+}
+
+/// [`write_atomically`], with the content written by `fill`.
+pub fn write_atomically_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -259,7 +290,7 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
         ))
         .suffix(".tmp")
         .tempfile_in(&dir)?;
-    tmp.write_all(data)?;
+    fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     // On failure the temp file is removed when `tmp` drops.
     tmp.persist(path).map_err(|e| e.error)?;

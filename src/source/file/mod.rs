@@ -545,6 +545,9 @@ impl FileSource {
                 if t.detached {
                     // Rotated away or deleted, and read to its end: nothing more will come.
                     self.positions.finish(t.key, t.offset);
+                    if t.file.metadata().is_ok_and(|m| m.nlink() == 0) {
+                        self.positions.deleted(t.key);
+                    }
                 } else {
                     self.positions.release(t.key, t.size, 0);
                 }
