@@ -266,11 +266,7 @@ fn set_aside(path: &Path, why: &str) {
 
 /// Writes `data` to `path` so that a crash leaves either the old or the new file:
 /// temp file, fsync, rename, fsync of the directory.
-pub fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    write_atomically_with(path, |w| w.write_all(data))
-}
-
-/// [`write_atomically`], with the content written by `fill`.
+/// The content is written by `fill`.
 pub fn write_atomically_with(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
