@@ -150,6 +150,16 @@ impl FileHandle {
     pub fn renamed(&self, path: &Path) {
         *lock(&self.0.path) = path.to_path_buf();
     }
+
+    /// The file's path (the last it was renamed to).
+    pub fn path(&self) -> PathBuf {
+        self.0.path()
+    }
+
+    /// True when the file's path is `path`.
+    pub fn is_at(&self, path: &Path) -> bool {
+        *lock(&self.0.path) == path
+    }
 }
 
 impl Drop for FileHandle {

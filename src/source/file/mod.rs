@@ -361,8 +361,7 @@ impl FileSource {
                     // Unchanged since it was parked: its content, at its path.
                     parked_seen.push(p.key);
                 }
-                if p.path != path {
-                    p.path = path.clone();
+                if !p.status.is_at(&path) {
                     p.status.renamed(&path);
                     self.positions.renamed(p.key, &path);
                 }
@@ -385,7 +384,7 @@ impl FileSource {
         self.make_room_for(changed.len() + new.len());
         for id in changed {
             if let Some(p) = self.parked.remove(&id) {
-                self.unpark(p);
+                self.unpark(id, p);
             }
         }
         self.positions.seen_at_path(&parked_seen);
