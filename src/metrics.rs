@@ -8,7 +8,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use prometheus::{Encoder, Histogram, HistogramOpts, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
 use tokio_util::sync::CancellationToken;
 
 pub mod custom;
@@ -30,6 +32,7 @@ pub struct Metrics {
     pub queue_bytes: IntGaugeVec,
     pub queue_lines: IntGaugeVec,
     pub files_open: IntGaugeVec,
+    pub streams: IntGauge,
     pub dirs_polled: IntGaugeVec,
     pub files_unread_bytes: IntGaugeVec,
     pub file_events: IntCounterVec,
@@ -51,6 +54,12 @@ fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCoun
     let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric definition");
     r.register(Box::new(c.clone())).expect("metric registered once");
     c
+}
+
+fn gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
+    let g = IntGauge::new(name, help).expect("valid metric definition");
+    r.register(Box::new(g.clone())).expect("metric registered once");
+    g
 }
 
 fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
@@ -168,6 +177,11 @@ impl Metrics {
             ),
             queue_lines: gauge_vec(&r, "tailship_queue_lines", "Lines read and not yet acknowledged, per client.", &["client"]),
             files_open: gauge_vec(&r, "tailship_files_open", "Files held open, per source.", &["source"]),
+            streams: gauge(
+                &r,
+                "tailship_streams",
+                "Streams (label sets) held now: a stream is freed once its files are gone and its lines were batched.",
+            ),
             dirs_polled: gauge_vec(
                 &r,
                 "tailship_dirs_polled",
@@ -265,11 +279,17 @@ impl Metrics {
     /// The process-wide metrics (on a thread marked by [`mute_this_thread`],
     /// a set nobody serves).
     pub fn get() -> &'static Metrics {
-        static M: OnceLock<Metrics> = OnceLock::new();
         static MUTED: OnceLock<Metrics> = OnceLock::new();
         if crate::status::thread_is_muted() {
             return MUTED.get_or_init(Metrics::new);
         }
+        Self::served()
+    }
+
+    /// The metrics `/metrics` serves, on any thread (for what is counted
+    /// once whichever thread does it: streams made and freed).
+    pub fn served() -> &'static Metrics {
+        static M: OnceLock<Metrics> = OnceLock::new();
         M.get_or_init(Metrics::new)
     }
 

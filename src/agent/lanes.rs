@@ -153,10 +153,10 @@ impl Lane {
         s
     }
 
-    /// Stops this client's sources and waits for their threads.
-    pub(super) async fn stop_sources(&mut self) {
+    /// Stops this client's sources; the task ends when their threads did.
+    pub(super) fn stop_sources(&mut self) -> tokio::task::JoinHandle<()> {
         self.cancel.cancel();
-        join_sources(std::mem::take(&mut self.threads)).await;
+        tokio::spawn(join_sources(std::mem::take(&mut self.threads)))
     }
 
     /// A removed client: what it has queued or in flight is given up at once

@@ -31,7 +31,6 @@ pub mod rule;
 pub mod sender;
 pub mod template;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::retry::RetryPolicy;
 use crate::config::Config;
 use crate::metrics::Metrics;
-use crate::queue::StreamRef;
+use crate::queue::{PerStream, StreamRef};
 use crate::util::cut_at_char as cut;
 use engine::{Annotation, Deliver, Delivery, Engine, Intake, Match};
 use rule::Rule;
@@ -65,8 +64,8 @@ pub struct AlertTap {
     generation: u32,
     current: Arc<Current>,
     tx: mpsc::Sender<Intake>,
-    /// Stream pointer -> (the stream, kept so the pointer is not reused; indices of rules selecting it).
-    streams: HashMap<usize, (StreamRef, Box<[u16]>)>,
+    /// Per stream (while it lives): indices of the rules selecting it.
+    streams: PerStream<Box<[u16]>>,
     /// Matches of the current chunk, one per rule and stream, sent by [`AlertTap::flush`].
     batch: Vec<Match>,
     matched: Vec<IntCounter>,
@@ -79,7 +78,7 @@ const MAX_BATCH: usize = 64;
 impl AlertTap {
     fn new(rules: Arc<[Rule]>, current: Arc<Current>, tx: mpsc::Sender<Intake>) -> Self {
         let (matched, dropped) = counters(&rules);
-        Self { rules, generation: 0, current, tx, streams: HashMap::new(), batch: Vec::new(), matched, dropped }
+        Self { rules, generation: 0, current, tx, streams: PerStream::default(), batch: Vec::new(), matched, dropped }
     }
 
     /// Takes a reloaded rule set (see [`Alerts::reload`]).
@@ -103,12 +102,14 @@ impl AlertTap {
             send(&mut self.batch, &self.tx, &self.matched, &self.dropped);
             self.take_new_rules();
         }
-        let key = Arc::as_ptr(stream) as usize;
         let Self { rules, generation, tx, streams, batch, matched, dropped, .. } = self;
-        let (_, selected) = streams.entry(key).or_insert_with(|| {
+        if rules.is_empty() {
+            return;
+        }
+        let selected = streams.get_or_insert_with(stream, || {
             let sel: Vec<u16> =
                 rules.iter().enumerate().filter(|(_, r)| r.selects(&stream.labels)).map(|(i, _)| i as u16).collect();
-            (stream.clone(), sel.into())
+            sel.into()
         });
         for &ix in selected.iter() {
             if !rules[ix as usize].matches_line(line) {

@@ -14,7 +14,7 @@ use super::{BatchSettings, LineTap};
 use crate::client::json::escape_json_into;
 use crate::pool::{self, Pool};
 use crate::positions::{AckRef, Positions, Run};
-use crate::queue::{Budget, Chunk, StreamRef};
+use crate::queue::{Budget, Chunk, PerStream, StreamRef};
 use crate::util::sleep_until_opt;
 
 /// A sealed batch on its way to the service.
@@ -123,7 +123,7 @@ pub(super) async fn run(
 ) {
     let mut b = Batcher {
         pending: HashMap::new(),
-        last_ts: HashMap::new(),
+        last_ts: PerStream::default(),
         seq: first_seq(),
         bodies: pool::bodies(s.max_bytes, s.max_in_flight),
         digits: TsDigits::new(),
@@ -161,8 +161,8 @@ fn first_seq() -> u64 {
 /// The batcher's state: the tenants' batches being filled.
 struct Batcher {
     pending: HashMap<Option<Arc<str>>, Pending>,
-    /// Per stream (by pointer), the last timestamp batched.
-    last_ts: HashMap<usize, i64>,
+    /// Per stream (by pointer, while it lives), the last timestamp batched.
+    last_ts: PerStream<i64>,
     seq: u64,
     bodies: &'static Pool<u8>,
     digits: TsDigits,
@@ -219,7 +219,7 @@ impl Batcher {
             let run_end = entries[i..].iter().position(|e| e.stream != sid).map_or(entries.len(), |n| i + n);
             let tenant = stream.tenant.clone();
             let key = Arc::as_ptr(&stream) as usize;
-            let mut last = last_ts.get(&key).copied().unwrap_or(i64::MIN);
+            let mut last = last_ts.get(&stream).copied().unwrap_or(i64::MIN);
             while i < run_end {
                 // Lines read again and not sent are recorded, so the file's
                 // records count every line (see `positions::Replay`).
@@ -312,7 +312,7 @@ impl Batcher {
                     seal(full, tenant.clone(), positions, out).await;
                 }
             }
-            last_ts.insert(key, last);
+            *last_ts.get_or_insert_with(&stream, || last) = last;
             last_tenant = Some(tenant);
         }
         if let Some(tap) = tap {

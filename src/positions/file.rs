@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::persist::{self, SavedState};
+use super::persist;
 use super::wal::{self, Wal};
 use super::{Positions, PositionsError, State};
 use crate::config::StartAt;
@@ -177,7 +177,8 @@ impl PositionsFile {
         }
         // A new log first: the state taken next holds everything the older ones say.
         let gen = self.wal.as_ref().map_or(0, |w| w.next_generation());
-        let saved: BTreeMap<String, SavedState> = clients.iter().map(|(k, p)| (k.clone(), p.saved())).collect();
+        let saved: BTreeMap<String, persist::Saving<'_>> =
+            clients.iter().map(|(k, p)| (k.clone(), p.saving())).collect();
         let r = persist::write(path, saved, gen);
         match (&r, &self.wal) {
             (Ok(()), Some(w)) => w.remove_before(gen),

@@ -93,6 +93,9 @@ struct FileState {
     read_to: u64,
     /// See [`SavedFile::seen_at_ms`].
     seen_at_ms: u64,
+    /// The file was deleted (no name left): once delivered to its end, the
+    /// entry is forgotten at the next save (see [`Positions::deleted`]). Not saved.
+    gone: bool,
     /// This process's records of the file's lines in flight (see [`flight`]).
     flight: VecDeque<Flight>,
     /// Records of earlier runs of the agent (loaded from disk, or left by a
@@ -117,6 +120,7 @@ impl FileState {
             end: None,
             read_to: 0,
             seen_at_ms: now_ms(),
+            gone: false,
             flight: VecDeque::new(),
             replay: VecDeque::new(),
         }
@@ -365,6 +369,14 @@ impl Positions {
             f.size = f.size.max(end);
             f.updated_at = now_secs();
             st.dirty = true;
+        }
+    }
+
+    /// A finished file was deleted (its last name removed): nothing can find
+    /// its content again, so its entry is forgotten once delivered to its end.
+    pub fn deleted(&self, key: u64) {
+        if let Some(f) = self.lock().files.get_mut(&key) {
+            f.gone = f.end.is_some();
         }
     }
 

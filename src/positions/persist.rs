@@ -76,6 +76,18 @@ pub(super) struct SavedFileV {
     pub(super) wal: u64,
 }
 
+/// [`SavedFileV`] as written, of any client state that serializes as a [`SavedState`].
+#[derive(Serialize)]
+struct Writing<'a, S> {
+    version: u32,
+    #[serde(flatten)]
+    one: Option<&'a S>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clients: Option<&'a std::collections::BTreeMap<String, S>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    wal: u64,
+}
+
 /// The version of a file with one client's positions at the top level.
 pub(super) const ONE_CLIENT: u32 = 1;
 /// The version of a file with positions per client.
@@ -111,6 +123,7 @@ impl SavedState {
                     end: f.end,
                     read_to: 0,
                     seen_at_ms: f.seen_at_ms,
+                    gone: false,
                     flight: VecDeque::new(),
                     replay: f.flight.into_iter().fold(VecDeque::new(), |mut all, r| {
                         super::flight::add(&mut all, r);
@@ -128,37 +141,120 @@ impl SavedState {
     }
 }
 
+/// Forgets entries not seen for [`FORGET_AFTER_SECS`], and those of deleted
+/// files delivered to their end (no tombstone is needed: no copy of their
+/// content is left to be found again). With files made and deleted all day,
+/// the store kept an entry per file for a week (#29 item 8).
+fn forget(st: &mut State, now: u64) {
+    let mut forgotten = Vec::new();
+    st.files.retain(|k, f| {
+        let stale = now.saturating_sub(f.updated_at) >= FORGET_AFTER_SECS;
+        let done = f.gone && f.end.is_some_and(|e| f.committed >= e) && f.flight.is_empty() && f.replay.is_empty();
+        let keep = f.active || !f.pending.is_empty() || !(stale || done);
+        if !keep {
+            forgotten.push((*k, f.fp));
+        }
+        keep
+    });
+    if let Some(ix) = st.index.as_mut() {
+        for (k, fp) in forgotten {
+            ix.remove(k, fp);
+        }
+    }
+    st.journals.retain(|_, j| j.keep(now, FORGET_AFTER_SECS));
+}
+
+fn saved_file(k: u64, f: &FileState, now: u64) -> SavedFile {
+    SavedFile {
+        key: Some(k),
+        pending: f.pending.iter().copied().collect(),
+        flight: f.replay.iter().chain(f.flight.iter()).cloned().collect(),
+        path: f.path.clone(),
+        fingerprint: format!("{:016x}", f.fp.hash),
+        fingerprint_len: f.fp.len,
+        dev: f.dev,
+        ino: f.ino,
+        offset: f.committed,
+        updated_at: if f.active { now } else { f.updated_at },
+        size: f.size,
+        end: f.end,
+        seen_at_ms: f.seen_at_ms,
+    }
+}
+
+fn saved_journals(st: &State, now: u64) -> Vec<journal::SavedJournal> {
+    let mut journals: Vec<journal::SavedJournal> = st.journals.values().filter_map(|j| j.to_saved(now)).collect();
+    journals.sort_by(|a, b| (&a.source, &a.path).cmp(&(&b.source, &b.path)));
+    journals
+}
+
+/// Entries copied out of the store at a time while it is written.
+const SAVE_PART: usize = 512;
+
+/// One client's positions as they are written: the entries are copied out
+/// [`SAVE_PART`] at a time, each part written before the next is taken
+/// (with 100,000 files, a copy of the whole store was some 25 MiB at every
+/// save). Each entry is as it was when its part was taken; the positions log
+/// started before holds every change after (see [`super::file`]).
+pub(super) struct Saving<'a> {
+    positions: &'a Positions,
+    /// In the order written: by key (the order the files were first seen).
+    keys: Vec<u64>,
+    journals: Vec<journal::SavedJournal>,
+    now: u64,
+}
+
+struct SavingFiles<'a>(&'a Saving<'a>);
+
+impl Serialize for Saving<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("SavedState", 2)?;
+        st.serialize_field("files", &SavingFiles(self))?;
+        if !self.journals.is_empty() {
+            st.serialize_field("journals", &self.journals)?;
+        }
+        st.end()
+    }
+}
+
+impl Serialize for SavingFiles<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let saving = self.0;
+        let mut seq = s.serialize_seq(None)?;
+        for part in saving.keys.chunks(SAVE_PART) {
+            let files: Vec<SavedFile> = {
+                let st = saving.positions.lock();
+                part.iter().filter_map(|k| st.files.get(k).map(|f| saved_file(*k, f, saving.now))).collect()
+            };
+            for f in &files {
+                seq.serialize_element(f)?;
+            }
+        }
+        seq.end()
+    }
+}
+
 impl Positions {
-    /// What to save now (forgetting entries not seen for [`FORGET_AFTER_SECS`]).
+    /// What to save now (forgetting entries, see [`forget`]).
     pub(super) fn saved(&self) -> SavedState {
         let mut st = self.lock();
         let now = now_secs();
-        st.files
-            .retain(|_, f| f.active || !f.pending.is_empty() || now.saturating_sub(f.updated_at) < FORGET_AFTER_SECS);
-        let mut files: Vec<SavedFile> = st
-            .files
-            .iter()
-            .map(|(k, f)| SavedFile {
-                key: Some(*k),
-                pending: f.pending.iter().copied().collect(),
-                flight: f.replay.iter().chain(f.flight.iter()).cloned().collect(),
-                path: f.path.clone(),
-                fingerprint: format!("{:016x}", f.fp.hash),
-                fingerprint_len: f.fp.len,
-                dev: f.dev,
-                ino: f.ino,
-                offset: f.committed,
-                updated_at: if f.active { now } else { f.updated_at },
-                size: f.size,
-                end: f.end,
-                seen_at_ms: f.seen_at_ms,
-            })
-            .collect();
+        forget(&mut st, now);
+        let mut files: Vec<SavedFile> = st.files.iter().map(|(k, f)| saved_file(*k, f, now)).collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        st.journals.retain(|_, j| j.keep(now, FORGET_AFTER_SECS));
-        let mut journals: Vec<journal::SavedJournal> = st.journals.values().filter_map(|j| j.to_saved(now)).collect();
-        journals.sort_by(|a, b| (&a.source, &a.path).cmp(&(&b.source, &b.path)));
-        SavedState { files, journals }
+        SavedState { files, journals: saved_journals(&st, now) }
+    }
+
+    /// What to save now, to be written as it is taken (see [`Saving`]).
+    pub(super) fn saving(&self) -> Saving<'_> {
+        let mut st = self.lock();
+        let now = now_secs();
+        forget(&mut st, now);
+        let mut keys: Vec<u64> = st.files.keys().copied().collect();
+        keys.sort_unstable();
+        Saving { positions: self, keys, journals: saved_journals(&st, now), now }
     }
 
     /// True when something changed since the last save; clears the mark.
@@ -202,19 +298,24 @@ pub(super) fn read(path: &Path) -> Option<SavedFileV> {
 
 /// Writes the positions of `clients` to `path` (version 1 for the one
 /// client of the `[client]` form, else version 2), counting the write.
-pub(super) fn write(
+pub(super) fn write<S: Serialize>(
     path: &Path,
-    clients: std::collections::BTreeMap<String, SavedState>,
+    clients: std::collections::BTreeMap<String, S>,
     wal: u64,
 ) -> Result<(), PositionsError> {
     let one = clients.len() == 1 && clients.contains_key(crate::config::DEFAULT_CLIENT);
     let file = if one {
-        SavedFileV { version: ONE_CLIENT, one: clients.into_values().next(), clients: None, wal }
+        Writing { version: ONE_CLIENT, one: clients.values().next(), clients: None, wal }
     } else {
-        SavedFileV { version: PER_CLIENT, one: None, clients: Some(clients), wal }
+        Writing { version: PER_CLIENT, one: None, clients: Some(&clients), wal }
     };
-    let json = serde_json::to_vec_pretty(&file).unwrap_or_default();
-    let r = write_atomically(path, &json);
+    // Written as it is serialized: with 100,000 files the whole text in
+    // memory first was some 40 MiB more at every save.
+    let r = write_atomically_with(path, |w| {
+        let mut w = std::io::BufWriter::with_capacity(64 << 10, w);
+        serde_json::to_writer_pretty(&mut w, &file).map_err(std::io::Error::other)?;
+        w.flush()
+    });
     let m = Metrics::get();
     match &r {
         Ok(()) => {
@@ -243,7 +344,11 @@ fn set_aside(path: &Path, why: &str) {
 
 /// Writes `data` to `path` so that a crash leaves either the old or the new file:
 /// temp file, fsync, rename, fsync of the directory.
-pub fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+/// The content is written by `fill`.
+pub fn write_atomically_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -259,7 +364,7 @@ pub fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
         ))
         .suffix(".tmp")
         .tempfile_in(&dir)?;
-    tmp.write_all(data)?;
+    fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     // On failure the temp file is removed when `tmp` drops.
     tmp.persist(path).map_err(|e| e.error)?;

@@ -1,6 +1,6 @@
 //! Acknowledgement order, persistence and recovery of the positions store.
 
-use super::persist::write_atomically;
+use super::persist::write_atomically_with;
 use super::*;
 
 #[test]
@@ -69,8 +69,8 @@ fn a_planted_temp_file_symlink_is_never_followed() {
     // The fixed temp name earlier versions used, planted as a link to another file.
     symlink(&victim, dir.path().join(".positions.json.tmp")).unwrap();
     let path = dir.path().join("positions.json");
-    write_atomically(&path, b"{\"version\":1,\"files\":[]}").unwrap();
-    write_atomically(&path, b"{\"version\":1,\"files\":[]}").unwrap();
+    write_atomically_with(&path, |w| std::io::Write::write_all(w, b"{\"version\":1,\"files\":[]}")).unwrap();
+    write_atomically_with(&path, |w| std::io::Write::write_all(w, b"{\"version\":1,\"files\":[]}")).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(std::fs::symlink_metadata(&path).unwrap().file_type().is_file());
     let left: Vec<_> = std::fs::read_dir(dir.path())

@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 pub use chunk::{Chunk, Entry, CHUNK_OVERHEAD, ENTRY_OVERHEAD};
-pub use stream::{Interner, Stream, StreamRef};
+pub use stream::{Interner, PerStream, Stream, StreamRef};
 
 /// The byte budget shared by every line between reading and acknowledgement.
 #[derive(Debug)]

@@ -18,7 +18,7 @@ pub mod report;
 mod ring;
 pub mod view;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -65,6 +65,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One file a file source follows (or followed: see [`DONE_KEEP`]).
 #[derive(Debug)]
 pub struct FileStatus {
+    /// Its place in the list (the order files were first tracked).
+    seq: u64,
     pub source: Arc<str>,
     path: Mutex<PathBuf>,
     /// Device and inode: the size of a followed file is looked up by path,
@@ -148,14 +150,38 @@ impl FileHandle {
     pub fn renamed(&self, path: &Path) {
         *lock(&self.0.path) = path.to_path_buf();
     }
+
+    /// The file's path (the last it was renamed to).
+    pub fn path(&self) -> PathBuf {
+        self.0.path()
+    }
+
+    /// True when the file's path is `path`.
+    pub fn is_at(&self, path: &Path) -> bool {
+        *lock(&self.0.path) == path
+    }
 }
 
 impl Drop for FileHandle {
     fn drop(&mut self) {
+        let mut files = lock(&Status::get().files);
         if self.0.state() != FileState::Done {
-            lock(&Status::get().files).retain(|f| !Arc::ptr_eq(f, &self.0));
+            files.all.remove(&self.0.seq);
+        } else {
+            files.done.entry((self.0.dev, self.0.ino)).or_default().push(self.0.seq);
         }
     }
+}
+
+/// The files listed, in the order they were tracked; done ones (whose
+/// handle is gone) also by device and inode, so a file taken over again
+/// replaces its done entry without a look at every file (100,000 files:
+/// a walk of the whole list per file opened was quadratic).
+#[derive(Debug, Default)]
+struct Files {
+    next: u64,
+    all: BTreeMap<u64, Arc<FileStatus>>,
+    done: HashMap<(u64, u64), Vec<u64>>,
 }
 
 /// What pushes did lately.
@@ -184,7 +210,7 @@ struct AlertStats {
 /// The process-wide status; see the module documentation.
 #[derive(Debug, Default)]
 pub struct Status {
-    files: Mutex<Vec<Arc<FileStatus>>>,
+    files: Mutex<Files>,
     /// Per client.
     push: Mutex<BTreeMap<String, PushStats>>,
     /// When the positions file was last written (Unix ms; 0: not in this run).
@@ -229,7 +255,11 @@ impl Status {
         state: FileState,
     ) -> FileHandle {
         let now = Instant::now();
+        let mut files = lock(&self.files);
+        let seq = files.next;
+        files.next += 1;
         let f = Arc::new(FileStatus {
+            seq,
             source: source.clone(),
             path: Mutex::new(path.to_path_buf()),
             dev,
@@ -243,28 +273,43 @@ impl Status {
             done_at: AtomicU64::new(0),
             ring: Mutex::new(Ring::new(now, [0, 0])),
         });
-        let mut files = lock(&self.files);
         // The same file taken over again (a reload) replaces its done entry.
-        files.retain(|o| !(o.state() == FileState::Done && o.dev == dev && o.ino == ino));
-        files.push(f.clone());
+        for old in files.done.remove(&(dev, ino)).unwrap_or_default() {
+            files.all.remove(&old);
+        }
+        files.all.insert(seq, f.clone());
         FileHandle(f)
     }
 
     /// The files listed now (done ones past [`DONE_KEEP`] are forgotten here).
     pub fn files(&self) -> Vec<Arc<FileStatus>> {
         let mut files = lock(&self.files);
+        let files = &mut *files;
         let now = now_ms();
-        files
-            .retain(|f| f.state() != FileState::Done || now.saturating_sub(f.done_at()) < DONE_KEEP.as_millis() as u64);
-        let done = files.iter().filter(|f| f.state() == FileState::Done).count();
-        if done > DONE_MAX {
-            let mut ends: Vec<u64> =
-                files.iter().filter(|f| f.state() == FileState::Done).map(|f| f.done_at()).collect();
-            ends.sort_unstable();
-            let cut = ends[done - DONE_MAX];
-            files.retain(|f| f.state() != FileState::Done || f.done_at() >= cut);
+        let keep = |f: &FileStatus| now.saturating_sub(f.done_at()) < DONE_KEEP.as_millis() as u64;
+        let mut done: Vec<(u64, u64)> = Vec::new();
+        files.all.retain(|seq, f| {
+            if f.state() != FileState::Done {
+                return true;
+            }
+            let kept = keep(f);
+            if kept {
+                done.push((f.done_at(), *seq));
+            }
+            kept
+        });
+        if done.len() > DONE_MAX {
+            done.sort_unstable();
+            for (_, seq) in &done[..done.len() - DONE_MAX] {
+                files.all.remove(seq);
+            }
         }
-        files.clone()
+        let all = &files.all;
+        files.done.retain(|_, seqs| {
+            seqs.retain(|s| all.contains_key(s));
+            !seqs.is_empty()
+        });
+        files.all.values().cloned().collect()
     }
 
     /// One push request of `client` took `latency`; `error` says why it failed.

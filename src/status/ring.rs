@@ -16,13 +16,20 @@ pub struct Ring<const N: usize> {
 impl<const N: usize> Ring<N> {
     /// A ring whose totals were `v` at `now`.
     pub fn new(now: Instant, v: [u64; N]) -> Self {
-        let mut samples = VecDeque::with_capacity(12);
+        // Room for one: an idle file's ring keeps one sample (see `sample`).
+        let mut samples = VecDeque::with_capacity(1);
         samples.push_back((now, v));
         Self { samples }
     }
 
-    /// Adds a sample, dropping those the window no longer needs.
+    /// Adds a sample, dropping those the window no longer needs. Totals
+    /// equal to the newest sample's add nothing (the rates are the same
+    /// without them: see `rates`), so the ring of an idle file, one of
+    /// 100,000, stays one sample long instead of a dozen.
     pub fn sample(&mut self, now: Instant, v: [u64; N]) {
+        if self.samples.back().is_some_and(|(_, last)| *last == v) {
+            return;
+        }
         self.samples.push_back((now, v));
         // Keep the newest sample at least RATE_WINDOW old as the window's start.
         while self.samples.len() > 1 && self.samples.get(1).is_some_and(|(t, _)| now.duration_since(*t) >= RATE_WINDOW)
@@ -33,11 +40,13 @@ impl<const N: usize> Ring<N> {
 
     /// Per-second rates from the oldest sample in the window to `v` now
     /// (over at least one second, so a file opened a moment ago is not
-    /// credited with a burst's rate).
+    /// credited with a burst's rate). With no sample in the window, the
+    /// newest is the window's start: the totals it holds were still the
+    /// totals at the ticks since (equal totals are not sampled again).
     pub fn rates(&self, now: Instant, v: [u64; N]) -> [f64; N] {
         let base = self.samples.iter().find(|(t, _)| now.duration_since(*t) <= RATE_WINDOW).or(self.samples.back());
         let Some((t, b)) = base else { return [0.0; N] };
-        let secs = now.duration_since(*t).as_secs_f64().max(1.0);
+        let secs = now.duration_since(*t).min(RATE_WINDOW).as_secs_f64().max(1.0);
         let mut out = [0.0; N];
         for i in 0..N {
             out[i] = v[i].saturating_sub(b[i]) as f64 / secs;
@@ -66,6 +75,8 @@ mod tests {
         }
         assert_eq!(r.rates(s(30), [2000]), [0.0], "idle for the whole window");
         assert_eq!(r.rates(s(30), [2050]), [5.0], "50 lines since the window's start");
+        assert_eq!(r.rates(s(45), [2050]), [5.0], "idle ticks add no sample, and count as the window's start");
+        assert_eq!(r.samples.len(), 11, "no sample for equal totals");
     }
 
     #[test]

@@ -324,6 +324,11 @@ impl FileSource {
         let mut parked_seen: Vec<u64> = Vec::new();
         let mut held_seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
         for path in candidates {
+            // Told to stop: the rest of a scan of 100,000 files waits for the next run
+            // (the shutdown deadline holds while a scan looks, see `agent`).
+            if self.out.stopped() {
+                return;
+            }
             let Ok(meta) = std::fs::metadata(&path) else { continue };
             if !meta.is_file() {
                 continue;
@@ -356,8 +361,7 @@ impl FileSource {
                     // Unchanged since it was parked: its content, at its path.
                     parked_seen.push(p.key);
                 }
-                if p.path != path {
-                    p.path = path.clone();
+                if !p.status.is_at(&path) {
                     p.status.renamed(&path);
                     self.positions.renamed(p.key, &path);
                 }
@@ -380,7 +384,7 @@ impl FileSource {
         self.make_room_for(changed.len() + new.len());
         for id in changed {
             if let Some(p) = self.parked.remove(&id) {
-                self.unpark(p);
+                self.unpark(id, p);
             }
         }
         self.positions.seen_at_path(&parked_seen);
@@ -391,6 +395,9 @@ impl FileSource {
         // generations never seen.
         let mut rotated: Vec<(PathBuf, SystemTime)> = Vec::new();
         for (path, id) in new {
+            if self.out.stopped() {
+                return;
+            }
             self.open(&path, id);
             if !self.first_scan && self.mode == Mode::Follow {
                 rotated.push((path, self.started));
@@ -537,6 +544,9 @@ impl FileSource {
                 if t.detached {
                     // Rotated away or deleted, and read to its end: nothing more will come.
                     self.positions.finish(t.key, t.offset);
+                    if t.file.metadata().is_ok_and(|m| m.nlink() == 0) {
+                        self.positions.deleted(t.key);
+                    }
                 } else {
                     self.positions.release(t.key, t.size, 0);
                 }

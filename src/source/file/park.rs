@@ -10,7 +10,6 @@
 //! (a sort of the open files), not a search per file.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::{open_regular, FileSource, Turn};
@@ -24,16 +23,15 @@ use crate::status::{report::FileState, FileHandle};
 pub(super) const PARK_IDLE: Duration = Duration::from_secs(1);
 
 /// A file closed to stay under `max_open_files`; reopened when it changes.
+/// Kept small (one per file of 100,000): its device and inode are its key in
+/// the map, its path is its status's.
 pub(super) struct Parked {
     pub key: u64,
-    pub path: PathBuf,
-    pub dev: u64,
-    pub ino: u64,
     pub fp: Fingerprint,
     /// Where reading goes on (the start of a partial last line, if any).
     pub offset: u64,
-    /// Size and modification time (seconds, nanoseconds) when it was closed.
-    pub seen: (u64, i64, i64),
+    /// Size and modification time (ns since the epoch) when it was closed.
+    pub seen: (u64, i64),
     /// See [`Tailer::since`].
     pub since: std::time::SystemTime,
     pub status: FileHandle,
@@ -42,8 +40,12 @@ pub(super) struct Parked {
 impl Parked {
     /// True when `meta` says the file changed since it was parked.
     pub fn changed(&self, meta: &std::fs::Metadata) -> bool {
-        (meta.len(), meta.mtime(), meta.mtime_nsec()) != self.seen
+        (meta.len(), mtime_ns(meta)) != self.seen
     }
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec())
 }
 
 impl FileSource {
@@ -84,23 +86,13 @@ impl FileSource {
         // Size and time as of now; a file with bytes not yet read (or a
         // stat that failed) is looked at again at the next scan.
         let seen = match meta {
-            Ok(m) if m.len() == t.offset => (m.len(), m.mtime(), m.mtime_nsec()),
-            _ => (u64::MAX, 0, 0),
+            Ok(m) if m.len() == t.offset => (m.len(), mtime_ns(&m)),
+            _ => (u64::MAX, 0),
         };
         t.status.set_state(FileState::Parked);
         self.positions.keep_replay(t.key, t.replay, offset);
-        let p = Parked {
-            key: t.key,
-            path: t.path,
-            dev: t.dev,
-            ino: t.ino,
-            fp: t.fp,
-            offset,
-            seen,
-            since: t.since,
-            status: t.status,
-        };
-        self.parked.insert((p.dev, p.ino), p);
+        let p = Parked { key: t.key, fp: t.fp, offset, seen, since: t.since, status: t.status };
+        self.parked.insert((t.dev, t.ino), p);
     }
 
     /// After a file was opened (the last tailer): over `max_open_files`, it
@@ -117,18 +109,19 @@ impl FileSource {
 
     /// Reopens a parked file that changed; a file whose first bytes changed
     /// starts again at 0.
-    pub(super) fn unpark(&mut self, p: Parked) {
-        let (file, meta) = match open_regular(&p.path) {
+    pub(super) fn unpark(&mut self, id: (u64, u64), p: Parked) {
+        let path = p.status.path();
+        let (file, meta) = match open_regular(&path) {
             Ok(Some(f)) => f,
             Ok(None) | Err(_) => {
                 self.positions.release(p.key, p.offset, 0);
                 return;
             }
         };
-        if (meta.dev(), meta.ino()) != (p.dev, p.ino) {
+        if (meta.dev(), meta.ino()) != id {
             // The path names another file now (rotated since the scan looked):
             // the parked file waits for a scan to find it under its new name.
-            self.parked.insert((p.dev, p.ino), p);
+            self.parked.insert(id, p);
             return;
         }
         let (now_fp, prefix) = fingerprint::of_file(&file);
@@ -141,7 +134,7 @@ impl FileSource {
             self.event("truncated");
         }
         self.event("opened");
-        let filename = p.path.to_string_lossy().into_owned();
+        let filename = path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         p.status.set_state(FileState::Following);
         if !same {
@@ -152,11 +145,11 @@ impl FileSource {
             replay,
             status: p.status,
             key,
-            linked: is_link(&p.path),
-            path: p.path,
+            linked: is_link(&path),
+            path,
             file,
-            dev: p.dev,
-            ino: p.ino,
+            dev: id.0,
+            ino: id.1,
             fp,
             offset,
             feed,
