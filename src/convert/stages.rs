@@ -352,10 +352,7 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             let text = m.text("template", r).unwrap_or_default();
             if let Err(e) = crate::pipeline::GoTemplate::parse(&text) {
-                return r.skip(
-                    m.key("template"),
-                    format!("not a Go template tailship reads (Promtail's sprig functions are not here): {e}"),
-                );
+                return r.skip(m.key("template"), format!("not a Go template tailship reads: {e}"));
             }
             p.stages.push(Stage::plain(Kind::Template(src, text)));
         }

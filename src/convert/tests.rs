@@ -376,3 +376,17 @@ fn sampling_and_pack_carry_over() {
     let pk = s.stages[1].pack.as_ref().expect("pack");
     assert_eq!((pk.labels.as_slice(), pk.ingest_timestamp), (&["job".to_string()][..], Some(false)));
 }
+
+#[test]
+fn templates_with_sprig_functions_carry_over_and_the_few_missing_are_reported() {
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - regex: {{ expression: '^(?P<lvl>\w+)' }}
+      - template: {{ source: lvl, template: '{{{{ .Value | default "info" | upper | trunc 4 }}}}' }}
+      - template: {{ source: pw, template: '{{{{ bcrypt .Value }}}}' }}
+"#
+    ));
+    assert_eq!(skipped(&c), ["clients", "scrape_configs[0].pipeline_stages[2].template.template"]);
+    assert!(c.untranslated[1].message.contains("bcrypt"), "{:?}", c.untranslated[1]);
+    assert_eq!(compiles(&c).sources[0].stages.len(), 2);
+}
