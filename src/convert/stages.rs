@@ -144,8 +144,11 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
         "static_labels" => {
             for (label, value) in pairs(k, body, r) {
                 if is_valid_label_name(&label) {
-                    p.static_labels.retain(|(l, _)| *l != label);
-                    p.static_labels.push((label, value));
+                    // An empty value sets nothing, as in Promtail.
+                    if !value.is_empty() {
+                        p.static_labels.retain(|(l, _)| *l != label);
+                        p.static_labels.push((label, value));
+                    }
                 } else {
                     r.skip(format!("{k}.{label}"), "not a valid label name");
                 }

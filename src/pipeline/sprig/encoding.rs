@@ -43,6 +43,10 @@ pub(super) const FUNCS: &[(&str, Func)] = &[
     ("randAlpha", rand_alpha),
     ("randNumeric", rand_numeric),
     ("randAscii", rand_ascii),
+    ("uuidv4", uuidv4),
+    ("deepCopy", deep_copy),
+    ("mustDeepCopy", deep_copy),
+    ("getHostByName", get_host_by_name),
 ];
 
 fn one(name: &str, args: &[Value], f: impl Fn(&str) -> String) -> Out {
@@ -322,4 +326,27 @@ fn rand_numeric(args: &[Value]) -> Out {
 fn rand_ascii(args: &[Value]) -> Out {
     let printable: Vec<u8> = (32u8..=126).collect();
     random("randAscii", args, &printable)
+}
+
+/// A random (version 4) UUID.
+fn uuidv4(args: &[Value]) -> Out {
+    arity("uuidv4", args, 0)?;
+    let mut b: [u8; 16] = std::array::from_fn(|_| fastrand::u8(..));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    string(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]))
+}
+
+fn deep_copy(args: &[Value]) -> Out {
+    arity("deepCopy", args, 1)?;
+    Ok(args[0].clone())
+}
+
+/// An address of the host name (the system's resolver; "" when there is none).
+fn get_host_by_name(args: &[Value]) -> Out {
+    one("getHostByName", args, |name| {
+        use std::net::ToSocketAddrs;
+        (name, 0).to_socket_addrs().ok().and_then(|mut a| a.next()).map(|a| a.ip().to_string()).unwrap_or_default()
+    })
 }

@@ -58,6 +58,9 @@ pub(super) const FUNCS: &[(&str, Func)] = &[
     ("osExt", ext),
     ("isAbs", is_abs),
     ("osIsAbs", is_abs),
+    ("wrap", wrap),
+    ("wrapWith", wrap_with),
+    ("shuffle", shuffle),
 ];
 
 fn one(name: &str, args: &[Value], f: impl Fn(&str) -> String) -> Out {
@@ -456,4 +459,62 @@ fn ext(args: &[Value]) -> Out {
 fn is_abs(args: &[Value]) -> Out {
     arity("isAbs", args, 1)?;
     bool(text("isAbs", args, 0)?.starts_with('/'))
+}
+
+/// goutils' `WrapCustom`: lines of at most `width` characters, broken at
+/// the last space that fits; a longer word is cut (`cut`) or left whole.
+fn wrap_text(s: &str, width: i64, newline: &str, cut: bool) -> String {
+    let c = chars(s);
+    let width = width.max(1) as usize;
+    let (len, mut at) = (c.len(), 0);
+    let mut out = String::new();
+    let take = |from: usize, to: usize| c[from..to.min(len)].iter().collect::<String>();
+    while len - at > width {
+        if c[at] == ' ' {
+            at += 1;
+            continue;
+        }
+        let end = (width + at + 1).min(len);
+        if let Some(space) = c[at..end].iter().rposition(|&ch| ch == ' ') {
+            out.push_str(&take(at, at + space));
+            out.push_str(newline);
+            at += space + 1;
+        } else if cut {
+            out.push_str(&take(at, at + width));
+            out.push_str(newline);
+            at += width;
+        } else {
+            match c[at + width..].iter().position(|&ch| ch == ' ') {
+                None => {
+                    out.push_str(&take(at, len));
+                    at = len;
+                }
+                Some(i) => {
+                    out.push_str(&take(at, at + width + i));
+                    out.push_str(newline);
+                    at += width + i + 1;
+                }
+            }
+        }
+    }
+    out.push_str(&take(at, len));
+    out
+}
+
+fn wrap(args: &[Value]) -> Out {
+    arity("wrap", args, 2)?;
+    string(wrap_text(&text("wrap", args, 1)?, to_i64(&args[0]), "\n", false))
+}
+
+fn wrap_with(args: &[Value]) -> Out {
+    arity("wrapWith", args, 3)?;
+    string(wrap_text(&text("wrapWith", args, 2)?, to_i64(&args[0]), &text("wrapWith", args, 1)?, true))
+}
+
+fn shuffle(args: &[Value]) -> Out {
+    one("shuffle", args, |s| {
+        let mut c = chars(s);
+        fastrand::shuffle(&mut c);
+        c.into_iter().collect()
+    })
 }

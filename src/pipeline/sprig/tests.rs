@@ -64,6 +64,15 @@ fn strings() {
             "baz|foo/bar|foo/baz|.bar|true",
         ),
         (r#"{{ toString 5 }}|{{ hello }}"#, "5|Hello!"),
+        (r#"{{ wrapWith 5 "\t" "Hello World" }}|{{ wrap 5 "Hello World" }}"#, "Hello\tWorld|Hello\nWorld"),
+        (
+            r#"{{ shuffle "aab" | len }}|{{ uuidv4 | regexMatch "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$" }}"#,
+            "3|true",
+        ),
+        (
+            r#"{{ getHostByName "localhost" | regexMatch "^(127\\.0\\.0\\.1|::1)$" }}|{{ deepCopy (list 1) | first }}"#,
+            "true|1",
+        ),
     ]);
 }
 
