@@ -9,7 +9,7 @@
 //! `multiline_test.go` (Test_multilineStage_Process, 1 case) below, and the
 //! cases in `tests/data/promtail_cases/*.yaml` (cri/docker, decolorize,
 //! drop, labels (static_labels, labeldrop, labelallow), limit, match,
-//! output, pack, pipeline, replace, template, tenant): **114 of 118 give Promtail's
+//! output, pack, pipeline, replace, template, tenant, timestamp): **121 of 125 give Promtail's
 //! result** (`cargo test --test promtail_cases -- --nocapture` prints the
 //! table; before issue 24's last round, 65 of 69). The 4 others are
 //! deliberate: 3 `drop` cases whose `source` no stage ever extracts (the
@@ -18,8 +18,8 @@
 //! trailing newline, tailship never ships one). Cases whose input is not a
 //! line of one file (entries with label sets of their own, multi-line
 //! entries, a time two hours back) and those whose expectation is neither a
-//! line, a label nor a tenant (extracted maps are shown through an `output`
-//! stage instead; timestamps, debug logs) are not ported.
+//! line, a label, a tenant nor a time (extracted maps are shown through an
+//! `output` or `labels` stage instead; debug logs) are not ported.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -142,7 +142,7 @@ const CASES: &[Case] = &[
 ];
 
 /// The cases measured to give Promtail's result; the count may only go up.
-const SAME_AT_LEAST: usize = 114;
+const SAME_AT_LEAST: usize = 121;
 
 /// A case to run: one of [`CASES`], or one read from
 /// `tests/data/promtail_cases/*.yaml` (a list of `name`, `stages` (the
@@ -157,6 +157,7 @@ struct Owned {
     expected: Vec<String>,
     want_labels: Vec<(String, String)>,
     tenant: Option<String>,
+    ts: Option<i128>,
 }
 
 fn strings(y: &yaml_rust2::Yaml) -> Vec<String> {
@@ -176,6 +177,7 @@ fn all_cases() -> Vec<Owned> {
             expected: owned(c.expected),
             want_labels: Vec::new(),
             tenant: None,
+            ts: None,
         })
         .collect();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/promtail_cases");
@@ -205,6 +207,7 @@ fn all_cases() -> Vec<Owned> {
                 expected: strings(&c["expected"]),
                 want_labels: pairs(&c["expected_labels"]),
                 tenant: c["expected_tenant"].as_str().map(String::from),
+                ts: c["expected_ts"].as_str().map(|t| t.parse().unwrap()),
             });
         }
     }
@@ -253,6 +256,7 @@ fn run_case(i: usize, c: &Owned, r: &Receiver) -> Outcome {
         .flat_map(|e| {
             c.want_labels.iter().filter(|(k, v)| label(e, k) != *v).map(|(k, _)| format!("{k}={:?}", label(e, k)))
         })
+        .chain(arrived.iter().filter(|e| c.ts.is_some_and(|t| t != e.ts)).map(|e| format!("ts={}", e.ts)))
         .collect();
     let mut lines: Vec<String> = arrived.into_iter().map(|e| e.line).collect();
     let _ = agent.terminate(Duration::from_secs(15));
