@@ -58,6 +58,8 @@ pub(super) const FUNCS: &[(&str, Func)] = &[
     ("split", split),
     ("splitList", split_list),
     ("splitn", splitn),
+    ("urlParse", url_parse),
+    ("urlJoin", url_join),
 ];
 
 type Map = HashMap<String, Value>;
@@ -379,3 +381,103 @@ fn splitn(args: &[Value]) -> Out {
         Err(_) => indexed(s.split(sep.as_str())),
     }
 }
+
+fn decoded(s: &str) -> String {
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
+
+/// `urlParse URL`: a dict of `scheme`, `host`, `hostname`, `path`, `query`,
+/// `opaque`, `fragment` and `userinfo` (Go's `url.Parse`: a URL without a
+/// scheme is a path with its query and fragment).
+fn url_parse(args: &[Value]) -> Out {
+    arity("urlParse", args, 1)?;
+    let s = text("urlParse", args, 0)?;
+    let mut d: Map = ["scheme", "host", "hostname", "path", "query", "opaque", "fragment", "userinfo"]
+        .iter()
+        .map(|k| (k.to_string(), Value::String(String::new())))
+        .collect();
+    let mut put = |k: &str, v: String| {
+        d.insert(k.to_string(), Value::String(v));
+    };
+    match url::Url::parse(&s) {
+        Ok(u) => {
+            let host = u.host_str().unwrap_or("").to_string();
+            put("scheme", u.scheme().to_string());
+            put("host", u.port().map_or(host.clone(), |p| format!("{host}:{p}")));
+            put("hostname", host.trim_start_matches('[').trim_end_matches(']').to_string());
+            if u.cannot_be_a_base() {
+                put("opaque", u.path().to_string());
+            } else {
+                put("path", decoded(u.path()));
+            }
+            put("query", u.query().unwrap_or("").to_string());
+            put("fragment", decoded(u.fragment().unwrap_or("")));
+            let user = match (u.username(), u.password()) {
+                ("", None) => String::new(),
+                (n, None) => n.to_string(),
+                (n, Some(p)) => format!("{n}:{p}"),
+            };
+            put("userinfo", user);
+        }
+        Err(url::ParseError::RelativeUrlWithoutBase) => {
+            let (rest, fragment) = s.split_once('#').unwrap_or((&s, ""));
+            let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+            put("path", decoded(path));
+            put("query", query.to_string());
+            put("fragment", decoded(fragment));
+        }
+        Err(e) => return Err(err("urlParse", format!("unable to parse url: {e}"))),
+    }
+    Ok(Value::Map(d))
+}
+
+/// `urlJoin DICT`: the URL of a dict like `urlParse`'s.
+fn url_join(args: &[Value]) -> Out {
+    arity("urlJoin", args, 1)?;
+    let d = map_at("urlJoin", args, 0)?;
+    let get = |k: &str| d.get(k).map(strval).unwrap_or_default();
+    let mut out = String::new();
+    if !get("scheme").is_empty() {
+        out.push_str(&get("scheme"));
+        out.push(':');
+    }
+    if !get("opaque").is_empty() {
+        out.push_str(&get("opaque"));
+    } else {
+        if !get("host").is_empty() || !get("userinfo").is_empty() {
+            out.push_str("//");
+            if !get("userinfo").is_empty() {
+                out.push_str(&get("userinfo"));
+                out.push('@');
+            }
+            out.push_str(&get("host"));
+        }
+        let path = get("path");
+        if !path.is_empty() && !path.starts_with('/') && !get("host").is_empty() {
+            out.push('/');
+        }
+        out.push_str(&percent_encoding::utf8_percent_encode(&path, PATH).to_string());
+    }
+    if !get("query").is_empty() {
+        out.push('?');
+        out.push_str(&get("query"));
+    }
+    if !get("fragment").is_empty() {
+        out.push('#');
+        out.push_str(&percent_encoding::utf8_percent_encode(&get("fragment"), PATH).to_string());
+    }
+    string(out)
+}
+
+/// What Go escapes in a URL path.
+const PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');

@@ -176,6 +176,14 @@ fn lists_and_dicts() {
             r#"{"a":1,"b":3}|{"a":2}"#,
         ),
         (r#"{{ join "-" (list "a" 1 true) }}"#, "a-1-true"),
+        (
+            r#"{{ $u := urlParse "https://ann:pw@example.com:8443/a%20b/c?x=1&y=2#top" }}{{ $u.scheme }}|{{ $u.host }}|{{ $u.hostname }}|{{ $u.path }}|{{ $u.query }}|{{ $u.fragment }}|{{ $u.userinfo }}"#,
+            "https|example.com:8443|example.com|/a b/c|x=1&y=2|top|ann:pw",
+        ),
+        (
+            r#"{{ (urlParse "/p/q?k=v").path }}|{{ urlJoin (dict "scheme" "http" "host" "h:1" "path" "/a b" "query" "q=1") }}"#,
+            "/p/q|http://h:1/a%20b?q=1",
+        ),
     ]);
     assert!(render(r#"{{ first "abc" }}"#).starts_with("ERROR"));
 }
