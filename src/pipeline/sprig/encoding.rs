@@ -47,6 +47,8 @@ pub(super) const FUNCS: &[(&str, Func)] = &[
     ("deepCopy", deep_copy),
     ("mustDeepCopy", deep_copy),
     ("getHostByName", get_host_by_name),
+    ("semver", semver_of),
+    ("semverCompare", semver_compare),
 ];
 
 fn one(name: &str, args: &[Value], f: impl Fn(&str) -> String) -> Out {
@@ -349,4 +351,85 @@ fn get_host_by_name(args: &[Value]) -> Out {
         use std::net::ToSocketAddrs;
         (name, 0).to_socket_addrs().ok().and_then(|mut a| a.next()).map(|a| a.ip().to_string()).unwrap_or_default()
     })
+}
+
+/// A version as Masterminds' semver reads it: a leading `v`, and a minor or
+/// patch left out (`1.2` is 1.2.0).
+fn version(s: &str) -> Option<semver::Version> {
+    let s = s.trim().trim_start_matches(['v', 'V']);
+    let end = s.find(['-', '+']).unwrap_or(s.len());
+    let (core, tail) = s.split_at(end);
+    let mut parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return None;
+    }
+    while parts.len() < 3 {
+        parts.push("0");
+    }
+    semver::Version::parse(&format!("{}{tail}", parts.join("."))).ok()
+}
+
+/// `semver TEXT`: a dict of `Major`, `Minor`, `Patch`, `Prerelease` and `Metadata`.
+fn semver_of(args: &[Value]) -> Out {
+    arity("semver", args, 1)?;
+    let s = text("semver", args, 0)?;
+    let v = version(&s).ok_or_else(|| err("semver", format!("invalid semantic version {s:?}")))?;
+    let mut m = HashMap::new();
+    m.insert("Major".to_string(), Value::from(v.major));
+    m.insert("Minor".to_string(), Value::from(v.minor));
+    m.insert("Patch".to_string(), Value::from(v.patch));
+    m.insert("Prerelease".to_string(), Value::String(v.pre.to_string()));
+    m.insert("Metadata".to_string(), Value::String(v.build.to_string()));
+    Ok(Value::Map(m))
+}
+
+/// One of Masterminds' constraints (`>= 1.2`, `~1.3`, `^2`, `1.2.x`,
+/// `!=1.4`, `1.2 - 1.4`, a bare version meaning `=`) against `v`.
+fn one_constraint(c: &str, v: &semver::Version) -> Option<bool> {
+    let c = c.trim();
+    if let Some(rest) = c.strip_prefix("!=") {
+        let want = version(rest)?;
+        return Some(*v != want);
+    }
+    let c = c.replace("=<", "<=").replace("=>", ">=");
+    let bare = c.starts_with(|ch: char| ch.is_ascii_digit() || ch == 'v' || ch == 'V');
+    let wild = c.contains(['x', 'X', '*']);
+    let ours =
+        if bare && !wild { format!("={}", c.trim_start_matches(['v', 'V'])) } else { c.replace(['x', 'X'], "*") };
+    Some(semver::VersionReq::parse(&ours).ok()?.matches(v))
+}
+
+/// `semverCompare CONSTRAINT VERSION`: constraints joined by `,` or spaces
+/// must all hold, groups joined by `||` are alternatives.
+fn semver_compare(args: &[Value]) -> Out {
+    arity("semverCompare", args, 2)?;
+    let (c, s) = (text("semverCompare", args, 0)?, text("semverCompare", args, 1)?);
+    let v = version(&s).ok_or_else(|| err("semverCompare", format!("invalid semantic version {s:?}")))?;
+    let bad = || err("semverCompare", format!("improper constraint: {c}"));
+    for group in c.split("||") {
+        let mut all = true;
+        let group = group.trim();
+        if let Some((lo, hi)) = group.split_once(" - ") {
+            let (lo, hi) = (version(lo).ok_or_else(bad)?, version(hi).ok_or_else(bad)?);
+            if lo <= v && v <= hi {
+                return bool(true);
+            }
+            continue;
+        }
+        // `>= 1.2 < 2` and `>=1.2, <2`: an operator starts each constraint.
+        let mut parts: Vec<String> = Vec::new();
+        for tok in group.split([',', ' ']).filter(|t| !t.is_empty()) {
+            match parts.last_mut() {
+                Some(last) if last.chars().all(|ch| "<>=!~^".contains(ch)) => last.push_str(tok),
+                _ => parts.push(tok.to_string()),
+            }
+        }
+        for p in &parts {
+            all &= one_constraint(p, &v).ok_or_else(bad)?;
+        }
+        if all && !parts.is_empty() {
+            return bool(true);
+        }
+    }
+    bool(false)
 }

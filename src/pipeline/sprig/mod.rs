@@ -12,10 +12,10 @@
 //! Left out (a template calling one is refused when it is compiled, naming
 //! it): the crypto functions (`bcrypt`, `htpasswd`, `genCA`, `genPrivateKey`,
 //! `derivePassword`, `buildCustomCert`, `genSelfSignedCert*`,
-//! `genSignedCert*`, `encryptAES`, `decryptAES`, `randBytes`), `semver`,
-//! `semverCompare`, `uuidv4`, `getHostByName`, `urlParse`, `urlJoin`,
-
-//! decimal type beyond octal text, `randSeededNumeric`.
+//! `genSignedCert*`, `encryptAES`, `decryptAES`, `randBytes`) and
+//! `randSeededNumeric` (Go's seeded generator). `toDecimal` reads octal
+//! text only; `semverCompare` reads Masterminds' constraints through the
+//! semver crate (`^`, `~`, wildcards, `a - b`, `||`, `!=`).
 
 use gtmpl::{FuncError, Value};
 

@@ -104,6 +104,18 @@ fn defaults_json_and_encodings() {
             "string|float64|true|true",
         ),
         (r#"{{ deepEqual (list 1 2) (list 1 2) }}"#, "true"),
+        (
+            r#"{{ $v := semver "1.2.3-beta.1+c0ff33" }}{{ $v.Major }}.{{ $v.Minor }}.{{ $v.Patch }}|{{ $v.Prerelease }}|{{ $v.Metadata }}"#,
+            "1.2.3|beta.1|c0ff33",
+        ),
+        (
+            r#"{{ semverCompare "^1.2.0" "1.2.3" }}|{{ semverCompare "~1.2.0" "1.3.0" }}|{{ semverCompare ">= 1.2, < 3.0.0" "2.5" }}"#,
+            "true|false|true",
+        ),
+        (
+            r#"{{ semverCompare "1.2.3" "v1.2.3" }}|{{ semverCompare "1.2.x" "1.2.9" }}|{{ semverCompare "<1 || >=2" "1.5.0" }}|{{ semverCompare "1.1 - 1.3" "1.2.0" }}|{{ semverCompare "!=1.2.3" "1.2.3" }}"#,
+            "true|true|false|true|false",
+        ),
         (r#"{{ len (randAlphaNum 8) }}|{{ regexMatch "^[0-9]{3}$" (randNumeric 3) }}"#, "8|true"),
     ]);
     assert!(render(r#"{{ fail "no" }}"#).starts_with("ERROR"));
