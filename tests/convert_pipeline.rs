@@ -140,3 +140,79 @@ fn a_pipeline_on_the_extracted_map_converts_whole_and_ships_as_promtail_would() 
     );
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
+
+/// Under a `match`, `static_labels`, `labeldrop` and a fixed `tenant` act
+/// on the lines it selects only; a `tenant` `label` is read per line (one
+/// set under the match here): lines without it keep the client's tenant.
+#[test]
+fn static_labels_labeldrop_and_tenant_under_a_match_act_on_the_lines_it_selects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let yaml = format!(
+        r#"server:
+  http_listen_address: 127.0.0.1
+  http_listen_port: {port}
+positions:
+  filename: {d}/promtail-positions.yaml
+clients:
+  - url: {url}/loki/api/v1/push
+    tenant_id: base
+    batchwait: 100ms
+scrape_configs:
+  - job_name: app
+    static_configs:
+      - targets: [localhost]
+        labels:
+          job: app
+          env: prod
+          __path__: {d}/app.log
+    pipeline_stages:
+      - regex:
+          expression: '^(?P<level>\w+) '
+      - labels:
+          level:
+      - match:
+          selector: '{{level="error"}}'
+          stages:
+            - static_labels:
+                team: ops
+            - labeldrop: [env]
+      - match:
+          selector: '{{level="audit"}}'
+          stages:
+            - tenant:
+                value: auditors
+      - tenant:
+          label: team
+"#,
+        port = free_port(),
+        d = dir.display(),
+        url = recv.base,
+    );
+    let p = write_file(dir, "promtail.yaml", &yaml);
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&p).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("not translated"), "every stage carries over: {stderr}");
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(toml.contains(r#"{ static_labels = { team = "ops" } }"#), "{toml}");
+    let config = write_file(dir, "tailship.toml", &toml);
+    write_file(dir, "app.log", "info all well\nerror disk full\naudit login ann\n");
+    let agent = Agent::start(&config);
+    let all = |tenant: &str| query_all_at(&recv, "/loki/api/v1", r#"{job="app"}"#, Some(tenant));
+    let arrived = wait_for(Duration::from_secs(20), || {
+        all("base").len() == 1 && all("ops").len() == 1 && all("auditors").len() == 1
+    });
+    assert!(arrived, "base {:?}\nops {:?}\n{}", all("base"), all("ops"), agent.stderr_text());
+    let info = &all("base")[0];
+    assert_eq!((info.line.as_str(), label(info, "env"), label(info, "team")), ("info all well", Some("prod"), None));
+    let error = &all("ops")[0];
+    assert_eq!(
+        (error.line.as_str(), label(error, "env"), label(error, "team")),
+        ("error disk full", None, Some("ops"))
+    );
+    let audit = &all("auditors")[0];
+    assert_eq!((label(audit, "level"), label(audit, "env")), (Some("audit"), Some("prod")));
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}

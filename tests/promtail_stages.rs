@@ -228,3 +228,25 @@ fn limit_by_label_name_limits_each_value_and_never_a_line_without_the_label() {
     let kept: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
     assert_eq!(kept, vec!["n=1", "n=2", "n=3", "team=a n=1", "team=a n=2", "team=b n=1"]);
 }
+
+/// Sprig's functions, which Promtail's template stage registers, on each
+/// line (expectations from sprig's documentation).
+#[test]
+fn templates_call_sprigs_functions() {
+    let stages = r#"stages = [
+  { regex = '^(?P<user>\S+) (?P<n>\d+) (?P<body>.*)$', labels = [] },
+  { template = { source = "out", template = '{{ .user | default "anon" | upper | trunc 3 }} {{ add .n 1 }} {{ mulf .n 0.5 }} {{ .body | b64enc }} {{ sha1sum .user }} {{ adler32sum .user }}' } },
+  { template = { source = "out2", template = '{{ splitList "," .body | sortAlpha | join "+" }} {{ dict "u" .user "n" .n | toJson }} {{ (fromJson "{\"a\":[1,2]}").a | last }} {{ ternary "even" "odd" (eq (mod .n 2) 0) }} {{ regexFind "[0-9]+" .body | quote }} {{ toDate "2006-01-02" "2024-03-05" | date "Jan 2, 2006" }}' } },
+  { template = { source = "line", template = '{{ .out }} | {{ .out2 }}' } },
+  { output = "line" },
+]"#;
+    let got = run(stages, &["alice 4 c,a7,b", "- 7 z"], 2);
+    let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(
+        lines,
+        [
+            r#"- 8 3.5 eg== 3bc15c8aae3e4124dd409035f32ea2fd6835efc9 3014702 | z {"n":"7","u":"-"} 2 odd "" Mar 5, 2024"#,
+            r#"ALI 5 2 YyxhNyxi 522b276a356bdf39013dfabea2cd43e141ecc9e8 100663807 | a7+b+c {"n":"4","u":"alice"} 2 even "7" Mar 5, 2024"#,
+        ]
+    );
+}

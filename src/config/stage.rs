@@ -14,8 +14,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::util::{HumanDuration, HumanSize};
 
 /// One processing stage: exactly one of `regex`, `json`, `logfmt`, `drop`,
-/// `timestamp`, `output`, `replace`, `cri`, `docker`, `limit`, `tenant` or
-/// `match` is set, or only `labels` and/or `structured_metadata`.
+/// `timestamp`, `output`, `replace`, `cri`, `docker`, `limit`, `tenant`,
+/// `match`, ... is set, or only `labels` and/or `structured_metadata`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct StageConfig {
@@ -66,6 +66,14 @@ pub struct StageConfig {
     pub tenant: Option<TenantStage>,
     /// Only these labels stay on the line (every other one is taken away).
     pub labelallow: Option<Vec<String>>,
+    /// `{ team = "a" }`: labels set on each line that reaches this stage
+    /// (Promtail's `static_labels`; under a `match`, only the lines it
+    /// selects). An empty value sets nothing. The source's own `labels` are
+    /// cheaper for labels every line has.
+    pub static_labels: Option<BTreeMap<String, String>>,
+    /// `["job"]`: these labels are taken off each line that reaches this
+    /// stage (Promtail's `labeldrop`).
+    pub labeldrop: Option<Vec<String>>,
     /// `{}`: ANSI colour and cursor escape sequences are removed from the line.
     pub decolorize: Option<EmptyStage>,
     /// `{ source = "name", template = "{{ .Value | ToUpper }}" }`: the
@@ -251,15 +259,20 @@ pub struct TimestampStage {
     pub action_on_failure: Option<String>,
 }
 
-/// `tenant = { source = "org" }` or `{ label = "team" }`: exactly one. A
-/// line without the value keeps the source's tenant.
+/// `tenant = { source = "org" }`, `{ label = "team" }` or `{ value = "a" }`:
+/// exactly one. A line without the value or label keeps the source's tenant.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct TenantStage {
     /// An extracted value.
     pub source: Option<String>,
-    /// A label of the line (static, discovered or set by an earlier stage).
+    /// A label of the line at this point (static, discovered or set by an
+    /// earlier stage), read per line.
     pub label: Option<String>,
+    /// A fixed tenant for each line that reaches this stage (under a
+    /// `match`: the lines it selects; the source's `tenant_id` is that for
+    /// every line).
+    pub value: Option<String>,
 }
 
 /// `labels` / `structured_metadata`: `(label, extracted name)` pairs, from a

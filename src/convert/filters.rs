@@ -7,16 +7,11 @@
 
 use super::render::Val;
 use super::yaml::{Map, Report};
-use crate::util::parse_duration;
-
-/// Labels tailship's sources add by themselves (see `plan`'s check of
-/// `tenant.label`).
-const AUTOMATIC_LABELS: [&str; 7] = ["host", "filename", "namespace", "pod", "container", "unit", "level"];
+use crate::util::{is_valid_label_name, parse_duration};
 
 /// What the stages translated so far extract, and how a name they do not is reported.
 pub trait Known {
     fn extracted(&self, name: &str) -> bool;
-    fn may_be_label(&self, name: &str) -> bool;
     fn unextracted(&self, key: String, name: &str, r: &mut Report);
 }
 
@@ -148,11 +143,10 @@ pub fn tenant(m: &mut Map<'_>, p: &dyn Known, r: &mut Report) -> Option<Tenant> 
             p.unextracted(m.key("source"), &s, r);
             None
         }
-        (None, Some(l), None) if p.may_be_label(&l) || AUTOMATIC_LABELS.contains(&l.as_str()) => {
-            Some(Tenant::Stage("label", l))
-        }
+        // Read per line: a line without the label keeps the job's tenant.
+        (None, Some(l), None) if is_valid_label_name(&l) => Some(Tenant::Stage("label", l)),
         (None, Some(l), None) => {
-            r.skip(m.key("label"), format!("`{l}` is not a label this job sets by itself or in an earlier stage"));
+            r.skip(m.key("label"), format!("`{l}` is not a valid label name"));
             None
         }
         _ => {

@@ -58,13 +58,17 @@ pub(super) enum Kind {
     Docker,
     /// `limit`: rate, burst, `by_label_name` and `max_distinct_labels`.
     Limit(f64, Option<i64>, Option<(String, Option<i64>)>, bool),
-    /// `tenant = { source | label = name }`.
+    /// `tenant = { source | label | value = name }`.
     Tenant(&'static str, String),
     /// A stage of `(label, extracted name)` picks only: labels, then structured metadata.
     Labels(Vec<(String, String)>, Vec<(String, String)>),
     Decolorize,
     /// `labelallow`: the labels kept.
     LabelAllow(Vec<String>),
+    /// `static_labels` under a `match`: set on the lines it selects.
+    StaticLabels(Vec<(String, String)>),
+    /// `labeldrop` under a `match`: taken off the lines it selects.
+    LabelDrop(Vec<String>),
     /// `template`: the extracted value written, the Go template.
     Template(String, String),
     /// `sampling`: the rate and the counter reason.
@@ -115,7 +119,7 @@ impl Stage {
     /// Whether this stage (or a `match`'s stages) sets label `name`.
     fn sets_label(&self, name: &str) -> bool {
         match &self.kind {
-            Kind::Labels(l, _) => l.iter().any(|(n, _)| n == name),
+            Kind::Labels(l, _) | Kind::StaticLabels(l) => l.iter().any(|(n, _)| n == name),
             Kind::Match(.., inner) => inner.iter().any(|s| s.sets_label(name)),
             _ => false,
         }
@@ -203,6 +207,8 @@ impl Stage {
             Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
             Kind::Decolorize => vec![("decolorize".into(), Val::Table(Vec::new()))],
             Kind::LabelAllow(names) => vec![("labelallow".into(), Val::strs(names))],
+            Kind::StaticLabels(set) => vec![("static_labels".into(), Val::pairs(set))],
+            Kind::LabelDrop(names) => vec![("labeldrop".into(), Val::strs(names))],
             Kind::Template(source, text) => vec![(
                 "template".into(),
                 Val::Table(vec![("source".into(), Val::str(source)), ("template".into(), Val::str(text))]),
@@ -336,10 +342,6 @@ impl Pipeline {
 impl Known for Pipeline {
     fn extracted(&self, name: &str) -> bool {
         Pipeline::extracted(self, name)
-    }
-
-    fn may_be_label(&self, name: &str) -> bool {
-        Pipeline::may_be_label(self, name)
     }
 
     fn unextracted(&self, key: String, name: &str, r: &mut Report) {

@@ -3,7 +3,8 @@
 //! The stages keep their order, and so does the extracted map they share:
 //! `labels` and `structured_metadata` become stages of their own at the same
 //! place, `source` keys carry over. `static_labels` and a `tenant` with a
-//! fixed `value` become the source's `labels` and `tenant_id`; a leading
+//! fixed `value` become the source's `labels` and `tenant_id` (under a
+//! `match`, stages acting on the lines it selects); a leading
 //! `multiline` becomes the source's `multiline` rule; `drop` and `tenant`
 //! are read in `filters.rs`. Each stage is checked the way `tailship check` will
 //! check it (regexes, JSON paths, time formats, label names), so a stage
@@ -36,9 +37,6 @@ pub fn convert(
     p
 }
 
-/// Stages that set something of the whole source: they cannot run under a `match`.
-const SOURCE_WIDE: &[&str] = &["static_labels", "labeldrop"];
-
 /// Translates a list of stages into `p.stages`; `nested` under a `match`.
 fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Report) {
     for (i, item) in items.iter().enumerate() {
@@ -53,12 +51,11 @@ fn stages(p: &mut Pipeline, key: &str, items: &[Yaml], nested: bool, r: &mut Rep
         }
         let Some((name, body)) = h.iter().next().and_then(|(k, v)| Some((scalar(k)?, v))) else { continue };
         let k = format!("{sk}.{name}");
-        if nested && SOURCE_WIDE.contains(&name.as_str()) {
-            r.skip(k, format!("`{name}` applies to a whole source in tailship and cannot run under a match"));
-        } else if name == "match" {
+        if name == "match" {
             matching(p, &k, body, r);
-        } else if nested && name == "tenant" && body["value"].as_str().is_some() {
-            r.skip(k, "a fixed tenant under a match: use `tenant = { source = ... }` on a value the match extracts");
+        } else if nested && matches!(name.as_str(), "static_labels" | "labeldrop") {
+            // Under a match, they act on the lines it selects: stages of their own.
+            per_line(p, &k, &name, body, r);
         } else {
             // Under a match, a `multiline` is a stage at its place, never the source's rule.
             stage(p, if nested { usize::MAX } else { i }, &k, &name, body, r);
@@ -74,9 +71,9 @@ fn matching(p: &mut Pipeline, k: &str, body: &Yaml, r: &mut Report) {
         m.ignore("stages");
         return missing(&m, "selector", r);
     };
-    if let Err(e) = crate::logql::parse_match_selector(&selector) {
+    if let Err(e) = crate::logql::parse_match_selector(&selector, re2::compile) {
         m.ignore("stages");
-        return r.skip(m.key("selector"), format!("not a selector tailship reads ({e}): the match is left out"));
+        return r.refuse(m.key("selector"), format!("not a selector (Promtail refuses it too): {e}"));
     }
     let drop = match m.text("action", r).as_deref() {
         None | Some("keep") => false,
@@ -147,8 +144,11 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
         "static_labels" => {
             for (label, value) in pairs(k, body, r) {
                 if is_valid_label_name(&label) {
-                    p.static_labels.retain(|(l, _)| *l != label);
-                    p.static_labels.push((label, value));
+                    // An empty value sets nothing, as in Promtail.
+                    if !value.is_empty() {
+                        p.static_labels.retain(|(l, _)| *l != label);
+                        p.static_labels.push((label, value));
+                    }
                 } else {
                     r.skip(format!("{k}.{label}"), "not a valid label name");
                 }
@@ -176,6 +176,31 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
             r.refuse(k, format!("unknown stage `{n}` (Promtail refuses it too: \"Unknown stage type\")"))
         }
         _ => r.skip(k, unsupported(name)),
+    }
+}
+
+/// `static_labels` or `labeldrop` under a `match`: a stage acting on the lines it selects.
+fn per_line(p: &mut Pipeline, k: &str, name: &str, body: &Yaml, r: &mut Report) {
+    if name == "static_labels" {
+        let mut set = Vec::new();
+        for (label, value) in pairs(k, body, r) {
+            if !is_valid_label_name(&label) {
+                r.refuse(format!("{k}.{label}"), "not a valid label name (Promtail refuses it too)");
+            } else if !value.is_empty() {
+                set.retain(|(l, _): &(String, String)| *l != label);
+                set.push((label, value));
+            }
+        }
+        if !set.is_empty() {
+            p.stages.push(Stage::plain(Kind::StaticLabels(set)));
+        }
+        return;
+    }
+    let names: Vec<String> = list(k, Some(body), r).iter().filter_map(scalar).collect();
+    match names.iter().find(|n| !is_valid_label_name(n)) {
+        Some(bad) => r.skip(k, format!("`{bad}` is not a valid label name")),
+        None if names.is_empty() => {}
+        None => p.stages.push(Stage::plain(Kind::LabelDrop(names))),
     }
 }
 
@@ -330,14 +355,13 @@ fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &
             let Some(src) = m.text("source", r) else { return missing(&m, "source", r) };
             let text = m.text("template", r).unwrap_or_default();
             if let Err(e) = crate::pipeline::GoTemplate::parse(&text) {
-                return r.skip(
-                    m.key("template"),
-                    format!("not a Go template tailship reads (Promtail's sprig functions are not here): {e}"),
-                );
+                return r.skip(m.key("template"), format!("not a Go template tailship reads: {e}"));
             }
             p.stages.push(Stage::plain(Kind::Template(src, text)));
         }
         "tenant" => match filters::tenant(&mut m, p, r) {
+            // Under a match, the lines it selects only.
+            Some(Tenant::Fixed(v)) if index == usize::MAX => p.stages.push(Stage::plain(Kind::Tenant("value", v))),
             Some(Tenant::Fixed(v)) => p.tenant = Some(v),
             Some(Tenant::Stage(from, name)) => p.stages.push(Stage::plain(Kind::Tenant(from, name))),
             None => {}

@@ -35,6 +35,7 @@ fn mistakes_promtail_refuses_fail_the_conversion_by_key() {
       - regex: {{ expression: '(?P<lvl>\w+)' }}
       - timestamp: {{ source: tss, format: RFC3339 }}
       - labels: {{ level: lvll }}
+      - match: {{ selector: 'lvl="debug"', action: drop }}
 "#
     ))
     .expect_err("refused")
@@ -44,6 +45,7 @@ fn mistakes_promtail_refuses_fail_the_conversion_by_key() {
         "scrape_configs[0].pipeline_stages[1].regex.expression: bad regex",
         "scrape_configs[0].pipeline_stages[3].timestamp.source: `tss` is extracted by no stage",
         "scrape_configs[0].pipeline_stages[4].labels.level: `lvll` is extracted by no stage",
+        "scrape_configs[0].pipeline_stages[5].match.selector: not a selector (Promtail refuses it too)",
     ] {
         assert!(err.contains(key), "{key}\n{err}");
     }
@@ -243,7 +245,7 @@ fn container_stages_are_left_out_of_a_journal_job() {
 }
 
 #[test]
-fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
+fn a_match_nests_its_stages_and_its_static_labels_act_per_line() {
     let c = convert(&format!(
         r#"{JOB}    pipeline_stages:
       - regex: {{ expression: '^(?P<lvl>\w+)' }}
@@ -252,33 +254,33 @@ fn a_match_nests_its_stages_and_refuses_source_wide_ones() {
           selector: '{{lvl="error"}}'
           stages:
             - static_labels: {{ team: a }}
+            - labeldrop: [job]
+            - tenant: {{ value: errs }}
             - regex: {{ expression: 'id=(?P<id>\d+)' }}
             - match: {{ selector: '{{lvl="error"}} |= "x"', action: drop, drop_counter_reason: xs }}
-      - match: {{ selector: 'lvl="debug"', action: drop }}
+      - match: {{ selector: '{{lvl=~"a{{"}} /* RE2 reads a bare brace as itself */', action: drop }}
       - match: {{ selector: '{{lvl="info"}}', action: drop, stages: [ {{ output: {{ source: lvl }} }} ] }}
       - output: {{ source: id }}
       - labelallow: [lvl, job]
 "#
     ));
-    assert_eq!(
-        skipped(&c),
-        [
-            "clients",
-            "scrape_configs[0].pipeline_stages[2].match.stages[0].static_labels",
-            "scrape_configs[0].pipeline_stages[3].match.selector",
-            "scrape_configs[0].pipeline_stages[4].match",
-        ]
-    );
+    assert_eq!(skipped(&c), ["clients", "scrape_configs[0].pipeline_stages[4].match",]);
     let config = compiles(&c);
     let s = &config.sources[0];
     assert!(!s.labels.contains_key("team"), "a static label under a match is not hoisted to the source");
     let m = s.stages[2].match_.as_ref().expect("the match");
-    assert_eq!((m.selector.as_str(), m.stages.len()), (r#"{lvl="error"}"#, 2));
-    let inner = m.stages[1].match_.as_ref().expect("the nested match");
+    assert_eq!((m.selector.as_str(), m.stages.len()), (r#"{lvl="error"}"#, 5));
+    assert_eq!(m.stages[0].static_labels.as_ref().map(|l| l["team"].as_str()), Some("a"));
+    assert_eq!(m.stages[1].labeldrop, Some(vec!["job".to_string()]));
+    assert_eq!(m.stages[2].tenant.as_ref().and_then(|t| t.value.as_deref()), Some("errs"));
+    assert_eq!(s.tenant_id, None, "a fixed tenant under a match is not the source's");
+    let inner = m.stages[4].match_.as_ref().expect("the nested match");
     assert_eq!((inner.action.as_deref(), inner.reason.as_deref()), (Some("drop"), Some("xs")));
-    assert_eq!(s.stages[3].output.as_deref(), Some("id"), "a name a match extracts counts as extracted after it");
-    assert_eq!(s.stages[4].labelallow, Some(vec!["lvl".to_string(), "job".to_string()]));
-    assert_eq!(s.stages.len(), 5);
+    let braced = s.stages[3].match_.as_ref().expect("a selector with an RE2 regex and a Go comment");
+    assert_eq!(braced.action.as_deref(), Some("drop"));
+    assert_eq!(s.stages[4].output.as_deref(), Some("id"), "a name a match extracts counts as extracted after it");
+    assert_eq!(s.stages[5].labelallow, Some(vec!["lvl".to_string(), "job".to_string()]));
+    assert_eq!(s.stages.len(), 6);
 }
 
 #[test]
@@ -373,4 +375,18 @@ fn sampling_and_pack_carry_over() {
     assert_eq!((sm.rate, sm.reason.as_deref()), (0.5, Some("half")));
     let pk = s.stages[1].pack.as_ref().expect("pack");
     assert_eq!((pk.labels.as_slice(), pk.ingest_timestamp), (&["job".to_string()][..], Some(false)));
+}
+
+#[test]
+fn templates_with_sprig_functions_carry_over_and_the_few_missing_are_reported() {
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - regex: {{ expression: '^(?P<lvl>\w+)' }}
+      - template: {{ source: lvl, template: '{{{{ .Value | default "info" | upper | trunc 4 }}}}' }}
+      - template: {{ source: pw, template: '{{{{ bcrypt .Value }}}}' }}
+"#
+    ));
+    assert_eq!(skipped(&c), ["clients", "scrape_configs[0].pipeline_stages[2].template.template"]);
+    assert!(c.untranslated[1].message.contains("bcrypt"), "{:?}", c.untranslated[1]);
+    assert_eq!(compiles(&c).sources[0].stages.len(), 2);
 }

@@ -26,6 +26,7 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
+pub use parser::Compile;
 use parser::Parser;
 
 /// A parse or validation error, with the byte column where it was found.
@@ -76,9 +77,14 @@ pub struct LabelMatcher {
 
 impl LabelMatcher {
     pub fn new(name: &str, op: MatchOp, value: &str) -> Result<Self, String> {
+        Self::compiled(name, op, value, |re| Regex::new(re).map_err(|e| e.to_string()))
+    }
+
+    /// A matcher whose regex (anchored) `compile` makes.
+    pub fn compiled(name: &str, op: MatchOp, value: &str, compile: Compile) -> Result<Self, String> {
         let re = match op {
             MatchOp::Re | MatchOp::Nre => {
-                Some(Regex::new(&format!("^(?:{value})$")).map_err(|e| format!("invalid regex {value:?}: {e}"))?)
+                Some(compile(&format!("^(?:{value})$")).map_err(|e| format!("invalid regex {value:?}: {e}"))?)
             }
             MatchOp::Eq | MatchOp::Neq => None,
         };
@@ -200,11 +206,15 @@ pub fn format_selector<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>)
     out
 }
 
-/// [`parse_log_query`] for a `match` stage's selector: as Promtail reads
-/// it, a selector of negative matchers only (`{app!="web"}`) is allowed.
-pub fn parse_match_selector(input: &str) -> Result<LogSelector, ParseError> {
+/// [`parse_log_query`] for a `match` stage's selector, as Promtail reads
+/// it: a selector of negative matchers only (`{app!="web"}`) is allowed,
+/// Go's comments and Unicode names are read, and `compile` makes the
+/// regexes (the pipeline's reads RE2, Promtail's dialect).
+pub fn parse_match_selector(input: &str, compile: Compile) -> Result<LogSelector, ParseError> {
     let mut p = parser::Parser::new(input);
     p.any_matcher = true;
+    p.go_lexer = true;
+    p.compile = compile;
     match p.query()? {
         Query::Log(s) => Ok(s),
         Query::Metric(_) => syntax(0, "a log query (stream selector) is needed here, not a metric query"),

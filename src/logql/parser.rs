@@ -13,11 +13,24 @@ pub(super) struct Parser<'a> {
     /// Any matcher will do (a `match` stage's selector, as Promtail reads
     /// it): `{app!="x"}` is allowed; `{}` is not.
     pub(super) any_matcher: bool,
+    /// Go's lexer, as Promtail's `match` selector is read: `//` and `/* */`
+    /// comments between tokens, names of Unicode letters and digits.
+    pub(super) go_lexer: bool,
+    /// Compiles the regexes of `=~`, `!~`, `|~` and `!~` (the label ones
+    /// already anchored).
+    pub(super) compile: Compile,
+}
+
+/// A regex compiler: Rust's, or (for a `match` stage) one reading RE2.
+pub type Compile = fn(&str) -> Result<Regex, String>;
+
+fn rust_regex(re: &str) -> Result<Regex, String> {
+    Regex::new(re).map_err(|e| e.to_string())
 }
 
 impl<'a> Parser<'a> {
     pub(super) fn new(src: &'a str) -> Self {
-        Self { src, pos: 0, lenient: false, any_matcher: false }
+        Self { src, pos: 0, lenient: false, any_matcher: false, go_lexer: false, compile: rust_regex }
     }
 
     /// Parses a whole log or metric query.
@@ -65,8 +78,21 @@ impl<'a> Parser<'a> {
     }
 
     fn skip_ws(&mut self) {
-        let trimmed = self.rest().trim_start();
-        self.pos = self.src.len() - trimmed.len();
+        loop {
+            let trimmed = self.rest().trim_start();
+            self.pos = self.src.len() - trimmed.len();
+            if !self.go_lexer {
+                return;
+            }
+            let skip = if trimmed.starts_with("//") {
+                trimmed.find('\n').unwrap_or(trimmed.len())
+            } else if let Some(body) = trimmed.strip_prefix("/*") {
+                body.find("*/").map_or(trimmed.len(), |end| end + 4)
+            } else {
+                return;
+            };
+            self.pos += skip;
+        }
     }
 
     /// Consumes `tok` (after whitespace) when it is next.
@@ -95,7 +121,11 @@ impl<'a> Parser<'a> {
         let rest = self.rest();
         let len = rest
             .char_indices()
-            .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
+            .find(|&(i, c)| {
+                let letter = if self.go_lexer { c.is_alphabetic() } else { c.is_ascii_alphabetic() };
+                let digit = if self.go_lexer { c.is_numeric() } else { c.is_ascii_digit() };
+                !(c == '_' || letter || (i > 0 && digit))
+            })
             .map_or(rest.len(), |(i, _)| i);
         if len == 0 {
             if rest.is_empty() {
@@ -194,7 +224,7 @@ impl<'a> Parser<'a> {
                 };
                 let value_pos = self.pos;
                 let value = self.string()?;
-                let m = LabelMatcher::new(name, op, &value).or_else(|e| syntax(value_pos, e))?;
+                let m = LabelMatcher::compiled(name, op, &value, self.compile).or_else(|e| syntax(value_pos, e))?;
                 matchers.push(m);
                 if self.eat("}") {
                     break;
@@ -237,7 +267,7 @@ impl<'a> Parser<'a> {
                 0 => LineFilter::Contains(s),
                 1 => LineFilter::NotContains(s),
                 _ => {
-                    let re = Regex::new(&s).or_else(|e| syntax(spos, format!("invalid regex {s:?}: {e}")))?;
+                    let re = (self.compile)(&s).or_else(|e| syntax(spos, format!("invalid regex {s:?}: {e}")))?;
                     if kind == 2 {
                         LineFilter::Regex(re)
                     } else {

@@ -105,3 +105,14 @@ fn durations() {
 fn parse_log_query_refuses_metrics() {
     assert!(parse_log_query(r#"rate({a="b"}[1m])"#).is_err());
 }
+
+#[test]
+fn a_match_selector_reads_go_comments_unicode_names_and_the_given_regex_dialect() {
+    let braces = |re: &str| Regex::new(&re.replace("a{", r"a\{")).map_err(|e| e.to_string());
+    let s = parse_match_selector("// the errors\n{ névé=~\"a{\" } /* and */ |~ \"a{\"", braces).unwrap();
+    assert!(s.matches_labels(labels(&[("névé", "a{")])));
+    assert!(s.matches_line("xa{"));
+    assert!(parse_match_selector(r#"{a=~"a{"}"#, |re| Regex::new(re).map_err(|e| e.to_string())).is_err());
+    // A query's selector reads no comment.
+    assert!(parse_log_query(r#"{a="x"} /* no */"#).is_err());
+}

@@ -202,11 +202,26 @@ pub fn label_allow<'s>(line: &mut Line<'s, '_>, allow: &[String], base: &[(Strin
     }
 }
 
+/// A `static_labels` stage: each label set on the line.
+pub fn static_labels<'s>(line: &mut Line<'s, '_>, labels: &'s [(String, String)]) {
+    for (k, v) in labels {
+        line.set_label(Cow::Borrowed(k), Some(v.clone()));
+    }
+}
+
+/// A `labeldrop` stage: each label taken off the line.
+pub fn label_drop<'s>(line: &mut Line<'s, '_>, names: &'s [String]) {
+    for k in names {
+        line.set_label(Cow::Borrowed(k), None);
+    }
+}
+
 /// A `tenant` stage: the line's tenant, when the value is there and not empty.
 pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, String)]) {
     let found = match from {
         TenantFrom::Extracted(name) => line.extracted.get(name),
         TenantFrom::Label(name) => line.label(name, base),
+        TenantFrom::Value(v) => Some(v.as_str()),
     };
     if let Some(t) = found.filter(|t| !t.is_empty()) {
         line.tenant = Some(t.to_string());

@@ -16,6 +16,7 @@ mod multiline;
 mod pack;
 mod parse;
 pub mod re2;
+mod sprig;
 mod stage;
 mod stages;
 mod template;

@@ -95,6 +95,10 @@ pub enum Op {
     Labels,
     /// Every label not listed is taken away.
     LabelAllow(Vec<String>),
+    /// These labels are set on the line (Promtail's `static_labels`).
+    StaticLabels(Vec<(String, String)>),
+    /// These labels are taken off the line (Promtail's `labeldrop`).
+    LabelDrop(Vec<String>),
     /// Terminal escape sequences (this regex) are removed from the line.
     Decolorize(Regex),
     /// The extracted value `source` becomes the rendered template (an empty
@@ -155,6 +159,7 @@ pub enum Truncated {
 pub enum TenantFrom {
     Extracted(String),
     Label(String),
+    Value(String),
 }
 
 /// A compiled `drop` stage: the line is dropped when every condition set holds.
@@ -199,6 +204,8 @@ impl Op {
             Op::Labels => "labels",
             Op::Decolorize(_) => "decolorize",
             Op::LabelAllow(_) => "labelallow",
+            Op::StaticLabels(_) => "static_labels",
+            Op::LabelDrop(_) => "labeldrop",
             Op::Template { .. } => "template",
             Op::Match { .. } => "match",
             Op::Truncate { .. } => "truncate",

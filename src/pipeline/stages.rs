@@ -316,6 +316,8 @@ impl SourceStages {
                 Op::ReplaceGroups { re, template: t, source } => apply::replace_groups(line, re, t, source.as_deref()),
                 Op::Decolorize(re) => apply::replace(line, re, "", None),
                 Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
+                Op::StaticLabels(labels) => apply::static_labels(line, labels),
+                Op::LabelDrop(names) => apply::label_drop(line, names),
                 Op::Cri(..) | Op::Docker => {
                     let p = self.container(ctx, line, i);
                     if !ctx.overflow.is_empty() {

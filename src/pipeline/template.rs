@@ -1,9 +1,9 @@
 //! The `template` stage: Go's text/template syntax (the gtmpl crate) over a
 //! line's extracted map, with the functions Promtail registers beside Go's
 //! own (`ToLower`, `ToUpper`, `Replace`, `Trim*`, `Hash`, `Sha2Hash`,
-//! `regexReplaceAll`, `regexReplaceAllLiteral`). Promtail also registers the
-//! sprig library; those functions are not here, and a template that calls
-//! one is refused when it is compiled, naming the function.
+//! `regexReplaceAll`, `regexReplaceAllLiteral`) and the sprig library's
+//! (see [`super::sprig`]); a template calling a function neither has is
+//! refused when it is compiled, naming the function.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,6 +49,8 @@ impl GoTemplate {
             return Err("unclosed action: the last `{{` has no `}}`".into());
         }
         let mut t = gtmpl::Template::default();
+        // Promtail's own override sprig's of the same name, as in Promtail.
+        t.add_funcs(&super::sprig::funcs());
         t.add_funcs(&FUNCS);
         t.parse(text).map_err(|e| e.to_string())?;
         Ok(Self(Arc::new(t)))

@@ -11,7 +11,7 @@ use crate::util::is_valid_label_name;
 
 /// The keys that name what a stage does; at most one is set per stage.
 const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `replace`, `cri`, `docker`, \
-                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `truncate`, `sampling`, `pack`, `metrics`, `multiline` or `geoip` \
+                     `limit`, `tenant`, `match`, `template`, `decolorize`, `labelallow`, `static_labels`, `labeldrop`, `truncate`, `sampling`, `pack`, `metrics`, `multiline` or `geoip` \
                      (or only `labels` / `structured_metadata`)";
 
 /// Terminal escape sequences: colours (`ESC[31m`), cursor moves, titles (the
@@ -57,7 +57,7 @@ impl List<'_> {
         if kinds(st) > 1 || st.labels.is_some() || st.structured_metadata.is_some() || st.source.is_some() {
             e("", format!("a stage needs exactly one of {KINDS}"));
         }
-        let selector = match crate::logql::parse_match_selector(&m.selector) {
+        let selector = match crate::logql::parse_match_selector(&m.selector, crate::pipeline::re2::compile) {
             Ok(sel) => Some(sel),
             Err(err) => {
                 e(".selector", format!("not a selector (`{{app=\"web\"}} |= \"error\"`): {err}"));
@@ -135,6 +135,8 @@ fn kinds(st: &StageConfig) -> usize {
         st.template.is_some(),
         st.decolorize.is_some(),
         st.labelallow.is_some(),
+        st.static_labels.is_some(),
+        st.labeldrop.is_some(),
         st.truncate.is_some(),
         st.sampling.is_some(),
         st.pack.is_some(),
@@ -321,22 +323,45 @@ fn op(
         return Some(Op::Cri(part_max, c.max_partial_lines.unwrap_or(100) as usize));
     }
     if let Some(t) = &st.tenant {
-        return match (&t.source, &t.label) {
-            (Some(s), None) if names.has(s) => Some(Op::Tenant(TenantFrom::Extracted(s.clone()))),
-            (Some(s), None) => {
+        return match (&t.source, &t.label, &t.value) {
+            (Some(s), None, None) if names.has(s) => Some(Op::Tenant(TenantFrom::Extracted(s.clone()))),
+            (Some(s), None, None) => {
                 e(".tenant.source", format!("`{s}` is not extracted by an earlier stage"));
                 None
             }
-            (None, Some(l)) if names.may_be_label(l) => Some(Op::Tenant(TenantFrom::Label(l.clone()))),
-            (None, Some(l)) => {
-                e(".tenant.label", format!("`{l}` is not a label of this source nor set by an earlier stage"));
+            // Read per line: a line without the label keeps the source's tenant.
+            (None, Some(l), None) if is_valid_label_name(l) => Some(Op::Tenant(TenantFrom::Label(l.clone()))),
+            (None, Some(l), None) => {
+                e(".tenant.label", format!("`{l}` is not a valid label name"));
                 None
             }
+            (None, None, Some(v)) if !v.is_empty() => Some(Op::Tenant(TenantFrom::Value(v.clone()))),
             _ => {
-                e(".tenant", "needs exactly one of `source` (an extracted value) or `label`".into());
+                e(
+                    ".tenant",
+                    "needs exactly one of `source` (an extracted value), `label` or `value` (not empty)".into(),
+                );
                 None
             }
         };
+    }
+    if let Some(set) = &st.static_labels {
+        if let Some(bad) = set.keys().find(|l| !is_valid_label_name(l)) {
+            e(&format!(".static_labels.{bad}"), "not a valid label name".into());
+            return None;
+        }
+        // An empty value sets nothing (as in Promtail).
+        let set: Vec<(String, String)> =
+            set.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.clone(), v.clone())).collect();
+        names.labels.extend(set.iter().map(|(k, _)| k.clone()));
+        return Some(Op::StaticLabels(set));
+    }
+    if let Some(drop) = &st.labeldrop {
+        if let Some(bad) = drop.iter().find(|l| !is_valid_label_name(l)) {
+            e(".labeldrop", format!("`{bad}` is not a valid label name"));
+            return None;
+        }
+        return Some(Op::LabelDrop(drop.clone()));
     }
     if let Some(allow) = &st.labelallow {
         if allow.is_empty() {
