@@ -139,7 +139,7 @@ impl Metrics {
             lines_repaired: counter_vec(
                 &r,
                 "tailship_lines_repaired_total",
-                "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines; journal_binary: a journal MESSAGE given as bytes, decoded).",
+                "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines; journal_binary: a journal MESSAGE given as bytes, decoded; stream_limit: the stages' labels left off at the source's max_streams).",
                 &["source", "reason"],
             ),
             lines_unparsed: counter_vec(

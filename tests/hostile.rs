@@ -1,11 +1,15 @@
 //! Hostile input: what an adversarial file or service must not be able to do.
 
+#[path = "common/agent.rs"]
+mod agent;
 mod common;
 
 use std::io::Write;
 use std::process::Command;
+use std::time::Duration;
 
-use common::bin;
+use agent::{agent_config, Agent};
+use common::{bin, wait_for, Receiver};
 
 #[test]
 fn a_job_name_with_a_newline_cannot_write_config_through_convert() {
@@ -216,4 +220,58 @@ fn inputs_over_16_mib_are_refused_by_convert_and_check_before_they_are_parsed() 
     let (code, err) = run_bounded(Command::new(bin()).args(["check", "--config"]).arg(&cfg));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("big.toml") && err.contains("over 16777216 bytes"), "{err}");
+}
+
+/// #29 item 6: a json stage turning a value with thousands of distinct values
+/// into a label made a stream per value, with no guard or warning. Past the
+/// source's `max_streams` label sets, lines keep their file's stream: all
+/// delivered, counted, said once.
+#[test]
+fn a_label_with_thousands_of_values_makes_no_more_than_max_streams_streams() {
+    let r = Receiver::start(&["--max-query-limit", "100000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let n = 2000;
+    let text: String = (0..n).map(|i| format!("{{\"id\":\"req-{i}\",\"msg\":\"m{i}\"}}\n")).collect();
+    std::fs::write(&log, text).unwrap();
+    let stages = "max_streams = 50\nstages = [{ json = { id = \"id\" }, labels = [\"id\"] }]";
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    let stored = || r.stats()["entries"].as_u64().unwrap_or(0);
+    assert!(wait_for(Duration::from_secs(30), || stored() == n), "{} of {n} stored: {}", stored(), agent.stderr_text());
+    let streams = r.stats()["streams"].as_u64().unwrap_or(0);
+    let limited = agent.metric(r#"tailship_lines_repaired_total{reason="stream_limit",source="file-0"}"#);
+    let err = agent.stderr_text();
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+    // 50 label sets of the stages, and the file's own stream for the rest.
+    assert_eq!(streams, 51, "streams");
+    assert_eq!(limited, (n - 50) as f64);
+    assert_eq!(err.matches("made max_streams label sets").count(), 1, "{err}");
+}
+
+/// #29 item 6: a stage list giving 16 labels passed `check` silently, and the
+/// service then refused every line with 400.
+#[test]
+fn check_warns_when_a_source_may_carry_more_labels_than_the_service_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..13).map(|i| format!("l{i}")).collect();
+    let labels: Vec<String> = names.iter().map(|l| format!("{l} = \"{l}\"")).collect();
+    let text = format!(
+        "[client]\nurl = \"http://127.0.0.1:9/\"\n[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\n\
+         labels = {{ job = \"a\" }}\nstages = [{{ logfmt = {{ }} }}, {{ labels = {{ {} }} }}]\n",
+        dir.path().display(),
+        labels.join(", ")
+    );
+    let cfg = dir.path().join("many.toml");
+    std::fs::write(&cfg, &text).unwrap();
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // job, 13 from the stage, filename and host: 16.
+    assert!(err.contains("sources[0].stages: a line may carry 16 labels (filename, host, job, l0,"), "{err}");
+    // One fewer: no warning.
+    let fewer = text.replace(", l12 = \"l12\"", "");
+    std::fs::write(&cfg, fewer).unwrap();
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("labels ("), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -147,6 +147,11 @@ pub struct ClientConfig {
     pub reconcile: Reconcile,
 }
 
+/// A source's `max_streams` unless set: far more than a sane label set
+/// gives, far fewer than Loki's per-tenant stream limit (5,000 by default)
+/// lets one bad label take.
+pub const DEFAULT_MAX_STREAMS: usize = 1000;
+
 /// See [`ClientConfig::reconcile`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -384,6 +389,9 @@ pub struct SourceConfig {
     pub max_open_files: usize,
     /// Longer lines are truncated to this many bytes and counted.
     pub max_line_bytes: HumanSize,
+    /// Distinct label sets the source's stages may make (0: no bound); see
+    /// `pipeline::stream_limit`.
+    pub max_streams: usize,
     /// A last line without a newline is shipped after this long idle.
     pub partial_line_wait: HumanDuration,
     /// Add a `host` label with this machine's hostname.
@@ -427,6 +435,7 @@ impl Default for SourceConfig {
             scan_interval: HumanDuration::secs(10),
             max_open_files: 1024,
             max_line_bytes: HumanSize(256 << 10),
+            max_streams: DEFAULT_MAX_STREAMS,
             partial_line_wait: HumanDuration::secs(3),
             host_label: true,
             multiline: None,

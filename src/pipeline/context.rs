@@ -44,6 +44,8 @@ pub struct FileContext {
     /// Counters batched per context and flushed with [`FileContext::flush_counts`].
     pub invalid_utf8: u64,
     pub truncated: u64,
+    /// Lines that kept their file's stream at `max_streams`.
+    pub stream_limited: u64,
     /// Lines dropped by `drop` stages, by reason.
     pub dropped: Vec<(String, u64)>,
     pub limited: u64,
@@ -60,6 +62,10 @@ impl FileContext {
         }
         if self.truncated > 0 {
             m.lines_repaired.with_label_values(&[source, "truncated"]).inc_by(self.truncated);
+        }
+        if self.stream_limited > 0 {
+            m.lines_repaired.with_label_values(&[source, "stream_limit"]).inc_by(self.stream_limited);
+            self.stream_limited = 0;
         }
         for (reason, n) in &mut self.dropped {
             if *n > 0 {

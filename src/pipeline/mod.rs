@@ -19,6 +19,7 @@ pub mod re2;
 mod sprig;
 mod stage;
 mod stages;
+mod stream_limit;
 mod template;
 mod timestamp;
 

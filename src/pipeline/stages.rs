@@ -40,6 +40,8 @@ pub struct SourceStages {
     pod_root: Option<std::path::PathBuf>,
     /// Fired at shutdown: a line waiting at a `limit` stops waiting.
     stop: Option<tokio_util::sync::CancellationToken>,
+    /// `max_streams` (see `stream_limit`).
+    streams: super::stream_limit::StreamLimit,
 }
 
 /// What became of one line.
@@ -91,6 +93,7 @@ impl SourceStages {
             interner,
             pod_root,
             stop: None,
+            streams: super::stream_limit::StreamLimit::new(src.max_streams),
         }
     }
 
@@ -156,6 +159,7 @@ impl SourceStages {
             line_start: 0,
             invalid_utf8: 0,
             truncated: 0,
+            stream_limited: 0,
             dropped: Vec::new(),
             limited: 0,
             unparsed: [0; 4],
@@ -429,6 +433,12 @@ impl SourceStages {
                 line.tenant = None;
                 return Some(s.clone());
             }
+        }
+        if !self.streams.admit(hash, &self.name) {
+            line.labels.clear();
+            line.tenant = None;
+            ctx.stream_limited += 1;
+            return None;
         }
         let key = DynamicKey {
             tenant: line.tenant.take(),

@@ -20,6 +20,9 @@ pub struct SourcePlan {
     pub name: Arc<str>,
     pub spec: SourceSpec,
     pub stages: Vec<Stage>,
+    /// The labels a line of this source may carry, as far as the config
+    /// says (relabel rules and labels named per line by a `json = {}` aside).
+    pub label_names: Vec<String>,
 }
 
 /// Compiles source `index`; `errors` receives `(key, message)` for each
@@ -84,7 +87,10 @@ pub fn compile(
         _ => None,
     };
     let relabel = compile_relabel(&key, &src, errors);
-    let mut stages = super::stages::compile(&key, &src, metadata_on, errors);
+    let (mut stages, mut label_names) = super::stages::compile(&key, &src, metadata_on, errors);
+    label_names.extend(automatic_labels(&src).iter().map(|l| l.to_string()));
+    label_names.sort();
+    label_names.dedup();
     if src.kind == SourceType::Kubernetes {
         stages.insert(
             0,
@@ -103,7 +109,23 @@ pub fn compile(
         name,
         spec: SourceSpec { config: src, multiline, files, labels },
         stages,
+        label_names,
     })
+}
+
+/// The labels a source adds to its lines itself.
+fn automatic_labels(src: &SourceConfig) -> Vec<&'static str> {
+    let mut out = match src.kind {
+        SourceType::File => vec!["filename"],
+        SourceType::Kubernetes => vec!["namespace", "pod", "container", "stream"],
+        SourceType::Docker => vec!["stream"],
+        SourceType::Journal => vec!["unit", "level"],
+        _ => Vec::new(),
+    };
+    if src.host_label {
+        out.push("host");
+    }
+    out
 }
 
 /// A source's relabel rules; `None` without any.

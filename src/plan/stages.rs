@@ -19,14 +19,23 @@ const KINDS: &str = "`regex`, `json`, `logfmt`, `drop`, `timestamp`, `output`, `
 const ANSI_ESCAPES: &str = r"[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:[a-zA-Z\d]*(?:;[a-zA-Z\d]*)*)?\x07)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PRZcf-ntqry=><~]))";
 
 /// The `stages` list of a source, in order, the stages of a `match` inline
-/// after it. `metadata_on` is `client.structured_metadata`.
-pub fn compile(key: &str, s: &SourceConfig, metadata_on: bool, errors: &mut Vec<(String, String)>) -> Vec<Stage> {
+/// after it, and the labels a line may leave them with (the source's and
+/// those stages set). `metadata_on` is `client.structured_metadata`.
+pub fn compile(
+    key: &str,
+    s: &SourceConfig,
+    metadata_on: bool,
+    errors: &mut Vec<(String, String)>,
+) -> (Vec<Stage>, Vec<String>) {
     let mut out = Vec::new();
     let labels: Vec<String> = s.labels.keys().cloned().collect();
     let mut names = Names { labels: labels.clone(), initial: labels, ..Default::default() };
     let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
     list.stages(&format!("{key}.stages"), &s.stages);
-    out
+    let mut labels = names.labels;
+    labels.sort();
+    labels.dedup();
+    (out, labels)
 }
 
 /// What compiling one list of stages (a source's, or a `match`'s) works on.

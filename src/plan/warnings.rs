@@ -11,6 +11,10 @@ use crate::config::SourceType;
 /// The longest line Loki (`max_line_size`) and the log service accept by default.
 pub const SERVICE_MAX_LINE_BYTES: u64 = 256 << 10;
 
+/// The most labels a stream may have in Loki and the log service by default
+/// (`max_label_names_per_series`).
+pub const SERVICE_MAX_LABELS: usize = 15;
+
 /// `(key, message)` for each thing worth a second look, looking at the files
 /// the globs name now.
 pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
@@ -31,6 +35,19 @@ pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
         }
         if s.kind == SourceType::Journal {
             journal_warnings(&key, s, &mut out);
+        }
+        if let Some(names) = plan.sources.get(i).map(|p| &p.label_names).filter(|n| n.len() > SERVICE_MAX_LABELS) {
+            out.push((
+                format!("{key}.stages"),
+                format!(
+                    "a line may carry {} labels ({}): Loki and the log service refuse a stream with more than {} \
+                     (max_label_names_per_series), so such lines would be refused; drop some (labeldrop, labelallow) \
+                     or keep them as structured metadata",
+                    names.len(),
+                    names.join(", "),
+                    SERVICE_MAX_LABELS
+                ),
+            ));
         }
         if !s.kind.reads_files() {
             continue;
