@@ -355,6 +355,86 @@ fn the_relay_killed_with_9_under_load_loses_no_acknowledged_line() {
     }
 }
 
+/// Pushes `n` lines to the relay at `listen`; returns them (every one acknowledged).
+fn push_acked(listen: &str, n: usize, tag: &str) -> Vec<String> {
+    let url = format!("http://{listen}/loki/api/v1/push");
+    (0..n)
+        .map(|i| {
+            let line = format!("{tag} {i}");
+            let body = common::push_body(&[("job", "gone")], &[(now_secs() * 1_000_000_000 + i as i64, &line)]);
+            let r = common::post_json(&url, &body);
+            assert_eq!(r.status, 204, "{}", r.text());
+            line
+        })
+        .collect()
+}
+
+/// The relay's config with its `loki_push` source replaced by a file source (nothing to read).
+fn without_the_push_source(cfg: &Path, dir: &Path) {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    let at = text.find("[[sources]]").unwrap();
+    let rest =
+        format!("[[sources]]\ntype = \"file\"\nname = \"files\"\ninclude = [\"{}/none/*.log\"]\n", dir.display());
+    std::fs::write(cfg, format!("{}{rest}", &text[..at])).unwrap();
+}
+
+/// Waits until every line in `acked` is stored once with the removed
+/// source's labels (its `labels` and what its stages set), and its spool
+/// directory is gone.
+fn drained(store: &Receiver, acked: &[String], spool: &Path, relay: &Agent) {
+    let mut got = Vec::new();
+    let all = wait_for(Duration::from_secs(30), || {
+        got = query_all(store, r#"{job="gone", relayed_by="r1", stage="ran"}"#, None);
+        got.len() >= acked.len()
+    });
+    assert!(all, "{} of {} {}", got.len(), acked.len(), relay.stderr_text());
+    let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    let distinct: HashSet<&str> = lines.iter().copied().collect();
+    assert_eq!(distinct.len(), lines.len(), "a line twice");
+    assert!(acked.iter().all(|l| distinct.contains(l.as_str())));
+    assert!(
+        wait_for(Duration::from_secs(10), || !spool.exists()),
+        "the delivered spool stays: {}",
+        relay.stderr_text()
+    );
+}
+
+#[test]
+fn a_source_removed_by_a_reload_has_its_spooled_lines_delivered_and_its_spool_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_port = free_port();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let stages = "stages = [{ static_labels = { stage = \"ran\" } }]";
+    let cfg = relay_config(dir.path(), &listen, &format!("http://127.0.0.1:{store_port}"), stages, "");
+    let relay = Agent::start(&cfg);
+    wait_ready(&format!("http://{listen}/ready"));
+    // The service is down: the acknowledged lines wait in the spool.
+    let acked = push_acked(&listen, 200, "spooled");
+    without_the_push_source(&cfg, dir.path());
+    relay.signal(libc::SIGHUP);
+    assert!(wait_for(Duration::from_secs(10), || std::net::TcpStream::connect(&listen).is_err()), "still listening");
+    let store = Receiver::start_on(&format!("127.0.0.1:{store_port}"), &["--max-query-limit", "1000000"]);
+    drained(&store, &acked, &dir.path().join("spool/relay"), &relay);
+}
+
+#[test]
+fn a_source_removed_while_the_agent_was_down_has_its_spool_delivered_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_port = free_port();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let stages = "stages = [{ static_labels = { stage = \"ran\" } }]";
+    let cfg = relay_config(dir.path(), &listen, &format!("http://127.0.0.1:{store_port}"), stages, "");
+    let relay = Agent::start(&cfg);
+    wait_ready(&format!("http://{listen}/ready"));
+    let acked = push_acked(&listen, 200, "waiting");
+    relay.kill9();
+    without_the_push_source(&cfg, dir.path());
+    let store = Receiver::start_on(&format!("127.0.0.1:{store_port}"), &["--max-query-limit", "1000000"]);
+    let relay = Agent::start(&cfg);
+    drained(&store, &acked, &dir.path().join("spool/relay"), &relay);
+    assert!(relay.stderr_text().contains("delivering the spool of a source no longer configured"));
+}
+
 fn now_secs() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }

@@ -89,8 +89,9 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     let mut receivers = net::start_receivers(&plan).await?;
     board.set_listeners(receivers.listeners(), receivers.spools.clone());
     let spools = Some(receivers.spools.clone());
+    let shipping = net::with_drains(&plan, net::drains(&plan, &receivers.spools));
     for lane in &mut lanes {
-        lane.start_sources(&plan, &interner, &shutdown, &mut stdin, spools.clone())?;
+        lane.start_sources(&shipping, &interner, &shutdown, &mut stdin, spools.clone())?;
     }
     health.sources_started.store(true, Ordering::Relaxed);
     crate::systemd::ready(&format!("shipping from {} sources to {} clients", config.sources.len(), lanes.len()));
@@ -121,7 +122,8 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                 alerts.reload(new.rules.clone()).await;
                 board.set_plan(&new);
                 let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_sink, interner: &interner, spools: spools.clone() };
-                reload(&new, config, &file, &health, &alerts, &shutdown, &mut running).await;
+                let shipping = net::with_drains(&new, net::drains(&new, &receivers.spools));
+                reload(&shipping, config, &file, &health, &alerts, &shutdown, &mut running).await;
                 board.set_lanes(&lanes);
             }
         }

@@ -82,6 +82,16 @@ pub fn compile_sources(sources: &[crate::config::SourceConfig]) -> Result<Vec<So
     ))
 }
 
+/// Compiles one source recorded elsewhere (a spool's `source.json`):
+/// `Err` holds each problem as `key: message`.
+pub fn compile_recorded(src: &crate::config::SourceConfig, metadata_on: bool) -> Result<SourcePlan, Vec<String>> {
+    let mut problems = Vec::new();
+    match source::compile(0, src, metadata_on, &mut problems) {
+        Some(p) if problems.is_empty() => Ok(p),
+        _ => Err(problems.into_iter().map(|(k, m)| format!("{k}: {m}")).collect()),
+    }
+}
+
 /// Compiles a config read from `file` (named in errors).
 pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
     let mut problems: Vec<(String, String)> = Vec::new();

@@ -33,6 +33,7 @@ mod wal;
 
 pub use file::{write_imported, Imported, PositionsFile, Start};
 pub use flight::{Again, Flight, Replay, Run};
+pub use persist::write_atomically_with;
 
 /// Where a chunk's lines came from, so the position can advance once they are acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

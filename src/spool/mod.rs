@@ -21,15 +21,24 @@
 //! The spools of all sources together hold at most `spool.max_bytes`: past
 //! it, [`SourceSpool::append`] refuses with [`SpoolError::Full`] and the
 //! receiver answers 429, stops reading its sockets, or counts a UDP drop.
+//!
+//! Each directory also holds `source.json` (see [`about`]): the source's
+//! name, config and clients. A spool whose source is no longer configured
+//! is *retired* (its writer stopped, every segment sealed) and delivered as
+//! its source would have delivered it ([`Spools::orphans`]); once every
+//! segment is delivered its directory goes. A source configured again under
+//! that name writes to it again.
 
+pub mod about;
 mod record;
 mod writer;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+pub use about::About;
 pub use record::Record;
 
 /// Why lines were not spooled.
@@ -71,12 +80,67 @@ impl Spools {
     pub fn source(&self, name: &str, clients: Vec<String>) -> Result<Arc<SourceSpool>, SpoolError> {
         let mut map = self.sources.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = map.get(name) {
+            s.set_clients(clients);
+            s.revive(self.segment_bytes)?;
             return Ok(s.clone());
         }
         let dir = self.root.join(dir_name(name));
-        let s = SourceSpool::open(&dir, clients, self.used.clone(), self.max, self.segment_bytes)?;
+        let s = SourceSpool::load(&dir, clients, self.used.clone(), self.max)?;
+        s.revive(self.segment_bytes)?;
         map.insert(name.to_string(), s.clone());
         Ok(s)
+    }
+
+    /// Retires the spools of sources not in `configured` (their receivers
+    /// were stopped) and returns every spool on disk whose source is not
+    /// configured and that still holds segments, with what is known of its
+    /// source, to be delivered and then removed. A directory without
+    /// segments is removed at once.
+    pub fn orphans(&self, configured: &[&str]) -> Vec<(About, Arc<SourceSpool>)> {
+        let dirs: HashSet<String> = configured.iter().map(|n| dir_name(n)).collect();
+        let mut map = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+        for (name, s) in map.iter() {
+            if !configured.contains(&name.as_str()) {
+                s.retire();
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(&self.root) else { return Vec::new() };
+        let mut out = Vec::new();
+        for e in entries.flatten() {
+            let Ok(dir_entry_name) = e.file_name().into_string() else { continue };
+            if dirs.contains(&dir_entry_name) || !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let dir = e.path();
+            let about = about::read(&dir).unwrap_or_else(|| {
+                tracing::warn!(dir = %dir.display(), "a spool without source.json: its lines go on with the labels they were received with");
+                About::unknown(&dir_entry_name)
+            });
+            if configured.contains(&about.name.as_str()) {
+                tracing::warn!(dir = %dir.display(), source = %about.name, "a spool directory whose source.json names a configured source; left alone");
+                continue;
+            }
+            let spool = match map.get(&about.name) {
+                Some(s) if s.dir == dir => s.clone(),
+                _ => match SourceSpool::load(&dir, about.clients.clone(), self.used.clone(), self.max) {
+                    Ok(s) => {
+                        map.insert(about.name.clone(), s.clone());
+                        s
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot open the spool of a source no longer configured");
+                        continue;
+                    }
+                },
+            };
+            if spool.segments().is_empty() {
+                spool.remove_drained();
+                continue;
+            }
+            out.push((about, spool));
+        }
+        out.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        out
     }
 
     /// The spool of source `name`, if it was opened.
@@ -130,7 +194,13 @@ pub fn segment_path(dir: &Path, seq: u64) -> PathBuf {
 #[derive(Debug)]
 pub struct SourceSpool {
     pub dir: PathBuf,
-    writer: std::sync::OnceLock<writer::Handle>,
+    /// None while retired.
+    writer: Mutex<Option<writer::Handle>>,
+    /// Its source is not configured: every segment is sealed and, once
+    /// delivered, the directory goes.
+    retired: AtomicBool,
+    /// The `source.json` last written.
+    about: Mutex<String>,
     /// Segments on disk, oldest first.
     segments: Mutex<BTreeSet<u64>>,
     /// The segment being written (every older one is sealed).
@@ -147,13 +217,9 @@ pub struct SourceSpool {
 }
 
 impl SourceSpool {
-    fn open(
-        dir: &Path,
-        clients: Vec<String>,
-        used: Arc<AtomicU64>,
-        max: u64,
-        segment_bytes: u64,
-    ) -> Result<Arc<Self>, SpoolError> {
+    /// Opens the spool in `dir` retired: every segment on disk sealed, no
+    /// writer (see [`SourceSpool::revive`]).
+    fn load(dir: &Path, clients: Vec<String>, used: Arc<AtomicU64>, max: u64) -> Result<Arc<Self>, SpoolError> {
         let io = |e| SpoolError::Io { path: dir.to_path_buf(), source: e };
         std::fs::create_dir_all(dir).map_err(io)?;
         let mut segments = BTreeSet::new();
@@ -170,28 +236,92 @@ impl SourceSpool {
             sizes.insert(seq, len);
             used.fetch_add(len, Ordering::Relaxed);
         }
-        let next = segments.last().map_or(1, |s| s + 1);
         let (written, _) = tokio::sync::watch::channel(0);
-        let spool = Arc::new(Self {
+        Ok(Arc::new(Self {
             dir: dir.to_path_buf(),
-            writer: std::sync::OnceLock::new(),
+            writer: Mutex::new(None),
+            retired: AtomicBool::new(true),
+            about: Mutex::new(String::new()),
             segments: Mutex::new(segments),
-            current: AtomicU64::new(0),
+            current: AtomicU64::new(u64::MAX),
             sizes: Mutex::new(sizes),
             used,
             max,
             clients: Mutex::new(clients),
             delivered: Mutex::new(HashMap::new()),
             written,
-        });
-        // A new segment at every start: one a crash left half-written is sealed.
+        }))
+    }
+
+    /// Starts writing again (a source of this name is configured): a new
+    /// segment, so that one a crash left half-written is sealed, and a
+    /// writer. Nothing when it is not retired.
+    fn revive(self: &Arc<Self>, segment_bytes: u64) -> Result<(), SpoolError> {
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if w.is_some() {
+            return Ok(());
+        }
+        let dir = &self.dir;
+        let io = |e| SpoolError::Io { path: dir.clone(), source: e };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let next = self.segments.lock().unwrap_or_else(|p| p.into_inner()).last().map_or(1, |s| s + 1);
         let (file, header) = writer::begin_segment(dir, next).map_err(io)?;
-        spool.began(next, header);
+        self.retired.store(false, Ordering::Release);
+        self.current.store(0, Ordering::Release);
+        self.began(next, header);
         let handle =
-            writer::Handle::start(dir.to_path_buf(), next, file, header, segment_bytes, Arc::downgrade(&spool))
-                .map_err(io)?;
-        let _ = spool.writer.set(handle);
-        Ok(spool)
+            writer::Handle::start(dir.clone(), next, file, header, segment_bytes, Arc::downgrade(self)).map_err(io)?;
+        *w = Some(handle);
+        Ok(())
+    }
+
+    /// Its source is no longer configured (its receiver stopped): the writer
+    /// stops and every segment is sealed, to be delivered and deleted.
+    pub fn retire(&self) {
+        let handle = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if handle.is_none() {
+            return;
+        }
+        drop(handle);
+        self.retired.store(true, Ordering::Release);
+        self.current.store(u64::MAX, Ordering::Release);
+        self.written.send_modify(|n| *n += 1);
+    }
+
+    /// True when its source is not configured and every segment was delivered.
+    pub fn is_drained(&self) -> bool {
+        self.retired.load(Ordering::Acquire) && self.segments.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+    }
+
+    /// Removes a drained spool's directory (its `source.json` with it).
+    pub fn remove_drained(&self) {
+        if !self.is_drained() {
+            return;
+        }
+        let _ = std::fs::remove_file(self.dir.join(about::ABOUT_FILE));
+        match std::fs::remove_dir(&self.dir) {
+            Ok(()) => {
+                tracing::info!(dir = %self.dir.display(), "the spool of a source no longer configured is delivered; removed")
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "cannot remove a delivered spool's directory")
+            }
+        }
+    }
+
+    /// Records what the spool is for in its `source.json` (written when it changed).
+    pub fn describe(&self, about: &About) {
+        let json = about.to_json();
+        let mut last = self.about.lock().unwrap_or_else(|p| p.into_inner());
+        if *last == json {
+            return;
+        }
+        match about::write(&self.dir, &json) {
+            Ok(()) => *last = json,
+            Err(e) => tracing::warn!(dir = %self.dir.display(), error = %e,
+                "cannot write the spool's source.json (if the source is removed, its lines go on with their received labels only)"),
+        }
     }
 
     /// Appends `records` (already encoded, see [`Record::encode`]) and
@@ -204,7 +334,8 @@ impl SourceSpool {
         if used + encoded.len() as u64 > self.max {
             return Err(SpoolError::Full { used, max: self.max });
         }
-        match self.writer.get() {
+        let w = self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match w {
             Some(w) => w.append(encoded).await,
             None => Err(SpoolError::Stopped),
         }
@@ -284,7 +415,8 @@ impl SourceSpool {
         self.segments.lock().unwrap_or_else(|p| p.into_inner()).insert(seq);
         self.sizes.lock().unwrap_or_else(|p| p.into_inner()).insert(seq, header);
         self.used.fetch_add(header, Ordering::Relaxed);
-        self.current.store(seq, Ordering::Release);
+        // Never lowered: a retired spool (current at u64::MAX) stays all sealed.
+        self.current.fetch_max(seq, Ordering::AcqRel);
         self.written.send_modify(|n| *n += 1);
     }
 

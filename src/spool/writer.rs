@@ -18,8 +18,8 @@ struct Request {
     done: tokio::sync::oneshot::Sender<Result<(), SpoolError>>,
 }
 
-/// The way to the writer thread.
-#[derive(Debug)]
+/// The way to the writer thread (it ends once every handle is dropped).
+#[derive(Debug, Clone)]
 pub(super) struct Handle {
     tx: mpsc::Sender<Request>,
 }

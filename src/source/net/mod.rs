@@ -153,11 +153,12 @@ impl Receivers {
         self.running = kept;
     }
 
-    /// The clients each source's segments wait for (after a reload).
+    /// The clients each source's segments wait for, and its `source.json` (after a reload).
     pub fn set_clients(&self, sources: &[NetSource]) {
         for s in sources {
             if let Some(spool) = self.spools.get(&s.name) {
                 spool.set_clients(s.clients.clone());
+                spool.describe(&about(s));
             }
         }
     }
@@ -180,6 +181,7 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
     let stop = CancellationToken::new();
     let mut tasks = Vec::new();
     let spool = spools.source(&s.name, s.clients.clone()).with_context(|| format!("source {}", s.name))?;
+    spool.describe(&about(&s));
     let addr: std::net::SocketAddr =
         s.config.listen_addr().parse().with_context(|| format!("source {}: listen", s.name))?;
     let r = s.config.receiver.clone().unwrap_or_default();
@@ -240,6 +242,11 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
     tasks.push(spool_gauge(s.name.clone(), spool, stop.clone()));
     let listener = Listener { name: s.name.clone(), kind: s.config.kind.as_str(), protocol, address: at };
     Ok(Running { key: key(&s), source: s, listener, stop, tasks })
+}
+
+/// What `s`'s spool records of it, so that it can be delivered if `s` is removed.
+fn about(s: &NetSource) -> crate::spool::About {
+    crate::spool::About { name: s.name.to_string(), config: s.config.clone(), clients: s.clients.clone() }
 }
 
 async fn bind(name: &str, addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {

@@ -73,6 +73,11 @@ impl SpoolReader {
         let mut watch = self.spool.watch();
         let mut streams: Streams = HashMap::new();
         while !self.out.stopped() {
+            if self.spool.is_drained() {
+                // Its source is gone and every segment was delivered.
+                self.spool.remove_drained();
+                break;
+            }
             let on_disk = self.spool.segments();
             finished.retain(|s| on_disk.contains(s));
             let new: Vec<u64> =
