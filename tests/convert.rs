@@ -497,7 +497,7 @@ fn syslog_and_push_api_jobs_become_network_sources_that_receive() {
 }
 
 #[test]
-fn a_push_api_job_with_http_tls_config_keeps_its_certificate() {
+fn push_api_and_syslog_jobs_with_tls_keep_their_certificate_and_the_senders_ca() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let yaml = head(dir, "http://127.0.0.1:3100/loki/api/v1/push", free_port())
@@ -509,15 +509,27 @@ fn a_push_api_job_with_http_tls_config_keeps_its_certificate() {
           cert_file: /etc/promtail/relay.crt
           key_file: /etc/promtail/relay.key
           client_ca_file: /etc/promtail/ca.crt
+          client_auth_type: RequireAndVerifyClientCert
+  - job_name: syslog
+    syslog:
+      listen_address: 127.0.0.1:1514
+      tls_config:
+        cert_file: /etc/promtail/syslog.crt
+        key_file: /etc/promtail/syslog.key
+        ca_file: /etc/promtail/senders.crt
 "#;
     let out = convert(&write_file(dir, "promtail.yaml", &yaml));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let toml = text(&out.stdout);
     assert!(
         toml.contains(
-            r#"receiver = { tls = { cert_file = "/etc/promtail/relay.crt", key_file = "/etc/promtail/relay.key" } }"#
+            r#"receiver = { tls = { cert_file = "/etc/promtail/relay.crt", key_file = "/etc/promtail/relay.key", client_ca_file = "/etc/promtail/ca.crt" } }"#
         ),
         "{toml}"
     );
-    assert!(text(&out.stderr).contains("http_tls_config.client_ca_file"), "{}", text(&out.stderr));
+    assert!(
+        toml.contains(r#"tls = { cert_file = "/etc/promtail/syslog.crt", key_file = "/etc/promtail/syslog.key", client_ca_file = "/etc/promtail/senders.crt" }"#),
+        "{toml}"
+    );
+    assert!(!text(&out.stderr).contains("client_ca_file"), "nothing left out: {}", text(&out.stderr));
 }

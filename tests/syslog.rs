@@ -293,3 +293,75 @@ fn tls_over_tcp_with_octet_counting() {
     assert!(wait_for(Duration::from_secs(10), || agent.metric("tailship_receiver_refused_total") >= 1.0));
     assert_eq!(query_all(&store, r#"{job="syslog"}"#, None).len(), 1);
 }
+
+/// Sends one octet-counted message over TLS to `listen`, trusting `server`
+/// and presenting `client` (certificate and key) if given. Errors are the
+/// sender's to see, not the test's.
+fn send_tls(
+    listen: &str,
+    server: &rcgen::Certificate,
+    client: Option<(&rcgen::Certificate, &rcgen::KeyPair)>,
+    msg: &str,
+) {
+    use std::sync::Arc;
+    use tokio_rustls::rustls;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(server.der().clone()).unwrap();
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = match client {
+        Some((cert, key)) => {
+            let key = rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into();
+            builder.with_client_auth_cert(vec![cert.der().clone()], key).unwrap()
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, std::net::TcpStream::connect(listen).unwrap());
+    let _ = tls.write_all(format!("{} {msg}", msg.len()).as_bytes()).and_then(|_| tls.flush());
+    tls.conn.send_close_notify();
+    let _ = tls.flush();
+}
+
+#[test]
+fn tls_with_a_client_ca_takes_only_senders_whose_certificate_it_signed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let server =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().self_signed(&server_key).unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "senders' ca");
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, rcgen::KeyPair::generate().unwrap()).unwrap();
+    let sender_key = rcgen::KeyPair::generate().unwrap();
+    let sender =
+        rcgen::CertificateParams::new(vec!["sender".to_string()]).unwrap().signed_by(&sender_key, &ca).unwrap();
+    let stranger_key = rcgen::KeyPair::generate().unwrap();
+    let stranger =
+        rcgen::CertificateParams::new(vec!["sender".to_string()]).unwrap().self_signed(&stranger_key).unwrap();
+    write_file(dir.path(), "cert.pem", &server.pem());
+    write_file(dir.path(), "key.pem", &server_key.serialize_pem());
+    write_file(dir.path(), "ca.pem", &ca.pem());
+    let store = Receiver::start(BIG);
+    let listen = format!("127.0.0.1:{}", free_port());
+    let tls = format!(
+        "receiver = {{ tls = {{ cert_file = \"{d}/cert.pem\", key_file = \"{d}/key.pem\", client_ca_file = \"{d}/ca.pem\" }} }}",
+        d = dir.path().display()
+    );
+    let agent = Agent::start(&syslog_config(dir.path(), &listen, "tcp", &store.base, &tls, ""));
+    wait_listening(&listen, false);
+    send_tls(&listen, &server, None, "<165>1 2024-05-01T10:00:00Z h app 7 - - without a certificate");
+    send_tls(&listen, &server, Some((&stranger, &stranger_key)), "<165>1 2024-05-01T10:00:00Z h app 7 - - a stranger");
+    send_tls(&listen, &server, Some((&sender, &sender_key)), "<165>1 2024-05-01T10:00:00Z h app 7 - - signed sender");
+    let got = wait_lines(&store, 1);
+    find(&got, "signed sender");
+    assert!(
+        wait_for(Duration::from_secs(10), || agent.metric("tailship_receiver_refused_total") >= 2.0),
+        "{}",
+        agent.metrics()
+    );
+    assert_eq!(query_all(&store, r#"{job="syslog"}"#, None).len(), 1, "only the signed sender's line");
+}

@@ -47,6 +47,10 @@ pub enum NetProtocol {
 pub struct ServerTls {
     pub cert_file: PathBuf,
     pub key_file: PathBuf,
+    /// CA certificates (PEM): when set, a sender must present a certificate
+    /// they signed (mutual TLS: how syslog over TLS authenticates senders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_ca_file: Option<PathBuf>,
 }
 
 /// Basic auth a receiver asks of its senders.
@@ -175,7 +179,8 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
         if s.protocol == Some(NetProtocol::Udp) {
             e(&format!("{key}.receiver.tls"), "TLS is for TCP; a UDP syslog source cannot have it".into());
         }
-        for (k, p) in [("cert_file", &tls.cert_file), ("key_file", &tls.key_file)] {
+        let ca = tls.client_ca_file.as_ref().map(|p| ("client_ca_file", p));
+        for (k, p) in [("cert_file", &tls.cert_file), ("key_file", &tls.key_file)].into_iter().chain(ca) {
             if let Err(err) = std::fs::metadata(p) {
                 e(&format!("{key}.receiver.tls.{k}"), format!("cannot read {}: {err}", p.display()));
             }

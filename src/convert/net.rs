@@ -49,15 +49,11 @@ pub(super) fn syslog_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> 
         let mut t = Map::new(m.key("tls_config"), tls, r);
         let cert = t.text("cert_file", r);
         let key_file = t.text("key_file", r);
-        if t.text("ca_file", r).is_some() {
-            r.skip(t.key("ca_file"), "tailship's syslog TLS asks no client certificate");
-        }
+        // Promtail asks senders for a certificate signed by `ca_file` when it is set.
+        let ca = t.text("ca_file", r);
         t.finish(r, "no tailship equivalent");
         match (cert, key_file) {
-            (Some(c), Some(k)) => receiver.push((
-                "tls".to_string(),
-                Val::Table(vec![("cert_file".into(), Val::str(c)), ("key_file".into(), Val::str(k))]),
-            )),
+            (Some(c), Some(k)) => receiver.push(("tls".to_string(), server_tls(c, k, ca))),
             _ => r.skip(key, "tls_config without cert_file and key_file: no TLS"),
         }
     }
@@ -82,15 +78,18 @@ pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Se
         if let Some(tls) = sv.get("http_tls_config") {
             let mut t = Map::new(sv.key("http_tls_config"), tls, r);
             let (cert, key_file) = (t.text("cert_file", r), t.text("key_file", r));
-            t.finish(r, "tailship's receiver TLS asks no client certificate");
+            let ca = t.text("client_ca_file", r);
+            if let Some(auth) = t.text("client_auth_type", r) {
+                if ca.is_some() && auth != "RequireAndVerifyClientCert" {
+                    r.skip(
+                        t.key("client_auth_type"),
+                        "tailship asks for and verifies a sender's certificate whenever client_ca_file is set",
+                    );
+                }
+            }
+            t.finish(r, "no tailship equivalent");
             match (cert, key_file) {
-                (Some(c), Some(k)) => s.set(
-                    "receiver",
-                    Val::Table(vec![(
-                        "tls".to_string(),
-                        Val::Table(vec![("cert_file".into(), Val::str(c)), ("key_file".into(), Val::str(k))]),
-                    )]),
-                ),
+                (Some(c), Some(k)) => s.set("receiver", Val::Table(vec![("tls".to_string(), server_tls(c, k, ca))])),
                 _ => r.skip(sv.key("http_tls_config"), "without cert_file and key_file: no TLS"),
             }
         }
@@ -119,4 +118,13 @@ pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Se
     s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
     m.finish(r, "no tailship equivalent");
     s
+}
+
+/// A receiver's `tls` table: certificate, key, and the CA senders' certificates must chain to.
+fn server_tls(cert: String, key: String, client_ca: Option<String>) -> Val {
+    let mut t = vec![("cert_file".into(), Val::str(cert)), ("key_file".into(), Val::str(key))];
+    if let Some(ca) = client_ca {
+        t.push(("client_ca_file".into(), Val::str(ca)));
+    }
+    Val::Table(t)
 }
