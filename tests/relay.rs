@@ -413,8 +413,14 @@ fn a_source_removed_by_a_reload_has_its_spooled_lines_delivered_and_its_spool_re
     without_the_push_source(&cfg, dir.path());
     relay.signal(libc::SIGHUP);
     assert!(wait_for(Duration::from_secs(10), || std::net::TcpStream::connect(&listen).is_err()), "still listening");
+    let series = r#"tailship_spool_bytes{source="relay"}"#;
+    assert!(relay.metric(series) > 0.0, "{}", relay.metrics());
     let store = Receiver::start_on(&format!("127.0.0.1:{store_port}"), &["--max-query-limit", "1000000"]);
     drained(&store, &acked, &dir.path().join("spool/relay"), &relay);
+    assert!(
+        wait_for(Duration::from_secs(10), || !relay.metrics().contains(series)),
+        "the gauge of a delivered spool stays"
+    );
 }
 
 #[test]

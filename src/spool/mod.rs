@@ -288,6 +288,11 @@ impl SourceSpool {
         self.written.send_modify(|n| *n += 1);
     }
 
+    /// True when its source is not configured (see [`SourceSpool::retire`]).
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
     /// True when its source is not configured and every segment was delivered.
     pub fn is_drained(&self) -> bool {
         self.retired.load(Ordering::Acquire) && self.segments.lock().unwrap_or_else(|p| p.into_inner()).is_empty()

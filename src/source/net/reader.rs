@@ -73,10 +73,16 @@ impl SpoolReader {
         let mut watch = self.spool.watch();
         let mut streams: Streams = HashMap::new();
         while !self.out.stopped() {
-            if self.spool.is_drained() {
-                // Its source is gone and every segment was delivered.
-                self.spool.remove_drained();
-                break;
+            if self.spool.is_retired() {
+                // Its source is gone: no receiver keeps its gauge.
+                let gauge = &super::metrics::NetMetrics::get().spool_bytes;
+                if self.spool.is_drained() {
+                    // Every segment was delivered.
+                    let _ = gauge.remove_label_values(&[&self.name]);
+                    self.spool.remove_drained();
+                    break;
+                }
+                gauge.with_label_values(&[&self.name]).set(self.spool.bytes() as i64);
             }
             let on_disk = self.spool.segments();
             finished.retain(|s| on_disk.contains(s));
