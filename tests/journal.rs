@@ -200,6 +200,57 @@ fn entries_ship_with_unit_level_and_host_labels_their_own_timestamps_and_the_sta
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
+/// Promtail's `journal.json`: the whole entry, every field, as the line.
+#[test]
+fn with_json_each_line_is_the_whole_entry_as_promtail_ships_it() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let t = now_us() - 60_000_000;
+    append(
+        &jdir.join("a.journal"),
+        &[
+            (
+                t,
+                vec![
+                    ("MESSAGE", V::T("GET /a<b>")),
+                    ("_SYSTEMD_UNIT", V::T("nginx.service")),
+                    ("PRIORITY", V::T("3")),
+                    ("CODE_LINE", V::T("42")),
+                ],
+            ),
+            (t + 1, vec![("CODE_FILE", V::T("no message here")), ("PRIORITY", V::T("6"))]),
+        ],
+    );
+    let agent = Agent::start(&config(dir.path(), &r.base, &jdir, "json = true"));
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 2), "{}", agent.stderr_text());
+    let mut got = query_all(&r, r#"{job="journal"}"#, None);
+    got.sort_by_key(|e| e.ts);
+    let first: serde_json::Value = serde_json::from_str(&got[0].line).unwrap();
+    assert_eq!(first["MESSAGE"], "GET /a<b>");
+    assert_eq!(first["CODE_LINE"], "42");
+    assert_eq!(first["_BOOT_ID"], BOOT);
+    assert_eq!(first["__REALTIME_TIMESTAMP"], t.to_string());
+    assert!(first["__CURSOR"].as_str().is_some_and(|c| c.starts_with("s=")));
+    assert!(first.get("__SEQNUM").is_none());
+    assert!(got[0].line.contains(r"GET /a\u003cb\u003e"), "Go's escaping: {}", got[0].line);
+    assert_eq!(got[0].labels["unit"], "nginx.service");
+    assert_eq!(got[0].labels["level"], "error");
+    assert_eq!(got[0].ts, t as i128 * 1000);
+    let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "keys sorted as Go writes a map");
+    // An entry without MESSAGE ships too: the line is its fields.
+    let second: serde_json::Value = serde_json::from_str(&got[1].line).unwrap();
+    assert_eq!(second["CODE_FILE"], "no message here");
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
 #[test]
 fn matches_select_entries_as_journalctl_does() {
     if !can_run() {

@@ -564,7 +564,7 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
         if s.path.is_some() {
             e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
         }
-        for (k, set) in [("matches", !s.matches.is_empty()), ("optional", s.optional)] {
+        for (k, set) in [("matches", !s.matches.is_empty()), ("optional", s.optional), ("json", s.json)] {
             if set {
                 e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
             }

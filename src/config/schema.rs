@@ -378,6 +378,9 @@ pub struct SourceConfig {
     /// Journal: without journalctl on `PATH`, leave the source out (said
     /// once) instead of refusing to run.
     pub optional: bool,
+    /// Journal: each line is the whole entry as a JSON object of its fields
+    /// (Promtail's `journal.json`) instead of its `MESSAGE`.
+    pub json: bool,
     /// Journal: with no saved cursor and `start_at = "beginning"`, entries
     /// older than this are skipped (0: the whole journal).
     pub max_age: HumanDuration,
@@ -430,6 +433,7 @@ impl Default for SourceConfig {
             path: None,
             matches: Vec::new(),
             optional: false,
+            json: false,
             max_age: DEFAULT_JOURNAL_MAX_AGE,
             ignore_older: HumanDuration::secs(24 * 3600),
             scan_interval: HumanDuration::secs(10),

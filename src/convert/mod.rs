@@ -315,7 +315,7 @@ fn journal_source(
         s.set("max_age", Val::str(a));
     }
     if m.text("json", r).is_some_and(|v| truthy(&v)) {
-        r.skip(m.key("json"), "tailship ships the journal's MESSAGE as the line, not the whole entry as JSON");
+        s.set("json", Val::Bool(true));
     }
     s.set("labels", Val::pairs(&m.pairs("labels", r)));
     m.finish(r, "no tailship equivalent");

@@ -390,3 +390,12 @@ fn templates_with_sprig_functions_carry_over_and_the_few_missing_are_reported() 
     assert!(c.untranslated[1].message.contains("bcrypt"), "{:?}", c.untranslated[1]);
     assert_eq!(compiles(&c).sources[0].stages.len(), 2);
 }
+
+#[test]
+fn a_journal_job_with_json_ships_the_whole_entry() {
+    let c = convert("scrape_configs:\n  - job_name: j\n    journal: { json: true, labels: { job: j } }\n");
+    assert_eq!(skipped(&c), ["clients"]);
+    assert!(c.toml.contains("json = true"), "{}", c.toml);
+    let config = compiles(&c);
+    assert!(config.sources[0].json);
+}

@@ -60,18 +60,14 @@ pub fn check_match(m: &str) -> Result<(), String> {
 /// prints values over 4 KiB as null without it). `--lines=all` keeps follow
 /// mode from starting at the last ten entries.
 pub fn args(cfg: &SourceConfig, start: &Start, follow: bool) -> Vec<OsString> {
-    let mut a: Vec<OsString> = [
-        "--output=json",
-        "--all",
-        "--no-pager",
-        "--quiet",
-        "--merge",
-        "--lines=all",
-        &format!("--output-fields={OUTPUT_FIELDS}"),
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
+    let mut a: Vec<OsString> = ["--output=json", "--all", "--no-pager", "--quiet", "--merge", "--lines=all"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    // The whole entry is the line with `json`: every field is asked for.
+    if !cfg.json {
+        a.push(format!("--output-fields={OUTPUT_FIELDS}").into());
+    }
     if follow {
         a.push("--follow".into());
     }

@@ -126,6 +126,36 @@ pub struct RawEntry {
 /// adds `__CURSOR`, `__REALTIME_TIMESTAMP` and a few others of its own.
 pub const OUTPUT_FIELDS: &str = "MESSAGE,PRIORITY,_SYSTEMD_UNIT,SYSLOG_IDENTIFIER,_HOSTNAME";
 
+/// The whole entry as Promtail's `journal.json` ships it: a JSON object of
+/// every field as a string (a field set more than once: its last value, as
+/// Promtail's journal reader keeps; bytes as text, invalid UTF-8 replaced),
+/// keys sorted and `<`, `>`, `&` escaped as Go's encoder writes them.
+/// journalctl's own `__SEQNUM` and `__SEQNUM_ID` are left out: Promtail's
+/// reader has no such fields.
+pub fn whole_entry_json(line: &[u8]) -> Result<String, serde_json::Error> {
+    fn last(f: &Field) -> Option<String> {
+        match f {
+            Field::Many(v) => v.iter().rev().find_map(last),
+            Field::Null => None,
+            other => other.bytes().map(|(b, _)| String::from_utf8_lossy(&b).into_owned()),
+        }
+    }
+    let fields: std::collections::BTreeMap<String, Field> = serde_json::from_slice(line)?;
+    let strings: std::collections::BTreeMap<String, String> = fields
+        .into_iter()
+        .filter(|(k, _)| k != "__SEQNUM" && k != "__SEQNUM_ID")
+        .filter_map(|(k, v)| last(&v).map(|t| (k, t)))
+        .collect();
+    let text = serde_json::to_string(&strings)?;
+    // Only string contents can hold these: the structure is braces, quotes, colons and commas.
+    Ok(text
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029"))
+}
+
 /// The `level` label of a syslog `PRIORITY` (0 to 7).
 pub fn level_name(priority: &str) -> Option<&'static str> {
     Some(match priority.trim() {
@@ -198,6 +228,15 @@ mod tests {
         assert_eq!(e.timestamp_ns(), None);
         assert!(RawEntry::parse(br#"{"MESSAGE":[300]}"#).is_err());
         assert!(RawEntry::parse(b"not json").is_err());
+    }
+
+    #[test]
+    fn the_whole_entry_is_promtails_json_of_its_fields() {
+        let line = br#"{"__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123","__SEQNUM":"7","__SEQNUM_ID":"x","MESSAGE":[98,105,110,255],"SYSLOG_IDENTIFIER":["cron","CRON"],"_HOSTNAME":null,"A":"<a & b>"}"#;
+        assert_eq!(
+            whole_entry_json(line).unwrap(),
+            r#"{"A":"\u003ca \u0026 b\u003e","MESSAGE":"bin�","SYSLOG_IDENTIFIER":"CRON","__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123"}"#
+        );
     }
 
     #[test]

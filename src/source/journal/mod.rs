@@ -389,13 +389,27 @@ impl JournalSource {
         if let Some(c) = e.cursor() {
             *last_cursor = Some(c);
         }
-        let Some((message, binary)) = e.message.as_ref().and_then(Field::bytes) else {
-            m.lines_dropped.with_label_values(&[name, "journal_no_message"]).inc();
-            return;
+        let whole;
+        let message: std::borrow::Cow<'_, [u8]> = if self.cfg.json {
+            // `json`: the whole entry is the line, with or without a MESSAGE.
+            whole = match entry::whole_entry_json(line) {
+                Ok(w) => w,
+                Err(_) => {
+                    m.lines_dropped.with_label_values(&[name, "journal_unparsable"]).inc();
+                    return;
+                }
+            };
+            std::borrow::Cow::Borrowed(whole.as_bytes())
+        } else {
+            let Some((message, binary)) = e.message.as_ref().and_then(Field::bytes) else {
+                m.lines_dropped.with_label_values(&[name, "journal_no_message"]).inc();
+                return;
+            };
+            if binary {
+                m.lines_repaired.with_label_values(&[name, "journal_binary"]).inc();
+            }
+            message
         };
-        if binary {
-            m.lines_repaired.with_label_values(&[name, "journal_binary"]).inc();
-        }
         let ts = e.timestamp_ns().unwrap_or_else(|| now_ns() as i64);
         let unit = e.unit().map(|u| cut_at_char(&u, MAX_LABEL_VALUE).to_string());
         let level = e.level();
