@@ -1,6 +1,8 @@
 //! `client.proxy_url` (and the usual proxy environment variables) and
 //! `client.headers`, through the real binary against servers on loopback.
 
+#[path = "common/agent.rs"]
+mod agent;
 mod common;
 mod mockhttp;
 
@@ -81,4 +83,81 @@ fn client_headers_reach_the_service_and_are_redacted_in_check() {
     let out = Command::new(bin()).args(["check", "--config"]).arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("client.headers.Content-Type"));
+}
+
+#[test]
+fn basic_auth_username_file_is_read_like_password_file() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let service = rt.block_on(Mock::start(|_, _| Reply::empty(204)));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("user"), "from-file\n").unwrap();
+    std::fs::write(dir.path().join("pass"), "s3cret\n").unwrap();
+    let auth = format!(
+        "basic_auth = {{ username_file = \"{d}/user\", password_file = \"{d}/pass\" }}",
+        d = dir.path().display()
+    );
+    let out = push(&config(dir.path(), &service.url, &auth), &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    use base64::Engine;
+    let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("from-file:s3cret"));
+    assert_eq!(service.requests()[0].header("authorization"), Some(expected.as_str()));
+    // Both, or an empty file: exit 2 naming the key.
+    for (extra, key) in [
+        (
+            format!(
+                "basic_auth = {{ username = \"u\", username_file = \"{}/user\", password = \"p\" }}",
+                dir.path().display()
+            ),
+            "client.basic_auth",
+        ),
+        (
+            format!("basic_auth = {{ username_file = \"{}/none\", password = \"p\" }}", dir.path().display()),
+            "client.basic_auth.username_file",
+        ),
+    ] {
+        let out = Command::new(bin())
+            .args(["check", "--config"])
+            .arg(config(dir.path(), &service.url, &extra))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(key), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn redirects_are_followed_unless_follow_redirects_is_false() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let store = rt.block_on(Mock::start(|_, _| Reply::empty(204)));
+    let to = format!("{}/loki/api/v1/push", store.url);
+    let front = rt.block_on(Mock::start(move |_, _| Reply::empty(308).with_header("location", &to)));
+    let dir = tempfile::tempdir().unwrap();
+    let out = push(&config(dir.path(), &front.url, "api_prefix = \"/loki/api/v1\""), &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got = store.requests();
+    assert_eq!((got.len(), got[0].method.as_str()), (1, "POST"), "a 308 keeps the method and body");
+    let cfg = config(dir.path(), &front.url, "api_prefix = \"/loki/api/v1\"\nfollow_redirects = false");
+    let out = push(&cfg, &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("308"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(store.requests().len(), 1, "not followed");
+}
+
+/// A 3xx the client does not follow (here a 300 without `Location`) was
+/// taken as a refusal and the lines were dropped as `rejected`; it is a
+/// misconfiguration: the lines wait and go once the service answers 2xx.
+#[test]
+fn a_redirect_not_followed_keeps_the_lines_waiting_instead_of_dropping_them() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let service = rt.block_on(Mock::start(|_, n| if n < 3 { Reply::empty(300) } else { Reply::empty(204) }));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.log"), "waits through a 300\n").unwrap();
+    let include = format!("{}/*.log", dir.path().display());
+    let cfg = agent::agent_config(dir.path(), &service.url, &include, "compression = \"none\"", "");
+    let agent = agent::Agent::start(&cfg);
+    let delivered = common::wait_for(std::time::Duration::from_secs(20), || {
+        service.requests().iter().skip(3).any(|r| r.body.contains("waits through a 300"))
+    });
+    assert!(delivered, "{} requests\n{}", service.requests().len(), agent.stderr_text());
+    assert_eq!(agent.metric("tailship_lines_dropped_total"), 0.0);
 }

@@ -250,3 +250,65 @@ fn https_to_a_plain_http_port_says_the_server_speaks_plain_http() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("the server answered in plain HTTP, not TLS: use http://"), "{err}");
 }
+
+/// The protocols the agent offers in its TLS handshake (ALPN) to a server
+/// on `listener` (which then closes the connection).
+fn offered_alpn(listener: std::net::TcpListener) -> Vec<String> {
+    listener.set_nonblocking(true).unwrap();
+    let mut accepted = None;
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            accepted = listener.accept().ok();
+            accepted.is_some()
+        }),
+        "the agent never connected"
+    );
+    let (mut stream, _) = accepted.unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut acceptor = rustls::server::Acceptor::default();
+    loop {
+        assert!(acceptor.read_tls(&mut stream).unwrap() > 0, "the connection ended before its client hello");
+        match acceptor.accept() {
+            Ok(Some(hello)) => {
+                let offered =
+                    hello.client_hello().alpn().map(|it| it.map(|p| String::from_utf8_lossy(p).into_owned()).collect());
+                return offered.unwrap_or_default();
+            }
+            Ok(None) => continue,
+            Err((e, _)) => panic!("not a TLS client hello: {e}"),
+        }
+    }
+}
+
+#[test]
+fn http2_is_offered_over_tls_unless_http2_is_false() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(dir.path(), "one.log", "a line\n");
+    for (extra, h2) in [("", true), ("http2 = false", false)] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let server = std::thread::spawn(move || offered_alpn(listener));
+        let cfg = write_file(
+            dir.path(),
+            "t.toml",
+            &format!("[client]\nurl = \"{url}\"\n{extra}\n[[sources]]\ntype = \"stdin\"\n"),
+        );
+        let mut push = std::process::Command::new(bin())
+            .args(["push", "--max-retries", "1", "--config"])
+            .arg(&cfg)
+            .arg(&log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Never left running (it would hold whatever the test run holds).
+        let ended = wait_for(Duration::from_secs(60), || push.try_wait().unwrap().is_some());
+        let _ = push.kill();
+        assert!(ended, "push did not end");
+        assert!(!push.wait().unwrap().success(), "the server ends every handshake");
+        let offered = server.join().unwrap();
+        assert_eq!(offered.contains(&"h2".to_string()), h2, "{extra:?}: {offered:?}");
+        assert!(offered.contains(&"http/1.1".to_string()), "{offered:?}");
+    }
+}

@@ -156,6 +156,10 @@ pub struct ClientOptions {
     pub proxy_url: Option<Secret>,
     /// `client.headers`, sent on every request of this client.
     pub headers: Vec<(String, Secret)>,
+    /// `client.follow_redirects` (false: a 3xx is answered as it is).
+    pub no_redirects: bool,
+    /// `client.http2 = false`: HTTP/1.1 only.
+    pub http1_only: bool,
 }
 
 impl ClientOptions {
@@ -171,6 +175,8 @@ impl ClientOptions {
             identity: c.tls.cert_file.clone().zip(c.tls.key_file.clone()),
             proxy_url: c.proxy_url.clone(),
             headers: c.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            no_redirects: !c.follow_redirects,
+            http1_only: !c.http2,
         }
     }
 }
@@ -241,6 +247,12 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
             map.insert(name, value);
         }
         b = b.default_headers(map);
+    }
+    if opts.no_redirects {
+        b = b.redirect(reqwest::redirect::Policy::none());
+    }
+    if opts.http1_only {
+        b = b.http1_only();
     }
     if opts.insecure_skip_verify {
         tracing::warn!(

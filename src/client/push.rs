@@ -331,7 +331,11 @@ impl Pusher {
         let unsure = AtomicBool::new(false);
         let failed_lookups = AtomicU32::new(0);
         let m = Metrics::get();
-        let misconfigured = |e: &HttpError| e.status().is_some_and(|s| s.is_client_error()) && !refuses_content(e);
+        // A 3xx (redirects not followed, or one without a Location) is a
+        // misconfiguration too: the lines wait, never dropped as refused.
+        let misconfigured = |e: &HttpError| {
+            e.status().is_some_and(|s| s.is_client_error() || s.is_redirection()) && !refuses_content(e)
+        };
         let one_off = self.stop_on_refusal.is_some();
         let retriable = |e: &HttpError| e.is_retriable() || (misconfigured(e) && !one_off);
         let result = retry::with_retry_woken(
@@ -342,7 +346,7 @@ impl Pusher {
             |err, wait| {
                 m.push_retries.with_label_values(&[&self.name]).inc();
                 let status = err.status().map(|s| s.as_u16());
-                if status.is_some_and(|s| (400..500).contains(&s) && s != 429) {
+                if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
                     // Misconfigured or not allowed: say so once per status; the lines wait on disk.
                     let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
                     if first {

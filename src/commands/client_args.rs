@@ -44,7 +44,7 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
                 CommandError::usage(anyhow::anyhow!("--password-file {}: cannot read: {e}", p.display()))
             })?),
         };
-        c.basic_auth = Some(BasicAuth { username: u.clone(), password, password_file: None });
+        c.basic_auth = Some(BasicAuth { username: u.clone(), password, ..Default::default() });
         c.bearer_token = None;
     } else if let Some(p) = &args.password_file {
         match &mut c.basic_auth {

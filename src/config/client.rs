@@ -66,8 +66,16 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
         e("client.timeout", "must be more than 0".into());
     }
     if let Some(b) = &mut c.basic_auth {
-        if b.username.is_empty() {
-            e("client.basic_auth.username", "must not be empty".into());
+        // Read once: the file's name is not kept (the check runs again on the result).
+        match (b.username_file.take(), b.username.is_empty()) {
+            (Some(_), false) => e("client.basic_auth", "set username or username_file, not both".into()),
+            (Some(p), true) => match read_secret_file(&p) {
+                Ok(s) if !s.expose().is_empty() => b.username = s.expose().to_string(),
+                Ok(_) => e("client.basic_auth.username_file", format!("{} is empty", p.display())),
+                Err(err) => e("client.basic_auth.username_file", format!("cannot read {}: {err}", p.display())),
+            },
+            (None, true) => e("client.basic_auth.username", "must not be empty".into()),
+            (None, false) => {}
         }
         match (&b.password, &b.password_file) {
             (Some(_), Some(_)) => e("client.basic_auth", "set password or password_file, not both".into()),

@@ -145,6 +145,11 @@ pub struct ClientConfig {
     /// credentials can query; `off`: never, they go again with the
     /// timestamps they first had).
     pub reconcile: Reconcile,
+    /// Follow a redirect the service answers with (up to 10). Off: a 3xx is
+    /// a misconfiguration, said once, and the lines wait on disk.
+    pub follow_redirects: bool,
+    /// Offer HTTP/2 over TLS (off: HTTP/1.1 only).
+    pub http2: bool,
 }
 
 /// A source's `max_streams` unless set: far more than a sane label set
@@ -187,6 +192,8 @@ impl Default for ClientConfig {
             best_effort: false,
             start_at: None,
             reconcile: Reconcile::Auto,
+            follow_redirects: true,
+            http2: true,
         }
     }
 }
@@ -195,6 +202,9 @@ impl Default for ClientConfig {
 #[serde(default)]
 pub struct BasicAuth {
     pub username: String,
+    /// A file holding the username (read at start and at reload).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub username_file: Option<PathBuf>,
     pub password: Option<Secret>,
     pub password_file: Option<PathBuf>,
 }

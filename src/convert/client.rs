@@ -160,6 +160,18 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
         }
         b.finish(r, "no tailship equivalent");
     }
+    if m.text("drop_rate_limited_batches", r).is_some_and(|v| truthy(&v)) {
+        r.note(
+            m.key("drop_rate_limited_batches"),
+            "tailship retries a 429 with backoff and never drops the batch (Promtail drops it): lines wait on disk",
+        );
+    }
+    if m.text("follow_redirects", r).is_some_and(|v| !truthy(&v)) {
+        out.set("follow_redirects", Val::Bool(false));
+    }
+    if m.text("enable_http2", r).is_some_and(|v| !truthy(&v)) {
+        out.set("http2", Val::Bool(false));
+    }
     let external = m.pairs("external_labels", r);
     // Its name in Promtail's metrics; tailship's `name` was taken from it.
     m.ignore("name");
@@ -172,13 +184,16 @@ fn auth(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
     if let Some(y) = m.get("basic_auth") {
         let mut b = Map::new(m.key("basic_auth"), y, r);
         let mut t = Vec::new();
-        for k in ["username", "password", "password_file"] {
+        for k in ["username", "username_file", "password", "password_file"] {
             if let Some(v) = b.text(k, r) {
                 t.push((k.to_string(), Val::str(v)));
             }
         }
         out.set("basic_auth", Val::Table(t));
-        b.finish(r, "no tailship equivalent (tailship's basic_auth takes username, password, password_file)");
+        b.finish(
+            r,
+            "no tailship equivalent (tailship's basic_auth takes username, username_file, password, password_file)",
+        );
     }
     if let Some(t) = m.text("bearer_token", r) {
         out.set("bearer_token", Val::str(t));

@@ -100,7 +100,8 @@ fn client_keys_map_to_the_client_section() {
     assert_eq!(cl.batch.max_bytes.get(), crate::config::MAX_BATCH_BYTES, "capped at 4 MiB");
     assert_eq!((cl.retry.max_retries, cl.retry.max_backoff.get().as_secs()), (20, 60));
     assert!(cl.tls.insecure_skip_verify && cl.tls.ca_file.is_some());
-    assert_eq!(skipped(&c), ["clients[0].tls_config.server_name", "clients[0].drop_rate_limited_batches"]);
+    assert_eq!(skipped(&c), ["clients[0].tls_config.server_name"]);
+    assert!(c.notes.iter().any(|n| n.key == "clients[0].drop_rate_limited_batches"), "kept ours, noted");
     assert_eq!(config.clients.len(), 2, "every client is translated");
     assert_eq!(config.clients[1].url, "http://backup:3100");
     assert!(c.notes.iter().any(|n| n.key == "clients[0].batchsize"));
@@ -398,4 +399,42 @@ fn a_journal_job_with_json_ships_the_whole_entry() {
     assert!(c.toml.contains("json = true"), "{}", c.toml);
     let config = compiles(&c);
     assert!(config.sources[0].json);
+}
+
+#[test]
+fn client_and_process_options_promtail_users_set_carry_over_or_are_noted() {
+    let c = convert(&format!(
+        r#"clients:
+  - url: http://loki:3100/loki/api/v1/push
+    basic_auth: {{ username_file: /etc/promtail/user, password_file: /etc/promtail/pass }}
+    follow_redirects: false
+    enable_http2: false
+    drop_rate_limited_batches: true
+wal: {{ enabled: true, dir: /var/lib/promtail/wal }}
+global: {{ file_watch_config: {{ min_poll_frequency: 250ms, max_poll_frequency: 250ms }} }}
+options: {{ stream_lag_labels: "" }}
+tracing: {{ enabled: false }}
+limits_config: {{ max_streams: 500, max_line_size: 256KB, max_line_size_truncate: false }}
+{JOB}"#
+    ));
+    assert!(skipped(&c).is_empty(), "{:?}", skipped(&c));
+    for want in [
+        r#"basic_auth = { username_file = "/etc/promtail/user", password_file = "/etc/promtail/pass" }"#,
+        "follow_redirects = false",
+        "http2 = false",
+        "max_streams = 500",
+        "max_line_bytes = 256000",
+    ] {
+        assert!(c.toml.contains(want), "{want} in {}", c.toml);
+    }
+    let noted: Vec<&str> = c.notes.iter().map(|n| n.key.as_str()).collect();
+    for key in [
+        "clients[0].drop_rate_limited_batches",
+        "wal",
+        "global.file_watch_config",
+        "limits_config.max_streams",
+        "limits_config.max_line_size",
+    ] {
+        assert!(noted.contains(&key), "{key} in {noted:?}");
+    }
 }

@@ -87,6 +87,8 @@ impl Api {
             identity: None,
             proxy_url: None,
             headers: Vec::new(),
+            no_redirects: false,
+            http1_only: false,
         };
         let mut _ca_copy = None;
         let (server, token) = match &cfg.kubeconfig {
