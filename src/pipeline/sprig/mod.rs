@@ -19,6 +19,11 @@
 
 use gtmpl::{FuncError, Value};
 
+pub use actions::rewrite;
+
+mod actions;
+mod certs;
+mod crypto;
 mod dates;
 mod encoding;
 mod lists;
@@ -33,6 +38,9 @@ pub fn funcs() -> Vec<(&'static str, gtmpl::Func)> {
     all.extend_from_slice(lists::FUNCS);
     all.extend_from_slice(math::FUNCS);
     all.extend_from_slice(dates::FUNCS);
+    all.extend_from_slice(crypto::FUNCS);
+    all.extend_from_slice(certs::FUNCS);
+    all.extend_from_slice(actions::FUNCS);
     all
 }
 
@@ -167,5 +175,7 @@ fn bool(b: bool) -> Out {
     Ok(Value::Bool(b))
 }
 
+#[cfg(test)]
+mod crypto_tests;
 #[cfg(test)]
 mod tests;
