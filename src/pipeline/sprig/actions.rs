@@ -40,6 +40,9 @@ const KEYWORDS: [&str; 10] = ["if", "else", "end", "range", "with", "define", "t
 pub fn rewrite(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text;
+    // The blocks open at this point: true for those where `.` may be other
+    // than the extracted map (`range`, `with`, `define`, `block`).
+    let mut blocks: Vec<bool> = Vec::new();
     while let Some(at) = rest.find("{{") {
         out.push_str(&rest[..at]);
         let inner_start = &rest[at + 2..];
@@ -47,7 +50,15 @@ pub fn rewrite(text: &str) -> String {
             out.push_str(&rest[at..]);
             return out;
         };
-        out.push_str(&action(&inner_start[..end]));
+        let inner = &inner_start[..end];
+        let dot_is_root = !blocks.contains(&true);
+        match keyword(inner) {
+            "if" => blocks.push(false),
+            "range" | "with" | "define" | "block" => blocks.push(true),
+            "end" => drop(blocks.pop()),
+            _ => {}
+        }
+        out.push_str(&action(inner, dot_is_root));
         rest = &inner_start[end + 2..];
     }
     out.push_str(rest);
@@ -80,14 +91,26 @@ fn action_end(s: &str) -> Option<usize> {
     None
 }
 
-/// One action's text between `{{` and `}}`, rewritten, with its delimiters.
-fn action(inner: &str) -> String {
-    let keep = || format!("{{{{{inner}}}}}");
+/// An action's text without its trim markers, and whether it has each.
+fn trimmed(inner: &str) -> (&str, bool, bool) {
     let left = inner.starts_with("- ") || inner.starts_with("-\t") || inner.starts_with("-\n");
-    let right = inner.ends_with(" -") || inner.ends_with("\t-") || inner.ends_with("\n-");
-    let body = inner[if left { 2 } else { 0 }..inner.len() - if right { 2 } else { 0 }].trim();
+    let right = inner.len() >= 2 && (inner.ends_with(" -") || inner.ends_with("\t-") || inner.ends_with("\n-"));
+    let body = inner.get(if left { 2 } else { 0 }..inner.len() - if right { 2 } else { 0 }).unwrap_or("");
+    (body.trim(), left, right)
+}
+
+/// The action's keyword (`if`, `end`, ...), or "".
+fn keyword(inner: &str) -> &str {
+    let (body, _, _) = trimmed(inner);
     let word_end = body.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(body.len());
-    if body.is_empty() || body.starts_with("/*") || KEYWORDS.contains(&&body[..word_end]) {
+    KEYWORDS.into_iter().find(|k| *k == &body[..word_end]).unwrap_or("")
+}
+
+/// One action's text between `{{` and `}}`, rewritten, with its delimiters.
+fn action(inner: &str, dot_is_root: bool) -> String {
+    let keep = || format!("{{{{{inner}}}}}");
+    let (body, left, right) = trimmed(inner);
+    if body.is_empty() || body.starts_with("/*") || !keyword(inner).is_empty() {
         return keep();
     }
     let (decl, pipeline) = match declaration(body) {
@@ -111,8 +134,57 @@ fn action(inner: &str) -> String {
     }
     match decl {
         Some(_) => keep(),
+        None if prints_text(body, dot_is_root) => keep(),
         None => format!("{open}{body} | {PRINT}{close}"),
     }
+}
+
+/// Functions that always give text (Promtail's own and sprig's most used).
+const TEXT_FUNCS: [&str; 24] = [
+    "ToLower",
+    "ToUpper",
+    "Replace",
+    "Trim",
+    "TrimLeft",
+    "TrimRight",
+    "TrimPrefix",
+    "TrimSuffix",
+    "TrimSpace",
+    "Hash",
+    "Sha2Hash",
+    "regexReplaceAll",
+    "regexReplaceAllLiteral",
+    "printf",
+    "print",
+    "println",
+    "join",
+    "toJson",
+    "quote",
+    "upper",
+    "lower",
+    "trim",
+    "replace",
+    "toString",
+];
+
+/// Whether a pipeline's value is text for sure, so printing it needs no
+/// `_goPrint` (the common case costs nothing more per line): an extracted
+/// value by name (`.Value`, `.level`: all text) where `.` is the extracted
+/// map, or a last command that is a function giving text.
+fn prints_text(pipeline: &str, dot_is_root: bool) -> bool {
+    let mut last = pipeline;
+    loop {
+        let (_, rest) = first_command(last);
+        match rest.strip_prefix('|') {
+            Some(r) => last = r,
+            None => break,
+        }
+    }
+    let last = last.trim();
+    let field = dot_is_root
+        && last.strip_prefix('.').is_some_and(|f| !f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    let word_end = last.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(last.len());
+    field || TEXT_FUNCS.contains(&&last[..word_end])
 }
 
 /// `$name` at the start of `s`.

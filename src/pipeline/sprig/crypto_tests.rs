@@ -156,6 +156,18 @@ fn lists_and_dicts_print_as_go_prints_them() {
     assert_eq!(render(r#"{{ dict "b" 2 "a" 1 }}"#), "map[a:1 b:2]");
     assert_eq!(render(r#"{{ list 1 (list 2 3) (dict "k" "v") }}"#), "[1 [2 3] map[k:v]]");
     assert_eq!(render(r#"{{- list "a" | join "," -}}|{{ .v }}|{{ "}}" }}"#), "a|Hello World|}}");
+    assert_eq!(render("{{ .nope }}|{{ 1 }}|{{ true }}|{{-3}}|{{ `}}` }}"), "<no value>|1|true|-3|}}");
+    assert_eq!(render(r#"{{ $x := list "a" }}{{ $x }}{{ range $i, $e := $x }}{{ $i }}{{ $e }}{{ end }}"#), "[a]0a");
+    assert_eq!(
+        super::rewrite(r#"{{ .Value }}{{ ToUpper .Value }}{{ .a | lower }}{{ list .a }}"#),
+        r#"{{ .Value }}{{ ToUpper .Value }}{{ .a | lower }}{{ list .a | _goPrint }}"#
+    );
+    assert_eq!(
+        render(
+            r#"{{ range list (dict "a" (list 1 2)) }}{{ .a }}{{ end }}{{ with dict "a" (list 3) }}{{ .a }}{{ end }}"#
+        ),
+        "[1 2][3]"
+    );
     assert_eq!(render(r#"{{/* a comment */}}{{ if .v }}{{ .v }}{{ else }}no{{ end }}"#), "Hello World");
 }
 
