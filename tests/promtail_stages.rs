@@ -3,7 +3,8 @@
 //! `action_on_failure = "fudge"`; logfmt keeping the pairs before a stray
 //! quote; json with JMESPath expressions and `drop_malformed`; `truncate`,
 //! `sampling` and `pack`; `multiline` passing lines before the first start
-//! line one by one, and as a stage after `cri` (converted from Promtail too).
+//! line one by one, and as a stage after `cri` (converted from Promtail too);
+//! templates with sprig's functions, crypto ones among them.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -248,5 +249,22 @@ fn templates_call_sprigs_functions() {
             r#"- 8 3.5 eg== 3bc15c8aae3e4124dd409035f32ea2fd6835efc9 3014702 | z {"n":"7","u":"-"} 2 odd "" Mar 5, 2024"#,
             r#"ALI 5 2 YyxhNyxi 522b276a356bdf39013dfabea2cd43e141ecc9e8 100663807 | a7+b+c {"n":"4","u":"alice"} 2 even "7" Mar 5, 2024"#,
         ]
+    );
+}
+
+/// sprig's crypto functions, `set` changing a dict in place and lists and
+/// dicts printed in Go's form, on each line.
+#[test]
+fn templates_encrypt_and_decrypt_set_in_place_and_print_as_go() {
+    let stages = r#"stages = [
+  { regex = '^(?P<user>\S+) (?P<n>\d+) (?P<body>.*)$', labels = [] },
+  { template = { source = "line", template = '{{ $d := dict "user" .user }}{{ $_ := set $d "n" .n }}{{ $sealed := .body | encryptAES "k3y" }}{{ ne $sealed .body }} {{ $sealed | decryptAES "k3y" }} {{ $d }} {{ list .user .n }} {{ derivePassword 1 "pin" "password" "user" "example.com" }}' } },
+  { output = "line" },
+]"#;
+    let got = run(stages, &["alice 4 secret text", "bob 7 another one"], 2);
+    let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(
+        lines,
+        ["true another one map[n:7 user:bob] [bob 7] 6685", "true secret text map[n:4 user:alice] [alice 4] 6685",]
     );
 }

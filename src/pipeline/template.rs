@@ -52,7 +52,8 @@ impl GoTemplate {
         // Promtail's own override sprig's of the same name, as in Promtail.
         t.add_funcs(&super::sprig::funcs());
         t.add_funcs(&FUNCS);
-        t.parse(text).map_err(|e| e.to_string())?;
+        // Go's printing of lists and dicts, and `set`/`unset` in place.
+        t.parse(super::sprig::rewrite(text)).map_err(|e| e.to_string())?;
         Ok(Self(Arc::new(t)))
     }
 

@@ -9,16 +9,21 @@
 //! map holding its Unix nanoseconds; `date` and friends format it with Go's
 //! layouts.
 //!
-//! Left out (a template calling one is refused when it is compiled, naming
-//! it): the crypto functions (`bcrypt`, `htpasswd`, `genCA`, `genPrivateKey`,
-//! `derivePassword`, `buildCustomCert`, `genSelfSignedCert*`,
-//! `genSignedCert*`, `encryptAES`, `decryptAES`, `randBytes`) and
-//! `randSeededNumeric` (Go's seeded generator). `toDecimal` reads octal
+//! The crypto functions are in [`crypto`] and [`certs`] (no DSA keys:
+//! `genPrivateKey "dsa"` fails). `randSeededNumeric` is in no sprig
+//! release, so a template calling it is refused as Promtail refuses it.
+//! Printing lists and dicts in Go's form and `set`/`unset` in place come
+//! from rewriting the template's actions ([`actions`]). `toDecimal` reads octal
 //! text only; `semverCompare` reads Masterminds' constraints through the
 //! semver crate (`^`, `~`, wildcards, `a - b`, `||`, `!=`).
 
 use gtmpl::{FuncError, Value};
 
+pub use actions::rewrite;
+
+mod actions;
+mod certs;
+mod crypto;
 mod dates;
 mod encoding;
 mod lists;
@@ -33,6 +38,9 @@ pub fn funcs() -> Vec<(&'static str, gtmpl::Func)> {
     all.extend_from_slice(lists::FUNCS);
     all.extend_from_slice(math::FUNCS);
     all.extend_from_slice(dates::FUNCS);
+    all.extend_from_slice(crypto::FUNCS);
+    all.extend_from_slice(certs::FUNCS);
+    all.extend_from_slice(actions::FUNCS);
     all
 }
 
@@ -167,5 +175,7 @@ fn bool(b: bool) -> Out {
     Ok(Value::Bool(b))
 }
 
+#[cfg(test)]
+mod crypto_tests;
 #[cfg(test)]
 mod tests;

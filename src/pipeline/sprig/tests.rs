@@ -176,7 +176,7 @@ fn lists_and_dicts() {
         ),
         (
             r#"{{ $d := dict "a" 1 "b" 2 }}{{ set $d "c" 3 | keys | join "," }}|{{ unset $d "a" | keys | join "," }}|{{ pick $d "a" | toJson }}|{{ omit $d "a" | toJson }}"#,
-            r#"a,b,c|b|{"a":1}|{"b":2}"#,
+            r#"a,b,c|b,c|{}|{"b":2,"c":3}"#,
         ),
         (
             r#"{{ pluck "a" (dict "a" 1) (dict "a" 2) (dict "b" 3) | join "," }}|{{ values (dict "a" 1 "b" 2) | join "," }}"#,
