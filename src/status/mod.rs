@@ -68,7 +68,7 @@ pub struct FileStatus {
     /// Its place in the list (the order files were first tracked).
     seq: u64,
     pub source: Arc<str>,
-    path: Mutex<PathBuf>,
+    path: Mutex<Box<Path>>,
     /// Device and inode: the size of a followed file is looked up by path,
     /// and counts only while the path still names this file.
     pub dev: u64,
@@ -91,7 +91,7 @@ pub struct FileStatus {
 
 impl FileStatus {
     pub fn path(&self) -> PathBuf {
-        lock(&self.path).clone()
+        lock(&self.path).to_path_buf()
     }
     pub fn key(&self) -> u64 {
         self.key.load(Relaxed)
@@ -148,7 +148,7 @@ impl FileHandle {
     }
 
     pub fn renamed(&self, path: &Path) {
-        *lock(&self.0.path) = path.to_path_buf();
+        *lock(&self.0.path) = path.into();
     }
 
     /// The file's path (the last it was renamed to).
@@ -158,7 +158,7 @@ impl FileHandle {
 
     /// True when the file's path is `path`.
     pub fn is_at(&self, path: &Path) -> bool {
-        *lock(&self.0.path) == path
+        &**lock(&self.0.path) == path
     }
 }
 
@@ -261,7 +261,7 @@ impl Status {
         let f = Arc::new(FileStatus {
             seq,
             source: source.clone(),
-            path: Mutex::new(path.to_path_buf()),
+            path: Mutex::new(path.into()),
             dev,
             ino,
             key: AtomicU64::new(key),
