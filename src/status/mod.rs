@@ -449,6 +449,13 @@ impl Status {
 mod tests {
     use super::*;
 
+    /// One per file of 100,000 (#29 item 8): 208 bytes with its path in a
+    /// `PathBuf` and its ring's samples inline in a `VecDeque`.
+    #[test]
+    fn a_file_status_is_small() {
+        assert!(std::mem::size_of::<FileStatus>() <= 176, "{}", std::mem::size_of::<FileStatus>());
+    }
+
     /// `tests/status.rs` failed now and then: a source's lines all read before
     /// the first tick gave it a rate of 0 (its ring started at its total).
     #[test]
