@@ -143,11 +143,8 @@ impl PositionsFile {
         // earlier process are never acknowledged now (what they held is in
         // the files' loaded records, `replay`).
         for f in state.files.values_mut() {
-            f.pending.clear();
             f.active = false;
-            if start == Start::Others {
-                f.replay.clear();
-            }
+            f.clear_pending(start == Start::Others);
         }
         for j in state.journals.values_mut() {
             j.forget_in_flight();
@@ -201,7 +198,7 @@ fn furthest(states: Vec<State>) -> State {
     let mut journals: HashMap<(String, Option<PathBuf>), super::journal::JournalState> = HashMap::new();
     for st in states {
         for f in st.files.into_values() {
-            let id = (f.path.clone(), f.dev, f.ino);
+            let id = (f.path.to_path_buf(), f.dev, f.ino);
             match files.get_mut(&id) {
                 Some(have) if have.committed >= f.committed => {}
                 _ => {

@@ -11,11 +11,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use smallvec::SmallVec;
+
 use super::{FileState, Fingerprint};
 
 #[derive(Debug, Default, Clone)]
 pub(super) struct FpIndex {
-    by: HashMap<(u32, u64), Vec<u64>>,
+    /// One key per fingerprint but for copies of a file: held inline, not
+    /// in an allocation of its own per file.
+    by: HashMap<(u32, u64), SmallVec<[u64; 1]>>,
     /// Entries per fingerprint length.
     lens: BTreeMap<u32, usize>,
 }

@@ -13,22 +13,24 @@ impl Positions {
     pub fn flight(&self, key: u64, to: u64, runs: Vec<Run>) {
         let mut st = self.lock();
         let Some(f) = st.files.get_mut(&key) else { return };
-        match f.flight.back_mut() {
+        let committed = f.committed;
+        let flights = &mut f.lines().flight;
+        match flights.back_mut() {
             Some(b) if b.to == to => b.runs.extend(runs),
             back => {
-                let from = back.map_or(f.committed, |b| b.to);
-                f.flight.push_back(Flight { epoch: self.epoch, from, to, runs });
+                let from = back.map_or(committed, |b| b.to);
+                flights.push_back(Flight { epoch: self.epoch, from, to, runs });
             }
         }
         let Some((wal, c)) = &self.log else { return };
-        let Some(last) = f.flight.back() else { return };
+        let Some(last) = f.flights().last() else { return };
         // The whole record each time: loading keeps the longest of a stretch's records.
         let record = wal::Record::Flight {
             c: c.clone(),
             k: key,
             id: wal::Ident {
-                path: f.path.clone(),
-                fp: format!("{:016x}", f.fp.hash),
+                path: f.path.to_path_buf(),
+                fp: format!("{:016x}", { f.fp.hash }),
                 fl: f.fp.len,
                 dev: f.dev,
                 ino: f.ino,
@@ -45,9 +47,12 @@ impl Positions {
     pub fn take_replay(&self, key: u64, start: u64) -> Option<Replay> {
         let mut st = self.lock();
         let f = st.files.get_mut(&key)?;
-        flight::prune(&mut f.replay, f.committed);
-        let r = Replay::of(f.replay.make_contiguous(), start);
-        f.replay.clear();
+        let committed = f.committed;
+        let replay = &mut f.lines().replay;
+        flight::prune(replay, committed);
+        let r = Replay::of(replay.make_contiguous(), start);
+        replay.clear();
+        f.tidy();
         r
     }
 
@@ -58,7 +63,7 @@ impl Positions {
         let mut st = self.lock();
         if let (Some(left), Some(f)) = (left, st.files.get_mut(&key)) {
             for r in left.into_flights(at) {
-                flight::add(&mut f.replay, r);
+                flight::add(&mut f.lines().replay, r);
             }
             st.dirty = true;
         }

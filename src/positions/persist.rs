@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::entry::InFlight;
 use super::{journal, now_secs, FileState, Fingerprint, Positions, PositionsError, State, FORGET_AFTER_SECS};
 use crate::metrics::Metrics;
 
@@ -108,29 +109,22 @@ impl SavedState {
                     state.next_key - 1
                 }
             };
-            state.files.insert(
-                key,
-                FileState {
-                    path: f.path,
-                    fp: Fingerprint { hash, len: f.fingerprint_len },
-                    dev: f.dev,
-                    ino: f.ino,
-                    committed: f.offset,
-                    pending: f.pending.into(),
-                    active: false,
-                    updated_at: f.updated_at,
-                    size: f.size.max(f.offset),
-                    end: f.end,
-                    read_to: 0,
-                    seen_at_ms: f.seen_at_ms,
-                    gone: false,
-                    flight: VecDeque::new(),
-                    replay: f.flight.into_iter().fold(VecDeque::new(), |mut all, r| {
-                        super::flight::add(&mut all, r);
-                        all
-                    }),
-                },
-            );
+            let fp = Fingerprint { hash, len: f.fingerprint_len };
+            let mut entry = FileState::new(f.path.into_boxed_path(), fp, f.dev, f.ino, f.offset);
+            entry.active = false;
+            entry.updated_at = f.updated_at;
+            entry.size = f.size.max(f.offset);
+            entry.end = f.end;
+            entry.seen_at_ms = f.seen_at_ms;
+            entry.set_lines(InFlight {
+                pending: f.pending.into(),
+                flight: VecDeque::new(),
+                replay: f.flight.into_iter().fold(VecDeque::new(), |mut all, r| {
+                    super::flight::add(&mut all, r);
+                    all
+                }),
+            });
+            state.files.insert(key, entry);
         }
         for j in self.journals {
             let key = state.next_key;
@@ -149,8 +143,8 @@ fn forget(st: &mut State, now: u64) {
     let mut forgotten = Vec::new();
     st.files.retain(|k, f| {
         let stale = now.saturating_sub(f.updated_at) >= FORGET_AFTER_SECS;
-        let done = f.gone && f.end.is_some_and(|e| f.committed >= e) && f.flight.is_empty() && f.replay.is_empty();
-        let keep = f.active || !f.pending.is_empty() || !(stale || done);
+        let done = f.gone && f.end.is_some_and(|e| f.committed >= e) && f.records().next().is_none();
+        let keep = f.active || !f.no_pending() || !(stale || done);
         if !keep {
             forgotten.push((*k, f.fp));
         }
@@ -167,10 +161,10 @@ fn forget(st: &mut State, now: u64) {
 fn saved_file(k: u64, f: &FileState, now: u64) -> SavedFile {
     SavedFile {
         key: Some(k),
-        pending: f.pending.iter().copied().collect(),
-        flight: f.replay.iter().chain(f.flight.iter()).cloned().collect(),
-        path: f.path.clone(),
-        fingerprint: format!("{:016x}", f.fp.hash),
+        pending: f.pending().copied().collect(),
+        flight: f.records().cloned().collect(),
+        path: f.path.to_path_buf(),
+        fingerprint: format!("{:016x}", { f.fp.hash }),
         fingerprint_len: f.fp.len,
         dev: f.dev,
         ino: f.ino,

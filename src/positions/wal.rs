@@ -218,20 +218,20 @@ pub(super) fn apply(state: &mut super::State, record: &Record) {
             }
             let f = state.files.entry(*k).or_insert_with(|| {
                 let fp = super::Fingerprint { hash: u64::from_str_radix(&id.fp, 16).unwrap_or(0), len: id.fl };
-                let mut f = super::FileState::new(id.path.clone(), fp, id.dev, id.ino, flight.from);
+                let mut f = super::FileState::new(id.path.clone().into_boxed_path(), fp, id.dev, id.ino, flight.from);
                 f.active = false;
                 f.size = flight.to;
                 f
             });
             if flight.to > f.committed {
-                super::flight::add(&mut f.replay, flight.clone());
+                super::flight::add(&mut f.lines().replay, flight.clone());
             }
         }
         Record::Register { s, a, .. } => {
             for (k, off) in a {
                 state.next_key = state.next_key.max(k + 1);
                 if let Some(f) = state.files.get_mut(k) {
-                    f.pending.push_back((*s, *off, false));
+                    f.lines().pending.push_back((*s, *off, false));
                 }
             }
         }

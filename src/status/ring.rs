@@ -7,19 +7,29 @@ use std::time::{Duration, Instant};
 pub const RATE_WINDOW: Duration = Duration::from_secs(10);
 
 /// Samples `(when, totals)` of `N` running totals, oldest first, covering at
-/// most [`RATE_WINDOW`] (about one sample a second: a dozen at most).
+/// most [`RATE_WINDOW`] (about one sample a second: a dozen at most). The
+/// newest is kept inline, the older ones apart: the ring of an idle file
+/// (one of 100,000) is one sample and allocates nothing (#29 item 8).
+/// When, and the totals then.
+type Sample<const N: usize> = (Instant, [u64; N]);
+
 #[derive(Debug, Clone)]
 pub struct Ring<const N: usize> {
-    samples: VecDeque<(Instant, [u64; N])>,
+    /// Boxed: most rings (idle files') have none.
+    // A word in each ring (one per file of 100,000), not a VecDeque's four.
+    #[allow(clippy::box_collection)]
+    older: Option<Box<VecDeque<Sample<N>>>>,
+    newest: (Instant, [u64; N]),
 }
 
 impl<const N: usize> Ring<N> {
     /// A ring whose totals were `v` at `now`.
     pub fn new(now: Instant, v: [u64; N]) -> Self {
-        // Room for one: an idle file's ring keeps one sample (see `sample`).
-        let mut samples = VecDeque::with_capacity(1);
-        samples.push_back((now, v));
-        Self { samples }
+        Self { older: None, newest: (now, v) }
+    }
+
+    fn samples(&self) -> impl Iterator<Item = &(Instant, [u64; N])> {
+        self.older.iter().flat_map(|o| o.iter()).chain(std::iter::once(&self.newest))
     }
 
     /// Adds a sample, dropping those the window no longer needs. Totals
@@ -27,14 +37,22 @@ impl<const N: usize> Ring<N> {
     /// without them: see `rates`), so the ring of an idle file, one of
     /// 100,000, stays one sample long instead of a dozen.
     pub fn sample(&mut self, now: Instant, v: [u64; N]) {
-        if self.samples.back().is_some_and(|(_, last)| *last == v) {
+        if now.duration_since(self.newest.0) >= RATE_WINDOW {
+            // Every older sample is out of the window for good: the newest
+            // is the window's start from now on. Give the room back.
+            self.older = None;
+        }
+        if self.newest.1 == v {
             return;
         }
-        self.samples.push_back((now, v));
+        let older = self.older.get_or_insert_with(Box::default);
+        older.push_back(std::mem::replace(&mut self.newest, (now, v)));
         // Keep the newest sample at least RATE_WINDOW old as the window's start.
-        while self.samples.len() > 1 && self.samples.get(1).is_some_and(|(t, _)| now.duration_since(*t) >= RATE_WINDOW)
-        {
-            self.samples.pop_front();
+        while let Some(second) = older.get(1).or((!older.is_empty()).then_some(&self.newest)) {
+            if now.duration_since(second.0) < RATE_WINDOW {
+                break;
+            }
+            older.pop_front();
         }
     }
 
@@ -44,8 +62,7 @@ impl<const N: usize> Ring<N> {
     /// newest is the window's start: the totals it holds were still the
     /// totals at the ticks since (equal totals are not sampled again).
     pub fn rates(&self, now: Instant, v: [u64; N]) -> [f64; N] {
-        let base = self.samples.iter().find(|(t, _)| now.duration_since(*t) <= RATE_WINDOW).or(self.samples.back());
-        let Some((t, b)) = base else { return [0.0; N] };
+        let (t, b) = self.samples().find(|(t, _)| now.duration_since(*t) <= RATE_WINDOW).unwrap_or(&self.newest);
         let secs = now.duration_since(*t).min(RATE_WINDOW).as_secs_f64().max(1.0);
         let mut out = [0.0; N];
         for i in 0..N {
@@ -69,14 +86,15 @@ mod tests {
             r.sample(s(n), [100 * n]);
         }
         assert_eq!(r.rates(s(20), [2000]), [100.0]);
-        assert!(r.samples.len() <= 12, "{} samples kept", r.samples.len());
+        assert!(r.samples().count() <= 12, "{} samples kept", r.samples().count());
         for n in 21..=30 {
             r.sample(s(n), [2000]);
         }
         assert_eq!(r.rates(s(30), [2000]), [0.0], "idle for the whole window");
         assert_eq!(r.rates(s(30), [2050]), [5.0], "50 lines since the window's start");
         assert_eq!(r.rates(s(45), [2050]), [5.0], "idle ticks add no sample, and count as the window's start");
-        assert_eq!(r.samples.len(), 11, "no sample for equal totals");
+        assert_eq!(r.samples().count(), 1, "no sample for equal totals, none older than the window's start");
+        assert!(r.older.is_none(), "an idle ring keeps no room");
     }
 
     #[test]
