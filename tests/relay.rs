@@ -399,16 +399,22 @@ fn drained(store: &Receiver, acked: &[String], spool: &Path, relay: &Agent) {
     );
 }
 
-#[test]
-fn a_source_removed_by_a_reload_has_its_spooled_lines_delivered_and_its_spool_removed() {
-    let dir = tempfile::tempdir().unwrap();
+/// A relay whose source has a stage, shipping to a service that is down (on
+/// the returned port): what it acknowledges waits in the spool.
+fn relay_with_the_service_down(dir: &Path) -> (PathBuf, String, u16, Agent) {
     let store_port = free_port();
     let listen = format!("127.0.0.1:{}", free_port());
     let stages = "stages = [{ static_labels = { stage = \"ran\" } }]";
-    let cfg = relay_config(dir.path(), &listen, &format!("http://127.0.0.1:{store_port}"), stages, "");
+    let cfg = relay_config(dir, &listen, &format!("http://127.0.0.1:{store_port}"), stages, "");
     let relay = Agent::start(&cfg);
     wait_ready(&format!("http://{listen}/ready"));
-    // The service is down: the acknowledged lines wait in the spool.
+    (cfg, listen, store_port, relay)
+}
+
+#[test]
+fn a_source_removed_by_a_reload_has_its_spooled_lines_delivered_and_its_spool_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, listen, store_port, relay) = relay_with_the_service_down(dir.path());
     let acked = push_acked(&listen, 200, "spooled");
     without_the_push_source(&cfg, dir.path());
     relay.signal(libc::SIGHUP);
@@ -426,12 +432,7 @@ fn a_source_removed_by_a_reload_has_its_spooled_lines_delivered_and_its_spool_re
 #[test]
 fn a_source_removed_while_the_agent_was_down_has_its_spool_delivered_at_the_next_start() {
     let dir = tempfile::tempdir().unwrap();
-    let store_port = free_port();
-    let listen = format!("127.0.0.1:{}", free_port());
-    let stages = "stages = [{ static_labels = { stage = \"ran\" } }]";
-    let cfg = relay_config(dir.path(), &listen, &format!("http://127.0.0.1:{store_port}"), stages, "");
-    let relay = Agent::start(&cfg);
-    wait_ready(&format!("http://{listen}/ready"));
+    let (cfg, listen, store_port, relay) = relay_with_the_service_down(dir.path());
     let acked = push_acked(&listen, 200, "waiting");
     relay.kill9();
     without_the_push_source(&cfg, dir.path());
