@@ -209,6 +209,7 @@ impl Batcher {
         // (see `positions::flight`); lines read again keep their timestamps.
         let mut runs: Vec<Run> = Vec::new();
         let record = chunk.ack.filter(|_| !entries.is_empty());
+        let lines = u32::try_from(entries.len()).unwrap_or(u32::MAX);
         let replayed = chunk.replayed > 0;
         // Entries come in runs of one stream (a file's lines): look the stream,
         // its batch and its last timestamp up once per run, not once per line.
@@ -307,7 +308,7 @@ impl Batcher {
                     // are acknowledged in any order).
                     let full = std::mem::replace(p, Pending::new(now, seq));
                     if let Some(a) = record.filter(|_| !runs.is_empty()) {
-                        positions.flight(a.file, a.offset, std::mem::take(&mut runs));
+                        positions.flight(a.file, a.offset, lines, std::mem::take(&mut runs));
                     }
                     seal(full, tenant.clone(), positions, out).await;
                 }
@@ -323,7 +324,7 @@ impl Batcher {
         // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
         // default): acknowledging that batch proves every earlier line was handled.
         if let Some(a) = record.filter(|_| !runs.is_empty()) {
-            positions.flight(a.file, a.offset, runs);
+            positions.flight(a.file, a.offset, lines, runs);
         }
         let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(pending));
         let p = pending.entry(tenant).or_insert_with(|| Pending::new(now, seq));

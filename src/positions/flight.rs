@@ -92,11 +92,24 @@ pub struct Flight {
     /// here, the record is done with.
     pub to: u64,
     pub runs: Vec<Run>,
+    /// How many lines the chunk has (its runs may count fewer: a chunk split
+    /// over two batches, killed before the second was sealed, has only the
+    /// first batch's lines recorded, and the rest were never sent). `None`
+    /// in records of tailship before 2026-11-25: the runs count them all.
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u32>,
 }
 
 impl Flight {
-    fn lines(&self) -> u64 {
+    /// Lines recorded in runs.
+    fn recorded(&self) -> u64 {
         self.runs.iter().map(|r| u64::from(r.count)).sum()
+    }
+
+    /// Lines of the chunk: those recorded, and those of a later batch not
+    /// sealed when the agent stopped.
+    fn lines(&self) -> u64 {
+        self.lines.map_or(0, u64::from).max(self.recorded())
     }
 }
 
@@ -112,7 +125,7 @@ pub(super) fn add(flights: &mut VecDeque<Flight>, f: Flight) {
     };
     let delivered: Vec<u64> =
         old.runs.iter().chain(f.runs.iter()).filter(|r| r.delivered && r.batch != SKIPPED).map(|r| r.batch).collect();
-    if f.lines() > old.lines() {
+    if f.recorded() > old.recorded() {
         *old = f;
     }
     for r in old.runs.iter_mut().filter(|r| delivered.contains(&r.batch)) {
@@ -134,9 +147,11 @@ pub(super) fn add(flights: &mut VecDeque<Flight>, f: Flight) {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Replay {
     flights: VecDeque<Flight>,
-    /// Into the first record: the run and the lines of it already read.
+    /// Into the first record: the run and the lines of it already read, and
+    /// every line of it read (past its runs too, see [`Flight::lines`]).
     run: usize,
     used: u32,
+    taken: u64,
     /// A line of the first record was read again.
     entered: bool,
     /// Where the last chunk read ended (the start, before the first).
@@ -178,8 +193,7 @@ impl Replay {
     /// fate of another.
     pub fn fits(&self, lines: usize, end: u64) -> bool {
         let Some(f) = self.flights.front() else { return false };
-        let left = f.runs.get(self.run..).unwrap_or_default().iter().map(|r| u64::from(r.count)).sum::<u64>()
-            - u64::from(self.used);
+        let left = f.lines().saturating_sub(self.taken);
         let lines = lines as u64;
         match end.cmp(&f.to) {
             std::cmp::Ordering::Equal => lines == left,
@@ -193,8 +207,11 @@ impl Replay {
     /// record's, see the type's documentation).
     #[inline]
     pub fn next_line(&mut self) -> Option<Again> {
-        let run = self.flights.front()?.runs.get(self.run)?;
+        let f = self.flights.front()?;
         self.entered = true;
+        self.taken += 1;
+        // Past the runs: lines of a batch not sealed when the agent stopped, never sent.
+        let run = f.runs.get(self.run)?;
         let again = if run.delivered { Again::Skip } else { Again::Send(run.ts.map(|t| t + i64::from(self.used))) };
         self.used += 1;
         if self.used == run.count {
@@ -223,7 +240,7 @@ impl Replay {
                 consistent &= left <= self.used;
             }
             self.flights.pop_front();
-            (self.run, self.used, self.entered) = (0, 0, false);
+            (self.run, self.used, self.taken, self.entered) = (0, 0, 0, false);
         }
         consistent
     }
@@ -237,6 +254,7 @@ impl Replay {
             return VecDeque::new();
         }
         if let Some(f) = self.flights.front_mut() {
+            let left = f.lines().saturating_sub(self.taken);
             let mut runs: Vec<Run> = f.runs.get(self.run..).unwrap_or_default().to_vec();
             if let Some(first) = runs.first_mut() {
                 first.count -= self.used;
@@ -244,6 +262,7 @@ impl Replay {
             }
             runs.retain(|r| r.count > 0);
             f.runs = runs;
+            f.lines = f.lines.map(|_| u32::try_from(left).unwrap_or(u32::MAX));
             f.from = at;
         }
         self.flights.retain(|f| f.to > f.from);
@@ -257,10 +276,7 @@ impl Replay {
     /// Lines still to come.
     pub fn remaining(&self) -> u64 {
         let all: u64 = self.flights.iter().map(Flight::lines).sum();
-        let used: u64 = self.flights.front().map_or(0, |f| {
-            f.runs.iter().take(self.run).map(|r| u64::from(r.count)).sum::<u64>() + u64::from(self.used)
-        });
-        all - used
+        all.saturating_sub(self.taken)
     }
 }
 
@@ -305,7 +321,7 @@ mod tests {
         Run::push_skipped(&mut runs);
         assert_eq!(runs.len(), 5);
         assert_eq!((runs[0].count, runs[3].count, runs[4].count), (3, 2, 2));
-        let mut flights = VecDeque::from([Flight { epoch: 1, from: 0, to: 50, runs }]);
+        let mut flights = VecDeque::from([Flight { lines: None, epoch: 1, from: 0, to: 50, runs }]);
         delivered(&mut flights, 7);
         let mut r = Replay::of(flights.make_contiguous(), 0).unwrap();
         assert_eq!(r.remaining(), 9);
@@ -325,18 +341,25 @@ mod tests {
     fn records_of_the_same_lines_by_two_restarts_are_not_chained_one_after_the_other() {
         // The first agent: lines 0..4 in batch 1 (acknowledged), 4..8 in batch 2 (lost with it).
         let first = [
-            Flight { epoch: 1, from: 0, to: 40, runs: vec![Run { delivered: true, ..run(1, Some(10), 4) }] },
-            Flight { epoch: 1, from: 40, to: 80, runs: vec![run(2, Some(20), 4)] },
+            Flight {
+                lines: None,
+                epoch: 1,
+                from: 0,
+                to: 40,
+                runs: vec![Run { delivered: true, ..run(1, Some(10), 4) }],
+            },
+            Flight { lines: None, epoch: 1, from: 40, to: 80, runs: vec![run(2, Some(20), 4)] },
         ];
         // The second read them again: skipped 0..4, sent 4..8 again in batch 9 (not acknowledged).
         let second = [
             Flight {
+                lines: None,
                 epoch: 2,
                 from: 0,
                 to: 40,
                 runs: vec![Run { batch: SKIPPED, ts: None, count: 4, delivered: true }],
             },
-            Flight { epoch: 2, from: 40, to: 80, runs: vec![run(9, Some(20), 4)] },
+            Flight { lines: None, epoch: 2, from: 40, to: 80, runs: vec![run(9, Some(20), 4)] },
         ];
         let mut all = VecDeque::new();
         for f in first.iter().chain(&second) {
@@ -355,8 +378,14 @@ mod tests {
     #[test]
     fn a_record_cut_short_never_gives_its_lines_the_next_records_fates() {
         let flights = [
-            Flight { epoch: 1, from: 0, to: 40, runs: vec![run(1, Some(10), 2)] },
-            Flight { epoch: 1, from: 40, to: 80, runs: vec![Run { delivered: true, ..run(2, Some(20), 4) }] },
+            Flight { lines: None, epoch: 1, from: 0, to: 40, runs: vec![run(1, Some(10), 2)] },
+            Flight {
+                lines: None,
+                epoch: 1,
+                from: 40,
+                to: 80,
+                runs: vec![Run { delivered: true, ..run(2, Some(20), 4) }],
+            },
         ];
         let mut r = Replay::of(&flights, 0).unwrap();
         assert_eq!(r.boundary(), Some(40));
@@ -371,15 +400,55 @@ mod tests {
         assert!(Replay::of(&flights, 10).is_none());
     }
 
+    /// A chunk split over two batches, the agent killed before the second
+    /// was sealed: its record has only the first batch's lines, and says how
+    /// many the chunk had. The CI run of 2026-11-24 showed 1,396 lines twice
+    /// with new timestamps: such a record's chunk did not fit, and the whole
+    /// replay was given up, so the next records' lines (sent, stored) went
+    /// again as read.
+    #[test]
+    fn a_record_cut_by_a_kill_gives_its_lines_their_fates_and_the_replay_goes_on() {
+        let flights = [
+            Flight { lines: Some(4), epoch: 1, from: 0, to: 40, runs: vec![run(1, Some(10), 2)] },
+            Flight { lines: Some(2), epoch: 1, from: 40, to: 60, runs: vec![run(2, Some(20), 2)] },
+        ];
+        let mut r = Replay::of(&flights, 0).unwrap();
+        assert_eq!(r.remaining(), 6);
+        assert!(r.fits(4, 40) && r.fits(3, 30) && !r.fits(3, 40) && !r.fits(5, 40));
+        let chunk: Vec<Option<Again>> = (0..4).map(|_| r.next_line()).collect();
+        assert_eq!(chunk, [Some(Send(Some(10))), Some(Send(Some(11))), None, None]);
+        assert!(r.chunk_done(40));
+        assert!(r.fits(2, 60));
+        assert_eq!(fates(&mut r), [Send(Some(20)), Send(Some(21))]);
+        assert!(r.chunk_done(60));
+        assert!(r.is_done());
+    }
+
+    /// What a stopped source had not read again of a cut record is kept with
+    /// the lines it has left, past its runs too.
+    #[test]
+    fn the_rest_of_a_cut_record_keeps_its_line_count() {
+        let flights = [Flight { lines: Some(5), epoch: 1, from: 0, to: 50, runs: vec![run(1, Some(10), 2)] }];
+        let mut r = Replay::of(&flights, 0).unwrap();
+        assert!(r.fits(3, 30));
+        assert_eq!(
+            (0..3).map(|_| r.next_line()).collect::<Vec<_>>(),
+            [Some(Send(Some(10))), Some(Send(Some(11))), None]
+        );
+        assert!(r.chunk_done(30));
+        let left = r.into_flights(30);
+        assert_eq!(left, [Flight { lines: Some(2), epoch: 1, from: 30, to: 50, runs: vec![] }]);
+    }
+
     /// A chunk that went past a record's end without reading its lines (a
     /// read not cut at the record's end) drops it, and a record with more
     /// lines than its stretch held is reported.
     #[test]
     fn records_a_chunk_went_past_are_dropped_and_a_mismatch_is_reported() {
         let flights = [
-            Flight { epoch: 1, from: 0, to: 40, runs: vec![run(1, Some(10), 2)] },
-            Flight { epoch: 1, from: 40, to: 80, runs: vec![run(2, Some(20), 2)] },
-            Flight { epoch: 1, from: 80, to: 120, runs: vec![run(3, Some(30), 2)] },
+            Flight { lines: None, epoch: 1, from: 0, to: 40, runs: vec![run(1, Some(10), 2)] },
+            Flight { lines: None, epoch: 1, from: 40, to: 80, runs: vec![run(2, Some(20), 2)] },
+            Flight { lines: None, epoch: 1, from: 80, to: 120, runs: vec![run(3, Some(30), 2)] },
         ];
         let mut r = Replay::of(&flights, 0).unwrap();
         r.next_line();
@@ -398,9 +467,21 @@ mod tests {
     #[test]
     fn the_same_record_loaded_twice_keeps_the_longer_one_with_both_marks() {
         let mut all = VecDeque::new();
-        add(&mut all, Flight { epoch: 3, from: 0, to: 40, runs: vec![Run { delivered: true, ..run(5, Some(1), 2) }] });
-        add(&mut all, Flight { epoch: 3, from: 0, to: 40, runs: vec![run(5, Some(1), 2), run(6, Some(3), 1)] });
-        add(&mut all, Flight { epoch: 3, from: 0, to: 40, runs: vec![run(5, Some(1), 2)] });
+        add(
+            &mut all,
+            Flight {
+                lines: None,
+                epoch: 3,
+                from: 0,
+                to: 40,
+                runs: vec![Run { delivered: true, ..run(5, Some(1), 2) }],
+            },
+        );
+        add(
+            &mut all,
+            Flight { lines: None, epoch: 3, from: 0, to: 40, runs: vec![run(5, Some(1), 2), run(6, Some(3), 1)] },
+        );
+        add(&mut all, Flight { lines: None, epoch: 3, from: 0, to: 40, runs: vec![run(5, Some(1), 2)] });
         assert_eq!(all.len(), 1);
         let mut r = Replay::of(all.make_contiguous(), 0).unwrap();
         assert_eq!(fates(&mut r), [Skip, Skip, Send(Some(3))]);
@@ -409,12 +490,12 @@ mod tests {
     /// What a stopped source had not read again is kept from where it stopped.
     #[test]
     fn the_rest_of_a_replay_starts_where_its_source_stopped() {
-        let flights = [Flight { epoch: 1, from: 0, to: 40, runs: vec![run(1, Some(10), 3)] }];
+        let flights = [Flight { lines: None, epoch: 1, from: 0, to: 40, runs: vec![run(1, Some(10), 3)] }];
         let mut r = Replay::of(&flights, 0).unwrap();
         r.next_line();
         assert!(r.chunk_done(12));
         assert!(r.clone().into_flights(30).is_empty(), "read past what was queued");
         let left = r.into_flights(12);
-        assert_eq!(left, [Flight { epoch: 1, from: 12, to: 40, runs: vec![run(1, Some(11), 2)] }]);
+        assert_eq!(left, [Flight { lines: None, epoch: 1, from: 12, to: 40, runs: vec![run(1, Some(11), 2)] }]);
     }
 }

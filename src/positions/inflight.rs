@@ -6,11 +6,11 @@ use super::flight::{self, Flight, Replay, Run};
 use super::{wal, Positions};
 
 impl Positions {
-    /// The lines of file `key` up to `to` (a chunk's acknowledgement offset)
-    /// went into batches as `runs` (see [`flight`]); recorded before any of
-    /// those batches is registered. A chunk split over batches is recorded
+    /// The `lines` lines of file `key` up to `to` (a chunk's acknowledgement
+    /// offset) went into batches as `runs` (see [`flight`]); recorded before
+    /// any of those batches is registered. A chunk split over batches is recorded
     /// when each is sealed: the later calls add to the chunk's record.
-    pub fn flight(&self, key: u64, to: u64, runs: Vec<Run>) {
+    pub fn flight(&self, key: u64, to: u64, lines: u32, runs: Vec<Run>) {
         let mut st = self.lock();
         let Some(f) = st.files.get_mut(&key) else { return };
         let committed = f.committed;
@@ -19,7 +19,7 @@ impl Positions {
             Some(b) if b.to == to => b.runs.extend(runs),
             back => {
                 let from = back.map_or(committed, |b| b.to);
-                flights.push_back(Flight { epoch: self.epoch, from, to, runs });
+                flights.push_back(Flight { epoch: self.epoch, from, to, runs, lines: Some(lines) });
             }
         }
         let Some((wal, c)) = &self.log else { return };

@@ -262,7 +262,7 @@ fn the_log_carries_acknowledgements_and_lines_in_flight_past_a_crash() {
     f.save().unwrap();
     // Three chunks of 10 bytes, 2 lines each, in batches 1, 2 and 3; only 2 and 1 are acknowledged.
     for (seq, to, ts) in [(1u64, 10u64, 100i64), (2, 20, 200), (3, 30, 300)] {
-        p.flight(k, to, vec![Run { batch: seq, ts: Some(ts), count: 2, delivered: false }]);
+        p.flight(k, to, 2, vec![Run { batch: seq, ts: Some(ts), count: 2, delivered: false }]);
         p.register(seq, &[AckRef { file: k, offset: to }]);
     }
     p.ack(2, &[AckRef { file: k, offset: 20 }]);
@@ -298,6 +298,7 @@ fn lines_in_flight_are_saved_and_loaded_with_what_was_delivered() {
     p.flight(
         k,
         40,
+        5,
         vec![
             Run { batch: 5, ts: Some(1000), count: 3, delivered: false },
             Run { batch: 6, ts: Some(1003), count: 2, delivered: false },
@@ -340,7 +341,7 @@ fn a_journal_cursor_acknowledged_after_the_last_save_survives_a_crash() {
 #[test]
 fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
     let (_dir, path, f, p, k) = tracking_a();
-    p.flight(k, 30, vec![Run { batch: 1, ts: Some(50), count: 3, delivered: false }]);
+    p.flight(k, 30, 3, vec![Run { batch: 1, ts: Some(50), count: 3, delivered: false }]);
     p.register(1, &[AckRef { file: k, offset: 30 }]);
     f.save().unwrap();
     drop(f);
@@ -351,13 +352,13 @@ fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
     // One line read again up to 10 and batched (batch 7), then a reload.
     assert_eq!(r.next_line(), Some(Again::Send(Some(50))));
     assert!(r.chunk_done(10));
-    q.flight(k, 10, vec![Run { batch: 7, ts: Some(50), count: 1, delivered: false }]);
+    q.flight(k, 10, 1, vec![Run { batch: 7, ts: Some(50), count: 1, delivered: false }]);
     q.keep_replay(k, Some(r), 10);
     f.save().unwrap();
     let mut again = q.take_replay(k, 10).unwrap();
     assert_eq!(again.next_line(), Some(Again::Send(Some(51))));
     assert!(again.chunk_done(20));
-    q.flight(k, 20, vec![Run { batch: 8, ts: Some(51), count: 1, delivered: false }]);
+    q.flight(k, 20, 1, vec![Run { batch: 8, ts: Some(51), count: 1, delivered: false }]);
     q.keep_replay(k, Some(again), 20);
     f.save().unwrap();
     drop(f);
@@ -383,9 +384,9 @@ fn an_agent_killed_twice_before_a_save_replays_each_line_as_it_last_went() {
     let (_dir, path, f, p, k) = tracking_a();
     f.save().unwrap();
     // The first run: lines 0..4 (to 40) in batch 1, 4..8 (to 80) in batch 2; only 2 acknowledged.
-    p.flight(k, 40, vec![Run { batch: 1, ts: Some(100), count: 4, delivered: false }]);
+    p.flight(k, 40, 4, vec![Run { batch: 1, ts: Some(100), count: 4, delivered: false }]);
     p.register(1, &[AckRef { file: k, offset: 40 }]);
-    p.flight(k, 80, vec![Run { batch: 2, ts: Some(200), count: 4, delivered: false }]);
+    p.flight(k, 80, 4, vec![Run { batch: 2, ts: Some(200), count: 4, delivered: false }]);
     p.register(2, &[AckRef { file: k, offset: 80 }]);
     p.ack(2, &[AckRef { file: k, offset: 80 }]);
     drop(f);
@@ -398,14 +399,14 @@ fn an_agent_killed_twice_before_a_save_replays_each_line_as_it_last_went() {
     let first: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
     assert_eq!(first, [Again::Send(Some(100)), Again::Send(Some(101)), Again::Send(Some(102)), Again::Send(Some(103))]);
     assert!(r.chunk_done(40));
-    q.flight(k, 40, vec![Run { batch: 9, ts: Some(100), count: 4, delivered: false }]);
+    q.flight(k, 40, 4, vec![Run { batch: 9, ts: Some(100), count: 4, delivered: false }]);
     q.register(9, &[AckRef { file: k, offset: 40 }]);
     let second: Vec<Again> = std::iter::from_fn(|| r.next_line()).collect();
     assert_eq!(second, [Again::Skip; 4]);
     assert!(r.chunk_done(80));
     let mut skipped = Vec::new();
     (0..4).for_each(|_| Run::push_skipped(&mut skipped));
-    q.flight(k, 80, skipped);
+    q.flight(k, 80, 4, skipped);
     q.register(10, &[AckRef { file: k, offset: 80 }]);
     drop(f);
     // The third: each line as it last went.

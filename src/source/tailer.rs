@@ -83,7 +83,9 @@ impl Tailer {
 #[derive(Debug)]
 pub enum Step {
     /// Lines read (`bytes` of the file) or flushed; the chunk's ack is set.
-    Read { chunk: Chunk, bytes: usize },
+    /// `at_end`: the read got less than it asked for (the file's end), as
+    /// opposed to a read cut short at a record's end during a replay.
+    Read { chunk: Chunk, bytes: usize, at_end: bool },
     /// At the end with nothing new. With `once` (a one-off read), the chunk
     /// that acknowledges the file's end.
     AtEnd(Option<Chunk>),
@@ -163,7 +165,7 @@ impl Tailer {
             self.replay_into(&mut chunk);
         }
         chunk.ack = Some(AckRef { file: self.key, offset: self.feed.safe_offset() });
-        Step::Read { chunk, bytes: n }
+        Step::Read { chunk, bytes: n, at_end: n < cap }
     }
 
     /// Lines read again after a restart: those of acknowledged batches are
@@ -309,7 +311,7 @@ mod tests {
 
         let first = t.step(&mut buf, &stages, &positions, false);
         assert_eq!(lines(&first), ["one", "two"]);
-        let Step::Read { chunk, bytes } = &first else { unreachable!() };
+        let Step::Read { chunk, bytes, .. } = &first else { unreachable!() };
         assert_eq!(*bytes, 12);
         assert_eq!(chunk.ack, Some(AckRef { file: t.key, offset: 8 }), "the partial line is not acknowledged yet");
         assert!(matches!(t.step(&mut buf, &stages, &positions, false), Step::AtEnd(None)));

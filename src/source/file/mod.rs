@@ -461,11 +461,14 @@ impl FileSource {
                 return Turn::More;
             }
             let (chunk, at_end) = match self.tailers[i].step(&mut self.buf, &self.stages, &self.positions, once) {
-                Step::Read { chunk, bytes } => {
+                Step::Read { chunk, bytes, at_end } => {
                     read_total += bytes as u64;
-                    // A read that did not fill the buffer reached the end: in
-                    // follow mode the next look is the next round's.
-                    (chunk, !once && bytes < self.buf.len())
+                    // A read that got less than it asked for reached the end:
+                    // in follow mode the next look is the next round's. (One
+                    // cut at a record's end during a replay did not: taken
+                    // for the end, a rotated file's turn ended there and, idle
+                    // while the queue was full, it was closed half read.)
+                    (chunk, !once && at_end)
                 }
                 Step::AtEnd(last) => {
                     if let Some(c) = last {

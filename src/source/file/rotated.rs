@@ -179,12 +179,16 @@ impl FileSource {
         let path = t.path.clone();
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let copy = find(&siblings(&dir), (0, 0), old_fp, from, |d, n| (d, n) == id || self.is_followed(d, n));
+        // Lines in flight at the last stop that the tailer had not read again
+        // yet: the copy holds them now, and they go with the timestamps they had.
+        let replay = self.tailers[i].replay.take();
         self.tailers[i].restart_at_zero(&self.positions);
         self.event("truncated");
         let name = self.name();
         match copy {
             Some((cpath, file, meta)) => {
                 self.positions.adopt(old_key, meta.dev(), meta.ino());
+                self.positions.keep_replay(old_key, replay, from);
                 tracing::info!(source = %name, path = %path.display(), copy = %cpath.display(), from,
                     "file truncated; reading the rest of its old content from the copy beside it");
                 Metrics::get().files_recovered.with_label_values(&[&name, "copy"]).inc();
