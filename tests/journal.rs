@@ -251,6 +251,60 @@ fn with_json_each_line_is_the_whole_entry_as_promtail_ships_it() {
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
+/// Promtail's journal `relabel_configs` read any journal field as
+/// `__journal_<field>`; tailship's journal source took no rules (only unit,
+/// level and host, and a `keep` of units as matches, carried over).
+#[test]
+fn relabel_rules_read_every_journal_field_and_may_drop_entries() {
+    if !can_run() {
+        return;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    let t = now_us() - 60_000_000;
+    let entry = |i: u64, msg: &'static str, ident: &'static str, transport: &'static str| {
+        (
+            t + i,
+            vec![
+                ("MESSAGE", V::T(msg)),
+                ("SYSLOG_IDENTIFIER", V::T(ident)),
+                ("_TRANSPORT", V::T(transport)),
+                ("PRIORITY", V::T("4")),
+                ("CONTAINER_NAME", V::T("web-1")),
+            ],
+        )
+    };
+    append(
+        &jdir.join("a.journal"),
+        &[
+            entry(0, "accepted key", "sshd", "syslog"),
+            entry(1, "ring buffer", "kernel", "kernel"),
+            entry(2, "job ran", "cron", "syslog"),
+        ],
+    );
+    let rules = r#"relabel = [
+  { source_labels = ["__journal__transport"], regex = "kernel", action = "drop" },
+  { source_labels = ["__journal_syslog_identifier"], target_label = "app" },
+  { source_labels = ["__journal_container_name", "__journal_priority_keyword"], separator = "/", target_label = "what" },
+]"#;
+    let agent = Agent::start(&config(dir.path(), &r.base, &jdir, rules));
+    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 2), "{}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(10), || agent
+        .metric(r#"tailship_lines_dropped_total{reason="relabel",source="sys"}"#)
+        == 1.0));
+    let mut got = query_all(&r, r#"{job="journal"}"#, None);
+    got.sort_by_key(|e| e.ts);
+    let label = |e: &agent::Stored, k: &str| e.labels[k].as_str().unwrap_or("-").to_string();
+    let seen: Vec<(&str, String, String, String)> =
+        got.iter().map(|e| (e.line.as_str(), label(e, "app"), label(e, "what"), label(e, "unit"))).collect();
+    let want = |l, app: &str| (l, app.to_string(), "web-1/warning".to_string(), app.to_string());
+    assert_eq!(seen, [want("accepted key", "sshd"), want("job ran", "cron")]);
+    assert!(got.iter().all(|e| e.labels.keys().all(|k| !k.starts_with("__"))));
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
 #[test]
 fn matches_select_entries_as_journalctl_does() {
     if !can_run() {

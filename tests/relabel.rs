@@ -100,7 +100,7 @@ relabel = [
 }
 
 #[test]
-fn discovery_keys_are_checked_and_journal_sources_refuse_relabel() {
+fn discovery_keys_and_a_journal_sources_relabel_rules_are_checked() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.toml");
     std::fs::write(
@@ -111,7 +111,7 @@ include = ["/x"]
 docker = { host = "tcp://1.2.3.4:2375", refresh_interval = "0s" }
 [[sources]]
 type = "journal"
-relabel = [{ source_labels = ["a"], target_label = "b" }]
+relabel = [{ source_labels = ["__journal__comm"], target_label = "comm" }, { source_labels = ["a"], regex = "(", target_label = "b" }]
 [[sources]]
 include = ["/x/*.log"]
 kubernetes = {}
@@ -128,7 +128,7 @@ kubernetes = { api_server = "ftp://x" }
         "sources[0].include",
         "sources[0].docker.host",
         "sources[0].docker.refresh_interval",
-        "sources[1].relabel",
+        "sources[1].relabel[1].regex",
         "sources[2].kubernetes",
         "sources[3].kubernetes.api_server",
     ] {

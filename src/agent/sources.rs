@@ -85,7 +85,7 @@ pub fn start_sources(
             }
             SourceType::Journal => {
                 let follow = env.mode == Mode::Follow;
-                let js = JournalSource::new(src.spec.config.clone(), stages, env.positions.clone(), out, follow)
+                let js = JournalSource::new(&src.spec, stages, env.positions.clone(), out, follow)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 spawn(Box::new(move || js.run()))?
             }

@@ -312,6 +312,9 @@ fn journal_source(
     if !matches.is_empty() {
         s.set("matches", Val::strs(&matches));
     }
+    if !relabel.rules.is_empty() {
+        s.set("relabel", Val::Arr(relabel.rules.clone()));
+    }
     if let Some(a) = m.text("max_age", r) {
         s.set("max_age", Val::str(a));
     }

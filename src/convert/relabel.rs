@@ -2,16 +2,16 @@
 //!
 //! A file job's rules (and a discovery job's) become the source's `relabel`
 //! list as they are ([`as_is`]): tailship applies Prometheus relabelling to
-//! each file's labels. The journal source takes no relabel rules; for a
-//! journal job, what the usual rules do is done otherwise:
+//! each file's labels. A journal job's rules become the journal source's
+//! `relabel` list as they are too (it offers every journal field as
+//! `__journal_<field>`, as Promtail does), unless all of them do what the
+//! source does without rules, which costs nothing per entry:
 //! - a fixed label (`target_label` and `replacement`, no `source_labels`)
 //!   becomes a source label;
 //! - the journal fields Promtail users relabel (`__journal__systemd_unit` to
 //!   `unit`, `__journal__hostname` to `host`, `__journal_priority_keyword`
 //!   to `level`) are labels the journal source adds by itself;
 //! - `keep` of journal units by a list of names becomes journal `matches`.
-//!
-//! Every other rule is reported.
 
 use super::render::Val;
 use super::yaml::{list, Map, Report};
@@ -26,14 +26,29 @@ pub struct Relabel {
     pub matches: Vec<String>,
     /// Built-in journal labels a rule asked for (`unit`, `host`, `level`).
     pub builtin: Vec<String>,
+    /// The rules as they are, for the journal source's `relabel` (when
+    /// some rule is not one of the above).
+    pub rules: Vec<Val>,
 }
 
 /// The journal fields whose relabelling tailship's journal source does itself.
 const BUILTIN: &[(&str, &str)] =
     &[("__journal__systemd_unit", "unit"), ("__journal__hostname", "host"), ("__journal_priority_keyword", "level")];
 
-/// Converts the rules of a journal job at `key`.
+/// Converts the rules of a journal job at `key`: as source labels, journal
+/// matches and built-in labels when each rule is one of those, else as they are.
 pub fn journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
+    let mut dry = Report::default();
+    native_journal(key, rules, &mut dry);
+    if dry.untranslated.is_empty() {
+        return native_journal(key, rules, r);
+    }
+    Relabel { rules: as_is(key, rules, &[], r), ..Relabel::default() }
+}
+
+/// [`journal`] without relabel rules: what each rule does is done otherwise,
+/// or the rule is reported.
+fn native_journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
     let mut out = Relabel::default();
     for (i, rule) in list(key, rules, r).iter().enumerate() {
         let rk = format!("{key}[{i}]");

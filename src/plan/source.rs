@@ -141,15 +141,6 @@ fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, Stri
     if configs.is_empty() {
         return None;
     }
-    if src.kind == SourceType::Journal {
-        errors.push((
-            format!("{key}.relabel"),
-            "relabel rules are not applied to journal entries; the journal source labels `unit`, `level` and \
-             `host` itself, and `matches` selects entries"
-                .into(),
-        ));
-        return None;
-    }
     match Rules::compile(configs) {
         Ok(r) => Some(Arc::new(r)),
         Err(errs) => {

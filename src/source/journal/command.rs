@@ -64,8 +64,9 @@ pub fn args(cfg: &SourceConfig, start: &Start, follow: bool) -> Vec<OsString> {
         .iter()
         .map(OsString::from)
         .collect();
-    // The whole entry is the line with `json`: every field is asked for.
-    if !cfg.json {
+    // The whole entry is the line with `json`, and relabel rules read every
+    // field: then every field is asked for.
+    if !cfg.json && cfg.relabel.is_empty() {
         a.push(format!("--output-fields={OUTPUT_FIELDS}").into());
     }
     if follow {

@@ -40,6 +40,7 @@
 
 mod command;
 mod entry;
+mod relabel;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -52,12 +53,13 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 pub use command::{check_match, find_journalctl, Start};
 pub use entry::{level_name, Field, RawEntry};
 
-use super::Outlet;
+use super::{Outlet, SourceSpec};
 use crate::config::{SourceConfig, StartAt};
 use crate::metrics::Metrics;
 use crate::pipeline::{FileContext, SourceStages};
 use crate::positions::{AckRef, Positions};
 use crate::queue::Chunk;
+use crate::relabel::Rules;
 use crate::util::{cut_at_char, now_ns};
 
 /// First wait before journalctl is started again.
@@ -107,6 +109,8 @@ pub struct JournalSource {
     entry_host: bool,
     /// Longest line of journalctl's output read; longer ones are skipped and counted.
     line_cap: usize,
+    /// The source's `relabel` rules over each entry's fields (see [`relabel`]).
+    relabel: Option<Arc<Rules>>,
 }
 
 /// How one run of journalctl ended.
@@ -119,8 +123,8 @@ enum Ended {
     NotStarted(String),
 }
 
-/// An entry's `unit`, `level` and `host`.
-type LabelSet = (Option<String>, Option<&'static str>, Option<String>);
+/// An entry's `unit`, `level` and `host`, and the labels its relabel rules made.
+type LabelSet = (Option<String>, Option<&'static str>, Option<String>, Vec<(String, String)>);
 
 /// What a reader keeps across runs of journalctl.
 struct ReadState {
@@ -136,16 +140,18 @@ impl JournalSource {
     /// A journal source over `cfg`; fails when journalctl is not on `PATH`.
     /// `follow` is false for a one-off read to the journal's end.
     pub fn new(
-        cfg: SourceConfig,
+        spec: &SourceSpec,
         stages: Arc<SourceStages>,
         positions: Arc<Positions>,
         out: Outlet,
         follow: bool,
     ) -> Result<Self, JournalError> {
+        let cfg = spec.config.clone();
+        let relabel = spec.labels.relabel.clone();
         let program = find_journalctl().ok_or(JournalError::NoJournalctl)?;
         let entry_host = cfg.host_label && !cfg.labels.contains_key("host");
         let line_cap = (cfg.max_line_bytes.get() as usize).saturating_mul(8).saturating_add(64 << 10);
-        Ok(Self { cfg, stages, positions, out, follow, program, entry_host, line_cap })
+        Ok(Self { cfg, stages, positions, out, follow, program, entry_host, line_cap, relabel })
     }
 
     /// Runs until the source is stopped (or, not following, the journal's end).
@@ -410,11 +416,23 @@ impl JournalSource {
             }
             message
         };
+        let relabelled = match self.relabel.as_deref().map(|rules| relabel::labels_of(rules, line)) {
+            None => Vec::new(),
+            Some(Ok(Some(labels))) => labels,
+            Some(Ok(None)) => {
+                m.lines_dropped.with_label_values(&[name, "relabel"]).inc();
+                return;
+            }
+            Some(Err(_)) => {
+                m.lines_dropped.with_label_values(&[name, "journal_unparsable"]).inc();
+                return;
+            }
+        };
         let ts = e.timestamp_ns().unwrap_or_else(|| now_ns() as i64);
         let unit = e.unit().map(|u| cut_at_char(&u, MAX_LABEL_VALUE).to_string());
         let level = e.level();
         let host = if self.entry_host { e.host().map(|h| cut_at_char(&h, MAX_LABEL_VALUE).to_string()) } else { None };
-        let key = (unit, level, host);
+        let key = (unit, level, host, relabelled);
         if st.contexts.len() >= MAX_CONTEXTS && !st.contexts.contains_key(&key) {
             for ctx in st.contexts.values_mut() {
                 ctx.flush_counts(name);
@@ -425,7 +443,7 @@ impl JournalSource {
             st.contexts.insert(key.clone(), self.stages.context(None));
         }
         let Some(ctx) = st.contexts.get_mut(&key) else { return };
-        let mut labels: Vec<(&str, &str)> = Vec::with_capacity(3);
+        let mut labels: Vec<(&str, &str)> = Vec::with_capacity(3 + key.3.len());
         if let Some(u) = &key.0 {
             labels.push(("unit", u));
         }
@@ -434,6 +452,11 @@ impl JournalSource {
         }
         if let Some(h) = &key.2 {
             labels.push(("host", h));
+        }
+        // What the rules made wins over the source's own labels of the same name.
+        for (k, v) in &key.3 {
+            labels.retain(|(n, _)| n != k);
+            labels.push((k, v));
         }
         self.stages.process_with_labels(ctx, &message, ts, &labels, chunk);
         ctx.flush_counts(name);
