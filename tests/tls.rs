@@ -312,3 +312,87 @@ fn http2_is_offered_over_tls_unless_http2_is_false() {
         assert!(offered.contains(&"http/1.1".to_string()), "{offered:?}");
     }
 }
+
+/// `client.tls.server_name` (Promtail's `tls_config.server_name`) with the
+/// CA, certificate and key given inline (`ca`, `cert`, `key`): a service
+/// reached by address whose certificate names only `logs.internal`, and
+/// that requires a client certificate, gets the push when the name is
+/// given; without it, or with another name, the handshake fails.
+#[test]
+fn server_name_checks_the_certificate_against_that_name_with_inline_pems() {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship name CA");
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let server_cert = rcgen::CertificateParams::new(vec!["logs.internal".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &issuer)
+        .unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client_cert =
+        rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca_cert.der().clone()).unwrap();
+    let verifier =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
+    let server = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
+        )
+        .unwrap();
+    let (port, seen) = https_server(Arc::new(server));
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(dir.path(), "one.log", "hello by name\n");
+    let push = |server_name: Option<&str>| {
+        let name = server_name.map(|n| format!("server_name = \"{n}\"\n")).unwrap_or_default();
+        let cfg = write_file(
+            dir.path(),
+            "tailship.toml",
+            &format!(
+                "[client]\nurl = \"https://127.0.0.1:{port}\"\n[client.tls]\nca = '''\n{}'''\ncert = '''\n{}'''\nkey = '''\n{}'''\n{name}\
+                 [[sources]]\ntype = \"stdin\"\n",
+                ca_cert.pem(),
+                client_cert.pem(),
+                client_key.serialize_pem()
+            ),
+        );
+        std::process::Command::new(bin())
+            .args(["push", "--max-retries", "1", "--config"])
+            .arg(&cfg)
+            .arg(&log)
+            .output()
+            .unwrap()
+    };
+    for name in [None, Some("other.internal")] {
+        let out = push(name);
+        assert_eq!(out.status.code(), Some(1), "{name:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(seen.lock().unwrap().is_empty(), "{name:?}: no request to a certificate of another name");
+    }
+    let out = push(Some("logs.internal"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(seen.lock().unwrap().first().map(String::as_str), Some("POST /logstore/api/v1/push HTTP/1.1"));
+    // A PEM given twice, and a name that is none, are config errors, named.
+    let ca = write_file(dir.path(), "ca.pem", &ca_cert.pem());
+    let bad = write_file(
+        dir.path(),
+        "bad.toml",
+        &format!(
+            "[client]\nurl = \"https://127.0.0.1:{port}\"\ntls = {{ ca_file = \"{}\", ca = '''{}''', server_name = \"a b\" }}\n\
+             [[sources]]\ntype = \"stdin\"\n",
+            ca.display(),
+            ca_cert.pem()
+        ),
+    );
+    let out = std::process::Command::new(bin()).args(["check", "--config"]).arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("client.tls.ca") && err.contains("client.tls.server_name"), "{err}");
+}

@@ -11,7 +11,6 @@
 //! holds for every request the agent makes. (The cloud and admin clients
 //! have their own URLs and tokens and call [`build_client`] directly.)
 
-use std::path::Path;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
@@ -143,15 +142,18 @@ impl Auth {
 /// TLS and timeout settings of a client.
 #[derive(Debug, Clone, Default)]
 pub struct ClientOptions {
-    pub ca_file: Option<std::path::PathBuf>,
+    /// Extra CA certificates (`client.tls.ca_file` or `ca`).
+    pub ca: Option<crate::config::Pem>,
     pub insecure_skip_verify: bool,
+    /// `client.tls.server_name`: the certificate is checked against it.
+    pub server_name: Option<String>,
     pub timeout: Option<Duration>,
     /// The service is reached over plain `http://`: the system's and the
     /// built-in TLS root certificates are not loaded (parsing them costs a
     /// few milliseconds and a few hundred KiB held for the agent's lifetime).
     pub plain_http: bool,
-    /// `client.tls.cert_file` and `key_file`: a client certificate (mTLS).
-    pub identity: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// `client.tls.cert_file` and `key_file` (or `cert` and `key`): a client certificate (mTLS).
+    pub identity: Option<(crate::config::Pem, crate::config::Pem)>,
     /// `client.proxy_url`; without it the usual proxy environment variables apply.
     pub proxy_url: Option<Secret>,
     /// `client.headers`, sent on every request of this client.
@@ -168,11 +170,12 @@ impl ClientOptions {
     /// are loaded unless `url` is plain `http://`).
     pub fn of(c: &ClientConfig, url: &str) -> Self {
         Self {
-            ca_file: c.tls.ca_file.clone(),
+            ca: c.tls.ca_pem(),
             insecure_skip_verify: c.tls.insecure_skip_verify,
+            server_name: c.tls.server_name.clone(),
             timeout: Some(c.timeout.get()),
             plain_http: is_plain_http(url),
-            identity: c.tls.cert_file.clone().zip(c.tls.key_file.clone()),
+            identity: c.tls.identity(),
             proxy_url: c.proxy_url.clone(),
             headers: c.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             no_redirects: !c.follow_redirects,
@@ -218,17 +221,36 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
     if let Some(t) = opts.timeout {
         b = b.timeout(t).connect_timeout(t.min(Duration::from_secs(10)));
     }
-    if let Some(path) = &opts.ca_file {
-        for cert in read_ca_file(path)? {
-            b = b.add_root_certificate(cert);
+    let ca = opts.ca.as_ref().map(read_ca).transpose()?;
+    match &opts.server_name {
+        Some(name) if !opts.plain_http && !opts.insecure_skip_verify => {
+            let identity = match &opts.identity {
+                Some((cert, key)) => Some((
+                    cert.read("cert_file").map_err(HttpError::Setting)?,
+                    key.read("key_file").map_err(HttpError::Setting)?,
+                )),
+                None => None,
+            };
+            let settings = super::tls::Settings {
+                server_name: name,
+                extra_ca: ca.as_ref().map(|(pem, _)| pem.as_slice()),
+                identity: identity.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
+                http1_only: opts.http1_only,
+            };
+            b = b.use_preconfigured_tls(super::tls::config(&settings).map_err(HttpError::Setting)?);
         }
-    }
-    if opts.plain_http {
-        b = b.tls_built_in_root_certs(false);
-    }
-    if let Some((cert, key)) = &opts.identity {
-        let id = crate::config::client_identity(cert, key).map_err(HttpError::Setting)?;
-        b = b.identity(id);
+        _ => {
+            for cert in ca.into_iter().flat_map(|(_, certs)| certs) {
+                b = b.add_root_certificate(cert);
+            }
+            if opts.plain_http {
+                b = b.tls_built_in_root_certs(false);
+            }
+            if let Some((cert, key)) = &opts.identity {
+                let id = crate::config::client_identity(cert, key).map_err(HttpError::Setting)?;
+                b = b.identity(id);
+            }
+        }
     }
     if let Some(p) = &opts.proxy_url {
         let proxy = reqwest::Proxy::all(p.expose())
@@ -263,10 +285,21 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
     b.build().map_err(HttpError::Build)
 }
 
-fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, HttpError> {
-    let pem = std::fs::read(path).map_err(|source| HttpError::CaFile { path: path.display().to_string(), source })?;
-    reqwest::Certificate::from_pem_bundle(&pem)
-        .map_err(|source| HttpError::CaCert { path: path.display().to_string(), source })
+/// The extra CAs' PEM and certificates.
+fn read_ca(ca: &crate::config::Pem) -> Result<(Vec<u8>, Vec<reqwest::Certificate>), HttpError> {
+    let name = match ca {
+        crate::config::Pem::File(path) => path.display().to_string(),
+        crate::config::Pem::Inline(_) => "client.tls.ca".to_string(),
+    };
+    let pem = match ca {
+        crate::config::Pem::File(path) => {
+            std::fs::read(path).map_err(|source| HttpError::CaFile { path: name.clone(), source })?
+        }
+        crate::config::Pem::Inline(text) => text.expose().as_bytes().to_vec(),
+    };
+    let certs =
+        reqwest::Certificate::from_pem_bundle(&pem).map_err(|source| HttpError::CaCert { path: name, source })?;
+    Ok((pem, certs))
 }
 
 /// Joins a base URL, an API prefix and a path without doubled slashes.

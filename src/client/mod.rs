@@ -1,7 +1,7 @@
 //! Clients of the log service: the shared HTTP layer (`http`), the push
 //! encoder and sender (`push`), JSON escaping (`json`), retries and backoff
-//! (`retry`), the query client (`query`), and looking
-//! pushes up before sending them again (`lookup`).
+//! (`retry`), the query client (`query`), looking pushes up before sending
+//! them again (`lookup`), and TLS checked against a chosen name (`tls`).
 
 pub mod http;
 pub mod json;
@@ -9,3 +9,4 @@ pub mod lookup;
 pub mod push;
 pub mod query;
 pub mod retry;
+pub mod tls;

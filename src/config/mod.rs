@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use client::{client_identity, validate_client};
+pub use client::{client_identity, validate_client, Pem, TlsConfig};
 pub use discovery::{DockerConfig, KubernetesConfig, RelabelConfig, DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR};
 pub use expand::expand_str;
 use expand::expand_vars;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::StageConfig;
+use super::{StageConfig, TlsConfig};
 use crate::util::{HumanDuration, HumanSize, Secret};
 
 /// The largest `client.batch.max_bytes` accepted: a real service fails
@@ -207,20 +207,6 @@ pub struct BasicAuth {
     pub username_file: Option<PathBuf>,
     pub password: Option<Secret>,
     pub password_file: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct TlsConfig {
-    /// A PEM bundle of extra CA certificates to trust.
-    pub ca_file: Option<PathBuf>,
-    /// A client certificate (PEM, with its chain) for services that ask for
-    /// one (mutual TLS); needs `key_file`.
-    pub cert_file: Option<PathBuf>,
-    /// The PEM private key of `cert_file` (PKCS#8, PKCS#1 or SEC1).
-    pub key_file: Option<PathBuf>,
-    /// Accept any certificate: for self-signed test setups only (warned at start).
-    pub insecure_skip_verify: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

@@ -131,7 +131,7 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
     if let Some(y) = m.get("tls_config") {
         let mut t = Map::new(m.key("tls_config"), y, r);
         let mut tls = Vec::new();
-        for k in ["ca_file", "cert_file", "key_file"] {
+        for k in ["ca_file", "ca", "cert_file", "cert", "key_file", "key", "server_name"] {
             if let Some(v) = t.text(k, r) {
                 tls.push((k.to_string(), Val::str(v)));
             }
@@ -142,7 +142,11 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
         if !tls.is_empty() {
             out.set("tls", Val::Table(tls));
         }
-        t.finish(r, "no tailship equivalent (tailship's tls takes ca_file, cert_file, key_file, insecure_skip_verify)");
+        t.finish(
+            r,
+            "no tailship equivalent (tailship's tls takes ca_file, ca, cert_file, cert, key_file, key, server_name, \
+             insecure_skip_verify)",
+        );
     }
     if let Some(y) = m.get("backoff_config") {
         let mut b = Map::new(m.key("backoff_config"), y, r);

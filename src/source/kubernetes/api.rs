@@ -16,7 +16,7 @@ use yaml_rust2::Yaml;
 
 use super::pods::{ObjectMeta, Pod};
 use crate::client::http::{build_client, ClientOptions};
-use crate::config::KubernetesConfig;
+use crate::config::{KubernetesConfig, Pem};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KubeError {
@@ -80,8 +80,9 @@ impl Api {
     /// Credentials from `cfg` (see the module documentation); `node` is whose pods.
     pub fn new(cfg: &KubernetesConfig, node: String) -> Result<Self, KubeError> {
         let mut opts = ClientOptions {
-            ca_file: None,
+            ca: None,
             insecure_skip_verify: false,
+            server_name: None,
             timeout: None,
             plain_http: false,
             identity: None,
@@ -103,10 +104,10 @@ impl Api {
                         path: path.display().to_string(),
                         message: e.to_string(),
                     })?;
-                    opts.ca_file = Some(f.path().to_path_buf());
+                    opts.ca = Some(Pem::File(f.path().to_path_buf()));
                     _ca_copy = Some(f);
                 } else {
-                    opts.ca_file = k.ca_file;
+                    opts.ca = k.ca_file.map(Pem::File);
                 }
                 opts.insecure_skip_verify = k.insecure;
                 (cfg.api_server.clone().or(k.server), k.token)
@@ -124,7 +125,7 @@ impl Api {
                             }
                         },
                     );
-                opts.ca_file = cfg.ca_file.exists().then(|| cfg.ca_file.clone());
+                opts.ca = cfg.ca_file.exists().then(|| Pem::File(cfg.ca_file.clone()));
                 (cfg.api_server.clone().or(in_cluster), Token::File(cfg.token_file.clone()))
             }
         };
