@@ -14,6 +14,7 @@
 mod client;
 mod discovery;
 mod expand;
+mod files;
 mod net;
 mod print;
 mod schema;
@@ -28,6 +29,7 @@ pub use client::{client_identity, validate_client};
 pub use discovery::{DockerConfig, KubernetesConfig, RelabelConfig, DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR};
 pub use expand::expand_str;
 use expand::expand_vars;
+pub use files::{CompressionFormat, DecompressionConfig};
 pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolConfig};
 pub use print::to_redacted_toml;
 pub use schema::*;

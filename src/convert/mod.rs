@@ -16,8 +16,10 @@
 //! - `relabel_configs`: [`relabel`]
 //! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
 //!   `type = "kubernetes"` sources: [`sd`]
+//! - `decompression` -> a file source's `decompression` table: [`files`]
 
 mod client;
+mod files;
 mod filters;
 mod metrics;
 mod names;
@@ -186,12 +188,16 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         finish_source(&mut s, external, &relabel.labels, &pipe);
         out.push(s);
     } else if let Some(sc) = statics {
+        let decompression = files::decompression(&m.key("decompression"), m.get("decompression"), r);
         let items = list(&m.key("static_configs"), Some(sc), r);
         for (i, st) in items.iter().enumerate() {
             let sk = format!("{}[{i}]", m.key("static_configs"));
             let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
             if let Some(mut s) = file_source(&sk, st, &n, &pipe, r) {
                 finish_source(&mut s, external, &relabel.labels, &pipe);
+                if let Some(d) = &decompression {
+                    s.set("decompression", d.clone());
+                }
                 if !rules.is_empty() {
                     s.set("relabel", Val::Arr(rules.clone()));
                 }

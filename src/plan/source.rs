@@ -66,6 +66,10 @@ pub fn compile(
         | SourceType::LokiPush
         | SourceType::Otlp => None,
     };
+    if src.decompression.is_some() && src.kind != SourceType::File {
+        errors
+            .push((format!("{key}.decompression"), format!("only a file source reads compressed files, not `{kind}`")));
+    }
     if src.kind == SourceType::Journal {
         for (i, m) in src.matches.iter().enumerate() {
             if let Err(message) = crate::source::journal::check_match(m) {

@@ -47,8 +47,8 @@ use crate::positions::Positions;
 use crate::queue::Chunk;
 use crate::status::report::FileState;
 
+mod compressed;
 mod generations;
-mod gz;
 mod open;
 mod park;
 mod rotated;
@@ -93,7 +93,7 @@ pub struct FileSource {
     parked: HashMap<(u64, u64), Parked>,
     /// Paths already warned about (unreadable, too many open files), to warn once.
     warned: HashSet<PathBuf>,
-    /// `.gz` files already read in this run (by fingerprint).
+    /// Compressed files already read in this run (by fingerprint).
     gz_done: HashSet<u64>,
     first_scan: bool,
     /// When this source started: a file that appears at a path afterwards is
