@@ -1,9 +1,29 @@
-//! The config of what a file source does with compressed files
-//! (`sources[].decompression`, Promtail's `decompression` block): plain data.
+//! The config of where a file source's files come from beyond its globs
+//! (`sources[].targets_from`, Promtail's `file_sd_configs`) and of what it
+//! does with compressed files (`sources[].decompression`, Promtail's
+//! `decompression` block): plain data.
 
 use serde::{Deserialize, Serialize};
 
 use crate::util::HumanDuration;
+
+/// Target files (Prometheus file discovery): JSON or YAML lists of
+/// `{ targets = [...], labels = { __path__ = "GLOB", ... } }` naming the
+/// source's files, read again when they change and every `refresh_interval`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct FileSdConfig {
+    /// Paths (globs allowed in the last component) of the target files.
+    pub files: Vec<String>,
+    /// How often every target file is read again in full (changes are seen within a second).
+    pub refresh_interval: HumanDuration,
+}
+
+impl Default for FileSdConfig {
+    fn default() -> Self {
+        Self { files: Vec::new(), refresh_interval: HumanDuration::secs(300) }
+    }
+}
 
 /// How a file source reads compressed files. Without it, `.gz` files are
 /// read once, whole, as soon as they are found.

@@ -410,6 +410,8 @@ pub struct SourceConfig {
     /// Add a `host` label with this machine's hostname.
     pub host_label: bool,
     pub multiline: Option<MultilineConfig>,
+    /// A file source's files named by target files (Promtail's `file_sd_configs`).
+    pub targets_from: Option<super::FileSdConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -456,6 +458,7 @@ impl Default for SourceConfig {
             host_label: true,
             multiline: None,
             decompression: None,
+            targets_from: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,

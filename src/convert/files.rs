@@ -1,12 +1,18 @@
-//! A job's `decompression` block as a file source's `decompression` table.
+//! A job's `file_sd_configs` as a file source's `targets_from`, and its
+//! `decompression` block as the file sources' `decompression` table.
+//!
+//! The target files are read by tailship as Promtail reads them (JSON or
+//! YAML groups, `__path__` and `__path_exclude__` naming the files, the
+//! other labels through the job's relabel rules); several `file_sd_configs`
+//! entries become one list of files, with the first `refresh_interval`.
 //!
 //! Promtail decodes a file whose name ends in `.gz`, `.z` or `.bz2` with the
 //! block's `format`, after sleeping `initial_delay`; tailship reads it once
 //! it has not changed for `initial_delay`, and takes the format from the
 //! file's name when the block names none (Promtail reads nothing then).
 
-use super::render::Val;
-use super::yaml::{truthy, Map, Report};
+use super::render::{Section, Val};
+use super::yaml::{list, truthy, Map, Report};
 use yaml_rust2::Yaml;
 
 /// The formats Promtail's `decompression.format` takes.
@@ -48,4 +54,39 @@ pub fn decompression(key: &str, y: Option<&Yaml>, r: &mut Report) -> Option<Val>
          and may read a file still being compressed)",
     );
     Some(Val::Table(t))
+}
+
+/// A job's `file_sd_configs` as one file source reading what they name.
+pub fn file_sd(key: &str, y: &Yaml, name: &str, multiline: Option<&Val>, r: &mut Report) -> Option<Section> {
+    let mut files = Vec::new();
+    let mut refresh = None;
+    for (i, item) in list(key, Some(y), r).iter().enumerate() {
+        let mut m = Map::new(format!("{key}[{i}]"), item, r);
+        files.extend(m.texts("files", r));
+        if let Some(d) = m.text("refresh_interval", r) {
+            match crate::util::parse_duration(&d) {
+                Ok(_) if refresh.is_none() => refresh = Some(d),
+                Ok(_) => r.note(m.key("refresh_interval"), "one interval per source: the first entry's is kept"),
+                Err(e) => r.refuse(m.key("refresh_interval"), e),
+            }
+        }
+        m.finish(r, "no tailship equivalent");
+    }
+    if files.is_empty() {
+        r.skip(key, "names no target file: Promtail reads nothing for it, and so does tailship");
+        return None;
+    }
+    let mut t = vec![("files".to_string(), Val::strs(&files))];
+    if let Some(d) = refresh {
+        t.push(("refresh_interval".into(), Val::str(d)));
+    }
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("file"));
+    s.set("name", Val::str(name));
+    s.set("targets_from", Val::Table(t));
+    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+    if let Some(ml) = multiline {
+        s.set("multiline", ml.clone());
+    }
+    Some(s)
 }

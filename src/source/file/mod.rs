@@ -52,6 +52,7 @@ mod generations;
 mod open;
 mod park;
 mod rotated;
+mod untarget;
 
 use open::Newborn;
 use park::Parked;
@@ -403,6 +404,7 @@ impl FileSource {
                 rotated.push((path, self.started));
             }
         }
+        self.untarget(&claimed);
         // Files whose path now names another file, or nothing: rotated or
         // deleted. Generations between theirs and the path's new file may
         // have come and gone unseen (see `generations`).
