@@ -197,7 +197,7 @@ impl Metrics {
             file_events: counter_vec(
                 &r,
                 "tailship_file_events_total",
-                "File lifecycle events: opened, rotated, truncated, deleted, closed, unreadable.",
+                "File lifecycle events: opened, rotated, truncated, deleted, closed, unreadable, corrupt (a compressed file that cannot be decompressed to its end).",
                 &["source", "event"],
             ),
             files_recovered: counter_vec(

@@ -74,6 +74,7 @@ pub fn start_sources(
         let thread = match src.spec.config.kind {
             SourceType::File | SourceType::Kubernetes => {
                 let spec = crate::source::kubernetes::attach(&src.spec, &name, &env.handle, cancel);
+                let spec = crate::source::file_sd::attach(&spec, &name, &env.handle, cancel);
                 let spec = crate::source::target::admitting(&spec, &stages);
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;

@@ -14,6 +14,7 @@
 mod client;
 mod discovery;
 mod expand;
+mod files;
 mod net;
 mod print;
 mod schema;
@@ -28,6 +29,7 @@ pub use client::{client_identity, validate_client, Pem, TlsConfig};
 pub use discovery::{DockerConfig, KubernetesConfig, RelabelConfig, DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR};
 pub use expand::expand_str;
 use expand::expand_vars;
+pub use files::{CompressionFormat, DecompressionConfig, FileSdConfig};
 pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolConfig};
 pub use print::to_redacted_toml;
 pub use schema::*;
@@ -476,8 +478,8 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
     }
     match s.kind {
         SourceType::File => {
-            if s.include.is_empty() {
-                e(&format!("{key}.include"), "a file source needs at least one glob".into());
+            if s.include.is_empty() && s.targets_from.is_none() {
+                e(&format!("{key}.include"), "a file source needs at least one glob (or `targets_from`)".into());
             }
             if s.max_open_files == 0 {
                 e(&format!("{key}.max_open_files"), "must be at least 1".into());

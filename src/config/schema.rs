@@ -396,6 +396,10 @@ pub struct SourceConfig {
     /// Add a `host` label with this machine's hostname.
     pub host_label: bool,
     pub multiline: Option<MultilineConfig>,
+    /// A file source's files named by target files (Promtail's `file_sd_configs`).
+    pub targets_from: Option<super::FileSdConfig>,
+    /// A file source's compressed files: formats and the delay before reading one.
+    pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
     /// the static ones, `host`, `filename`, `__path__` and a discovery
     /// source's `__meta_*` labels. A file they drop is not read; labels
@@ -439,6 +443,8 @@ impl Default for SourceConfig {
             partial_line_wait: HumanDuration::secs(3),
             host_label: true,
             multiline: None,
+            decompression: None,
+            targets_from: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,

@@ -16,8 +16,11 @@
 //! - `relabel_configs`: [`relabel`]
 //! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
 //!   `type = "kubernetes"` sources: [`sd`]
+//! - `file_sd_configs` -> a file source's `targets_from`, `decompression` ->
+//!   its `decompression` table: [`files`]
 
 mod client;
+mod files;
 mod filters;
 mod metrics;
 mod names;
@@ -162,6 +165,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     let stages = list(&pipe_key, m.get("pipeline_stages"), r);
     let mut pipe = stages::convert(&pipe_key, stages, names::available(job), names::every_target(job), r);
     let statics = m.get("static_configs");
+    let file_sd = m.get("file_sd_configs");
     let journal = m.get("journal");
     if journal.is_some() {
         pipe.drop_container_stages(&pipe_key, r);
@@ -182,21 +186,34 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         if statics.is_some() {
             r.skip(m.key("static_configs"), "a job reads files or the journal, not both: the files are left out");
         }
+        if file_sd.is_some() {
+            r.skip(m.key("file_sd_configs"), "a job reads files or the journal, not both: the files are left out");
+        }
         let mut s = journal_source(&m.key("journal"), j, &name, &relabel, &pipe, r);
         finish_source(&mut s, external, &relabel.labels, &pipe);
         out.push(s);
-    } else if let Some(sc) = statics {
-        let items = list(&m.key("static_configs"), Some(sc), r);
+    } else if statics.is_some() || file_sd.is_some() {
+        let decompression = files::decompression(&m.key("decompression"), m.get("decompression"), r);
+        let items = list(&m.key("static_configs"), statics, r);
+        let mut found = Vec::new();
         for (i, st) in items.iter().enumerate() {
             let sk = format!("{}[{i}]", m.key("static_configs"));
             let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
-            if let Some(mut s) = file_source(&sk, st, &n, &pipe, r) {
-                finish_source(&mut s, external, &relabel.labels, &pipe);
-                if !rules.is_empty() {
-                    s.set("relabel", Val::Arr(rules.clone()));
-                }
-                out.push(s);
+            found.extend(file_source(&sk, st, &n, &pipe, r));
+        }
+        if let Some(fs) = file_sd {
+            let n = if items.is_empty() { name.clone() } else { format!("{name}-file-sd") };
+            found.extend(files::file_sd(&m.key("file_sd_configs"), fs, &n, pipe.multiline.as_ref(), r));
+        }
+        for mut s in found {
+            finish_source(&mut s, external, &relabel.labels, &pipe);
+            if let Some(d) = &decompression {
+                s.set("decompression", d.clone());
             }
+            if !rules.is_empty() {
+                s.set("relabel", Val::Arr(rules.clone()));
+            }
+            out.push(s);
         }
     } else if let Some(ds) = docker_sd {
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &name, r) {

@@ -230,8 +230,42 @@ fn dollars_stay_literal_and_env_references_stay_references() {
 
 #[test]
 fn unknown_top_level_and_job_keys_are_reported() {
-    let c = convert(&format!("tracing: {{ enabled: true }}\n{JOB}    decompression: {{ enabled: true }}\n"));
-    assert_eq!(skipped(&c), ["clients", "scrape_configs[0].decompression", "tracing"]);
+    let c = convert(&format!("tracing: {{ enabled: true }}\n{JOB}    decompresion: {{ enabled: true }}\n"));
+    assert_eq!(skipped(&c), ["clients", "scrape_configs[0].decompresion", "tracing"]);
+}
+
+#[test]
+fn file_sd_configs_become_a_source_reading_the_target_files() {
+    let c = convert(
+        "scrape_configs:\n  - job_name: sd\n    file_sd_configs:\n      - files: [/etc/promtail/targets/*.yml]\n        \
+         refresh_interval: 1m\n      - files: [/etc/promtail/more.json]\n    relabel_configs:\n      \
+         - { source_labels: [__meta_filepath], target_label: from }\n",
+    );
+    assert_eq!(skipped(&c), ["clients"]);
+    let config = compiles(&c);
+    let sd = config.sources[0].targets_from.as_ref().expect("targets_from");
+    assert_eq!(sd.files, ["/etc/promtail/targets/*.yml", "/etc/promtail/more.json"]);
+    assert_eq!(sd.refresh_interval.get(), std::time::Duration::from_secs(60));
+    assert_eq!(config.sources[0].relabel.len(), 1);
+    assert!(config.sources[0].include.is_empty());
+}
+
+#[test]
+fn decompression_becomes_the_file_source_s_table() {
+    let c = convert(&format!("{JOB}    decompression: {{ enabled: true, initial_delay: 10s, format: bz2 }}\n"));
+    assert!(
+        c.toml.contains(r#"decompression = { enabled = true, initial_delay = "10s", format = "bz2" }"#),
+        "{}",
+        c.toml
+    );
+    let config = compiles(&c);
+    let d = config.sources[0].decompression.as_ref().expect("decompression");
+    assert_eq!(d.format, Some(crate::config::CompressionFormat::Bzip2));
+    assert_eq!(d.initial_delay.get(), std::time::Duration::from_secs(10));
+    let off = convert(&format!("{JOB}    decompression: {{ enabled: false }}\n"));
+    assert!(!off.toml.contains("decompression"), "{}", off.toml);
+    let bad = promtail(&format!("{JOB}    decompression: {{ enabled: true, format: zip }}\n")).unwrap_err();
+    assert!(bad.to_string().contains("scrape_configs[0].decompression.format"), "{bad}");
 }
 
 #[test]

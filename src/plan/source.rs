@@ -66,6 +66,13 @@ pub fn compile(
         | SourceType::LokiPush
         | SourceType::Otlp => None,
     };
+    if src.decompression.is_some() && src.kind != SourceType::File {
+        errors
+            .push((format!("{key}.decompression"), format!("only a file source reads compressed files, not `{kind}`")));
+    }
+    if let Some(sd) = &src.targets_from {
+        check_targets_from(&key, &src, sd, errors);
+    }
     if src.kind == SourceType::Journal {
         for (i, m) in src.matches.iter().enumerate() {
             if let Err(message) = crate::source::journal::check_match(m) {
@@ -149,5 +156,40 @@ fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, Stri
             }
             None
         }
+    }
+}
+
+/// A file source's `targets_from`: its files' globs compile, and the source
+/// names its files one way (the target files' `__path__`, not `include`).
+fn check_targets_from(
+    key: &str,
+    src: &SourceConfig,
+    sd: &crate::config::FileSdConfig,
+    errors: &mut Vec<(String, String)>,
+) {
+    if src.kind != SourceType::File {
+        errors.push((
+            format!("{key}.targets_from"),
+            format!("only a file source reads target files, not `{}`", src.kind.as_str()),
+        ));
+    }
+    if !src.include.is_empty() {
+        errors.push((
+            format!("{key}.include"),
+            "a source with `targets_from` reads the files its targets' `__path__` name; leave `include` out".into(),
+        ));
+    }
+    if sd.files.is_empty() {
+        errors.push((format!("{key}.targets_from.files"), "names no target file".into()));
+    }
+    if let Err(errs) = FileMatch::compile(&sd.files, &[]) {
+        for e in errs {
+            if let GlobError::Include { index, .. } = &e {
+                errors.push((format!("{key}.targets_from.files[{index}]"), e.to_string()));
+            }
+        }
+    }
+    if sd.refresh_interval.get().is_zero() {
+        errors.push((format!("{key}.targets_from.refresh_interval"), "must be more than 0".into()));
     }
 }

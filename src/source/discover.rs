@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use globset::{Glob, GlobMatcher, GlobSet, GlobSetBuilder};
 
@@ -20,11 +21,37 @@ pub struct FileMatch {
     /// Which of the files the globs name are read: a discovery source's
     /// targets and relabel rules (see `super::target`); unset: all.
     admit: Option<Admit>,
+    /// Include globs that change while the source runs (a source's
+    /// `targets_from`): they replace `patterns`; the excludes and `admit` stay.
+    live: Option<Arc<LiveGlobs>>,
+}
+
+/// The current include globs of a source whose targets change, swapped whole.
+#[derive(Debug)]
+pub struct LiveGlobs(RwLock<Arc<FileMatch>>);
+
+impl Default for LiveGlobs {
+    fn default() -> Self {
+        Self(RwLock::new(Arc::new(FileMatch::empty())))
+    }
+}
+
+impl LiveGlobs {
+    /// The include globs `include` from now on (they compiled before).
+    pub fn set(&self, globs: FileMatch) {
+        if let Ok(mut g) = self.0.write() {
+            *g = Arc::new(globs);
+        }
+    }
+
+    fn get(&self) -> Arc<FileMatch> {
+        self.0.read().map(|g| g.clone()).unwrap_or_else(|_| Arc::new(FileMatch::empty()))
+    }
 }
 
 /// A test of a path beyond the globs (see [`FileMatch::with_admit`]).
 #[derive(Clone)]
-pub struct Admit(pub std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+pub struct Admit(pub Arc<dyn Fn(&Path) -> bool + Send + Sync>);
 
 impl std::fmt::Debug for Admit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,7 +94,7 @@ impl FileMatch {
         let sets = full.build().and_then(|f| Ok((f, names.build()?)));
         match sets {
             Ok((exclude_full, exclude_names)) if errors.is_empty() => {
-                Ok(Self { patterns, exclude_full, exclude_names, admit: None })
+                Ok(Self { patterns, exclude_full, exclude_names, admit: None, live: None })
             }
             Ok(_) => Err(errors),
             Err(source) => {
@@ -77,8 +104,27 @@ impl FileMatch {
         }
     }
 
+    /// Globs that name no file.
+    pub fn empty() -> Self {
+        let none = GlobSet::empty();
+        Self { patterns: Vec::new(), exclude_full: none.clone(), exclude_names: none, admit: None, live: None }
+    }
+
+    /// These excludes (and admit test) over include globs that change: `live`'s.
+    pub fn with_live(&self, live: Arc<LiveGlobs>) -> Self {
+        Self { live: Some(live), ..self.clone() }
+    }
+
+    /// True when the include globs change while the source runs.
+    pub fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+
     /// The directories to watch for new files: `(dir, recursive)`.
     pub fn watch_dirs(&self) -> Vec<(PathBuf, bool)> {
+        if let Some(live) = &self.live {
+            return live.get().watch_dirs();
+        }
         let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
         for p in &self.patterns {
             let dir =
@@ -93,6 +139,9 @@ impl FileMatch {
 
     /// True when `path` is one the include globs name and no exclude does.
     pub fn matches(&self, path: &Path) -> bool {
+        if let Some(live) = &self.live {
+            return live.get().matches(path) && !self.excluded(path);
+        }
         self.patterns.iter().any(|p| if p.literal { p.base == path } else { p.matcher.is_match(path) })
             && !self.excluded(path)
     }
@@ -109,7 +158,10 @@ impl FileMatch {
 
     /// Every regular file the globs name now (and `admit` accepts).
     pub fn candidates(&self) -> Vec<PathBuf> {
-        let mut out = self.named();
+        let mut out = match &self.live {
+            Some(live) => live.get().named().into_iter().filter(|p| !self.excluded(p)).collect(),
+            None => self.named(),
+        };
         if let Some(Admit(admit)) = &self.admit {
             out.retain(|p| admit(p));
         }

@@ -7,6 +7,7 @@
 pub mod discover;
 pub mod docker;
 pub mod file;
+pub mod file_sd;
 pub mod fingerprint;
 #[cfg(target_os = "linux")]
 pub mod inotify;

@@ -47,11 +47,12 @@ use crate::positions::Positions;
 use crate::queue::Chunk;
 use crate::status::report::FileState;
 
+mod compressed;
 mod generations;
-mod gz;
 mod open;
 mod park;
 mod rotated;
+mod untarget;
 
 use open::Newborn;
 use park::Parked;
@@ -93,7 +94,7 @@ pub struct FileSource {
     parked: HashMap<(u64, u64), Parked>,
     /// Paths already warned about (unreadable, too many open files), to warn once.
     warned: HashSet<PathBuf>,
-    /// `.gz` files already read in this run (by fingerprint).
+    /// Compressed files already read in this run (by fingerprint).
     gz_done: HashSet<u64>,
     first_scan: bool,
     /// When this source started: a file that appears at a path afterwards is
@@ -403,6 +404,7 @@ impl FileSource {
                 rotated.push((path, self.started));
             }
         }
+        self.untarget(&claimed);
         // Files whose path now names another file, or nothing: rotated or
         // deleted. Generations between theirs and the path's new file may
         // have come and gone unseen (see `generations`).

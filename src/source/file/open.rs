@@ -91,11 +91,16 @@ impl FileSource {
             self.hold_empty(path, file, meta, since);
             return;
         }
-        let is_gz = path.extension().is_some_and(|e| e == "gz");
+        let compressed = self.compressed_format(path);
+        if compressed.is_some() && self.still_changing(meta) {
+            // Maybe still being compressed: looked at again at the next scans.
+            tracing::debug!(source = %name, path = %path.display(), "compressed file changed within decompression.initial_delay; not read yet");
+            return;
+        }
         let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
         let resumed = self.positions.resume(&prefix, path, dev, ino);
-        if is_gz {
-            self.read_gz(path, file, fp, resumed, size);
+        if let Some(format) = compressed {
+            self.read_compressed(path, file, format, fp, resumed, size);
             return;
         }
         let too_old = self.cfg.ignore_older.get() > Duration::ZERO
