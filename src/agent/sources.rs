@@ -90,7 +90,11 @@ pub fn start_sources(
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 spawn(Box::new(move || js.run()))?
             }
-            SourceType::Syslog | SourceType::LokiPush | SourceType::Otlp => {
+            SourceType::Syslog
+            | SourceType::LokiPush
+            | SourceType::Otlp
+            | SourceType::Gelf
+            | SourceType::HerokuDrain => {
                 let Some(reader) = spool_reader(src, &name, env, out) else { continue };
                 spawn(Box::new(move || reader.run()))?
             }

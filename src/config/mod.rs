@@ -547,7 +547,7 @@ fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String))
                 e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
             }
         }
-        SourceType::Syslog | SourceType::LokiPush | SourceType::Otlp => {}
+        SourceType::Syslog | SourceType::LokiPush | SourceType::Otlp | SourceType::Gelf | SourceType::HerokuDrain => {}
     }
     if s.kubernetes.is_some() && s.kind != SourceType::Kubernetes {
         e(&format!("{key}.kubernetes"), "`kubernetes` is for kubernetes sources (type = \"kubernetes\")".into());

@@ -1,6 +1,6 @@
 //! The network receivers' config: `[spool]` (where received lines wait on
-//! disk until every client has them) and a `syslog`, `loki_push` or `otlp`
-//! source's `listen`, `protocol` and `receiver` keys.
+//! disk until every client has them) and a `syslog`, `loki_push`, `otlp`,
+//! `gelf` or `heroku_drain` source's `listen`, `protocol` and `receiver` keys.
 
 use std::path::PathBuf;
 
@@ -79,7 +79,7 @@ pub struct ReceiverConfig {
     pub max_connections: usize,
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: HumanDuration,
-    /// Syslog: keep the message's own timestamp (else the time it was received).
+    /// Syslog, GELF, Heroku drains: keep the message's own timestamp (else the time it was received).
     pub use_incoming_timestamp: bool,
     /// Syslog: structured data elements become labels (else structured metadata).
     pub label_structured_data: bool,
@@ -108,7 +108,7 @@ impl Default for ReceiverConfig {
 impl SourceType {
     /// True for sources that receive lines over the network (and spool them).
     pub fn receives(self) -> bool {
-        matches!(self, Self::Syslog | Self::LokiPush | Self::Otlp)
+        matches!(self, Self::Syslog | Self::LokiPush | Self::Otlp | Self::Gelf | Self::HerokuDrain)
     }
 
     /// Where a receiver listens when `listen` is not set (loopback only).
@@ -117,6 +117,8 @@ impl SourceType {
             Self::Syslog => "127.0.0.1:1514",
             Self::LokiPush => "127.0.0.1:3500",
             Self::Otlp => "127.0.0.1:4318",
+            Self::Gelf => "127.0.0.1:12201",
+            Self::HerokuDrain => "127.0.0.1:8514",
             _ => "",
         }
     }
@@ -136,7 +138,10 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
             [("listen", s.listen.is_some()), ("protocol", s.protocol.is_some()), ("receiver", s.receiver.is_some())]
         {
             if set {
-                e(&format!("{key}.{k}"), format!("{k} is for network sources (syslog, loki_push, otlp)"));
+                e(
+                    &format!("{key}.{k}"),
+                    format!("{k} is for network sources (syslog, loki_push, otlp, gelf, heroku_drain)"),
+                );
             }
         }
         return;
@@ -156,10 +161,11 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
             format!("`{}` is not an address and port (such as 127.0.0.1:1514)", s.listen_addr()),
         );
     }
-    if !s.relabel.is_empty() && s.kind != SourceType::Syslog {
+    if !s.relabel.is_empty() && !matches!(s.kind, SourceType::Syslog | SourceType::Gelf | SourceType::HerokuDrain) {
         e(
             &format!("{key}.relabel"),
-            "relabel rules apply to syslog messages' __syslog_* labels; pushed streams keep theirs".into(),
+            "relabel rules apply to the __syslog_*, __gelf_* and __heroku_drain_* labels; pushed streams keep theirs"
+                .into(),
         );
     }
     if s.protocol.is_some() && s.kind != SourceType::Syslog {
@@ -178,6 +184,9 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
     if let Some(tls) = &r.tls {
         if s.protocol == Some(NetProtocol::Udp) {
             e(&format!("{key}.receiver.tls"), "TLS is for TCP; a UDP syslog source cannot have it".into());
+        }
+        if s.kind == SourceType::Gelf {
+            e(&format!("{key}.receiver.tls"), "GELF is received over UDP, which has no TLS".into());
         }
         let ca = tls.client_ca_file.as_ref().map(|p| ("client_ca_file", p));
         for (k, p) in [("cert_file", &tls.cert_file), ("key_file", &tls.key_file)].into_iter().chain(ca) {
@@ -202,8 +211,10 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
             e(&format!("{key}.receiver.bearer_token_file"), format!("cannot read {}: {err}", p.display()));
         }
     }
-    if (r.basic_auth.is_some() || r.bearer_token_file.is_some()) && s.kind == SourceType::Syslog {
-        e(&format!("{key}.receiver.basic_auth"), "auth is for HTTP receivers (loki_push, otlp)".into());
+    if (r.basic_auth.is_some() || r.bearer_token_file.is_some())
+        && matches!(s.kind, SourceType::Syslog | SourceType::Gelf)
+    {
+        e(&format!("{key}.receiver.basic_auth"), "auth is for HTTP receivers (loki_push, otlp, heroku_drain)".into());
     }
 }
 

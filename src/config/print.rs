@@ -18,7 +18,7 @@ pub fn to_redacted_toml(c: &Config) -> String {
             let unused: &[&[&str]] = match kind.as_str() {
                 "stdin" => &[FILE_ONLY_KEYS, JOURNAL_ONLY_KEYS],
                 "journal" => &[JOURNAL_UNUSED_KEYS],
-                "syslog" | "loki_push" | "otlp" => &[FILE_ONLY_KEYS, JOURNAL_ONLY_KEYS],
+                "syslog" | "loki_push" | "otlp" | "gelf" | "heroku_drain" => &[FILE_ONLY_KEYS, JOURNAL_ONLY_KEYS],
                 _ => &[JOURNAL_ONLY_KEYS],
             };
             for k in unused.iter().copied().flatten() {

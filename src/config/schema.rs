@@ -277,7 +277,7 @@ impl Default for PositionsConfig {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum SourceType {
     #[default]
     File,
@@ -293,10 +293,13 @@ pub enum SourceType {
     /// Syslog over TCP or UDP (RFC 5424 and RFC 3164), spooled (see `crate::source::net`).
     Syslog,
     /// The Loki push API (`POST /loki/api/v1/push`): a relay, spooled.
-    #[serde(rename = "loki_push")]
     LokiPush,
     /// OTLP/HTTP logs (`POST /v1/logs`), spooled.
     Otlp,
+    /// GELF over UDP (plain, gzip or zlib, chunked), spooled (see `crate::source::net::gelf`).
+    Gelf,
+    /// Heroku HTTPS log drains (`POST /heroku/api/v1/drain`, logplex frames), spooled.
+    HerokuDrain,
 }
 
 /// Where kubelet keeps pod logs.
@@ -326,6 +329,8 @@ impl SourceType {
             Self::Syslog => "syslog",
             Self::LokiPush => "loki_push",
             Self::Otlp => "otlp",
+            Self::Gelf => "gelf",
+            Self::HerokuDrain => "heroku_drain",
         }
     }
 }

@@ -241,6 +241,15 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             s.set("relabel", Val::Arr(rules.clone()));
         }
         out.push(s);
+    } else if let Some((k, y)) = ["gelf", "heroku_drain"].into_iter().find_map(|k| Some((k, m.get(k)?))) {
+        let key = m.key(k);
+        let mut s =
+            if k == "gelf" { net::gelf_source(&key, y, &name, r) } else { net::heroku_source(&key, y, &name, r) };
+        finish_source(&mut s, external, &relabel.labels, &pipe);
+        if !rules.is_empty() {
+            s.set("relabel", Val::Arr(rules.clone()));
+        }
+        out.push(s);
     } else if let Some(y) = m.get("loki_push_api") {
         let mut s = net::push_source(&m.key("loki_push_api"), y, &name, r);
         finish_source(&mut s, external, &relabel.labels, &pipe);

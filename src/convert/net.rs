@@ -1,6 +1,7 @@
-//! Promtail's `syslog` and `loki_push_api` jobs as tailship's `syslog` and
-//! `loki_push` sources (their `relabel_configs` go over the same
-//! `__syslog_*` labels; see `source/net/`).
+//! Promtail's `syslog`, `loki_push_api`, `gelf` and `heroku_drain` jobs as
+//! tailship's `syslog`, `loki_push`, `gelf` and `heroku_drain` sources
+//! (their `relabel_configs` go over the same `__syslog_*`, `__gelf_*` and
+//! `__heroku_drain_*` labels; see `source/net/`).
 
 use super::render::{Section, Val};
 use super::yaml::{truthy, Map, Report};
@@ -69,6 +70,68 @@ pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Se
     let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
     s.set("type", Val::str("loki_push"));
     s.set("name", Val::str(name));
+    http_server(&mut m, &mut s, "3500", r);
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    if !m.text("use_incoming_timestamp", r).is_some_and(|v| truthy(&v)) {
+        r.note(
+            m.key("use_incoming_timestamp"),
+            "tailship keeps the timestamps senders pushed (Promtail replaced them with the time received)",
+        );
+    }
+    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+    m.finish(r, "no tailship equivalent");
+    s
+}
+
+/// A `gelf` block as a gelf source.
+pub(super) fn gelf_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Section {
+    let mut m = Map::new(key, y, r);
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("gelf"));
+    s.set("name", Val::str(name));
+    let listen = match m.text("listen_address", r) {
+        // Go's `:12201` is every interface.
+        Some(a) if a.starts_with(':') => format!("0.0.0.0{a}"),
+        Some(a) => a,
+        None => {
+            r.note(m.key("listen_address"), "unset: Promtail listened on every interface, port 12201; so does this");
+            "0.0.0.0:12201".to_string()
+        }
+    };
+    s.set("listen", Val::str(listen));
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    incoming_timestamp(&mut m, &mut s, r);
+    m.finish(r, "no tailship equivalent");
+    s
+}
+
+/// A `heroku_drain` block as a heroku_drain source.
+pub(super) fn heroku_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Section {
+    let mut m = Map::new(key, y, r);
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("heroku_drain"));
+    s.set("name", Val::str(name));
+    http_server(&mut m, &mut s, "8514", r);
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    incoming_timestamp(&mut m, &mut s, r);
+    m.finish(r, "no tailship equivalent");
+    s
+}
+
+/// `use_incoming_timestamp` (Promtail's default: the time received; tailship's: the message's).
+fn incoming_timestamp(m: &mut Map<'_>, s: &mut Section, r: &mut Report) {
+    let incoming = m.text("use_incoming_timestamp", r).is_some_and(|v| truthy(&v));
+    let stamp = ("use_incoming_timestamp".to_string(), Val::Bool(incoming));
+    match s.entries.iter_mut().find(|(k, _, _)| k == "receiver") {
+        Some((_, Val::Table(t), _)) => t.push(stamp),
+        _ => s.set("receiver", Val::Table(vec![stamp])),
+    }
+    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+}
+
+/// A `server` block (`http_listen_address`, `http_listen_port`,
+/// `http_tls_config`) as the source's `listen` and `receiver.tls`.
+fn http_server(m: &mut Map<'_>, s: &mut Section, default_port: &str, r: &mut Report) {
     if let Some(server) = m.get("server") {
         let mut sv = Map::new(m.key("server"), server, r);
         let addr = sv.text("http_listen_address", r);
@@ -93,7 +156,7 @@ pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Se
                 _ => r.skip(sv.key("http_tls_config"), "without cert_file and key_file: no TLS"),
             }
         }
-        sv.finish(r, "no tailship equivalent (tailship takes the push API over HTTP only)");
+        sv.finish(r, "no tailship equivalent (tailship receives over HTTP only, no gRPC)");
         match (addr, port) {
             (a, Some(p)) => {
                 let a = a.filter(|a| !a.is_empty()).unwrap_or_else(|| {
@@ -105,19 +168,9 @@ pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Se
                 });
                 s.set("listen", Val::str(format!("{a}:{p}")));
             }
-            _ => r.note(m.key("server"), "no http_listen_port: tailship listens on 127.0.0.1:3500"),
+            _ => r.note(m.key("server"), format!("no http_listen_port: tailship listens on 127.0.0.1:{default_port}")),
         }
     }
-    s.set("labels", Val::pairs(&m.pairs("labels", r)));
-    if !m.text("use_incoming_timestamp", r).is_some_and(|v| truthy(&v)) {
-        r.note(
-            m.key("use_incoming_timestamp"),
-            "tailship keeps the timestamps senders pushed (Promtail replaced them with the time received)",
-        );
-    }
-    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
-    m.finish(r, "no tailship equivalent");
-    s
 }
 
 /// A receiver's `tls` table: certificate, key, and the CA senders' certificates must chain to.

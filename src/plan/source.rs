@@ -64,7 +64,9 @@ pub fn compile(
         | SourceType::Docker
         | SourceType::Syslog
         | SourceType::LokiPush
-        | SourceType::Otlp => None,
+        | SourceType::Otlp
+        | SourceType::Gelf
+        | SourceType::HerokuDrain => None,
     };
     if src.decompression.is_some() && src.kind != SourceType::File {
         errors

@@ -1,4 +1,5 @@
-//! Network sources: `syslog`, `loki_push` and `otlp` receivers. What they
+//! Network sources: `syslog`, `loki_push`, `otlp`, `gelf` and
+//! `heroku_drain` receivers. What they
 //! receive is written to the spool (see [`crate::spool`]) and only then
 //! acknowledged to the sender; each client's [`reader::SpoolReader`] then
 //! ships it like a file, with its own offsets.
@@ -7,6 +8,8 @@
 //! ([`Receivers::reload`]) restarts those whose settings changed and keeps
 //! the others running. The readers belong to each client's lane.
 
+pub mod gelf;
+pub mod heroku;
 pub mod http;
 pub mod metrics;
 pub mod otlp;
@@ -30,7 +33,7 @@ pub struct NetSource {
     pub name: Arc<str>,
     pub config: SourceConfig,
     pub clients: Vec<String>,
-    /// The source's relabel rules (syslog: over the `__syslog_*` labels).
+    /// The source's relabel rules (over the `__syslog_*`, `__gelf_*` or `__heroku_drain_*` labels).
     pub relabel: Option<Arc<crate::relabel::Rules>>,
 }
 
@@ -38,7 +41,7 @@ pub struct NetSource {
 #[derive(Debug, Clone)]
 pub struct Listener {
     pub name: Arc<str>,
-    /// `syslog`, `loki_push` or `otlp`.
+    /// `syslog`, `loki_push`, `otlp`, `gelf` or `heroku_drain`.
     pub kind: &'static str,
     /// `tcp`, `udp`, `tls` (syslog), `http` or `https`.
     pub protocol: &'static str,
@@ -218,6 +221,28 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
             let serve = crate::util::serve::serve_counted(listener, otlp::router(rx), limits, stop.clone(), extras);
             tasks.push(tokio::spawn(serve));
             (at, web)
+        }
+        SourceType::HerokuDrain => {
+            let rx = Arc::new(heroku::HerokuReceiver {
+                http: http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?,
+                labels: s.config.labels.clone(),
+                relabel: s.relabel.clone(),
+                use_incoming_timestamp: r.use_incoming_timestamp,
+            });
+            let listener = bind(&s.name, addr).await?;
+            let at = listener.local_addr()?;
+            let serve = crate::util::serve::serve_counted(listener, heroku::router(rx), limits, stop.clone(), extras);
+            tasks.push(tokio::spawn(serve));
+            (at, web)
+        }
+        SourceType::Gelf => {
+            let rx = Arc::new(gelf::GelfReceiver::new(&s, spool.clone()));
+            let socket = tokio::net::UdpSocket::bind(addr)
+                .await
+                .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
+            let at = socket.local_addr()?;
+            tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
+            (at, "udp")
         }
         SourceType::Syslog => {
             let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
