@@ -15,27 +15,15 @@ use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent, Stored};
+use agent::{free_port, query_all, Agent, Stored};
 use common::{wait_for, Receiver};
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
 /// A config with one gelf source on `listen`, shipping to `url`.
 fn gelf_config(dir: &Path, listen: &str, url: &str) -> PathBuf {
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
-[positions]
-path = "{dir}/positions.json"
-[spool]
-path = "{dir}/spool"
-[[sources]]
-type = "gelf"
+    let source = format!(
+        r#"type = "gelf"
 name = "gelf"
 listen = "{listen}"
 labels = {{ job = "gelf" }}
@@ -46,11 +34,9 @@ relabel = [
   {{ source_labels = ["__gelf_message_facility"], target_label = "facility" }},
   {{ source_labels = ["__gelf_message_version"], target_label = "version" }},
 ]
-"#,
-        port = free_port(),
-        dir = dir.display()
+"#
     );
-    write_file(dir, "gelf.toml", &text)
+    agent::net_source_config(dir, "gelf.toml", url, &source)
 }
 
 fn start(dir: &Path, store: &Receiver) -> (Agent, String) {

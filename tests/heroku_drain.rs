@@ -18,20 +18,8 @@ use common::{bin, request, wait_for, Receiver};
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
 fn drain_config(dir: &Path, listen: &str, url: &str) -> PathBuf {
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
-[positions]
-path = "{dir}/positions.json"
-[spool]
-path = "{dir}/spool"
-[[sources]]
-type = "heroku_drain"
+    let source = format!(
+        r#"type = "heroku_drain"
 name = "heroku"
 listen = "{listen}"
 labels = {{ job = "heroku" }}
@@ -44,11 +32,9 @@ relabel = [
   {{ source_labels = ["__heroku_drain_param_env"], target_label = "env" }},
   {{ source_labels = ["__heroku_drain_proc"], regex = "scheduler.*", action = "drop" }},
 ]
-"#,
-        port = free_port(),
-        dir = dir.display()
+"#
     );
-    write_file(dir, "heroku.toml", &text)
+    agent::net_source_config(dir, "heroku.toml", url, &source)
 }
 
 /// A logplex body: each message octet-counted, as Logplex frames them.

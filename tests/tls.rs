@@ -42,6 +42,11 @@ fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
 /// signed by it, and a server config that requires a client certificate of
 /// that CA: (CA PEM, client cert PEM, client key PEM, server config).
 fn private_ca_requiring_client_certs() -> (String, String, String, Arc<rustls::ServerConfig>) {
+    ca_requiring_client_certs_for("127.0.0.1")
+}
+
+/// [`private_ca_requiring_client_certs`] with a server certificate for `server_name` only.
+fn ca_requiring_client_certs_for(server_name: &str) -> (String, String, String, Arc<rustls::ServerConfig>) {
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship mTLS CA");
@@ -50,7 +55,7 @@ fn private_ca_requiring_client_certs() -> (String, String, String, Arc<rustls::S
     let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
     let server_key = rcgen::KeyPair::generate().unwrap();
     let server_cert =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
+        rcgen::CertificateParams::new(vec![server_name.to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
     let client_key = rcgen::KeyPair::generate().unwrap();
     let client_cert =
         rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
@@ -320,35 +325,8 @@ fn http2_is_offered_over_tls_unless_http2_is_false() {
 /// given; without it, or with another name, the handshake fails.
 #[test]
 fn server_name_checks_the_certificate_against_that_name_with_inline_pems() {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship name CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let server_cert = rcgen::CertificateParams::new(vec!["logs.internal".to_string()])
-        .unwrap()
-        .signed_by(&server_key, &issuer)
-        .unwrap();
-    let client_key = rcgen::KeyPair::generate().unwrap();
-    let client_cert =
-        rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca_cert.der().clone()).unwrap();
-    let verifier =
-        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
-    let server = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(
-            vec![server_cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
-        )
-        .unwrap();
-    let (port, seen) = https_server(Arc::new(server));
+    let (ca_pem, cert_pem, key_pem, server) = ca_requiring_client_certs_for("logs.internal");
+    let (port, seen) = https_server(server);
     let dir = tempfile::tempdir().unwrap();
     let log = write_file(dir.path(), "one.log", "hello by name\n");
     let push = |server_name: Option<&str>| {
@@ -359,9 +337,7 @@ fn server_name_checks_the_certificate_against_that_name_with_inline_pems() {
             &format!(
                 "[client]\nurl = \"https://127.0.0.1:{port}\"\n[client.tls]\nca = '''\n{}'''\ncert = '''\n{}'''\nkey = '''\n{}'''\n{name}\
                  [[sources]]\ntype = \"stdin\"\n",
-                ca_cert.pem(),
-                client_cert.pem(),
-                client_key.serialize_pem()
+                ca_pem, cert_pem, key_pem
             ),
         );
         std::process::Command::new(bin())
@@ -380,7 +356,7 @@ fn server_name_checks_the_certificate_against_that_name_with_inline_pems() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(seen.lock().unwrap().first().map(String::as_str), Some("POST /logstore/api/v1/push HTTP/1.1"));
     // A PEM given twice, and a name that is none, are config errors, named.
-    let ca = write_file(dir.path(), "ca.pem", &ca_cert.pem());
+    let ca = write_file(dir.path(), "ca.pem", &ca_pem);
     let bad = write_file(
         dir.path(),
         "bad.toml",
@@ -388,7 +364,7 @@ fn server_name_checks_the_certificate_against_that_name_with_inline_pems() {
             "[client]\nurl = \"https://127.0.0.1:{port}\"\ntls = {{ ca_file = \"{}\", ca = '''{}''', server_name = \"a b\" }}\n\
              [[sources]]\ntype = \"stdin\"\n",
             ca.display(),
-            ca_cert.pem()
+            ca_pem
         ),
     );
     let out = std::process::Command::new(bin()).args(["check", "--config"]).arg(&bad).output().unwrap();

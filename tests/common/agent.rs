@@ -256,3 +256,28 @@ partial_line_wait = "300ms"
     );
     write_file(dir, "tailship.toml", &text)
 }
+
+/// A config for `tailship run` with one network source (`source`: the keys
+/// of its `[[sources]]` table) shipping to `url`, its spool under `dir`,
+/// written to `dir/name`.
+pub fn net_source_config(dir: &Path, name: &str, url: &str, source: &str) -> PathBuf {
+    let text = format!(
+        r#"shutdown_timeout = "5s"
+[server]
+listen = "127.0.0.1:{port}"
+[client]
+url = "{url}"
+batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
+[positions]
+path = "{dir}/positions.json"
+[spool]
+path = "{dir}/spool"
+[[sources]]
+{source}
+"#,
+        port = free_port(),
+        dir = dir.display()
+    );
+    write_file(dir, name, &text)
+}
