@@ -13,7 +13,8 @@ use reqwest::{Method, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::client::http::{self, Auth, ClientOptions, HttpError};
+use crate::client::auth::Auth;
+use crate::client::http::{self, ClientOptions, HttpError};
 use crate::client::retry::RetryPolicy;
 use crate::util::Secret;
 
@@ -255,12 +256,12 @@ impl AdminClient {
         // PUT sends the whole tenant: sending it again is safe.
         let idempotent = method == Method::GET || method == Method::PUT;
         let v = crate::cloud::call::send_json(self.retry, idempotent, action, || {
-            let mut rb = self.auth.apply(self.http.request(method.clone(), url.clone()));
+            let mut rb = self.http.request(method.clone(), url.clone());
             if let Some(b) = body {
                 rb = rb.json(b);
             }
             let url = url.to_string();
-            async move { http::send(rb, &url).await.map(|r| (r, url)) }
+            async move { http::send(self.auth.apply(rb).await?, &url).await.map(|r| (r, url)) }
         })
         .await
         .map_err(|e| map_error(e, action, name))?;

@@ -14,8 +14,25 @@ fn main() {
         Command::Series(a) if a.quiet => "error",
         _ => "info",
     };
-    tailship::logging::init(cli.log_format, default_level);
-    std::process::exit(tailship::commands::dispatch(cli));
+    // `[tracing]` is read before logging starts (its layer cannot be added
+    // later); the config is loaded again, with its errors reported, by `run`.
+    let traces = match &cli.command {
+        Command::Run(a) => {
+            let path = a.config.clone().unwrap_or_else(|| tailship::cli::DEFAULT_CONFIG.into());
+            tailship::config::load(&path).ok().map(|c| c.tracing).filter(|t| t.enabled).map(|t| {
+                tailship::logging::Traces {
+                    url: t.traces_url(),
+                    service_name: t.service_name,
+                    sampling_ratio: t.sampling_ratio,
+                }
+            })
+        }
+        _ => None,
+    };
+    tailship::logging::init(cli.log_format, default_level, traces);
+    let code = tailship::commands::dispatch(cli);
+    tailship::logging::shutdown();
+    std::process::exit(code);
 }
 
 /// Keeps the agent's memory close to what it really holds: two malloc arenas

@@ -389,13 +389,13 @@ fn unreadable_or_invalid_yaml_exits_2_naming_the_file() {
 fn a_config_with_nothing_tailship_can_read_exits_2_with_the_list() {
     let tmp = tempfile::tempdir().unwrap();
     let yaml = "clients:\n  - url: http://loki:3100/loki/api/v1/push\n\
-                scrape_configs:\n  - job_name: pods\n    consul_sd_configs:\n      - server: consul:8500\n";
+                scrape_configs:\n  - job_name: pods\n    gce_sd_configs:\n      - project: p\n";
     let out = convert(&write_file(tmp.path(), "consul.yaml", yaml));
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("no scrape config could be converted"), "{stderr}");
     assert!(stderr.contains("1. scrape_configs[0]: job `pods` reads neither"), "{stderr}");
-    assert!(stderr.contains("consul_sd_configs"), "{stderr}");
+    assert!(stderr.contains("gce_sd_configs"), "{stderr}");
     assert!(out.stdout.is_empty());
 }
 

@@ -280,6 +280,7 @@ kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token
     let want = map(&[("container", "main"), ("namespace", "ghosts"), ("pod", "ghost-1"), ("stream", "stdout")]);
     assert_eq!(labels(&find("hello from nowhere").unwrap()), want);
     assert_eq!(agent.metric(r#"tailship_file_events_total{event="pod_unknown",source="kubernetes-0"}"#), 1.0);
+    assert!(query_all(&r, r#"{namespace="other"}"#, None).is_empty());
     // A BOOKMARK moves the version on: the next watch starts from it.
     {
         let mut c = cluster.lock().unwrap();
@@ -347,6 +348,7 @@ kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token
     );
     assert!(wait_for(Duration::from_secs(20), || lists() > before), "{:?}", cluster.lock().unwrap().requests);
     assert_eq!(agent.metric(r#"tailship_file_events_total{event="pod_unknown",source="kubernetes-0"}"#), 1.0);
+    assert!(query_all(&r, r#"{namespace="other"}"#, None).is_empty());
     // Every request carried the service account token.
     assert!(cluster.lock().unwrap().requests.iter().all(|(_, auth)| auth == "Bearer tok-123"));
     assert!(agent.terminate(Duration::from_secs(10)).success());
@@ -441,6 +443,8 @@ fn with_the_api_server_unreachable_files_ship_with_their_path_labels_after_the_w
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("pods");
     cri_log(&root, "shop_web-1_uid-web", "shipped anyway");
+    // `namespaces`: the logs of other namespaces' pods are not read at all.
+    cri_log(&root, "other_db-1_uid-db", "not in a namespace watched");
     let token = write_file(dir.path(), "token", "tok\n");
     // Nothing listens on this port.
     let closed = free_port();
@@ -460,7 +464,7 @@ type = "kubernetes"
 root = "{root}"
 host_label = false
 scan_interval = "200ms"
-kubernetes = {{ api_server = "https://127.0.0.1:{closed}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1s" }}
+kubernetes = {{ api_server = "https://127.0.0.1:{closed}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1s", namespaces = {{ names = ["shop"] }} }}
 "#,
             mport = free_port(),
             url = r.base,
@@ -476,6 +480,7 @@ kubernetes = {{ api_server = "https://127.0.0.1:{closed}", token_file = "{token}
     assert_eq!(e.line, "shipped anyway");
     assert_eq!(labels(e), map(&[("container", "main"), ("namespace", "shop"), ("pod", "web-1"), ("stream", "stdout")]));
     assert_eq!(agent.metric(r#"tailship_file_events_total{event="pod_unknown",source="kubernetes-0"}"#), 1.0);
+    assert!(query_all(&r, r#"{namespace="other"}"#, None).is_empty());
     assert!(agent.stderr_text().contains("cannot watch pods"), "{}", agent.stderr_text());
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }

@@ -108,7 +108,7 @@ fn discovery_keys_and_a_journal_sources_relabel_rules_are_checked() {
         r#"[[sources]]
 type = "docker"
 include = ["/x"]
-docker = { host = "tcp://1.2.3.4:2375", refresh_interval = "0s" }
+docker = { host = "ftp://1.2.3.4:2375", refresh_interval = "0s" }
 [[sources]]
 type = "journal"
 relabel = [{ source_labels = ["__journal__comm"], target_label = "comm" }, { source_labels = ["a"], regex = "(", target_label = "b" }]
@@ -129,7 +129,7 @@ kubernetes = { api_server = "ftp://x" }
         "sources[0].docker.host",
         "sources[0].docker.refresh_interval",
         "sources[1].relabel[1].regex",
-        "sources[2].kubernetes",
+        "sources[2].kubernetes.role",
         "sources[3].kubernetes.api_server",
     ] {
         assert!(all.contains(&format!("key `{key}`")), "{key}: {all}");

@@ -75,6 +75,7 @@ pub fn start_sources(
             SourceType::File | SourceType::Kubernetes => {
                 let spec = crate::source::kubernetes::attach(&src.spec, &name, &env.handle, cancel);
                 let spec = crate::source::file_sd::attach(&spec, &name, &env.handle, cancel);
+                let spec = crate::source::consul::attach(&spec, &name, &env.handle, cancel);
                 let spec = crate::source::target::admitting(&spec, &stages);
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
@@ -94,7 +95,11 @@ pub fn start_sources(
             | SourceType::LokiPush
             | SourceType::Otlp
             | SourceType::Gelf
-            | SourceType::HerokuDrain => {
+            | SourceType::HerokuDrain
+            | SourceType::Kafka
+            | SourceType::AzureEventHubs
+            | SourceType::Gcplog
+            | SourceType::Cloudflare => {
                 let Some(reader) = spool_reader(src, &name, env, out) else { continue };
                 spawn(Box::new(move || reader.run()))?
             }

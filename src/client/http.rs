@@ -6,7 +6,7 @@
 //!
 //! [`client_for`] is the one builder of clients from the `client` config
 //! section: push, query, alert webhooks and annotations all take their TLS
-//! settings, timeouts, authentication ([`Auth::of`]) and retry policy
+//! settings, timeouts, authentication ([`super::auth::Auth::of`]) and retry policy
 //! ([`super::retry::RetryPolicy::of`]) from it, so a setting such as `client.tls.ca_file`
 //! holds for every request the agent makes. (The cloud and admin clients
 //! have their own URLs and tokens and call [`build_client`] directly.)
@@ -44,6 +44,10 @@ pub enum HttpError {
     /// The service answered with a non-2xx status.
     #[error("{status} from {url}: {body}")]
     Status { url: String, status: StatusCode, body: String, retry_after: Option<Duration> },
+    /// No OAuth 2.0 token could be had (`client.oauth2`): retried, as the
+    /// service's own failures are.
+    #[error("no OAuth 2.0 token from {url}: {message}")]
+    Token { url: String, message: String, connect: bool },
     #[error("cannot decode the answer of {url}: {message}")]
     Decode { url: String, message: String },
     #[error("cancelled")]
@@ -54,7 +58,7 @@ impl HttpError {
     /// 429, 5xx and transport errors may succeed later; other statuses will not.
     pub fn is_retriable(&self) -> bool {
         match self {
-            Self::Transport { .. } => true,
+            Self::Transport { .. } | Self::Token { .. } => true,
             Self::Status { status, .. } => *status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error(),
             _ => false,
         }
@@ -100,42 +104,7 @@ impl HttpError {
 
     /// No connection could be made at all (see [`HttpError::Transport`]).
     pub fn is_connect(&self) -> bool {
-        matches!(self, Self::Transport { connect: true, .. })
-    }
-}
-
-/// How requests authenticate.
-#[derive(Debug, Clone, Default)]
-pub enum Auth {
-    #[default]
-    None,
-    Basic {
-        username: String,
-        password: Secret,
-    },
-    Bearer(Secret),
-}
-
-impl Auth {
-    /// `client.basic_auth` or `client.bearer_token`.
-    pub fn of(c: &ClientConfig) -> Self {
-        match (&c.basic_auth, &c.bearer_token) {
-            (Some(b), _) => {
-                let password = b.password.clone().unwrap_or_default();
-                crate::util::secrets::remember_basic(&b.username, password.expose());
-                Auth::Basic { username: b.username.clone(), password }
-            }
-            (None, Some(t)) => Auth::Bearer(t.clone()),
-            (None, None) => Auth::None,
-        }
-    }
-
-    pub fn apply(&self, rb: RequestBuilder) -> RequestBuilder {
-        match self {
-            Auth::None => rb,
-            Auth::Basic { username, password } => rb.basic_auth(username, Some(password.expose())),
-            Auth::Bearer(token) => rb.bearer_auth(token.expose()),
-        }
+        matches!(self, Self::Transport { connect: true, .. } | Self::Token { connect: true, .. })
     }
 }
 

@@ -1,11 +1,14 @@
-//! Clients of the log service: the shared HTTP layer (`http`), the push
+//! Clients of the log service: the shared HTTP layer (`http`), credentials (`auth`), the push
 //! encoder and sender (`push`), JSON escaping (`json`), retries and backoff
 //! (`retry`), the query client (`query`), looking pushes up before sending
-//! them again (`lookup`), and TLS checked against a chosen name (`tls`).
+//! them again (`lookup`), TLS checked against a chosen name (`tls`) and
+//! OAuth 2.0 tokens (`oauth2`).
 
+pub mod auth;
 pub mod http;
 pub mod json;
 pub mod lookup;
+pub mod oauth2;
 pub mod push;
 pub mod query;
 pub mod retry;

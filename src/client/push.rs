@@ -12,8 +12,10 @@ use bytes::Bytes;
 use governor::{Quota, RateLimiter};
 use reqwest::header::{HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
-use super::http::{self, Auth, HttpError};
+use super::auth::Auth;
+use super::http::{self, HttpError};
 use super::lookup::{self, Found, Lookup};
 use super::retry::{self, RetryPolicy};
 use crate::config::{ClientConfig, Compression};
@@ -135,7 +137,7 @@ impl Target {
         Ok(Self {
             client: http::client_for(c, &c.url)?,
             url: http::join_url(&c.url, &c.api_prefix, "push"),
-            auth: Auth::of(c),
+            auth: Auth::of(c)?,
             lookup: Lookup::new(c),
         })
     }
@@ -440,6 +442,7 @@ impl Pusher {
         tenant: Option<&HeaderValue>,
     ) -> Result<(), HttpError> {
         let m = Metrics::get();
+        let body_len = body.len();
         let mut rb = target.client.post(&target.url).header(CONTENT_TYPE, "application/json").body(body);
         if gzipped {
             rb = rb.header(CONTENT_ENCODING, "gzip");
@@ -447,9 +450,18 @@ impl Pusher {
         if let Some(t) = tenant {
             rb = rb.header("X-Scope-OrgID", t.clone());
         }
-        let rb = target.auth.apply(rb);
         let started = Instant::now();
-        let r = http::send(rb, &target.url).await;
+        // A span per request, for `[tracing]` (log lines show no spans).
+        let span = tracing::info_span!("push", client = %self.name, bytes = body_len, status = tracing::field::Empty);
+        let r = async {
+            match target.auth.apply(rb).await {
+                Ok(rb) => http::send(rb, &target.url).await,
+                Err(e) => Err(e),
+            }
+        }
+        .instrument(span.clone())
+        .await;
+        target.auth.answered(&r);
         m.push_duration.observe(started.elapsed().as_secs_f64());
         crate::status::Status::get().push_request(
             &self.name,
@@ -461,6 +473,7 @@ impl Pusher {
             Err(HttpError::Status { status, .. }) => status.as_u16().to_string(),
             Err(_) => "error".to_string(),
         };
+        span.record("status", label.as_str());
         m.push_requests.with_label_values(&[&*self.name, label.as_str()]).inc();
         let failed_before = self.health.push_error_of(&self.name).is_some();
         self.health.push_result(&self.name, r.as_ref().err().map(|e| e.to_string()));

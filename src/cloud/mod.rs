@@ -29,7 +29,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::client::http::{self, Auth, ClientOptions};
+use crate::client::auth::Auth;
+use crate::client::http::{self, ClientOptions};
 use crate::client::retry::RetryPolicy;
 use crate::util::Secret;
 use model::{NewPolicy, NewStack, NewToken, Page, PolicyStatus, PolicyUpdate, StackList, StackUpdate, TokenUpdate};
@@ -488,7 +489,6 @@ impl CloudClient {
             if !query.is_empty() {
                 rb = rb.query(&query);
             }
-            rb = self.auth.apply(rb);
             if let Some(b) = body {
                 rb = rb.json(b);
             }
@@ -497,7 +497,7 @@ impl CloudClient {
                 if call.paced {
                     self.pacer.acquire().await;
                 }
-                http::send(rb, &url).await.map(|r| (r, url))
+                http::send(self.auth.apply(rb).await?, &url).await.map(|r| (r, url))
             }
         })
         .await

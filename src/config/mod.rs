@@ -12,28 +12,47 @@
 //! which `check`, `run` and reload all go through.
 
 mod client;
+mod cloudflare;
+mod consul;
 mod discovery;
 mod expand;
 mod files;
+mod gcplog;
+mod kafka;
 mod net;
+mod oauth2;
 mod print;
 mod schema;
+mod source;
 mod stage;
+mod tls;
+mod traces;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use client::{client_identity, validate_client, Pem, TlsConfig};
-pub use discovery::{DockerConfig, KubernetesConfig, RelabelConfig, DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR};
+pub use client::validate_client;
+pub use cloudflare::{CloudflareConfig, FieldsType};
+pub use consul::ConsulConfig;
+pub use discovery::{
+    DockerConfig, DockerHost, KubeNamespaces, KubeRole, KubeSelector, KubernetesConfig, RelabelConfig,
+    DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR,
+};
 pub use expand::expand_str;
 use expand::expand_vars;
 pub use files::{CompressionFormat, DecompressionConfig, FileSdConfig};
+pub use gcplog::{GcplogConfig, SubscriptionType};
+pub use kafka::*;
 pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolConfig};
+pub use oauth2::OAuth2Config;
 pub use print::to_redacted_toml;
 pub use schema::*;
+pub use source::*;
 pub use stage::*;
+pub use tls::{client_identity, Pem, TlsConfig};
+pub use traces::TracingConfig;
 
 use crate::util::{is_valid_label_name, read_secret_file};
 
@@ -365,9 +384,15 @@ pub fn validate(c: &mut Config) -> Vec<(String, String)> {
     if c.positions.sync_period.get().is_zero() {
         e("positions.sync_period", "must be more than 0".into());
     }
+    traces::validate_tracing(&c.tracing, &mut e);
+    for (i, s) in c.sources.iter_mut().enumerate() {
+        cloudflare::validate_cloudflare(&format!("sources[{i}]"), s, &mut e);
+    }
     for (i, s) in c.sources.iter().enumerate() {
-        validate_source(&format!("sources[{i}]"), s, &mut e);
+        source::validate_source(&format!("sources[{i}]"), s, &mut e);
         net::validate_net_source(&format!("sources[{i}]"), s, &mut e);
+        kafka::validate_kafka_source(&format!("sources[{i}]"), s, &mut e);
+        gcplog::validate_gcplog(&format!("sources[{i}]"), s, &mut e);
         for (j, name) in s.clients.iter().enumerate() {
             if !c.clients().iter().any(|cl| cl.name == *name) {
                 let known: Vec<&str> = c.clients().iter().map(|cl| cl.name.as_str()).collect();
@@ -458,134 +483,6 @@ fn validate_alerts(alerts: &mut [AlertConfig], e: &mut dyn FnMut(&str, String)) 
                 },
                 _ => {}
             }
-        }
-    }
-}
-
-fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
-    if let Some(name) = &s.name {
-        if name.is_empty() || name.chars().any(char::is_control) {
-            e(&format!("{key}.name"), format!("{name:?} is not a source name (one line of printable text)"));
-        }
-    }
-    for name in s.labels.keys() {
-        if !is_valid_label_name(name) {
-            e(&format!("{key}.labels.{name}"), format!("`{name}` is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)"));
-        }
-    }
-    if s.root.is_some() && s.kind != SourceType::Kubernetes {
-        e(&format!("{key}.root"), "`root` is for kubernetes sources (type = \"kubernetes\")".into());
-    }
-    match s.kind {
-        SourceType::File => {
-            if s.include.is_empty() && s.targets_from.is_none() {
-                e(&format!("{key}.include"), "a file source needs at least one glob (or `targets_from`)".into());
-            }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
-        }
-        SourceType::Stdin => {
-            if !s.include.is_empty() || !s.exclude.is_empty() {
-                e(&format!("{key}.include"), "include and exclude are for file sources".into());
-            }
-        }
-        SourceType::Kubernetes => {
-            if !s.include.is_empty() {
-                e(
-                    &format!("{key}.include"),
-                    "a kubernetes source reads every pod log below `root`; use `exclude` to skip some".into(),
-                );
-            }
-            if !s.pod_root().is_absolute() {
-                e(&format!("{key}.root"), format!("`{}` is not an absolute path", s.pod_root().display()));
-            }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
-        }
-        SourceType::Docker => {
-            if !s.include.is_empty() {
-                e(
-                    &format!("{key}.include"),
-                    "a docker source reads the logs of the containers the Engine lists; use `docker.filters` or \
-                     `relabel` to choose them"
-                        .into(),
-                );
-            }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
-            let d = s.docker.clone().unwrap_or_default();
-            if d.host.strip_prefix("unix://").is_none_or(|p| !p.starts_with('/')) {
-                e(
-                    &format!("{key}.docker.host"),
-                    format!("`{}` is not unix:///path/to/docker.sock (the only kind of host tailship reaches)", d.host),
-                );
-            }
-            if d.refresh_interval.get().is_zero() {
-                e(&format!("{key}.docker.refresh_interval"), "must be above 0".into());
-            }
-        }
-        SourceType::Journal => {
-            if !s.include.is_empty() {
-                e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
-            }
-            if !s.exclude.is_empty() {
-                e(
-                    &format!("{key}.exclude"),
-                    "exclude is for file sources; a journal source filters with `matches`".into(),
-                );
-            }
-            if s.multiline.is_some() {
-                e(
-                    &format!("{key}.multiline"),
-                    "multiline is for file and stdin sources: a journal entry is one message".into(),
-                );
-            }
-            if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
-                e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
-            }
-        }
-        SourceType::Syslog | SourceType::LokiPush | SourceType::Otlp | SourceType::Gelf | SourceType::HerokuDrain => {}
-    }
-    if s.kubernetes.is_some() && s.kind != SourceType::Kubernetes {
-        e(&format!("{key}.kubernetes"), "`kubernetes` is for kubernetes sources (type = \"kubernetes\")".into());
-    }
-    if let Some(k) = &s.kubernetes {
-        if let Some(u) = &k.api_server {
-            if !(u.starts_with("https://") || u.starts_with("http://")) {
-                e(&format!("{key}.kubernetes.api_server"), format!("`{u}` is not an http(s):// URL"));
-            }
-        }
-    }
-    if s.docker.is_some() && s.kind != SourceType::Docker {
-        e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
-    }
-    if s.kind != SourceType::Journal {
-        if s.path.is_some() {
-            e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
-        }
-        for (k, set) in [("matches", !s.matches.is_empty()), ("optional", s.optional), ("json", s.json)] {
-            if set {
-                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
-            }
-        }
-    }
-    if let Some(t) = &s.tenant_id {
-        if t.is_empty() || t.contains('|') {
-            e(&format!("{key}.tenant_id"), "must be one non-empty tenant".into());
-        }
-    }
-    if s.max_line_bytes.get() < 16 {
-        e(&format!("{key}.max_line_bytes"), "must be at least 16".into());
-    }
-    if let Some(m) = &s.multiline {
-        if m.start.is_empty() {
-            e(&format!("{key}.multiline.start"), "a multiline source needs a start regex".into());
-        }
-        if m.max_lines == 0 {
-            e(&format!("{key}.multiline.max_lines"), "must be at least 1".into());
         }
     }
 }

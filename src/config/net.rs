@@ -108,7 +108,23 @@ impl Default for ReceiverConfig {
 impl SourceType {
     /// True for sources that receive lines over the network (and spool them).
     pub fn receives(self) -> bool {
-        matches!(self, Self::Syslog | Self::LokiPush | Self::Otlp | Self::Gelf | Self::HerokuDrain)
+        matches!(
+            self,
+            Self::Syslog
+                | Self::LokiPush
+                | Self::Otlp
+                | Self::Gelf
+                | Self::HerokuDrain
+                | Self::Kafka
+                | Self::AzureEventHubs
+                | Self::Gcplog
+                | Self::Cloudflare
+        )
+    }
+
+    /// True for sources that read from Kafka brokers (and spool what they read).
+    pub fn consumes(self) -> bool {
+        matches!(self, Self::Kafka | Self::AzureEventHubs)
     }
 
     /// Where a receiver listens when `listen` is not set (loopback only).
@@ -119,6 +135,7 @@ impl SourceType {
             Self::Otlp => "127.0.0.1:4318",
             Self::Gelf => "127.0.0.1:12201",
             Self::HerokuDrain => "127.0.0.1:8514",
+            Self::Gcplog => "127.0.0.1:8515",
             _ => "",
         }
     }
@@ -133,14 +150,25 @@ impl SourceConfig {
 
 /// A network source's own keys, and the keys they do not take.
 pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
-    if !s.kind.receives() {
+    if !s.kind.receives() || s.kind.consumes() {
         for (k, set) in
             [("listen", s.listen.is_some()), ("protocol", s.protocol.is_some()), ("receiver", s.receiver.is_some())]
         {
             if set {
                 e(
                     &format!("{key}.{k}"),
-                    format!("{k} is for network sources (syslog, loki_push, otlp, gelf, heroku_drain)"),
+                    format!("{k} is for network sources (syslog, loki_push, otlp, gelf, heroku_drain, gcplog)"),
+                );
+            }
+        }
+        if s.kind.consumes() {
+            if !s.include.is_empty() || !s.exclude.is_empty() {
+                e(&format!("{key}.include"), "include and exclude are for file sources".into());
+            }
+            if s.multiline.is_some() {
+                e(
+                    &format!("{key}.multiline"),
+                    "multiline is for file and stdin sources: a message is one entry".into(),
                 );
             }
         }
@@ -155,19 +183,23 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
             "multiline is for file and stdin sources: a received message is one entry".into(),
         );
     }
-    if s.listen_addr().parse::<std::net::SocketAddr>().is_err() {
+    if s.kind != SourceType::Cloudflare && s.listen_addr().parse::<std::net::SocketAddr>().is_err() {
         e(
             &format!("{key}.listen"),
             format!("`{}` is not an address and port (such as 127.0.0.1:1514)", s.listen_addr()),
         );
     }
-    if !s.relabel.is_empty() && !matches!(s.kind, SourceType::Syslog | SourceType::Gelf | SourceType::HerokuDrain) {
+    if !s.relabel.is_empty()
+        && !matches!(s.kind, SourceType::Syslog | SourceType::Gelf | SourceType::HerokuDrain | SourceType::Gcplog)
+    {
         e(
             &format!("{key}.relabel"),
-            "relabel rules apply to the __syslog_*, __gelf_* and __heroku_drain_* labels; pushed streams keep theirs"
+            "relabel rules apply to the __syslog_*, __gelf_*, __heroku_drain_* and __gcp_* labels; pushed streams \
+             keep theirs"
                 .into(),
         );
     }
+
     if s.protocol.is_some() && s.kind != SourceType::Syslog {
         e(&format!("{key}.protocol"), "protocol is for syslog sources (HTTP receivers use TCP)".into());
     }
@@ -214,7 +246,10 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
     if (r.basic_auth.is_some() || r.bearer_token_file.is_some())
         && matches!(s.kind, SourceType::Syslog | SourceType::Gelf)
     {
-        e(&format!("{key}.receiver.basic_auth"), "auth is for HTTP receivers (loki_push, otlp, heroku_drain)".into());
+        e(
+            &format!("{key}.receiver.basic_auth"),
+            "auth is for HTTP receivers (loki_push, otlp, heroku_drain, gcplog push)".into(),
+        );
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{StageConfig, TlsConfig};
+use super::{SourceConfig, StartAt, TlsConfig};
 use crate::util::{HumanDuration, HumanSize, Secret};
 
 /// The largest `client.batch.max_bytes` accepted: a real service fails
@@ -40,6 +40,8 @@ pub struct Config {
     pub sources: Vec<SourceConfig>,
     /// Rules that turn matching lines into formatted-webhook alerts (see `crate::alert`).
     pub alerts: Vec<AlertConfig>,
+    /// The agent's own spans as OTLP traces (read at start; a reload keeps them).
+    pub tracing: super::TracingConfig,
 }
 
 impl Config {
@@ -113,6 +115,10 @@ pub struct ClientConfig {
     /// Sent as `Authorization: Bearer ...`.
     pub bearer_token: Option<Secret>,
     pub bearer_token_file: Option<PathBuf>,
+    /// OAuth 2.0 client credentials: a token fetched from `token_url`, sent
+    /// as `Authorization: Bearer ...` and fetched again before it expires.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth2: Option<super::OAuth2Config>,
     pub tls: TlsConfig,
     /// An HTTP(S) proxy for every request, such as `http://proxy:3128`
     /// (credentials in the URL are a secret). Without it, `HTTPS_PROXY`,
@@ -152,11 +158,6 @@ pub struct ClientConfig {
     pub http2: bool,
 }
 
-/// A source's `max_streams` unless set: far more than a sane label set
-/// gives, far fewer than Loki's per-tenant stream limit (5,000 by default)
-/// lets one bad label take.
-pub const DEFAULT_MAX_STREAMS: usize = 1000;
-
 /// See [`ClientConfig::reconcile`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -181,6 +182,7 @@ impl Default for ClientConfig {
             basic_auth: None,
             bearer_token: None,
             bearer_token_file: None,
+            oauth2: None,
             tls: TlsConfig::default(),
             proxy_url: None,
             headers: BTreeMap::new(),
@@ -273,206 +275,6 @@ pub struct PositionsConfig {
 impl Default for PositionsConfig {
     fn default() -> Self {
         Self { path: PathBuf::from("/var/lib/tailship/positions.json"), sync_period: HumanDuration::secs(10) }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceType {
-    #[default]
-    File,
-    Stdin,
-    /// Pod logs of a Kubernetes node (`root`), read as CRI lines and
-    /// labelled `namespace`, `pod`, `container` and `stream`.
-    Kubernetes,
-    /// The systemd journal, read through `journalctl` (see `crate::source::journal`).
-    Journal,
-    /// The json-file logs of the containers of a Docker Engine, found
-    /// through its API (see `crate::source::docker`).
-    Docker,
-    /// Syslog over TCP or UDP (RFC 5424 and RFC 3164), spooled (see `crate::source::net`).
-    Syslog,
-    /// The Loki push API (`POST /loki/api/v1/push`): a relay, spooled.
-    LokiPush,
-    /// OTLP/HTTP logs (`POST /v1/logs`), spooled.
-    Otlp,
-    /// GELF over UDP (plain, gzip or zlib, chunked), spooled (see `crate::source::net::gelf`).
-    Gelf,
-    /// Heroku HTTPS log drains (`POST /heroku/api/v1/drain`, logplex frames), spooled.
-    HerokuDrain,
-}
-
-/// Where kubelet keeps pod logs.
-pub const DEFAULT_POD_ROOT: &str = "/var/log/pods";
-
-impl SourceConfig {
-    /// A `kubernetes` source's pod log directory.
-    pub fn pod_root(&self) -> PathBuf {
-        self.root.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_POD_ROOT))
-    }
-}
-
-impl SourceType {
-    /// True for sources that tail files (`file`, `kubernetes`, `docker`).
-    pub fn reads_files(self) -> bool {
-        matches!(self, Self::File | Self::Kubernetes | Self::Docker)
-    }
-
-    /// The name of the type in the config.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::File => "file",
-            Self::Stdin => "stdin",
-            Self::Kubernetes => "kubernetes",
-            Self::Journal => "journal",
-            Self::Docker => "docker",
-            Self::Syslog => "syslog",
-            Self::LokiPush => "loki_push",
-            Self::Otlp => "otlp",
-            Self::Gelf => "gelf",
-            Self::HerokuDrain => "heroku_drain",
-        }
-    }
-}
-
-/// Default `sources[].max_age` of a journal source: Promtail's default, so a
-/// first start reads the last few hours, not a journal of months that the
-/// service would refuse as too old (over 7 days).
-pub const DEFAULT_JOURNAL_MAX_AGE: HumanDuration = HumanDuration::secs(7 * 3600);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum StartAt {
-    #[default]
-    Beginning,
-    End,
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct SourceConfig {
-    #[serde(rename = "type")]
-    pub kind: SourceType,
-    /// Name used in metrics; defaults to `file-N`, `stdin-N` or `journal-N` by position.
-    pub name: Option<String>,
-    /// Globs of files to tail (`*`, `?`, `[..]`, `**`).
-    pub include: Vec<String>,
-    /// Globs of paths (or file names) never to tail.
-    pub exclude: Vec<String>,
-    /// A `kubernetes` source's pod log directory
-    /// (`<root>/<namespace>_<pod>_<uid>/<container>/<n>.log`; default `/var/log/pods`).
-    pub root: Option<PathBuf>,
-    /// Static labels of every line from this source.
-    pub labels: BTreeMap<String, String>,
-    /// Overrides `client.tenant_id` for this source's lines.
-    pub tenant_id: Option<String>,
-    /// The names of the clients this source's lines go to (empty: every client).
-    pub clients: Vec<String>,
-    /// Where to start in a file with no saved position (a journal: with no saved cursor).
-    pub start_at: StartAt,
-    /// Journal: the journal directory to read (`journalctl --directory`);
-    /// unset: the system journal.
-    pub path: Option<PathBuf>,
-    /// Journal: `FIELD=value` matches as journalctl takes them (the same
-    /// field ORed, different fields ANDed); empty: every entry.
-    pub matches: Vec<String>,
-    /// Journal: without journalctl on `PATH`, leave the source out (said
-    /// once) instead of refusing to run.
-    pub optional: bool,
-    /// Journal: each line is the whole entry as a JSON object of its fields
-    /// (Promtail's `journal.json`) instead of its `MESSAGE`.
-    pub json: bool,
-    /// Journal: with no saved cursor and `start_at = "beginning"`, entries
-    /// older than this are skipped (0: the whole journal).
-    pub max_age: HumanDuration,
-    /// Skip files not modified for this long (0 turns it off).
-    pub ignore_older: HumanDuration,
-    /// How often globs are rescanned (file events wake the scan earlier).
-    pub scan_interval: HumanDuration,
-    /// Files held open at once; the rest wait their turn.
-    pub max_open_files: usize,
-    /// Longer lines are truncated to this many bytes and counted.
-    pub max_line_bytes: HumanSize,
-    /// Distinct label sets the source's stages may make (0: no bound); see
-    /// `pipeline::stream_limit`.
-    pub max_streams: usize,
-    /// A last line without a newline is shipped after this long idle.
-    pub partial_line_wait: HumanDuration,
-    /// Add a `host` label with this machine's hostname.
-    pub host_label: bool,
-    pub multiline: Option<MultilineConfig>,
-    /// A file source's files named by target files (Promtail's `file_sd_configs`).
-    pub targets_from: Option<super::FileSdConfig>,
-    /// A file source's compressed files: formats and the delay before reading one.
-    pub decompression: Option<super::DecompressionConfig>,
-    /// Prometheus relabel rules over the labels of each file (or of stdin):
-    /// the static ones, `host`, `filename`, `__path__` and a discovery
-    /// source's `__meta_*` labels. A file they drop is not read; labels
-    /// starting `__` are removed after them.
-    pub relabel: Vec<super::RelabelConfig>,
-    /// A `docker` source's Engine and container filters (unset: the defaults).
-    pub docker: Option<super::DockerConfig>,
-    /// A `kubernetes` source's pod metadata from the API server (unset: path labels only).
-    pub kubernetes: Option<super::KubernetesConfig>,
-    pub stages: Vec<StageConfig>,
-    /// A network source's address (default: loopback, see [`SourceType::default_listen`]).
-    pub listen: Option<String>,
-    /// A syslog source's transport (`tcp`, the default, or `udp`).
-    pub protocol: Option<super::NetProtocol>,
-    /// A network source's limits, TLS and auth.
-    pub receiver: Option<super::ReceiverConfig>,
-}
-
-impl Default for SourceConfig {
-    fn default() -> Self {
-        Self {
-            kind: SourceType::File,
-            name: None,
-            include: Vec::new(),
-            exclude: Vec::new(),
-            root: None,
-            labels: BTreeMap::new(),
-            tenant_id: None,
-            clients: Vec::new(),
-            start_at: StartAt::Beginning,
-            path: None,
-            matches: Vec::new(),
-            optional: false,
-            json: false,
-            max_age: DEFAULT_JOURNAL_MAX_AGE,
-            ignore_older: HumanDuration::secs(24 * 3600),
-            scan_interval: HumanDuration::secs(10),
-            max_open_files: 1024,
-            max_line_bytes: HumanSize(256 << 10),
-            max_streams: DEFAULT_MAX_STREAMS,
-            partial_line_wait: HumanDuration::secs(3),
-            host_label: true,
-            multiline: None,
-            decompression: None,
-            targets_from: None,
-            relabel: Vec::new(),
-            docker: None,
-            kubernetes: None,
-            stages: Vec::new(),
-            listen: None,
-            protocol: None,
-            receiver: None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct MultilineConfig {
-    /// A line matching this regex starts a new entry; others join the previous one.
-    pub start: String,
-    pub max_lines: usize,
-    pub max_wait: HumanDuration,
-}
-
-impl Default for MultilineConfig {
-    fn default() -> Self {
-        Self { start: String::new(), max_lines: 128, max_wait: HumanDuration::secs(3) }
     }
 }
 

@@ -128,25 +128,9 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
         out.set("headers", Val::pairs(&headers));
     }
     auth(&mut m, out, r);
-    if let Some(y) = m.get("tls_config") {
-        let mut t = Map::new(m.key("tls_config"), y, r);
-        let mut tls = Vec::new();
-        for k in ["ca_file", "ca", "cert_file", "cert", "key_file", "key", "server_name"] {
-            if let Some(v) = t.text(k, r) {
-                tls.push((k.to_string(), Val::str(v)));
-            }
-        }
-        if let Some(v) = t.text("insecure_skip_verify", r) {
-            tls.push(("insecure_skip_verify".into(), Val::Bool(truthy(&v))));
-        }
-        if !tls.is_empty() {
-            out.set("tls", Val::Table(tls));
-        }
-        t.finish(
-            r,
-            "no tailship equivalent (tailship's tls takes ca_file, ca, cert_file, cert, key_file, key, server_name, \
-             insecure_skip_verify)",
-        );
+    oauth2(&mut m, out, r);
+    if let Some(tls) = tls(&mut m, r) {
+        out.set("tls", tls);
     }
     if let Some(y) = m.get("backoff_config") {
         let mut b = Map::new(m.key("backoff_config"), y, r);
@@ -183,21 +167,46 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
     external
 }
 
-/// `basic_auth`, `authorization`, `bearer_token(_file)`.
-fn auth(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
-    if let Some(y) = m.get("basic_auth") {
-        let mut b = Map::new(m.key("basic_auth"), y, r);
-        let mut t = Vec::new();
-        for k in ["username", "username_file", "password", "password_file"] {
-            if let Some(v) = b.text(k, r) {
-                t.push((k.to_string(), Val::str(v)));
-            }
+/// A Prometheus `tls_config` at `key` as tailship's `tls` table.
+pub fn tls_config(key: String, y: &Yaml, r: &mut Report) -> Vec<(String, Val)> {
+    let mut t = Map::new(key, y, r);
+    let mut tls = Vec::new();
+    for k in ["ca_file", "ca", "cert_file", "cert", "key_file", "key", "server_name"] {
+        if let Some(v) = t.text(k, r) {
+            tls.push((k.to_string(), Val::str(v)));
         }
-        out.set("basic_auth", Val::Table(t));
-        b.finish(
-            r,
-            "no tailship equivalent (tailship's basic_auth takes username, username_file, password, password_file)",
-        );
+    }
+    if let Some(v) = t.text("insecure_skip_verify", r) {
+        tls.push(("insecure_skip_verify".into(), Val::Bool(truthy(&v))));
+    }
+    t.finish(
+        r,
+        "no tailship equivalent (tailship's tls takes ca_file, ca, cert_file, cert, key_file, key, server_name, \
+         insecure_skip_verify)",
+    );
+    tls
+}
+
+/// A Prometheus `basic_auth` at `key` as tailship's `basic_auth` table.
+pub fn basic_auth(key: String, y: &Yaml, r: &mut Report) -> Vec<(String, Val)> {
+    let mut b = Map::new(key, y, r);
+    let mut t = Vec::new();
+    for k in ["username", "username_file", "password", "password_file"] {
+        if let Some(v) = b.text(k, r) {
+            t.push((k.to_string(), Val::str(v)));
+        }
+    }
+    b.finish(
+        r,
+        "no tailship equivalent (tailship's basic_auth takes username, username_file, password, password_file)",
+    );
+    t
+}
+
+/// `basic_auth`, `authorization`, `bearer_token(_file)`.
+pub fn auth(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
+    if let Some(y) = m.get("basic_auth") {
+        out.set("basic_auth", Val::Table(basic_auth(m.key("basic_auth"), y, r)));
     }
     if let Some(t) = m.text("bearer_token", r) {
         out.set("bearer_token", Val::str(t));
@@ -220,6 +229,45 @@ fn auth(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
         }
         a.finish(r, "no tailship equivalent");
     }
+}
+
+/// A `tls_config` block as tailship's `tls` table (None when it sets nothing).
+fn tls(m: &mut Map<'_>, r: &mut Report) -> Option<Val> {
+    let y = m.get("tls_config")?;
+    let tls = tls_config(m.key("tls_config"), y, r);
+    (!tls.is_empty()).then_some(Val::Table(tls))
+}
+
+/// `oauth2`: the client credentials grant, key for key.
+fn oauth2(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
+    let Some(y) = m.get("oauth2") else { return };
+    let mut o = Map::new(m.key("oauth2"), y, r);
+    let mut t = Vec::new();
+    for k in ["client_id", "client_secret", "client_secret_file", "token_url"] {
+        if let Some(v) = o.text(k, r) {
+            t.push((k.to_string(), Val::str(v)));
+        }
+    }
+    let scopes = o.texts("scopes", r);
+    if !scopes.is_empty() {
+        t.push(("scopes".into(), Val::strs(&scopes)));
+    }
+    let params = o.pairs("endpoint_params", r);
+    if !params.is_empty() {
+        t.push(("endpoint_params".into(), Val::pairs(&params)));
+    }
+    if let Some(p) = o.text("proxy_url", r) {
+        t.push(("proxy_url".into(), Val::str(p)));
+    }
+    if let Some(tls) = tls(&mut o, r) {
+        t.push(("tls".into(), tls));
+    }
+    out.set("oauth2", Val::Table(t));
+    o.finish(
+        r,
+        "no tailship equivalent (tailship's oauth2 takes client_id, client_secret, client_secret_file, scopes, \
+         token_url, endpoint_params, tls_config, proxy_url)",
+    );
 }
 
 /// A Promtail push URL as tailship's base URL and API prefix:

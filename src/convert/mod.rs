@@ -16,12 +16,15 @@
 //! - `relabel_configs`: [`relabel`]
 //! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
 //!   `type = "kubernetes"` sources: [`sd`]
+//! - `consul_sd_configs`, `consulagent_sd_configs` -> file sources with `consul` targets;
 //! - `file_sd_configs` -> a file source's `targets_from`, `decompression` ->
 //!   its `decompression` table: [`files`]
+//! - `kafka`, `azure_event_hubs` -> `type = "kafka"`, `type = "azure_event_hubs"` sources: [`kafka`]
 
 mod client;
 mod files;
 mod filters;
+mod kafka;
 mod metrics;
 mod names;
 mod net;
@@ -110,7 +113,8 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     if let Some(y) = root.get("limits_config") {
         limits(y, &mut sources, &mut r);
     }
-    process_options(&mut root, &mut r);
+    let mut tracing = Section::default();
+    process_options(&mut root, &mut tracing, &mut r);
     root.ignore("target_config");
     root.finish(&mut r, "no tailship equivalent");
     if !r.refused.is_empty() {
@@ -128,6 +132,7 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     let mut tables: Vec<(&str, &Section)> = vec![("[server]", &server)];
     tables.extend(clients.iter().map(|c| (if one { "[client]" } else { "[[clients]]" }, &c.section)));
     tables.push(("[positions]", &positions));
+    tables.push(("[tracing]", &tracing));
     for (header, s) in tables {
         if !s.is_empty() {
             s.render(header, &mut out);
@@ -166,6 +171,8 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     let mut pipe = stages::convert(&pipe_key, stages, names::available(job), names::every_target(job), r);
     let statics = m.get("static_configs");
     let file_sd = m.get("file_sd_configs");
+    let consul_sd = m.get("consul_sd_configs");
+    let consulagent_sd = m.get("consulagent_sd_configs");
     let journal = m.get("journal");
     if journal.is_some() {
         pipe.drop_container_stages(&pipe_key, r);
@@ -192,7 +199,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         let mut s = journal_source(&m.key("journal"), j, &name, &relabel, &pipe, r);
         finish_source(&mut s, external, &relabel.labels, &pipe);
         out.push(s);
-    } else if statics.is_some() || file_sd.is_some() {
+    } else if statics.is_some() || file_sd.is_some() || consul_sd.is_some() || consulagent_sd.is_some() {
         let decompression = files::decompression(&m.key("decompression"), m.get("decompression"), r);
         let items = list(&m.key("static_configs"), statics, r);
         let mut found = Vec::new();
@@ -204,6 +211,12 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         if let Some(fs) = file_sd {
             let n = if items.is_empty() { name.clone() } else { format!("{name}-file-sd") };
             found.extend(files::file_sd(&m.key("file_sd_configs"), fs, &n, pipe.multiline.as_ref(), r));
+        }
+        if let Some(cs) = consul_sd {
+            found.extend(sd::consul(&m.key("consul_sd_configs"), cs, &name, false, pipe.multiline.as_ref(), r));
+        }
+        if let Some(cs) = consulagent_sd {
+            found.extend(sd::consul(&m.key("consulagent_sd_configs"), cs, &name, true, pipe.multiline.as_ref(), r));
         }
         for mut s in found {
             finish_source(&mut s, external, &relabel.labels, &pipe);
@@ -225,12 +238,14 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             out.push(s);
         }
     } else if let Some(ks) = kubernetes_sd {
-        let mut rules = rules;
-        if let Some(mut s) = sd::kubernetes(&m.key("kubernetes_sd_configs"), ks, &name, &mut rules, r) {
+        for k in sd::kubernetes(&m.key("kubernetes_sd_configs"), ks, &name, &rules, r) {
+            let mut s = k.section;
             finish_source(&mut s, external, &relabel.labels, &pipe);
-            sd::drop_own_stage(&mut s, "cri", &pipe_key, r);
-            if !rules.is_empty() {
-                s.set("relabel", Val::Arr(rules));
+            if k.pod {
+                sd::drop_own_stage(&mut s, "cri", &pipe_key, r);
+            }
+            if !k.rules.is_empty() {
+                s.set("relabel", Val::Arr(k.rules));
             }
             out.push(s);
         }
@@ -241,13 +256,32 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             s.set("relabel", Val::Arr(rules.clone()));
         }
         out.push(s);
-    } else if let Some((k, y)) = ["gelf", "heroku_drain"].into_iter().find_map(|k| Some((k, m.get(k)?))) {
+    } else if let Some((k, y)) = ["gelf", "heroku_drain", "gcplog"].into_iter().find_map(|k| Some((k, m.get(k)?))) {
         let key = m.key(k);
-        let mut s =
-            if k == "gelf" { net::gelf_source(&key, y, &name, r) } else { net::heroku_source(&key, y, &name, r) };
+        let mut s = match k {
+            "gelf" => net::gelf_source(&key, y, &name, r),
+            "heroku_drain" => net::heroku_source(&key, y, &name, r),
+            _ => net::gcplog_source(&key, y, &name, r),
+        };
         finish_source(&mut s, external, &relabel.labels, &pipe);
         if !rules.is_empty() {
             s.set("relabel", Val::Arr(rules.clone()));
+        }
+        out.push(s);
+    } else if let Some((k, y)) = ["kafka", "azure_event_hubs"].into_iter().find_map(|k| Some((k, m.get(k)?))) {
+        let key = m.key(k);
+        let mut s =
+            if k == "kafka" { kafka::kafka_source(&key, y, &name, r) } else { kafka::azure_source(&key, y, &name, r) };
+        finish_source(&mut s, external, &relabel.labels, &pipe);
+        if !rules.is_empty() {
+            s.set("relabel", Val::Arr(rules.clone()));
+        }
+        out.push(s);
+    } else if let Some(y) = m.get("cloudflare") {
+        let mut s = net::cloudflare_source(&m.key("cloudflare"), y, &name, r);
+        finish_source(&mut s, external, &relabel.labels, &pipe);
+        if !rules.is_empty() {
+            r.skip(m.key("relabel_configs"), "a cloudflare job has no discovered labels to relabel; left out");
         }
         out.push(s);
     } else if let Some(y) = m.get("loki_push_api") {
@@ -421,8 +455,8 @@ fn labels_of(s: &Section) -> Vec<(String, String)> {
 /// Promtail's process settings that tailship needs no key for: `wal`
 /// (lines wait in their files and the spool instead), `global`'s file
 /// polling (tailship is told of writes by inotify), `options` (its one key
-/// is a no-op since Promtail 2.9), `tracing` when off.
-fn process_options(root: &mut Map<'_>, r: &mut Report) {
+/// is a no-op since Promtail 2.9); `tracing` as tailship's `[tracing]`.
+fn process_options(root: &mut Map<'_>, tracing: &mut Section, r: &mut Report) {
     if let Some(y) = root.get("wal") {
         let mut w = Map::new("wal", y, r);
         if w.text("enabled", r).is_some_and(|v| truthy(&v)) {
@@ -459,7 +493,13 @@ fn process_options(root: &mut Map<'_>, r: &mut Report) {
     if let Some(y) = root.get("tracing") {
         let mut t = Map::new("tracing", y, r);
         if t.text("enabled", r).is_some_and(|v| truthy(&v)) {
-            r.skip("tracing", "tailship sends no traces of its own");
+            tracing.set("enabled", Val::Bool(true));
+            r.note(
+                "tracing",
+                "tailship sends its spans as OTLP/HTTP to tracing.endpoint (default http://127.0.0.1:4318), where \
+                 Promtail sent Jaeger's protocol to JAEGER_AGENT_HOST: point it at the collector's OTLP port \
+                 (Jaeger, Tempo and the OpenTelemetry Collector take OTLP)",
+            );
         }
         t.finish(r, "no tailship equivalent");
     }

@@ -1,5 +1,5 @@
-//! Promtail's `syslog`, `loki_push_api`, `gelf` and `heroku_drain` jobs as
-//! tailship's `syslog`, `loki_push`, `gelf` and `heroku_drain` sources
+//! Promtail's `syslog`, `loki_push_api`, `gelf`, `heroku_drain` and `gcplog`
+//! jobs as tailship's `syslog`, `loki_push`, `gelf`, `heroku_drain` and `gcplog` sources
 //! (their `relabel_configs` go over the same `__syslog_*`, `__gelf_*` and
 //! `__heroku_drain_*` labels; see `source/net/`).
 
@@ -114,6 +114,66 @@ pub(super) fn heroku_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> 
     http_server(&mut m, &mut s, "8514", r);
     s.set("labels", Val::pairs(&m.pairs("labels", r)));
     incoming_timestamp(&mut m, &mut s, r);
+    m.finish(r, "no tailship equivalent");
+    s
+}
+
+/// A `gcplog` block as a gcplog source (a pull or a push subscription).
+pub(super) fn gcplog_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Section {
+    let mut m = Map::new(key, y, r);
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("gcplog"));
+    s.set("name", Val::str(name));
+    let push = m.text("subscription_type", r).is_some_and(|t| t == "push");
+    let mut g = Vec::new();
+    if push {
+        g.push(("subscription_type".to_string(), Val::str("push")));
+        http_server(&mut m, &mut s, "8515", r);
+        if m.text("push_timeout", r).is_some() {
+            r.note(
+                m.key("push_timeout"),
+                "tailship answers a push once the message is on disk, which takes no wait on the service",
+            );
+        }
+    } else {
+        for k in ["project_id", "subscription"] {
+            if let Some(v) = m.text(k, r) {
+                g.push((k.to_string(), Val::str(v)));
+            }
+        }
+    }
+    if m.text("use_full_line", r).is_some_and(|v| truthy(&v)) {
+        g.push(("use_full_line".to_string(), Val::Bool(true)));
+    }
+    s.set("gcplog", Val::Table(g));
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    incoming_timestamp(&mut m, &mut s, r);
+    m.finish(r, "no tailship equivalent");
+    s
+}
+
+/// A `cloudflare` block as a cloudflare source.
+pub(super) fn cloudflare_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Section {
+    let mut m = Map::new(key, y, r);
+    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
+    s.set("type", Val::str("cloudflare"));
+    s.set("name", Val::str(name));
+    let mut c = Vec::new();
+    for k in ["api_token", "zone_id", "pull_range", "fields_type"] {
+        if let Some(v) = m.text(k, r) {
+            c.push((k.to_string(), Val::str(v)));
+        }
+    }
+    if let Some(w) = m.text("workers", r).and_then(|w| w.parse::<i64>().ok()) {
+        c.push(("workers".into(), Val::Int(w)));
+    }
+    let extra = m.texts("additional_fields", r);
+    if !extra.is_empty() {
+        c.push(("additional_fields".into(), Val::strs(&extra)));
+    }
+    s.set("cloudflare", Val::Table(c));
+    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
     m.finish(r, "no tailship equivalent");
     s
 }

@@ -1,16 +1,15 @@
-//! Discovery jobs: `docker_sd_configs` as `type = "docker"` sources, and
-//! `kubernetes_sd_configs` (role pod) as `type = "kubernetes"` sources with
-//! pod metadata.
+//! Discovery jobs: `docker_sd_configs` as `type = "docker"` sources,
+//! `consul_sd_configs` as file sources with `consul` targets, and
+//! `kubernetes_sd_configs` as `type = "kubernetes"` sources with pod
+//! metadata (role pod) or file sources with discovered targets (the other roles).
 //!
 //! Each entry becomes one source with the job's relabel rules kept as they
 //! are (see [`super::relabel::as_is`]). What differs from Promtail is
-//! reported: Promtail reads logs through the Engine API, tailship reads the
-//! json-file logs from disk (so it needs the Engine on a local socket), and
-//! per-line labels such as `__meta_docker_container_log_stream` are not
+//! reported: per-line labels such as `__meta_docker_container_log_stream` are not
 //! offered to the rules (the `stream` label is set by the docker stage).
 
 use super::render::{Section, Val};
-use super::yaml::{list, Map, Report};
+use super::yaml::{list, truthy, Map, Report};
 use yaml_rust2::Yaml;
 
 /// Labels Promtail offers per line, not per container: tailship's rules run
@@ -28,8 +27,8 @@ pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
         let ik = format!("{key}[{i}]");
         let mut m = Map::new(ik.clone(), item, r);
         let host = m.text("host", r).unwrap_or_else(|| "unix:///var/run/docker.sock".into());
-        m.ignore("port");
-        let refresh = m.text("refresh_interval", r);
+        let local = host.starts_with("unix://");
+        let mut d = vec![("host".to_string(), Val::str(host))];
         let mut filters: Vec<(String, Val)> = Vec::new();
         for (j, f) in list(&m.key("filters"), m.get("filters"), r).iter().enumerate() {
             let mut fm = Map::new(format!("{}[{j}]", m.key("filters")), f, r);
@@ -40,116 +39,284 @@ pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
             fm.finish(r, "no tailship equivalent");
             filters.push((fname, Val::strs(&values)));
         }
-        m.finish(r, "no tailship equivalent (tailship reaches the Engine on its local socket only)");
-        if !host.starts_with("unix:///") {
-            r.skip(
-                format!("{ik}.host"),
-                format!("`{host}`: tailship reads container logs from this machine's disk, through a local Engine's unix:// socket; the job is left out"),
-            );
-            continue;
+        if !filters.is_empty() {
+            d.push(("filters".into(), Val::Table(filters)));
         }
+        if let Some(rf) = m.text("refresh_interval", r) {
+            d.push(("refresh_interval".into(), Val::str(rf)));
+        }
+        if let Some(h) = m.text("host_networking_host", r) {
+            d.push(("host_networking_host".into(), Val::str(h)));
+        }
+        if let Some(p) = m.text("port", r) {
+            match p.parse::<i64>() {
+                Ok(p) => d.push(("port".into(), Val::Int(p))),
+                Err(_) => r.refuse(m.key("port"), format!("`{p}` is not a port number")),
+            }
+        }
+        if let Some(y) = m.get("tls_config") {
+            let tls = super::client::tls_config(m.key("tls_config"), y, r);
+            if !tls.is_empty() {
+                d.push(("tls".into(), Val::Table(tls)));
+            }
+        }
+        if let Some(y) = m.get("basic_auth") {
+            d.push(("basic_auth".into(), Val::Table(super::client::basic_auth(m.key("basic_auth"), y, r))));
+        }
+        m.finish(r, "no tailship equivalent (left out: the Engine is reached directly)");
         let n = if items.len() == 1 { name.to_string() } else { format!("{name}-{i}") };
         let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
         s.set("type", Val::str("docker"));
         s.set("name", Val::str(n));
-        let mut d = vec![("host".to_string(), Val::str(host))];
-        if !filters.is_empty() {
-            d.push(("filters".into(), Val::Table(filters)));
-        }
-        if let Some(rf) = refresh {
-            d.push(("refresh_interval".into(), Val::str(rf)));
-        }
         s.set("docker", Val::Table(d));
-        s.set_noted("scan_interval", Val::str("1s"), "new containers' logs are opened at the next scan");
+        if local {
+            s.set_noted("scan_interval", Val::str("1s"), "new containers' logs are opened at the next scan");
+        }
         s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
         out.push(s);
     }
     out
 }
 
-/// The `kubernetes_sd_configs` list at `key` as one kubernetes source with
-/// pod metadata (a DaemonSet agent watches its own node's pods), or None
-/// when no entry has role pod. `namespaces.names` becomes a `keep` rule,
-/// put first in `rules`.
-pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &mut Vec<Val>, r: &mut Report) -> Option<Section> {
+/// The `consul_sd_configs` (or `consulagent_sd_configs`) list at `key` as file sources with `consul`
+/// targets (one per entry): the job's relabel rules give them `__path__`.
+/// `agent`: Promtail's `consulagent_sd_configs` (the local agent's API).
+pub fn consul(key: &str, y: &Yaml, name: &str, agent: bool, multiline: Option<&Val>, r: &mut Report) -> Vec<Section> {
     let items = list(key, Some(y), r);
-    let mut k: Vec<(String, Val)> = Vec::new();
-    let mut namespaces: Vec<String> = Vec::new();
-    let mut found = false;
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let ik = format!("{key}[{i}]");
+        let mut m = Map::new(ik.clone(), item, r);
+        let mut c: Vec<(String, Val)> = Vec::new();
+        for k in [
+            "server",
+            "scheme",
+            "path_prefix",
+            "datacenter",
+            "namespace",
+            "partition",
+            "token",
+            "tag_separator",
+            "filter",
+            "health_filter",
+        ] {
+            if let Some(v) = m.text(k, r) {
+                c.push((k.to_string(), Val::str(v)));
+            }
+        }
+        for k in ["services", "tags"] {
+            let v = m.texts(k, r);
+            if !v.is_empty() {
+                c.push((k.to_string(), Val::strs(&v)));
+            }
+        }
+        let meta = m.pairs("node_meta", r);
+        if !meta.is_empty() {
+            c.push(("node_meta".into(), Val::pairs(&meta)));
+        }
+        if let Some(v) = m.text("allow_stale", r) {
+            c.push(("allow_stale".into(), Val::Bool(super::yaml::truthy(&v))));
+        }
+        if let Some(v) = m.text("refresh_interval", r) {
+            match crate::util::parse_duration(&v) {
+                Ok(_) => c.push(("refresh_interval".into(), Val::str(v))),
+                Err(e) => r.refuse(m.key("refresh_interval"), e),
+            }
+        }
+        if let Some(y) = m.get("tls_config") {
+            let tls = super::client::tls_config(m.key("tls_config"), y, r);
+            if !tls.is_empty() {
+                c.push(("tls".into(), Val::Table(tls)));
+            }
+        }
+        // Prometheus' older `username`/`password` are basic auth.
+        let mut auth =
+            m.get("basic_auth").map(|y| super::client::basic_auth(m.key("basic_auth"), y, r)).unwrap_or_default();
+        for k in ["username", "password"] {
+            if let Some(v) = m.text(k, r) {
+                auth.push((k.to_string(), Val::str(v)));
+            }
+        }
+        if !auth.is_empty() {
+            c.push(("basic_auth".into(), Val::Table(auth)));
+        }
+        m.finish(r, "no tailship equivalent");
+        if agent {
+            c.push(("agent".into(), Val::Bool(true)));
+        }
+        let kind = if agent { "consulagent" } else { "consul" };
+        let n = if items.len() == 1 { format!("{name}-{kind}") } else { format!("{name}-{kind}-{i}") };
+        let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
+        s.set("type", Val::str("file"));
+        s.set("name", Val::str(n));
+        s.set("consul", Val::Table(c));
+        s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+        if let Some(ml) = multiline {
+            s.set("multiline", ml.clone());
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// One converted `kubernetes_sd_configs` entry: its source, the relabel
+/// rules it runs, and whether it reads pod logs (role pod: a kubernetes
+/// source, which parses CRI lines itself).
+pub struct KubeSource {
+    pub section: Section,
+    pub rules: Vec<Val>,
+    pub pod: bool,
+}
+
+/// The `kubernetes_sd_configs` list at `key`, the job's relabel `rules`
+/// given to each: its role pod entry as one kubernetes source with pod
+/// metadata (a DaemonSet agent watches its own node's pods;
+/// `namespaces.names` becomes a `keep` rule put first), and each entry of
+/// another role as a file source whose targets are discovered
+/// (`kubernetes.role`), tailed where the rules set `__path__`.
+pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report) -> Vec<KubeSource> {
+    let items = list(key, Some(y), r);
+    let mut out = Vec::new();
+    let mut pod_found = false;
     for (i, item) in items.iter().enumerate() {
         let ik = format!("{key}[{i}]");
         let mut m = Map::new(ik.clone(), item, r);
         let role = m.text("role", r).unwrap_or_default();
-        if role != "pod" {
+        let pod = role == "pod";
+        if !["pod", "node", "service", "endpoints", "endpointslice", "ingress"].contains(&role.as_str()) {
+            r.refuse(
+                m.key("role"),
+                format!("unknown Kubernetes SD role `{role}` (one of pod, node, service, endpoints, endpointslice, ingress)"),
+            );
             m.ignore("namespaces");
             m.ignore("selectors");
             m.finish(r, "left out with its entry");
-            r.skip(
-                format!("{ik}.role"),
-                format!("role `{role}`: tailship reads pod logs (role pod) only; the entry is left out"),
-            );
             continue;
         }
-        if found {
+        if pod && pod_found {
             m.finish(r, "left out with its entry");
             r.skip(ik, "one role pod entry is enough: tailship watches every pod of its node once");
             continue;
         }
-        found = true;
-        if let Some(a) = m.text("api_server", r) {
-            k.push(("api_server".into(), Val::str(a)));
+        pod_found |= pod;
+        let mut k: Vec<(String, Val)> = Vec::new();
+        if !pod {
+            k.push(("role".into(), Val::str(role.clone())));
         }
-        if let Some(f) = m.text("kubeconfig_file", r) {
-            k.push(("kubeconfig".into(), Val::str(f)));
-        }
-        if let Some(f) = m.text("bearer_token_file", r) {
-            k.push(("token_file".into(), Val::str(f)));
-        }
-        if let Some(t) = m.get("tls_config") {
-            let mut tm = Map::new(m.key("tls_config"), t, r);
-            if let Some(ca) = tm.text("ca_file", r) {
-                k.push(("ca_file".into(), Val::str(ca)));
-            }
-            tm.finish(r, "no tailship equivalent");
-        }
+        client_keys(&mut m, &mut k, r);
+        let mut rules = rules.to_vec();
         if let Some(ns) = m.get("namespaces") {
             let mut nm = Map::new(m.key("namespaces"), ns, r);
-            namespaces = nm.texts("names", r);
+            let names = nm.texts("names", r);
+            let own = nm.text("own_namespace", r).is_some_and(|v| truthy(&v));
             nm.finish(r, "no tailship equivalent");
+            if pod && !names.is_empty() && !own {
+                let re = names.iter().map(|n| regex::escape(n)).collect::<Vec<_>>().join("|");
+                rules.insert(
+                    0,
+                    Val::Table(vec![
+                        ("source_labels".into(), Val::strs(&["__meta_kubernetes_namespace".to_string()])),
+                        ("regex".into(), Val::str(re)),
+                        ("action".into(), Val::str("keep")),
+                    ]),
+                );
+            } else if !names.is_empty() || own {
+                let mut t = Vec::new();
+                if !names.is_empty() {
+                    t.push(("names".into(), Val::strs(&names)));
+                }
+                if own {
+                    t.push(("own_namespace".into(), Val::Bool(true)));
+                }
+                k.push(("namespaces".into(), Val::Table(t)));
+            }
         }
+        let mut selectors = Vec::new();
         for (j, sel) in list(&m.key("selectors"), m.get("selectors"), r).iter().enumerate() {
             let sk = format!("{}[{j}]", m.key("selectors"));
             let mut sm = Map::new(sk.clone(), sel, r);
-            let field = sm.text("field", r).unwrap_or_default();
-            sm.ignore("role");
+            let srole = sm.text("role", r).unwrap_or_default();
+            let field = sm.text("field", r);
             let label = sm.text("label", r);
             sm.finish(r, "no tailship equivalent");
-            if field.starts_with("spec.nodeName=") && label.is_none() {
-                r.note(sk, "tailship always watches the pods of its own node ($NODE_NAME, else the hostname)");
-            } else {
-                r.skip(sk, "tailship watches every pod of its node: select with relabel rules (keep) instead");
+            if pod && srole == "node" {
+                r.skip(sk, "a node selector of role pod serves attach_metadata, which tailship does not read");
+                continue;
             }
+            if pod
+                && label.is_none()
+                && field.as_deref().is_some_and(|f| f.starts_with("spec.nodeName=") && !f.contains(','))
+            {
+                r.note(sk, "tailship always watches the pods of its own node ($NODE_NAME, else the hostname)");
+                continue;
+            }
+            let mut t = vec![("role".to_string(), Val::str(srole))];
+            if let Some(l) = label {
+                t.push(("label".into(), Val::str(l)));
+            }
+            if let Some(f) = field {
+                t.push(("field".into(), Val::str(f)));
+            }
+            selectors.push(Val::Table(t));
+        }
+        if !selectors.is_empty() {
+            k.push(("selectors".into(), Val::Arr(selectors)));
+        }
+        if m.get("attach_metadata").is_some() {
+            r.skip(m.key("attach_metadata"), "tailship gives the labels Prometheus gives without attach_metadata");
         }
         m.finish(r, "no tailship equivalent");
+        let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
+        if pod {
+            s.set("type", Val::str("kubernetes"));
+            s.set("name", Val::str(name));
+        } else {
+            s.set("type", Val::str("file"));
+            s.set("name", Val::str(if items.len() == 1 { name.to_string() } else { format!("{name}-{i}") }));
+        }
+        s.set("kubernetes", Val::Table(k));
+        s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+        if !pod {
+            s.set_noted("scan_interval", Val::str("1s"), "a new target's files are opened at the next scan");
+        }
+        out.push(KubeSource { section: s, rules, pod });
     }
-    if !found {
-        return None;
+    out
+}
+
+/// The API server, credentials and TLS of an entry as `kubernetes` keys.
+fn client_keys(m: &mut Map<'_>, k: &mut Vec<(String, Val)>, r: &mut Report) {
+    if let Some(a) = m.text("api_server", r) {
+        k.push(("api_server".into(), Val::str(a)));
     }
-    if !namespaces.is_empty() {
-        let re = namespaces.iter().map(|n| regex::escape(n)).collect::<Vec<_>>().join("|");
-        let keep = Val::Table(vec![
-            ("source_labels".into(), Val::strs(&["__meta_kubernetes_namespace".to_string()])),
-            ("regex".into(), Val::str(re)),
-            ("action".into(), Val::str("keep")),
-        ]);
-        rules.insert(0, keep);
+    if let Some(f) = m.text("kubeconfig_file", r) {
+        k.push(("kubeconfig".into(), Val::str(f)));
     }
-    let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
-    s.set("type", Val::str("kubernetes"));
-    s.set("name", Val::str(name));
-    s.set("kubernetes", Val::Table(k));
-    s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
-    Some(s)
+    let mut auth = Section { comments: Vec::new(), entries: Vec::new() };
+    super::client::auth(m, &mut auth, r);
+    for (name, v, _) in auth.entries {
+        let name = if name == "bearer_token_file" { "token_file".to_string() } else { name };
+        k.push((name, v));
+    }
+    if let Some(t) = m.get("tls_config") {
+        let mut tm = Map::new(m.key("tls_config"), t, r);
+        if let Some(ca) = tm.text("ca_file", r) {
+            k.push(("ca_file".into(), Val::str(ca)));
+        }
+        let mut tls = Vec::new();
+        for key in ["ca", "cert_file", "cert", "key_file", "key", "server_name"] {
+            if let Some(v) = tm.text(key, r) {
+                tls.push((key.to_string(), Val::str(v)));
+            }
+        }
+        if let Some(v) = tm.text("insecure_skip_verify", r) {
+            tls.push(("insecure_skip_verify".into(), Val::Bool(truthy(&v))));
+        }
+        if !tls.is_empty() {
+            k.push(("tls".into(), Val::Table(tls)));
+        }
+        tm.finish(r, "no tailship equivalent");
+    }
 }
 
 /// Removes the `kind` stages (`cri` on a kubernetes source, `docker` on a

@@ -66,7 +66,11 @@ pub fn compile(
         | SourceType::LokiPush
         | SourceType::Otlp
         | SourceType::Gelf
-        | SourceType::HerokuDrain => None,
+        | SourceType::HerokuDrain
+        | SourceType::Kafka
+        | SourceType::AzureEventHubs
+        | SourceType::Gcplog
+        | SourceType::Cloudflare => None,
     };
     if src.decompression.is_some() && src.kind != SourceType::File {
         errors

@@ -52,19 +52,61 @@ struct RawGroup {
 
 /// A group whose `__path__` compiled: which files it names, with which labels.
 #[derive(Debug)]
-struct Group {
+pub struct Group {
     include: GlobMatcher,
     exclude: Option<GlobMatcher>,
     labels: BTreeMap<String, String>,
+}
+
+impl Group {
+    /// The group of `labels`, naming the files of its `__path__` glob but
+    /// those of `__path_exclude__`; None without a `__path__`.
+    pub fn new(labels: BTreeMap<String, String>) -> Option<Result<Self, globset::Error>> {
+        let glob = labels.get("__path__").filter(|p| !p.is_empty())?;
+        let compile = |p: &str| globset::GlobBuilder::new(p).literal_separator(true).build();
+        let exclude = labels.get("__path_exclude__").filter(|p| !p.is_empty());
+        Some(match (compile(glob), exclude.map(|e| compile(e)).transpose()) {
+            (Ok(i), Ok(e)) => {
+                Ok(Group { include: i.compile_matcher(), exclude: e.map(|e| e.compile_matcher()), labels })
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        })
+    }
+
+    /// Its `__path__` glob.
+    pub fn glob(&self) -> &str {
+        self.include.glob().glob()
+    }
 }
 
 /// The current target groups of a source; see the module documentation.
 #[derive(Debug, Default)]
 pub struct SdTargets {
     groups: RwLock<Vec<Group>>,
+    /// The groups' labels went through the source's relabel rules already
+    /// (discovery of Kubernetes objects), as Promtail relabels a target once.
+    relabelled: bool,
+}
+
+impl SdTargets {
+    /// Targets whose labels are relabelled before they are set.
+    pub fn relabelled() -> Self {
+        Self { groups: RwLock::default(), relabelled: true }
+    }
+
+    /// Replaces the groups.
+    pub fn set(&self, groups: Vec<Group>) {
+        if let Ok(mut g) = self.groups.write() {
+            *g = groups;
+        }
+    }
 }
 
 impl Targets for SdTargets {
+    fn relabelled(&self) -> bool {
+        self.relabelled
+    }
+
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>> {
         let groups = self.groups.read().ok()?;
         let g = groups
@@ -172,47 +214,59 @@ impl Watcher {
 
     /// The groups known now, compiled, and the include globs they make.
     fn compile(&self) -> (Vec<Group>, Vec<String>) {
-        let mut groups = Vec::new();
-        let mut include = Vec::new();
+        let mut targets = Vec::new();
         for (file, (_, raw)) in &self.known {
             for g in raw {
-                let Some(glob) = g.labels.get("__path__").filter(|p| !p.is_empty()) else { continue };
-                let compile = |p: &str| globset::GlobBuilder::new(p).literal_separator(true).build();
-                let exclude = g.labels.get("__path_exclude__").filter(|p| !p.is_empty());
-                let (inc, exc) = match (compile(glob), exclude.map(|e| compile(e)).transpose()) {
-                    (Ok(i), Ok(e)) => (i, e),
-                    (Err(e), _) | (_, Err(e)) => {
-                        self.bad(file, &format!("bad __path__ or __path_exclude__: {e}"));
-                        continue;
-                    }
-                };
                 let mut labels = g.labels.clone();
                 labels.insert("__meta_filepath".into(), file.to_string_lossy().into_owned());
                 if let Some(t) = g.targets.first() {
                     labels.insert("__address__".into(), t.clone());
                 }
-                groups.push(Group {
-                    include: inc.compile_matcher(),
-                    exclude: exc.map(|e| e.compile_matcher()),
-                    labels,
-                });
-                include.push(glob.clone());
+                targets.push(labels);
             }
         }
-        include.sort();
-        include.dedup();
-        (groups, include)
+        compile_targets(targets, &mut |labels, e| {
+            let file = labels.get("__meta_filepath").map(PathBuf::from).unwrap_or_default();
+            self.bad(&file, &format!("bad __path__ or __path_exclude__: {e}"));
+        })
     }
 
     fn apply(&self, targets: &SdTargets, live: &LiveGlobs) {
         let (groups, include) = self.compile();
         tracing::info!(source = %self.name, groups = groups.len(), "targets read from the target files");
-        if let Ok(mut g) = targets.groups.write() {
-            *g = groups;
-        }
-        // Each glob compiled on its own above.
-        live.set(FileMatch::compile(&include, &[]).unwrap_or_else(|_| FileMatch::empty()));
+        publish(targets, live, groups, include);
     }
+}
+
+/// Targets (labels with their `__path__` glob, maybe `__path_exclude__`)
+/// compiled, and the include globs they make; one without `__path__` names
+/// no file; one whose glob does not compile is given to `bad`.
+pub fn compile_targets(
+    targets: Vec<BTreeMap<String, String>>,
+    bad: &mut dyn FnMut(&BTreeMap<String, String>, &globset::Error),
+) -> (Vec<Group>, Vec<String>) {
+    let mut groups = Vec::new();
+    let mut include = Vec::new();
+    for labels in targets {
+        match Group::new(labels.clone()) {
+            None => {}
+            Some(Ok(group)) => {
+                include.push(group.glob().to_string());
+                groups.push(group);
+            }
+            Some(Err(e)) => bad(&labels, &e),
+        }
+    }
+    include.sort();
+    include.dedup();
+    (groups, include)
+}
+
+/// Makes `groups` the source's targets and `include` its globs (the next scan takes them).
+pub fn publish(targets: &SdTargets, live: &LiveGlobs, groups: Vec<Group>, include: Vec<String>) {
+    targets.set(groups);
+    // Each glob compiled on its own.
+    live.set(FileMatch::compile(&include, &[]).unwrap_or_else(|_| FileMatch::empty()));
 }
 
 /// `spec` reading the files its target files name, kept current by a task

@@ -4,6 +4,7 @@
 //! to the queue, waiting while it is full. `journal` reads the systemd
 //! journal through journalctl, one entry per line, with labels of its own.
 
+pub mod consul;
 pub mod discover;
 pub mod docker;
 pub mod file;
@@ -153,13 +154,18 @@ pub struct LineFeed {
 
 impl LineFeed {
     pub fn new(spec: &SourceSpec, stages: &SourceStages, filename: Option<&str>, start_offset: u64) -> Self {
+        Self::with_context(spec, file_context(spec, stages, filename), start_offset)
+    }
+
+    /// A feed whose lines carry `ctx` (labels decided by the caller).
+    pub fn with_context(spec: &SourceSpec, ctx: FileContext, start_offset: u64) -> Self {
         let src = &spec.config;
         let max = src.max_line_bytes.get() as usize;
         let joiner = spec.multiline.as_ref().map(|m| Joiner::new(m.start.clone(), m.max_lines, m.max_wait, max));
         Self {
             splitter: LineSplitter::new(start_offset, max),
             joiner,
-            ctx: file_context(spec, stages, filename),
+            ctx,
             partial_wait: src.partial_line_wait.get(),
             last_data: Instant::now(),
             seen: 0,

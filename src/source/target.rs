@@ -22,6 +22,12 @@ pub trait Targets: Send + Sync + std::fmt::Debug {
     /// labels it has before the rules (its target stayed unknown too long).
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>>;
 
+    /// Whether the labels of [`Targets::meta`] went through the source's
+    /// relabel rules already (they are then not applied again per file).
+    fn relabelled(&self) -> bool {
+        false
+    }
+
     /// Whether files keep the `filename` label (Promtail's docker targets have none).
     fn filename_label(&self) -> bool {
         true
@@ -49,8 +55,10 @@ impl FileLabels {
         if !self.is_active() {
             return Some(labels);
         }
+        let mut relabelled = false;
         if let Some(f) = filename {
             if let Some(t) = &self.targets {
+                relabelled = t.relabelled();
                 let meta = t.meta(Path::new(f))?;
                 if !t.filename_label() {
                     labels.remove("filename");
@@ -63,6 +71,25 @@ impl FileLabels {
             }
             labels.insert("__path__".into(), f.to_string());
         }
+        if let Some(rules) = self.relabel.as_ref().filter(|_| !relabelled) {
+            if !rules.apply(&mut labels) {
+                return None;
+            }
+        }
+        strip_internal(&mut labels);
+        Some(labels)
+    }
+
+    /// The labels of a target known by its `__meta_*` labels alone (a
+    /// container whose log is read through the Engine API), or None when a
+    /// rule drops it.
+    pub fn resolve_meta(
+        &self,
+        stages: &SourceStages,
+        meta: BTreeMap<String, String>,
+    ) -> Option<BTreeMap<String, String>> {
+        let mut labels = stages.labels_of(None);
+        labels.extend(meta);
         if let Some(rules) = &self.relabel {
             if !rules.apply(&mut labels) {
                 return None;

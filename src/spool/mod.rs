@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub use about::About;
-pub use record::Record;
+pub use record::{is_mark, Record, MARK_PREFIX};
 
 /// Why lines were not spooled.
 #[derive(Debug, thiserror::Error)]
@@ -355,6 +355,24 @@ impl SourceSpool {
     /// True when `bytes` more would not fit now.
     pub fn is_full(&self, bytes: u64) -> bool {
         self.used.load(Ordering::Relaxed) + bytes > self.max
+    }
+
+    /// The values of the mark lines (see [`MARK_PREFIX`]) of the newest
+    /// `last` segments, oldest first: what a source wrote for itself.
+    pub fn marks(&self, last: usize) -> Vec<serde_json::Value> {
+        let segs = self.segments();
+        let mut out = Vec::new();
+        for seq in segs.iter().skip(segs.len().saturating_sub(last)) {
+            let Ok(data) = std::fs::read(segment_path(&self.dir, *seq)) else { continue };
+            for line in data.split(|&b| b == b'\n').filter(|l| record::is_mark(l)) {
+                if let Ok(serde_json::Value::Object(mut m)) = serde_json::from_slice(line) {
+                    if let Some(v) = m.remove("tailship_mark") {
+                        out.push(v);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Segments on disk, oldest first.

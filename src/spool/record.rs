@@ -4,6 +4,16 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+/// How a *mark* line begins: a line a source writes into its spool for
+/// itself, in the same append (and fsync) as its records, such as where in
+/// its input those records end (see `source/net/kafka/`). Readers skip marks.
+pub const MARK_PREFIX: &[u8] = b"{\"tailship_mark\":";
+
+/// True for a mark line (see [`MARK_PREFIX`]).
+pub fn is_mark(line: &[u8]) -> bool {
+    line.starts_with(MARK_PREFIX)
+}
+
 /// A received line: its time, tenant, labels, text and structured metadata.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Record<'a> {

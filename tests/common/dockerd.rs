@@ -30,6 +30,12 @@ impl Dockerd {
     /// Starts the daemon and imports the image; None (said on stderr) when
     /// this machine has no dockerd, docker or busybox (`.ci/run` installs them).
     pub fn start() -> Option<Dockerd> {
+        Self::start_with(&[])
+    }
+
+    /// As [`Dockerd::start`], with more arguments for dockerd (another
+    /// `--host=tcp://127.0.0.1:PORT`, TLS settings).
+    pub fn start_with(extra: &[String]) -> Option<Dockerd> {
         if !found("dockerd") || !found("docker") || busybox().is_none() {
             eprintln!("SKIPPED: needs dockerd, docker and busybox-static (apt-get install docker.io busybox-static)");
             return None;
@@ -44,6 +50,7 @@ impl Dockerd {
             .arg(format!("--exec-root={}", d.join("exec").display()))
             .arg(format!("--pidfile={}", d.join("dockerd.pid").display()))
             .arg(format!("--host=unix://{}", socket.display()))
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)

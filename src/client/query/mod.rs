@@ -16,13 +16,16 @@ pub use pager::{Pager, RangeRequest};
 pub use series::Series;
 
 use std::collections::BTreeMap;
+
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, Auth, HttpError};
+use super::auth::Auth;
+use super::http::{self, HttpError};
 use super::retry::{self, RetryPolicy};
 use crate::config::ClientConfig;
 use crate::logql;
@@ -171,7 +174,7 @@ impl QueryClient {
     /// and the label calls; a tail retries on its own.
     pub fn new(c: &ClientConfig, retry: RetryPolicy) -> Result<Self, HttpError> {
         let client = http::client_for(c, &c.url)?;
-        let auth = Auth::of(c);
+        let auth = Auth::of(c)?;
         Ok(Self { client, base: http::join_url(&c.url, &c.api_prefix, ""), auth, org_id: c.tenant_id.clone(), retry })
     }
 
@@ -215,7 +218,10 @@ impl QueryClient {
         if let Some(org) = org {
             rb = rb.header("X-Scope-OrgID", org);
         }
-        let resp = http::send(self.auth.apply(rb), &shown).await?;
+        let span = tracing::info_span!("query", path = %segments.join("/"));
+        let resp = async { http::send(self.auth.apply(rb).await?, &shown).await }.instrument(span).await;
+        self.auth.answered(&resp);
+        let resp = resp?;
         let bytes = resp.bytes().await.map_err(|e| HttpError::transport(&shown, &e))?;
         let env: Envelope<T> = serde_json::from_slice(&bytes)
             .map_err(|e| HttpError::Decode { url: http::redact_url(&shown), message: e.to_string() })?;

@@ -1,20 +1,28 @@
-//! The few Docker Engine API calls discovery needs, over the Engine's Unix
-//! socket: `GET /info` (where the Engine keeps its data), `GET
-//! /containers/json` (the list, with `filters`), `GET /containers/{id}/json`
-//! (a container's log path and log driver) and `GET /events` (a stream of
-//! JSON objects, one per event).
+//! The few Docker Engine API calls the docker source needs, over the
+//! Engine's Unix socket or over TCP (plain or TLS, basic auth): `GET /info`
+//! (where the Engine keeps its data), `GET /containers/json` (the list, with
+//! `filters`), `GET /networks` (their labels), `GET /containers/{id}/json`
+//! (a container's log path, log driver and TTY), `GET /events` (a stream of
+//! JSON objects, one per event) and `GET /containers/{id}/logs` (a
+//! container's log, followed; see `stream`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use crate::client::auth::Auth;
+use crate::client::http::ClientOptions;
+use crate::config::{DockerConfig, DockerHost};
 
 /// A failed Engine API call.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("cannot reach the Docker Engine at {socket}: {source}")]
     Unreachable { socket: String, source: reqwest::Error },
+    #[error("docker.{0}")]
+    Setting(String),
     #[error("the Docker Engine answered {status} to {what}: {body}")]
     Status { what: String, status: u16, body: String },
     #[error("the Docker Engine's answer to {what} is not what its API documents: {source}")]
@@ -40,10 +48,70 @@ pub struct Listed {
     pub names: Vec<String>,
     #[serde(rename = "Image")]
     pub image: String,
+    #[serde(rename = "ImageID")]
+    pub image_id: String,
     #[serde(rename = "Labels")]
     pub labels: Option<BTreeMap<String, String>>,
     #[serde(rename = "HostConfig")]
     pub host_config: ListedHostConfig,
+    /// `running`, `exited`, `created`, ...
+    #[serde(rename = "State")]
+    pub state: String,
+    #[serde(rename = "Ports")]
+    pub ports: Option<Vec<Port>>,
+    #[serde(rename = "NetworkSettings")]
+    pub network_settings: Option<NetworkSettings>,
+}
+
+/// A port of a listed container.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct Port {
+    #[serde(rename = "IP")]
+    pub ip: Option<String>,
+    #[serde(rename = "PrivatePort")]
+    pub private: u16,
+    #[serde(rename = "PublicPort")]
+    pub public: Option<u16>,
+    #[serde(rename = "Type")]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct NetworkSettings {
+    #[serde(rename = "Networks")]
+    pub networks: Option<BTreeMap<String, Option<Endpoint>>>,
+}
+
+/// A container's place on one network.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct Endpoint {
+    #[serde(rename = "NetworkID")]
+    pub network_id: String,
+    #[serde(rename = "IPAddress")]
+    pub ip: String,
+    #[serde(rename = "GlobalIPv6Address")]
+    pub ipv6: String,
+}
+
+/// One item of `GET /networks`.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct Network {
+    #[serde(rename = "Id")]
+    pub id: String,
+    #[serde(rename = "Name")]
+    pub name: String,
+    #[serde(rename = "Scope")]
+    pub scope: String,
+    #[serde(rename = "Internal")]
+    pub internal: bool,
+    #[serde(rename = "Ingress")]
+    pub ingress: bool,
+    #[serde(rename = "Labels")]
+    pub labels: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -61,6 +129,25 @@ pub struct Inspected {
     pub log_path: String,
     #[serde(rename = "HostConfig")]
     pub host_config: InspectedHostConfig,
+    #[serde(rename = "Config")]
+    pub config: InspectedConfig,
+    #[serde(rename = "State")]
+    pub state: InspectedState,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct InspectedState {
+    #[serde(rename = "Running")]
+    pub running: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct InspectedConfig {
+    /// A TTY container's log is one raw stream, not multiplexed.
+    #[serde(rename = "Tty")]
+    pub tty: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -87,16 +174,20 @@ pub struct Event {
     pub action: String,
 }
 
-/// The Engine's API on its socket.
+/// The Engine's API, on its socket or over the network.
 #[derive(Debug, Clone)]
 pub struct Engine {
     http: reqwest::Client,
+    /// Where requests go: `http://docker` on a socket, else the Engine's URL.
+    base: String,
+    /// The socket or URL, for messages.
     socket: String,
     /// The `filters` query parameter of the container list (JSON), if any.
     filters: Option<String>,
+    auth: Auth,
 }
 
-/// The host part of request URLs: every request goes to the socket anyway.
+/// The host part of request URLs on a socket: every request goes to the socket anyway.
 const BASE: &str = "http://docker";
 /// How long connecting to the socket may take.
 const CONNECT: Duration = Duration::from_secs(5);
@@ -104,11 +195,43 @@ const CONNECT: Duration = Duration::from_secs(5);
 const CALL: Duration = Duration::from_secs(30);
 
 impl Engine {
-    /// The Engine at `socket`, listing containers with `filters` (Engine API filters).
-    pub fn new(socket: &Path, filters: &BTreeMap<String, Vec<String>>) -> Result<Self, ApiError> {
-        let http = crate::client::http::unix_socket_client(socket, CONNECT)?;
-        let filters = (!filters.is_empty()).then(|| serde_json::to_string(filters).unwrap_or_default());
-        Ok(Self { http, socket: socket.display().to_string(), filters })
+    /// The Engine of `cfg.host`, listing containers with `cfg.filters` (Engine API filters).
+    pub fn new(cfg: &DockerConfig) -> Result<Self, ApiError> {
+        let filters = (!cfg.filters.is_empty()).then(|| serde_json::to_string(&cfg.filters).unwrap_or_default());
+        match cfg.endpoint().map_err(|m| ApiError::Setting(format!("host: {m}")))? {
+            DockerHost::Socket(socket) => {
+                let http = crate::client::http::unix_socket_client(&socket, CONNECT)?;
+                Ok(Self { http, base: BASE.into(), socket: socket.display().to_string(), filters, auth: Auth::None })
+            }
+            DockerHost::Url(url) => {
+                let tls = cfg.tls.clone().unwrap_or_default();
+                let opts = ClientOptions {
+                    ca: tls.ca_pem(),
+                    insecure_skip_verify: tls.insecure_skip_verify,
+                    server_name: tls.server_name.clone(),
+                    plain_http: url.starts_with("http://"),
+                    identity: tls.identity(),
+                    // No proxy: the Engine is reached directly, as Promtail does.
+                    proxy_url: None,
+                    // Streams stay open: calls get their own timeout.
+                    timeout: None,
+                    headers: Vec::new(),
+                    no_redirects: true,
+                    http1_only: true,
+                };
+                let http = crate::client::http::build_client(&opts)?;
+                let auth = match &cfg.basic_auth {
+                    Some(b) => basic_auth(b)?,
+                    None => Auth::None,
+                };
+                Ok(Self { http, socket: crate::client::http::redact_url(&url), base: url, filters, auth })
+            }
+        }
+    }
+
+    /// A GET of `path` on the Engine, with its auth.
+    async fn get(&self, path: &str) -> Result<reqwest::RequestBuilder, ApiError> {
+        Ok(self.auth.apply(self.http.get(format!("{}{path}", self.base))).await?)
     }
 
     async fn get_json<T: serde::de::DeserializeOwned>(
@@ -117,8 +240,8 @@ impl Engine {
         query: &[(&str, &str)],
     ) -> Result<T, ApiError> {
         let resp = self
-            .http
-            .get(format!("{BASE}{path}"))
+            .get(path)
+            .await?
             .query(query)
             .timeout(CALL)
             .send()
@@ -132,6 +255,28 @@ impl Engine {
             return Err(ApiError::Status { what: path.to_string(), status, body });
         }
         serde_json::from_slice(&body).map_err(|source| ApiError::Decode { what: path.to_string(), source })
+    }
+
+    /// Opens a stream (`/events`, a container's logs): no timeout once answered.
+    async fn open(&self, path: &str, query: &[(&str, &str)]) -> Result<reqwest::Response, ApiError> {
+        let resp = self
+            .get(path)
+            .await?
+            .query(query)
+            .send()
+            .await
+            .map_err(|source| ApiError::Unreachable { socket: self.socket.clone(), source })?;
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            let body = resp.text().await.unwrap_or_default().chars().take(300).collect();
+            return Err(ApiError::Status { what: path.to_string(), status, body });
+        }
+        Ok(resp)
+    }
+
+    /// The socket or URL (without credentials), for messages.
+    pub fn describe(&self) -> &str {
+        &self.socket
     }
 
     pub async fn info(&self) -> Result<Info, ApiError> {
@@ -152,22 +297,46 @@ impl Engine {
         self.get_json(&format!("/containers/{id}/json"), &[]).await
     }
 
+    /// Every network, for the `__meta_docker_network_*` labels.
+    pub async fn networks(&self) -> Result<Vec<Network>, ApiError> {
+        self.get_json("/networks", &[]).await
+    }
+
     /// Opens the stream of container events.
     pub async fn events(&self) -> Result<reqwest::Response, ApiError> {
-        let resp = self
-            .http
-            .get(format!("{BASE}/events"))
-            .query(&[("filters", r#"{"type":["container"]}"#)])
-            .send()
-            .await
-            .map_err(|source| ApiError::Unreachable { socket: self.socket.clone(), source })?;
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            let body = resp.text().await.unwrap_or_default().chars().take(300).collect();
-            return Err(ApiError::Status { what: "/events".into(), status, body });
-        }
-        Ok(resp)
+        self.open("/events", &[("filters", r#"{"type":["container"]}"#)]).await
     }
+
+    /// Opens container `id`'s log, stdout and stderr with their timestamps,
+    /// from `since` (`seconds.nanoseconds`; None: from its start), followed
+    /// while the container runs when `follow`.
+    pub async fn logs(&self, id: &str, since: Option<&str>, follow: bool) -> Result<reqwest::Response, ApiError> {
+        let mut q =
+            vec![("stdout", "1"), ("stderr", "1"), ("timestamps", "1"), ("follow", if follow { "1" } else { "0" })];
+        if let Some(s) = since {
+            q.push(("since", s));
+        }
+        self.open(&format!("/containers/{id}/logs"), &q).await
+    }
+}
+
+/// `docker.basic_auth` with its secret files read.
+fn basic_auth(b: &crate::config::BasicAuth) -> Result<Auth, ApiError> {
+    let read = |p: &std::path::Path, what: &str| {
+        crate::util::read_secret_file(p)
+            .map_err(|e| ApiError::Setting(format!("basic_auth.{what}: cannot read {}: {e}", p.display())))
+    };
+    let username = match &b.username_file {
+        Some(p) => read(p, "username_file")?.expose().trim().to_string(),
+        None => b.username.clone(),
+    };
+    let password = match (&b.password, &b.password_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => read(p, "password_file")?,
+        (None, None) => Default::default(),
+    };
+    crate::util::secrets::remember_basic(&username, password.expose());
+    Ok(Auth::Basic { username, password })
 }
 
 /// Splits the event stream's bytes into events: `buf` keeps an unfinished

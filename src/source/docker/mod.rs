@@ -1,6 +1,10 @@
 //! The `docker` source: the containers of a Docker Engine, found through its
 //! API, their json-file logs read from disk by the file machinery.
 //!
+//! An Engine reached over the network (`tcp://`, `http(s)://`) keeps its
+//! logs on its own machine: they are read through the API instead (see
+//! [`remote`]); the rest of this page is about a local Engine.
+//!
 //! How it works. The source's thread asks the Engine (`docker.host`, its Unix
 //! socket) where it keeps its data (`GET /info`), lists the containers once,
 //! then runs a [`FileSource`] over `<DockerRootDir>/containers/*/*-json.log`
@@ -20,6 +24,8 @@
 //! drained like any deleted file.
 
 pub mod api;
+pub mod remote;
+pub mod stream;
 pub mod targets;
 
 use std::collections::{HashMap, HashSet};
@@ -28,11 +34,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use api::{take_events, ApiError, Engine};
-use targets::{meta_labels, Containers};
+use targets::{meta_labels, network_labels, Containers};
 use tokio_util::sync::CancellationToken;
 
 use super::file::{FileSource, Mode};
 use super::{FileMatch, Outlet, SourceSpec};
+use crate::config::{DockerConfig, DockerHost};
 use crate::pipeline::SourceStages;
 use crate::positions::Positions;
 
@@ -64,8 +71,7 @@ impl DockerSource {
     pub fn run(self) {
         let name = self.stages.name.clone();
         let cfg = self.spec.config.docker.clone().unwrap_or_default();
-        let socket = PathBuf::from(cfg.host.trim_start_matches("unix://"));
-        let engine = match Engine::new(&socket, &cfg.filters) {
+        let engine = match Engine::new(&cfg) {
             Ok(e) => e,
             Err(e) => {
                 tracing::error!(source = %name, error = %e, "docker source cannot start");
@@ -73,6 +79,14 @@ impl DockerSource {
             }
         };
         let handle = self.out.handle.clone();
+        let socket = match cfg.endpoint() {
+            Ok(DockerHost::Socket(s)) => s,
+            _ => {
+                let Self { spec, stages, positions, out, mode } = self;
+                handle.block_on(remote::run(engine, spec, stages, positions, out, mode));
+                return;
+            }
+        };
         let cancel = self.out.cancel.clone();
         let mut backoff = Backoff::default();
         let root = loop {
@@ -91,11 +105,10 @@ impl DockerSource {
         let mut known = HashMap::new();
         // The first list before the first scan: the files of running
         // containers are known from the start.
-        if let Err(e) = handle.block_on(refresh(&engine, &containers, &mut known, &name)) {
+        if let Err(e) = handle.block_on(refresh(&engine, &cfg, &containers, &mut known, &name)) {
             tracing::warn!(source = %name, error = %e, "cannot list the Docker Engine's containers yet; retrying");
         }
-        let task =
-            handle.spawn(discover(engine, containers.clone(), known, cfg.refresh_interval.get(), cancel, name.clone()));
+        let task = handle.spawn(discover(engine, cfg.clone(), containers.clone(), known, cancel, name.clone()));
         let glob = format!("{}/containers/*/*-json.log", root.display());
         let files = match FileMatch::compile(std::slice::from_ref(&glob), &self.spec.config.exclude) {
             Ok(f) => f,
@@ -126,11 +139,13 @@ impl DockerSource {
 /// driver other than json-file, said once).
 async fn refresh(
     engine: &Engine,
+    cfg: &DockerConfig,
     containers: &Containers,
     known: &mut HashMap<String, Option<PathBuf>>,
     name: &str,
 ) -> Result<(), ApiError> {
     let listed = engine.containers().await?;
+    let nets = network_labels(&engine.networks().await?);
     let mut found = Vec::with_capacity(listed.len());
     let mut live = HashSet::with_capacity(listed.len());
     for c in listed {
@@ -159,7 +174,7 @@ async fn refresh(
             }
         };
         if let Some(p) = log {
-            found.push((p, meta_labels(&c)));
+            found.push((p, meta_labels(&c, &nets, cfg)));
         }
     }
     known.retain(|id, _| live.contains(id));
@@ -170,16 +185,17 @@ async fn refresh(
 /// Keeps `containers` current until cancelled (see the module documentation).
 async fn discover(
     engine: Engine,
+    cfg: DockerConfig,
     containers: Arc<Containers>,
     mut known: HashMap<String, Option<PathBuf>>,
-    every: Duration,
     cancel: CancellationToken,
     name: Arc<str>,
 ) {
+    let every = cfg.refresh_interval.get();
     let mut backoff = Backoff::default();
     loop {
         // The event stream opens while the list is read: nothing happens unseen.
-        let (events, listed) = tokio::join!(engine.events(), refresh(&engine, &containers, &mut known, &name));
+        let (events, listed) = tokio::join!(engine.events(), refresh(&engine, &cfg, &containers, &mut known, &name));
         let mut events = match (events, listed) {
             (Ok(ev), Ok(())) => {
                 backoff.recovered(&name);
@@ -205,7 +221,7 @@ async fn discover(
                             e.kind == "container" && !e.action.starts_with("exec_") && !e.action.starts_with("health_status")
                         });
                         if changed {
-                            if let Err(e) = refresh(&engine, &containers, &mut known, &name).await {
+                            if let Err(e) = refresh(&engine, &cfg, &containers, &mut known, &name).await {
                                 backoff.failed(&name, &e);
                                 break;
                             }
@@ -223,7 +239,7 @@ async fn discover(
 
 /// Backoff between failed calls, logging a failure once per streak.
 #[derive(Debug)]
-struct Backoff {
+pub(crate) struct Backoff {
     next: Duration,
     failing: bool,
 }

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use super::api::Listed;
+use super::api::{Listed, Network};
+use crate::config::DockerConfig;
 use crate::source::target::Targets;
 
 /// Discovered containers; see the module documentation.
@@ -56,18 +57,84 @@ pub fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
-/// The `__meta_docker_*` labels of a listed container.
-pub fn meta_labels(c: &Listed) -> BTreeMap<String, String> {
+/// The `__meta_docker_network_*` labels of each network, by its id, as
+/// Prometheus gives them.
+pub fn network_labels(nets: &[Network]) -> HashMap<String, BTreeMap<String, String>> {
+    nets.iter()
+        .map(|n| {
+            let mut m = BTreeMap::from([
+                ("__meta_docker_network_id".to_string(), n.id.clone()),
+                ("__meta_docker_network_name".to_string(), n.name.clone()),
+                ("__meta_docker_network_scope".to_string(), n.scope.clone()),
+                ("__meta_docker_network_internal".to_string(), n.internal.to_string()),
+                ("__meta_docker_network_ingress".to_string(), n.ingress.to_string()),
+            ]);
+            for (k, v) in n.labels.iter().flatten() {
+                m.insert(format!("__meta_docker_network_label_{}", sanitize(k)), v.clone());
+            }
+            (n.id.clone(), m)
+        })
+        .collect()
+}
+
+/// `host:port`, bracketed for an IPv6 host (Go's `net.JoinHostPort`).
+fn join_host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// The `__meta_docker_*` labels and `__address__` of a listed container, as
+/// Prometheus' docker discovery gives its first target (Promtail keeps one
+/// target per container, the first): the first network by name, its first
+/// TCP port or else `docker.port`; on the host network, the address is
+/// `docker.host_networking_host`.
+pub fn meta_labels(
+    c: &Listed,
+    nets: &HashMap<String, BTreeMap<String, String>>,
+    cfg: &DockerConfig,
+) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     m.insert("__meta_docker_container_id".into(), c.id.clone());
     if let Some(name) = c.names.first() {
         // As the Engine lists it (and Promtail labels it): with its leading `/`.
         m.insert("__meta_docker_container_name".into(), name.clone());
     }
-    m.insert("__meta_docker_container_image".into(), c.image.clone());
+    if !c.image.is_empty() {
+        m.insert("__meta_docker_container_image".into(), c.image.clone());
+    }
+    if !c.image_id.is_empty() {
+        m.insert("__meta_docker_container_image_id".into(), c.image_id.clone());
+    }
     m.insert("__meta_docker_container_network_mode".into(), c.host_config.network_mode.clone());
     for (k, v) in c.labels.iter().flatten() {
         m.insert(format!("__meta_docker_container_label_{}", sanitize(k)), v.clone());
+    }
+    // BTreeMap: networks in name order, the first non-null one taken.
+    let network =
+        c.network_settings.as_ref().and_then(|s| s.networks.as_ref()).and_then(|n| n.values().flatten().next());
+    if let Some(n) = network {
+        let ip = if !n.ip.is_empty() { n.ip.clone() } else { n.ipv6.clone() };
+        if let Some(labels) = nets.get(&n.network_id) {
+            m.extend(labels.clone());
+        }
+        let port = c.ports.iter().flatten().find(|p| p.kind == "tcp");
+        let address = match port {
+            Some(p) => {
+                m.insert("__meta_docker_port_private".into(), p.private.to_string());
+                if let Some(public) = p.public.filter(|p| *p > 0) {
+                    m.insert("__meta_docker_port_public".into(), public.to_string());
+                    m.insert("__meta_docker_port_public_ip".into(), p.ip.clone().unwrap_or_default());
+                }
+                join_host_port(&ip, p.private)
+            }
+            None if c.host_config.network_mode == "host" => join_host_port(&cfg.host_networking_host, cfg.port),
+            None => join_host_port(&ip, cfg.port),
+        };
+        m.insert("__meta_docker_network_ip".into(), ip);
+        m.insert("__address__".into(), address);
     }
     m
 }
@@ -84,8 +151,9 @@ mod tests {
             image: "nginx:1".into(),
             labels: Some(BTreeMap::from([("com.docker.compose.service".to_string(), "web".to_string())])),
             host_config: super::super::api::ListedHostConfig { network_mode: "none".into() },
+            ..Default::default()
         };
-        let m = meta_labels(&c);
+        let m = meta_labels(&c, &HashMap::new(), &DockerConfig::default());
         assert_eq!(m["__meta_docker_container_label_com_docker_compose_service"], "web");
         assert_eq!(m["__meta_docker_container_name"], "/web-1");
         assert_eq!(m["__meta_docker_container_network_mode"], "none");
@@ -95,5 +163,48 @@ mod tests {
         assert!(known.meta(Path::new("/d/containers/other/other-json.log")).is_none());
         known.replace(Vec::new());
         assert!(known.is_empty());
+    }
+
+    #[test]
+    fn addresses_are_prometheus_ones() {
+        let net = |id: &str, ip: &str| {
+            let e = super::super::api::Endpoint { network_id: id.into(), ip: ip.into(), ipv6: String::new() };
+            Some(super::super::api::NetworkSettings { networks: Some(BTreeMap::from([(id.to_string(), Some(e))])) })
+        };
+        let nets = network_labels(&[Network {
+            id: "h".into(),
+            name: "host".into(),
+            scope: "local".into(),
+            ..Default::default()
+        }]);
+        let cfg = DockerConfig { host_networking_host: "node-1".into(), port: 9100, ..Default::default() };
+        let host = Listed {
+            id: "a".into(),
+            host_config: super::super::api::ListedHostConfig { network_mode: "host".into() },
+            network_settings: net("h", ""),
+            ..Default::default()
+        };
+        let m = meta_labels(&host, &nets, &cfg);
+        assert_eq!(m["__address__"], "node-1:9100");
+        assert_eq!(m["__meta_docker_network_name"], "host");
+        assert_eq!(m["__meta_docker_network_internal"], "false");
+        let web = Listed {
+            id: "b".into(),
+            network_settings: net("x", "172.17.0.2"),
+            ports: Some(vec![
+                super::super::api::Port { kind: "udp".into(), private: 53, ..Default::default() },
+                super::super::api::Port {
+                    kind: "tcp".into(),
+                    private: 8080,
+                    public: Some(80),
+                    ip: Some("0.0.0.0".into()),
+                },
+            ]),
+            ..Default::default()
+        };
+        let m = meta_labels(&web, &nets, &cfg);
+        assert_eq!(m["__address__"], "172.17.0.2:8080");
+        assert_eq!(m["__meta_docker_port_public"], "80");
+        assert_eq!(m["__meta_docker_network_ip"], "172.17.0.2");
     }
 }

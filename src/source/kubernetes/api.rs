@@ -1,11 +1,15 @@
-//! The Kubernetes API calls pod metadata needs: list the pods of one node,
-//! then watch them from the list's resourceVersion (with bookmarks).
+//! The Kubernetes API calls discovery needs: list the objects of one
+//! resource (pods of one node, nodes, services, ...), with the label and
+//! field selectors of the config, then watch them from the list's
+//! resourceVersion (with bookmarks).
 //!
 //! Credentials: the in-cluster service account (`token_file`, `ca_file`,
-//! `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`), or the
+//! `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`), the
 //! current context of a kubeconfig (`server`, `certificate-authority[-data]`,
-//! `insecure-skip-tls-verify`, `token`, `tokenFile`). A token file is read
-//! again for every request: bound service account tokens rotate.
+//! `insecure-skip-tls-verify`, `token`, `tokenFile`), or `api_server` with
+//! `tls` (client certificate, `server_name`, ...), `basic_auth` or
+//! `bearer_token`. A token or password file is read again for every
+//! request: bound service account tokens rotate.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,9 +18,10 @@ use base64::Engine as _;
 use serde::Deserialize;
 use yaml_rust2::Yaml;
 
-use super::pods::{ObjectMeta, Pod};
+use super::objects::ObjectMeta;
 use crate::client::http::{build_client, ClientOptions};
 use crate::config::{KubernetesConfig, Pem};
+use crate::util::Secret;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KubeError {
@@ -44,14 +49,24 @@ enum Token {
     None,
     Fixed(String),
     File(PathBuf),
+    Basic(String, Option<Secret>, Option<PathBuf>),
 }
 
-/// A list of pods.
+/// A list of objects of one resource.
 #[derive(Debug, Deserialize, Default)]
 #[serde(default)]
-pub struct PodList {
+pub struct ObjectList {
     pub metadata: ObjectMeta,
-    pub items: Vec<Pod>,
+    pub items: Vec<serde_json::Value>,
+}
+
+/// What is listed and watched: a path (`/api/v1/nodes`,
+/// `/api/v1/namespaces/NS/services`, ...) and its selectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource {
+    pub path: String,
+    pub label: Option<String>,
+    pub field: Option<String>,
 }
 
 /// One watch event.
@@ -62,13 +77,12 @@ pub struct WatchEvent {
     pub object: serde_json::Value,
 }
 
-/// The API server of one node's pods.
+/// One API server and its credentials.
 #[derive(Debug, Clone)]
 pub struct Api {
     http: reqwest::Client,
     server: String,
     token: Token,
-    node: String,
 }
 
 /// A list or the start of a watch may take this long.
@@ -77,8 +91,8 @@ const CALL: Duration = Duration::from_secs(30);
 pub const WATCH_SECONDS: u64 = 300;
 
 impl Api {
-    /// Credentials from `cfg` (see the module documentation); `node` is whose pods.
-    pub fn new(cfg: &KubernetesConfig, node: String) -> Result<Self, KubeError> {
+    /// Credentials from `cfg` (see the module documentation).
+    pub fn new(cfg: &KubernetesConfig) -> Result<Self, KubeError> {
         let mut opts = ClientOptions {
             ca: None,
             insecure_skip_verify: false,
@@ -126,27 +140,63 @@ impl Api {
                         },
                     );
                 opts.ca = cfg.ca_file.exists().then(|| Pem::File(cfg.ca_file.clone()));
-                (cfg.api_server.clone().or(in_cluster), Token::File(cfg.token_file.clone()))
+                let token = match (&cfg.bearer_token, &cfg.basic_auth) {
+                    (Some(t), _) => Token::Fixed(t.expose().to_string()),
+                    (None, Some(b)) => {
+                        let user = match &b.username_file {
+                            Some(f) => std::fs::read_to_string(f)
+                                .map_err(|source| KubeError::Token { path: f.display().to_string(), source })?
+                                .trim()
+                                .to_string(),
+                            None => b.username.clone(),
+                        };
+                        Token::Basic(user, b.password.clone(), b.password_file.clone())
+                    }
+                    (None, None) => Token::File(cfg.token_file.clone()),
+                };
+                if let Some(t) = &cfg.tls {
+                    opts.ca = t.ca_pem().or(opts.ca);
+                    opts.identity = t.identity();
+                    opts.server_name = t.server_name.clone();
+                    opts.insecure_skip_verify = t.insecure_skip_verify;
+                }
+                (cfg.api_server.clone().or(in_cluster), token)
             }
         };
         let server = server.ok_or(KubeError::NoServer)?.trim_end_matches('/').to_string();
         opts.plain_http = server.starts_with("http://");
         let http = build_client(&opts)?;
-        Ok(Self { http, server, token, node })
+        Ok(Self { http, server, token })
     }
 
     pub fn server(&self) -> &str {
         &self.server
     }
 
-    fn request(&self, query: &[(&str, &str)]) -> Result<reqwest::RequestBuilder, KubeError> {
-        let selector = format!("spec.nodeName={}", self.node);
-        let mut q: Vec<(&str, &str)> = vec![("fieldSelector", &selector)];
+    fn request(&self, res: &Resource, query: &[(&str, &str)]) -> Result<reqwest::RequestBuilder, KubeError> {
+        let mut q: Vec<(&str, &str)> = Vec::new();
+        if let Some(l) = res.label.as_deref().filter(|l| !l.is_empty()) {
+            q.push(("labelSelector", l));
+        }
+        if let Some(f) = res.field.as_deref().filter(|f| !f.is_empty()) {
+            q.push(("fieldSelector", f));
+        }
         q.extend_from_slice(query);
-        let mut b = self.http.get(format!("{}/api/v1/pods", self.server)).query(&q);
+        let mut b = self.http.get(format!("{}{}", self.server, res.path)).query(&q);
         match &self.token {
             Token::None => {}
             Token::Fixed(t) => b = b.bearer_auth(t),
+            Token::Basic(user, password, file) => {
+                let pw = match (password, file) {
+                    (Some(p), _) => p.expose().to_string(),
+                    (None, Some(f)) => std::fs::read_to_string(f)
+                        .map_err(|source| KubeError::Token { path: f.display().to_string(), source })?
+                        .trim_end_matches(['\r', '\n'])
+                        .to_string(),
+                    (None, None) => String::new(),
+                };
+                b = b.basic_auth(user, Some(pw));
+            }
             Token::File(p) => match std::fs::read_to_string(p) {
                 Ok(t) => b = b.bearer_auth(t.trim()),
                 // No service account token mounted (automountServiceAccountToken: false): go without.
@@ -170,19 +220,19 @@ impl Api {
         Ok(resp)
     }
 
-    /// Every pod of the node, and the list's resourceVersion.
-    pub async fn list(&self) -> Result<PodList, KubeError> {
-        let b = self.request(&[])?.timeout(CALL);
+    /// Every object of `res`, and the list's resourceVersion.
+    pub async fn list(&self, res: &Resource) -> Result<ObjectList, KubeError> {
+        let b = self.request(res, &[])?.timeout(CALL);
         let body = self.send(b).await?.bytes().await.map_err(KubeError::Unreachable)?;
-        serde_json::from_slice(&body).map_err(|source| KubeError::Decode { what: "PodList", source })
+        serde_json::from_slice(&body).map_err(|source| KubeError::Decode { what: "list", source })
     }
 
-    /// Opens a watch from `version`.
-    pub async fn watch(&self, version: &str) -> Result<reqwest::Response, KubeError> {
+    /// Opens a watch of `res` from `version`.
+    pub async fn watch(&self, res: &Resource, version: &str) -> Result<reqwest::Response, KubeError> {
         let secs = WATCH_SECONDS.to_string();
         let q =
             [("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", version), ("timeoutSeconds", &secs)];
-        let b = self.request(&q)?;
+        let b = self.request(res, &q)?;
         tokio::time::timeout(CALL, self.send(b)).await.unwrap_or_else(|_| {
             Err(KubeError::Status { status: 0, body: "no answer to the watch request in 30s".into() })
         })

@@ -17,29 +17,10 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+pub use super::objects::ObjectMeta;
 use crate::metrics::Metrics;
 use crate::source::docker::targets::sanitize;
 use crate::source::target::Targets;
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct ObjectMeta {
-    pub name: String,
-    pub namespace: String,
-    pub uid: String,
-    pub resource_version: String,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
-    pub owner_references: Vec<OwnerReference>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct OwnerReference {
-    pub kind: String,
-    pub name: String,
-    pub controller: Option<bool>,
-}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -54,6 +35,15 @@ pub struct PodSpec {
 pub struct Container {
     pub name: String,
     pub image: String,
+    pub ports: Vec<ContainerPort>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ContainerPort {
+    pub name: String,
+    pub container_port: i64,
+    pub protocol: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -106,6 +96,28 @@ const CONFIG_HASH: &str = "kubernetes.io/config.hash";
 impl Pod {
     /// The labels of container `container` of this pod (Prometheus' names).
     pub fn meta(&self, container: &str) -> BTreeMap<String, String> {
+        let mut l = self.labels();
+        let mut put = |k: &str, v: &str| {
+            l.insert(format!("__meta_kubernetes_{k}"), v.to_string());
+        };
+        let (found, init) = match self.spec.containers.iter().find(|c| c.name == container) {
+            Some(c) => (Some(c), false),
+            None => (self.spec.init_containers.iter().find(|c| c.name == container), true),
+        };
+        put("pod_container_name", container);
+        if let Some(c) = found {
+            put("pod_container_image", &c.image);
+            put("pod_container_init", if init { "true" } else { "false" });
+        }
+        let statuses = self.status.container_statuses.iter().chain(&self.status.init_container_statuses);
+        if let Some(s) = statuses.into_iter().find(|s| s.name == container) {
+            put("pod_container_id", &s.container_id);
+        }
+        l
+    }
+
+    /// The labels of this pod, whatever the container (with its namespace).
+    pub fn labels(&self) -> BTreeMap<String, String> {
         let m = &self.metadata;
         let mut l = BTreeMap::new();
         let mut put = |k: &str, v: &str| {
@@ -137,19 +149,6 @@ impl Pod {
             put(&format!("pod_annotation_{}", sanitize(k)), v);
             put(&format!("pod_annotationpresent_{}", sanitize(k)), "true");
         }
-        let (found, init) = match self.spec.containers.iter().find(|c| c.name == container) {
-            Some(c) => (Some(c), false),
-            None => (self.spec.init_containers.iter().find(|c| c.name == container), true),
-        };
-        put("pod_container_name", container);
-        if let Some(c) = found {
-            put("pod_container_image", &c.image);
-            put("pod_container_init", if init { "true" } else { "false" });
-        }
-        let statuses = self.status.container_statuses.iter().chain(&self.status.init_container_statuses);
-        if let Some(s) = statuses.into_iter().find(|s| s.name == container) {
-            put("pod_container_id", &s.container_id);
-        }
         l
     }
 
@@ -169,6 +168,7 @@ pub struct Pods {
     root: PathBuf,
     source: Arc<str>,
     wait: Duration,
+    namespaces: Option<Vec<String>>,
     by_key: RwLock<HashMap<String, Arc<Pod>>>,
     /// Pods deleted (or gone from a new list) lately, and when: kubelet keeps
     /// their logs a while, and a file still read, or rotated, keeps its labels.
@@ -179,7 +179,22 @@ pub struct Pods {
 
 impl Pods {
     pub fn new(root: PathBuf, source: Arc<str>, wait: Duration) -> Self {
-        Self { root, source, wait, by_key: RwLock::default(), gone: Mutex::default(), waiting: Mutex::default() }
+        Self {
+            root,
+            source,
+            wait,
+            namespaces: None,
+            by_key: RwLock::default(),
+            gone: Mutex::default(),
+            waiting: Mutex::default(),
+        }
+    }
+
+    /// Only the pods of these namespaces are targets (`kubernetes.namespaces`);
+    /// the logs of the others are not read.
+    pub fn in_namespaces(mut self, namespaces: Vec<String>) -> Self {
+        self.namespaces = Some(namespaces);
+        self
     }
 
     /// Replaces every pod (after a list).
@@ -261,6 +276,13 @@ impl Pods {
 
 impl Targets for Pods {
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>> {
+        if let Some(ns) = &self.namespaces {
+            // `<ns>_<pod>_<uid>`: a namespace name has no `_`.
+            let dir = path.strip_prefix(&self.root).ok()?.iter().next()?.to_str()?;
+            if !ns.iter().any(|n| dir.split('_').next() == Some(n.as_str())) {
+                return None;
+            }
+        }
         let (key, container) = self.parse(path)?;
         if let Some(p) = self.lookup(&key) {
             if let Ok(mut w) = self.waiting.lock() {
@@ -284,5 +306,23 @@ impl Targets for Pods {
             Metrics::get().file_events.with_label_values(&[&self.source, "pod_unknown"]).inc();
         }
         Some(BTreeMap::new())
+    }
+}
+
+impl super::watch::Store for Pods {
+    fn replace(&self, _: &super::api::Resource, items: Vec<serde_json::Value>) {
+        Pods::replace(self, items.into_iter().filter_map(|v| serde_json::from_value(v).ok()).collect());
+    }
+
+    fn upsert(&self, _: &super::api::Resource, object: serde_json::Value) {
+        if let Ok(p) = serde_json::from_value(object) {
+            Pods::upsert(self, p);
+        }
+    }
+
+    fn remove(&self, _: &super::api::Resource, object: serde_json::Value) {
+        if let Ok(p) = serde_json::from_value::<Pod>(object) {
+            Pods::remove(self, &p);
+        }
     }
 }

@@ -41,15 +41,8 @@ async fn drain(
     body: axum::body::Body,
 ) -> Response {
     let http = &rx.http;
-    if let Err(r) = http.authorize(&headers) {
-        return *r;
-    }
-    let tenant = match http.tenant(&headers) {
-        Ok(t) => t,
-        Err(r) => return *r,
-    };
-    let body = match http.read(&headers, body).await {
-        Ok(b) => b,
+    let (tenant, body) = match http.accept(&headers, body).await {
+        Ok(a) => a,
         Err(r) => return *r,
     };
     let params = params(query.as_deref().unwrap_or(""));

@@ -64,6 +64,18 @@ impl HttpReceiver {
     }
 
     /// 401 unless the request carries the credentials asked for.
+    /// A request's credentials checked, its tenant and its body read (what
+    /// every HTTP receiver does first): (tenant, body), or the refusal to answer.
+    pub async fn accept(
+        &self,
+        headers: &HeaderMap,
+        body: axum::body::Body,
+    ) -> Result<(Option<String>, Vec<u8>), Refusal> {
+        self.authorize(headers)?;
+        let tenant = self.tenant(headers)?;
+        Ok((tenant, self.read(headers, body).await?))
+    }
+
     pub fn authorize(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let Auth::Exact(want) = &self.auth else { return Ok(()) };
         let got = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");

@@ -1,6 +1,7 @@
-//! Network sources: `syslog`, `loki_push`, `otlp`, `gelf` and
-//! `heroku_drain` receivers. What they
-//! receive is written to the spool (see [`crate::spool`]) and only then
+//! Network sources: `syslog`, `loki_push`, `otlp`, `gelf`, `heroku_drain`
+//! and `gcplog` receivers, the `cloudflare` puller (a `gcplog` pull
+//! subscription pulls too, instead of listening), and the `kafka` and
+//! `azure_event_hubs` consumers (which read from brokers). What they receive is written to the spool (see [`crate::spool`]) and only then
 //! acknowledged to the sender; each client's [`reader::SpoolReader`] then
 //! ships it like a file, with its own offsets.
 //!
@@ -8,9 +9,12 @@
 //! ([`Receivers::reload`]) restarts those whose settings changed and keeps
 //! the others running. The readers belong to each client's lane.
 
+pub mod cloudflare;
+pub mod gcplog;
 pub mod gelf;
 pub mod heroku;
 pub mod http;
+pub mod kafka;
 pub mod metrics;
 pub mod otlp;
 pub mod proto;
@@ -41,9 +45,9 @@ pub struct NetSource {
 #[derive(Debug, Clone)]
 pub struct Listener {
     pub name: Arc<str>,
-    /// `syslog`, `loki_push`, `otlp`, `gelf` or `heroku_drain`.
+    /// `syslog`, `loki_push`, `otlp`, `gelf`, `heroku_drain`, `kafka` or `azure_event_hubs`.
     pub kind: &'static str,
-    /// `tcp`, `udp`, `tls` (syslog), `http` or `https`.
+    /// `tcp`, `udp`, `tls` (syslog), `http`, `https` or `kafka` (a consumer: it listens nowhere).
     pub protocol: &'static str,
     /// The address it listens on (`listen` with port 0 resolved).
     pub address: std::net::SocketAddr,
@@ -54,7 +58,8 @@ struct Running {
     source: NetSource,
     /// What a reload compares: a change restarts the receiver.
     key: serde_json::Value,
-    listener: Listener,
+    /// None for a source that listens nowhere (a pulled subscription).
+    listener: Option<Listener>,
     stop: CancellationToken,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -88,7 +93,27 @@ fn key(s: &NetSource) -> serde_json::Value {
         secret(r.bearer_token_file.as_deref()),
         r.tls.as_ref().map(|t| (std::fs::read(&t.cert_file).ok(), std::fs::read(&t.key_file).ok())),
     );
-    let parts = (c.kind, c.listen_addr(), c.protocol, &r, &c.labels, &c.tenant_id, &c.relabel, secrets);
+    let kafka = (
+        &c.kafka,
+        c.kafka.as_ref().and_then(|k| k.authentication.sasl.password.as_ref()).map(|p| p.expose().to_string()),
+        secret(c.kafka.as_ref().and_then(|k| k.authentication.sasl.password_file.as_deref())),
+        &c.azure_event_hubs,
+        c.azure_event_hubs.as_ref().and_then(|a| a.connection_string.as_ref()).map(|p| p.expose().to_string()),
+        secret(c.azure_event_hubs.as_ref().and_then(|a| a.connection_string_file.as_deref())),
+    );
+    let parts = (
+        c.kind,
+        c.listen_addr(),
+        c.protocol,
+        &r,
+        &c.labels,
+        &c.tenant_id,
+        &c.relabel,
+        secrets,
+        &c.gcplog,
+        &c.cloudflare,
+        kafka,
+    );
     serde_json::to_value(parts).unwrap_or_default()
 }
 
@@ -131,7 +156,7 @@ impl Receivers {
                 Ok(r) => {
                     let what =
                         if previous.is_some() { "receiver restarted with new settings" } else { "receiver added" };
-                    tracing::info!(source = %name, listen = %r.listener.address, "{what}");
+                    tracing::info!(source = %name, listen = ?r.listener.as_ref().map(|l| l.address), "{what}");
                     kept.push(r);
                 }
                 Err(e) => {
@@ -168,7 +193,7 @@ impl Receivers {
 
     /// The listeners running.
     pub fn listeners(&self) -> Vec<Listener> {
-        self.running.iter().map(|r| r.listener.clone()).collect()
+        self.running.iter().filter_map(|r| r.listener.clone()).collect()
     }
 
     /// Stops listening; what was acknowledged is in the spool.
@@ -185,8 +210,9 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
     let mut tasks = Vec::new();
     let spool = spools.source(&s.name, s.clients.clone()).with_context(|| format!("source {}", s.name))?;
     spool.describe(&about(&s));
-    let addr: std::net::SocketAddr =
-        s.config.listen_addr().parse().with_context(|| format!("source {}: listen", s.name))?;
+    let listen = || -> anyhow::Result<std::net::SocketAddr> {
+        s.config.listen_addr().parse().with_context(|| format!("source {}: listen", s.name))
+    };
     let r = s.config.receiver.clone().unwrap_or_default();
     let limits = crate::util::serve::ServeLimits {
         header_timeout: r.idle_timeout.get(),
@@ -207,20 +233,12 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
     let (at, protocol) = match s.config.kind {
         SourceType::LokiPush => {
             let rx = Arc::new(http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?);
-            let listener = bind(&s.name, addr).await?;
-            let at = listener.local_addr()?;
-            let serve = crate::util::serve::serve_counted(listener, push::router(rx), limits, stop.clone(), extras);
-            tasks.push(tokio::spawn(serve));
-            (at, web)
+            (Some(serve_http(&s.name, listen()?, push::router(rx), limits, &stop, extras, &mut tasks).await?), web)
         }
         SourceType::Otlp => {
             let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
             let rx = Arc::new(otlp::OtlpReceiver { http, attribute_labels: r.attribute_labels.clone() });
-            let listener = bind(&s.name, addr).await?;
-            let at = listener.local_addr()?;
-            let serve = crate::util::serve::serve_counted(listener, otlp::router(rx), limits, stop.clone(), extras);
-            tasks.push(tokio::spawn(serve));
-            (at, web)
+            (Some(serve_http(&s.name, listen()?, otlp::router(rx), limits, &stop, extras, &mut tasks).await?), web)
         }
         SourceType::HerokuDrain => {
             let rx = Arc::new(heroku::HerokuReceiver {
@@ -229,49 +247,101 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
                 relabel: s.relabel.clone(),
                 use_incoming_timestamp: r.use_incoming_timestamp,
             });
-            let listener = bind(&s.name, addr).await?;
-            let at = listener.local_addr()?;
-            let serve = crate::util::serve::serve_counted(listener, heroku::router(rx), limits, stop.clone(), extras);
-            tasks.push(tokio::spawn(serve));
-            (at, web)
+            (Some(serve_http(&s.name, listen()?, heroku::router(rx), limits, &stop, extras, &mut tasks).await?), web)
+        }
+        SourceType::Gcplog => {
+            let g = s.config.gcplog.clone().unwrap_or_default();
+            let translator = gcplog::Translator {
+                name: s.name.clone(),
+                labels: s.config.labels.clone(),
+                relabel: s.relabel.clone(),
+                use_incoming_timestamp: r.use_incoming_timestamp,
+                use_full_line: g.use_full_line,
+            };
+            if g.subscription_type == crate::config::SubscriptionType::Push {
+                let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
+                let rx = Arc::new(gcplog::PushReceiver { http, translator });
+                (
+                    Some(serve_http(&s.name, listen()?, gcplog::router(rx), limits, &stop, extras, &mut tasks).await?),
+                    web,
+                )
+            } else {
+                let puller = gcplog::pull::Puller::new(translator, spool.clone(), &s.config)
+                    .with_context(|| format!("source {}", s.name))?;
+                tasks.push(tokio::spawn(puller.run(stop.clone())));
+                (None, "pull")
+            }
+        }
+        SourceType::Cloudflare => {
+            let puller = cloudflare::Puller::new(&s, spool.clone()).with_context(|| format!("source {}", s.name))?;
+            tasks.push(tokio::spawn(puller.run(stop.clone())));
+            (None, "pull")
         }
         SourceType::Gelf => {
             let rx = Arc::new(gelf::GelfReceiver::new(&s, spool.clone()));
+            let addr = listen()?;
             let socket = tokio::net::UdpSocket::bind(addr)
                 .await
                 .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
             let at = socket.local_addr()?;
             tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
-            (at, "udp")
+            (Some(at), "udp")
         }
         SourceType::Syslog => {
             let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
             if s.config.protocol == Some(crate::config::NetProtocol::Udp) {
+                let addr = listen()?;
                 let socket = tokio::net::UdpSocket::bind(addr)
                     .await
                     .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
                 let at = socket.local_addr()?;
                 tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
-                (at, "udp")
+                (Some(at), "udp")
             } else {
                 let protocol = if tls.is_some() { "tls" } else { "tcp" };
-                let listener = bind(&s.name, addr).await?;
+                let listener = bind(&s.name, listen()?).await?;
                 let at = listener.local_addr()?;
                 tasks.push(tokio::spawn(rx.serve_tcp(listener, tls, stop.clone())));
-                (at, protocol)
+                (Some(at), protocol)
             }
+        }
+        SourceType::Kafka | SourceType::AzureEventHubs => {
+            let c = kafka::Consumer::new(s.name.clone(), &s.config, s.relabel.clone(), spool.clone())
+                .with_context(|| format!("source {}", s.name))?;
+            tasks.push(tokio::spawn(std::sync::Arc::new(c).run(stop.clone())));
+            // A consumer listens nowhere: no listener.
+            (None, "kafka")
         }
         other => anyhow::bail!("source {}: type {} is not a network source", s.name, other.as_str()),
     };
-    tracing::info!(source = %s.name, listen = %at, spool = %spool.dir.display(), "receiving");
+    match at {
+        Some(at) => tracing::info!(source = %s.name, listen = %at, spool = %spool.dir.display(), "receiving"),
+        None => tracing::info!(source = %s.name, spool = %spool.dir.display(), "receiving"),
+    }
     tasks.push(spool_gauge(s.name.clone(), spool, stop.clone()));
-    let listener = Listener { name: s.name.clone(), kind: s.config.kind.as_str(), protocol, address: at };
+    let listener = at.map(|address| Listener { name: s.name.clone(), kind: s.config.kind.as_str(), protocol, address });
     Ok(Running { key: key(&s), source: s, listener, stop, tasks })
 }
 
 /// What `s`'s spool records of it, so that it can be delivered if `s` is removed.
 fn about(s: &NetSource) -> crate::spool::About {
     crate::spool::About { name: s.name.to_string(), config: s.config.clone(), clients: s.clients.clone() }
+}
+
+/// Serves `router` on `addr` (a task of `tasks`); the address bound.
+async fn serve_http(
+    name: &str,
+    addr: std::net::SocketAddr,
+    router: axum::Router,
+    limits: crate::util::serve::ServeLimits,
+    stop: &CancellationToken,
+    extras: crate::util::serve::ServeExtras,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<std::net::SocketAddr> {
+    let listener = bind(name, addr).await?;
+    let at = listener.local_addr()?;
+    tasks.push(tokio::spawn(crate::util::serve::serve_counted(listener, router, limits, stop.clone(), extras)));
+    Ok(at)
 }
 
 async fn bind(name: &str, addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {

@@ -30,15 +30,8 @@ pub fn router(rx: Arc<HttpReceiver>) -> axum::Router {
 }
 
 async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
-    if let Err(r) = rx.authorize(&headers) {
-        return *r;
-    }
-    let tenant = match rx.tenant(&headers) {
-        Ok(t) => t,
-        Err(r) => return *r,
-    };
-    let body = match rx.read(&headers, body).await {
-        Ok(b) => b,
+    let (tenant, body) = match rx.accept(&headers, body).await {
+        Ok(a) => a,
         Err(r) => return *r,
     };
     let ctype = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();

@@ -183,7 +183,7 @@ impl SpoolReader {
         for line in whole.split(|&b| b == b'\n') {
             let start = at;
             at += line.len() as u64 + 1;
-            if line.is_empty() || start == 0 {
+            if line.is_empty() || start == 0 || crate::spool::is_mark(line) {
                 continue;
             }
             match Record::decode(line) {

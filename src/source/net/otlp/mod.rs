@@ -35,15 +35,8 @@ pub fn router(rx: Arc<OtlpReceiver>) -> axum::Router {
 
 async fn export(State(rx): State<Arc<OtlpReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
     let http = &rx.http;
-    if let Err(r) = http.authorize(&headers) {
-        return *r;
-    }
-    let tenant = match http.tenant(&headers) {
-        Ok(t) => t,
-        Err(r) => return *r,
-    };
-    let body = match http.read(&headers, body).await {
-        Ok(b) => b,
+    let (tenant, body) = match http.accept(&headers, body).await {
+        Ok(a) => a,
         Err(r) => return *r,
     };
     let ctype = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();

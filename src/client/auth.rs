@@ -1,0 +1,63 @@
+//! How requests to the log service authenticate: `client.basic_auth`,
+//! `client.bearer_token` or `client.oauth2` (a token fetched and renewed by
+//! [`super::oauth2`]).
+
+use std::sync::Arc;
+
+use reqwest::{RequestBuilder, StatusCode};
+
+use super::http::HttpError;
+use super::oauth2::TokenSource;
+use crate::config::ClientConfig;
+use crate::util::Secret;
+
+/// How requests authenticate.
+#[derive(Debug, Clone, Default)]
+pub enum Auth {
+    #[default]
+    None,
+    Basic {
+        username: String,
+        password: Secret,
+    },
+    Bearer(Secret),
+    /// `client.oauth2`: a token fetched and renewed as needed.
+    OAuth2(Arc<TokenSource>),
+}
+
+impl Auth {
+    /// `client.basic_auth`, `client.bearer_token` or `client.oauth2`.
+    pub fn of(c: &ClientConfig) -> Result<Self, HttpError> {
+        Ok(match (&c.basic_auth, &c.bearer_token, &c.oauth2) {
+            (Some(b), _, _) => {
+                let password = b.password.clone().unwrap_or_default();
+                crate::util::secrets::remember_basic(&b.username, password.expose());
+                Auth::Basic { username: b.username.clone(), password }
+            }
+            (None, Some(t), _) => Auth::Bearer(t.clone()),
+            (None, None, Some(o)) => Auth::OAuth2(Arc::new(TokenSource::new(c, o)?)),
+            (None, None, None) => Auth::None,
+        })
+    }
+
+    /// `rb` with its credentials (an OAuth 2.0 token is fetched first if
+    /// there is none yet or it is about to expire).
+    pub async fn apply(&self, rb: RequestBuilder) -> Result<RequestBuilder, HttpError> {
+        Ok(match self {
+            Auth::None => rb,
+            Auth::Basic { username, password } => rb.basic_auth(username, Some(password.expose())),
+            Auth::Bearer(token) => rb.bearer_auth(token.expose()),
+            Auth::OAuth2(source) => rb.header(reqwest::header::AUTHORIZATION, source.header().await?),
+        })
+    }
+
+    /// Told the outcome of a request: a 401 drops an OAuth 2.0 token (revoked
+    /// before it expired), so the next try asks for a new one.
+    pub fn answered<T>(&self, r: &Result<T, HttpError>) {
+        if let (Auth::OAuth2(source), Err(e)) = (self, r) {
+            if e.status() == Some(StatusCode::UNAUTHORIZED) {
+                source.forget();
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! `client.oauth2`: the OAuth 2.0 client credentials grant (RFC 6749, 4.4),
+//! as Promtail's clients take it (Prometheus's `oauth2` block).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::tls::validate_tls;
+use super::TlsConfig;
+use crate::util::{read_secret_file, Secret};
+
+/// Form fields the token request sets itself, refused in `endpoint_params`.
+const RESERVED_PARAMS: &[&str] = &["grant_type", "client_id", "client_secret", "scope"];
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct OAuth2Config {
+    pub client_id: String,
+    pub client_secret: Option<Secret>,
+    /// A file holding the client secret (read at start and at reload).
+    pub client_secret_file: Option<PathBuf>,
+    /// Scopes asked for, sent space-separated as `scope`.
+    pub scopes: Vec<String>,
+    /// The token endpoint (`http` or `https`).
+    pub token_url: String,
+    /// Extra form fields of the token request (such as `audience`).
+    pub endpoint_params: BTreeMap<String, String>,
+    /// TLS of the token endpoint; unset: `client.tls`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfig>,
+    /// A proxy for the token requests; unset: `client.proxy_url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<Secret>,
+}
+
+/// Checks `client.oauth2` and reads its secret file into `client_secret`.
+pub(super) fn validate_oauth2(o: &mut OAuth2Config, e: &mut dyn FnMut(&str, String)) {
+    if o.client_id.is_empty() {
+        e("client.oauth2.client_id", "must not be empty".into());
+    }
+    match reqwest::Url::parse(&o.token_url) {
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+        Ok(u) => e("client.oauth2.token_url", format!("scheme `{}` is not http or https", u.scheme())),
+        Err(err) => e("client.oauth2.token_url", format!("`{}` is not a URL ({err})", o.token_url)),
+    }
+    match (&o.client_secret, o.client_secret_file.take()) {
+        (Some(_), Some(_)) => e("client.oauth2", "set client_secret or client_secret_file, not both".into()),
+        (None, Some(p)) => match read_secret_file(&p) {
+            Ok(s) => o.client_secret = Some(s),
+            Err(err) => e("client.oauth2.client_secret_file", format!("cannot read {}: {err}", p.display())),
+        },
+        // A public client: RFC 6749 lets it authenticate with its id alone.
+        _ => {}
+    }
+    for k in o.endpoint_params.keys() {
+        if RESERVED_PARAMS.contains(&k.as_str()) {
+            e(
+                &format!("client.oauth2.endpoint_params.{k}"),
+                "set by tailship itself; use client_id, client_secret or scopes".into(),
+            );
+        }
+    }
+    if let Some(t) = &o.tls {
+        validate_tls(t, "client.oauth2.tls", e);
+    }
+    if let Some(p) = &o.proxy_url {
+        if !matches!(reqwest::Url::parse(p.expose()), Ok(u) if u.scheme() == "http" || u.scheme() == "https") {
+            e("client.oauth2.proxy_url", "not an http or https URL".into());
+        }
+    }
+}

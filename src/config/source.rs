@@ -1,0 +1,374 @@
+//! A source's config (`[[sources]]`): its type, what it reads and the keys
+//! each kind of source takes, and their check.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::StageConfig;
+use crate::util::{is_valid_label_name, HumanDuration, HumanSize};
+
+/// A source's `max_streams` unless set: far more than a sane label set
+/// gives, far fewer than Loki's per-tenant stream limit (5,000 by default)
+/// lets one bad label take.
+pub const DEFAULT_MAX_STREAMS: usize = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceType {
+    #[default]
+    File,
+    Stdin,
+    /// Pod logs of a Kubernetes node (`root`), read as CRI lines and
+    /// labelled `namespace`, `pod`, `container` and `stream`.
+    Kubernetes,
+    /// The systemd journal, read through `journalctl` (see `crate::source::journal`).
+    Journal,
+    /// The json-file logs of the containers of a Docker Engine, found
+    /// through its API (see `crate::source::docker`).
+    Docker,
+    /// Syslog over TCP or UDP (RFC 5424 and RFC 3164), spooled (see `crate::source::net`).
+    Syslog,
+    /// The Loki push API (`POST /loki/api/v1/push`): a relay, spooled.
+    LokiPush,
+    /// OTLP/HTTP logs (`POST /v1/logs`), spooled.
+    Otlp,
+    /// GELF over UDP (plain, gzip or zlib, chunked), spooled (see `crate::source::net::gelf`).
+    Gelf,
+    /// Heroku HTTPS log drains (`POST /heroku/api/v1/drain`, logplex frames), spooled.
+    HerokuDrain,
+    /// Kafka topics read from their brokers (`kafka = { ... }`), spooled (see `crate::source::net::kafka`).
+    Kafka,
+    /// Azure Event Hubs through its Kafka endpoint (`azure_event_hubs = { ... }`), spooled.
+    AzureEventHubs,
+    /// Google Cloud Logging entries from a Pub/Sub subscription (pulled, or
+    /// pushed to `POST /gcp/api/v1/push`), spooled.
+    Gcplog,
+    /// A zone's HTTP request logs pulled from Cloudflare's Logpull API, spooled.
+    Cloudflare,
+}
+
+/// Where kubelet keeps pod logs.
+pub const DEFAULT_POD_ROOT: &str = "/var/log/pods";
+
+impl SourceConfig {
+    /// A `kubernetes` source's pod log directory.
+    pub fn pod_root(&self) -> PathBuf {
+        self.root.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_POD_ROOT))
+    }
+}
+
+impl SourceType {
+    /// True for sources that tail files (`file`, `kubernetes`, `docker`).
+    pub fn reads_files(self) -> bool {
+        matches!(self, Self::File | Self::Kubernetes | Self::Docker)
+    }
+
+    /// The name of the type in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Stdin => "stdin",
+            Self::Kubernetes => "kubernetes",
+            Self::Journal => "journal",
+            Self::Docker => "docker",
+            Self::Syslog => "syslog",
+            Self::LokiPush => "loki_push",
+            Self::Otlp => "otlp",
+            Self::Gelf => "gelf",
+            Self::HerokuDrain => "heroku_drain",
+            Self::Kafka => "kafka",
+            Self::AzureEventHubs => "azure_event_hubs",
+            Self::Gcplog => "gcplog",
+            Self::Cloudflare => "cloudflare",
+        }
+    }
+}
+
+/// Default `sources[].max_age` of a journal source: Promtail's default, so a
+/// first start reads the last few hours, not a journal of months that the
+/// service would refuse as too old (over 7 days).
+pub const DEFAULT_JOURNAL_MAX_AGE: HumanDuration = HumanDuration::secs(7 * 3600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StartAt {
+    #[default]
+    Beginning,
+    End,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SourceConfig {
+    #[serde(rename = "type")]
+    pub kind: SourceType,
+    /// Name used in metrics; defaults to `file-N`, `stdin-N` or `journal-N` by position.
+    pub name: Option<String>,
+    /// Globs of files to tail (`*`, `?`, `[..]`, `**`).
+    pub include: Vec<String>,
+    /// Globs of paths (or file names) never to tail.
+    pub exclude: Vec<String>,
+    /// A `kubernetes` source's pod log directory
+    /// (`<root>/<namespace>_<pod>_<uid>/<container>/<n>.log`; default `/var/log/pods`).
+    pub root: Option<PathBuf>,
+    /// Static labels of every line from this source.
+    pub labels: BTreeMap<String, String>,
+    /// Overrides `client.tenant_id` for this source's lines.
+    pub tenant_id: Option<String>,
+    /// The names of the clients this source's lines go to (empty: every client).
+    pub clients: Vec<String>,
+    /// Where to start in a file with no saved position (a journal: with no saved cursor).
+    pub start_at: StartAt,
+    /// Journal: the journal directory to read (`journalctl --directory`);
+    /// unset: the system journal.
+    pub path: Option<PathBuf>,
+    /// Journal: `FIELD=value` matches as journalctl takes them (the same
+    /// field ORed, different fields ANDed); empty: every entry.
+    pub matches: Vec<String>,
+    /// Journal: without journalctl on `PATH`, leave the source out (said
+    /// once) instead of refusing to run.
+    pub optional: bool,
+    /// Journal: each line is the whole entry as a JSON object of its fields
+    /// (Promtail's `journal.json`) instead of its `MESSAGE`.
+    pub json: bool,
+    /// Journal: with no saved cursor and `start_at = "beginning"`, entries
+    /// older than this are skipped (0: the whole journal).
+    pub max_age: HumanDuration,
+    /// Skip files not modified for this long (0 turns it off).
+    pub ignore_older: HumanDuration,
+    /// How often globs are rescanned (file events wake the scan earlier).
+    pub scan_interval: HumanDuration,
+    /// Files held open at once; the rest wait their turn.
+    pub max_open_files: usize,
+    /// Longer lines are truncated to this many bytes and counted.
+    pub max_line_bytes: HumanSize,
+    /// Distinct label sets the source's stages may make (0: no bound); see
+    /// `pipeline::stream_limit`.
+    pub max_streams: usize,
+    /// A last line without a newline is shipped after this long idle.
+    pub partial_line_wait: HumanDuration,
+    /// Add a `host` label with this machine's hostname.
+    pub host_label: bool,
+    pub multiline: Option<MultilineConfig>,
+    /// A file source's files named by target files (Promtail's `file_sd_configs`).
+    pub targets_from: Option<super::FileSdConfig>,
+    /// A file source's targets from the Consul catalog (Promtail's
+    /// `consul_sd_configs`): files named by the `__path__` the relabel rules give them.
+    pub consul: Option<super::ConsulConfig>,
+    /// A file source's compressed files: formats and the delay before reading one.
+    pub decompression: Option<super::DecompressionConfig>,
+    /// Prometheus relabel rules over the labels of each file (or of stdin):
+    /// the static ones, `host`, `filename`, `__path__` and a discovery
+    /// source's `__meta_*` labels. A file they drop is not read; labels
+    /// starting `__` are removed after them.
+    pub relabel: Vec<super::RelabelConfig>,
+    /// A `docker` source's Engine and container filters (unset: the defaults).
+    pub docker: Option<super::DockerConfig>,
+    /// A `kubernetes` source's pod metadata from the API server (unset: path labels only).
+    pub kubernetes: Option<super::KubernetesConfig>,
+    pub stages: Vec<StageConfig>,
+    /// A network source's address (default: loopback, see [`SourceType::default_listen`]).
+    pub listen: Option<String>,
+    /// A syslog source's transport (`tcp`, the default, or `udp`).
+    pub protocol: Option<super::NetProtocol>,
+    /// A network source's limits, TLS and auth.
+    pub receiver: Option<super::ReceiverConfig>,
+    /// A `kafka` source's brokers, topics and authentication.
+    pub kafka: Option<super::KafkaConfig>,
+    /// An `azure_event_hubs` source's namespace, event hubs and connection string.
+    pub azure_event_hubs: Option<super::AzureEventHubsConfig>,
+    /// A `gcplog` source's subscription.
+    pub gcplog: Option<super::GcplogConfig>,
+    /// A `cloudflare` source's zone and token.
+    pub cloudflare: Option<super::CloudflareConfig>,
+}
+
+impl Default for SourceConfig {
+    fn default() -> Self {
+        Self {
+            kind: SourceType::File,
+            name: None,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            root: None,
+            labels: BTreeMap::new(),
+            tenant_id: None,
+            clients: Vec::new(),
+            start_at: StartAt::Beginning,
+            path: None,
+            matches: Vec::new(),
+            optional: false,
+            json: false,
+            max_age: DEFAULT_JOURNAL_MAX_AGE,
+            ignore_older: HumanDuration::secs(24 * 3600),
+            scan_interval: HumanDuration::secs(10),
+            max_open_files: 1024,
+            max_line_bytes: HumanSize(256 << 10),
+            max_streams: DEFAULT_MAX_STREAMS,
+            partial_line_wait: HumanDuration::secs(3),
+            host_label: true,
+            multiline: None,
+            decompression: None,
+            targets_from: None,
+            consul: None,
+            relabel: Vec::new(),
+            docker: None,
+            kubernetes: None,
+            stages: Vec::new(),
+            listen: None,
+            protocol: None,
+            receiver: None,
+            kafka: None,
+            azure_event_hubs: None,
+            gcplog: None,
+            cloudflare: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct MultilineConfig {
+    /// A line matching this regex starts a new entry; others join the previous one.
+    pub start: String,
+    pub max_lines: usize,
+    pub max_wait: HumanDuration,
+}
+
+impl Default for MultilineConfig {
+    fn default() -> Self {
+        Self { start: String::new(), max_lines: 128, max_wait: HumanDuration::secs(3) }
+    }
+}
+
+pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if let Some(name) = &s.name {
+        if name.is_empty() || name.chars().any(char::is_control) {
+            e(&format!("{key}.name"), format!("{name:?} is not a source name (one line of printable text)"));
+        }
+    }
+    for name in s.labels.keys() {
+        if !is_valid_label_name(name) {
+            e(&format!("{key}.labels.{name}"), format!("`{name}` is not a valid label name ([a-zA-Z_][a-zA-Z0-9_]*)"));
+        }
+    }
+    if s.root.is_some() && s.kind != SourceType::Kubernetes {
+        e(&format!("{key}.root"), "`root` is for kubernetes sources (type = \"kubernetes\")".into());
+    }
+    match s.kind {
+        SourceType::File => {
+            if s.include.is_empty() && s.targets_from.is_none() && s.consul.is_none() && s.kubernetes.is_none() {
+                e(
+                    &format!("{key}.include"),
+                    "a file source needs at least one glob (or `targets_from`, `consul`)".into(),
+                );
+            }
+            if let Some(c) = &s.consul {
+                super::consul::validate_consul(key, c, e);
+                if !s.include.is_empty() || s.targets_from.is_some() {
+                    e(&format!("{key}.consul"), "a source with `consul` reads the files its targets' `__path__` name (set by `relabel`); leave `include` and `targets_from` out".into());
+                }
+            }
+            if s.max_open_files == 0 {
+                e(&format!("{key}.max_open_files"), "must be at least 1".into());
+            }
+        }
+        SourceType::Stdin => {
+            if !s.include.is_empty() || !s.exclude.is_empty() {
+                e(&format!("{key}.include"), "include and exclude are for file sources".into());
+            }
+        }
+        SourceType::Kubernetes => {
+            if !s.include.is_empty() {
+                e(
+                    &format!("{key}.include"),
+                    "a kubernetes source reads every pod log below `root`; use `exclude` to skip some".into(),
+                );
+            }
+            if !s.pod_root().is_absolute() {
+                e(&format!("{key}.root"), format!("`{}` is not an absolute path", s.pod_root().display()));
+            }
+            if s.max_open_files == 0 {
+                e(&format!("{key}.max_open_files"), "must be at least 1".into());
+            }
+        }
+        SourceType::Docker => {
+            if !s.include.is_empty() {
+                e(
+                    &format!("{key}.include"),
+                    "a docker source reads the logs of the containers the Engine lists; use `docker.filters` or \
+                     `relabel` to choose them"
+                        .into(),
+                );
+            }
+            if s.max_open_files == 0 {
+                e(&format!("{key}.max_open_files"), "must be at least 1".into());
+            }
+            super::discovery::validate_docker(key, &s.docker.clone().unwrap_or_default(), e);
+        }
+        SourceType::Journal => {
+            if !s.include.is_empty() {
+                e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
+            }
+            if !s.exclude.is_empty() {
+                e(
+                    &format!("{key}.exclude"),
+                    "exclude is for file sources; a journal source filters with `matches`".into(),
+                );
+            }
+            if s.multiline.is_some() {
+                e(
+                    &format!("{key}.multiline"),
+                    "multiline is for file and stdin sources: a journal entry is one message".into(),
+                );
+            }
+            if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+                e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
+            }
+        }
+        SourceType::Syslog
+        | SourceType::LokiPush
+        | SourceType::Otlp
+        | SourceType::Gelf
+        | SourceType::HerokuDrain
+        | SourceType::Gcplog
+        | SourceType::Cloudflare
+        | SourceType::Kafka
+        | SourceType::AzureEventHubs => {}
+    }
+    super::discovery::validate_kubernetes(key, s, e);
+    if s.consul.is_some() && s.kind != SourceType::File {
+        e(&format!("{key}.consul"), "`consul` is for file sources (type = \"file\")".into());
+    }
+    if s.docker.is_some() && s.kind != SourceType::Docker {
+        e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
+    }
+    if s.kind != SourceType::Journal {
+        if s.path.is_some() {
+            e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
+        }
+        for (k, set) in [("matches", !s.matches.is_empty()), ("optional", s.optional), ("json", s.json)] {
+            if set {
+                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
+            }
+        }
+    }
+    if let Some(t) = &s.tenant_id {
+        if t.is_empty() || t.contains('|') {
+            e(&format!("{key}.tenant_id"), "must be one non-empty tenant".into());
+        }
+    }
+    if s.max_line_bytes.get() < 16 {
+        e(&format!("{key}.max_line_bytes"), "must be at least 16".into());
+    }
+    if let Some(m) = &s.multiline {
+        if m.start.is_empty() {
+            e(&format!("{key}.multiline.start"), "a multiline source needs a start regex".into());
+        }
+        if m.max_lines == 0 {
+            e(&format!("{key}.multiline.max_lines"), "must be at least 1".into());
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! Kubernetes discovery for a file source (`kubernetes.role` node, service,
+//! endpoints, endpointslice or ingress), as Promtail's file targets of
+//! `kubernetes_sd_configs`: the objects of the role are listed and watched
+//! (with the config's `namespaces` and `selectors`); each makes targets
+//! with Prometheus' `__meta_kubernetes_*` labels ([`super::roles`]); the
+//! source's relabel rules run once per target, and a target they keep and
+//! give a `__path__` (a glob; `__path_exclude__` too) names files, read with
+//! the target's labels (labels starting `__` removed, `filename` added).
+//!
+//! A change of the objects takes effect at the source's next scan, as
+//! `targets_from` does: a new target's files are opened, and files no target
+//! names any more are read to their end and closed. While the API server
+//! cannot be reached, the last known targets stay.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::api::{Api, Resource};
+use super::endpoints;
+use super::objects::{EndpointSlice, Endpoints};
+use super::roles::{self, Labels};
+use super::watch::{self, Store};
+use crate::config::{KubeRole, KubernetesConfig, SERVICE_ACCOUNT_DIR};
+use crate::relabel::Rules;
+use crate::source::discover::{FileMatch, LiveGlobs};
+use crate::source::file_sd::{Group, SdTargets};
+use crate::source::SourceSpec;
+
+/// The objects of one kind, by (namespace, uid).
+type ByKey = BTreeMap<(String, String), Value>;
+
+/// The objects seen, by resource kind (`nodes`, `services`, ...), then by key.
+#[derive(Default)]
+struct Objects {
+    by_kind: Mutex<BTreeMap<&'static str, ByKey>>,
+    changed: Notify,
+}
+
+/// The kind of a resource path (its last segment).
+fn kind_of(res: &Resource) -> &'static str {
+    ["pods", "nodes", "services", "endpoints", "endpointslices", "ingresses"]
+        .into_iter()
+        .find(|k| res.path.ends_with(&format!("/{k}")))
+        .unwrap_or("other")
+}
+
+/// An object's key in its kind: (namespace, uid or name); the namespace
+/// tells a namespaced watch's own objects when it lists again.
+fn key_of(o: &Value) -> (String, String) {
+    let s = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
+    let uid = s("/metadata/uid");
+    (s("/metadata/namespace"), if uid.is_empty() { s("/metadata/name") } else { uid })
+}
+
+/// The namespace a namespaced path watches (`/.../namespaces/NS/KIND`).
+fn namespace_of(res: &Resource) -> Option<&str> {
+    let mut parts = res.path.rsplit('/');
+    parts.next();
+    let ns = parts.next()?;
+    (parts.next() == Some("namespaces")).then_some(ns)
+}
+
+impl Store for Objects {
+    fn replace(&self, res: &Resource, items: Vec<Value>) {
+        if let Ok(mut g) = self.by_kind.lock() {
+            let m = g.entry(kind_of(res)).or_default();
+            match namespace_of(res) {
+                Some(ns) => m.retain(|(n, _), _| n != ns),
+                None => m.clear(),
+            }
+            m.extend(items.into_iter().map(|o| (key_of(&o), o)));
+        }
+        self.changed.notify_one();
+    }
+
+    fn upsert(&self, res: &Resource, object: Value) {
+        if let Ok(mut g) = self.by_kind.lock() {
+            g.entry(kind_of(res)).or_default().insert(key_of(&object), object);
+        }
+        self.changed.notify_one();
+    }
+
+    fn remove(&self, res: &Resource, object: Value) {
+        if let Ok(mut g) = self.by_kind.lock() {
+            g.entry(kind_of(res)).or_default().remove(&key_of(&object));
+        }
+        self.changed.notify_one();
+    }
+}
+
+impl Objects {
+    /// Every object of `kind`, typed (objects that do not parse are skipped).
+    fn all<T: serde::de::DeserializeOwned>(&self, kind: &str) -> Vec<T> {
+        let Ok(g) = self.by_kind.lock() else { return Vec::new() };
+        g.get(kind).map(|m| m.values().filter_map(|v| T::deserialize(v).ok()).collect()).unwrap_or_default()
+    }
+
+    /// The targets of `role` now.
+    fn targets(&self, role: KubeRole) -> Vec<Labels> {
+        match role {
+            KubeRole::Node => self.all("nodes").iter().flat_map(roles::node).collect(),
+            KubeRole::Service => self.all("services").iter().flat_map(roles::service).collect(),
+            KubeRole::Ingress => self.all("ingresses").iter().flat_map(roles::ingress).collect(),
+            KubeRole::Endpoints => {
+                let (pods, services) = (self.all("pods"), self.all("services"));
+                let eps: Vec<Endpoints> = self.all("endpoints");
+                eps.iter().flat_map(|e| endpoints::endpoints(e, &pods, &services)).collect()
+            }
+            KubeRole::EndpointSlice => {
+                let (pods, services) = (self.all("pods"), self.all("services"));
+                let eps: Vec<EndpointSlice> = self.all("endpointslices");
+                eps.iter().flat_map(|e| endpoints::endpointslice(e, &pods, &services)).collect()
+            }
+            KubeRole::Pod => Vec::new(),
+        }
+    }
+}
+
+/// The resources `cfg` watches: its role's (and, for endpoints and
+/// endpointslice, pods and services), in each of its namespaces.
+pub fn resources(cfg: &KubernetesConfig) -> Vec<Resource> {
+    let kinds: &[(KubeRole, &str, &str)] = match cfg.role {
+        KubeRole::Node => &[(KubeRole::Node, "/api/v1", "nodes")],
+        KubeRole::Service => &[(KubeRole::Service, "/api/v1", "services")],
+        KubeRole::Ingress => &[(KubeRole::Ingress, "/apis/networking.k8s.io/v1", "ingresses")],
+        KubeRole::Endpoints => &[
+            (KubeRole::Endpoints, "/api/v1", "endpoints"),
+            (KubeRole::Pod, "/api/v1", "pods"),
+            (KubeRole::Service, "/api/v1", "services"),
+        ],
+        KubeRole::EndpointSlice => &[
+            (KubeRole::EndpointSlice, "/apis/discovery.k8s.io/v1", "endpointslices"),
+            (KubeRole::Pod, "/api/v1", "pods"),
+            (KubeRole::Service, "/api/v1", "services"),
+        ],
+        KubeRole::Pod => &[(KubeRole::Pod, "/api/v1", "pods")],
+    };
+    let mut namespaces: Vec<String> = Vec::new();
+    if let Some(ns) = &cfg.namespaces {
+        namespaces.extend(ns.names.iter().cloned());
+        if ns.own_namespace {
+            match std::fs::read_to_string(std::path::Path::new(SERVICE_ACCOUNT_DIR).join("namespace")) {
+                Ok(own) => namespaces.push(own.trim().to_string()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "namespaces.own_namespace: cannot read the service account's namespace")
+                }
+            }
+        }
+    }
+    namespaces.sort();
+    namespaces.dedup();
+    let mut out = Vec::new();
+    for (role, prefix, kind) in kinds {
+        let sel = cfg.selectors.iter().find(|s| s.role == *role);
+        let (label, field) = (sel.and_then(|s| s.label.clone()), sel.and_then(|s| s.field.clone()));
+        if namespaces.is_empty() || *role == KubeRole::Node {
+            out.push(Resource { path: format!("{prefix}/{kind}"), label, field });
+        } else {
+            for ns in &namespaces {
+                out.push(Resource {
+                    path: format!("{prefix}/namespaces/{ns}/{kind}"),
+                    label: label.clone(),
+                    field: field.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The namespaces of `cfg.namespaces` (`names`, and the agent's own with
+/// `own_namespace`); empty: every namespace.
+pub fn namespaces(cfg: &KubernetesConfig) -> Vec<String> {
+    let mut namespaces: Vec<String> = Vec::new();
+    if let Some(ns) = &cfg.namespaces {
+        namespaces.extend(ns.names.iter().cloned());
+        if ns.own_namespace {
+            match std::fs::read_to_string(std::path::Path::new(SERVICE_ACCOUNT_DIR).join("namespace")) {
+                Ok(own) => namespaces.push(own.trim().to_string()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "namespaces.own_namespace: cannot read the service account's namespace")
+                }
+            }
+        }
+    }
+    namespaces.sort();
+    namespaces.dedup();
+    namespaces
+}
+
+/// `spec` reading the files its Kubernetes targets name, kept current by
+/// tasks on `handle` until `cancel` (see the module documentation).
+pub fn attach(
+    mut spec: SourceSpec,
+    cfg: &KubernetesConfig,
+    name: &Arc<str>,
+    handle: &tokio::runtime::Handle,
+    cancel: &CancellationToken,
+) -> SourceSpec {
+    let Some(base) = spec.files.clone() else { return spec };
+    let targets = Arc::new(SdTargets::relabelled());
+    let live = Arc::new(LiveGlobs::default());
+    spec.labels.targets = Some(targets.clone());
+    spec.files = Some(Arc::new(base.with_live(live.clone())));
+    let api = match Api::new(cfg) {
+        Ok(api) => api,
+        Err(e) => {
+            tracing::error!(source = %name, error = %e, "no Kubernetes discovery: the source reads nothing");
+            return spec;
+        }
+    };
+    let objects = Arc::new(Objects::default());
+    let resources = resources(cfg);
+    tracing::info!(source = %name, server = api.server(), role = cfg.role.as_str(), resources = resources.len(), "discovering targets");
+    for res in resources {
+        handle.spawn(watch::run(api.clone(), res, objects.clone(), cancel.clone(), name.clone()));
+    }
+    let (role, rules, statics) = (cfg.role, spec.labels.relabel.clone(), spec.config.labels.clone());
+    let (cancel, name) = (cancel.clone(), name.clone());
+    handle.spawn(async move {
+        let mut last: Option<Vec<Labels>> = None;
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = objects.changed.notified() => {}
+            }
+            let found = relabel(objects.targets(role), &statics, rules.as_deref());
+            if last.as_ref() == Some(&found) {
+                continue;
+            }
+            apply(&name, &found, &targets, &live);
+            last = Some(found);
+        }
+    });
+    spec
+}
+
+/// Each target's labels (with the source's static labels under them) after
+/// the rules; the targets the rules drop or give no `__path__` are left out.
+fn relabel(found: Vec<Labels>, statics: &BTreeMap<String, String>, rules: Option<&Rules>) -> Vec<Labels> {
+    let mut out: Vec<Labels> = found
+        .into_iter()
+        .filter_map(|t| {
+            let mut l = statics.clone();
+            l.extend(t);
+            if rules.is_some_and(|r| !r.apply(&mut l)) {
+                return None;
+            }
+            l.get("__path__").is_some_and(|p| !p.is_empty()).then_some(l)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn apply(name: &str, found: &[Labels], targets: &SdTargets, live: &LiveGlobs) {
+    let mut groups = Vec::new();
+    let mut include = Vec::new();
+    for l in found {
+        match Group::new(l.clone()) {
+            Some(Ok(g)) => {
+                include.push(g.glob().to_string());
+                groups.push(g);
+            }
+            Some(Err(e)) => {
+                tracing::warn!(source = %name, error = %e, "a target's __path__ or __path_exclude__ is no glob; left out")
+            }
+            None => {}
+        }
+    }
+    include.sort();
+    include.dedup();
+    tracing::info!(source = %name, targets = groups.len(), "Kubernetes targets changed");
+    targets.set(groups);
+    // Each glob compiled on its own above.
+    live.set(FileMatch::compile(&include, &[]).unwrap_or_else(|_| FileMatch::empty()));
+}

@@ -1,0 +1,466 @@
+//! `type = "kafka"` and `type = "azure_event_hubs"` against a broker written
+//! in the test (tests/common/kafka_broker.rs: the real Kafka wire protocol,
+//! no Kafka can run here): lines, the `__meta_kafka_*` labels through
+//! relabel rules, timestamps (`use_incoming_timestamp` on and off), a
+//! value that is not UTF-8, a restart that resumes without a repeat or a
+//! loss (also when the offsets file lags the spool, as after a crash), a broker down at start and up later; Event Hubs over TLS with
+//! SASL PLAIN and its `{"records": [...]}` split; bad config refused.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+#[path = "common/kafka_broker.rs"]
+mod kafka_broker;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent::{free_port, query_all, Agent, Stored};
+use common::{bin, wait_for, Receiver};
+use kafka_broker::{Broker, Msg, Options};
+use tokio_rustls::rustls;
+
+const BIG: &[&str] = &["--max-query-limit", "1000000"];
+
+fn kafka_config(dir: &Path, url: &str, brokers: &str, topics: &str, incoming: bool) -> PathBuf {
+    let source = format!(
+        r#"type = "kafka"
+name = "kafka"
+labels = {{ job = "kafka" }}
+host_label = false
+kafka = {{ brokers = ["{brokers}"], topics = [{topics}], group_id = "g1", use_incoming_timestamp = {incoming}, topic_refresh_interval = "200ms", max_wait = "100ms" }}
+relabel = [
+  {{ source_labels = ["__meta_kafka_topic"], target_label = "topic" }},
+  {{ source_labels = ["__meta_kafka_partition"], target_label = "partition" }},
+  {{ source_labels = ["__meta_kafka_message_key"], target_label = "key" }},
+  {{ source_labels = ["__meta_kafka_group_id"], target_label = "group" }},
+  {{ source_labels = ["__meta_kafka_message_key"], regex = "secret", action = "drop" }},
+]
+"#
+    );
+    agent::net_source_config(dir, "kafka.toml", url, &source)
+}
+
+fn wait_lines(store: &Receiver, query: &str, n: usize) -> Vec<Stored> {
+    let mut got = Vec::new();
+    wait_for(Duration::from_secs(30), || {
+        got = query_all(store, query, None);
+        got.len() >= n
+    });
+    got
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
+#[test]
+fn messages_are_labelled_timed_and_resume_after_a_restart_without_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let broker = Broker::start(Options::default());
+    broker.create_topic("app-web", 2);
+    broker.produce("other", 0, vec![Msg::new("not a topic of ours", 1_700_000_000_000)]);
+    broker.produce(
+        "app-web",
+        0,
+        vec![
+            Msg::keyed("user-1", "first", 1_700_000_000_001),
+            Msg::new("second", 1_700_000_000_002),
+            Msg::keyed("secret", "dropped by relabel", 1_700_000_000_003),
+        ],
+    );
+    broker.produce("app-web", 1, vec![Msg { key: None, value: b"bad \xff utf8".to_vec(), ts_ms: 1_700_000_000_004 }]);
+    let config = kafka_config(dir.path(), &store.base, &broker.addr(), r#""^app-.*""#, true);
+    let agent = Agent::start(&config);
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 3);
+    assert_eq!(got.len(), 3, "{got:#?}\n{}", agent.stderr_text());
+    let first = &got[0];
+    assert_eq!(first.line, "first");
+    assert_eq!(first.ts, 1_700_000_000_001_000_000);
+    assert_eq!(first.labels["topic"], "app-web");
+    assert_eq!(first.labels["partition"], "0");
+    assert_eq!(first.labels["key"], "user-1");
+    assert_eq!(first.labels["group"], "g1");
+    assert!(!first.labels.keys().any(|k| k.starts_with("__")), "{first:?}");
+    assert_eq!(got[1].line, "second");
+    assert_eq!(got[1].labels["key"], "none");
+    assert_eq!(got[2].line, "bad \u{fffd} utf8");
+    assert_eq!(got[2].labels["partition"], "1");
+    assert!(wait_for(Duration::from_secs(10), || agent
+        .metrics()
+        .contains(r#"tailship_lines_repaired_total{reason="invalid_utf8",source="kafka"} 1"#)));
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    let offsets = std::fs::read_to_string(dir.path().join("spool/kafka/kafka-offsets.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&offsets).unwrap();
+    assert_eq!(saved["app-web"]["0"], 3, "{offsets}");
+    assert_eq!(saved["app-web"]["1"], 1, "{offsets}");
+    // As if the agent had died between the spool's fsync and the offsets
+    // file's write: the file lags; the marks in the spool carry the offsets.
+    std::fs::write(dir.path().join("spool/kafka/kafka-offsets.json"), r#"{"app-web":{"0":1}}"#).unwrap();
+
+    // While the agent is down, more arrives; after the restart exactly that is shipped.
+    broker.produce("app-web", 0, vec![Msg::new("third", 1_700_000_000_005)]);
+    broker.produce("app-web", 1, vec![Msg::new("fourth", 1_700_000_000_006)]);
+    let agent = Agent::start(&config);
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 5);
+    // Give a repeat the time to show up.
+    broker.produce("app-web", 0, vec![Msg::new("fifth", 1_700_000_000_007)]);
+    let got2 = wait_lines(&store, r#"{job="kafka"}"#, 6);
+    let lines: Vec<&str> = got2.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(lines, ["first", "second", "bad \u{fffd} utf8", "third", "fourth", "fifth"], "{got:#?}");
+    assert!(agent.stderr_text().contains("Kafka offsets taken from the spool"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn without_use_incoming_timestamp_lines_take_the_time_they_were_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let broker = Broker::start(Options::default());
+    broker.produce("logs", 0, vec![Msg::new("old message", 1_000_000_000_000)]);
+    let before = now_ms() as i128 * 1_000_000;
+    let agent = Agent::start(&kafka_config(dir.path(), &store.base, &broker.addr(), r#""logs""#, false));
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 1);
+    assert_eq!(got.len(), 1, "{}", agent.stderr_text());
+    assert!(got[0].ts >= before, "{} < {before}", got[0].ts);
+    assert_eq!(got[0].labels["topic"], "logs");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn a_broker_down_at_start_is_retried_and_read_once_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let agent = Agent::start(&kafka_config(dir.path(), &store.base, &addr, r#""logs""#, true));
+    assert!(
+        wait_for(Duration::from_secs(20), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
+        "{}",
+        agent.stderr_text()
+    );
+    let broker = Broker::start(Options { port, ..Default::default() });
+    broker.produce("logs", 0, vec![Msg::new("after the outage", 1_700_000_000_000)]);
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 1);
+    assert_eq!(got.len(), 1, "{}", agent.stderr_text());
+    assert_eq!(got[0].line, "after the outage");
+    let err = agent.stderr_text();
+    assert_eq!(err.matches("cannot be reached; retrying with backoff").count(), 1, "said once: {err}");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+/// A CA and a server config for 127.0.0.1 signed by it: (CA PEM, config).
+fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship kafka test CA");
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
+    let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key_der)
+        .unwrap();
+    (ca_cert.pem(), Arc::new(config))
+}
+
+const CONNECTION: &str =
+    "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=abc=";
+
+#[test]
+fn azure_event_hubs_over_tls_and_sasl_splits_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let (ca, tls) = private_ca();
+    let broker = Broker::start(Options {
+        tls: Some(tls),
+        sasl: Some(("$ConnectionString".into(), CONNECTION.into())),
+        ..Default::default()
+    });
+    let records = r#"{"records":[{"time":"2024-05-01T10:00:00Z","category":"FunctionAppLogs","resourceId":"/SUBSCRIPTIONS/X","operationName":"Microsoft.Web/sites/functions/log","level":"Informational"},{"time":"2024-05-01T10:00:01.5Z","category":"AppServiceHTTPLogs","resourceId":"/SUBSCRIPTIONS/X","operationName":"op"}]}"#;
+    broker.produce(
+        "insights-logs",
+        0,
+        vec![Msg::new(records, 1_700_000_000_000), Msg::new("just text, a custom message", 1_700_000_000_001)],
+    );
+    std::fs::write(dir.path().join("ca.pem"), ca).unwrap();
+    std::fs::write(dir.path().join("conn"), CONNECTION).unwrap();
+    let source = format!(
+        r#"type = "azure_event_hubs"
+name = "azure"
+labels = {{ job = "azure" }}
+host_label = false
+azure_event_hubs = {{ fully_qualified_namespace = "127.0.0.1:{port}", event_hubs = ["insights-logs"], connection_string_file = "{dir}/conn", ca_file = "{dir}/ca.pem", use_incoming_timestamp = true }}
+relabel = [
+  {{ source_labels = ["__azure_event_hubs_category"], target_label = "category" }},
+  {{ source_labels = ["__meta_kafka_topic"], target_label = "hub" }},
+]
+"#,
+        port = broker.port,
+        dir = dir.path().display()
+    );
+    let agent = Agent::start(&agent::net_source_config(dir.path(), "azure.toml", &store.base, &source));
+    let got = wait_lines(&store, r#"{job="azure"}"#, 3);
+    assert_eq!(got.len(), 3, "{got:#?}\n{}", agent.stderr_text());
+    assert!(broker.authenticated.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    // The custom message takes the message's time (1.7e18), before the records' (2024).
+    assert_eq!(got[0].line, "just text, a custom message");
+    assert_eq!(got[0].ts, 1_700_000_000_001_000_000);
+    assert!(!got[0].labels.contains_key("category"));
+    assert!(got[1].line.starts_with(r#"{"time":"2024-05-01T10:00:00Z","category":"FunctionAppLogs""#), "{got:#?}");
+    assert_eq!(got[1].ts, 1_714_557_600_000_000_000);
+    assert_eq!(got[1].labels["category"], "FunctionAppLogs");
+    assert_eq!(got[1].labels["hub"], "insights-logs");
+    assert_eq!(got[2].ts, 1_714_557_601_500_000_000);
+    assert_eq!(got[2].labels["category"], "AppServiceHTTPLogs");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn azure_event_hubs_with_a_wrong_connection_string_ships_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let (ca, tls) = private_ca();
+    let broker = Broker::start(Options {
+        tls: Some(tls),
+        sasl: Some(("$ConnectionString".into(), CONNECTION.into())),
+        ..Default::default()
+    });
+    broker.produce("hub", 0, vec![Msg::new("never read", 1_700_000_000_000)]);
+    std::fs::write(dir.path().join("ca.pem"), ca).unwrap();
+    let source = format!(
+        r#"type = "azure_event_hubs"
+name = "azure"
+azure_event_hubs = {{ fully_qualified_namespace = "127.0.0.1:{port}", event_hubs = ["hub"], connection_string = "Endpoint=wrong", ca_file = "{dir}/ca.pem", disallow_custom_messages = true }}
+"#,
+        port = broker.port,
+        dir = dir.path().display()
+    );
+    let agent = Agent::start(&agent::net_source_config(dir.path(), "azure.toml", &store.base, &source));
+    assert!(
+        wait_for(Duration::from_secs(20), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(query_all(&store, r#"{job=~".+"}"#, None).is_empty());
+    assert!(!agent.stderr_text().contains("Endpoint=wrong"), "the connection string is a secret");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+fn check(dir: &Path, source: &str) -> (i32, String) {
+    let path = agent::net_source_config(dir, "bad.toml", "http://127.0.0.1:1", source);
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&path).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn bad_kafka_config_exits_2_naming_the_key_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = check(dir.path(), "type = \"kafka\"\nkafka = { brokers = [], topics = [\"^app-(\"] }\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad.toml"), "{err}");
+    assert!(err.contains("sources[0].kafka.brokers"), "{err}");
+    assert!(err.contains("sources[0].kafka.topics[0]"), "{err}");
+    let (code, err) = check(
+        dir.path(),
+        "type = \"kafka\"\nkafka = { brokers = [\"k:9092\"], topics = [\"t\"], authentication = { type = \"sasl\", sasl = { mechanism = \"SCRAM-SHA-512\" } } }\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("sources[0].kafka.authentication.sasl.user"), "{err}");
+    assert!(err.contains("sources[0].kafka.authentication.sasl.password"), "{err}");
+    let (code, err) = check(dir.path(), "type = \"azure_event_hubs\"\nazure_event_hubs = { event_hubs = [] }\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("sources[0].azure_event_hubs.fully_qualified_namespace"), "{err}");
+    assert!(err.contains("sources[0].azure_event_hubs.event_hubs"), "{err}");
+    assert!(err.contains("sources[0].azure_event_hubs.connection_string"), "{err}");
+    let (code, err) = check(dir.path(), "type = \"kafka\"\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("sources[0].kafka"), "{err}");
+}
+
+#[test]
+fn promtail_kafka_and_azure_event_hubs_jobs_convert_check_and_ship() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let kafka = Broker::start(Options::default());
+    kafka.produce("orders", 0, vec![Msg::keyed("k1", "order placed", 1_700_000_000_000)]);
+    let (ca, tls) = private_ca();
+    let azure = Broker::start(Options {
+        tls: Some(tls),
+        sasl: Some(("$ConnectionString".into(), CONNECTION.into())),
+        ..Default::default()
+    });
+    let record = r#"{"records":[{"time":"2024-05-01T10:00:00Z","category":"AuditEvent","resourceId":"/R","operationName":"op"}]}"#;
+    azure.produce("hub1", 0, vec![Msg::new(record, 1_700_000_000_000)]);
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca).unwrap();
+    let yaml = format!(
+        r#"server:
+  http_listen_port: {port}
+positions:
+  filename: {dir}/promtail-positions.yaml
+clients:
+  - url: {url}/loki/api/v1/push
+scrape_configs:
+  - job_name: kafka
+    kafka:
+      brokers: [{kafka}]
+      topics: ['^ord.*']
+      group_id: shippers
+      assignor: roundrobin
+      use_incoming_timestamp: true
+      labels:
+        job: kafka
+    relabel_configs:
+      - source_labels: ['__meta_kafka_topic']
+        target_label: topic
+      - source_labels: ['__meta_kafka_message_key']
+        target_label: key
+      - source_labels: ['__meta_kafka_group_id']
+        target_label: group
+  - job_name: azure
+    azure_event_hubs:
+      fully_qualified_namespace: 127.0.0.1:{azure}
+      connection_string: "{conn}"
+      event_hubs: [hub1]
+      use_incoming_timestamp: true
+      labels:
+        job: azure
+    relabel_configs:
+      - source_labels: ['__azure_event_hubs_category']
+        target_label: category
+"#,
+        port = free_port(),
+        dir = dir.display(),
+        url = recv.base,
+        kafka = kafka.addr(),
+        azure = azure.port,
+        conn = CONNECTION,
+    );
+    let promtail = agent::write_file(dir, "promtail.yaml", &yaml);
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let (toml, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(toml.contains("type = \"kafka\"") && toml.contains("type = \"azure_event_hubs\""), "{toml}");
+    assert!(stderr.contains("scrape_configs[0].kafka.group_id"), "the difference is listed: {stderr}");
+    let converted =
+        agent::write_file(dir, "tailship.toml", &format!("{toml}\n[spool]\npath = \"{}/spool\"\n", dir.display()));
+    let c = Command::new(bin()).args(["check", "--config"]).arg(&converted).output().unwrap();
+    assert_eq!(c.status.code(), Some(0), "{}", String::from_utf8_lossy(&c.stderr));
+    // Promtail would trust the system's roots: the test's CA is given as one of them.
+    let agent = Agent::start_with(&converted, &[("SSL_CERT_FILE", ca_file.to_str().unwrap())]);
+    let mut got = Vec::new();
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            got = agent::query_all_at(&recv, "/loki/api/v1", r#"{job=~"kafka|azure"}"#, None);
+            got.len() >= 2
+        }),
+        "{got:?} {}",
+        agent.stderr_text()
+    );
+    let k = got.iter().find(|e| e.line == "order placed").unwrap_or_else(|| panic!("{got:#?}"));
+    assert_eq!(k.labels["topic"], "orders");
+    assert_eq!(k.labels["key"], "k1");
+    assert_eq!(k.labels["group"], "shippers");
+    assert_eq!(k.ts, 1_700_000_000_000_000_000);
+    let a = got.iter().find(|e| e.labels.get("job").is_some_and(|j| j == "azure")).unwrap();
+    assert_eq!(a.labels["category"], "AuditEvent");
+    assert_eq!(a.ts, 1_714_557_600_000_000_000);
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+/// A CA, a broker certificate for 127.0.0.1 and a client certificate signed
+/// by it, and a server config requiring a client certificate of that CA:
+/// (CA PEM, client cert PEM, client key PEM, server config).
+fn mutual_tls() -> (String, String, String, Arc<rustls::ServerConfig>) {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship kafka mTLS CA");
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let server_cert =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client_cert =
+        rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca_cert.der().clone()).unwrap();
+    let verifier =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
+        )
+        .unwrap();
+    (ca_cert.pem(), client_cert.pem(), client_key.serialize_pem(), Arc::new(config))
+}
+
+#[test]
+fn authentication_ssl_with_a_client_certificate_reads_from_a_broker_that_requires_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let (ca, cert, key, tls) = mutual_tls();
+    let broker = Broker::start(Options { tls: Some(tls), ..Default::default() });
+    broker.produce("secure", 0, vec![Msg::new("over mutual TLS", 1_700_000_000_000)]);
+    for (name, pem) in [("ca.pem", &ca), ("cert.pem", &cert), ("key.pem", &key)] {
+        std::fs::write(dir.path().join(name), pem).unwrap();
+    }
+    let d = dir.path().display();
+    let source = format!(
+        r#"type = "kafka"
+name = "kafka"
+labels = {{ job = "kafka" }}
+kafka = {{ brokers = ["{addr}"], topics = ["secure"], authentication = {{ type = "ssl", tls = {{ ca_file = "{d}/ca.pem", cert_file = "{d}/cert.pem", key_file = "{d}/key.pem" }} }} }}
+"#,
+        addr = broker.addr()
+    );
+    let agent = Agent::start(&agent::net_source_config(dir.path(), "ssl.toml", &store.base, &source));
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 1);
+    assert_eq!(got.len(), 1, "{}", agent.stderr_text());
+    assert_eq!(got[0].line, "over mutual TLS");
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn a_broker_that_goes_away_and_comes_back_is_read_on_from_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let broker = Broker::start(Options::default());
+    let port = broker.port;
+    broker.produce("logs", 0, vec![Msg::new("before", 1_700_000_000_000)]);
+    let agent = Agent::start(&kafka_config(dir.path(), &store.base, &broker.addr(), r#""logs""#, true));
+    assert_eq!(wait_lines(&store, r#"{job="kafka"}"#, 1).len(), 1, "{}", agent.stderr_text());
+    // The broker stops (its log kept) and starts again on the same port.
+    let log = Broker::start(Options::default());
+    log.copy_from(&broker);
+    drop(broker);
+    assert!(
+        wait_for(Duration::from_secs(30), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
+        "{}",
+        agent.stderr_text()
+    );
+    let again = Broker::start(Options { port, ..Default::default() });
+    again.copy_from(&log);
+    again.produce("logs", 0, vec![Msg::new("after", 1_700_000_000_001)]);
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 2);
+    let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(lines, ["before", "after"], "{}", agent.stderr_text());
+    assert!(agent.stderr_text().contains("reached again"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
