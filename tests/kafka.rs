@@ -464,3 +464,77 @@ fn a_broker_that_goes_away_and_comes_back_is_read_on_from_where_it_was() {
     assert!(agent.stderr_text().contains("reached again"), "{}", agent.stderr_text());
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
+
+/// A broker whose certificate names `broker.internal` (not the address
+/// connected to), requiring no client certificate: (CA PEM, server config).
+fn named_broker_tls() -> (String, Arc<rustls::ServerConfig>) {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship kafka named CA");
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let server_cert = rcgen::CertificateParams::new(vec!["broker.internal".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &issuer)
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
+        )
+        .unwrap();
+    (ca_cert.pem(), Arc::new(config))
+}
+
+/// `tls.server_name` checks the broker's certificate against that name, and
+/// `insecure_skip_verify` checks nothing; without either, a certificate for
+/// another name is refused and said so.
+#[test]
+fn kafka_tls_server_name_and_insecure_skip_verify_reach_a_broker_named_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let (ca, tls) = named_broker_tls();
+    let broker = Broker::start(Options { tls: Some(tls), ..Default::default() });
+    broker.produce("named", 0, vec![Msg::new("checked against its name", 1_700_000_000_000)]);
+    broker.produce("unchecked", 0, vec![Msg::new("not checked at all", 1_700_000_000_000)]);
+    broker.produce("refused", 0, vec![Msg::new("never read", 1_700_000_000_000)]);
+    std::fs::write(dir.path().join("ca.pem"), &ca).unwrap();
+    let d = dir.path().display();
+    let addr = broker.addr();
+    let source = format!(
+        r#"type = "kafka"
+name = "named"
+labels = {{ job = "kafka" }}
+kafka = {{ brokers = ["{addr}"], topics = ["named"], authentication = {{ type = "ssl", tls = {{ ca_file = "{d}/ca.pem", server_name = "broker.internal" }} }} }}
+[[sources]]
+type = "kafka"
+name = "unchecked"
+labels = {{ job = "kafka" }}
+kafka = {{ brokers = ["{addr}"], topics = ["unchecked"], authentication = {{ type = "ssl", tls = {{ insecure_skip_verify = true }} }} }}
+[[sources]]
+type = "kafka"
+name = "refused"
+labels = {{ job = "kafka" }}
+kafka = {{ brokers = ["{addr}"], topics = ["refused"], authentication = {{ type = "ssl", tls = {{ ca_file = "{d}/ca.pem" }} }} }}
+"#
+    );
+    let agent = Agent::start(&agent::net_source_config(dir.path(), "named.toml", &store.base, &source));
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 2);
+    let mut lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    lines.sort();
+    assert_eq!(lines, ["checked against its name", "not checked at all"], "{}", agent.stderr_text());
+    assert!(
+        wait_for(Duration::from_secs(30), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(agent.stderr_text().contains("insecure_skip_verify"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    assert!(!query_all(&store, r#"{job="kafka"}"#, None).iter().any(|e| e.line == "never read"));
+}

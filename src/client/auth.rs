@@ -1,12 +1,13 @@
-//! How requests to the log service authenticate: `client.basic_auth`,
+//! How requests authenticate: to the log service, `client.basic_auth`,
 //! `client.bearer_token` or `client.oauth2` (a token fetched and renewed by
-//! [`super::oauth2`]).
+//! [`super::oauth2`]); the discovery sources that reach a service over HTTP
+//! (a remote Docker Engine, the Kubernetes API server) take the same keys.
 
 use std::sync::Arc;
 
 use reqwest::{RequestBuilder, StatusCode};
 
-use super::http::HttpError;
+use super::http::{ClientOptions, HttpError};
 use super::oauth2::TokenSource;
 use crate::config::ClientConfig;
 use crate::util::Secret;
@@ -21,6 +22,8 @@ pub enum Auth {
         password: Secret,
     },
     Bearer(Secret),
+    /// A bearer token read from this file for every request (tokens rotate).
+    BearerFile(std::path::PathBuf),
     /// `client.oauth2`: a token fetched and renewed as needed.
     OAuth2(Arc<TokenSource>),
 }
@@ -35,7 +38,7 @@ impl Auth {
                 Auth::Basic { username: b.username.clone(), password }
             }
             (None, Some(t), _) => Auth::Bearer(t.clone()),
-            (None, None, Some(o)) => Auth::OAuth2(Arc::new(TokenSource::new(c, o)?)),
+            (None, None, Some(o)) => Auth::OAuth2(Arc::new(TokenSource::new(ClientOptions::of(c, &o.token_url), o)?)),
             (None, None, None) => Auth::None,
         })
     }
@@ -47,6 +50,12 @@ impl Auth {
             Auth::None => rb,
             Auth::Basic { username, password } => rb.basic_auth(username, Some(password.expose())),
             Auth::Bearer(token) => rb.bearer_auth(token.expose()),
+            Auth::BearerFile(path) => {
+                let token = crate::util::read_secret_file(path).map_err(|e| {
+                    HttpError::Setting(format!("cannot read the bearer token file {}: {e}", path.display()))
+                })?;
+                rb.bearer_auth(token.expose().trim())
+            }
             Auth::OAuth2(source) => rb.header(reqwest::header::AUTHORIZATION, source.header().await?),
         })
     }
@@ -54,10 +63,15 @@ impl Auth {
     /// Told the outcome of a request: a 401 drops an OAuth 2.0 token (revoked
     /// before it expired), so the next try asks for a new one.
     pub fn answered<T>(&self, r: &Result<T, HttpError>) {
-        if let (Auth::OAuth2(source), Err(e)) = (self, r) {
-            if e.status() == Some(StatusCode::UNAUTHORIZED) {
-                source.forget();
-            }
+        if let Err(e) = r {
+            self.answered_with(e.status());
+        }
+    }
+
+    /// Told a request was answered `status`: a 401 drops an OAuth 2.0 token.
+    pub fn answered_with(&self, status: Option<StatusCode>) {
+        if let (Auth::OAuth2(source), Some(StatusCode::UNAUTHORIZED)) = (self, status) {
+            source.forget();
         }
     }
 }

@@ -201,10 +201,15 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
                 None => None,
             };
             let settings = super::tls::Settings {
-                server_name: name,
+                server_name: Some(name),
+                insecure_skip_verify: false,
                 extra_ca: ca.as_ref().map(|(pem, _)| pem.as_slice()),
                 identity: identity.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
-                http1_only: opts.http1_only,
+                alpn: if opts.http1_only {
+                    vec![b"http/1.1".to_vec()]
+                } else {
+                    vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+                },
             };
             b = b.use_preconfigured_tls(super::tls::config(&settings).map_err(HttpError::Setting)?);
         }

@@ -19,8 +19,10 @@ use oauth2::{AuthType, ClientId, ClientSecret, HttpClientError, Scope, TokenResp
 use reqwest::header::HeaderValue;
 
 use super::http::{self, ClientOptions, HttpError};
-use crate::config::{ClientConfig, OAuth2Config};
+use crate::config::OAuth2Config;
 
+/// How long a token request may take when the client has no timeout of its own.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A token this close to its expiry is not used (Go's `oauth2` expiry delta).
 const EXPIRY_DELTA: Duration = Duration::from_secs(10);
 
@@ -50,24 +52,36 @@ impl std::fmt::Debug for TokenSource {
 }
 
 impl TokenSource {
-    /// The token source of `c.oauth2`: the token endpoint is reached with
-    /// `oauth2.tls` and `oauth2.proxy_url` (unset: the client's own), never
-    /// with the log service's extra headers, and redirects are not followed.
-    pub fn new(c: &ClientConfig, o: &OAuth2Config) -> Result<Self, HttpError> {
-        let base = ClientOptions::of(c, &o.token_url);
-        let tls = o.tls.as_ref().unwrap_or(&c.tls);
-        let opts = ClientOptions {
-            ca: tls.ca_pem(),
-            insecure_skip_verify: tls.insecure_skip_verify,
-            server_name: tls.server_name.clone(),
-            identity: tls.identity(),
+    /// The token source of `o`, the `oauth2` table of a client whose own
+    /// requests go with `base` (its TLS, proxy and timeout): the token
+    /// endpoint is reached with `oauth2.tls` and `oauth2.proxy_url` (unset:
+    /// the client's own), never with the client's extra headers, and
+    /// redirects are not followed. A `client_secret_file` not read yet
+    /// (a discovery source's) is read here.
+    pub fn new(base: ClientOptions, o: &OAuth2Config) -> Result<Self, HttpError> {
+        let mut opts = ClientOptions {
+            plain_http: http::is_plain_http(&o.token_url),
             proxy_url: o.proxy_url.clone().or(base.proxy_url.clone()),
+            timeout: base.timeout.or(Some(DEFAULT_TIMEOUT)),
             headers: Vec::new(),
             no_redirects: true,
             ..base
         };
+        if let Some(tls) = &o.tls {
+            opts.ca = tls.ca_pem();
+            opts.insecure_skip_verify = tls.insecure_skip_verify;
+            opts.server_name = tls.server_name.clone();
+            opts.identity = tls.identity();
+        }
+        let mut config = o.clone();
+        if let (None, Some(p)) = (&config.client_secret, config.client_secret_file.take()) {
+            let secret = crate::util::read_secret_file(&p).map_err(|e| {
+                HttpError::Setting(format!("oauth2.client_secret_file: cannot read {}: {e}", p.display()))
+            })?;
+            config.client_secret = Some(secret);
+        }
         Ok(Self {
-            config: o.clone(),
+            config,
             http: http::build_client(&opts)?,
             style: AtomicU8::new(STYLE_UNKNOWN),
             cached: tokio::sync::Mutex::new(None),

@@ -6,6 +6,10 @@
 //! only, so the TLS configuration is built here (rustls, the same roots:
 //! webpki's, the system's and the extra CAs) with a verifier that checks
 //! the chain as rustls does and the name against `server_name`.
+//!
+//! The kafka source's TLS is built here too (rskafka takes a rustls
+//! configuration): with `server_name`, or with `insecure_skip_verify` (no
+//! check of the chain or the name; the handshake's signatures still are).
 
 use std::sync::Arc;
 
@@ -15,11 +19,13 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use tokio_rustls::rustls::{self, DigitallySignedStruct, SignatureScheme};
 
-/// Checks the chain as rustls's own verifier does, and the name against `name`.
+/// Checks the chain as rustls's own verifier does, and the name against
+/// `name` (None: the host connected to); with `insecure`, checks neither.
 #[derive(Debug)]
 struct NamedVerifier {
     inner: Arc<WebPkiServerVerifier>,
-    name: ServerName<'static>,
+    name: Option<ServerName<'static>>,
+    insecure: bool,
 }
 
 impl ServerCertVerifier for NamedVerifier {
@@ -27,11 +33,15 @@ impl ServerCertVerifier for NamedVerifier {
         &self,
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
-        _url_host: &ServerName<'_>,
+        url_host: &ServerName<'_>,
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        self.inner.verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
+        if self.insecure {
+            return Ok(ServerCertVerified::assertion());
+        }
+        let name = self.name.as_ref().unwrap_or(url_host);
+        self.inner.verify_server_cert(end_entity, intermediates, name, ocsp_response, now)
     }
 
     fn verify_tls12_signature(
@@ -59,15 +69,20 @@ impl ServerCertVerifier for NamedVerifier {
 
 /// What the TLS configuration is made of.
 pub struct Settings<'a> {
-    pub server_name: &'a str,
+    /// The name the certificate is checked against (None: the host connected to).
+    pub server_name: Option<&'a str>,
+    /// No check of the certificate at all (Go's `InsecureSkipVerify`).
+    pub insecure_skip_verify: bool,
     /// Extra CA certificates (PEM).
     pub extra_ca: Option<&'a [u8]>,
     /// A client certificate chain and its key (PEM).
     pub identity: Option<(&'a [u8], &'a [u8])>,
-    pub http1_only: bool,
+    /// The ALPN protocols offered (none for a protocol other than HTTP).
+    pub alpn: Vec<Vec<u8>>,
 }
 
-/// The TLS configuration of a client whose service's certificate is checked against `s.server_name`.
+/// The TLS configuration of a client whose service's certificate is checked
+/// against `s.server_name` (or not at all, `s.insecure_skip_verify`).
 pub fn config(s: &Settings<'_>) -> Result<rustls::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
@@ -85,13 +100,18 @@ pub fn config(s: &Settings<'_>) -> Result<rustls::ClientConfig, String> {
     let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .map_err(|e| format!("cannot check certificates: {e}"))?;
-    let name = ServerName::try_from(s.server_name.to_string())
-        .map_err(|_| format!("client.tls.server_name: `{}` is not a DNS name or an IP address", s.server_name))?;
+    let name = match s.server_name {
+        Some(n) => Some(
+            ServerName::try_from(n.to_string())
+                .map_err(|_| format!("tls.server_name: `{n}` is not a DNS name or an IP address"))?,
+        ),
+        None => None,
+    };
     let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(NamedVerifier { inner, name }));
+        .with_custom_certificate_verifier(Arc::new(NamedVerifier { inner, name, insecure: s.insecure_skip_verify }));
     let mut config = match s.identity {
         Some((cert, key)) => {
             let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert)
@@ -102,7 +122,6 @@ pub fn config(s: &Settings<'_>) -> Result<rustls::ClientConfig, String> {
         }
         None => builder.with_no_client_auth(),
     };
-    config.alpn_protocols =
-        if s.http1_only { vec![b"http/1.1".to_vec()] } else { vec![b"h2".to_vec(), b"http/1.1".to_vec()] };
+    config.alpn_protocols = s.alpn.clone();
     Ok(config)
 }

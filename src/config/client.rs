@@ -93,19 +93,10 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
         if c.basic_auth.is_some() || c.bearer_token.is_some() {
             e("client.oauth2", "set one of basic_auth, a bearer token and oauth2".into());
         }
-        super::oauth2::validate_oauth2(o, e);
+        super::oauth2::validate_oauth2(o, "client.oauth2", e);
     }
     if let Some(p) = &c.proxy_url {
-        match reqwest::Url::parse(p.expose()) {
-            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
-                if let Some(pw) = u.password() {
-                    crate::util::secrets::remember(pw);
-                    crate::util::secrets::remember(&percent_decode(pw));
-                }
-            }
-            Ok(u) => e("client.proxy_url", format!("scheme `{}` is not http or https", u.scheme())),
-            Err(err) => e("client.proxy_url", format!("not a URL ({err})")),
-        }
+        validate_proxy_url(p, "client.proxy_url", e);
     }
     for (name, value) in &c.headers {
         let key = format!("client.headers.{name}");
@@ -170,4 +161,19 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Checks a `proxy_url` at `key` (an http or https URL) and remembers its
+/// password as a secret, kept out of logs.
+pub(super) fn validate_proxy_url(p: &crate::util::Secret, key: &str, e: &mut dyn FnMut(&str, String)) {
+    match reqwest::Url::parse(p.expose()) {
+        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+            if let Some(pw) = u.password() {
+                crate::util::secrets::remember(pw);
+                crate::util::secrets::remember(&percent_decode(pw));
+            }
+        }
+        Ok(u) => e(key, format!("scheme `{}` is not http or https", u.scheme())),
+        Err(err) => e(key, format!("not a URL ({err})")),
+    }
 }

@@ -84,6 +84,11 @@ pub struct KafkaTls {
     /// A client certificate (PEM) for brokers that ask for one; needs `key_file`.
     pub cert_file: Option<PathBuf>,
     pub key_file: Option<PathBuf>,
+    /// The name the brokers' certificates are checked against (unset: each broker's host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+    /// Accept any certificate (test setups only; logged as a warning).
+    pub insecure_skip_verify: bool,
 }
 
 /// `sasl.mechanism`.
@@ -258,6 +263,11 @@ fn topics(key: &str, topics: &[String], e: &mut dyn FnMut(&str, String)) {
 }
 
 fn tls(key: &str, t: &KafkaTls, e: &mut dyn FnMut(&str, String)) {
+    if let Some(n) = &t.server_name {
+        if tokio_rustls::rustls::pki_types::ServerName::try_from(n.as_str()).is_err() {
+            e(&format!("{key}.server_name"), format!("`{n}` is not a DNS name or an IP address"));
+        }
+    }
     if t.cert_file.is_some() != t.key_file.is_some() {
         e(key, "cert_file and key_file go together".into());
     }

@@ -19,6 +19,7 @@ mod expand;
 mod files;
 mod gcplog;
 mod kafka;
+mod kubernetes;
 mod net;
 mod oauth2;
 mod print;
@@ -36,15 +37,13 @@ use serde_json::Value;
 pub use client::validate_client;
 pub use cloudflare::{CloudflareConfig, FieldsType};
 pub use consul::ConsulConfig;
-pub use discovery::{
-    DockerConfig, DockerHost, KubeNamespaces, KubeRole, KubeSelector, KubernetesConfig, RelabelConfig,
-    DEFAULT_DOCKER_HOST, SERVICE_ACCOUNT_DIR,
-};
+pub use discovery::{DockerConfig, DockerHost, RelabelConfig, DEFAULT_DOCKER_HOST};
 pub use expand::expand_str;
 use expand::expand_vars;
 pub use files::{CompressionFormat, DecompressionConfig, FileSdConfig};
 pub use gcplog::{GcplogConfig, SubscriptionType};
 pub use kafka::*;
+pub use kubernetes::{KubeAttach, KubeNamespaces, KubeRole, KubeSelector, KubernetesConfig, SERVICE_ACCOUNT_DIR};
 pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolConfig};
 pub use oauth2::OAuth2Config;
 pub use print::to_redacted_toml;

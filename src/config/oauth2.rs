@@ -1,4 +1,4 @@
-//! `client.oauth2`: the OAuth 2.0 client credentials grant (RFC 6749, 4.4),
+//! `oauth2` tables (`client.oauth2`, a docker or kubernetes source's): the OAuth 2.0 client credentials grant (RFC 6749, 4.4),
 //! as Promtail's clients take it (Prometheus's `oauth2` block).
 
 use std::collections::BTreeMap;
@@ -34,21 +34,22 @@ pub struct OAuth2Config {
     pub proxy_url: Option<Secret>,
 }
 
-/// Checks `client.oauth2` and reads its secret file into `client_secret`.
-pub(super) fn validate_oauth2(o: &mut OAuth2Config, e: &mut dyn FnMut(&str, String)) {
+/// Checks the `oauth2` table at `key` (`client.oauth2`,
+/// `sources[0].docker.oauth2`, ...) and reads its secret file into `client_secret`.
+pub(super) fn validate_oauth2(o: &mut OAuth2Config, key: &str, e: &mut dyn FnMut(&str, String)) {
     if o.client_id.is_empty() {
-        e("client.oauth2.client_id", "must not be empty".into());
+        e(&format!("{key}.client_id"), "must not be empty".into());
     }
     match reqwest::Url::parse(&o.token_url) {
         Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
-        Ok(u) => e("client.oauth2.token_url", format!("scheme `{}` is not http or https", u.scheme())),
-        Err(err) => e("client.oauth2.token_url", format!("`{}` is not a URL ({err})", o.token_url)),
+        Ok(u) => e(&format!("{key}.token_url"), format!("scheme `{}` is not http or https", u.scheme())),
+        Err(err) => e(&format!("{key}.token_url"), format!("`{}` is not a URL ({err})", o.token_url)),
     }
     match (&o.client_secret, o.client_secret_file.take()) {
-        (Some(_), Some(_)) => e("client.oauth2", "set client_secret or client_secret_file, not both".into()),
+        (Some(_), Some(_)) => e(key, "set client_secret or client_secret_file, not both".into()),
         (None, Some(p)) => match read_secret_file(&p) {
             Ok(s) => o.client_secret = Some(s),
-            Err(err) => e("client.oauth2.client_secret_file", format!("cannot read {}: {err}", p.display())),
+            Err(err) => e(&format!("{key}.client_secret_file"), format!("cannot read {}: {err}", p.display())),
         },
         // A public client: RFC 6749 lets it authenticate with its id alone.
         _ => {}
@@ -56,17 +57,17 @@ pub(super) fn validate_oauth2(o: &mut OAuth2Config, e: &mut dyn FnMut(&str, Stri
     for k in o.endpoint_params.keys() {
         if RESERVED_PARAMS.contains(&k.as_str()) {
             e(
-                &format!("client.oauth2.endpoint_params.{k}"),
+                &format!("{key}.endpoint_params.{k}"),
                 "set by tailship itself; use client_id, client_secret or scopes".into(),
             );
         }
     }
     if let Some(t) = &o.tls {
-        validate_tls(t, "client.oauth2.tls", e);
+        validate_tls(t, &format!("{key}.tls"), e);
     }
     if let Some(p) = &o.proxy_url {
         if !matches!(reqwest::Url::parse(p.expose()), Ok(u) if u.scheme() == "http" || u.scheme() == "https") {
-            e("client.oauth2.proxy_url", "not an http or https URL".into());
+            e(&format!("{key}.proxy_url"), "not an http or https URL".into());
         }
     }
 }

@@ -338,7 +338,7 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
         | SourceType::Kafka
         | SourceType::AzureEventHubs => {}
     }
-    super::discovery::validate_kubernetes(key, s, e);
+    super::kubernetes::validate_kubernetes(key, s, e);
     if s.consul.is_some() && s.kind != SourceType::File {
         e(&format!("{key}.consul"), "`consul` is for file sources (type = \"file\")".into());
     }

@@ -239,7 +239,7 @@ fn tls(m: &mut Map<'_>, r: &mut Report) -> Option<Val> {
 }
 
 /// `oauth2`: the client credentials grant, key for key.
-fn oauth2(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
+pub fn oauth2(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
     let Some(y) = m.get("oauth2") else { return };
     let mut o = Map::new(m.key("oauth2"), y, r);
     let mut t = Vec::new();
@@ -311,6 +311,38 @@ pub fn positions(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
         r.note(m.key("ignore_invalid_yaml"), "tailship always moves a corrupt positions file aside and starts over");
     }
     m.finish(r, "no tailship equivalent");
+}
+
+/// A discovery entry's HTTP client keys beyond TLS and auth: `proxy_url`
+/// is set on `out`; `follow_redirects`, `enable_http2` and
+/// `proxy_from_environment` are read, and noted where tailship's client
+/// of `what` (the Engine, the API server) does otherwise.
+pub fn discovery_http(m: &mut Map<'_>, out: &mut Vec<(String, Val)>, what: &str, r: &mut Report) {
+    auth_and_oauth2(m, out, r);
+    if let Some(p) = m.text("proxy_url", r) {
+        out.push(("proxy_url".into(), Val::str(p)));
+    }
+    if m.text("follow_redirects", r).is_some_and(|v| truthy(&v)) {
+        r.note(m.key("follow_redirects"), format!("tailship does not follow redirects of {what}"));
+    }
+    if m.text("enable_http2", r).is_some_and(|v| truthy(&v)) && what.contains("Engine") {
+        r.note(m.key("enable_http2"), format!("tailship speaks HTTP/1.1 to {what} (its log streams are HTTP/1.1)"));
+    }
+    if m.text("proxy_from_environment", r).is_some_and(|v| !truthy(&v)) && !out.iter().any(|(k, _)| k == "proxy_url") {
+        r.note(
+            m.key("proxy_from_environment"),
+            "tailship honours HTTPS_PROXY and NO_PROXY of its environment whenever no proxy_url is set",
+        );
+    }
+}
+
+/// `basic_auth`, `authorization`, `bearer_token(_file)` and `oauth2` of a
+/// discovery entry, as keys of its table.
+fn auth_and_oauth2(m: &mut Map<'_>, out: &mut Vec<(String, Val)>, r: &mut Report) {
+    let mut a = Section { comments: Vec::new(), entries: Vec::new() };
+    auth(m, &mut a, r);
+    oauth2(m, &mut a, r);
+    out.extend(a.entries.into_iter().map(|(k, v, _)| (k, v)));
 }
 
 #[cfg(test)]

@@ -98,16 +98,23 @@ fn authentication(key: &str, y: &Yaml, r: &mut Report) -> Option<Val> {
     Some(Val::Table(out))
 }
 
-/// A Promtail `tls_config` as the kafka source's `tls` (CA, client certificate).
+/// A Promtail `tls_config` as the kafka source's `tls` (CA, client certificate, name, no check).
 fn tls(key: &str, y: &Yaml, r: &mut Report) -> Val {
     let mut t = Map::new(key, y, r);
     let mut out = Vec::new();
-    for k in ["ca_file", "cert_file", "key_file"] {
+    for k in ["ca_file", "cert_file", "key_file", "server_name"] {
         if let Some(v) = t.text(k, r) {
             out.push((k.to_string(), Val::str(v)));
         }
     }
-    t.finish(r, "no tailship equivalent (the kafka source's tls takes ca_file, cert_file and key_file)");
+    if let Some(v) = t.text("insecure_skip_verify", r) {
+        out.push(("insecure_skip_verify".into(), Val::Bool(truthy(&v))));
+    }
+    t.finish(
+        r,
+        "no tailship equivalent (the kafka source's tls takes ca_file, cert_file, key_file, server_name and \
+         insecure_skip_verify)",
+    );
     Val::Table(out)
 }
 

@@ -60,10 +60,8 @@ pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
                 d.push(("tls".into(), Val::Table(tls)));
             }
         }
-        if let Some(y) = m.get("basic_auth") {
-            d.push(("basic_auth".into(), Val::Table(super::client::basic_auth(m.key("basic_auth"), y, r))));
-        }
-        m.finish(r, "no tailship equivalent (left out: the Engine is reached directly)");
+        super::client::discovery_http(&mut m, &mut d, "the Docker Engine", r);
+        m.finish(r, "no tailship equivalent");
         let n = if items.len() == 1 { name.to_string() } else { format!("{name}-{i}") };
         let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
         s.set("type", Val::str("docker"));
@@ -239,10 +237,7 @@ pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report
             let field = sm.text("field", r);
             let label = sm.text("label", r);
             sm.finish(r, "no tailship equivalent");
-            if pod && srole == "node" {
-                r.skip(sk, "a node selector of role pod serves attach_metadata, which tailship does not read");
-                continue;
-            }
+
             if pod
                 && label.is_none()
                 && field.as_deref().is_some_and(|f| f.starts_with("spec.nodeName=") && !f.contains(','))
@@ -262,8 +257,27 @@ pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report
         if !selectors.is_empty() {
             k.push(("selectors".into(), Val::Arr(selectors)));
         }
-        if m.get("attach_metadata").is_some() {
-            r.skip(m.key("attach_metadata"), "tailship gives the labels Prometheus gives without attach_metadata");
+        if let Some(y) = m.get("attach_metadata") {
+            let mut am = Map::new(m.key("attach_metadata"), y, r);
+            let mut t = Vec::new();
+            for key in ["node", "namespace"] {
+                if !am.text(key, r).is_some_and(|v| truthy(&v)) {
+                    continue;
+                }
+                let applies = match key {
+                    "node" => ["pod", "endpoints", "endpointslice"].contains(&role.as_str()),
+                    _ => role != "node",
+                };
+                if applies {
+                    t.push((key.to_string(), Val::Bool(true)));
+                } else {
+                    r.note(am.key(key), format!("has no effect on role {role} (in Prometheus neither); left out"));
+                }
+            }
+            am.finish(r, "no tailship equivalent (attach_metadata takes node and namespace)");
+            if !t.is_empty() {
+                k.push(("attach_metadata".into(), Val::Table(t)));
+            }
         }
         m.finish(r, "no tailship equivalent");
         let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
@@ -292,9 +306,9 @@ fn client_keys(m: &mut Map<'_>, k: &mut Vec<(String, Val)>, r: &mut Report) {
     if let Some(f) = m.text("kubeconfig_file", r) {
         k.push(("kubeconfig".into(), Val::str(f)));
     }
-    let mut auth = Section { comments: Vec::new(), entries: Vec::new() };
-    super::client::auth(m, &mut auth, r);
-    for (name, v, _) in auth.entries {
+    let mut http = Vec::new();
+    super::client::discovery_http(m, &mut http, "the API server", r);
+    for (name, v) in http {
         let name = if name == "bearer_token_file" { "token_file".to_string() } else { name };
         k.push((name, v));
     }

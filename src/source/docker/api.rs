@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::client::auth::Auth;
 use crate::client::http::ClientOptions;
+use crate::client::oauth2::TokenSource;
 use crate::config::{DockerConfig, DockerHost};
 
 /// A failed Engine API call.
@@ -211,8 +212,7 @@ impl Engine {
                     server_name: tls.server_name.clone(),
                     plain_http: url.starts_with("http://"),
                     identity: tls.identity(),
-                    // No proxy: the Engine is reached directly, as Promtail does.
-                    proxy_url: None,
+                    proxy_url: cfg.proxy_url.clone(),
                     // Streams stay open: calls get their own timeout.
                     timeout: None,
                     headers: Vec::new(),
@@ -220,9 +220,15 @@ impl Engine {
                     http1_only: true,
                 };
                 let http = crate::client::http::build_client(&opts)?;
-                let auth = match &cfg.basic_auth {
-                    Some(b) => basic_auth(b)?,
-                    None => Auth::None,
+                let auth = match (&cfg.basic_auth, &cfg.bearer_token, &cfg.bearer_token_file, &cfg.oauth2) {
+                    (Some(b), ..) => basic_auth(b)?,
+                    (None, Some(t), ..) => Auth::Bearer(t.clone()),
+                    (None, None, Some(p), _) => Auth::BearerFile(p.clone()),
+                    (None, None, None, Some(o)) => {
+                        let base = ClientOptions { timeout: Some(CALL), http1_only: false, ..opts };
+                        Auth::OAuth2(std::sync::Arc::new(TokenSource::new(base, o)?))
+                    }
+                    (None, None, None, None) => Auth::None,
                 };
                 Ok(Self { http, socket: crate::client::http::redact_url(&url), base: url, filters, auth })
             }
@@ -247,6 +253,7 @@ impl Engine {
             .send()
             .await
             .map_err(|source| ApiError::Unreachable { socket: self.socket.clone(), source })?;
+        self.auth.answered_with(Some(resp.status()));
         let status = resp.status().as_u16();
         let body =
             resp.bytes().await.map_err(|source| ApiError::Unreachable { socket: self.socket.clone(), source })?;
@@ -266,6 +273,7 @@ impl Engine {
             .send()
             .await
             .map_err(|source| ApiError::Unreachable { socket: self.socket.clone(), source })?;
+        self.auth.answered_with(Some(resp.status()));
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
             let body = resp.text().await.unwrap_or_default().chars().take(300).collect();

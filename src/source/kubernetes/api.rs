@@ -7,11 +7,13 @@
 //! `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`), the
 //! current context of a kubeconfig (`server`, `certificate-authority[-data]`,
 //! `insecure-skip-tls-verify`, `token`, `tokenFile`), or `api_server` with
-//! `tls` (client certificate, `server_name`, ...), `basic_auth` or
-//! `bearer_token`. A token or password file is read again for every
+//! `tls` (client certificate, `server_name`, ...), `basic_auth`,
+//! `bearer_token` or `oauth2` (a token fetched and renewed, dropped on a
+//! 401), through `proxy_url` if set. A token or password file is read again for every
 //! request: bound service account tokens rotate.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -20,6 +22,7 @@ use yaml_rust2::Yaml;
 
 use super::objects::ObjectMeta;
 use crate::client::http::{build_client, ClientOptions};
+use crate::client::oauth2::TokenSource;
 use crate::config::{KubernetesConfig, Pem};
 use crate::util::Secret;
 
@@ -50,6 +53,8 @@ enum Token {
     Fixed(String),
     File(PathBuf),
     Basic(String, Option<Secret>, Option<PathBuf>),
+    /// `oauth2`: a token fetched and renewed as needed.
+    OAuth2(Arc<TokenSource>),
 }
 
 /// A list of objects of one resource.
@@ -100,7 +105,7 @@ impl Api {
             timeout: None,
             plain_http: false,
             identity: None,
-            proxy_url: None,
+            proxy_url: cfg.proxy_url.clone(),
             headers: Vec::new(),
             no_redirects: false,
             http1_only: false,
@@ -142,6 +147,7 @@ impl Api {
                 opts.ca = cfg.ca_file.exists().then(|| Pem::File(cfg.ca_file.clone()));
                 let token = match (&cfg.bearer_token, &cfg.basic_auth) {
                     (Some(t), _) => Token::Fixed(t.expose().to_string()),
+                    (None, None) if cfg.oauth2.is_some() => Token::None,
                     (None, Some(b)) => {
                         let user = match &b.username_file {
                             Some(f) => std::fs::read_to_string(f)
@@ -166,6 +172,10 @@ impl Api {
         let server = server.ok_or(KubeError::NoServer)?.trim_end_matches('/').to_string();
         opts.plain_http = server.starts_with("http://");
         let http = build_client(&opts)?;
+        let token = match &cfg.oauth2 {
+            Some(o) => Token::OAuth2(Arc::new(TokenSource::new(ClientOptions { timeout: Some(CALL), ..opts }, o)?)),
+            None => token,
+        };
         Ok(Self { http, server, token })
     }
 
@@ -173,7 +183,7 @@ impl Api {
         &self.server
     }
 
-    fn request(&self, res: &Resource, query: &[(&str, &str)]) -> Result<reqwest::RequestBuilder, KubeError> {
+    async fn request(&self, res: &Resource, query: &[(&str, &str)]) -> Result<reqwest::RequestBuilder, KubeError> {
         let mut q: Vec<(&str, &str)> = Vec::new();
         if let Some(l) = res.label.as_deref().filter(|l| !l.is_empty()) {
             q.push(("labelSelector", l));
@@ -197,6 +207,7 @@ impl Api {
                 };
                 b = b.basic_auth(user, Some(pw));
             }
+            Token::OAuth2(source) => b = b.header(reqwest::header::AUTHORIZATION, source.header().await?),
             Token::File(p) => match std::fs::read_to_string(p) {
                 Ok(t) => b = b.bearer_auth(t.trim()),
                 // No service account token mounted (automountServiceAccountToken: false): go without.
@@ -209,6 +220,9 @@ impl Api {
 
     async fn send(&self, b: reqwest::RequestBuilder) -> Result<reqwest::Response, KubeError> {
         let resp = b.send().await.map_err(KubeError::Unreachable)?;
+        if let (Token::OAuth2(source), reqwest::StatusCode::UNAUTHORIZED) = (&self.token, resp.status()) {
+            source.forget();
+        }
         let status = resp.status().as_u16();
         if status == 410 {
             return Err(KubeError::Gone);
@@ -222,7 +236,7 @@ impl Api {
 
     /// Every object of `res`, and the list's resourceVersion.
     pub async fn list(&self, res: &Resource) -> Result<ObjectList, KubeError> {
-        let b = self.request(res, &[])?.timeout(CALL);
+        let b = self.request(res, &[]).await?.timeout(CALL);
         let body = self.send(b).await?.bytes().await.map_err(KubeError::Unreachable)?;
         serde_json::from_slice(&body).map_err(|source| KubeError::Decode { what: "list", source })
     }
@@ -232,7 +246,7 @@ impl Api {
         let secs = WATCH_SECONDS.to_string();
         let q =
             [("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", version), ("timeoutSeconds", &secs)];
-        let b = self.request(res, &q)?;
+        let b = self.request(res, &q).await?;
         tokio::time::timeout(CALL, self.send(b)).await.unwrap_or_else(|_| {
             Err(KubeError::Status { status: 0, body: "no answer to the watch request in 30s".into() })
         })

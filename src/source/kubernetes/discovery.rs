@@ -21,10 +21,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{Api, Resource};
 use super::endpoints;
-use super::objects::{EndpointSlice, Endpoints};
+use super::objects::{EndpointSlice, Endpoints, ObjectMeta};
 use super::roles::{self, Labels};
 use super::watch::{self, Store};
-use crate::config::{KubeRole, KubernetesConfig, SERVICE_ACCOUNT_DIR};
+use crate::config::{KubeAttach, KubeRole, KubernetesConfig, SERVICE_ACCOUNT_DIR};
 use crate::relabel::Rules;
 use crate::source::discover::{FileMatch, LiveGlobs};
 use crate::source::file_sd::{Group, SdTargets};
@@ -42,7 +42,7 @@ struct Objects {
 
 /// The kind of a resource path (its last segment).
 fn kind_of(res: &Resource) -> &'static str {
-    ["pods", "nodes", "services", "endpoints", "endpointslices", "ingresses"]
+    ["pods", "nodes", "services", "endpoints", "endpointslices", "ingresses", "namespaces"]
         .into_iter()
         .find(|k| res.path.ends_with(&format!("/{k}")))
         .unwrap_or("other")
@@ -99,8 +99,32 @@ impl Objects {
         g.get(kind).map(|m| m.values().filter_map(|v| T::deserialize(v).ok()).collect()).unwrap_or_default()
     }
 
-    /// The targets of `role` now.
-    fn targets(&self, role: KubeRole) -> Vec<Labels> {
+    /// The metadata of the objects of `kind` (not namespaced) by name.
+    fn metas(&self, kind: &str) -> BTreeMap<String, ObjectMeta> {
+        #[derive(serde::Deserialize)]
+        struct Named {
+            #[serde(default)]
+            metadata: ObjectMeta,
+        }
+        self.all::<Named>(kind).into_iter().map(|n| (n.metadata.name.clone(), n.metadata)).collect()
+    }
+
+    /// The targets of `role` now, with the metadata `attach` asks for.
+    fn targets(&self, role: KubeRole, attach: KubeAttach) -> Vec<Labels> {
+        let mut found = self.targets_of(role);
+        if attach.any() {
+            let nodes = if attach.node { self.metas("nodes") } else { BTreeMap::new() };
+            let namespaces = if attach.namespace { self.metas("namespaces") } else { BTreeMap::new() };
+            for l in &mut found {
+                let node = roles::node_of(l).and_then(|n| nodes.get(n)).cloned();
+                let ns = l.get("__meta_kubernetes_namespace").and_then(|n| namespaces.get(n)).cloned();
+                roles::attach(l, node.as_ref(), ns.as_ref());
+            }
+        }
+        found
+    }
+
+    fn targets_of(&self, role: KubeRole) -> Vec<Labels> {
         match role {
             KubeRole::Node => self.all("nodes").iter().flat_map(roles::node).collect(),
             KubeRole::Service => self.all("services").iter().flat_map(roles::service).collect(),
@@ -154,6 +178,14 @@ pub fn resources(cfg: &KubernetesConfig) -> Vec<Resource> {
     namespaces.sort();
     namespaces.dedup();
     let mut out = Vec::new();
+    if cfg.attach_metadata.node && cfg.role != KubeRole::Node {
+        let sel = cfg.selectors.iter().find(|s| s.role == KubeRole::Node);
+        let (label, field) = (sel.and_then(|s| s.label.clone()), sel.and_then(|s| s.field.clone()));
+        out.push(Resource { path: "/api/v1/nodes".into(), label, field });
+    }
+    if cfg.attach_metadata.namespace {
+        out.push(Resource { path: "/api/v1/namespaces".into(), label: None, field: None });
+    }
     for (role, prefix, kind) in kinds {
         let sel = cfg.selectors.iter().find(|s| s.role == *role);
         let (label, field) = (sel.and_then(|s| s.label.clone()), sel.and_then(|s| s.field.clone()));
@@ -219,7 +251,8 @@ pub fn attach(
     for res in resources {
         handle.spawn(watch::run(api.clone(), res, objects.clone(), cancel.clone(), name.clone()));
     }
-    let (role, rules, statics) = (cfg.role, spec.labels.relabel.clone(), spec.config.labels.clone());
+    let (role, attach, rules, statics) =
+        (cfg.role, cfg.attach_metadata, spec.labels.relabel.clone(), spec.config.labels.clone());
     let (cancel, name) = (cancel.clone(), name.clone());
     handle.spawn(async move {
         let mut last: Option<Vec<Labels>> = None;
@@ -228,7 +261,7 @@ pub fn attach(
                 _ = cancel.cancelled() => return,
                 _ = objects.changed.notified() => {}
             }
-            let found = relabel(objects.targets(role), &statics, rules.as_deref());
+            let found = relabel(objects.targets(role, attach), &statics, rules.as_deref());
             if last.as_ref() == Some(&found) {
                 continue;
             }

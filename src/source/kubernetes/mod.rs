@@ -51,6 +51,7 @@ pub fn attach(
     if cfg.namespaces.is_some() {
         pods = pods.in_namespaces(discovery::namespaces(&cfg));
     }
+    pods = pods.attaching(cfg.attach_metadata);
     let pods = Arc::new(pods);
     spec.labels.targets = Some(pods.clone());
     let own = cfg.selectors.iter().find(|s| s.role == KubeRole::Pod);
@@ -62,6 +63,20 @@ pub fn attach(
     match Api::new(&cfg) {
         Ok(api) => {
             tracing::info!(source = %name, server = api.server(), node = %node, "watching this node's pods for their metadata");
+            if cfg.attach_metadata.node {
+                let sel = cfg.selectors.iter().find(|s| s.role == KubeRole::Node);
+                let field = match sel.and_then(|s| s.field.as_deref()).filter(|f| !f.is_empty()) {
+                    Some(f) => format!("metadata.name={node},{f}"),
+                    None => format!("metadata.name={node}"),
+                };
+                let label = sel.and_then(|s| s.label.clone());
+                let nodes = Resource { path: "/api/v1/nodes".into(), label, field: Some(field) };
+                handle.spawn(watch::run(api.clone(), nodes, pods.clone(), cancel.clone(), name.clone()));
+            }
+            if cfg.attach_metadata.namespace {
+                let namespaces = Resource { path: "/api/v1/namespaces".into(), label: None, field: None };
+                handle.spawn(watch::run(api.clone(), namespaces, pods.clone(), cancel.clone(), name.clone()));
+            }
             handle.spawn(watch::run(api, res, pods, cancel.clone(), name.clone()));
         }
         // Every file then waits `wait_for_pod` and ships with its path labels.

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 pub use super::objects::ObjectMeta;
+use crate::config::KubeAttach;
 use crate::metrics::Metrics;
 use crate::source::docker::targets::sanitize;
 use crate::source::target::Targets;
@@ -175,6 +176,11 @@ pub struct Pods {
     gone: Mutex<HashMap<String, (Arc<Pod>, Instant)>>,
     /// Files whose pod was not known when first looked at, and when.
     waiting: Mutex<HashMap<PathBuf, (Instant, bool)>>,
+    /// `attach_metadata`: the node's and the namespaces' metadata are
+    /// watched too, and a file waits for them as for its pod.
+    attach: KubeAttach,
+    nodes: RwLock<HashMap<String, ObjectMeta>>,
+    namespace_meta: RwLock<HashMap<String, ObjectMeta>>,
 }
 
 impl Pods {
@@ -187,7 +193,41 @@ impl Pods {
             by_key: RwLock::default(),
             gone: Mutex::default(),
             waiting: Mutex::default(),
+            attach: KubeAttach::default(),
+            nodes: RwLock::default(),
+            namespace_meta: RwLock::default(),
         }
+    }
+
+    /// Also the labels of each pod's node and namespace (`attach_metadata`).
+    pub fn attaching(mut self, attach: KubeAttach) -> Self {
+        self.attach = attach;
+        self
+    }
+
+    /// Adds to `l` the metadata `attach_metadata` asks for; false while some is not known yet.
+    fn attached(&self, pod: &Pod, l: &mut BTreeMap<String, String>) -> bool {
+        if !self.attach.any() {
+            return true;
+        }
+        let node = if self.attach.node {
+            let Some(n) = self.nodes.read().ok().and_then(|m| m.get(&pod.spec.node_name).cloned()) else {
+                return false;
+            };
+            Some(n)
+        } else {
+            None
+        };
+        let ns = if self.attach.namespace {
+            let Some(n) = self.namespace_meta.read().ok().and_then(|m| m.get(&pod.metadata.namespace).cloned()) else {
+                return false;
+            };
+            Some(n)
+        } else {
+            None
+        };
+        super::roles::attach(l, node.as_ref(), ns.as_ref());
+        true
     }
 
     /// Only the pods of these namespaces are targets (`kubernetes.namespaces`);
@@ -284,11 +324,18 @@ impl Targets for Pods {
             }
         }
         let (key, container) = self.parse(path)?;
-        if let Some(p) = self.lookup(&key) {
+        let pod = self.lookup(&key);
+        // The pod's labels, once its node's and namespace's are known too if asked for.
+        let known = pod.as_ref().map(|p| {
+            let mut l = p.meta(&container);
+            let complete = self.attached(p, &mut l);
+            (l, complete)
+        });
+        if let Some((l, true)) = known {
             if let Ok(mut w) = self.waiting.lock() {
                 w.remove(path);
             }
-            return Some(p.meta(&container));
+            return Some(l);
         }
         let mut w = self.waiting.lock().ok()?;
         if w.len() > MAX_WAITING {
@@ -301,26 +348,72 @@ impl Targets for Pods {
         }
         if !*counted {
             *counted = true;
-            tracing::warn!(source = %self.source, path = %path.display(), waited = ?self.wait,
-                "no pod known for this log file (API server unreachable, or the pod is gone): it ships with its path labels only");
-            Metrics::get().file_events.with_label_values(&[&self.source, "pod_unknown"]).inc();
+            if known.is_some() {
+                tracing::warn!(source = %self.source, path = %path.display(), waited = ?self.wait,
+                    "the metadata of this pod's node or namespace is not known (attach_metadata; RBAC for nodes and namespaces?): it ships with its pod's labels only");
+                Metrics::get().file_events.with_label_values(&[&self.source, "metadata_unknown"]).inc();
+            } else {
+                tracing::warn!(source = %self.source, path = %path.display(), waited = ?self.wait,
+                    "no pod known for this log file (API server unreachable, or the pod is gone): it ships with its path labels only");
+                Metrics::get().file_events.with_label_values(&[&self.source, "pod_unknown"]).inc();
+            }
         }
-        Some(BTreeMap::new())
+        Some(known.map(|(l, _)| l).unwrap_or_default())
+    }
+}
+
+/// The metadata of a node or namespace object.
+#[derive(Deserialize)]
+struct Named {
+    #[serde(default)]
+    metadata: ObjectMeta,
+}
+
+impl Pods {
+    /// The map a watch of `res` keeps, when it is not the pods' own
+    /// (`/api/v1/nodes`, `/api/v1/namespaces`).
+    fn metas_of(&self, res: &super::api::Resource) -> Option<&RwLock<HashMap<String, ObjectMeta>>> {
+        if res.path.ends_with("/nodes") {
+            Some(&self.nodes)
+        } else if res.path.ends_with("/namespaces") {
+            Some(&self.namespace_meta)
+        } else {
+            None
+        }
     }
 }
 
 impl super::watch::Store for Pods {
-    fn replace(&self, _: &super::api::Resource, items: Vec<serde_json::Value>) {
+    fn replace(&self, res: &super::api::Resource, items: Vec<serde_json::Value>) {
+        if let Some(m) = self.metas_of(res) {
+            let all = items.into_iter().filter_map(|v| serde_json::from_value::<Named>(v).ok());
+            if let Ok(mut g) = m.write() {
+                *g = all.map(|n| (n.metadata.name.clone(), n.metadata)).collect();
+            }
+            return;
+        }
         Pods::replace(self, items.into_iter().filter_map(|v| serde_json::from_value(v).ok()).collect());
     }
 
-    fn upsert(&self, _: &super::api::Resource, object: serde_json::Value) {
+    fn upsert(&self, res: &super::api::Resource, object: serde_json::Value) {
+        if let Some(m) = self.metas_of(res) {
+            if let (Ok(n), Ok(mut g)) = (serde_json::from_value::<Named>(object), m.write()) {
+                g.insert(n.metadata.name.clone(), n.metadata);
+            }
+            return;
+        }
         if let Ok(p) = serde_json::from_value(object) {
             Pods::upsert(self, p);
         }
     }
 
-    fn remove(&self, _: &super::api::Resource, object: serde_json::Value) {
+    fn remove(&self, res: &super::api::Resource, object: serde_json::Value) {
+        if let Some(m) = self.metas_of(res) {
+            if let (Ok(n), Ok(mut g)) = (serde_json::from_value::<Named>(object), m.write()) {
+                g.remove(&n.metadata.name);
+            }
+            return;
+        }
         if let Ok(p) = serde_json::from_value::<Pod>(object) {
             Pods::remove(self, &p);
         }

@@ -33,6 +33,31 @@ pub fn object_meta(l: &mut Labels, m: &ObjectMeta, role: &str) {
     }
 }
 
+/// The node a target runs on, for `attach_metadata.node`: its endpoint's
+/// node, else its pod's.
+pub fn node_of(l: &Labels) -> Option<&str> {
+    ["endpoint_node_name", "endpointslice_endpoint_node_name", "pod_node_name"]
+        .iter()
+        .find_map(|k| l.get(&format!("{P}{k}")))
+        .map(String::as_str)
+        .filter(|n| !n.is_empty())
+}
+
+/// `attach_metadata`: the labels of the target's node (`node_name`,
+/// `node_label_*`, ...) and of its namespace (`namespace_label_*`, ...;
+/// not its name, which the target has already), as Prometheus adds them.
+pub fn attach(l: &mut Labels, node: Option<&ObjectMeta>, namespace: Option<&ObjectMeta>) {
+    if let Some(n) = node {
+        object_meta(l, n, "node");
+    }
+    if let Some(ns) = namespace {
+        let mut m = Labels::new();
+        object_meta(&mut m, ns, "namespace");
+        m.remove(&format!("{P}namespace_name"));
+        l.extend(m);
+    }
+}
+
 /// `host:port` (an IPv6 address in brackets).
 pub fn join_host_port(host: &str, port: i64) -> String {
     if host.contains(':') {

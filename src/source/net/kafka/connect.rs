@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use rskafka::client::{ClientBuilder, Credentials, SaslConfig};
 use tokio_rustls::rustls;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::config::{KafkaAuthType, KafkaTls, SaslMechanism, SourceConfig, SourceType};
 
@@ -98,34 +96,28 @@ impl Connection {
     }
 }
 
-/// The brokers' TLS: the system's and webpki's roots plus `ca_file`, and a
-/// client certificate when `cert_file` is set.
+/// The brokers' TLS: the system's and webpki's roots plus `ca_file`, a
+/// client certificate when `cert_file` is set, the name checked being
+/// `server_name` if set, and no check at all with `insecure_skip_verify`.
 fn tls_config(t: &KafkaTls) -> anyhow::Result<rustls::ClientConfig> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    for cert in rustls_native_certs::load_native_certs().certs {
-        let _ = roots.add(cert);
+    let read =
+        |p: &std::path::Path, what: &str| std::fs::read(p).map_err(|e| anyhow::anyhow!("{what} {}: {e}", p.display()));
+    let ca = t.ca_file.as_deref().map(|p| read(p, "ca_file")).transpose()?;
+    let identity = match (&t.cert_file, &t.key_file) {
+        (Some(c), Some(k)) => Some((read(c, "cert_file")?, read(k, "key_file")?)),
+        _ => None,
+    };
+    if t.insecure_skip_verify {
+        tracing::warn!(
+            "kafka: TLS certificate verification is off (insecure_skip_verify): use this only for test setups"
+        );
     }
-    if let Some(p) = &t.ca_file {
-        let pem = std::fs::read(p).map_err(|e| anyhow::anyhow!("ca_file {}: {e}", p.display()))?;
-        for cert in CertificateDer::pem_slice_iter(&pem) {
-            let cert = cert.map_err(|e| anyhow::anyhow!("ca_file {} is not PEM: {e}", p.display()))?;
-            roots.add(cert).map_err(|e| anyhow::anyhow!("ca_file {}: {e}", p.display()))?;
-        }
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots);
-    Ok(match (&t.cert_file, &t.key_file) {
-        (Some(c), Some(k)) => {
-            let pem = std::fs::read(c).map_err(|e| anyhow::anyhow!("cert_file {}: {e}", c.display()))?;
-            let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
-                .collect::<Result<_, _>>()
-                .map_err(|e| anyhow::anyhow!("cert_file {} is not PEM: {e}", c.display()))?;
-            let key = PrivateKeyDer::from_pem_file(k).map_err(|e| anyhow::anyhow!("key_file {}: {e}", k.display()))?;
-            builder.with_client_auth_cert(chain, key)?
-        }
-        _ => builder.with_no_client_auth(),
-    })
+    let settings = crate::client::tls::Settings {
+        server_name: t.server_name.as_deref(),
+        insecure_skip_verify: t.insecure_skip_verify,
+        extra_ca: ca.as_deref(),
+        identity: identity.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
+        alpn: Vec::new(),
+    };
+    crate::client::tls::config(&settings).map_err(|e| anyhow::anyhow!("tls: {e}"))
 }
