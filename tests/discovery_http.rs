@@ -104,7 +104,7 @@ async fn a_docker_engine_behind_a_proxy_and_oauth2_gets_a_fresh_token_after_a_40
         r#"[[sources]]
 type = "docker"
 host_label = false
-docker = {{ host = "tcp://engine.invalid:2375", proxy_url = "{proxy}", oauth2 = {{ client_id = "shipper", client_secret = "s3cret", token_url = "http://tokens.invalid/oauth/token" }} }}
+docker = {{ host = "tcp://engine.invalid:2375", proxy_url = "{proxy}", proxy_connect_header = {{ "Proxy-Authorization" = "Basic cHJveHk6cHc=" }}, oauth2 = {{ client_id = "shipper", client_secret = "s3cret", token_url = "http://tokens.invalid/oauth/token" }} }}
 relabel = [{{ source_labels = ["__meta_docker_container_name"], regex = "/(.*)", target_label = "container" }}]
 "#,
         proxy = mock.url
@@ -116,6 +116,7 @@ relabel = [{{ source_labels = ["__meta_docker_container_name"], regex = "/(.*)",
     let reqs = mock.requests();
     let engine: Vec<&Req> = reqs.iter().filter(|q| q.path != "/oauth/token").collect();
     assert!(engine.iter().all(|q| q.header("host") == Some("engine.invalid:2375")), "{engine:?}");
+    assert!(reqs.iter().all(|q| q.header("proxy-authorization") == Some("Basic cHJveHk6cHc=")), "{reqs:?}");
     let tokens: Vec<&Req> = reqs.iter().filter(|q| q.path == "/oauth/token").collect();
     assert!(tokens.iter().all(|q| q.header("host") == Some("tokens.invalid")), "{tokens:?}");
     // tok-1 was refused, so a second token was asked for and used.
@@ -175,7 +176,8 @@ relabel = [{{ source_labels = ["__meta_kubernetes_node_name"], target_label = "_
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 
-/// The Kubernetes discovery with OAuth 2.0: the API server gets the token.
+/// The Kubernetes discovery with OAuth 2.0: the API server gets the token;
+/// `no_proxy` sends the requests past the (closed) proxy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_kubernetes_discovery_authenticates_with_oauth2() {
     let issued = AtomicUsize::new(0);
@@ -206,7 +208,7 @@ async fn the_kubernetes_discovery_authenticates_with_oauth2() {
 type = "file"
 host_label = false
 scan_interval = "200ms"
-kubernetes = {{ role = "node", api_server = "{url}", oauth2 = {{ client_id = "shipper", client_secret_file = "{d}/secret", token_url = "{url}/oauth/token" }} }}
+kubernetes = {{ role = "node", api_server = "{url}", proxy_url = "http://127.0.0.1:1", no_proxy = "127.0.0.1", oauth2 = {{ client_id = "shipper", client_secret_file = "{d}/secret", token_url = "{url}/oauth/token" }} }}
 relabel = [{{ source_labels = ["__meta_kubernetes_node_name"], target_label = "__path__", replacement = "{d}/nodes/$1/*.log" }},
            {{ source_labels = ["__meta_kubernetes_node_name"], target_label = "node" }}]
 "#,
@@ -255,6 +257,16 @@ docker = { host = "tcp://e:2375", proxy_url = "socks9://p:1" }"#,
         ),
         (
             r#"type = "docker"
+docker = { host = "tcp://e:2375", no_proxy = "x" }"#,
+            "sources[0].docker.no_proxy",
+        ),
+        (
+            r#"type = "docker"
+docker = { host = "tcp://e:2375", proxy_url = "http://p:1", proxy_connect_header = { "Bad Name" = "x" } }"#,
+            "sources[0].docker.proxy_connect_header.Bad Name",
+        ),
+        (
+            r#"type = "docker"
 docker = { host = "tcp://e:2375", oauth2 = { client_id = "x", token_url = "ftp://t" } }"#,
             "sources[0].docker.oauth2.token_url",
         ),
@@ -295,6 +307,9 @@ scrape_configs:
     docker_sd_configs:
       - host: tcp://docker.example:2376
         proxy_url: http://proxy.example:3128
+        no_proxy: internal.example
+        proxy_connect_header:
+          Proxy-Authorization: [Basic cHJveHk6cHc=]
         follow_redirects: true
         authorization:
           type: Bearer
@@ -342,6 +357,8 @@ scrape_configs:
     assert!(report.contains("follow_redirects"), "{report}");
     for want in [
         r#"proxy_url = "http://proxy.example:3128""#,
+        r#"no_proxy = "internal.example""#,
+        r#"proxy_connect_header = { Proxy-Authorization = "Basic cHJveHk6cHc=" }"#,
         &format!(r#"bearer_token_file = "{}/token""#, d.display()),
         r#"client_id = "shipper""#,
         r#"token_url = "https://login.example/token""#,

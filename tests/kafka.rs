@@ -152,8 +152,10 @@ fn a_broker_down_at_start_is_retried_and_read_once_up() {
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
 
-/// A CA and a server config for 127.0.0.1 signed by it: (CA PEM, config).
-fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
+/// A broker's PKI: a CA, a server certificate for `name` signed by it, and,
+/// with `client`, a client certificate of that CA which the server then
+/// requires: (CA PEM, client cert and key PEMs, server config).
+fn broker_pki(name: &str, client: bool) -> (String, Option<(String, String)>, Arc<rustls::ServerConfig>) {
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
     ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship kafka test CA");
@@ -161,15 +163,31 @@ fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
     let ca_cert = ca_params.self_signed(&ca_key).unwrap();
     let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
     let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
+    let cert = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
     let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der().clone()], key_der)
-        .unwrap();
-    (ca_cert.pem(), Arc::new(config))
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder =
+        rustls::ServerConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions().unwrap();
+    let (builder, client_pems) = if client {
+        let client_key = rcgen::KeyPair::generate().unwrap();
+        let client_cert =
+            rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca_cert.der().clone()).unwrap();
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider).build().unwrap();
+        (builder.with_client_cert_verifier(verifier), Some((client_cert.pem(), client_key.serialize_pem())))
+    } else {
+        (builder.with_no_client_auth(), None)
+    };
+    let config = builder.with_single_cert(vec![cert.der().clone()], key_der).unwrap();
+    (ca_cert.pem(), client_pems, Arc::new(config))
+}
+
+/// A CA and a server config for 127.0.0.1 signed by it: (CA PEM, config).
+fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
+    let (ca, _, config) = broker_pki("127.0.0.1", false);
+    (ca, config)
 }
 
 const CONNECTION: &str =
@@ -382,33 +400,9 @@ scrape_configs:
 /// by it, and a server config requiring a client certificate of that CA:
 /// (CA PEM, client cert PEM, client key PEM, server config).
 fn mutual_tls() -> (String, String, String, Arc<rustls::ServerConfig>) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship kafka mTLS CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let server_cert =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
-    let client_key = rcgen::KeyPair::generate().unwrap();
-    let client_cert =
-        rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca_cert.der().clone()).unwrap();
-    let verifier =
-        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(
-            vec![server_cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
-        )
-        .unwrap();
-    (ca_cert.pem(), client_cert.pem(), client_key.serialize_pem(), Arc::new(config))
+    let (ca, client, config) = broker_pki("127.0.0.1", true);
+    let (cert, key) = client.unwrap();
+    (ca, cert, key, config)
 }
 
 #[test]
@@ -465,33 +459,6 @@ fn a_broker_that_goes_away_and_comes_back_is_read_on_from_where_it_was() {
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
 
-/// A broker whose certificate names `broker.internal` (not the address
-/// connected to), requiring no client certificate: (CA PEM, server config).
-fn named_broker_tls() -> (String, Arc<rustls::ServerConfig>) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship kafka named CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let server_cert = rcgen::CertificateParams::new(vec!["broker.internal".to_string()])
-        .unwrap()
-        .signed_by(&server_key, &issuer)
-        .unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![server_cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
-        )
-        .unwrap();
-    (ca_cert.pem(), Arc::new(config))
-}
-
 /// `tls.server_name` checks the broker's certificate against that name, and
 /// `insecure_skip_verify` checks nothing; without either, a certificate for
 /// another name is refused and said so.
@@ -499,7 +466,8 @@ fn named_broker_tls() -> (String, Arc<rustls::ServerConfig>) {
 fn kafka_tls_server_name_and_insecure_skip_verify_reach_a_broker_named_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let store = Receiver::start(BIG);
-    let (ca, tls) = named_broker_tls();
+    // A certificate for `broker.internal`, not the address connected to.
+    let (ca, _, tls) = broker_pki("broker.internal", false);
     let broker = Broker::start(Options { tls: Some(tls), ..Default::default() });
     broker.produce("named", 0, vec![Msg::new("checked against its name", 1_700_000_000_000)]);
     broker.produce("unchecked", 0, vec![Msg::new("not checked at all", 1_700_000_000_000)]);
@@ -537,4 +505,87 @@ kafka = {{ brokers = ["{addr}"], topics = ["refused"], authentication = {{ type 
     assert!(agent.stderr_text().contains("insecure_skip_verify"), "{}", agent.stderr_text());
     assert!(agent.terminate(Duration::from_secs(20)).success());
     assert!(!query_all(&store, r#"{job="kafka"}"#, None).iter().any(|e| e.line == "never read"));
+}
+
+/// SASL with SCRAM-SHA-256 in the clear and SCRAM-SHA-512 over TLS
+/// (`use_tls`): the broker checks the proof of the password (RFC 5802) and
+/// the agent the broker's signature; a wrong password is refused and said so.
+#[test]
+fn sasl_scram_sha_256_and_sha_512_over_tls_read_from_brokers_that_check_the_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let creds = Some(("shipper".to_string(), "pa55-w0rd".to_string()));
+    let plain = Broker::start(Options { sasl: creds.clone(), scram: Some("SCRAM-SHA-256"), ..Default::default() });
+    let (ca, tls) = private_ca();
+    let secure =
+        Broker::start(Options { sasl: creds, scram: Some("SCRAM-SHA-512"), tls: Some(tls), ..Default::default() });
+    plain.produce("t", 0, vec![Msg::new("scram 256", 1_700_000_000_000)]);
+    secure.produce("t", 0, vec![Msg::new("scram 512 over tls", 1_700_000_000_000)]);
+    plain.produce("u", 0, vec![Msg::new("wrong password", 1_700_000_000_000)]);
+    std::fs::write(dir.path().join("ca.pem"), &ca).unwrap();
+    std::fs::write(dir.path().join("pw"), "pa55-w0rd\n").unwrap();
+    let d = dir.path().display();
+    let source = format!(
+        r#"type = "kafka"
+name = "scram256"
+labels = {{ job = "kafka" }}
+kafka = {{ brokers = ["{p}"], topics = ["t"], authentication = {{ type = "sasl", sasl = {{ mechanism = "SCRAM-SHA-256", user = "shipper", password_file = "{d}/pw" }} }} }}
+[[sources]]
+type = "kafka"
+name = "scram512"
+labels = {{ job = "kafka" }}
+kafka = {{ brokers = ["{s}"], topics = ["t"], authentication = {{ type = "sasl", tls = {{ ca_file = "{d}/ca.pem" }}, sasl = {{ mechanism = "SCRAM-SHA-512", user = "shipper", password = "pa55-w0rd", use_tls = true }} }} }}
+[[sources]]
+type = "kafka"
+name = "wrong"
+labels = {{ job = "kafka" }}
+kafka = {{ brokers = ["{p}"], topics = ["u"], authentication = {{ type = "sasl", sasl = {{ mechanism = "SCRAM-SHA-256", user = "shipper", password = "not-it" }} }} }}
+"#,
+        p = plain.addr(),
+        s = secure.addr()
+    );
+    let agent = Agent::start(&agent::net_source_config(dir.path(), "scram.toml", &store.base, &source));
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 2);
+    let mut lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
+    lines.sort();
+    assert_eq!(lines, ["scram 256", "scram 512 over tls"], "{}", agent.stderr_text());
+    assert!(plain.authenticated.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    assert!(secure.authenticated.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    assert!(
+        wait_for(Duration::from_secs(30), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(!agent.stderr_text().contains("pa55-w0rd"), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    assert!(!query_all(&store, r#"{job="kafka"}"#, None).iter().any(|e| e.line == "wrong password"));
+}
+
+/// A topic matching a regex and a partition created while the agent runs
+/// are found at the next `topic_refresh_interval` and read from their start.
+#[test]
+fn a_topic_and_a_partition_created_while_running_are_read_from_their_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let broker = Broker::start(Options::default());
+    broker.produce("app-a", 0, vec![Msg::new("a0", 1_700_000_000_000)]);
+    let agent = Agent::start(&kafka_config(dir.path(), &store.base, &broker.addr(), r#""^app-.*""#, true));
+    assert_eq!(wait_lines(&store, r#"{job="kafka"}"#, 1).len(), 1, "{}", agent.stderr_text());
+    broker.produce("app-b", 0, vec![Msg::new("b0", 1_700_000_000_001), Msg::new("b1", 1_700_000_000_002)]);
+    broker.produce("app-a", 1, vec![Msg::new("a1 on a new partition", 1_700_000_000_003)]);
+    let got = wait_lines(&store, r#"{job="kafka"}"#, 4);
+    let mut lines: Vec<String> = got
+        .iter()
+        .map(|e| {
+            format!("{} {}/{}", e.line, e.labels["topic"].as_str().unwrap(), e.labels["partition"].as_str().unwrap())
+        })
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["a0 app-a/0", "a1 on a new partition app-a/1", "b0 app-b/0", "b1 app-b/0"],
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(agent.terminate(Duration::from_secs(20)).success());
 }

@@ -125,6 +125,10 @@ pub struct ClientOptions {
     pub identity: Option<(crate::config::Pem, crate::config::Pem)>,
     /// `client.proxy_url`; without it the usual proxy environment variables apply.
     pub proxy_url: Option<Secret>,
+    /// `client.no_proxy`: hosts reached without `proxy_url` (unset: `NO_PROXY`).
+    pub no_proxy: Option<String>,
+    /// `client.proxy_connect_header`: headers sent to the proxy.
+    pub proxy_headers: Vec<(String, Secret)>,
     /// `client.headers`, sent on every request of this client.
     pub headers: Vec<(String, Secret)>,
     /// `client.follow_redirects` (false: a 3xx is answered as it is).
@@ -146,6 +150,8 @@ impl ClientOptions {
             plain_http: is_plain_http(url),
             identity: c.tls.identity(),
             proxy_url: c.proxy_url.clone(),
+            no_proxy: c.no_proxy.clone(),
+            proxy_headers: c.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             headers: c.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             no_redirects: !c.follow_redirects,
             http1_only: !c.http2,
@@ -227,22 +233,20 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
         }
     }
     if let Some(p) = &opts.proxy_url {
-        let proxy = reqwest::Proxy::all(p.expose())
-            .map_err(|e| HttpError::Setting(format!("client.proxy_url: {e}")))?
-            .no_proxy(reqwest::NoProxy::from_env());
+        let no_proxy = match &opts.no_proxy {
+            Some(list) => reqwest::NoProxy::from_string(list),
+            None => reqwest::NoProxy::from_env(),
+        };
+        let mut proxy = reqwest::Proxy::all(p.expose())
+            .map_err(|e| HttpError::Setting(format!("proxy_url: {e}")))?
+            .no_proxy(no_proxy);
+        if !opts.proxy_headers.is_empty() {
+            proxy = proxy.headers(header_map(&opts.proxy_headers, "proxy_connect_header")?);
+        }
         b = b.proxy(proxy);
     }
     if !opts.headers.is_empty() {
-        let mut map = reqwest::header::HeaderMap::new();
-        for (k, v) in &opts.headers {
-            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| HttpError::Setting(format!("client.headers: `{k}` is not a header name")))?;
-            let mut value = reqwest::header::HeaderValue::from_str(v.expose())
-                .map_err(|_| HttpError::Setting(format!("client.headers.{k}: not a header value")))?;
-            value.set_sensitive(true);
-            map.insert(name, value);
-        }
-        b = b.default_headers(map);
+        b = b.default_headers(header_map(&opts.headers, "client.headers")?);
     }
     if opts.no_redirects {
         b = b.redirect(reqwest::redirect::Policy::none());
@@ -257,6 +261,20 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
         b = b.danger_accept_invalid_certs(true);
     }
     b.build().map_err(HttpError::Build)
+}
+
+/// Headers whose values are secrets (`what` names the key in errors).
+fn header_map(headers: &[(String, Secret)], what: &str) -> Result<reqwest::header::HeaderMap, HttpError> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| HttpError::Setting(format!("{what}: `{k}` is not a header name")))?;
+        let mut value = reqwest::header::HeaderValue::from_str(v.expose())
+            .map_err(|_| HttpError::Setting(format!("{what}.{k}: not a header value")))?;
+        value.set_sensitive(true);
+        map.append(name, value);
+    }
+    Ok(map)
 }
 
 /// The extra CAs' PEM and certificates.

@@ -95,9 +95,7 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
         }
         super::oauth2::validate_oauth2(o, "client.oauth2", e);
     }
-    if let Some(p) = &c.proxy_url {
-        validate_proxy_url(p, "client.proxy_url", e);
-    }
+    validate_proxy(c.proxy_url.as_ref(), c.no_proxy.as_deref(), &c.proxy_connect_header, "client", e);
     for (name, value) in &c.headers {
         let key = format!("client.headers.{name}");
         match reqwest::header::HeaderName::from_bytes(name.as_bytes()) {
@@ -161,6 +159,57 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Checks a discovery source's `basic_auth` at `key` (its files are read
+/// again when used): a username or its file, a password or its file, each
+/// once, the files readable.
+pub(super) fn validate_basic_auth(b: &super::BasicAuth, key: &str, e: &mut dyn FnMut(&str, String)) {
+    match (&b.username_file, b.username.is_empty()) {
+        (None, true) => e(&format!("{key}.username"), "must not be empty".into()),
+        (Some(_), false) => e(key, "set username or username_file, not both".into()),
+        _ => {}
+    }
+    match (&b.password, &b.password_file) {
+        (Some(_), Some(_)) => e(key, "set password or password_file, not both".into()),
+        (None, None) => e(key, "needs password or password_file".into()),
+        _ => {}
+    }
+    for (name, file) in [("username_file", &b.username_file), ("password_file", &b.password_file)] {
+        if let Some(p) = file {
+            if let Err(err) = read_secret_file(p) {
+                e(&format!("{key}.{name}"), format!("cannot read {}: {err}", p.display()));
+            }
+        }
+    }
+}
+
+/// Checks the proxy keys of the table at `at` (`client`, `sources[0].docker`, ...):
+/// `proxy_url`, and `no_proxy` and `proxy_connect_header`, which need it.
+pub(super) fn validate_proxy(
+    url: Option<&crate::util::Secret>,
+    no_proxy: Option<&str>,
+    headers: &std::collections::BTreeMap<String, crate::util::Secret>,
+    at: &str,
+    e: &mut dyn FnMut(&str, String),
+) {
+    if let Some(p) = url {
+        validate_proxy_url(p, &format!("{at}.proxy_url"), e);
+    }
+    if no_proxy.is_some() && url.is_none() {
+        e(&format!("{at}.no_proxy"), "needs proxy_url (without it, NO_PROXY of the environment applies)".into());
+    }
+    if !headers.is_empty() && url.is_none() {
+        e(&format!("{at}.proxy_connect_header"), "needs proxy_url".into());
+    }
+    for (name, value) in headers {
+        let key = format!("{at}.proxy_connect_header.{name}");
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            e(&key, "not a valid header name".into());
+        } else if reqwest::header::HeaderValue::from_str(value.expose()).is_err() {
+            e(&key, "not a valid header value".into());
+        }
+    }
 }
 
 /// Checks a `proxy_url` at `key` (an http or https URL) and remembers its

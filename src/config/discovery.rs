@@ -63,6 +63,14 @@ pub struct DockerConfig {
     /// and `NO_PROXY` of the environment apply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<crate::util::Secret>,
+    /// Hosts reached without the proxy (`example.com,.internal,10.0.0.0/8`);
+    /// needs `proxy_url` (without it, `NO_PROXY` of the environment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    /// Headers sent to the proxy (such as `Proxy-Authorization`); values are
+    /// secrets. Needs `proxy_url`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, crate::util::Secret>,
     /// The host in `__address__` of containers on the host network (Prometheus' `host_networking_host`).
     pub host_networking_host: String,
     /// The port in `__address__` of containers that expose none (Prometheus' `port`).
@@ -84,6 +92,8 @@ impl Default for DockerConfig {
             bearer_token_file: None,
             oauth2: None,
             proxy_url: None,
+            no_proxy: None,
+            proxy_connect_header: BTreeMap::new(),
             host_networking_host: "localhost".into(),
             port: 80,
         }
@@ -175,26 +185,7 @@ pub fn validate_docker(key: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, Stri
         if !remote {
             e(&format!("{key}.docker.basic_auth"), "is for an Engine reached over tcp:// or http(s)://".into());
         }
-        if b.username.is_empty() && b.username_file.is_none() {
-            e(&format!("{key}.docker.basic_auth.username"), "must not be empty".into());
-        }
-        match (&b.password, &b.password_file) {
-            (Some(_), Some(_)) => {
-                e(&format!("{key}.docker.basic_auth"), "set password or password_file, not both".into())
-            }
-            (None, None) => e(&format!("{key}.docker.basic_auth"), "needs password or password_file".into()),
-            (None, Some(p)) => {
-                if let Err(err) = crate::util::read_secret_file(p) {
-                    e(&format!("{key}.docker.basic_auth.password_file"), format!("cannot read {}: {err}", p.display()));
-                }
-            }
-            _ => {}
-        }
-        if let Some(p) = &b.username_file {
-            if let Err(err) = crate::util::read_secret_file(p) {
-                e(&format!("{key}.docker.basic_auth.username_file"), format!("cannot read {}: {err}", p.display()));
-            }
-        }
+        super::client::validate_basic_auth(b, &format!("{key}.docker.basic_auth"), e);
     }
     let kk = format!("{key}.docker");
     let set = [
@@ -228,9 +219,7 @@ pub fn validate_docker(key: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, Stri
     if let Some(o) = &d.oauth2 {
         super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
     }
-    if let Some(p) = &d.proxy_url {
-        super::client::validate_proxy_url(p, &format!("{kk}.proxy_url"), e);
-    }
+    super::client::validate_proxy(d.proxy_url.as_ref(), d.no_proxy.as_deref(), &d.proxy_connect_header, &kk, e);
     if d.host_networking_host.is_empty() {
         e(&format!("{key}.docker.host_networking_host"), "must not be empty".into());
     }

@@ -129,6 +129,14 @@ pub struct KubernetesConfig {
     /// `HTTPS_PROXY` and `NO_PROXY` of the environment apply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<crate::util::Secret>,
+    /// Hosts reached without the proxy (`example.com,.internal,10.0.0.0/8`);
+    /// needs `proxy_url` (without it, `NO_PROXY` of the environment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    /// Headers sent to the proxy (such as `Proxy-Authorization`); values are
+    /// secrets. Needs `proxy_url`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub proxy_connect_header: std::collections::BTreeMap<String, crate::util::Secret>,
     /// The CA bundle the API server's certificate is checked against.
     pub ca_file: std::path::PathBuf,
     /// TLS beyond `ca_file`: `ca` (inline), `cert_file`/`key_file` (or
@@ -166,6 +174,8 @@ impl Default for KubernetesConfig {
             basic_auth: None,
             oauth2: None,
             proxy_url: None,
+            no_proxy: None,
+            proxy_connect_header: Default::default(),
             ca_file: std::path::Path::new(SERVICE_ACCOUNT_DIR).join("ca.crt"),
             tls: None,
             namespaces: None,
@@ -234,23 +244,9 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
         }
         super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
     }
-    if let Some(p) = &k.proxy_url {
-        super::client::validate_proxy_url(p, &format!("{kk}.proxy_url"), e);
-    }
+    super::client::validate_proxy(k.proxy_url.as_ref(), k.no_proxy.as_deref(), &k.proxy_connect_header, &kk, e);
     if let Some(b) = &k.basic_auth {
-        match (&b.username_file, b.username.is_empty()) {
-            (None, true) => e(&format!("{kk}.basic_auth.username"), "must not be empty".into()),
-            (Some(_), false) => e(&format!("{kk}.basic_auth"), "set username or username_file, not both".into()),
-            _ => {}
-        }
-        match (&b.password, &b.password_file) {
-            (Some(_), Some(_)) => e(&format!("{kk}.basic_auth"), "set password or password_file, not both".into()),
-            (None, None) => e(&format!("{kk}.basic_auth"), "needs password or password_file".into()),
-            (None, Some(p)) if std::fs::metadata(p).is_err() => {
-                e(&format!("{kk}.basic_auth.password_file"), format!("cannot read {}", p.display()))
-            }
-            _ => {}
-        }
+        super::client::validate_basic_auth(b, &format!("{kk}.basic_auth"), e);
     }
     if let Some(t) = &k.tls {
         if t.ca_file.is_some() {

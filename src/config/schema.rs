@@ -124,6 +124,14 @@ pub struct ClientConfig {
     /// (credentials in the URL are a secret). Without it, `HTTPS_PROXY`,
     /// `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` apply.
     pub proxy_url: Option<Secret>,
+    /// Hosts reached without the proxy (`example.com,.internal,10.0.0.0/8`);
+    /// needs `proxy_url` (without it, `NO_PROXY` of the environment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    /// Headers sent to the proxy (such as `Proxy-Authorization`); values are
+    /// secrets. Needs `proxy_url`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Secret>,
     /// Extra headers on every request to the log service (push, query,
     /// labels); their values are secrets, redacted in `check` and logs.
     pub headers: BTreeMap<String, Secret>,
@@ -185,6 +193,8 @@ impl Default for ClientConfig {
             oauth2: None,
             tls: TlsConfig::default(),
             proxy_url: None,
+            no_proxy: None,
+            proxy_connect_header: BTreeMap::new(),
             headers: BTreeMap::new(),
             structured_metadata: false,
             batch: BatchConfig::default(),

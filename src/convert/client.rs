@@ -120,8 +120,10 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
     if let Some(t) = m.text("timeout", r) {
         out.set("timeout", Val::str(t));
     }
-    if let Some(p) = m.text("proxy_url", r) {
-        out.set("proxy_url", Val::str(p));
+    let mut proxy = Vec::new();
+    proxy_keys(&mut m, &mut proxy, r);
+    for (k, v) in proxy {
+        out.set(&k, v);
     }
     let headers = m.pairs("headers", r);
     if !headers.is_empty() {
@@ -319,16 +321,45 @@ pub fn positions(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
 /// of `what` (the Engine, the API server) does otherwise.
 pub fn discovery_http(m: &mut Map<'_>, out: &mut Vec<(String, Val)>, what: &str, r: &mut Report) {
     auth_and_oauth2(m, out, r);
-    if let Some(p) = m.text("proxy_url", r) {
-        out.push(("proxy_url".into(), Val::str(p)));
-    }
+    proxy_keys(m, out, r);
     if m.text("follow_redirects", r).is_some_and(|v| truthy(&v)) {
         r.note(m.key("follow_redirects"), format!("tailship does not follow redirects of {what}"));
     }
     if m.text("enable_http2", r).is_some_and(|v| truthy(&v)) && what.contains("Engine") {
         r.note(m.key("enable_http2"), format!("tailship speaks HTTP/1.1 to {what} (its log streams are HTTP/1.1)"));
     }
-    if m.text("proxy_from_environment", r).is_some_and(|v| !truthy(&v)) && !out.iter().any(|(k, _)| k == "proxy_url") {
+}
+
+/// `proxy_url`, `no_proxy` and `proxy_connect_header` (each header's
+/// values joined by `, `, as HTTP reads a repeated header).
+fn proxy_keys(m: &mut Map<'_>, out: &mut Vec<(String, Val)>, r: &mut Report) {
+    if let Some(p) = m.text("proxy_url", r) {
+        out.push(("proxy_url".into(), Val::str(p)));
+    }
+    if let Some(n) = m.text("no_proxy", r) {
+        out.push(("no_proxy".into(), Val::str(n)));
+    }
+    let key = m.key("proxy_connect_header");
+    if let Some(Yaml::Hash(h)) = m.get("proxy_connect_header") {
+        let mut headers = Vec::new();
+        for (k, v) in h {
+            let Some(name) = super::yaml::scalar(k) else { continue };
+            let values: Vec<String> = match v {
+                Yaml::Array(a) => a.iter().filter_map(super::yaml::scalar).collect(),
+                other => super::yaml::scalar(other).into_iter().collect(),
+            };
+            headers.push((name, Val::str(values.join(", "))));
+        }
+        if out.iter().all(|(k, _)| k != "proxy_url") {
+            r.skip(key, "tailship sends proxy headers to a proxy_url only, not to the environment's proxy");
+        } else if !headers.is_empty() {
+            out.push(("proxy_connect_header".into(), Val::Table(headers)));
+        }
+    } else if m.get("proxy_connect_header").is_some() {
+        r.refuse(key, "not a mapping of header names to values");
+    }
+    let direct = !out.iter().any(|(k, _)| k == "proxy_url");
+    if m.text("proxy_from_environment", r).is_some_and(|v| !truthy(&v)) && direct {
         r.note(
             m.key("proxy_from_environment"),
             "tailship honours HTTPS_PROXY and NO_PROXY of its environment whenever no proxy_url is set",

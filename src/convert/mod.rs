@@ -291,15 +291,25 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             r.skip(m.key("relabel_configs"), "relabel rules are not applied to pushed streams; they are left out");
         }
         out.push(s);
+    } else if m.get("windows_events").is_some() {
+        r.skip(
+            m.key("windows_events"),
+            format!(
+                "job `{name}` reads the Windows Event Log, through the Windows API: tailship runs on Linux, where \
+                 Promtail does not read it either (its Linux build warns that the support is not compiled in)"
+            ),
+        );
+        return false;
     } else {
         let kinds: Vec<String> =
             m.keys().into_iter().filter(|k| k.ends_with("_configs") || k.ends_with("_sd_configs")).collect();
         r.skip(
             key,
             format!(
-                "job `{name}` reads neither static_configs nor the journal ({}): tailship reads files, the journal, \
-                 stdin and Kubernetes pod logs (type = \"kubernetes\")",
-                if kinds.is_empty() { "nothing".into() } else { kinds.join(", ") }
+                "job `{name}` has no target tailship knows ({}): a job reads static_configs, file_sd_configs, \
+                 kubernetes_sd_configs, docker_sd_configs, consul(agent)_sd_configs, journal, syslog, \
+                 loki_push_api, gelf, heroku_drain, gcplog, cloudflare, kafka or azure_event_hubs",
+                if kinds.is_empty() { "none".into() } else { kinds.join(", ") }
             ),
         );
         return false;

@@ -350,12 +350,8 @@ scrape_configs:
         proxy_url: http://proxy:3128
 "#;
     let c = convert(yaml);
-    assert_eq!(
-        skipped(&c),
-        ["scrape_configs[0].relabel_configs[1]", "scrape_configs[1].docker_sd_configs[0].proxy_url"],
-        "{:?}",
-        c.untranslated
-    );
+    assert_eq!(skipped(&c), ["scrape_configs[0].relabel_configs[1]"], "{:?}", c.untranslated);
+    assert!(c.toml.contains(r#"proxy_url = "http://proxy:3128""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host = "tcp://10.0.0.5:2376""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host_networking_host = "node-1""#), "{}", c.toml);
     assert!(c.toml.contains("port = 9100"), "{}", c.toml);
@@ -495,4 +491,15 @@ limits_config: {{ max_streams: 500, max_line_size: 256KB, max_line_size_truncate
     ] {
         assert!(noted.contains(&key), "{key} in {noted:?}");
     }
+}
+
+#[test]
+fn a_windows_events_job_is_reported_by_key_as_windows_only() {
+    let c = convert(&format!(
+        "{JOB}  - job_name: windows\n    windows_events:\n      eventlog_name: Application\n      use_incoming_timestamp: true\n"
+    ));
+    let item = c.untranslated.iter().find(|i| i.key == "scrape_configs[1].windows_events").expect("reported");
+    assert!(item.message.contains("Windows API"), "{}", item.message);
+    // The other job is converted as ever.
+    assert_eq!(compiles(&c).sources.len(), 1);
 }

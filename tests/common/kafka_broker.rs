@@ -1,8 +1,9 @@
 //! A one-node Kafka broker on loopback for the tests (no Kafka can run
 //! here): it speaks the real wire protocol, encoded and decoded with the
 //! `kafka-protocol` crate: ApiVersions, Metadata, ListOffsets, Fetch (v2
-//! record batches), and SaslHandshake + SaslAuthenticate (PLAIN) when
-//! started with credentials, over TLS when started with a server config.
+//! record batches), and SaslHandshake + SaslAuthenticate (PLAIN, or
+//! SCRAM-SHA-256/512 as RFC 5802 and 7677 give it) when started with
+//! credentials, over TLS when started with a server config.
 //! Topics and messages are set by the test ([`Broker::produce`]).
 #![allow(dead_code)]
 
@@ -11,6 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::{Buf, Bytes, BytesMut};
+use hmac::digest::core_api::BlockSizeUser;
+use hmac::digest::Digest;
+use hmac::digest::KeyInit;
+use hmac::{Mac, SimpleHmac};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
@@ -74,8 +79,78 @@ pub struct Options {
     /// 0: any free port.
     pub port: u16,
     pub tls: Option<Arc<rustls::ServerConfig>>,
-    /// PLAIN credentials the client must give.
+    /// The credentials the client must give (PLAIN unless `scram`).
     pub sasl: Option<(String, String)>,
+    /// SCRAM with this hash (`SCRAM-SHA-256` or `SCRAM-SHA-512`) in place of PLAIN.
+    pub scram: Option<&'static str>,
+}
+
+/// `Hi()` of RFC 5802: PBKDF2 with HMAC-`D`.
+fn hi<D: Digest + BlockSizeUser + Clone>(password: &[u8], salt: &[u8], iterations: u32) -> Vec<u8> {
+    let mut u = mac::<D>(password, &[salt, &1u32.to_be_bytes()].concat());
+    let mut out = u.clone();
+    for _ in 1..iterations {
+        u = mac::<D>(password, &u);
+        out.iter_mut().zip(&u).for_each(|(o, x)| *o ^= x);
+    }
+    out
+}
+
+fn mac<D: Digest + BlockSizeUser + Clone>(key: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut m = <SimpleHmac<D> as KeyInit>::new_from_slice(key).unwrap();
+    Mac::update(&mut m, data);
+    m.finalize().into_bytes().to_vec()
+}
+
+/// One SCRAM exchange, server side.
+#[derive(Default)]
+struct Scram {
+    /// client-first-message-bare and server-first-message, once sent.
+    first: Option<(String, String)>,
+}
+
+const SALT: &[u8] = b"tailship-test-salt";
+const ITERATIONS: u32 = 4096;
+
+impl Scram {
+    /// The answer to the client's message `msg`, and whether it proved the password.
+    fn step<D: Digest + BlockSizeUser + Clone>(&mut self, msg: &[u8], user: &str, password: &str) -> (Vec<u8>, bool) {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let text = String::from_utf8_lossy(msg).into_owned();
+        let field = |s: &str, k: &str| s.split(',').find_map(|f| f.strip_prefix(k)).map(str::to_string);
+        match self.first.take() {
+            None => {
+                // "n,,n=user,r=nonce"
+                let bare = text.splitn(3, ',').nth(2).unwrap_or_default().to_string();
+                if field(&bare, "n=").as_deref() != Some(user) {
+                    return (b"e=unknown-user".to_vec(), false);
+                }
+                let nonce = format!("{}srv0a1b2c3d", field(&bare, "r=").unwrap_or_default());
+                let server_first = format!("r={nonce},s={},i={ITERATIONS}", b64.encode(SALT));
+                self.first = Some((bare, server_first.clone()));
+                (server_first.into_bytes(), false)
+            }
+            Some((bare, server_first)) => {
+                let Some((without_proof, proof)) = text.rsplit_once(",p=") else {
+                    return (b"e=invalid-proof".to_vec(), false);
+                };
+                let salted = hi::<D>(password.as_bytes(), SALT, ITERATIONS);
+                let client_key = mac::<D>(&salted, b"Client Key");
+                let stored_key = D::digest(&client_key).to_vec();
+                let auth_message = format!("{bare},{server_first},{without_proof}");
+                let signature = mac::<D>(&stored_key, auth_message.as_bytes());
+                let proof = b64.decode(proof).unwrap_or_default();
+                let key: Vec<u8> = proof.iter().zip(&signature).map(|(p, s)| p ^ s).collect();
+                if proof.len() != signature.len() || D::digest(&key).to_vec() != stored_key {
+                    return (b"e=invalid-proof".to_vec(), false);
+                }
+                let server_key = mac::<D>(&salted, b"Server Key");
+                let v = b64.encode(mac::<D>(&server_key, auth_message.as_bytes()));
+                (format!("v={v}").into_bytes(), true)
+            }
+        }
+    }
 }
 
 impl Broker {
@@ -167,6 +242,7 @@ fn name(s: &str) -> TopicName {
 impl Ctx {
     async fn serve<S: AsyncRead + AsyncWrite + Unpin>(&self, mut sock: S) {
         let mut authed = self.o.sasl.is_none();
+        let mut scram = Scram::default();
         loop {
             let Ok(len) = sock.read_i32().await else { return };
             let mut frame = vec![0u8; len.max(0) as usize];
@@ -200,8 +276,9 @@ impl Ctx {
                 ApiKey::SaslHandshake => {
                     let r = SaslHandshakeRequest::decode(&mut buf, version).unwrap();
                     let mut resp = SaslHandshakeResponse::default();
-                    resp.mechanisms = vec![StrBytes::from_static_str("PLAIN")];
-                    if r.mechanism.as_str() != "PLAIN" {
+                    let mechanism = self.o.scram.unwrap_or("PLAIN");
+                    resp.mechanisms = vec![StrBytes::from_static_str(mechanism)];
+                    if r.mechanism.as_str() != mechanism {
                         resp.error_code = 33; // UNSUPPORTED_SASL_MECHANISM
                     }
                     resp.encode(&mut body, version).unwrap()
@@ -210,14 +287,27 @@ impl Ctx {
                     let r = SaslAuthenticateRequest::decode(&mut buf, version).unwrap();
                     let mut resp = SaslAuthenticateResponse::default();
                     let parts: Vec<&[u8]> = r.auth_bytes.split(|b| *b == 0).collect();
-                    let ok = match &self.o.sasl {
-                        Some((u, p)) => parts.len() == 3 && parts[1] == u.as_bytes() && parts[2] == p.as_bytes(),
-                        None => true,
+                    let (ok, failed) = match (&self.o.sasl, self.o.scram) {
+                        (Some((u, p)), Some(m)) => {
+                            let (answer, proved) = if m == "SCRAM-SHA-512" {
+                                scram.step::<sha2::Sha512>(&r.auth_bytes, u, p)
+                            } else {
+                                scram.step::<sha2::Sha256>(&r.auth_bytes, u, p)
+                            };
+                            let failed = answer.starts_with(b"e=");
+                            resp.auth_bytes = Bytes::from(answer);
+                            (proved, failed)
+                        }
+                        (Some((u, p)), None) => {
+                            let ok = parts.len() == 3 && parts[1] == u.as_bytes() && parts[2] == p.as_bytes();
+                            (ok, !ok)
+                        }
+                        (None, _) => (true, false),
                     };
                     if ok {
                         authed = true;
                         self.authenticated.fetch_add(1, Ordering::SeqCst);
-                    } else {
+                    } else if failed {
                         resp.error_code = 58; // SASL_AUTHENTICATION_FAILED
                         resp.error_message = Some(StrBytes::from_static_str("bad credentials"));
                     }

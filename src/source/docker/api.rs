@@ -213,6 +213,8 @@ impl Engine {
                     plain_http: url.starts_with("http://"),
                     identity: tls.identity(),
                     proxy_url: cfg.proxy_url.clone(),
+                    no_proxy: cfg.no_proxy.clone(),
+                    proxy_headers: cfg.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                     // Streams stay open: calls get their own timeout.
                     timeout: None,
                     headers: Vec::new(),

@@ -106,6 +106,8 @@ impl Api {
             plain_http: false,
             identity: None,
             proxy_url: cfg.proxy_url.clone(),
+            no_proxy: cfg.no_proxy.clone(),
+            proxy_headers: cfg.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             headers: Vec::new(),
             no_redirects: false,
             http1_only: false,

@@ -163,20 +163,7 @@ pub fn resources(cfg: &KubernetesConfig) -> Vec<Resource> {
         ],
         KubeRole::Pod => &[(KubeRole::Pod, "/api/v1", "pods")],
     };
-    let mut namespaces: Vec<String> = Vec::new();
-    if let Some(ns) = &cfg.namespaces {
-        namespaces.extend(ns.names.iter().cloned());
-        if ns.own_namespace {
-            match std::fs::read_to_string(std::path::Path::new(SERVICE_ACCOUNT_DIR).join("namespace")) {
-                Ok(own) => namespaces.push(own.trim().to_string()),
-                Err(e) => {
-                    tracing::warn!(error = %e, "namespaces.own_namespace: cannot read the service account's namespace")
-                }
-            }
-        }
-    }
-    namespaces.sort();
-    namespaces.dedup();
+    let namespaces = namespaces(cfg);
     let mut out = Vec::new();
     if cfg.attach_metadata.node && cfg.role != KubeRole::Node {
         let sel = cfg.selectors.iter().find(|s| s.role == KubeRole::Node);
