@@ -394,7 +394,10 @@ fn a_config_with_nothing_tailship_can_read_exits_2_with_the_list() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("no scrape config could be converted"), "{stderr}");
-    assert!(stderr.contains("1. scrape_configs[0]: job `pods` has no target tailship knows"), "{stderr}");
+    assert!(
+        stderr.contains("1. scrape_configs[0].gce_sd_configs: job `pods`: tailship has no gce_sd_configs"),
+        "{stderr}"
+    );
     assert!(stderr.contains("gce_sd_configs"), "{stderr}");
     assert!(out.stdout.is_empty());
 }

@@ -216,3 +216,49 @@ scrape_configs:
     assert_eq!((label(audit, "level"), label(audit, "env")), (Some("audit"), Some("prod")));
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
+
+/// Two things public Promtail configs often do: the push URL comes from the
+/// environment (`${LOKI_URL}`), and `labeldrop: [filename]` takes the file's
+/// name off each line. Both carry over: the URL is split at `/push` when
+/// tailship loads the config, and the label is taken off by a stage.
+#[test]
+fn a_push_url_from_the_environment_and_a_dropped_filename_carry_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let yaml = format!(
+        r#"server:
+  http_listen_port: {port}
+positions:
+  filename: {d}/promtail-positions.yaml
+clients:
+  - url: ${{TEST_LOKI_URL}}
+scrape_configs:
+  - job_name: app
+    static_configs:
+      - targets: [localhost]
+        labels:
+          job: app
+          __path__: {d}/app.log
+    pipeline_stages:
+      - labeldrop: [filename]
+"#,
+        port = free_port(),
+        d = dir.display(),
+    );
+    let p = write_file(dir, "promtail.yaml", &yaml);
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&p).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("not translated"), "{stderr}");
+    assert!(stderr.contains("clients[0].url"), "the split at load time is noted: {stderr}");
+    let config = write_file(dir, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    write_file(dir, "app.log", "shipped without its file name\n");
+    let push_url = format!("{}/loki/api/v1/push", recv.base);
+    let agent = Agent::start_with(&config, &[("TEST_LOKI_URL", &push_url)]);
+    let all = || query_all_at(&recv, "/loki/api/v1", r#"{job="app"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let e = &all()[0];
+    assert_eq!((e.line.as_str(), label(e, "filename")), ("shipped without its file name", None), "{:?}", e.labels);
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}

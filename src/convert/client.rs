@@ -95,6 +95,12 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
         out.set("url", Val::str(base));
         match prefix {
             Some(p) => out.set("api_prefix", Val::str(p)),
+            // Known when the config is loaded: a URL ending in /push is split there.
+            None if url.contains("${") => r.note(
+                m.key("url"),
+                "the push URL comes from the environment: when tailship loads the config, a URL ending in \
+                 /push is split into url and api_prefix (one that does not gets api_prefix + /push added)",
+            ),
             None => {
                 r.skip(m.key("url"), "a URL that does not end in /push: tailship pushes to url + api_prefix + /push")
             }

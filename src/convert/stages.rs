@@ -165,9 +165,11 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
         "labeldrop" => {
             for l in super::yaml::list(k, Some(body), r).iter().filter_map(scalar) {
                 if l == "filename" {
-                    r.skip(k, "tailship always labels file lines with `filename`");
+                    // Set by the source on every file line: taken off by a stage, as Promtail does.
+                    p.stages.push(Stage::plain(Kind::LabelDrop(vec![l])));
+                } else {
+                    p.drop_labels.push(l);
                 }
-                p.drop_labels.push(l);
             }
         }
         "metrics" => super::metrics::convert(p, k, body, r),
@@ -207,7 +209,14 @@ fn per_line(p: &mut Pipeline, k: &str, name: &str, body: &Yaml, r: &mut Report) 
 fn mapped(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &mut Report) {
     let mut m = Map::new(k, body, r);
     match name {
-        "docker" => p.stages.push(Stage::plain(Kind::Docker)),
+        "docker" => {
+            // Promtail's docker stage reads no options: whatever is written there does nothing.
+            for key in m.keys() {
+                m.ignore(&key);
+                r.note(m.key(&key), "Promtail's docker stage takes no options and ignores this one; so does tailship");
+            }
+            p.stages.push(Stage::plain(Kind::Docker))
+        }
         "cri" => {
             let truncate = m.text("max_partial_line_size_truncate", r).is_some_and(|v| truthy(&v));
             let size = m.text("max_partial_line_size", r).filter(|s| s != "0");

@@ -503,3 +503,12 @@ fn a_windows_events_job_is_reported_by_key_as_windows_only() {
     // The other job is converted as ever.
     assert_eq!(compiles(&c).sources.len(), 1);
 }
+
+#[test]
+fn options_written_under_the_docker_stage_are_noted_as_ignored_by_promtail_too() {
+    let c = convert(&format!("{JOB}    pipeline_stages:\n      - docker:\n          use_incoming_timestamp: false\n"));
+    assert!(c.untranslated.iter().all(|i| i.key == "clients"), "{:?}", c.untranslated);
+    let key = "scrape_configs[0].pipeline_stages[0].docker.use_incoming_timestamp";
+    assert!(c.notes.iter().any(|n| n.key == key && n.message.contains("ignores")), "{:?}", c.notes);
+    assert!(compiles(&c).sources[0].stages.len() == 1);
+}
