@@ -12,9 +12,9 @@
 //! output, pack, pipeline, replace, template, tenant, timestamp): **121 of 125 give Promtail's
 //! result** (`cargo test --test promtail_cases -- --nocapture` prints the
 //! table; before issue 24's last round, 65 of 69). The 4 others are
-//! deliberate: 3 `drop` cases whose `source` no stage ever extracts (the
-//! issue asks convert to refuse such a stage, so they are counted as
-//! lacking), and Docker's line whose time does not read (Promtail keeps its
+//! deliberate: 3 `drop` cases whose `source` no stage ever extracts (convert
+//! leaves such a stage out and lists it: Promtail skips it on every line,
+//! so the lines end the same, but a key left out counts as lacking), and Docker's line whose time does not read (Promtail keeps its
 //! trailing newline, tailship never ships one). Cases whose input is not a
 //! line of one file (entries with label sets of their own, multi-line
 //! entries, a time two hours back) and those whose expectation is neither a

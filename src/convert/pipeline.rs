@@ -323,15 +323,18 @@ impl Pipeline {
     }
 
     /// Reports a stage that reads `name`, which no translated stage extracts:
-    /// left out when an untranslated stage extracts it; refused when no
-    /// stage of the job ever does (the stage could never run).
+    /// it is left out, and the report says whether an untranslated stage
+    /// extracts it or no stage of the job ever does. Promtail accepts the
+    /// latter and skips the stage on every line ("source does not exist in
+    /// the set of extracted values", at debug level): public configs carry
+    /// such stages, so the conversion goes on without it.
     pub(super) fn unextracted(&self, key: String, name: &str, r: &mut Report) {
         match &self.available {
-            Some(a) if !super::names::is_available(a, name) => r.refuse(
+            Some(a) if !super::names::is_available(a, name) => r.skip(
                 key,
                 format!(
-                    "`{name}` is extracted by no stage of this job and is no label of its targets, so the stage \
-                     could never run (a misspelt name?)"
+                    "`{name}` is extracted by no stage of this job and is no label of its targets: the stage \
+                     never does anything (in Promtail neither); left out (a misspelt name?)"
                 ),
             ),
             _ => r.skip(key, format!("`{name}` is not extracted by a translated stage: the stage is left out")),

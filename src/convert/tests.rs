@@ -43,12 +43,27 @@ fn mistakes_promtail_refuses_fail_the_conversion_by_key() {
     for key in [
         "scrape_configs[0].pipeline_stages[0].jsonn: unknown stage `jsonn`",
         "scrape_configs[0].pipeline_stages[1].regex.expression: bad regex",
-        "scrape_configs[0].pipeline_stages[3].timestamp.source: `tss` is extracted by no stage",
-        "scrape_configs[0].pipeline_stages[4].labels.level: `lvll` is extracted by no stage",
         "scrape_configs[0].pipeline_stages[5].match.selector: not a selector (Promtail refuses it too)",
     ] {
         assert!(err.contains(key), "{key}\n{err}");
     }
+    // A stage reading a name no stage extracts does nothing in Promtail
+    // (skipped on every line): left out and listed, not refused.
+    let c = convert(&format!(
+        r#"{JOB}    pipeline_stages:
+      - regex: {{ expression: '(?P<time>\S+) (?P<lvl>\w+)' }}
+      - timestamp: {{ source: tss, format: RFC3339 }}
+      - labels: {{ level: lvll }}
+"#
+    ));
+    for key in
+        ["scrape_configs[0].pipeline_stages[1].timestamp.source", "scrape_configs[0].pipeline_stages[2].labels.level"]
+    {
+        let item =
+            c.untranslated.iter().find(|i| i.key == key).unwrap_or_else(|| panic!("{key}: {:?}", c.untranslated));
+        assert!(item.message.contains("extracted by no stage"), "{}", item.message);
+    }
+    compiles(&c);
     // A name only an untranslated stage extracts is left out, not refused.
     let c = convert(&format!(
         "{JOB}    pipeline_stages:\n      - eventlogmessage: {{}}\n      - labels: {{ level: lvl }}\n"
