@@ -73,11 +73,21 @@ fn mistakes_promtail_refuses_exit_2_naming_the_file_and_the_key() {
     for key in [
         "scrape_configs[0].pipeline_stages[0].jsonn",
         "scrape_configs[0].pipeline_stages[1].regex.expression",
-        "scrape_configs[0].pipeline_stages[3].timestamp.source",
         "scrape_configs[0].pipeline_stages[5].metrics.lines.type",
     ] {
         assert!(err.contains(key), "{key}: {err}");
     }
+    // A stage reading a name no stage extracts (`tim`) is no mistake Promtail
+    // refuses: it skips the stage on every line. Left out and listed by key.
+    let only = "      - regex:\n          expression: '^(?P<time>\\S+)'\n      - timestamp:\n          source: tim\n          format: RFC3339\n";
+    let yaml = write_file(tmp.path(), "promtail.yaml", &job(tmp.path(), "http://127.0.0.1:9/loki/api/v1/push", only));
+    let out = convert(&yaml);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("not translated") && err.contains("scrape_configs[0].pipeline_stages[1].timestamp.source"),
+        "{err}"
+    );
 
     // `check` refuses the same mistakes in a tailship config.
     for (stages, key) in [

@@ -63,7 +63,7 @@ pub enum ConvertError {
     NotAMapping,
     #[error("no scrape config could be converted, so there is nothing to run:\n{0}")]
     NothingToRun(String),
-    #[error("mistakes Promtail refuses (or a stage that could never run), by key:\n{0}")]
+    #[error("mistakes Promtail refuses, by key:\n{0}")]
     Refused(String),
 }
 

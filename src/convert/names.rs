@@ -1,8 +1,8 @@
 //! Which names a Promtail job can ever have in its extracted map: what any
 //! of its stages extracts (translated or not) and the labels its targets
-//! may carry. A stage that reads a name outside this set could never run:
-//! that is a mistake in the config (a typo), and the conversion fails
-//! naming it rather than dropping the stage.
+//! may carry. A stage that reads a name outside this set never does
+//! anything (Promtail skips it on every line): most likely a typo; the
+//! conversion leaves it out and lists it by key.
 
 use yaml_rust2::Yaml;
 

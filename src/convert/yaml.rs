@@ -21,8 +21,7 @@ pub struct Report {
     /// Keys translated with a difference worth knowing.
     pub notes: Vec<Item>,
     /// Mistakes for which Promtail refuses the config (an unknown stage, a
-    /// bad regex) or a stage could never run (a value no stage extracts):
-    /// the conversion fails naming them.
+    /// bad regex, a bad metric): the conversion fails naming them.
     pub refused: Vec<Item>,
     /// Metric names defined so far: (full name, type, key), one type per name.
     pub metric_types: Vec<(String, String, String)>,
