@@ -76,6 +76,7 @@ pub fn start_sources(
                 let spec = crate::source::kubernetes::attach(&src.spec, &name, &env.handle, cancel);
                 let spec = crate::source::file_sd::attach(&spec, &name, &env.handle, cancel);
                 let spec = crate::source::consul::attach(&spec, &name, &env.handle, cancel);
+                let spec = crate::source::sd::attach_configured(&spec, &name, &env.handle, cancel);
                 let spec = crate::source::target::admitting(&spec, &stages);
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;

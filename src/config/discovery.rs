@@ -75,6 +75,21 @@ pub struct DockerConfig {
     pub host_networking_host: String,
     /// The port in `__address__` of containers that expose none (Prometheus' `port`).
     pub port: u16,
+    /// `dockerswarm` only: which swarm objects are the targets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<SwarmRole>,
+}
+
+/// What a `dockerswarm` source's targets are (Prometheus' `role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SwarmRole {
+    /// One target per task (a service's container) and network address.
+    Tasks,
+    /// One target per service and virtual IP.
+    Services,
+    /// One target per node of the swarm.
+    Nodes,
 }
 
 /// Default `sources[].docker.host`.
@@ -96,6 +111,7 @@ impl Default for DockerConfig {
             proxy_connect_header: BTreeMap::new(),
             host_networking_host: "localhost".into(),
             port: 80,
+            role: None,
         }
     }
 }
@@ -139,55 +155,72 @@ impl DockerConfig {
 
 /// Checks a docker source's `docker` section (`key` is the source's).
 pub fn validate_docker(key: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) {
+    let kk = format!("{key}.docker");
+    if d.role.is_some() {
+        e(&format!("{kk}.role"), "is for `dockerswarm` (a file source's Docker Swarm targets)".into());
+    }
+    validate_engine(&kk, d, e);
+}
+
+/// Checks a file source's `dockerswarm` section (`key` is the source's).
+pub fn validate_dockerswarm(key: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) {
+    let kk = format!("{key}.dockerswarm");
+    if d.role.is_none() {
+        e(&format!("{kk}.role"), "is required: tasks, services or nodes".into());
+    }
+    if d.host_networking_host != DockerConfig::default().host_networking_host {
+        e(&format!("{kk}.host_networking_host"), "is for docker sources; swarm targets have no host network".into());
+    }
+    validate_engine(&kk, d, e);
+}
+
+/// Checks the Engine settings of `d`, whose key is `kk`.
+fn validate_engine(kk: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) {
     let endpoint = d.endpoint();
     if let Err(m) = &endpoint {
-        e(&format!("{key}.docker.host"), m.clone());
+        e(&format!("{kk}.host"), m.clone());
     }
     if d.refresh_interval.get().is_zero() {
-        e(&format!("{key}.docker.refresh_interval"), "must be above 0".into());
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
     }
     let remote = matches!(endpoint, Ok(DockerHost::Url(_)));
     if let Some(t) = &d.tls {
         if !remote {
-            e(&format!("{key}.docker.tls"), "is for an Engine reached over tcp:// or https://".into());
+            e(&format!("{kk}.tls"), "is for an Engine reached over tcp:// or https://".into());
         }
         if let Ok(DockerHost::Url(u)) = &endpoint {
             if u.starts_with("http://") {
-                e(&format!("{key}.docker.tls"), format!("`{}` is plain http://: use tcp:// or https://", d.host));
+                e(&format!("{kk}.tls"), format!("`{}` is plain http://: use tcp:// or https://", d.host));
             }
         }
         let pems = [("ca_file", &t.ca_file, t.ca.is_some()), ("cert_file", &t.cert_file, t.cert.is_some())];
         for (name, file, inline) in pems {
             if file.is_some() && inline {
-                e(&format!("{key}.docker.tls.{name}"), "give the PEM once: as a file or inline".into());
+                e(&format!("{kk}.tls.{name}"), "give the PEM once: as a file or inline".into());
             }
             if let Some(p) = file {
                 if let Err(err) = std::fs::metadata(p) {
-                    e(&format!("{key}.docker.tls.{name}"), format!("cannot read {}: {err}", p.display()));
+                    e(&format!("{kk}.tls.{name}"), format!("cannot read {}: {err}", p.display()));
                 }
             }
         }
         if let Some(p) = &t.key_file {
             if let Err(err) = std::fs::metadata(p) {
-                e(&format!("{key}.docker.tls.key_file"), format!("cannot read {}: {err}", p.display()));
+                e(&format!("{kk}.tls.key_file"), format!("cannot read {}: {err}", p.display()));
             }
         }
         if t.identity().is_none()
             && (t.cert_file.is_some() || t.cert.is_some() || t.key_file.is_some() || t.key.is_some())
         {
-            e(
-                &format!("{key}.docker.tls"),
-                "a client certificate needs both cert (or cert_file) and key (or key_file)".into(),
-            );
+            e(&format!("{kk}.tls"), "a client certificate needs both cert (or cert_file) and key (or key_file)".into());
         }
     }
     if let Some(b) = &d.basic_auth {
         if !remote {
-            e(&format!("{key}.docker.basic_auth"), "is for an Engine reached over tcp:// or http(s)://".into());
+            e(&format!("{kk}.basic_auth"), "is for an Engine reached over tcp:// or http(s)://".into());
         }
-        super::client::validate_basic_auth(b, &format!("{key}.docker.basic_auth"), e);
+        super::client::validate_basic_auth(b, &format!("{kk}.basic_auth"), e);
     }
-    let kk = format!("{key}.docker");
     let set = [
         (d.basic_auth.is_some(), "basic_auth"),
         (d.bearer_token.is_some(), "bearer_token"),
@@ -219,8 +252,8 @@ pub fn validate_docker(key: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, Stri
     if let Some(o) = &d.oauth2 {
         super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
     }
-    super::client::validate_proxy(d.proxy_url.as_ref(), d.no_proxy.as_deref(), &d.proxy_connect_header, &kk, e);
+    super::client::validate_proxy(d.proxy_url.as_ref(), d.no_proxy.as_deref(), &d.proxy_connect_header, kk, e);
     if d.host_networking_host.is_empty() {
-        e(&format!("{key}.docker.host_networking_host"), "must not be empty".into());
+        e(&format!("{kk}.host_networking_host"), "must not be empty".into());
     }
 }

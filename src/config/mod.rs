@@ -37,7 +37,7 @@ use serde_json::Value;
 pub use client::validate_client;
 pub use cloudflare::{CloudflareConfig, FieldsType};
 pub use consul::ConsulConfig;
-pub use discovery::{DockerConfig, DockerHost, RelabelConfig, DEFAULT_DOCKER_HOST};
+pub use discovery::{DockerConfig, DockerHost, RelabelConfig, SwarmRole, DEFAULT_DOCKER_HOST};
 pub use expand::expand_str;
 use expand::expand_vars;
 pub use files::{CompressionFormat, DecompressionConfig, FileSdConfig};

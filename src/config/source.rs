@@ -157,6 +157,9 @@ pub struct SourceConfig {
     /// A file source's targets from the Consul catalog (Promtail's
     /// `consul_sd_configs`): files named by the `__path__` the relabel rules give them.
     pub consul: Option<super::ConsulConfig>,
+    /// A file source's targets from a Docker Swarm manager (Promtail's
+    /// `dockerswarm_sd_configs`): files named by the `__path__` the relabel rules give them.
+    pub dockerswarm: Option<super::DockerConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -213,6 +216,7 @@ impl Default for SourceConfig {
             decompression: None,
             targets_from: None,
             consul: None,
+            dockerswarm: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -259,16 +263,36 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
     }
     match s.kind {
         SourceType::File => {
-            if s.include.is_empty() && s.targets_from.is_none() && s.consul.is_none() && s.kubernetes.is_none() {
+            let discovered = s.consul.is_some() || s.dockerswarm.is_some() || s.kubernetes.is_some();
+            if s.include.is_empty() && s.targets_from.is_none() && !discovered {
                 e(
                     &format!("{key}.include"),
-                    "a file source needs at least one glob (or `targets_from`, `consul`)".into(),
+                    "a file source needs at least one glob (or `targets_from`, `consul`, `dockerswarm`, `kubernetes`)"
+                        .into(),
                 );
             }
             if let Some(c) = &s.consul {
                 super::consul::validate_consul(key, c, e);
+            }
+            if let Some(d) = &s.dockerswarm {
+                super::discovery::validate_dockerswarm(key, d, e);
+            }
+            let kinds: Vec<&str> = [("consul", s.consul.is_some()), ("dockerswarm", s.dockerswarm.is_some())]
+                .iter()
+                .filter(|(_, set)| *set)
+                .map(|(k, _)| *k)
+                .collect();
+            if let Some(k) = kinds.first() {
                 if !s.include.is_empty() || s.targets_from.is_some() {
-                    e(&format!("{key}.consul"), "a source with `consul` reads the files its targets' `__path__` name (set by `relabel`); leave `include` and `targets_from` out".into());
+                    e(&format!("{key}.{k}"), format!("a source with `{k}` reads the files its targets' `__path__` name (set by `relabel`); leave `include` and `targets_from` out"));
+                }
+                if let Some(other) = kinds.get(1) {
+                    e(
+                        &format!("{key}.{other}"),
+                        format!(
+                            "a source takes its targets from one discovery (also set: {k}); give each its own source"
+                        ),
+                    );
                 }
             }
             if s.max_open_files == 0 {
@@ -341,6 +365,9 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
     super::kubernetes::validate_kubernetes(key, s, e);
     if s.consul.is_some() && s.kind != SourceType::File {
         e(&format!("{key}.consul"), "`consul` is for file sources (type = \"file\")".into());
+    }
+    if s.dockerswarm.is_some() && s.kind != SourceType::File {
+        e(&format!("{key}.dockerswarm"), "`dockerswarm` is for file sources (type = \"file\")".into());
     }
     if s.docker.is_some() && s.kind != SourceType::Docker {
         e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());

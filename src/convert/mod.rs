@@ -16,7 +16,8 @@
 //! - `relabel_configs`: [`relabel`]
 //! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
 //!   `type = "kubernetes"` sources: [`sd`]
-//! - `consul_sd_configs`, `consulagent_sd_configs` -> file sources with `consul` targets;
+//! - `consul_sd_configs`, `consulagent_sd_configs`, `dockerswarm_sd_configs` -> file sources
+//!   with `consul` or `dockerswarm` targets;
 //! - `file_sd_configs` -> a file source's `targets_from`, `decompression` ->
 //!   its `decompression` table: [`files`]
 //! - `kafka`, `azure_event_hubs` -> `type = "kafka"`, `type = "azure_event_hubs"` sources: [`kafka`]
@@ -171,8 +172,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     let mut pipe = stages::convert(&pipe_key, stages, names::available(job), names::every_target(job), r);
     let statics = m.get("static_configs");
     let file_sd = m.get("file_sd_configs");
-    let consul_sd = m.get("consul_sd_configs");
-    let consulagent_sd = m.get("consulagent_sd_configs");
+    let discovered = sd::FILE_TARGETS.iter().any(|k| m.get(k).is_some());
     let journal = m.get("journal");
     if journal.is_some() {
         pipe.drop_container_stages(&pipe_key, r);
@@ -199,7 +199,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         let mut s = journal_source(&m.key("journal"), j, &name, &relabel, &pipe, r);
         finish_source(&mut s, external, &relabel.labels, &pipe);
         out.push(s);
-    } else if statics.is_some() || file_sd.is_some() || consul_sd.is_some() || consulagent_sd.is_some() {
+    } else if statics.is_some() || file_sd.is_some() || discovered {
         let decompression = files::decompression(&m.key("decompression"), m.get("decompression"), r);
         let items = list(&m.key("static_configs"), statics, r);
         let mut found = Vec::new();
@@ -212,12 +212,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
             let n = if items.is_empty() { name.clone() } else { format!("{name}-file-sd") };
             found.extend(files::file_sd(&m.key("file_sd_configs"), fs, &n, pipe.multiline.as_ref(), r));
         }
-        if let Some(cs) = consul_sd {
-            found.extend(sd::consul(&m.key("consul_sd_configs"), cs, &name, false, pipe.multiline.as_ref(), r));
-        }
-        if let Some(cs) = consulagent_sd {
-            found.extend(sd::consul(&m.key("consulagent_sd_configs"), cs, &name, true, pipe.multiline.as_ref(), r));
-        }
+        found.extend(sd::file_targets(&mut m, &name, pipe.multiline.as_ref(), r));
         for mut s in found {
             finish_source(&mut s, external, &relabel.labels, &pipe);
             if let Some(d) = &decompression {
@@ -302,7 +297,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         return false;
     } else {
         const KNOWN: &str = "static_configs, file_sd_configs, kubernetes_sd_configs, docker_sd_configs, \
-                             consul(agent)_sd_configs, journal, syslog, loki_push_api, gelf, heroku_drain, gcplog, \
+                             consul(agent)_sd_configs, dockerswarm_sd_configs, journal, syslog, loki_push_api, gelf, heroku_drain, gcplog, \
                              cloudflare, kafka or azure_event_hubs";
         let kinds: Vec<String> = m.keys().into_iter().filter(|k| k.ends_with("_sd_configs")).collect();
         if kinds.is_empty() {

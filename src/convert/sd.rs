@@ -1,5 +1,6 @@
 //! Discovery jobs: `docker_sd_configs` as `type = "docker"` sources,
-//! `consul_sd_configs` as file sources with `consul` targets, and
+//! `consul_sd_configs` as file sources with `consul` targets,
+//! `dockerswarm_sd_configs` as file sources with `dockerswarm` targets, and
 //! `kubernetes_sd_configs` as `type = "kubernetes"` sources with pod
 //! metadata (role pod) or file sources with discovered targets (the other roles).
 //!
@@ -29,38 +30,10 @@ pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
         let host = m.text("host", r).unwrap_or_else(|| "unix:///var/run/docker.sock".into());
         let local = host.starts_with("unix://");
         let mut d = vec![("host".to_string(), Val::str(host))];
-        let mut filters: Vec<(String, Val)> = Vec::new();
-        for (j, f) in list(&m.key("filters"), m.get("filters"), r).iter().enumerate() {
-            let mut fm = Map::new(format!("{}[{j}]", m.key("filters")), f, r);
-            let (Some(fname), values) = (fm.text("name", r), fm.texts("values", r)) else {
-                r.skip(format!("{}[{j}]", m.key("filters")), "a filter needs a name");
-                continue;
-            };
-            fm.finish(r, "no tailship equivalent");
-            filters.push((fname, Val::strs(&values)));
-        }
-        if !filters.is_empty() {
-            d.push(("filters".into(), Val::Table(filters)));
-        }
-        if let Some(rf) = m.text("refresh_interval", r) {
-            d.push(("refresh_interval".into(), Val::str(rf)));
-        }
         if let Some(h) = m.text("host_networking_host", r) {
             d.push(("host_networking_host".into(), Val::str(h)));
         }
-        if let Some(p) = m.text("port", r) {
-            match p.parse::<i64>() {
-                Ok(p) => d.push(("port".into(), Val::Int(p))),
-                Err(_) => r.refuse(m.key("port"), format!("`{p}` is not a port number")),
-            }
-        }
-        if let Some(y) = m.get("tls_config") {
-            let tls = super::client::tls_config(m.key("tls_config"), y, r);
-            if !tls.is_empty() {
-                d.push(("tls".into(), Val::Table(tls)));
-            }
-        }
-        super::client::discovery_http(&mut m, &mut d, "the Docker Engine", r);
+        engine_keys(&mut m, &mut d, r);
         m.finish(r, "no tailship equivalent");
         let n = if items.len() == 1 { name.to_string() } else { format!("{name}-{i}") };
         let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
@@ -76,10 +49,99 @@ pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
     out
 }
 
+/// The keys of an Engine both docker discoveries share: `filters`,
+/// `refresh_interval`, `port`, `tls_config` and the HTTP client's.
+fn engine_keys(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, r: &mut Report) {
+    let mut filters: Vec<(String, Val)> = Vec::new();
+    for (j, f) in list(&m.key("filters"), m.get("filters"), r).iter().enumerate() {
+        let mut fm = Map::new(format!("{}[{j}]", m.key("filters")), f, r);
+        let (Some(fname), values) = (fm.text("name", r), fm.texts("values", r)) else {
+            r.skip(format!("{}[{j}]", m.key("filters")), "a filter needs a name");
+            continue;
+        };
+        fm.finish(r, "no tailship equivalent");
+        filters.push((fname, Val::strs(&values)));
+    }
+    if !filters.is_empty() {
+        d.push(("filters".into(), Val::Table(filters)));
+    }
+    if let Some(rf) = m.text("refresh_interval", r) {
+        d.push(("refresh_interval".into(), Val::str(rf)));
+    }
+    if let Some(p) = m.text("port", r) {
+        match p.parse::<u16>() {
+            Ok(p) => d.push(("port".into(), Val::Int(p.into()))),
+            Err(_) => r.refuse(m.key("port"), format!("`{p}` is not a port number")),
+        }
+    }
+    if let Some(y) = m.get("tls_config") {
+        let tls = super::client::tls_config(m.key("tls_config"), y, r);
+        if !tls.is_empty() {
+            d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
+    super::client::discovery_http(m, d, "the Docker Engine", r);
+}
+
+/// The discoveries whose targets are files a file source reads, by their
+/// Promtail key (the job's relabel rules give them `__path__`).
+pub const FILE_TARGETS: &[&str] = &["consul_sd_configs", "consulagent_sd_configs", "dockerswarm_sd_configs"];
+
+/// The file sources of a job's [`FILE_TARGETS`] discoveries.
+pub fn file_targets(m: &mut Map<'_>, name: &str, multiline: Option<&Val>, r: &mut Report) -> Vec<Section> {
+    let mut out = Vec::new();
+    for kind in FILE_TARGETS {
+        let Some(y) = m.get(kind) else { continue };
+        let key = m.key(kind);
+        out.extend(match *kind {
+            "consul_sd_configs" => consul(&key, y, name, false, r),
+            "consulagent_sd_configs" => consul(&key, y, name, true, r),
+            _ => dockerswarm(&key, y, name, r),
+        });
+    }
+    for s in &mut out {
+        s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+        if let Some(ml) = multiline {
+            s.set("multiline", ml.clone());
+        }
+    }
+    out
+}
+
+/// The `dockerswarm_sd_configs` list at `key` as file sources with
+/// `dockerswarm` targets (one per entry).
+fn dockerswarm(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
+    let items = list(key, Some(y), r);
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let ik = format!("{key}[{i}]");
+        let mut m = Map::new(ik.clone(), item, r);
+        let Some(host) = m.text("host", r) else {
+            r.refuse(m.key("host"), "Promtail needs the swarm manager's host (unix:///var/run/docker.sock, tcp://...)");
+            m.finish(r, "left out with its entry");
+            continue;
+        };
+        let role = m.text("role", r).unwrap_or_default();
+        if !["tasks", "services", "nodes"].contains(&role.as_str()) {
+            r.refuse(m.key("role"), format!("`{role}` is not a Docker Swarm role (tasks, services or nodes)"));
+        }
+        let mut d = vec![("host".to_string(), Val::str(host)), ("role".to_string(), Val::str(role))];
+        engine_keys(&mut m, &mut d, r);
+        m.finish(r, "no tailship equivalent");
+        let n = if items.len() == 1 { format!("{name}-dockerswarm") } else { format!("{name}-dockerswarm-{i}") };
+        let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
+        s.set("type", Val::str("file"));
+        s.set("name", Val::str(n));
+        s.set("dockerswarm", Val::Table(d));
+        out.push(s);
+    }
+    out
+}
+
 /// The `consul_sd_configs` (or `consulagent_sd_configs`) list at `key` as file sources with `consul`
 /// targets (one per entry): the job's relabel rules give them `__path__`.
 /// `agent`: Promtail's `consulagent_sd_configs` (the local agent's API).
-pub fn consul(key: &str, y: &Yaml, name: &str, agent: bool, multiline: Option<&Val>, r: &mut Report) -> Vec<Section> {
+fn consul(key: &str, y: &Yaml, name: &str, agent: bool, r: &mut Report) -> Vec<Section> {
     let items = list(key, Some(y), r);
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
@@ -148,10 +210,6 @@ pub fn consul(key: &str, y: &Yaml, name: &str, agent: bool, multiline: Option<&V
         s.set("type", Val::str("file"));
         s.set("name", Val::str(n));
         s.set("consul", Val::Table(c));
-        s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
-        if let Some(ml) = multiline {
-            s.set("multiline", ml.clone());
-        }
         out.push(s);
     }
     out

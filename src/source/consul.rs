@@ -33,12 +33,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::discover::LiveGlobs;
 use super::docker::targets::sanitize;
-use super::file_sd::{compile_targets, publish, SdTargets};
+use super::file_sd::SdTargets;
+use super::sd::{join_host_port, Published};
 use super::SourceSpec;
 use crate::client::auth::Auth;
 use crate::client::http::ClientOptions;
 use crate::config::ConsulConfig;
-use crate::relabel::Rules;
 use crate::util::Secret;
 
 /// Retries after a failure: first wait, and the most (Prometheus waits 15 s).
@@ -197,15 +197,6 @@ pub fn agent_target_labels(
         m.insert(format!("__meta_consulagent_tagged_address_{}", sanitize(k)), format!("{}:{}", v.address, v.port));
     }
     m
-}
-
-/// `host:port`, bracketed for an IPv6 host.
-fn join_host_port(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
 }
 
 /// The labels Prometheus gives an instance of service `name` in datacenter `dc`.
@@ -450,26 +441,23 @@ pub fn attach(
     let live = Arc::new(LiveGlobs::default());
     spec.labels.targets = Some(targets.clone());
     spec.files = Some(Arc::new(base.with_live(live.clone())));
-    let w = Watch { catalog, rules: spec.labels.relabel.clone(), targets, live, name: name.clone() };
+    let out = Published::new(name.clone(), spec.labels.relabel.clone(), targets, live);
+    let w = Watch { catalog, out };
     handle.spawn(w.run(cancel.clone()));
     spec
 }
 
 struct Watch {
     catalog: Catalog,
-    rules: Option<Arc<Rules>>,
-    targets: Arc<SdTargets>,
-    live: Arc<LiveGlobs>,
-    name: Arc<str>,
+    out: Published,
 }
 
 impl Watch {
-    async fn run(self, cancel: CancellationToken) {
+    async fn run(mut self, cancel: CancellationToken) {
         let mut retry = RETRY_MIN;
         let mut failing = false;
         let mut dc = self.catalog.cfg.datacenter.clone();
         let mut index = 0u64;
-        let mut last: Option<Vec<BTreeMap<String, String>>> = None;
         loop {
             let began = Instant::now();
             let result = match &dc {
@@ -484,23 +472,13 @@ impl Watch {
                 Ok(None) => Duration::ZERO,
                 Ok(Some((found, new_index))) => {
                     if std::mem::take(&mut failing) {
-                        tracing::info!(source = %self.name, "Consul answers again");
+                        tracing::info!(source = %self.out.name, "Consul answers again");
                     }
                     retry = RETRY_MIN;
                     let same = new_index == index;
                     // An index that went backwards (a restored server) starts over.
                     index = if new_index < index { 0 } else { new_index };
-                    let tailed = self.with_paths(found);
-                    if last.as_ref() != Some(&tailed) {
-                        tracing::info!(source = %self.name, targets = tailed.len(), "targets read from Consul");
-                        let name = self.name.clone();
-                        let (groups, include) = compile_targets(tailed.clone(), &mut |l, e| {
-                            tracing::warn!(source = %name, service = l.get("__meta_consul_service").map(String::as_str).unwrap_or(""),
-                                error = %e, "a Consul target's __path__ is not a glob; left out");
-                        });
-                        publish(&self.targets, &self.live, groups, include);
-                        last = Some(tailed);
-                    }
+                    self.out.offer(found, "Consul");
                     if self.catalog.cfg.agent {
                         // The agent API has no blocking query: read again every refresh_interval.
                         self.catalog.cfg.refresh_interval.get()
@@ -512,7 +490,7 @@ impl Watch {
                 }
                 Err(e) => {
                     if !std::mem::replace(&mut failing, true) {
-                        tracing::warn!(source = %self.name, error = %e, "cannot read targets from Consul; the targets known stay, retrying with backoff");
+                        tracing::warn!(source = %self.out.name, error = %e, "cannot read targets from Consul; the targets known stay, retrying with backoff");
                     }
                     let wait = retry;
                     retry = (retry * 2).min(RETRY_MAX);
@@ -524,30 +502,6 @@ impl Watch {
                 _ = tokio::time::sleep(pause) => {}
             }
         }
-    }
-
-    /// The targets the rules give a `__path__`: their discovered labels
-    /// with it (and `__path_exclude__`), as a target file would list them.
-    fn with_paths(&self, found: Vec<BTreeMap<String, String>>) -> Vec<BTreeMap<String, String>> {
-        let mut out = Vec::new();
-        for meta in found {
-            let mut labels = meta.clone();
-            if let Some(rules) = &self.rules {
-                if !rules.apply(&mut labels) {
-                    continue;
-                }
-            }
-            let Some(path) = labels.get("__path__").filter(|p| !p.is_empty()) else { continue };
-            let mut t = meta;
-            t.insert("__path__".into(), path.clone());
-            if let Some(x) = labels.get("__path_exclude__") {
-                t.insert("__path_exclude__".into(), x.clone());
-            }
-            out.push(t);
-        }
-        out.sort();
-        out.dedup();
-        out
     }
 }
 

@@ -17,6 +17,7 @@ pub mod kubernetes;
 pub mod lines;
 pub mod multiline;
 pub mod net;
+pub mod sd;
 pub mod stdin;
 pub mod tailer;
 pub mod target;

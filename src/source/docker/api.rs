@@ -4,7 +4,8 @@
 //! `filters`), `GET /networks` (their labels), `GET /containers/{id}/json`
 //! (a container's log path, log driver and TTY), `GET /events` (a stream of
 //! JSON objects, one per event) and `GET /containers/{id}/logs` (a
-//! container's log, followed; see `stream`).
+//! container's log, followed; see `stream`); and a swarm manager's
+//! `GET /services`, `/tasks` and `/nodes` (see `crate::source::sd::dockerswarm`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -305,6 +306,15 @@ impl Engine {
 
     pub async fn inspect(&self, id: &str) -> Result<Inspected, ApiError> {
         self.get_json(&format!("/containers/{id}/json"), &[]).await
+    }
+
+    /// A swarm manager's list at `path` (`/services`, `/tasks`, `/nodes`),
+    /// with the configured `filters` when `filtered`.
+    pub async fn swarm<T: serde::de::DeserializeOwned>(&self, path: &str, filtered: bool) -> Result<T, ApiError> {
+        match &self.filters {
+            Some(f) if filtered => self.get_json(path, &[("filters", f)]).await,
+            _ => self.get_json(path, &[]).await,
+        }
     }
 
     /// Every network, for the `__meta_docker_network_*` labels.

@@ -11,6 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use super::api::{Listed, Network};
 use crate::config::DockerConfig;
+use crate::source::sd::join_host_port;
 use crate::source::target::Targets;
 
 /// Discovered containers; see the module documentation.
@@ -60,30 +61,27 @@ pub fn sanitize(name: &str) -> String {
 /// The `__meta_docker_network_*` labels of each network, by its id, as
 /// Prometheus gives them.
 pub fn network_labels(nets: &[Network]) -> HashMap<String, BTreeMap<String, String>> {
+    prefixed_network_labels(nets, "__meta_docker_")
+}
+
+/// The network labels of each network, by its id, with `prefix`
+/// (`__meta_docker_`, or `__meta_dockerswarm_` for swarm targets).
+pub fn prefixed_network_labels(nets: &[Network], prefix: &str) -> HashMap<String, BTreeMap<String, String>> {
     nets.iter()
         .map(|n| {
             let mut m = BTreeMap::from([
-                ("__meta_docker_network_id".to_string(), n.id.clone()),
-                ("__meta_docker_network_name".to_string(), n.name.clone()),
-                ("__meta_docker_network_scope".to_string(), n.scope.clone()),
-                ("__meta_docker_network_internal".to_string(), n.internal.to_string()),
-                ("__meta_docker_network_ingress".to_string(), n.ingress.to_string()),
+                (format!("{prefix}network_id"), n.id.clone()),
+                (format!("{prefix}network_name"), n.name.clone()),
+                (format!("{prefix}network_scope"), n.scope.clone()),
+                (format!("{prefix}network_internal"), n.internal.to_string()),
+                (format!("{prefix}network_ingress"), n.ingress.to_string()),
             ]);
             for (k, v) in n.labels.iter().flatten() {
-                m.insert(format!("__meta_docker_network_label_{}", sanitize(k)), v.clone());
+                m.insert(format!("{prefix}network_label_{}", sanitize(k)), v.clone());
             }
             (n.id.clone(), m)
         })
         .collect()
-}
-
-/// `host:port`, bracketed for an IPv6 host (Go's `net.JoinHostPort`).
-fn join_host_port(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
 }
 
 /// The `__meta_docker_*` labels and `__address__` of a listed container, as
