@@ -160,6 +160,8 @@ pub struct SourceConfig {
     /// A file source's targets from a Docker Swarm manager (Promtail's
     /// `dockerswarm_sd_configs`): files named by the `__path__` the relabel rules give them.
     pub dockerswarm: Option<super::DockerConfig>,
+    /// A file source's targets from Marathon (Promtail's `marathon_sd_configs`).
+    pub marathon: Option<super::MarathonConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -217,6 +219,7 @@ impl Default for SourceConfig {
             targets_from: None,
             consul: None,
             dockerswarm: None,
+            marathon: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -247,6 +250,22 @@ impl Default for MultilineConfig {
     }
 }
 
+impl SourceConfig {
+    /// The discoveries (other than `kubernetes`) whose targets name this
+    /// file source's files, by their key.
+    pub fn discoveries(&self) -> Vec<&'static str> {
+        [
+            ("consul", self.consul.is_some()),
+            ("dockerswarm", self.dockerswarm.is_some()),
+            ("marathon", self.marathon.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, set)| *set)
+        .map(|(k, _)| k)
+        .collect()
+    }
+}
+
 pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(name) = &s.name {
         if name.is_empty() || name.chars().any(char::is_control) {
@@ -263,37 +282,12 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
     }
     match s.kind {
         SourceType::File => {
-            let discovered = s.consul.is_some() || s.dockerswarm.is_some() || s.kubernetes.is_some();
-            if s.include.is_empty() && s.targets_from.is_none() && !discovered {
+            if s.include.is_empty() && s.targets_from.is_none() && s.discoveries().is_empty() && s.kubernetes.is_none()
+            {
                 e(
                     &format!("{key}.include"),
-                    "a file source needs at least one glob (or `targets_from`, `consul`, `dockerswarm`, `kubernetes`)"
-                        .into(),
+                    "a file source needs at least one glob (or `targets_from`, or a discovery such as `consul`)".into(),
                 );
-            }
-            if let Some(c) = &s.consul {
-                super::consul::validate_consul(key, c, e);
-            }
-            if let Some(d) = &s.dockerswarm {
-                super::discovery::validate_dockerswarm(key, d, e);
-            }
-            let kinds: Vec<&str> = [("consul", s.consul.is_some()), ("dockerswarm", s.dockerswarm.is_some())]
-                .iter()
-                .filter(|(_, set)| *set)
-                .map(|(k, _)| *k)
-                .collect();
-            if let Some(k) = kinds.first() {
-                if !s.include.is_empty() || s.targets_from.is_some() {
-                    e(&format!("{key}.{k}"), format!("a source with `{k}` reads the files its targets' `__path__` name (set by `relabel`); leave `include` and `targets_from` out"));
-                }
-                if let Some(other) = kinds.get(1) {
-                    e(
-                        &format!("{key}.{other}"),
-                        format!(
-                            "a source takes its targets from one discovery (also set: {k}); give each its own source"
-                        ),
-                    );
-                }
             }
             if s.max_open_files == 0 {
                 e(&format!("{key}.max_open_files"), "must be at least 1".into());
@@ -363,12 +357,7 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
         | SourceType::AzureEventHubs => {}
     }
     super::kubernetes::validate_kubernetes(key, s, e);
-    if s.consul.is_some() && s.kind != SourceType::File {
-        e(&format!("{key}.consul"), "`consul` is for file sources (type = \"file\")".into());
-    }
-    if s.dockerswarm.is_some() && s.kind != SourceType::File {
-        e(&format!("{key}.dockerswarm"), "`dockerswarm` is for file sources (type = \"file\")".into());
-    }
+    super::sd::validate_discoveries(key, s, e);
     if s.docker.is_some() && s.kind != SourceType::Docker {
         e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
     }

@@ -23,6 +23,7 @@
 //! - `kafka`, `azure_event_hubs` -> `type = "kafka"`, `type = "azure_event_hubs"` sources: [`kafka`]
 
 mod client;
+mod discovery;
 mod files;
 mod filters;
 mod kafka;

@@ -85,7 +85,8 @@ fn engine_keys(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, r: &mut Report) {
 
 /// The discoveries whose targets are files a file source reads, by their
 /// Promtail key (the job's relabel rules give them `__path__`).
-pub const FILE_TARGETS: &[&str] = &["consul_sd_configs", "consulagent_sd_configs", "dockerswarm_sd_configs"];
+pub const FILE_TARGETS: &[&str] =
+    &["consul_sd_configs", "consulagent_sd_configs", "dockerswarm_sd_configs", "marathon_sd_configs"];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.
 pub fn file_targets(m: &mut Map<'_>, name: &str, multiline: Option<&Val>, r: &mut Report) -> Vec<Section> {
@@ -96,7 +97,8 @@ pub fn file_targets(m: &mut Map<'_>, name: &str, multiline: Option<&Val>, r: &mu
         out.extend(match *kind {
             "consul_sd_configs" => consul(&key, y, name, false, r),
             "consulagent_sd_configs" => consul(&key, y, name, true, r),
-            _ => dockerswarm(&key, y, name, r),
+            "dockerswarm_sd_configs" => dockerswarm(&key, y, name, r),
+            other => super::discovery::convert(other, &key, y, name, r),
         });
     }
     for s in &mut out {

@@ -15,7 +15,6 @@ use serde::Deserialize;
 
 use crate::client::auth::Auth;
 use crate::client::http::ClientOptions;
-use crate::client::oauth2::TokenSource;
 use crate::config::{DockerConfig, DockerHost};
 
 /// A failed Engine API call.
@@ -223,16 +222,7 @@ impl Engine {
                     http1_only: true,
                 };
                 let http = crate::client::http::build_client(&opts)?;
-                let auth = match (&cfg.basic_auth, &cfg.bearer_token, &cfg.bearer_token_file, &cfg.oauth2) {
-                    (Some(b), ..) => basic_auth(b)?,
-                    (None, Some(t), ..) => Auth::Bearer(t.clone()),
-                    (None, None, Some(p), _) => Auth::BearerFile(p.clone()),
-                    (None, None, None, Some(o)) => {
-                        let base = ClientOptions { timeout: Some(CALL), http1_only: false, ..opts };
-                        Auth::OAuth2(std::sync::Arc::new(TokenSource::new(base, o)?))
-                    }
-                    (None, None, None, None) => Auth::None,
-                };
+                let auth = crate::client::discovery::auth(cfg.http(), opts)?;
                 Ok(Self { http, socket: crate::client::http::redact_url(&url), base: url, filters, auth })
             }
         }
@@ -338,25 +328,6 @@ impl Engine {
         }
         self.open(&format!("/containers/{id}/logs"), &q).await
     }
-}
-
-/// `docker.basic_auth` with its secret files read.
-fn basic_auth(b: &crate::config::BasicAuth) -> Result<Auth, ApiError> {
-    let read = |p: &std::path::Path, what: &str| {
-        crate::util::read_secret_file(p)
-            .map_err(|e| ApiError::Setting(format!("basic_auth.{what}: cannot read {}: {e}", p.display())))
-    };
-    let username = match &b.username_file {
-        Some(p) => read(p, "username_file")?.expose().trim().to_string(),
-        None => b.username.clone(),
-    };
-    let password = match (&b.password, &b.password_file) {
-        (Some(p), _) => p.clone(),
-        (None, Some(p)) => read(p, "password_file")?,
-        (None, None) => Default::default(),
-    };
-    crate::util::secrets::remember_basic(&username, password.expose());
-    Ok(Auth::Basic { username, password })
 }
 
 /// Splits the event stream's bytes into events: `buf` keeps an unfinished

@@ -14,6 +14,7 @@
 //! refresh interval, at most 15 s) until it answers.
 
 pub mod dockerswarm;
+pub mod marathon;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -51,13 +52,22 @@ pub fn attach_configured(
     handle: &tokio::runtime::Handle,
     cancel: &CancellationToken,
 ) -> SourceSpec {
-    if let Some(cfg) = &spec.config.dockerswarm {
-        match dockerswarm::Swarm::new(cfg) {
-            Ok(swarm) => return attach(spec, name, handle, cancel, swarm, cfg.refresh_interval.get()),
-            Err(e) => tracing::error!(source = %name, error = %e, "dockerswarm targets cannot be read"),
-        }
-    }
-    spec.clone()
+    let c = &spec.config;
+    let made = if let Some(cfg) = &c.dockerswarm {
+        dockerswarm::Swarm::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
+    } else if let Some(cfg) = &c.marathon {
+        marathon::Marathon::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
+    } else {
+        return spec.clone();
+    };
+    made.unwrap_or_else(|e| {
+        tracing::error!(source = %name, error = %e, "the source's targets cannot be read");
+        spec.clone()
+    })
 }
 
 /// `spec` reading the files `lister`'s targets name, read again every

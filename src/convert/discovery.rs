@@ -1,0 +1,61 @@
+//! Prometheus discoveries whose targets name a file source's files, other
+//! than those of [`super::sd`]: `marathon_sd_configs`, ... Each entry becomes
+//! a file source with the discovery's table (the job's relabel rules give
+//! its targets `__path__`, as in Promtail).
+
+use super::render::{Section, Val};
+use super::yaml::{list, Map, Report};
+use yaml_rust2::Yaml;
+
+/// The `kind` list at `key` (one of [`super::sd::FILE_TARGETS`]) as file sources.
+pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
+    let items = list(key, Some(y), r);
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let ik = format!("{key}[{i}]");
+        let mut m = Map::new(ik.clone(), item, r);
+        let (table, d) = match kind {
+            "marathon_sd_configs" => ("marathon", marathon(&mut m, r)),
+            _ => return out,
+        };
+        m.finish(r, "no tailship equivalent");
+        let n = if items.len() == 1 { format!("{name}-{table}") } else { format!("{name}-{table}-{i}") };
+        let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
+        s.set("type", Val::str("file"));
+        s.set("name", Val::str(n));
+        s.set(table, Val::Table(d));
+        out.push(s);
+    }
+    out
+}
+
+/// Copies the keys `keys` that are set, as strings.
+fn texts(m: &mut Map<'_>, keys: &[&str], d: &mut Vec<(String, Val)>, r: &mut Report) {
+    for k in keys {
+        if let Some(v) = m.text(k, r) {
+            d.push((k.to_string(), Val::str(v)));
+        }
+    }
+}
+
+/// `tls_config` as `tls`, and the HTTP client's keys (credentials, proxy).
+fn http_keys(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, what: &str, r: &mut Report) {
+    if let Some(y) = m.get("tls_config") {
+        let tls = super::client::tls_config(m.key("tls_config"), y, r);
+        if !tls.is_empty() {
+            d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
+    super::client::discovery_http(m, d, what, r);
+}
+
+fn marathon(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let servers = m.texts("servers", r);
+    if servers.is_empty() {
+        r.refuse(m.key("servers"), "Promtail needs at least one Marathon server");
+    }
+    let mut d = vec![("servers".to_string(), Val::strs(&servers))];
+    texts(m, &["refresh_interval", "auth_token", "auth_token_file"], &mut d, r);
+    http_keys(m, &mut d, "Marathon", r);
+    d
+}
