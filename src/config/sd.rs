@@ -173,6 +173,9 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     if let Some(m) = &s.marathon {
         validate_marathon(&format!("{key}.marathon"), m, e);
     }
+    if let Some(t) = &s.triton {
+        validate_triton(&format!("{key}.triton"), t, e);
+    }
     let kinds: Vec<&str> = s.discoveries();
     if let Some(k) = kinds.first() {
         if s.kind != super::SourceType::File {
@@ -187,5 +190,72 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
                 format!("a source takes its targets from one discovery (also set: {k}); give each its own source"),
             );
         }
+    }
+}
+
+/// Triton's containers or compute nodes as targets (`sources[].triton`,
+/// Promtail's `triton_sd_configs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TritonConfig {
+    /// The account the discovery endpoint is asked for.
+    pub account: String,
+    /// `container` (the account's containers) or `cn` (compute nodes).
+    pub role: TritonRole,
+    /// The DNS suffix of a target's address (`<uuid>.<dns_suffix>:<port>`).
+    pub dns_suffix: String,
+    /// The discovery endpoint's host (asked over HTTPS).
+    pub endpoint: String,
+    /// Only containers in these groups.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// The endpoint's port, and the targets' port.
+    pub port: u16,
+    pub refresh_interval: HumanDuration,
+    /// The discovery API's version (`/v<version>/discover`).
+    pub version: u32,
+    /// TLS to the endpoint: a client certificate, usually (`client.tls`'s keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfig>,
+}
+
+/// What a `triton` source's targets are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TritonRole {
+    Container,
+    Cn,
+}
+
+impl Default for TritonConfig {
+    fn default() -> Self {
+        Self {
+            account: String::new(),
+            role: TritonRole::Container,
+            dns_suffix: String::new(),
+            endpoint: String::new(),
+            groups: Vec::new(),
+            port: 9163,
+            refresh_interval: HumanDuration::secs(60),
+            version: 1,
+            tls: None,
+        }
+    }
+}
+
+fn validate_triton(kk: &str, t: &TritonConfig, e: &mut dyn FnMut(&str, String)) {
+    for (k, v) in [("account", &t.account), ("dns_suffix", &t.dns_suffix), ("endpoint", &t.endpoint)] {
+        if v.is_empty() {
+            e(&format!("{kk}.{k}"), "is required".into());
+        }
+    }
+    if !t.endpoint.is_empty() && reqwest::Url::parse(&format!("https://{}:{}/", t.endpoint, t.port)).is_err() {
+        e(&format!("{kk}.endpoint"), format!("`{}` is not a host name", t.endpoint));
+    }
+    if t.refresh_interval.get().is_zero() {
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
+    if let Some(tls) = &t.tls {
+        super::tls::validate_tls(tls, &format!("{kk}.tls"), e);
     }
 }

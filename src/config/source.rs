@@ -162,6 +162,8 @@ pub struct SourceConfig {
     pub dockerswarm: Option<super::DockerConfig>,
     /// A file source's targets from Marathon (Promtail's `marathon_sd_configs`).
     pub marathon: Option<super::MarathonConfig>,
+    /// A file source's targets from Triton (Promtail's `triton_sd_configs`).
+    pub triton: Option<super::TritonConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -220,6 +222,7 @@ impl Default for SourceConfig {
             consul: None,
             dockerswarm: None,
             marathon: None,
+            triton: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -258,6 +261,7 @@ impl SourceConfig {
             ("consul", self.consul.is_some()),
             ("dockerswarm", self.dockerswarm.is_some()),
             ("marathon", self.marathon.is_some()),
+            ("triton", self.triton.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

@@ -16,6 +16,7 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
         let mut m = Map::new(ik.clone(), item, r);
         let (table, d) = match kind {
             "marathon_sd_configs" => ("marathon", marathon(&mut m, r)),
+            "triton_sd_configs" => ("triton", triton(&mut m, r)),
             _ => return out,
         };
         m.finish(r, "no tailship equivalent");
@@ -58,4 +59,45 @@ fn marathon(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
     texts(m, &["refresh_interval", "auth_token", "auth_token_file"], &mut d, r);
     http_keys(m, &mut d, "Marathon", r);
     d
+}
+
+fn triton(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let mut d = Vec::new();
+    for k in ["account", "dns_suffix", "endpoint"] {
+        match m.text(k, r) {
+            Some(v) => d.push((k.to_string(), Val::str(v))),
+            None => r.refuse(m.key(k), format!("Promtail needs the Triton `{k}`")),
+        }
+    }
+    if let Some(role) = m.text("role", r) {
+        if role != "container" && role != "cn" {
+            r.refuse(m.key("role"), format!("`{role}` is not a Triton role (container or cn)"));
+        }
+        d.push(("role".into(), Val::str(role)));
+    }
+    let groups = m.texts("groups", r);
+    if !groups.is_empty() {
+        d.push(("groups".into(), Val::strs(&groups)));
+    }
+    ints(m, &["port", "version"], &mut d, r);
+    texts(m, &["refresh_interval"], &mut d, r);
+    if let Some(y) = m.get("tls_config") {
+        let tls = super::client::tls_config(m.key("tls_config"), y, r);
+        if !tls.is_empty() {
+            d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
+    d
+}
+
+/// Copies the keys `keys` that are set, as numbers (refusing what is none).
+fn ints(m: &mut Map<'_>, keys: &[&str], d: &mut Vec<(String, Val)>, r: &mut Report) {
+    for k in keys {
+        if let Some(v) = m.text(k, r) {
+            match v.parse::<u32>() {
+                Ok(n) => d.push((k.to_string(), Val::Int(n.into()))),
+                Err(_) => r.refuse(m.key(k), format!("`{v}` is not a whole number")),
+            }
+        }
+    }
 }

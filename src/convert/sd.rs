@@ -85,8 +85,13 @@ fn engine_keys(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, r: &mut Report) {
 
 /// The discoveries whose targets are files a file source reads, by their
 /// Promtail key (the job's relabel rules give them `__path__`).
-pub const FILE_TARGETS: &[&str] =
-    &["consul_sd_configs", "consulagent_sd_configs", "dockerswarm_sd_configs", "marathon_sd_configs"];
+pub const FILE_TARGETS: &[&str] = &[
+    "consul_sd_configs",
+    "consulagent_sd_configs",
+    "dockerswarm_sd_configs",
+    "marathon_sd_configs",
+    "triton_sd_configs",
+];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.
 pub fn file_targets(m: &mut Map<'_>, name: &str, multiline: Option<&Val>, r: &mut Report) -> Vec<Section> {

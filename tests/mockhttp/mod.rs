@@ -93,6 +93,40 @@ impl Mock {
         Self { url, reqs, task }
     }
 
+    /// Starts a server speaking TLS with `tls` (see [`Pki`]), whose answers
+    /// come from `handler`. With `proxy`, it is also an HTTP proxy: a
+    /// `CONNECT host:port` is answered 200 and the tunnel is served as if it
+    /// reached `host` (its certificate must name it), so a client of a
+    /// service at a fixed URL can be tested through its `proxy_url`.
+    pub async fn start_tls(
+        tls: Arc<tokio_rustls::rustls::ServerConfig>,
+        proxy: bool,
+        handler: impl Fn(&Req, usize) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        let reqs = Arc::new(Mutex::new(Vec::new()));
+        let shared = Shared { reqs: reqs.clone(), handler: Arc::new(handler) };
+        let app = axum::Router::new().fallback(record).with_state(shared);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}", listener.local_addr().unwrap());
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut tcp, _)) = listener.accept().await else { return };
+                let (acceptor, app) = (acceptor.clone(), app.clone());
+                tokio::spawn(async move {
+                    if proxy && !read_connect(&mut tcp).await {
+                        return;
+                    }
+                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let io = hyper_util::rt::TokioIo::new(tls);
+                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+                });
+            }
+        });
+        Self { url, reqs, task }
+    }
+
     pub fn requests(&self) -> Vec<Req> {
         self.reqs.lock().unwrap().clone()
     }
@@ -170,5 +204,75 @@ pub async fn run(args: &[&str], env: &[(&str, &str)], dir: Option<&std::path::Pa
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Reads a `CONNECT` request's head and answers 200 (false: not a CONNECT).
+async fn read_connect(tcp: &mut tokio::net::TcpStream) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() > 8192 || tcp.read_exact(&mut byte).await.is_err() {
+            return false;
+        }
+        head.push(byte[0]);
+    }
+    head.starts_with(b"CONNECT ") && tcp.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.is_ok()
+}
+
+/// A private CA, a server certificate naming `names` (and 127.0.0.1), and
+/// a client certificate, for a [`Mock::start_tls`] server.
+pub struct Pki {
+    pub ca: String,
+    pub client_cert: String,
+    pub client_key: String,
+    /// Asks no client certificate.
+    pub server: Arc<tokio_rustls::rustls::ServerConfig>,
+    /// Asks for a client certificate signed by the CA.
+    pub mutual: Arc<tokio_rustls::rustls::ServerConfig>,
+}
+
+impl Pki {
+    pub fn new(names: &[&str]) -> Self {
+        use tokio_rustls::rustls;
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "test CA");
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut sans: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        sans.push("127.0.0.1".into());
+        let cert = rcgen::CertificateParams::new(sans).unwrap().signed_by(&key, &issuer).unwrap();
+        let mut client_params = rcgen::CertificateParams::new(vec!["tailship".to_string()]).unwrap();
+        client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let ckey = rcgen::KeyPair::generate().unwrap();
+        let ccert = client_params.signed_by(&ckey, &issuer).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca_cert.der().clone()).unwrap();
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .unwrap();
+        let key_der = || rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        let builder = || {
+            rustls::ServerConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions().unwrap()
+        };
+        let mut server = builder().with_no_client_auth().with_single_cert(vec![cert.der().clone()], key_der()).unwrap();
+        server.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let mut mutual = builder()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(vec![cert.der().clone()], key_der())
+            .unwrap();
+        mutual.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Self {
+            ca: ca_cert.pem(),
+            client_cert: ccert.pem(),
+            client_key: ckey.serialize_pem(),
+            server: Arc::new(server),
+            mutual: Arc::new(mutual),
+        }
     }
 }

@@ -15,6 +15,7 @@
 
 pub mod dockerswarm;
 pub mod marathon;
+pub mod triton;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -55,6 +56,10 @@ pub fn attach_configured(
     let c = &spec.config;
     let made = if let Some(cfg) = &c.dockerswarm {
         dockerswarm::Swarm::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
+    } else if let Some(cfg) = &c.triton {
+        triton::Triton::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.marathon {

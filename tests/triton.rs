@@ -1,0 +1,193 @@
+//! `triton` targets (Promtail's `triton_sd_configs`) through the real
+//! binary, against a Triton discovery endpoint written here that asks for
+//! a client certificate, as Triton's does: containers (or compute nodes)
+//! are targets with Prometheus' `__meta_triton_*` labels, tailed once the
+//! relabel rules give them a `__path__`.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+mod mockhttp;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use agent::{free_port, query_all, write_file, Agent};
+use common::{wait_for, Receiver};
+use mockhttp::{Mock, Pki, Reply};
+use serde_json::json;
+
+fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
+    query_all(r, query, None)
+        .into_iter()
+        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
+        .collect()
+}
+
+fn endpoint(path: &str) -> Reply {
+    match path {
+        "/v1/discover" => Reply::ok(json!({ "containers": [
+            { "groups": ["web", "prod"], "server_uuid": "srv-1", "vm_alias": "web-1", "vm_brand": "lx",
+              "vm_image_uuid": "img-1", "vm_uuid": "vm-web-1" } ] })),
+        "/v1/gz/discover" => Reply::ok(json!({ "cns": [ { "server_uuid": "srv-1", "server_hostname": "headnode" } ] })),
+        _ => Reply::text(404, "not found"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn triton_containers_and_compute_nodes_over_mutual_tls_name_the_files_tailed() {
+    let pki = Pki::new(&["triton.test"]);
+    let server = Mock::start_tls(pki.mutual.clone(), false, |req, _| endpoint(&req.path)).await;
+    let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (f, text) in [("ca.pem", &pki.ca), ("client.pem", &pki.client_cert), ("client-key.pem", &pki.client_key)] {
+        write_file(d, f, text);
+    }
+    let logs = d.join("logs");
+    for n in ["web-1", "headnode"] {
+        std::fs::create_dir_all(logs.join(n)).unwrap();
+        std::fs::write(logs.join(n).join("app.log"), format!("{n} line\n")).unwrap();
+    }
+    let tls = format!(
+        r#"tls = {{ ca_file = "{d}/ca.pem", cert_file = "{d}/client.pem", key_file = "{d}/client-key.pem" }}"#,
+        d = d.display()
+    );
+    let text = format!(
+        r#"[client]
+url = "{url}"
+[server]
+listen = "127.0.0.1:{listen}"
+[positions]
+path = "{d}/positions"
+[[sources]]
+name = "containers"
+host_label = false
+scan_interval = "200ms"
+triton = {{ account = "ops", dns_suffix = "triton.example", endpoint = "127.0.0.1", port = {port}, groups = ["web", "prod"], {tls} }}
+relabel = [
+  {{ source_labels = ["__meta_triton_machine_alias"], target_label = "__path__", replacement = "{logs}/$1/*.log" }},
+  {{ source_labels = ["__meta_triton_machine_alias"], target_label = "alias" }},
+  {{ source_labels = ["__meta_triton_machine_brand"], target_label = "brand" }},
+  {{ source_labels = ["__meta_triton_groups"], target_label = "groups" }},
+  {{ source_labels = ["__meta_triton_server_id"], target_label = "server" }},
+  {{ source_labels = ["__address__"], target_label = "instance" }},
+]
+[[sources]]
+name = "cns"
+host_label = false
+scan_interval = "200ms"
+triton = {{ account = "ops", role = "cn", dns_suffix = "triton.example", endpoint = "localhost", port = {port}, tls = {{ ca_file = "{d}/ca.pem", cert_file = "{d}/client.pem", key_file = "{d}/client-key.pem", server_name = "triton.test" }} }}
+relabel = [
+  {{ source_labels = ["__meta_triton_machine_alias"], target_label = "__path__", replacement = "{logs}/$1/*.log" }},
+  {{ source_labels = ["__meta_triton_machine_alias"], target_label = "alias" }},
+  {{ source_labels = ["__address__"], target_label = "instance" }},
+]
+"#,
+        url = r.base,
+        listen = free_port(),
+        d = d.display(),
+        logs = logs.display(),
+    );
+    let cfg = write_file(d, "triton.toml", &text);
+    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let rr = &r;
+    let found = |q: &str| wait_for(Duration::from_secs(20), || labels_of(rr, q).len() == 1);
+    assert!(found(r#"{alias="web-1"}"#), "{}", agent.stderr_text());
+    let l = &labels_of(&r, r#"{alias="web-1"}"#)[0];
+    assert_eq!(
+        (l["brand"].as_str(), l["groups"].as_str(), l["server"].as_str(), l["instance"].as_str()),
+        ("lx", ",web,prod,", "srv-1", &*format!("vm-web-1.triton.example:{port}"))
+    );
+    assert!(found(r#"{alias="headnode"}"#), "{}", agent.stderr_text());
+    let l = &labels_of(&r, r#"{alias="headnode"}"#)[0];
+    assert_eq!(l["instance"], format!("srv-1.triton.example:{port}"));
+    let reqs = server.requests();
+    assert!(reqs.iter().any(|q| q.path == "/v1/discover" && q.query == "groups=web%2Cprod"), "{reqs:?}");
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_converted_promtail_triton_job_passes_check_and_ships() {
+    let pki = Pki::new(&["triton.test"]);
+    let server = Mock::start_tls(pki.mutual.clone(), false, |req, _| endpoint(&req.path)).await;
+    let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (f, text) in [("ca.pem", &pki.ca), ("client.pem", &pki.client_cert), ("client-key.pem", &pki.client_key)] {
+        write_file(d, f, text);
+    }
+    std::fs::create_dir_all(d.join("logs/web-1")).unwrap();
+    std::fs::write(d.join("logs/web-1/app.log"), "web line\n").unwrap();
+    let yaml = format!(
+        r#"server:
+  http_listen_port: {listen}
+positions:
+  filename: {d}/positions.yaml
+clients:
+  - url: {url}/loki/api/v1/push
+scrape_configs:
+  - job_name: triton
+    triton_sd_configs:
+      - account: ops
+        dns_suffix: triton.example
+        endpoint: 127.0.0.1
+        port: {port}
+        version: 1
+        refresh_interval: 10s
+        tls_config:
+          ca_file: {d}/ca.pem
+          cert_file: {d}/client.pem
+          key_file: {d}/client-key.pem
+    relabel_configs:
+      - source_labels: [__meta_triton_machine_alias]
+        target_label: __path__
+        replacement: {d}/logs/$1/*.log
+      - source_labels: [__meta_triton_machine_alias]
+        target_label: alias
+"#,
+        listen = free_port(),
+        d = d.display(),
+        url = r.base,
+    );
+    let promtail = write_file(d, "promtail.yaml", &yaml);
+    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("triton_sd_configs"), "every key translated: {stderr}");
+    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{alias="web-1"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn bad_triton_settings_exit_2_naming_the_key_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = r#"account = "a", dns_suffix = "s", endpoint = "e""#;
+    for (triton, key) in [
+        (r#"dns_suffix = "s", endpoint = "e""#.to_string(), "sources[0].triton.account"),
+        (r#"account = "a", endpoint = "e""#.into(), "sources[0].triton.dns_suffix"),
+        (r#"account = "a", dns_suffix = "s""#.into(), "sources[0].triton.endpoint"),
+        (format!(r#"{ok}, role = "vm""#), "triton.role"),
+        (format!(r#"{ok}, refresh_interval = "0s""#), "sources[0].triton.refresh_interval"),
+        (format!(r#"{ok}, tls = {{ ca_file = "/nonexistent/ca.pem" }}"#), "sources[0].triton.tls.ca_file"),
+    ] {
+        let text = format!(
+            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\ntriton = {{ {triton} }}\n",
+            free_port()
+        );
+        let cfg = write_file(dir.path(), "bad.toml", &text);
+        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{triton}: {stderr}");
+        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{triton}: {stderr}");
+    }
+}
