@@ -176,6 +176,9 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     if let Some(t) = &s.triton {
         validate_triton(&format!("{key}.triton"), t, e);
     }
+    if let Some(d) = &s.digitalocean {
+        validate_digitalocean(&format!("{key}.digitalocean"), d, e);
+    }
     let kinds: Vec<&str> = s.discoveries();
     if let Some(k) = kinds.first() {
         if s.kind != super::SourceType::File {
@@ -258,4 +261,57 @@ fn validate_triton(kk: &str, t: &TritonConfig, e: &mut dyn FnMut(&str, String)) 
     if let Some(tls) = &t.tls {
         super::tls::validate_tls(tls, &format!("{kk}.tls"), e);
     }
+}
+
+/// DigitalOcean's droplets as targets (`sources[].digitalocean`, Promtail's
+/// `digitalocean_sd_configs`): the API at `https://api.digitalocean.com`,
+/// with a token (`bearer_token`, `bearer_token_file` or `oauth2`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct DigitalOceanConfig {
+    pub refresh_interval: HumanDuration,
+    /// The port of each droplet's `__address__`.
+    pub port: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basic_auth: Option<BasicAuth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bearer_token: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bearer_token_file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth2: Option<OAuth2Config>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Secret>,
+}
+
+impl Default for DigitalOceanConfig {
+    fn default() -> Self {
+        Self {
+            refresh_interval: HumanDuration::secs(60),
+            port: 80,
+            basic_auth: None,
+            bearer_token: None,
+            bearer_token_file: None,
+            oauth2: None,
+            tls: None,
+            proxy_url: None,
+            no_proxy: None,
+            proxy_connect_header: BTreeMap::new(),
+        }
+    }
+}
+
+http_keys!(DigitalOceanConfig);
+
+fn validate_digitalocean(kk: &str, d: &DigitalOceanConfig, e: &mut dyn FnMut(&str, String)) {
+    if d.refresh_interval.get().is_zero() {
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
+    d.http().validate(kk, &[], e);
 }

@@ -164,6 +164,8 @@ pub struct SourceConfig {
     pub marathon: Option<super::MarathonConfig>,
     /// A file source's targets from Triton (Promtail's `triton_sd_configs`).
     pub triton: Option<super::TritonConfig>,
+    /// A file source's targets from DigitalOcean (Promtail's `digitalocean_sd_configs`).
+    pub digitalocean: Option<super::DigitalOceanConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -223,6 +225,7 @@ impl Default for SourceConfig {
             dockerswarm: None,
             marathon: None,
             triton: None,
+            digitalocean: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -262,6 +265,7 @@ impl SourceConfig {
             ("dockerswarm", self.dockerswarm.is_some()),
             ("marathon", self.marathon.is_some()),
             ("triton", self.triton.is_some()),
+            ("digitalocean", self.digitalocean.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

@@ -17,6 +17,7 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
         let (table, d) = match kind {
             "marathon_sd_configs" => ("marathon", marathon(&mut m, r)),
             "triton_sd_configs" => ("triton", triton(&mut m, r)),
+            "digitalocean_sd_configs" => ("digitalocean", digitalocean(&mut m, r)),
             _ => return out,
         };
         m.finish(r, "no tailship equivalent");
@@ -100,4 +101,12 @@ fn ints(m: &mut Map<'_>, keys: &[&str], d: &mut Vec<(String, Val)>, r: &mut Repo
             }
         }
     }
+}
+
+fn digitalocean(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let mut d = Vec::new();
+    texts(m, &["refresh_interval"], &mut d, r);
+    ints(m, &["port"], &mut d, r);
+    http_keys(m, &mut d, "DigitalOcean's API", r);
+    d
 }

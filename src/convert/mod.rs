@@ -297,17 +297,19 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         );
         return false;
     } else {
-        const KNOWN: &str = "static_configs, file_sd_configs, kubernetes_sd_configs, docker_sd_configs, \
-                             consul(agent)_sd_configs, dockerswarm_sd_configs, journal, syslog, loki_push_api, gelf, heroku_drain, gcplog, \
-                             cloudflare, kafka or azure_event_hubs";
+        let known = format!(
+            "static_configs, file_sd_configs, kubernetes_sd_configs, docker_sd_configs, {}, journal, syslog, \
+             loki_push_api, gelf, heroku_drain, gcplog, cloudflare, kafka or azure_event_hubs",
+            sd::FILE_TARGETS.join(", ")
+        );
         let kinds: Vec<String> = m.keys().into_iter().filter(|k| k.ends_with("_sd_configs")).collect();
         if kinds.is_empty() {
-            r.skip(key, format!("job `{name}` has no target: a job reads {KNOWN}"));
+            r.skip(key, format!("job `{name}` has no target: a job reads {known}"));
         }
         for kind in kinds {
             r.skip(
                 m.key(&kind),
-                format!("job `{name}`: tailship has no {kind} (Prometheus' discovery of that kind); it reads {KNOWN}"),
+                format!("job `{name}`: tailship has no {kind} (Prometheus' discovery of that kind); it reads {known}"),
             );
         }
         return false;

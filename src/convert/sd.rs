@@ -91,6 +91,7 @@ pub const FILE_TARGETS: &[&str] = &[
     "dockerswarm_sd_configs",
     "marathon_sd_configs",
     "triton_sd_configs",
+    "digitalocean_sd_configs",
 ];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.

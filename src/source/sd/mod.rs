@@ -13,6 +13,7 @@
 //! once, and the request is tried again with backoff (1 s doubling to the
 //! refresh interval, at most 15 s) until it answers.
 
+pub mod digitalocean;
 pub mod dockerswarm;
 pub mod marathon;
 pub mod triton;
@@ -60,6 +61,10 @@ pub fn attach_configured(
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.triton {
         triton::Triton::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
+    } else if let Some(cfg) = &c.digitalocean {
+        digitalocean::DigitalOcean::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.marathon {
