@@ -179,6 +179,9 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     if let Some(d) = &s.digitalocean {
         validate_digitalocean(&format!("{key}.digitalocean"), d, e);
     }
+    if let Some(d) = &s.dns {
+        validate_dns(&format!("{key}.dns"), d, e);
+    }
     let kinds: Vec<&str> = s.discoveries();
     if let Some(k) = kinds.first() {
         if s.kind != super::SourceType::File {
@@ -314,4 +317,42 @@ fn validate_digitalocean(kk: &str, d: &DigitalOceanConfig, e: &mut dyn FnMut(&st
         e(&format!("{kk}.refresh_interval"), "must be above 0".into());
     }
     d.http().validate(kk, &[], e);
+}
+
+/// DNS records as targets (`sources[].dns`, Promtail's `dns_sd_configs`),
+/// asked of the resolvers of `/etc/resolv.conf`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct DnsConfig {
+    /// The names looked up.
+    pub names: Vec<String>,
+    /// `SRV` (the default), `A`, `AAAA`, `MX` or `NS`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The port of each target but an SRV record's (which has its own).
+    pub port: u16,
+    pub refresh_interval: HumanDuration,
+}
+
+impl Default for DnsConfig {
+    fn default() -> Self {
+        Self { names: Vec::new(), kind: "SRV".into(), port: 0, refresh_interval: HumanDuration::secs(30) }
+    }
+}
+
+fn validate_dns(kk: &str, d: &DnsConfig, e: &mut dyn FnMut(&str, String)) {
+    if d.names.is_empty() {
+        e(&format!("{kk}.names"), "needs at least one name to look up".into());
+    }
+    match d.kind.to_ascii_uppercase().as_str() {
+        "SRV" => {}
+        "A" | "AAAA" | "MX" | "NS" if d.port == 0 => {
+            e(&format!("{kk}.port"), format!("is required with type = \"{}\" (only SRV records carry a port)", d.kind))
+        }
+        "A" | "AAAA" | "MX" | "NS" => {}
+        _ => e(&format!("{kk}.type"), format!("`{}` is not SRV, A, AAAA, MX or NS", d.kind)),
+    }
+    if d.refresh_interval.get().is_zero() {
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
 }

@@ -166,6 +166,8 @@ pub struct SourceConfig {
     pub triton: Option<super::TritonConfig>,
     /// A file source's targets from DigitalOcean (Promtail's `digitalocean_sd_configs`).
     pub digitalocean: Option<super::DigitalOceanConfig>,
+    /// A file source's targets from DNS records (Promtail's `dns_sd_configs`).
+    pub dns: Option<super::DnsConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -226,6 +228,7 @@ impl Default for SourceConfig {
             marathon: None,
             triton: None,
             digitalocean: None,
+            dns: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -266,6 +269,7 @@ impl SourceConfig {
             ("marathon", self.marathon.is_some()),
             ("triton", self.triton.is_some()),
             ("digitalocean", self.digitalocean.is_some()),
+            ("dns", self.dns.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

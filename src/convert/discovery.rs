@@ -18,6 +18,7 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
             "marathon_sd_configs" => ("marathon", marathon(&mut m, r)),
             "triton_sd_configs" => ("triton", triton(&mut m, r)),
             "digitalocean_sd_configs" => ("digitalocean", digitalocean(&mut m, r)),
+            "dns_sd_configs" => ("dns", dns(&mut m, r)),
             _ => return out,
         };
         m.finish(r, "no tailship equivalent");
@@ -108,5 +109,24 @@ fn digitalocean(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
     texts(m, &["refresh_interval"], &mut d, r);
     ints(m, &["port"], &mut d, r);
     http_keys(m, &mut d, "DigitalOcean's API", r);
+    d
+}
+
+fn dns(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let names = m.texts("names", r);
+    if names.is_empty() {
+        r.refuse(m.key("names"), "Promtail needs at least one name to look up");
+    }
+    let mut d = vec![("names".to_string(), Val::strs(&names))];
+    let kind = m.text("type", r).unwrap_or_else(|| "SRV".into());
+    match kind.to_ascii_uppercase().as_str() {
+        "SRV" | "A" | "AAAA" | "MX" | "NS" => d.push(("type".into(), Val::str(kind.clone()))),
+        _ => r.refuse(m.key("type"), format!("`{kind}` is not a DNS-SD record type (SRV, A, AAAA, MX or NS)")),
+    }
+    ints(m, &["port"], &mut d, r);
+    if !kind.eq_ignore_ascii_case("SRV") && !d.iter().any(|(k, _)| k == "port") {
+        r.refuse(m.key("port"), format!("Promtail needs a port with type {kind} (only SRV records carry one)"));
+    }
+    texts(m, &["refresh_interval"], &mut d, r);
     d
 }

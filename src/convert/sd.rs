@@ -92,6 +92,7 @@ pub const FILE_TARGETS: &[&str] = &[
     "marathon_sd_configs",
     "triton_sd_configs",
     "digitalocean_sd_configs",
+    "dns_sd_configs",
 ];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.

@@ -14,6 +14,7 @@
 //! refresh interval, at most 15 s) until it answers.
 
 pub mod digitalocean;
+pub mod dns;
 pub mod dockerswarm;
 pub mod marathon;
 pub mod triton;
@@ -67,6 +68,8 @@ pub fn attach_configured(
         digitalocean::DigitalOcean::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
             .map_err(|e| e.to_string())
+    } else if let Some(cfg) = &c.dns {
+        Ok(attach(spec, name, handle, cancel, dns::Dns::new(cfg), cfg.refresh_interval.get()))
     } else if let Some(cfg) = &c.marathon {
         marathon::Marathon::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
