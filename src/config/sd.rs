@@ -182,6 +182,11 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     if let Some(d) = &s.dns {
         validate_dns(&format!("{key}.dns"), d, e);
     }
+    for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
+        if let Some(z) = z {
+            validate_zookeeper(&format!("{key}.{k}"), z, e);
+        }
+    }
     let kinds: Vec<&str> = s.discoveries();
     if let Some(k) = kinds.first() {
         if s.kind != super::SourceType::File {
@@ -354,5 +359,48 @@ fn validate_dns(kk: &str, d: &DnsConfig, e: &mut dyn FnMut(&str, String)) {
     }
     if d.refresh_interval.get().is_zero() {
         e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
+}
+
+/// ZooKeeper znodes as targets: `sources[].serverset` (Promtail's
+/// `serverset_sd_configs`, Finagle/Aurora serverset members) or
+/// `sources[].nerve` (Promtail's `nerve_sd_configs`, AirBnB Nerve members).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ZookeeperConfig {
+    /// The ensemble, `host:port` each.
+    pub servers: Vec<String>,
+    /// The znodes under which the members are (each beginning with `/`).
+    pub paths: Vec<String>,
+    /// The session timeout.
+    pub timeout: HumanDuration,
+}
+
+impl Default for ZookeeperConfig {
+    fn default() -> Self {
+        Self { servers: Vec::new(), paths: Vec::new(), timeout: HumanDuration::secs(10) }
+    }
+}
+
+fn validate_zookeeper(kk: &str, z: &ZookeeperConfig, e: &mut dyn FnMut(&str, String)) {
+    if z.servers.is_empty() {
+        e(&format!("{kk}.servers"), "needs at least one ZooKeeper server (host:port)".into());
+    }
+    for (i, s) in z.servers.iter().enumerate() {
+        let ok = s.rsplit_once(':').is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+        if !ok {
+            e(&format!("{kk}.servers[{i}]"), format!("`{s}` is not host:port"));
+        }
+    }
+    if z.paths.is_empty() {
+        e(&format!("{kk}.paths"), "needs at least one znode path".into());
+    }
+    for (i, p) in z.paths.iter().enumerate() {
+        if !p.starts_with('/') {
+            e(&format!("{kk}.paths[{i}]"), format!("`{p}` does not begin with /"));
+        }
+    }
+    if z.timeout.get().is_zero() {
+        e(&format!("{kk}.timeout"), "must be above 0".into());
     }
 }

@@ -168,6 +168,10 @@ pub struct SourceConfig {
     pub digitalocean: Option<super::DigitalOceanConfig>,
     /// A file source's targets from DNS records (Promtail's `dns_sd_configs`).
     pub dns: Option<super::DnsConfig>,
+    /// A file source's targets from ZooKeeper serverset members (Promtail's `serverset_sd_configs`).
+    pub serverset: Option<super::ZookeeperConfig>,
+    /// A file source's targets from ZooKeeper Nerve members (Promtail's `nerve_sd_configs`).
+    pub nerve: Option<super::ZookeeperConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -229,6 +233,8 @@ impl Default for SourceConfig {
             triton: None,
             digitalocean: None,
             dns: None,
+            serverset: None,
+            nerve: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -270,6 +276,8 @@ impl SourceConfig {
             ("triton", self.triton.is_some()),
             ("digitalocean", self.digitalocean.is_some()),
             ("dns", self.dns.is_some()),
+            ("serverset", self.serverset.is_some()),
+            ("nerve", self.nerve.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

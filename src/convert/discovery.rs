@@ -19,6 +19,8 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
             "triton_sd_configs" => ("triton", triton(&mut m, r)),
             "digitalocean_sd_configs" => ("digitalocean", digitalocean(&mut m, r)),
             "dns_sd_configs" => ("dns", dns(&mut m, r)),
+            "serverset_sd_configs" => ("serverset", zookeeper(&mut m, r)),
+            "nerve_sd_configs" => ("nerve", zookeeper(&mut m, r)),
             _ => return out,
         };
         m.finish(r, "no tailship equivalent");
@@ -128,5 +130,18 @@ fn dns(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
         r.refuse(m.key("port"), format!("Promtail needs a port with type {kind} (only SRV records carry one)"));
     }
     texts(m, &["refresh_interval"], &mut d, r);
+    d
+}
+
+fn zookeeper(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let mut d = Vec::new();
+    for k in ["servers", "paths"] {
+        let v = m.texts(k, r);
+        if v.is_empty() {
+            r.refuse(m.key(k), format!("Promtail needs at least one of `{k}`"));
+        }
+        d.push((k.to_string(), Val::strs(&v)));
+    }
+    texts(m, &["timeout"], &mut d, r);
     d
 }

@@ -93,6 +93,8 @@ pub const FILE_TARGETS: &[&str] = &[
     "triton_sd_configs",
     "digitalocean_sd_configs",
     "dns_sd_configs",
+    "serverset_sd_configs",
+    "nerve_sd_configs",
 ];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.

@@ -18,6 +18,7 @@ pub mod dns;
 pub mod dockerswarm;
 pub mod marathon;
 pub mod triton;
+pub mod zookeeper;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -37,6 +38,8 @@ pub type Labels = BTreeMap<String, String>;
 /// Retries after a failure: first wait, and the most (Prometheus waits 15 s).
 const RETRY_MIN: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(15);
+/// How often ZooKeeper's trees are read again without a watch event.
+const ZK_EVERY: Duration = Duration::from_secs(60);
 
 /// A discovery that lists every target when asked.
 pub trait Lister: Send + 'static {
@@ -44,6 +47,12 @@ pub trait Lister: Send + 'static {
     fn describe(&self) -> String;
     /// Every target now.
     fn list(&mut self) -> impl Future<Output = Result<Vec<Labels>, String>> + Send;
+
+    /// Waits until the targets may have changed: `every` by default; a
+    /// discovery told of changes (ZooKeeper's watches) returns sooner.
+    fn wait(&mut self, every: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(every)
+    }
 }
 
 /// `spec` reading the files its discovery's targets name (unchanged
@@ -70,6 +79,12 @@ pub fn attach_configured(
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.dns {
         Ok(attach(spec, name, handle, cancel, dns::Dns::new(cfg), cfg.refresh_interval.get()))
+    } else if let Some(cfg) = &c.serverset {
+        let zk = zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Serverset);
+        Ok(attach(spec, name, handle, cancel, zk, ZK_EVERY))
+    } else if let Some(cfg) = &c.nerve {
+        let zk = zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Nerve);
+        Ok(attach(spec, name, handle, cancel, zk, ZK_EVERY))
     } else if let Some(cfg) = &c.marathon {
         marathon::Marathon::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
@@ -108,14 +123,17 @@ async fn poll(mut lister: impl Lister, mut out: Published, every: Duration, canc
     let mut retry = RETRY_MIN;
     let mut failing = false;
     loop {
-        let pause = match lister.list().await {
+        match lister.list().await {
             Ok(found) => {
                 if std::mem::take(&mut failing) {
                     tracing::info!(source = %out.name, from = %lister.describe(), "the discovery answers again");
                 }
                 retry = RETRY_MIN;
                 out.offer(found, &lister.describe());
-                every
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = lister.wait(every) => {}
+                }
             }
             Err(e) => {
                 if !std::mem::replace(&mut failing, true) {
@@ -124,12 +142,11 @@ async fn poll(mut lister: impl Lister, mut out: Published, every: Duration, canc
                 }
                 let wait = retry;
                 retry = (retry * 2).min(RETRY_MAX).min(every.max(RETRY_MIN));
-                wait
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    _ = tokio::time::sleep(wait) => {}
+                }
             }
-        };
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = tokio::time::sleep(pause) => {}
         }
     }
 }
