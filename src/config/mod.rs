@@ -49,7 +49,9 @@ pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolCo
 pub use oauth2::OAuth2Config;
 pub use print::to_redacted_toml;
 pub use schema::*;
-pub use sd::{DigitalOceanConfig, DnsConfig, HttpKeys, MarathonConfig, TritonConfig, TritonRole, ZookeeperConfig};
+pub use sd::{
+    DigitalOceanConfig, DnsConfig, GceConfig, HttpKeys, MarathonConfig, TritonConfig, TritonRole, ZookeeperConfig,
+};
 pub use source::*;
 pub use stage::*;
 pub use tls::{client_identity, Pem, TlsConfig};

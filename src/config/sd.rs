@@ -25,7 +25,24 @@ pub struct HttpKeys<'a> {
     pub proxy_connect_header: &'a BTreeMap<String, Secret>,
 }
 
+/// No proxy headers, for [`HttpKeys::none`].
+static NO_HEADERS: BTreeMap<String, Secret> = BTreeMap::new();
+
 impl HttpKeys<'_> {
+    /// No credentials, the default TLS, the environment's proxy.
+    pub fn none() -> HttpKeys<'static> {
+        HttpKeys {
+            basic_auth: None,
+            bearer_token: None,
+            bearer_token_file: None,
+            oauth2: None,
+            tls: None,
+            proxy_url: None,
+            no_proxy: None,
+            proxy_connect_header: &NO_HEADERS,
+        }
+    }
+
     /// Checks the keys of the table at `kk`; `others` are credentials of
     /// the discovery's own (`auth_token`, ...) counted with them.
     pub fn validate(&self, kk: &str, others: &[(bool, &str)], e: &mut dyn FnMut(&str, String)) {
@@ -181,6 +198,9 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     }
     if let Some(d) = &s.dns {
         validate_dns(&format!("{key}.dns"), d, e);
+    }
+    if let Some(g) = &s.gce {
+        validate_gce(&format!("{key}.gce"), g, e);
     }
     for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
         if let Some(z) = z {
@@ -402,5 +422,48 @@ fn validate_zookeeper(kk: &str, z: &ZookeeperConfig, e: &mut dyn FnMut(&str, Str
     }
     if z.timeout.get().is_zero() {
         e(&format!("{kk}.timeout"), "must be above 0".into());
+    }
+}
+
+/// Google Compute Engine instances as targets (`sources[].gce`, Promtail's
+/// `gce_sd_configs`), with Google's Application Default Credentials.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct GceConfig {
+    pub project: String,
+    pub zone: String,
+    /// A filter expression of the Compute API's instance list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    pub refresh_interval: HumanDuration,
+    /// The port of each instance's `__address__`.
+    pub port: u16,
+    /// Joins (and surrounds) the network tags in `__meta_gce_tags`.
+    pub tag_separator: String,
+}
+
+impl Default for GceConfig {
+    fn default() -> Self {
+        Self {
+            project: String::new(),
+            zone: String::new(),
+            filter: None,
+            refresh_interval: HumanDuration::secs(60),
+            port: 80,
+            tag_separator: ",".into(),
+        }
+    }
+}
+
+fn validate_gce(kk: &str, g: &GceConfig, e: &mut dyn FnMut(&str, String)) {
+    for (k, v) in [("project", &g.project), ("zone", &g.zone)] {
+        if v.is_empty() {
+            e(&format!("{kk}.{k}"), "is required".into());
+        } else if v.contains(['/', '?', '#']) {
+            e(&format!("{kk}.{k}"), format!("`{v}` is not a GCE {k} name"));
+        }
+    }
+    if g.refresh_interval.get().is_zero() {
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
     }
 }

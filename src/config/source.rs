@@ -172,6 +172,8 @@ pub struct SourceConfig {
     pub serverset: Option<super::ZookeeperConfig>,
     /// A file source's targets from ZooKeeper Nerve members (Promtail's `nerve_sd_configs`).
     pub nerve: Option<super::ZookeeperConfig>,
+    /// A file source's targets from Google Compute Engine (Promtail's `gce_sd_configs`).
+    pub gce: Option<super::GceConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -235,6 +237,7 @@ impl Default for SourceConfig {
             dns: None,
             serverset: None,
             nerve: None,
+            gce: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -278,6 +281,7 @@ impl SourceConfig {
             ("dns", self.dns.is_some()),
             ("serverset", self.serverset.is_some()),
             ("nerve", self.nerve.is_some()),
+            ("gce", self.gce.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

@@ -19,6 +19,7 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
             "triton_sd_configs" => ("triton", triton(&mut m, r)),
             "digitalocean_sd_configs" => ("digitalocean", digitalocean(&mut m, r)),
             "dns_sd_configs" => ("dns", dns(&mut m, r)),
+            "gce_sd_configs" => ("gce", gce(&mut m, r)),
             "serverset_sd_configs" => ("serverset", zookeeper(&mut m, r)),
             "nerve_sd_configs" => ("nerve", zookeeper(&mut m, r)),
             _ => return out,
@@ -143,5 +144,18 @@ fn zookeeper(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
         d.push((k.to_string(), Val::strs(&v)));
     }
     texts(m, &["timeout"], &mut d, r);
+    d
+}
+
+fn gce(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let mut d = Vec::new();
+    for k in ["project", "zone"] {
+        match m.text(k, r) {
+            Some(v) => d.push((k.to_string(), Val::str(v))),
+            None => r.refuse(m.key(k), format!("Promtail needs the GCE `{k}`")),
+        }
+    }
+    texts(m, &["filter", "refresh_interval", "tag_separator"], &mut d, r);
+    ints(m, &["port"], &mut d, r);
     d
 }

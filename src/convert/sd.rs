@@ -95,6 +95,7 @@ pub const FILE_TARGETS: &[&str] = &[
     "dns_sd_configs",
     "serverset_sd_configs",
     "nerve_sd_configs",
+    "gce_sd_configs",
 ];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.

@@ -16,6 +16,7 @@
 pub mod digitalocean;
 pub mod dns;
 pub mod dockerswarm;
+pub mod gce;
 pub mod marathon;
 pub mod triton;
 pub mod zookeeper;
@@ -85,6 +86,10 @@ pub fn attach_configured(
     } else if let Some(cfg) = &c.nerve {
         let zk = zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Nerve);
         Ok(attach(spec, name, handle, cancel, zk, ZK_EVERY))
+    } else if let Some(cfg) = &c.gce {
+        gce::Gce::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.marathon {
         marathon::Marathon::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))

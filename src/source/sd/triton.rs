@@ -56,17 +56,7 @@ pub struct Triton {
 
 impl Triton {
     pub fn new(cfg: &TritonConfig) -> Result<Self, crate::client::http::HttpError> {
-        let none = Default::default();
-        let keys = HttpKeys {
-            basic_auth: None,
-            bearer_token: None,
-            bearer_token_file: None,
-            oauth2: None,
-            tls: cfg.tls.as_ref(),
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: &none,
-        };
+        let keys = HttpKeys { tls: cfg.tls.as_ref(), ..HttpKeys::none() };
         let path = match cfg.role {
             TritonRole::Container => "discover",
             TritonRole::Cn => "gz/discover",
