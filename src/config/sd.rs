@@ -202,6 +202,9 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     if let Some(g) = &s.gce {
         validate_gce(&format!("{key}.gce"), g, e);
     }
+    if let Some(o) = &s.openstack {
+        validate_openstack(&format!("{key}.openstack"), o, e);
+    }
     for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
         if let Some(z) = z {
             validate_zookeeper(&format!("{key}.{k}"), z, e);
@@ -465,5 +468,108 @@ fn validate_gce(kk: &str, g: &GceConfig, e: &mut dyn FnMut(&str, String)) {
     }
     if g.refresh_interval.get().is_zero() {
         e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
+}
+
+/// OpenStack's hypervisors, instances or load balancers as targets
+/// (`sources[].openstack`, Promtail's `openstack_sd_configs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct OpenstackConfig {
+    /// Keystone's URL (`https://keystone:5000/v3`); unset: `OS_AUTH_URL` and
+    /// the other `OS_*` variables of the environment give every credential.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_endpoint: Option<String>,
+    pub username: String,
+    pub userid: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password: Option<Secret>,
+    pub project_name: String,
+    pub project_id: String,
+    pub domain_name: String,
+    pub domain_id: String,
+    pub application_credential_name: String,
+    pub application_credential_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub application_credential_secret: Option<Secret>,
+    /// `instance`, `hypervisor` or `loadbalancer`.
+    pub role: Option<OpenstackRole>,
+    pub region: String,
+    pub refresh_interval: HumanDuration,
+    /// The port of an instance's or hypervisor's `__address__`.
+    pub port: u16,
+    /// Instances of every project (an admin's).
+    pub all_tenants: bool,
+    /// Which endpoints of the catalog: `public`, `internal` or `admin`.
+    pub availability: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfig>,
+}
+
+/// What an `openstack` source's targets are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenstackRole {
+    Instance,
+    Hypervisor,
+    Loadbalancer,
+}
+
+impl Default for OpenstackConfig {
+    fn default() -> Self {
+        Self {
+            identity_endpoint: None,
+            username: String::new(),
+            userid: String::new(),
+            password: None,
+            project_name: String::new(),
+            project_id: String::new(),
+            domain_name: String::new(),
+            domain_id: String::new(),
+            application_credential_name: String::new(),
+            application_credential_id: String::new(),
+            application_credential_secret: None,
+            role: None,
+            region: String::new(),
+            refresh_interval: HumanDuration::secs(60),
+            port: 80,
+            all_tenants: false,
+            availability: "public".into(),
+            tls: None,
+        }
+    }
+}
+
+fn validate_openstack(kk: &str, o: &OpenstackConfig, e: &mut dyn FnMut(&str, String)) {
+    if o.role.is_none() {
+        e(&format!("{kk}.role"), "is required: instance, hypervisor or loadbalancer".into());
+    }
+    if o.region.is_empty() {
+        e(&format!("{kk}.region"), "is required".into());
+    }
+    if !["public", "internal", "admin"].contains(&o.availability.as_str()) {
+        e(&format!("{kk}.availability"), format!("`{}` is not public, internal or admin", o.availability));
+    }
+    if let Some(u) = &o.identity_endpoint {
+        match reqwest::Url::parse(u) {
+            Ok(p) if (p.scheme() == "http" || p.scheme() == "https") && p.host_str().is_some() => {}
+            _ => e(&format!("{kk}.identity_endpoint"), format!("`{u}` is not an http:// or https:// URL")),
+        }
+        let app = !o.application_credential_id.is_empty() || !o.application_credential_name.is_empty();
+        if app && o.application_credential_secret.is_none() {
+            e(&format!("{kk}.application_credential_secret"), "is required with an application credential".into());
+        }
+        if !app && (o.username.is_empty() && o.userid.is_empty() || o.password.is_none()) {
+            e(
+                &format!("{kk}.password"),
+                "Keystone needs username (or userid) and password, or an application credential".into(),
+            );
+        }
+    }
+    if o.refresh_interval.get().is_zero() {
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
+    if let Some(t) = &o.tls {
+        super::tls::validate_tls(t, &format!("{kk}.tls"), e);
     }
 }

@@ -174,6 +174,8 @@ pub struct SourceConfig {
     pub nerve: Option<super::ZookeeperConfig>,
     /// A file source's targets from Google Compute Engine (Promtail's `gce_sd_configs`).
     pub gce: Option<super::GceConfig>,
+    /// A file source's targets from OpenStack (Promtail's `openstack_sd_configs`).
+    pub openstack: Option<super::OpenstackConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -238,6 +240,7 @@ impl Default for SourceConfig {
             serverset: None,
             nerve: None,
             gce: None,
+            openstack: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -282,6 +285,7 @@ impl SourceConfig {
             ("serverset", self.serverset.is_some()),
             ("nerve", self.nerve.is_some()),
             ("gce", self.gce.is_some()),
+            ("openstack", self.openstack.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

@@ -20,6 +20,7 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
             "digitalocean_sd_configs" => ("digitalocean", digitalocean(&mut m, r)),
             "dns_sd_configs" => ("dns", dns(&mut m, r)),
             "gce_sd_configs" => ("gce", gce(&mut m, r)),
+            "openstack_sd_configs" => ("openstack", openstack(&mut m, r)),
             "serverset_sd_configs" => ("serverset", zookeeper(&mut m, r)),
             "nerve_sd_configs" => ("nerve", zookeeper(&mut m, r)),
             _ => return out,
@@ -157,5 +158,53 @@ fn gce(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
     }
     texts(m, &["filter", "refresh_interval", "tag_separator"], &mut d, r);
     ints(m, &["port"], &mut d, r);
+    d
+}
+
+fn openstack(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let mut d = Vec::new();
+    match m.text("role", r) {
+        Some(role) if ["instance", "hypervisor", "loadbalancer"].contains(&role.as_str()) => {
+            d.push(("role".into(), Val::str(role)))
+        }
+        Some(role) => {
+            r.refuse(m.key("role"), format!("`{role}` is not an OpenStack role (instance, hypervisor, loadbalancer)"))
+        }
+        None => r.refuse(m.key("role"), "Promtail needs the OpenStack role (instance, hypervisor or loadbalancer)"),
+    }
+    match m.text("region", r) {
+        Some(v) => d.push(("region".into(), Val::str(v))),
+        None => r.refuse(m.key("region"), "Promtail needs the OpenStack region"),
+    }
+    texts(
+        m,
+        &[
+            "identity_endpoint",
+            "username",
+            "userid",
+            "password",
+            "project_name",
+            "project_id",
+            "domain_name",
+            "domain_id",
+            "application_credential_name",
+            "application_credential_id",
+            "application_credential_secret",
+            "refresh_interval",
+            "availability",
+        ],
+        &mut d,
+        r,
+    );
+    ints(m, &["port"], &mut d, r);
+    if let Some(v) = m.text("all_tenants", r) {
+        d.push(("all_tenants".into(), Val::Bool(super::yaml::truthy(&v))));
+    }
+    if let Some(y) = m.get("tls_config") {
+        let tls = super::client::tls_config(m.key("tls_config"), y, r);
+        if !tls.is_empty() {
+            d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
     d
 }

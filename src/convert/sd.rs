@@ -96,6 +96,7 @@ pub const FILE_TARGETS: &[&str] = &[
     "serverset_sd_configs",
     "nerve_sd_configs",
     "gce_sd_configs",
+    "openstack_sd_configs",
 ];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.

@@ -18,6 +18,7 @@ pub mod dns;
 pub mod dockerswarm;
 pub mod gce;
 pub mod marathon;
+pub mod openstack;
 pub mod triton;
 pub mod zookeeper;
 
@@ -88,6 +89,10 @@ pub fn attach_configured(
         Ok(attach(spec, name, handle, cancel, zk, ZK_EVERY))
     } else if let Some(cfg) = &c.gce {
         gce::Gce::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
+    } else if let Some(cfg) = &c.openstack {
+        openstack::Openstack::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.marathon {
