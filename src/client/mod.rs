@@ -5,6 +5,7 @@
 //! OAuth 2.0 tokens (`oauth2`).
 
 pub mod auth;
+pub mod aws;
 pub mod discovery;
 pub mod http;
 pub mod json;

@@ -205,6 +205,9 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     if let Some(o) = &s.openstack {
         validate_openstack(&format!("{key}.openstack"), o, e);
     }
+    if let Some(c) = &s.ec2 {
+        validate_ec2(&format!("{key}.ec2"), c, e);
+    }
     for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
         if let Some(z) = z {
             validate_zookeeper(&format!("{key}.{k}"), z, e);
@@ -572,4 +575,89 @@ fn validate_openstack(kk: &str, o: &OpenstackConfig, e: &mut dyn FnMut(&str, Str
     if let Some(t) = &o.tls {
         super::tls::validate_tls(t, &format!("{kk}.tls"), e);
     }
+}
+
+/// Amazon EC2 instances as targets (`sources[].ec2`, Promtail's `ec2_sd_configs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Ec2Config {
+    /// The EC2 API's URL; unset: `https://ec2.<region>.amazonaws.com`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The region; unset: `AWS_REGION`, else the instance's own (its metadata).
+    pub region: String,
+    pub access_key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_key: Option<Secret>,
+    /// A profile of the shared credentials file (`~/.aws/credentials`).
+    pub profile: String,
+    /// A role assumed (STS `AssumeRole`) with the credentials found.
+    pub role_arn: String,
+    pub external_id: String,
+    pub refresh_interval: HumanDuration,
+    /// The port of each instance's `__address__`.
+    pub port: u16,
+    /// EC2 filters of `DescribeInstances`: `{ "tag:env" = ["prod"] }`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub filters: BTreeMap<String, Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Secret>,
+}
+
+impl Default for Ec2Config {
+    fn default() -> Self {
+        Self {
+            endpoint: None,
+            region: String::new(),
+            access_key: String::new(),
+            secret_key: None,
+            profile: String::new(),
+            role_arn: String::new(),
+            external_id: String::new(),
+            refresh_interval: HumanDuration::secs(60),
+            port: 80,
+            filters: BTreeMap::new(),
+            tls: None,
+            proxy_url: None,
+            no_proxy: None,
+            proxy_connect_header: BTreeMap::new(),
+        }
+    }
+}
+
+impl Ec2Config {
+    /// The table's HTTP client keys (EC2 signs its requests itself).
+    pub fn http(&self) -> HttpKeys<'_> {
+        HttpKeys {
+            tls: self.tls.as_ref(),
+            proxy_url: self.proxy_url.as_ref(),
+            no_proxy: self.no_proxy.as_deref(),
+            proxy_connect_header: &self.proxy_connect_header,
+            ..HttpKeys::none()
+        }
+    }
+}
+
+fn validate_ec2(kk: &str, c: &Ec2Config, e: &mut dyn FnMut(&str, String)) {
+    if let Some(u) = &c.endpoint {
+        validate_urls(&format!("{kk}.endpoint"), std::slice::from_ref(u), e);
+    }
+    if c.access_key.is_empty() != c.secret_key.is_none() {
+        e(&format!("{kk}.secret_key"), "give access_key and secret_key together".into());
+    }
+    for (name, values) in &c.filters {
+        if values.is_empty() {
+            e(&format!("{kk}.filters.{name}"), "needs at least one value".into());
+        }
+    }
+    if c.refresh_interval.get().is_zero() {
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
+    c.http().validate(kk, &[], e);
 }

@@ -176,6 +176,8 @@ pub struct SourceConfig {
     pub gce: Option<super::GceConfig>,
     /// A file source's targets from OpenStack (Promtail's `openstack_sd_configs`).
     pub openstack: Option<super::OpenstackConfig>,
+    /// A file source's targets from Amazon EC2 (Promtail's `ec2_sd_configs`).
+    pub ec2: Option<super::Ec2Config>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -241,6 +243,7 @@ impl Default for SourceConfig {
             nerve: None,
             gce: None,
             openstack: None,
+            ec2: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -286,6 +289,7 @@ impl SourceConfig {
             ("nerve", self.nerve.is_some()),
             ("gce", self.gce.is_some()),
             ("openstack", self.openstack.is_some()),
+            ("ec2", self.ec2.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

@@ -20,6 +20,7 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
             "digitalocean_sd_configs" => ("digitalocean", digitalocean(&mut m, r)),
             "dns_sd_configs" => ("dns", dns(&mut m, r)),
             "gce_sd_configs" => ("gce", gce(&mut m, r)),
+            "ec2_sd_configs" => ("ec2", ec2(&mut m, r)),
             "openstack_sd_configs" => ("openstack", openstack(&mut m, r)),
             "serverset_sd_configs" => ("serverset", zookeeper(&mut m, r)),
             "nerve_sd_configs" => ("nerve", zookeeper(&mut m, r)),
@@ -204,6 +205,43 @@ fn openstack(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
         let tls = super::client::tls_config(m.key("tls_config"), y, r);
         if !tls.is_empty() {
             d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
+    d
+}
+
+fn ec2(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let mut d = Vec::new();
+    texts(
+        m,
+        &["endpoint", "region", "access_key", "secret_key", "profile", "role_arn", "external_id", "refresh_interval"],
+        &mut d,
+        r,
+    );
+    ints(m, &["port"], &mut d, r);
+    let mut filters: Vec<(String, Val)> = Vec::new();
+    for (j, f) in list(&m.key("filters"), m.get("filters"), r).iter().enumerate() {
+        let fk = format!("{}[{j}]", m.key("filters"));
+        let mut fm = Map::new(fk.clone(), f, r);
+        let (name, values) = (fm.text("name", r), fm.texts("values", r));
+        fm.finish(r, "no tailship equivalent");
+        match name {
+            Some(n) if !values.is_empty() => filters.push((n, Val::strs(&values))),
+            _ => r.refuse(fk, "Promtail needs a filter's name and at least one value"),
+        }
+    }
+    if !filters.is_empty() {
+        d.push(("filters".into(), Val::Table(filters)));
+    }
+    if let Some(y) = m.get("tls_config") {
+        let tls = super::client::tls_config(m.key("tls_config"), y, r);
+        if !tls.is_empty() {
+            d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
+    for k in ["proxy_url", "no_proxy"] {
+        if let Some(v) = m.text(k, r) {
+            d.push((k.to_string(), Val::str(v)));
         }
     }
     d

@@ -97,6 +97,7 @@ pub const FILE_TARGETS: &[&str] = &[
     "nerve_sd_configs",
     "gce_sd_configs",
     "openstack_sd_configs",
+    "ec2_sd_configs",
 ];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.

@@ -16,6 +16,7 @@
 pub mod digitalocean;
 pub mod dns;
 pub mod dockerswarm;
+pub mod ec2;
 pub mod gce;
 pub mod marathon;
 pub mod openstack;
@@ -93,6 +94,10 @@ pub fn attach_configured(
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.openstack {
         openstack::Openstack::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
+    } else if let Some(cfg) = &c.ec2 {
+        ec2::Ec2::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.marathon {
