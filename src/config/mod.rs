@@ -50,8 +50,8 @@ pub use oauth2::OAuth2Config;
 pub use print::to_redacted_toml;
 pub use schema::*;
 pub use sd::{
-    DigitalOceanConfig, DnsConfig, Ec2Config, GceConfig, HttpKeys, MarathonConfig, OpenstackConfig, OpenstackRole,
-    TritonConfig, TritonRole, ZookeeperConfig,
+    AzureConfig, DigitalOceanConfig, DnsConfig, Ec2Config, GceConfig, HttpKeys, MarathonConfig, OpenstackConfig,
+    OpenstackRole, TritonConfig, TritonRole, ZookeeperConfig, AZURE_CLOUDS,
 };
 pub use source::*;
 pub use stage::*;

@@ -208,6 +208,9 @@ pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut d
     if let Some(c) = &s.ec2 {
         validate_ec2(&format!("{key}.ec2"), c, e);
     }
+    if let Some(a) = &s.azure {
+        validate_azure(&format!("{key}.azure"), a, e);
+    }
     for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
         if let Some(z) = z {
             validate_zookeeper(&format!("{key}.{k}"), z, e);
@@ -660,4 +663,113 @@ fn validate_ec2(kk: &str, c: &Ec2Config, e: &mut dyn FnMut(&str, String)) {
         e(&format!("{kk}.refresh_interval"), "must be above 0".into());
     }
     c.http().validate(kk, &[], e);
+}
+
+/// Azure's virtual machines (and scale sets') as targets (`sources[].azure`,
+/// Promtail's `azure_sd_configs`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct AzureConfig {
+    /// `AzurePublicCloud` (the default), `AzureChinaCloud` or `AzureUSGovernmentCloud`.
+    pub environment: String,
+    pub subscription_id: String,
+    pub tenant_id: String,
+    pub client_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    /// `OAuth` (a client secret, the default), `ManagedIdentity`,
+    /// `WorkloadIdentity` or `SDK` (the `AZURE_*` environment, then those).
+    pub authentication_method: String,
+    /// Only this resource group's machines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+    pub refresh_interval: HumanDuration,
+    /// The port of each machine's `__address__`.
+    pub port: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Secret>,
+}
+
+impl Default for AzureConfig {
+    fn default() -> Self {
+        Self {
+            environment: "AzurePublicCloud".into(),
+            subscription_id: String::new(),
+            tenant_id: String::new(),
+            client_id: String::new(),
+            client_secret: None,
+            authentication_method: "OAuth".into(),
+            resource_group: None,
+            refresh_interval: HumanDuration::secs(300),
+            port: 80,
+            tls: None,
+            proxy_url: None,
+            no_proxy: None,
+            proxy_connect_header: BTreeMap::new(),
+        }
+    }
+}
+
+impl AzureConfig {
+    /// The table's HTTP client keys (the token is Azure's own).
+    pub fn http(&self) -> HttpKeys<'_> {
+        HttpKeys {
+            tls: self.tls.as_ref(),
+            proxy_url: self.proxy_url.as_ref(),
+            no_proxy: self.no_proxy.as_deref(),
+            proxy_connect_header: &self.proxy_connect_header,
+            ..HttpKeys::none()
+        }
+    }
+}
+
+/// Azure's clouds by the names Prometheus takes (upper case): the resource
+/// manager and the login authority.
+pub const AZURE_CLOUDS: &[(&str, &str, &str)] = &[
+    ("AZUREPUBLICCLOUD", "https://management.azure.com", "https://login.microsoftonline.com"),
+    ("AZURECLOUD", "https://management.azure.com", "https://login.microsoftonline.com"),
+    ("AZUREGERMANCLOUD", "https://management.azure.com", "https://login.microsoftonline.com"),
+    ("AZURECHINACLOUD", "https://management.chinacloudapi.cn", "https://login.chinacloudapi.cn"),
+    ("AZUREUSGOVERNMENT", "https://management.usgovcloudapi.net", "https://login.microsoftonline.us"),
+    ("AZUREUSGOVERNMENTCLOUD", "https://management.usgovcloudapi.net", "https://login.microsoftonline.us"),
+];
+
+fn validate_azure(kk: &str, a: &AzureConfig, e: &mut dyn FnMut(&str, String)) {
+    if a.subscription_id.is_empty() {
+        e(&format!("{kk}.subscription_id"), "is required".into());
+    }
+    if !AZURE_CLOUDS.iter().any(|(n, ..)| n.eq_ignore_ascii_case(&a.environment)) {
+        e(
+            &format!("{kk}.environment"),
+            format!("`{}` is not AzurePublicCloud, AzureChinaCloud or AzureUSGovernmentCloud", a.environment),
+        );
+    }
+    match a.authentication_method.as_str() {
+        "OAuth" => {
+            for (k, missing) in [
+                ("tenant_id", a.tenant_id.is_empty()),
+                ("client_id", a.client_id.is_empty()),
+                ("client_secret", a.client_secret.is_none()),
+            ] {
+                if missing {
+                    e(&format!("{kk}.{k}"), "is required with authentication_method = \"OAuth\"".into());
+                }
+            }
+        }
+        "ManagedIdentity" | "WorkloadIdentity" | "SDK" => {}
+        other => e(
+            &format!("{kk}.authentication_method"),
+            format!("`{other}` is not OAuth, ManagedIdentity, WorkloadIdentity or SDK"),
+        ),
+    }
+    if a.refresh_interval.get().is_zero() {
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
+    }
+    a.http().validate(kk, &[], e);
 }

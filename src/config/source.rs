@@ -178,6 +178,8 @@ pub struct SourceConfig {
     pub openstack: Option<super::OpenstackConfig>,
     /// A file source's targets from Amazon EC2 (Promtail's `ec2_sd_configs`).
     pub ec2: Option<super::Ec2Config>,
+    /// A file source's targets from Azure (Promtail's `azure_sd_configs`).
+    pub azure: Option<super::AzureConfig>,
     /// A file source's compressed files: formats and the delay before reading one.
     pub decompression: Option<super::DecompressionConfig>,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
@@ -244,6 +246,7 @@ impl Default for SourceConfig {
             gce: None,
             openstack: None,
             ec2: None,
+            azure: None,
             relabel: Vec::new(),
             docker: None,
             kubernetes: None,
@@ -290,6 +293,7 @@ impl SourceConfig {
             ("gce", self.gce.is_some()),
             ("openstack", self.openstack.is_some()),
             ("ec2", self.ec2.is_some()),
+            ("azure", self.azure.is_some()),
         ]
         .into_iter()
         .filter(|(_, set)| *set)

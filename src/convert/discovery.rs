@@ -21,6 +21,7 @@ pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> V
             "dns_sd_configs" => ("dns", dns(&mut m, r)),
             "gce_sd_configs" => ("gce", gce(&mut m, r)),
             "ec2_sd_configs" => ("ec2", ec2(&mut m, r)),
+            "azure_sd_configs" => ("azure", azure(&mut m, r)),
             "openstack_sd_configs" => ("openstack", openstack(&mut m, r)),
             "serverset_sd_configs" => ("serverset", zookeeper(&mut m, r)),
             "nerve_sd_configs" => ("nerve", zookeeper(&mut m, r)),
@@ -233,6 +234,41 @@ fn ec2(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
     if !filters.is_empty() {
         d.push(("filters".into(), Val::Table(filters)));
     }
+    if let Some(y) = m.get("tls_config") {
+        let tls = super::client::tls_config(m.key("tls_config"), y, r);
+        if !tls.is_empty() {
+            d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
+    for k in ["proxy_url", "no_proxy"] {
+        if let Some(v) = m.text(k, r) {
+            d.push((k.to_string(), Val::str(v)));
+        }
+    }
+    d
+}
+
+fn azure(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
+    let mut d = Vec::new();
+    match m.text("subscription_id", r) {
+        Some(v) => d.push(("subscription_id".into(), Val::str(v))),
+        None => r.refuse(m.key("subscription_id"), "Promtail needs the Azure subscription_id"),
+    }
+    texts(
+        m,
+        &[
+            "environment",
+            "tenant_id",
+            "client_id",
+            "client_secret",
+            "authentication_method",
+            "resource_group",
+            "refresh_interval",
+        ],
+        &mut d,
+        r,
+    );
+    ints(m, &["port"], &mut d, r);
     if let Some(y) = m.get("tls_config") {
         let tls = super::client::tls_config(m.key("tls_config"), y, r);
         if !tls.is_empty() {

@@ -98,6 +98,7 @@ pub const FILE_TARGETS: &[&str] = &[
     "gce_sd_configs",
     "openstack_sd_configs",
     "ec2_sd_configs",
+    "azure_sd_configs",
 ];
 
 /// The file sources of a job's [`FILE_TARGETS`] discoveries.

@@ -13,6 +13,7 @@
 //! once, and the request is tried again with backoff (1 s doubling to the
 //! refresh interval, at most 15 s) until it answers.
 
+pub mod azure;
 pub mod digitalocean;
 pub mod dns;
 pub mod dockerswarm;
@@ -98,6 +99,10 @@ pub fn attach_configured(
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.ec2 {
         ec2::Ec2::new(cfg)
+            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
+            .map_err(|e| e.to_string())
+    } else if let Some(cfg) = &c.azure {
+        azure::Azure::new(cfg)
             .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
             .map_err(|e| e.to_string())
     } else if let Some(cfg) = &c.marathon {
