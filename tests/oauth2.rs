@@ -290,3 +290,66 @@ fn a_promtail_client_with_oauth2_converts_and_pushes() {
     assert_eq!(service.requests().len(), 1);
     assert_eq!(tokens.requests().len(), 1);
 }
+
+/// The oauth2 table's own proxy keys: `proxy_connect_header` goes to its
+/// `proxy_url` (here a forward proxy of a plain-http token endpoint), and a
+/// token endpoint `no_proxy` names is reached directly; a Promtail oauth2
+/// block with both converts with nothing left out.
+#[test]
+fn the_oauth2_tables_own_no_proxy_and_proxy_connect_header_apply_to_token_requests() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // A forward proxy answering for tokens.invalid (a name only the proxy knows).
+    let proxy = rt.block_on(token_endpoint(false, 3600));
+    let service = rt.block_on(Mock::start(|r, _| {
+        Reply::empty(if r.header("authorization") == Some("Bearer tok-1") { 204 } else { 401 })
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let block = format!(
+        "compression = \"none\"\n[client.oauth2]\nclient_id = \"shipper\"\nclient_secret = \"s3cret-0a1b\"\n\
+         token_url = \"http://tokens.invalid/oauth/token\"\nproxy_url = \"{}\"\n\
+         proxy_connect_header = {{ Proxy-Authorization = \"Basic cHJveHk6cHc=\" }}\n",
+        proxy.url
+    );
+    let cfg = push_config(dir.path(), &service.url, &block);
+    let out = push(&cfg, 3);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let asked = proxy.requests();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].header("proxy-authorization"), Some("Basic cHJveHk6cHc="), "{asked:?}");
+    assert!(service.requests().iter().all(|r| r.header("proxy-authorization").is_none()), "not sent to the service");
+
+    // no_proxy: the token endpoint on 127.0.0.1 is reached directly, the dead proxy never.
+    let tokens = rt.block_on(token_endpoint(false, 3600));
+    let block = format!(
+        "compression = \"none\"\n[client.oauth2]\nclient_id = \"shipper\"\nclient_secret = \"s3cret-0a1b\"\n\
+         token_url = \"{}/oauth/token\"\nproxy_url = \"http://127.0.0.1:1\"\nno_proxy = \"127.0.0.1\"\n",
+        tokens.url
+    );
+    let dir2 = tempfile::tempdir().unwrap();
+    let cfg = push_config(dir2.path(), &service.url, &block);
+    let out = push(&cfg, 3);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(tokens.requests().len(), 1);
+
+    // Promtail's block converts whole.
+    let yaml = format!(
+        "clients:\n  - url: {}/loki/api/v1/push\n    oauth2:\n      client_id: shipper\n      client_secret: s3cret-0a1b\n      \
+         token_url: {}/oauth/token\n      proxy_url: http://127.0.0.1:1\n      no_proxy: 127.0.0.1\n      \
+         proxy_connect_header:\n        Proxy-Authorization: [Basic cHJveHk6cHc=]\n\
+         scrape_configs:\n  - job_name: app\n    static_configs:\n      - labels:\n          __path__: /var/log/app.log\n",
+        service.url, tokens.url
+    );
+    let y = dir.path().join("promtail.yaml");
+    std::fs::write(&y, yaml).unwrap();
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&y).output().unwrap();
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    assert!(!report.contains("no_proxy") && !report.contains("proxy_connect_header"), "{report}");
+    assert!(toml.contains("no_proxy") && toml.contains("proxy_connect_header"), "{toml}");
+    let cfg = dir.path().join("converted.toml");
+    let client: String = toml.split("[[sources]]").next().unwrap().to_string();
+    std::fs::write(&cfg, format!("{client}\n[[sources]]\ntype = \"stdin\"\n")).unwrap();
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert!(out.status.success(), "{}\n{toml}", String::from_utf8_lossy(&out.stderr));
+}

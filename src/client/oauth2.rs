@@ -54,14 +54,26 @@ impl std::fmt::Debug for TokenSource {
 impl TokenSource {
     /// The token source of `o`, the `oauth2` table of a client whose own
     /// requests go with `base` (its TLS, proxy and timeout): the token
-    /// endpoint is reached with `oauth2.tls` and `oauth2.proxy_url` (unset:
-    /// the client's own), never with the client's extra headers, and
+    /// endpoint is reached with `oauth2.tls` and `oauth2.proxy_url` (with its
+    /// `no_proxy` and `proxy_connect_header`; unset: the client's own proxy
+    /// keys), never with the client's extra headers, and
     /// redirects are not followed. A `client_secret_file` not read yet
     /// (a discovery source's) is read here.
     pub fn new(base: ClientOptions, o: &OAuth2Config) -> Result<Self, HttpError> {
+        // The oauth2 table's own proxy comes with its own exceptions and headers.
+        let (proxy_url, no_proxy, proxy_headers) = match &o.proxy_url {
+            Some(p) => (
+                Some(p.clone()),
+                o.no_proxy.clone(),
+                o.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            ),
+            None => (base.proxy_url.clone(), base.no_proxy.clone(), base.proxy_headers.clone()),
+        };
         let mut opts = ClientOptions {
             plain_http: http::is_plain_http(&o.token_url),
-            proxy_url: o.proxy_url.clone().or(base.proxy_url.clone()),
+            proxy_url,
+            no_proxy,
+            proxy_headers,
             timeout: base.timeout.or(Some(DEFAULT_TIMEOUT)),
             headers: Vec::new(),
             no_redirects: true,

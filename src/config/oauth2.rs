@@ -32,6 +32,12 @@ pub struct OAuth2Config {
     /// A proxy for the token requests; unset: `client.proxy_url`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<Secret>,
+    /// Hosts whose token endpoint is reached without `proxy_url` (needs it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    /// Headers sent to `proxy_url` (values are secrets; needs it).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Secret>,
 }
 
 /// Checks the `oauth2` table at `key` (`client.oauth2`,
@@ -65,9 +71,5 @@ pub(super) fn validate_oauth2(o: &mut OAuth2Config, key: &str, e: &mut dyn FnMut
     if let Some(t) = &o.tls {
         validate_tls(t, &format!("{key}.tls"), e);
     }
-    if let Some(p) = &o.proxy_url {
-        if !matches!(reqwest::Url::parse(p.expose()), Ok(u) if u.scheme() == "http" || u.scheme() == "https") {
-            e(&format!("{key}.proxy_url"), "not an http or https URL".into());
-        }
-    }
+    super::client::validate_proxy(o.proxy_url.as_ref(), o.no_proxy.as_deref(), &o.proxy_connect_header, key, e);
 }

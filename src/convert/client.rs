@@ -264,9 +264,7 @@ pub fn oauth2(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
     if !params.is_empty() {
         t.push(("endpoint_params".into(), Val::pairs(&params)));
     }
-    if let Some(p) = o.text("proxy_url", r) {
-        t.push(("proxy_url".into(), Val::str(p)));
-    }
+    proxy_keys(&mut o, &mut t, r);
     if let Some(tls) = tls(&mut o, r) {
         t.push(("tls".into(), tls));
     }
@@ -274,7 +272,7 @@ pub fn oauth2(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
     o.finish(
         r,
         "no tailship equivalent (tailship's oauth2 takes client_id, client_secret, client_secret_file, scopes, \
-         token_url, endpoint_params, tls_config, proxy_url)",
+         token_url, endpoint_params, tls_config, proxy_url, no_proxy, proxy_connect_header)",
     );
 }
 
