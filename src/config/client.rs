@@ -23,10 +23,10 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
         Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
             if let Some(p) = u.password() {
                 // A password in the URL is a secret too: scrubbed wherever text is printed.
-                let decoded = percent_decode(p);
+                let decoded = super::proxy::percent_decode(p);
                 crate::util::secrets::remember(p);
                 crate::util::secrets::remember(&decoded);
-                crate::util::secrets::remember_basic(&percent_decode(u.username()), &decoded);
+                crate::util::secrets::remember_basic(&super::proxy::percent_decode(u.username()), &decoded);
             }
             if u.query().is_some() {
                 // It would not be sent with pushes (the push URL is rebuilt from
@@ -95,7 +95,7 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
         }
         super::oauth2::validate_oauth2(o, "client.oauth2", e);
     }
-    validate_proxy(c.proxy_url.as_ref(), c.no_proxy.as_deref(), &c.proxy_connect_header, "client", e);
+    super::proxy::validate_proxy(c.proxy_url.as_ref(), c.no_proxy.as_deref(), &c.proxy_connect_header, "client", e);
     for (name, value) in &c.headers {
         let key = format!("client.headers.{name}");
         match reqwest::header::HeaderName::from_bytes(name.as_bytes()) {
@@ -142,25 +142,6 @@ fn split_push_url(c: &mut ClientConfig, u: &reqwest::Url) {
     c.api_prefix = prefix.to_string();
 }
 
-/// `%XX` escapes of a URL's userinfo decoded (the password as sent).
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(Ok(v)) = std::str::from_utf8(&b[i + 1..i + 3]).map(|h| u8::from_str_radix(h, 16)) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// Checks a discovery source's `basic_auth` at `key` (its files are read
 /// again when used): a username or its file, a password or its file, each
 /// once, the files readable.
@@ -181,48 +162,5 @@ pub(super) fn validate_basic_auth(b: &super::BasicAuth, key: &str, e: &mut dyn F
                 e(&format!("{key}.{name}"), format!("cannot read {}: {err}", p.display()));
             }
         }
-    }
-}
-
-/// Checks the proxy keys of the table at `at` (`client`, `sources[0].docker`, ...):
-/// `proxy_url`, and `no_proxy` and `proxy_connect_header`, which need it.
-pub(super) fn validate_proxy(
-    url: Option<&crate::util::Secret>,
-    no_proxy: Option<&str>,
-    headers: &std::collections::BTreeMap<String, crate::util::Secret>,
-    at: &str,
-    e: &mut dyn FnMut(&str, String),
-) {
-    if let Some(p) = url {
-        validate_proxy_url(p, &format!("{at}.proxy_url"), e);
-    }
-    if no_proxy.is_some() && url.is_none() {
-        e(&format!("{at}.no_proxy"), "needs proxy_url (without it, NO_PROXY of the environment applies)".into());
-    }
-    if !headers.is_empty() && url.is_none() {
-        e(&format!("{at}.proxy_connect_header"), "needs proxy_url".into());
-    }
-    for (name, value) in headers {
-        let key = format!("{at}.proxy_connect_header.{name}");
-        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            e(&key, "not a valid header name".into());
-        } else if reqwest::header::HeaderValue::from_str(value.expose()).is_err() {
-            e(&key, "not a valid header value".into());
-        }
-    }
-}
-
-/// Checks a `proxy_url` at `key` (an http or https URL) and remembers its
-/// password as a secret, kept out of logs.
-pub(super) fn validate_proxy_url(p: &crate::util::Secret, key: &str, e: &mut dyn FnMut(&str, String)) {
-    match reqwest::Url::parse(p.expose()) {
-        Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
-            if let Some(pw) = u.password() {
-                crate::util::secrets::remember(pw);
-                crate::util::secrets::remember(&percent_decode(pw));
-            }
-        }
-        Ok(u) => e(key, format!("scheme `{}` is not http or https", u.scheme())),
-        Err(err) => e(key, format!("not a URL ({err})")),
     }
 }

@@ -252,7 +252,7 @@ fn validate_engine(kk: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) 
     if let Some(o) = &d.oauth2 {
         super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
     }
-    super::client::validate_proxy(d.proxy_url.as_ref(), d.no_proxy.as_deref(), &d.proxy_connect_header, kk, e);
+    super::proxy::validate_proxy(d.proxy_url.as_ref(), d.no_proxy.as_deref(), &d.proxy_connect_header, kk, e);
     if d.host_networking_host.is_empty() {
         e(&format!("{kk}.host_networking_host"), "must not be empty".into());
     }

@@ -244,7 +244,7 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
         }
         super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
     }
-    super::client::validate_proxy(k.proxy_url.as_ref(), k.no_proxy.as_deref(), &k.proxy_connect_header, &kk, e);
+    super::proxy::validate_proxy(k.proxy_url.as_ref(), k.no_proxy.as_deref(), &k.proxy_connect_header, &kk, e);
     if let Some(b) = &k.basic_auth {
         super::client::validate_basic_auth(b, &format!("{kk}.basic_auth"), e);
     }

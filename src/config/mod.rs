@@ -13,6 +13,7 @@
 
 mod client;
 mod cloudflare;
+mod clouds;
 mod consul;
 mod discovery;
 mod expand;
@@ -23,6 +24,7 @@ mod kubernetes;
 mod net;
 mod oauth2;
 mod print;
+mod proxy;
 mod schema;
 mod sd;
 mod source;
@@ -37,6 +39,7 @@ use serde_json::Value;
 
 pub use client::validate_client;
 pub use cloudflare::{CloudflareConfig, FieldsType};
+pub use clouds::{AzureConfig, Ec2Config, GceConfig, OpenstackConfig, OpenstackRole, AZURE_CLOUDS};
 pub use consul::ConsulConfig;
 pub use discovery::{DockerConfig, DockerHost, RelabelConfig, SwarmRole, DEFAULT_DOCKER_HOST};
 pub use expand::expand_str;
@@ -49,10 +52,7 @@ pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolCo
 pub use oauth2::OAuth2Config;
 pub use print::to_redacted_toml;
 pub use schema::*;
-pub use sd::{
-    AzureConfig, DigitalOceanConfig, DnsConfig, Ec2Config, GceConfig, HttpKeys, MarathonConfig, OpenstackConfig,
-    OpenstackRole, TritonConfig, TritonRole, ZookeeperConfig, AZURE_CLOUDS,
-};
+pub use sd::{DigitalOceanConfig, DnsConfig, HttpKeys, MarathonConfig, TritonConfig, TritonRole, ZookeeperConfig};
 pub use source::*;
 pub use stage::*;
 pub use tls::{client_identity, Pem, TlsConfig};

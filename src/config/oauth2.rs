@@ -71,5 +71,5 @@ pub(super) fn validate_oauth2(o: &mut OAuth2Config, key: &str, e: &mut dyn FnMut
     if let Some(t) = &o.tls {
         validate_tls(t, &format!("{key}.tls"), e);
     }
-    super::client::validate_proxy(o.proxy_url.as_ref(), o.no_proxy.as_deref(), &o.proxy_connect_header, key, e);
+    super::proxy::validate_proxy(o.proxy_url.as_ref(), o.no_proxy.as_deref(), &o.proxy_connect_header, key, e);
 }

@@ -72,12 +72,12 @@ impl HttpKeys<'_> {
         if let Some(t) = self.tls {
             super::tls::validate_tls(t, &format!("{kk}.tls"), e);
         }
-        super::client::validate_proxy(self.proxy_url, self.no_proxy, self.proxy_connect_header, kk, e);
+        super::proxy::validate_proxy(self.proxy_url, self.no_proxy, self.proxy_connect_header, kk, e);
     }
 }
 
 /// Checks that each URL of `urls` at `key` is http(s) with a host.
-fn validate_urls(key: &str, urls: &[String], e: &mut dyn FnMut(&str, String)) {
+pub(super) fn validate_urls(key: &str, urls: &[String], e: &mut dyn FnMut(&str, String)) {
     for (i, u) in urls.iter().enumerate() {
         match reqwest::Url::parse(u) {
             Ok(p) if (p.scheme() == "http" || p.scheme() == "https") && p.host_str().is_some() => {}
@@ -161,7 +161,7 @@ impl Default for MarathonConfig {
 http_keys!(MarathonConfig);
 http_keys!(super::DockerConfig);
 
-fn validate_marathon(kk: &str, m: &MarathonConfig, e: &mut dyn FnMut(&str, String)) {
+pub(super) fn validate_marathon(kk: &str, m: &MarathonConfig, e: &mut dyn FnMut(&str, String)) {
     if m.servers.is_empty() {
         e(&format!("{kk}.servers"), "needs at least one Marathon URL".into());
     }
@@ -176,61 +176,6 @@ fn validate_marathon(kk: &str, m: &MarathonConfig, e: &mut dyn FnMut(&str, Strin
     }
     let own = [(m.auth_token.is_some(), "auth_token"), (m.auth_token_file.is_some(), "auth_token_file")];
     m.http().validate(kk, &own, e);
-}
-
-/// Checks a file source's discovery tables (`key` is the source's): each
-/// one's keys, one discovery per source, and no `include` or `targets_from` beside it.
-pub(super) fn validate_discoveries(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
-    if let Some(c) = &s.consul {
-        super::consul::validate_consul(key, c, e);
-    }
-    if let Some(d) = &s.dockerswarm {
-        super::discovery::validate_dockerswarm(key, d, e);
-    }
-    if let Some(m) = &s.marathon {
-        validate_marathon(&format!("{key}.marathon"), m, e);
-    }
-    if let Some(t) = &s.triton {
-        validate_triton(&format!("{key}.triton"), t, e);
-    }
-    if let Some(d) = &s.digitalocean {
-        validate_digitalocean(&format!("{key}.digitalocean"), d, e);
-    }
-    if let Some(d) = &s.dns {
-        validate_dns(&format!("{key}.dns"), d, e);
-    }
-    if let Some(g) = &s.gce {
-        validate_gce(&format!("{key}.gce"), g, e);
-    }
-    if let Some(o) = &s.openstack {
-        validate_openstack(&format!("{key}.openstack"), o, e);
-    }
-    if let Some(c) = &s.ec2 {
-        validate_ec2(&format!("{key}.ec2"), c, e);
-    }
-    if let Some(a) = &s.azure {
-        validate_azure(&format!("{key}.azure"), a, e);
-    }
-    for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
-        if let Some(z) = z {
-            validate_zookeeper(&format!("{key}.{k}"), z, e);
-        }
-    }
-    let kinds: Vec<&str> = s.discoveries();
-    if let Some(k) = kinds.first() {
-        if s.kind != super::SourceType::File {
-            e(&format!("{key}.{k}"), format!("`{k}` is for file sources (type = \"file\")"));
-        }
-        if !s.include.is_empty() || s.targets_from.is_some() {
-            e(&format!("{key}.{k}"), format!("a source with `{k}` reads the files its targets' `__path__` name (set by `relabel`); leave `include` and `targets_from` out"));
-        }
-        if let Some(other) = kinds.get(1) {
-            e(
-                &format!("{key}.{other}"),
-                format!("a source takes its targets from one discovery (also set: {k}); give each its own source"),
-            );
-        }
-    }
 }
 
 /// Triton's containers or compute nodes as targets (`sources[].triton`,
@@ -283,7 +228,7 @@ impl Default for TritonConfig {
     }
 }
 
-fn validate_triton(kk: &str, t: &TritonConfig, e: &mut dyn FnMut(&str, String)) {
+pub(super) fn validate_triton(kk: &str, t: &TritonConfig, e: &mut dyn FnMut(&str, String)) {
     for (k, v) in [("account", &t.account), ("dns_suffix", &t.dns_suffix), ("endpoint", &t.endpoint)] {
         if v.is_empty() {
             e(&format!("{kk}.{k}"), "is required".into());
@@ -346,7 +291,7 @@ impl Default for DigitalOceanConfig {
 
 http_keys!(DigitalOceanConfig);
 
-fn validate_digitalocean(kk: &str, d: &DigitalOceanConfig, e: &mut dyn FnMut(&str, String)) {
+pub(super) fn validate_digitalocean(kk: &str, d: &DigitalOceanConfig, e: &mut dyn FnMut(&str, String)) {
     if d.refresh_interval.get().is_zero() {
         e(&format!("{kk}.refresh_interval"), "must be above 0".into());
     }
@@ -374,7 +319,7 @@ impl Default for DnsConfig {
     }
 }
 
-fn validate_dns(kk: &str, d: &DnsConfig, e: &mut dyn FnMut(&str, String)) {
+pub(super) fn validate_dns(kk: &str, d: &DnsConfig, e: &mut dyn FnMut(&str, String)) {
     if d.names.is_empty() {
         e(&format!("{kk}.names"), "needs at least one name to look up".into());
     }
@@ -411,7 +356,7 @@ impl Default for ZookeeperConfig {
     }
 }
 
-fn validate_zookeeper(kk: &str, z: &ZookeeperConfig, e: &mut dyn FnMut(&str, String)) {
+pub(super) fn validate_zookeeper(kk: &str, z: &ZookeeperConfig, e: &mut dyn FnMut(&str, String)) {
     if z.servers.is_empty() {
         e(&format!("{kk}.servers"), "needs at least one ZooKeeper server (host:port)".into());
     }
@@ -432,344 +377,4 @@ fn validate_zookeeper(kk: &str, z: &ZookeeperConfig, e: &mut dyn FnMut(&str, Str
     if z.timeout.get().is_zero() {
         e(&format!("{kk}.timeout"), "must be above 0".into());
     }
-}
-
-/// Google Compute Engine instances as targets (`sources[].gce`, Promtail's
-/// `gce_sd_configs`), with Google's Application Default Credentials.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct GceConfig {
-    pub project: String,
-    pub zone: String,
-    /// A filter expression of the Compute API's instance list.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub filter: Option<String>,
-    pub refresh_interval: HumanDuration,
-    /// The port of each instance's `__address__`.
-    pub port: u16,
-    /// Joins (and surrounds) the network tags in `__meta_gce_tags`.
-    pub tag_separator: String,
-}
-
-impl Default for GceConfig {
-    fn default() -> Self {
-        Self {
-            project: String::new(),
-            zone: String::new(),
-            filter: None,
-            refresh_interval: HumanDuration::secs(60),
-            port: 80,
-            tag_separator: ",".into(),
-        }
-    }
-}
-
-fn validate_gce(kk: &str, g: &GceConfig, e: &mut dyn FnMut(&str, String)) {
-    for (k, v) in [("project", &g.project), ("zone", &g.zone)] {
-        if v.is_empty() {
-            e(&format!("{kk}.{k}"), "is required".into());
-        } else if v.contains(['/', '?', '#']) {
-            e(&format!("{kk}.{k}"), format!("`{v}` is not a GCE {k} name"));
-        }
-    }
-    if g.refresh_interval.get().is_zero() {
-        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
-    }
-}
-
-/// OpenStack's hypervisors, instances or load balancers as targets
-/// (`sources[].openstack`, Promtail's `openstack_sd_configs`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct OpenstackConfig {
-    /// Keystone's URL (`https://keystone:5000/v3`); unset: `OS_AUTH_URL` and
-    /// the other `OS_*` variables of the environment give every credential.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub identity_endpoint: Option<String>,
-    pub username: String,
-    pub userid: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub password: Option<Secret>,
-    pub project_name: String,
-    pub project_id: String,
-    pub domain_name: String,
-    pub domain_id: String,
-    pub application_credential_name: String,
-    pub application_credential_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub application_credential_secret: Option<Secret>,
-    /// `instance`, `hypervisor` or `loadbalancer`.
-    pub role: Option<OpenstackRole>,
-    pub region: String,
-    pub refresh_interval: HumanDuration,
-    /// The port of an instance's or hypervisor's `__address__`.
-    pub port: u16,
-    /// Instances of every project (an admin's).
-    pub all_tenants: bool,
-    /// Which endpoints of the catalog: `public`, `internal` or `admin`.
-    pub availability: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-}
-
-/// What an `openstack` source's targets are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OpenstackRole {
-    Instance,
-    Hypervisor,
-    Loadbalancer,
-}
-
-impl Default for OpenstackConfig {
-    fn default() -> Self {
-        Self {
-            identity_endpoint: None,
-            username: String::new(),
-            userid: String::new(),
-            password: None,
-            project_name: String::new(),
-            project_id: String::new(),
-            domain_name: String::new(),
-            domain_id: String::new(),
-            application_credential_name: String::new(),
-            application_credential_id: String::new(),
-            application_credential_secret: None,
-            role: None,
-            region: String::new(),
-            refresh_interval: HumanDuration::secs(60),
-            port: 80,
-            all_tenants: false,
-            availability: "public".into(),
-            tls: None,
-        }
-    }
-}
-
-fn validate_openstack(kk: &str, o: &OpenstackConfig, e: &mut dyn FnMut(&str, String)) {
-    if o.role.is_none() {
-        e(&format!("{kk}.role"), "is required: instance, hypervisor or loadbalancer".into());
-    }
-    if o.region.is_empty() {
-        e(&format!("{kk}.region"), "is required".into());
-    }
-    if !["public", "internal", "admin"].contains(&o.availability.as_str()) {
-        e(&format!("{kk}.availability"), format!("`{}` is not public, internal or admin", o.availability));
-    }
-    if let Some(u) = &o.identity_endpoint {
-        match reqwest::Url::parse(u) {
-            Ok(p) if (p.scheme() == "http" || p.scheme() == "https") && p.host_str().is_some() => {}
-            _ => e(&format!("{kk}.identity_endpoint"), format!("`{u}` is not an http:// or https:// URL")),
-        }
-        let app = !o.application_credential_id.is_empty() || !o.application_credential_name.is_empty();
-        if app && o.application_credential_secret.is_none() {
-            e(&format!("{kk}.application_credential_secret"), "is required with an application credential".into());
-        }
-        if !app && (o.username.is_empty() && o.userid.is_empty() || o.password.is_none()) {
-            e(
-                &format!("{kk}.password"),
-                "Keystone needs username (or userid) and password, or an application credential".into(),
-            );
-        }
-    }
-    if o.refresh_interval.get().is_zero() {
-        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
-    }
-    if let Some(t) = &o.tls {
-        super::tls::validate_tls(t, &format!("{kk}.tls"), e);
-    }
-}
-
-/// Amazon EC2 instances as targets (`sources[].ec2`, Promtail's `ec2_sd_configs`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Ec2Config {
-    /// The EC2 API's URL; unset: `https://ec2.<region>.amazonaws.com`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<String>,
-    /// The region; unset: `AWS_REGION`, else the instance's own (its metadata).
-    pub region: String,
-    pub access_key: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret_key: Option<Secret>,
-    /// A profile of the shared credentials file (`~/.aws/credentials`).
-    pub profile: String,
-    /// A role assumed (STS `AssumeRole`) with the credentials found.
-    pub role_arn: String,
-    pub external_id: String,
-    pub refresh_interval: HumanDuration,
-    /// The port of each instance's `__address__`.
-    pub port: u16,
-    /// EC2 filters of `DescribeInstances`: `{ "tag:env" = ["prod"] }`.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub filters: BTreeMap<String, Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Secret>,
-}
-
-impl Default for Ec2Config {
-    fn default() -> Self {
-        Self {
-            endpoint: None,
-            region: String::new(),
-            access_key: String::new(),
-            secret_key: None,
-            profile: String::new(),
-            role_arn: String::new(),
-            external_id: String::new(),
-            refresh_interval: HumanDuration::secs(60),
-            port: 80,
-            filters: BTreeMap::new(),
-            tls: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: BTreeMap::new(),
-        }
-    }
-}
-
-impl Ec2Config {
-    /// The table's HTTP client keys (EC2 signs its requests itself).
-    pub fn http(&self) -> HttpKeys<'_> {
-        HttpKeys {
-            tls: self.tls.as_ref(),
-            proxy_url: self.proxy_url.as_ref(),
-            no_proxy: self.no_proxy.as_deref(),
-            proxy_connect_header: &self.proxy_connect_header,
-            ..HttpKeys::none()
-        }
-    }
-}
-
-fn validate_ec2(kk: &str, c: &Ec2Config, e: &mut dyn FnMut(&str, String)) {
-    if let Some(u) = &c.endpoint {
-        validate_urls(&format!("{kk}.endpoint"), std::slice::from_ref(u), e);
-    }
-    if c.access_key.is_empty() != c.secret_key.is_none() {
-        e(&format!("{kk}.secret_key"), "give access_key and secret_key together".into());
-    }
-    for (name, values) in &c.filters {
-        if values.is_empty() {
-            e(&format!("{kk}.filters.{name}"), "needs at least one value".into());
-        }
-    }
-    if c.refresh_interval.get().is_zero() {
-        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
-    }
-    c.http().validate(kk, &[], e);
-}
-
-/// Azure's virtual machines (and scale sets') as targets (`sources[].azure`,
-/// Promtail's `azure_sd_configs`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct AzureConfig {
-    /// `AzurePublicCloud` (the default), `AzureChinaCloud` or `AzureUSGovernmentCloud`.
-    pub environment: String,
-    pub subscription_id: String,
-    pub tenant_id: String,
-    pub client_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<Secret>,
-    /// `OAuth` (a client secret, the default), `ManagedIdentity`,
-    /// `WorkloadIdentity` or `SDK` (the `AZURE_*` environment, then those).
-    pub authentication_method: String,
-    /// Only this resource group's machines.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resource_group: Option<String>,
-    pub refresh_interval: HumanDuration,
-    /// The port of each machine's `__address__`.
-    pub port: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Secret>,
-}
-
-impl Default for AzureConfig {
-    fn default() -> Self {
-        Self {
-            environment: "AzurePublicCloud".into(),
-            subscription_id: String::new(),
-            tenant_id: String::new(),
-            client_id: String::new(),
-            client_secret: None,
-            authentication_method: "OAuth".into(),
-            resource_group: None,
-            refresh_interval: HumanDuration::secs(300),
-            port: 80,
-            tls: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: BTreeMap::new(),
-        }
-    }
-}
-
-impl AzureConfig {
-    /// The table's HTTP client keys (the token is Azure's own).
-    pub fn http(&self) -> HttpKeys<'_> {
-        HttpKeys {
-            tls: self.tls.as_ref(),
-            proxy_url: self.proxy_url.as_ref(),
-            no_proxy: self.no_proxy.as_deref(),
-            proxy_connect_header: &self.proxy_connect_header,
-            ..HttpKeys::none()
-        }
-    }
-}
-
-/// Azure's clouds by the names Prometheus takes (upper case): the resource
-/// manager and the login authority.
-pub const AZURE_CLOUDS: &[(&str, &str, &str)] = &[
-    ("AZUREPUBLICCLOUD", "https://management.azure.com", "https://login.microsoftonline.com"),
-    ("AZURECLOUD", "https://management.azure.com", "https://login.microsoftonline.com"),
-    ("AZUREGERMANCLOUD", "https://management.azure.com", "https://login.microsoftonline.com"),
-    ("AZURECHINACLOUD", "https://management.chinacloudapi.cn", "https://login.chinacloudapi.cn"),
-    ("AZUREUSGOVERNMENT", "https://management.usgovcloudapi.net", "https://login.microsoftonline.us"),
-    ("AZUREUSGOVERNMENTCLOUD", "https://management.usgovcloudapi.net", "https://login.microsoftonline.us"),
-];
-
-fn validate_azure(kk: &str, a: &AzureConfig, e: &mut dyn FnMut(&str, String)) {
-    if a.subscription_id.is_empty() {
-        e(&format!("{kk}.subscription_id"), "is required".into());
-    }
-    if !AZURE_CLOUDS.iter().any(|(n, ..)| n.eq_ignore_ascii_case(&a.environment)) {
-        e(
-            &format!("{kk}.environment"),
-            format!("`{}` is not AzurePublicCloud, AzureChinaCloud or AzureUSGovernmentCloud", a.environment),
-        );
-    }
-    match a.authentication_method.as_str() {
-        "OAuth" => {
-            for (k, missing) in [
-                ("tenant_id", a.tenant_id.is_empty()),
-                ("client_id", a.client_id.is_empty()),
-                ("client_secret", a.client_secret.is_none()),
-            ] {
-                if missing {
-                    e(&format!("{kk}.{k}"), "is required with authentication_method = \"OAuth\"".into());
-                }
-            }
-        }
-        "ManagedIdentity" | "WorkloadIdentity" | "SDK" => {}
-        other => e(
-            &format!("{kk}.authentication_method"),
-            format!("`{other}` is not OAuth, ManagedIdentity, WorkloadIdentity or SDK"),
-        ),
-    }
-    if a.refresh_interval.get().is_zero() {
-        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
-    }
-    a.http().validate(kk, &[], e);
 }

@@ -69,46 +69,29 @@ pub fn attach_configured(
     cancel: &CancellationToken,
 ) -> SourceSpec {
     let c = &spec.config;
+    let at = At { spec, name, handle, cancel };
     let made = if let Some(cfg) = &c.dockerswarm {
-        dockerswarm::Swarm::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(dockerswarm::Swarm::new(cfg), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.triton {
-        triton::Triton::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(triton::Triton::new(cfg), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.digitalocean {
-        digitalocean::DigitalOcean::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(digitalocean::DigitalOcean::new(cfg), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.dns {
-        Ok(attach(spec, name, handle, cancel, dns::Dns::new(cfg), cfg.refresh_interval.get()))
+        at.go(Ok::<_, String>(dns::Dns::new(cfg)), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.serverset {
-        let zk = zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Serverset);
-        Ok(attach(spec, name, handle, cancel, zk, ZK_EVERY))
+        at.go(Ok::<_, String>(zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Serverset)), ZK_EVERY)
     } else if let Some(cfg) = &c.nerve {
-        let zk = zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Nerve);
-        Ok(attach(spec, name, handle, cancel, zk, ZK_EVERY))
+        at.go(Ok::<_, String>(zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Nerve)), ZK_EVERY)
     } else if let Some(cfg) = &c.gce {
-        gce::Gce::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(gce::Gce::new(cfg), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.openstack {
-        openstack::Openstack::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(openstack::Openstack::new(cfg), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.ec2 {
-        ec2::Ec2::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(ec2::Ec2::new(cfg), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.azure {
-        azure::Azure::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(azure::Azure::new(cfg), cfg.refresh_interval.get())
     } else if let Some(cfg) = &c.marathon {
-        marathon::Marathon::new(cfg)
-            .map(|d| attach(spec, name, handle, cancel, d, cfg.refresh_interval.get()))
-            .map_err(|e| e.to_string())
+        at.go(marathon::Marathon::new(cfg), cfg.refresh_interval.get())
     } else {
         return spec.clone();
     };
@@ -116,6 +99,22 @@ pub fn attach_configured(
         tracing::error!(source = %name, error = %e, "the source's targets cannot be read");
         spec.clone()
     })
+}
+
+/// Where a discovery's task is attached.
+struct At<'a> {
+    spec: &'a SourceSpec,
+    name: &'a Arc<str>,
+    handle: &'a tokio::runtime::Handle,
+    cancel: &'a CancellationToken,
+}
+
+impl At<'_> {
+    /// The source reading `made`'s targets, read again every `every` (or why it cannot be made).
+    fn go<L: Lister>(&self, made: Result<L, impl std::fmt::Display>, every: Duration) -> Result<SourceSpec, String> {
+        let l = made.map_err(|e| e.to_string())?;
+        Ok(attach(self.spec, self.name, self.handle, self.cancel, l, every))
+    }
 }
 
 /// `spec` reading the files `lister`'s targets name, read again every
