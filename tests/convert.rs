@@ -389,17 +389,23 @@ fn unreadable_or_invalid_yaml_exits_2_naming_the_file() {
 fn a_config_with_nothing_tailship_can_read_exits_2_with_the_list() {
     let tmp = tempfile::tempdir().unwrap();
     let yaml = "clients:\n  - url: http://loki:3100/loki/api/v1/push\n\
-                scrape_configs:\n  - job_name: pods\n    gce_sd_configs:\n      - project: p\n";
-    let out = convert(&write_file(tmp.path(), "consul.yaml", yaml));
+                scrape_configs:\n  - job_name: pods\n    pipeline_stages:\n      - json:\n          expressions: { a: b }\n";
+    let out = convert(&write_file(tmp.path(), "nothing.yaml", yaml));
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("no scrape config could be converted"), "{stderr}");
+    assert!(stderr.contains("1. scrape_configs[0]: job `pods` has no target: a job reads static_configs"), "{stderr}");
     assert!(
-        stderr.contains("1. scrape_configs[0].gce_sd_configs: job `pods`: tailship has no gce_sd_configs"),
-        "{stderr}"
+        stderr.contains("gce_sd_configs") && stderr.contains("azure_sd_configs"),
+        "the list names every discovery: {stderr}"
     );
-    assert!(stderr.contains("gce_sd_configs"), "{stderr}");
     assert!(out.stdout.is_empty());
+    // A discovery Promtail would refuse for a missing key is refused naming it.
+    let yaml = "clients:\n  - url: http://loki:3100/loki/api/v1/push\n\
+                scrape_configs:\n  - job_name: vms\n    gce_sd_configs:\n      - project: p\n";
+    let out = convert(&write_file(tmp.path(), "gce.yaml", yaml));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("scrape_configs[0].gce_sd_configs[0].zone: Promtail needs the GCE `zone`"));
 }
 
 /// The README's "Coming from Promtail" example is what the command prints.
