@@ -8,13 +8,15 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 mod mockhttp;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use agent::{free_port, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_at};
 use mockhttp::{Mock, Pki, Reply};
 use serde_json::json;
 
@@ -103,22 +105,10 @@ scrape_configs:
         d = d.display(),
         url = r.base,
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("digitalocean_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(d, &yaml, "digitalocean_sd_configs");
     let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
     let rr = &r;
-    let of = |q: &str| {
-        agent::query_all_at(rr, "/loki/api/v1", q, None)
-            .into_iter()
-            .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-            .collect::<Vec<BTreeMap<String, String>>>()
-    };
+    let of = |q: &str| labels_at(rr, "/loki/api/v1", q);
     assert!(wait_for(Duration::from_secs(20), || of(r#"{droplet="web-1"}"#).len() == 1), "{}", agent.stderr_text());
     let l = &of(r#"{droplet="web-1"}"#)[0];
     assert_eq!(
@@ -136,21 +126,11 @@ scrape_configs:
 
 #[test]
 fn bad_digitalocean_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for (table, key) in [
+    let cases = [
         (r#"refresh_interval = "0s""#, "sources[0].digitalocean.refresh_interval"),
         (r#"bearer_token = "a", bearer_token_file = "/etc/hostname""#, "sources[0].digitalocean.bearer_token_file"),
         (r#"proxy_url = "ftp://proxy""#, "sources[0].digitalocean.proxy_url"),
         (r#"role = "databases""#, "sources[0].digitalocean.role"),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\ndigitalocean = {{ {table} }}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{table}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{table}: {stderr}");
-    }
+    ];
+    bad_sources_exit_2(&cases.map(|(table, key)| (format!("digitalocean = {{ {table} }}"), key)));
 }

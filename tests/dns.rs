@@ -9,6 +9,8 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, UdpSocket};
@@ -18,6 +20,7 @@ use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
 use hickory_resolver::proto::op::{Message, MessageType, ResponseCode};
 use hickory_resolver::proto::rr::rdata::{A, MX, SRV};
 use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
@@ -77,13 +80,6 @@ fn start_agent(cfg: &Path, dir: &Path, ip: Ipv4Addr) -> Agent {
     let resolv = write_file(dir, "resolv.conf", &format!("nameserver {ip}\noptions timeout:1 attempts:2\n"));
     let script = format!("mount --bind {} /etc/resolv.conf && exec \"$0\" \"$@\"", resolv.display());
     Agent::start_wrapped(cfg, &[], &["unshare", "-rm", "sh", "-c", &script])
-}
-
-fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
-    query_all(r, query, None)
-        .into_iter()
-        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .collect()
 }
 
 #[test]
@@ -224,14 +220,7 @@ scrape_configs:
         d = d.display(),
         url = r.base,
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("dns_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(d, &yaml, "dns_sd_configs");
     let agent = start_agent(&cfg, d, ip);
     let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{service="web"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
@@ -240,21 +229,11 @@ scrape_configs:
 
 #[test]
 fn bad_dns_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for (table, key) in [
+    let cases = [
         (r#"type = "SRV""#, "sources[0].dns.names"),
         (r#"names = ["x.test"], type = "A""#, "sources[0].dns.port"),
         (r#"names = ["x.test"], type = "TXT""#, "sources[0].dns.type"),
         (r#"names = ["x.test"], refresh_interval = "0s""#, "sources[0].dns.refresh_interval"),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\ndns = {{ {table} }}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{table}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{table}: {stderr}");
-    }
+    ];
+    bad_sources_exit_2(&cases.map(|(table, key)| (format!("dns = {{ {table} }}"), key)));
 }

@@ -9,6 +9,8 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 mod mockhttp;
 
 use std::collections::BTreeMap;
@@ -19,18 +21,12 @@ use std::time::Duration;
 
 use agent::{agent_config, free_port, query_all, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
 use mockhttp::{Mock, Reply};
 use serde_json::{json, Value};
 
 fn append(path: &Path, text: &str) {
     std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap().write_all(text.as_bytes()).unwrap();
-}
-
-fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
-    query_all(r, query, None)
-        .into_iter()
-        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .collect()
 }
 
 /// The swarm the manager answers from: its tasks (id, service, container).
@@ -301,14 +297,7 @@ scrape_configs:
         host = manager.url,
         root = containers.display(),
     );
-    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("dockerswarm_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(dir.path(), &yaml, "dockerswarm_sd_configs");
     let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
     let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{job="mon/web"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
@@ -324,8 +313,7 @@ scrape_configs:
 
 #[test]
 fn bad_dockerswarm_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for (source, key) in [
+    bad_sources_exit_2(&[
         (r#"dockerswarm = { host = "unix:///var/run/docker.sock" }"#, "sources[0].dockerswarm.role"),
         (r#"dockerswarm = { role = "containers" }"#, "dockerswarm.role"),
         (r#"dockerswarm = { role = "tasks", host = "ftp://x" }"#, "sources[0].dockerswarm.host"),
@@ -350,17 +338,7 @@ docker = { role = "tasks" }"#,
 consul = { server = "127.0.0.1:8500" }"#,
             "sources[0].dockerswarm",
         ),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\n{source}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{source}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{source}: {stderr}");
-    }
+    ]);
 }
 
 #[test]

@@ -8,21 +8,17 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 mod mockhttp;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{free_port, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, check_hides, convert_and_check, labels_at, labels_of};
 use mockhttp::{Mock, Reply, Req};
-
-fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
-    query_all(r, query, None)
-        .into_iter()
-        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .collect()
-}
 
 fn form(req: &Req) -> BTreeMap<String, String> {
     url::form_urlencoded::parse(req.body.as_bytes()).into_owned().collect()
@@ -120,23 +116,11 @@ scrape_configs:
         url = r.base,
         api = api.url,
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("ec2_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
-    assert!(!String::from_utf8_lossy(&check.stdout).contains("wJalrXUtnFEMI"), "the secret key is a secret");
+    let cfg = convert_and_check(d, &yaml, "ec2_sd_configs");
+    check_hides(&cfg, "wJalrXUtnFEMI");
     let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
     let rr = &r;
-    let of = |q: &str| {
-        agent::query_all_at(rr, "/loki/api/v1", q, None)
-            .into_iter()
-            .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-            .collect::<Vec<BTreeMap<String, String>>>()
-    };
+    let of = |q: &str| labels_at(rr, "/loki/api/v1", q);
     assert!(wait_for(Duration::from_secs(20), || of(r#"{name="web-1"}"#).len() == 1), "{}", agent.stderr_text());
     let l = &of(r#"{name="web-1"}"#)[0];
     assert_eq!(
@@ -231,22 +215,12 @@ relabel = [
 
 #[test]
 fn bad_ec2_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for (table, key) in [
+    let cases = [
         (r#"access_key = "AKID""#, "sources[0].ec2.secret_key"),
         (r#"endpoint = "ec2.local""#, "sources[0].ec2.endpoint"),
         (r#"filters = { "tag:Name" = [] }"#, "sources[0].ec2.filters"),
         (r#"refresh_interval = "0s""#, "sources[0].ec2.refresh_interval"),
         (r#"proxy_url = "socks://p""#, "sources[0].ec2.proxy_url"),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\nec2 = {{ {table} }}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{table}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{table}: {stderr}");
-    }
+    ];
+    bad_sources_exit_2(&cases.map(|(table, key)| (format!("ec2 = {{ {table} }}"), key)));
 }

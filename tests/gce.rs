@@ -10,14 +10,16 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 mod mockhttp;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 use agent::{free_port, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_at};
 use mockhttp::{Mock, Pki, Reply};
 use serde_json::json;
 
@@ -115,14 +117,7 @@ scrape_configs:
         d = d.display(),
         url = r.base,
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("gce_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(d, &yaml, "gce_sd_configs");
     let https_proxy = proxy.url.replace("https://", "http://");
     let env = [
         ("HTTPS_PROXY", https_proxy.as_str()),
@@ -139,12 +134,7 @@ scrape_configs:
         .unwrap()
     };
     let rr = &r;
-    let of = |q: &str| {
-        agent::query_all_at(rr, "/loki/api/v1", q, None)
-            .into_iter()
-            .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-            .collect::<Vec<BTreeMap<String, String>>>()
-    };
+    let of = |q: &str| labels_at(rr, "/loki/api/v1", q);
     assert!(
         wait_for(Duration::from_secs(20), || of(r#"{instance_name="web-1"}"#).len() == 1),
         "{}",
@@ -166,21 +156,11 @@ scrape_configs:
 
 #[test]
 fn bad_gce_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for (table, key) in [
+    let cases = [
         (r#"zone = "europe-west1-b""#, "sources[0].gce.project"),
         (r#"project = "shop""#, "sources[0].gce.zone"),
         (r#"project = "shop", zone = "a/b""#, "sources[0].gce.zone"),
         (r#"project = "shop", zone = "z", refresh_interval = "0s""#, "sources[0].gce.refresh_interval"),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\ngce = {{ {table} }}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{table}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{table}: {stderr}");
-    }
+    ];
+    bad_sources_exit_2(&cases.map(|(table, key)| (format!("gce = {{ {table} }}"), key)));
 }

@@ -8,9 +8,10 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 mod mockhttp;
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -18,18 +19,12 @@ use std::time::Duration;
 
 use agent::{agent_config, free_port, query_all, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
 use mockhttp::{Mock, Reply};
 use serde_json::{json, Value};
 
 fn append(path: &Path, text: &str) {
     std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap().write_all(text.as_bytes()).unwrap();
-}
-
-fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
-    query_all(r, query, None)
-        .into_iter()
-        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .collect()
 }
 
 fn app(id: &str) -> Value {
@@ -158,14 +153,7 @@ scrape_configs:
         server = server.url,
         logs = logs.display(),
     );
-    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("marathon_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(dir.path(), &yaml, "marathon_sd_configs");
     let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
     let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{app="web"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
@@ -176,8 +164,7 @@ scrape_configs:
 
 #[test]
 fn bad_marathon_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for (source, key) in [
+    bad_sources_exit_2(&[
         (r#"marathon = { refresh_interval = "5s" }"#, "sources[0].marathon.servers"),
         (r#"marathon = { servers = ["marathon:8080"] }"#, "sources[0].marathon.servers[0]"),
         (
@@ -201,15 +188,5 @@ marathon = { servers = ["http://m:8080"] }"#,
 include = ["/var/log/*.log"]"#,
             "sources[0].marathon",
         ),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\n{source}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{source}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{source}: {stderr}");
-    }
+    ]);
 }

@@ -7,23 +7,18 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 mod mockhttp;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{free_port, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
 use mockhttp::{Mock, Reply, Req};
 use serde_json::json;
-
-fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
-    query_all(r, query, None)
-        .into_iter()
-        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .collect()
-}
 
 fn cloud(base: &str, req: &Req) -> Reply {
     let authed = req.header("x-auth-token") == Some("gAAAA-token");
@@ -233,14 +228,7 @@ scrape_configs:
         url = r.base,
         cloud = cloud.url,
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("openstack_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(d, &yaml, "openstack_sd_configs");
     let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
     let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{name="web-1"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
@@ -251,9 +239,8 @@ scrape_configs:
 
 #[test]
 fn bad_openstack_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
     let ok = r#"identity_endpoint = "http://k:5000/v3", username = "u", password = "p", region = "R""#;
-    for (table, key) in [
+    let cases = [
         (r#"identity_endpoint = "http://k:5000/v3", username = "u", password = "p", role = "instance""#.to_string(), "sources[0].openstack.region"),
         (ok.to_string(), "sources[0].openstack.role"),
         (format!(r#"{ok}, role = "vm""#), "openstack.role"),
@@ -261,15 +248,6 @@ fn bad_openstack_settings_exit_2_naming_the_key_and_the_file() {
         (r#"identity_endpoint = "keystone", username = "u", password = "p", region = "R", role = "instance""#.into(), "sources[0].openstack.identity_endpoint"),
         (r#"identity_endpoint = "http://k:5000/v3", username = "u", region = "R", role = "instance""#.into(), "sources[0].openstack.password"),
         (r#"identity_endpoint = "http://k:5000/v3", application_credential_id = "a", region = "R", role = "instance""#.into(), "sources[0].openstack.application_credential_secret"),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\nopenstack = {{ {table} }}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{table}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{table}: {stderr}");
-    }
+    ];
+    bad_sources_exit_2(&cases.map(|(table, key)| (format!("openstack = {{ {table} }}"), key)));
 }

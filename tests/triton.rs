@@ -7,22 +7,17 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 mod mockhttp;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{free_port, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
 use mockhttp::{Mock, Pki, Reply};
 use serde_json::json;
-
-fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
-    query_all(r, query, None)
-        .into_iter()
-        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .collect()
-}
 
 fn endpoint(path: &str) -> Reply {
     match path {
@@ -154,14 +149,7 @@ scrape_configs:
         d = d.display(),
         url = r.base,
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("triton_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(d, &yaml, "triton_sd_configs");
     let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
     let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{alias="web-1"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
@@ -170,24 +158,14 @@ scrape_configs:
 
 #[test]
 fn bad_triton_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
     let ok = r#"account = "a", dns_suffix = "s", endpoint = "e""#;
-    for (triton, key) in [
+    let cases = [
         (r#"dns_suffix = "s", endpoint = "e""#.to_string(), "sources[0].triton.account"),
         (r#"account = "a", endpoint = "e""#.into(), "sources[0].triton.dns_suffix"),
         (r#"account = "a", dns_suffix = "s""#.into(), "sources[0].triton.endpoint"),
         (format!(r#"{ok}, role = "vm""#), "triton.role"),
         (format!(r#"{ok}, refresh_interval = "0s""#), "sources[0].triton.refresh_interval"),
         (format!(r#"{ok}, tls = {{ ca_file = "/nonexistent/ca.pem" }}"#), "sources[0].triton.tls.ca_file"),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\ntriton = {{ {triton} }}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{triton}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{triton}: {stderr}");
-    }
+    ];
+    bad_sources_exit_2(&cases.map(|(triton, key)| (format!("triton = {{ {triton} }}"), key)));
 }

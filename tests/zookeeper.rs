@@ -9,14 +9,16 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/discovery.rs"]
+mod discovery;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent};
 use common::{wait_for, Receiver};
+use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
 use serde_json::json;
 use zookeeper_client::{Acls, Client, CreateMode};
 
@@ -88,13 +90,6 @@ fn serverset(host: &str, port: u16) -> Vec<u8> {
     })
     .to_string()
     .into_bytes()
-}
-
-fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
-    query_all(r, query, None)
-        .into_iter()
-        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -219,14 +214,7 @@ scrape_configs:
         url = r.base,
         zk = zk.addr(),
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("serverset_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(d, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = convert_and_check(d, &yaml, "serverset_sd_configs");
     let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
     let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{member="web-1"}"#, None);
     assert!(wait_for(Duration::from_secs(30), || all().len() == 1), "{}", agent.stderr_text());
@@ -235,22 +223,11 @@ scrape_configs:
 
 #[test]
 fn bad_zookeeper_settings_exit_2_naming_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    for (source, key) in [
+    bad_sources_exit_2(&[
         (r#"serverset = { paths = ["/a"] }"#, "sources[0].serverset.servers"),
         (r#"serverset = { servers = ["zk1"], paths = ["/a"] }"#, "sources[0].serverset.servers[0]"),
         (r#"nerve = { servers = ["zk1:2181"] }"#, "sources[0].nerve.paths"),
         (r#"nerve = { servers = ["zk1:2181"], paths = ["a/b"] }"#, "sources[0].nerve.paths[0]"),
         (r#"nerve = { servers = ["zk1:2181"], paths = ["/a"], timeout = "0s" }"#, "sources[0].nerve.timeout"),
-    ] {
-        let text = format!(
-            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\n{source}\n",
-            free_port()
-        );
-        let cfg = write_file(dir.path(), "bad.toml", &text);
-        let out = Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{source}: {stderr}");
-        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{source}: {stderr}");
-    }
+    ]);
 }

@@ -1,0 +1,64 @@
+//! Helpers of the tests of a file source's discoveries (`tests/dockerswarm.rs`,
+//! `tests/ec2.rs`, ...): the labels of what was stored, a Promtail job
+//! converted and checked, and the "bad config exits 2" round.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::agent::{free_port, query_all_at, write_file};
+use crate::common::{bin, Receiver};
+
+/// The labels of every entry of `query` (receiver on the default prefix).
+pub fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
+    labels_at(r, "/logstore/api/v1", query)
+}
+
+/// [`labels_of`] on a receiver started with `--api-prefix PREFIX`.
+pub fn labels_at(r: &Receiver, prefix: &str, query: &str) -> Vec<BTreeMap<String, String>> {
+    query_all_at(r, prefix, query, None)
+        .into_iter()
+        .map(|e| e.labels.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
+        .collect()
+}
+
+/// Converts the Promtail config `yaml` (written to `dir/promtail.yaml`): it
+/// must exit 0 and report nothing of `key` (every key of it translated); the
+/// result, written to `dir/tailship.toml`, must pass `check`. Its path.
+pub fn convert_and_check(dir: &Path, yaml: &str, key: &str) -> PathBuf {
+    let promtail = write_file(dir, "promtail.yaml", yaml);
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains(key), "every key of {key} translated: {stderr}");
+    let cfg = write_file(dir, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    cfg
+}
+
+/// Each of `cases` (the keys of one `[[sources]]` table, and a key the
+/// error must name) makes `check` exit 2 naming that key and the file.
+pub fn bad_sources_exit_2<S: AsRef<str>>(cases: &[(S, &str)]) {
+    let dir = tempfile::tempdir().unwrap();
+    for (source, key) in cases {
+        let source = source.as_ref();
+        let text = format!(
+            "[client]\nurl = \"http://127.0.0.1:1\"\n[server]\nlisten = \"127.0.0.1:{}\"\n[[sources]]\n{source}\n",
+            free_port()
+        );
+        let cfg = write_file(dir.path(), "bad.toml", &text);
+        let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{source}: {stderr}");
+        assert!(stderr.contains(key) && stderr.contains("bad.toml"), "{source}: {stderr}");
+    }
+}
+
+/// `check` prints the config at `cfg` without `secret` (it is redacted).
+pub fn check_hides(cfg: &Path, secret: &str) {
+    let out = Command::new(bin()).args(["check", "--config"]).arg(cfg).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(secret), "`{secret}` is a secret");
+}
