@@ -39,6 +39,7 @@ pub struct Metrics {
     pub files_recovered: IntCounterVec,
     pub lines_replayed: IntCounterVec,
     pub files_lost: IntCounterVec,
+    pub files_skipped: IntCounterVec,
     pub journal_restarts: IntCounterVec,
     pub oldest_unacked_seconds: IntGaugeVec,
     pub positions_writes: IntCounterVec,
@@ -215,6 +216,13 @@ impl Metrics {
                  (their batch was acknowledged), resent (with the timestamps they first had) or reconciled \
                  (found stored by a query, not sent).",
                 &["source", "outcome"],
+            ),
+            files_skipped: counter_vec(
+                &r,
+                "tailship_files_skipped_total",
+                "Files a source matched and does not read, by reason (ignore_older: untouched for longer than \
+                 the source's ignore_older; read once written to again).",
+                &["source", "reason"],
             ),
             files_lost: counter_vec(
                 &r,

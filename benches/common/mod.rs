@@ -6,8 +6,9 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+/// The binary measured: this build's, or `TAILSHIP_BIN` (another build, to compare).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tailship"))
+    std::env::var_os("TAILSHIP_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tailship")))
 }
 
 /// CPU seconds (user + sys) a process has used so far.

@@ -137,6 +137,7 @@ impl Lane {
             mute,
             client: self.client.name.clone(),
             spools: spools.clone(),
+            structured_metadata: self.client.structured_metadata,
         };
         let mut threads = start_sources(&first, &env(self.shipper.sink.clone(), false), &self.cancel, stdin)?;
         threads.append(&mut start_sources(&echoes, &env(self.shipper.sink.clone().echo(), true), &self.cancel, stdin)?);

@@ -83,6 +83,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
         mute: false,
         client: lanes[0].name().to_string(),
         spools: None,
+        structured_metadata: config.client.structured_metadata,
     };
     let stdin_threads = start_sources(&stdin_sources, &stdin_env, &stdin_cancel, &mut stdin)?;
     drop(stdin_env);

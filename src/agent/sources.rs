@@ -37,6 +37,8 @@ pub struct SourceEnv {
     pub client: String,
     /// The network sources' spools (none: no network source runs).
     pub spools: Option<Arc<crate::spool::Spools>>,
+    /// `client.structured_metadata`: received lines keep their metadata only for a service that takes it.
+    pub structured_metadata: bool,
 }
 
 /// Starts one thread per source. `stdin` is taken by the first stdin source.
@@ -144,6 +146,7 @@ fn spool_reader(src: &SourcePlan, name: &Arc<str>, env: &SourceEnv, out: Outlet)
         max_line_bytes: config.max_line_bytes.get() as usize,
         positions: env.positions.clone(),
         interner: env.interner.clone(),
+        structured_metadata: env.structured_metadata,
         out,
     })
 }

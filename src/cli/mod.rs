@@ -382,7 +382,8 @@ pub struct TailArgs {
     /// Also print lines this far back before following, such as 5m.
     #[arg(long, default_value = "0", value_parser = crate::util::parse_duration, value_name = "D")]
     pub since: std::time::Duration,
-    /// How far behind now each poll ends, so lines that arrive late are not missed.
+    /// How far behind now each poll ends. Each poll also looks 10s further
+    /// back again, so a line stored up to that late still shows (once).
     #[arg(long, default_value = "1s", value_parser = crate::util::parse_duration, value_name = "D")]
     pub delay: std::time::Duration,
     /// Wait between polls.

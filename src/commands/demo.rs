@@ -17,7 +17,38 @@ const DEMO_CONFIG: &str = include_str!("../../config/demo.toml");
 
 pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    rt.block_on(run(args))
+    let result = rt.block_on(run(args));
+    // Nothing left running may hold the exit (the log writer is a blocking task).
+    rt.shutdown_timeout(Duration::from_secs(2));
+    result
+}
+
+/// The demo's output: standard output until it is closed (`tailship demo |
+/// head -3`), which ends the demo as Ctrl-C does; the summary then goes to
+/// standard error.
+struct Out {
+    closed: bool,
+}
+
+impl Out {
+    fn say(&mut self, args: std::fmt::Arguments<'_>) {
+        if self.closed {
+            return;
+        }
+        let mut o = std::io::stdout();
+        if o.write_fmt(args).and_then(|_| o.write_all(b"\n")).and_then(|_| o.flush()).is_err() {
+            self.closed = true;
+        }
+    }
+
+    /// The summary: to standard output, or standard error once that is closed.
+    fn summary(&mut self, args: std::fmt::Arguments<'_>) {
+        if self.closed {
+            let _ = writeln!(std::io::stderr(), "{args}");
+        } else {
+            self.say(args);
+        }
+    }
 }
 
 async fn run(args: &DemoArgs) -> anyhow::Result<()> {
@@ -36,17 +67,16 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
         .collect();
     let plan = crate::plan::load_with_env(&config_path, &env)?;
 
-    let mut out = std::io::stdout();
-    writeln!(out, "tailship demo")?;
-    writeln!(out, "  embedded log store: {url}/logstore/api/v1 (tailship receive)")?;
-    writeln!(out, "  generated log:      {}/app.log ({} lines/s)", dir.path().display(), args.rate)?;
-    writeln!(out, "  agent config:       config/demo.toml (job=\"demo\", level label, healthz lines dropped)")?;
-    writeln!(out, "  alert rule:         ERROR lines -> formatted webhook of the embedded store")?;
-    writeln!(
-        out,
+    let mut out = Out { closed: false };
+    out.say(format_args!("tailship demo"));
+    out.say(format_args!("  embedded log store: {url}/logstore/api/v1 (tailship receive)"));
+    out.say(format_args!("  generated log:      {}/app.log ({} lines/s)", dir.path().display(), args.rate));
+    out.say(format_args!("  agent config:       config/demo.toml (job=\"demo\", level label, healthz lines dropped)"));
+    out.say(format_args!("  alert rule:         ERROR lines -> formatted webhook of the embedded store"));
+    out.say(format_args!(
         "  writing for {}s, then shipping the rest and a summary; Ctrl-C ends it early\n",
         args.duration.as_secs()
-    )?;
+    ));
 
     let agent_stop = CancellationToken::new();
     let agent = {
@@ -69,32 +99,33 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
             _ = tick.tick() => {}
             _ = stop.cancelled() => break,
         }
+        if out.closed {
+            break;
+        }
         let s = store.stats();
-        writeln!(
-            out,
+        out.say(format_args!(
             "[{:>2}s] {:>8} lines stored, {:>6.1} MB, {} streams",
             started.elapsed().as_secs(),
             s.entries,
             s.bytes as f64 / 1e6,
             s.streams
-        )?;
+        ));
         if let Ok(results) = store.query_range(None, r#"{job="demo", level="ERROR"}"#, None, None, 3, false) {
             let mut errors: Vec<(i64, String)> =
                 results.into_iter().flat_map(|r| r.values).filter(|(ts, _)| *ts > last_error_ts).collect();
             errors.sort();
             for (ts, line) in errors.iter().rev().take(2).rev() {
-                writeln!(out, "       live tail {{level=\"ERROR\"}}: {}", first_line(line))?;
+                out.say(format_args!("       live tail {{level=\"ERROR\"}}: {}", first_line(line)));
                 last_error_ts = last_error_ts.max(*ts);
             }
         }
         let alerts = store.alerts("demo-key");
         for a in alerts.iter().skip(alerts_seen) {
-            writeln!(
-                out,
+            out.say(format_args!(
                 "       alert webhook [{}] {}",
                 a["state"].as_str().unwrap_or("?"),
                 a["title"].as_str().unwrap_or("")
-            )?;
+            ));
         }
         alerts_seen = alerts.len();
         if started.elapsed() >= args.duration {
@@ -116,22 +147,26 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let _ = server.await;
     let s = store.stats();
     let secs = started.elapsed().as_secs_f64();
-    writeln!(out, "\nsummary")?;
-    writeln!(out, "  entries written:   {written} (healthz lines are dropped by a stage)")?;
+    out.summary(format_args!("\nsummary"));
+    out.summary(format_args!("  entries written:   {written} (healthz lines are dropped by a stage)"));
     let expected = written - dropped_healthz(written);
     let verdict = if s.entries == expected { "every one delivered" } else { "some still on the way at shutdown" };
-    writeln!(out, "  entries stored:    {} ({expected} expected: {verdict})", s.entries)?;
-    writeln!(out, "  throughput:        {:.0} entries/s over {secs:.1}s", s.entries as f64 / secs)?;
-    writeln!(out, "  push requests:     {:?}", s.requests)?;
+    out.summary(format_args!("  entries stored:    {} ({expected} expected: {verdict})", s.entries));
+    out.summary(format_args!("  throughput:        {:.0} entries/s over {secs:.1}s", s.entries as f64 / secs));
+    out.summary(format_args!("  push requests:     {:?}", s.requests));
     let alerts = store.alerts("demo-key");
     let resolved = alerts.iter().filter(|a| a["state"] == "ok").count();
-    writeln!(out, "  alert webhooks:    {} ({} alerting, {resolved} resolved)", alerts.len(), alerts.len() - resolved)?;
+    out.summary(format_args!(
+        "  alert webhooks:    {} ({} alerting, {resolved} resolved)",
+        alerts.len(),
+        alerts.len() - resolved
+    ));
     match agent_result {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e.context("the agent failed")),
         Err(e) => anyhow::bail!("the agent task failed: {e}"),
     }
-    writeln!(out, "\n{NEXT}")?;
+    out.summary(format_args!("\n{NEXT}"));
     Ok(())
 }
 

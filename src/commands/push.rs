@@ -132,6 +132,7 @@ async fn ship(
         mute: false,
         client: client.name.clone(),
         spools: None,
+        structured_metadata: client.structured_metadata,
     };
     let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
     let threads = start_sources(sources, &env, &abort, &mut stdin)?;

@@ -218,6 +218,12 @@ fn parse_tree(path: &Path, text: &str) -> Result<Value, String> {
         .build()
         .map_err(|e| format!("cannot parse config file: {e}"))?;
     let value: Value = built.try_deserialize().map_err(|e| format!("cannot parse config file: {e}"))?;
+    let sources = value.get("sources").and_then(Value::as_array).map_or(0, Vec::len);
+    if sources > MAX_SOURCES {
+        return Err(format!(
+            "sources: {sources} sources; at most {MAX_SOURCES} are read (one source's globs can name many files)"
+        ));
+    }
     Ok(match value {
         Value::Null => Value::Object(Default::default()),
         v => v,
@@ -290,6 +296,10 @@ fn set_path(node: &mut Value, path: &[String], value: Value) {
 
 /// Values of a wrong type reported in one load, at most.
 const MAX_TYPE_ERRORS: usize = 64;
+
+/// The most `[[sources]]` a config may have: loading and checking grow with
+/// them, and one source's globs and discovery name any number of files.
+pub const MAX_SOURCES: usize = 2_000;
 
 /// Removes the value of the key at `path` (for an item of a list, the whole
 /// list, so the indices of later items still name what the file says).

@@ -72,13 +72,26 @@ pub struct ReceiverConfig {
     pub bearer_token_file: Option<PathBuf>,
     /// TLS on the listening socket (syslog over TCP, and the HTTP receivers).
     pub tls: Option<ServerTls>,
-    /// A request body (HTTP) or a message (syslog) larger than this is refused.
-    pub max_message_bytes: HumanSize,
-    /// Connections open at once; more wait in the kernel's queue (HTTP) or are
-    /// closed at once and counted (syslog).
+    /// A request body (HTTP) larger than this is refused; a message (syslog,
+    /// GELF) larger is cut there and counted. Unset: 8 MiB for the HTTP
+    /// receivers, 64 KiB for syslog, 1 MiB for GELF (see [`ReceiverConfig::message_bytes`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_message_bytes: Option<HumanSize>,
+    /// Connections open at once. Past it, the connection idle longest is
+    /// closed to make room for the new one; when none is idle, a new HTTP
+    /// connection waits in the kernel's queue and a new syslog one is closed
+    /// and counted.
     pub max_connections: usize,
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: HumanDuration,
+    /// An HTTP request whose header and body do not arrive whole within this
+    /// is refused (408): a slow sender cannot hold a connection for long.
+    pub request_timeout: HumanDuration,
+    /// Bytes the receiver may hold in memory before they are on disk, for
+    /// all its connections together: request bodies and what they decode
+    /// to, syslog messages not whole yet, GELF chunks waiting for the rest.
+    /// Past it, input is refused (429, a count) until some is written.
+    pub max_pending_bytes: HumanSize,
     /// Syslog, GELF, Heroku drains: keep the message's own timestamp (else the time it was received).
     pub use_incoming_timestamp: bool,
     /// Syslog: structured data elements become labels (else structured metadata).
@@ -95,12 +108,30 @@ impl Default for ReceiverConfig {
             basic_auth: None,
             bearer_token_file: None,
             tls: None,
-            max_message_bytes: HumanSize(8 << 20),
+            max_message_bytes: None,
             max_connections: 256,
             idle_timeout: HumanDuration::secs(120),
+            request_timeout: HumanDuration::secs(30),
+            max_pending_bytes: HumanSize(64 << 20),
             use_incoming_timestamp: true,
             label_structured_data: false,
             attribute_labels: vec!["service.name".to_string()],
+        }
+    }
+}
+
+impl ReceiverConfig {
+    /// `max_message_bytes`, or the default of a source of type `kind`.
+    pub fn message_bytes(&self, kind: SourceType) -> u64 {
+        if let Some(n) = self.max_message_bytes {
+            return n.get();
+        }
+        match kind {
+            // RFC 5425 asks receivers to take 8 KiB at least; Promtail's default is 8 KiB.
+            SourceType::Syslog => 64 << 10,
+            // 128 chunks of a GELF datagram are about 1 MiB.
+            SourceType::Gelf => 1 << 20,
+            _ => 8 << 20,
         }
     }
 }
@@ -207,11 +238,23 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
     if r.max_connections == 0 {
         e(&format!("{key}.receiver.max_connections"), "must be at least 1".into());
     }
-    if r.max_message_bytes.get() < 64 {
+    if r.message_bytes(s.kind) < 64 {
         e(&format!("{key}.receiver.max_message_bytes"), "must be at least 64".into());
+    }
+    if r.max_pending_bytes.get() < r.message_bytes(s.kind) {
+        e(
+            &format!("{key}.receiver.max_pending_bytes"),
+            format!(
+                "must be at least max_message_bytes ({}): one whole message must fit",
+                bytesize::ByteSize(r.message_bytes(s.kind))
+            ),
+        );
     }
     if r.idle_timeout.get().is_zero() {
         e(&format!("{key}.receiver.idle_timeout"), "must be above 0".into());
+    }
+    if r.request_timeout.get().is_zero() {
+        e(&format!("{key}.receiver.request_timeout"), "must be above 0".into());
     }
     if let Some(tls) = &r.tls {
         if s.protocol == Some(NetProtocol::Udp) {

@@ -85,6 +85,11 @@ pub fn file_sd(key: &str, y: &Yaml, name: &str, multiline: Option<&Val>, r: &mut
     s.set("name", Val::str(name));
     s.set("targets_from", Val::Table(t));
     s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+    s.set_noted(
+        "ignore_older",
+        Val::str("0"),
+        "Promtail reads every file however old (tailship skips a file untouched for 24h by default)",
+    );
     if let Some(ml) = multiline {
         s.set("multiline", ml.clone());
     }

@@ -350,6 +350,11 @@ fn file_source(key: &str, st: &Yaml, name: &str, pipe: &stages::Pipeline, r: &mu
     }
     s.set("labels", Val::pairs(&plain));
     s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+    s.set_noted(
+        "ignore_older",
+        Val::str("0"),
+        "Promtail reads every file however old (tailship skips a file untouched for 24h by default)",
+    );
     if let Some(ml) = &pipe.multiline {
         s.set("multiline", ml.clone());
     }

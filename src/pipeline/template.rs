@@ -81,7 +81,43 @@ impl GoTemplate {
         if let Some(l) = line {
             data.insert("Entry".into(), Value::String(l.to_string()));
         }
-        self.0.render(&Context::from(Value::Map(data))).map_err(|e| e.to_string())
+        let mut out = Bounded { buf: Vec::new(), max: MAX_OUTPUT_BYTES };
+        let run = super::sprig::with_budget(RENDER_BUDGET_BYTES, || {
+            self.0.execute(&mut out, &Context::from(Value::Map(data))).map_err(|e| e.to_string())
+        });
+        match run {
+            Ok(()) => String::from_utf8(out.buf).map_err(|e| e.to_string()),
+            Err(_) if out.buf.len() >= out.max => {
+                Err(format!("the template's output passed {MAX_OUTPUT_BYTES} bytes; it is cut off"))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The most a template may write for one line (beyond it the rendering
+/// fails: a loop that writes without end cannot take the process).
+const MAX_OUTPUT_BYTES: usize = 4 << 20;
+/// What the functions of one rendering may make, together (see [`super::sprig::with_budget`]).
+const RENDER_BUDGET_BYTES: usize = 64 << 20;
+
+/// A writer that refuses past `max` bytes.
+struct Bounded {
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + data.len() > self.max {
+            return Err(std::io::Error::other("template output over its limit"));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -36,6 +36,9 @@ pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
         if s.kind == SourceType::Journal {
             journal_warnings(&key, s, &mut out);
         }
+        if s.kind.receives() && !s.kind.consumes() && s.kind != SourceType::Cloudflare {
+            receiver_warnings(&key, s, plan.config.client.structured_metadata, &mut out);
+        }
         if let Some(names) = plan.sources.get(i).map(|p| &p.label_names).filter(|n| n.len() > SERVICE_MAX_LABELS) {
             out.push((
                 format!("{key}.stages"),
@@ -124,5 +127,57 @@ fn journal_warnings(key: &str, s: &crate::config::SourceConfig, out: &mut Vec<(S
                 format!("{}: {e}; journalctl is started again with backoff until it can read it", p.display()),
             )),
         }
+    }
+}
+
+/// A receiver open to anyone beyond loopback, and metadata its lines will not carry.
+fn receiver_warnings(key: &str, s: &crate::config::SourceConfig, metadata_on: bool, out: &mut Vec<(String, String)>) {
+    let r = s.receiver.clone().unwrap_or_default();
+    let pulled = s.kind == SourceType::Gcplog
+        && s.gcplog.as_ref().is_some_and(|g| g.subscription_type == crate::config::SubscriptionType::Pull);
+    let loopback = s.listen_addr().parse::<std::net::SocketAddr>().is_ok_and(|a| a.ip().is_loopback());
+    let http = !matches!(s.kind, SourceType::Syslog | SourceType::Gelf);
+    let authenticated = if http {
+        r.basic_auth.is_some()
+            || r.bearer_token_file.is_some()
+            || r.tls.as_ref().is_some_and(|t| t.client_ca_file.is_some())
+    } else {
+        r.tls.as_ref().is_some_and(|t| t.client_ca_file.is_some())
+    };
+    if !pulled && !loopback && !authenticated {
+        let how = if http {
+            "receiver.basic_auth, receiver.bearer_token_file, or mutual TLS (receiver.tls.client_ca_file)"
+        } else if s.kind == SourceType::Syslog {
+            "syslog over TLS with receiver.tls.client_ca_file (mutual TLS), or a firewall"
+        } else {
+            "a firewall: GELF over UDP has no authentication"
+        };
+        out.push((
+            format!("{key}.listen"),
+            format!(
+                "{} listens on {} beyond loopback and asks senders for no credentials: anyone who reaches it can \
+                 write lines (and use the spool); add {how}",
+                s.kind.as_str(),
+                s.listen_addr()
+            ),
+        ));
+    }
+    let carries_metadata = matches!(s.kind, SourceType::LokiPush | SourceType::Otlp)
+        || (s.kind == SourceType::Syslog && !r.label_structured_data);
+    if carries_metadata && !metadata_on {
+        out.push((
+            format!("{key}.type"),
+            format!(
+                "{} lines may carry structured metadata{}; with client.structured_metadata = false it is left off \
+                 (counted in tailship_receiver_metadata_dropped_total) so that the service takes the lines; set it \
+                 to true for Loki 3, which stores it",
+                s.kind.as_str(),
+                if s.kind == SourceType::Syslog {
+                    " (structured data, unless receiver.label_structured_data)"
+                } else {
+                    ""
+                }
+            ),
+        ));
     }
 }

@@ -30,6 +30,7 @@
 //! that name writes to it again.
 
 pub mod about;
+pub mod encode;
 mod record;
 mod writer;
 
@@ -39,7 +40,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub use about::About;
-pub use record::{is_mark, Record, MARK_PREFIX};
+pub use encode::{stream_key, Encoder, Overflow, Stamps};
+#[cfg(test)]
+pub use record::resolved;
+pub use record::{is_mark, is_stream, Record, StreamDef, MARK_PREFIX, STREAM_PREFIX};
 
 /// Why lines were not spooled.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +54,7 @@ pub enum SpoolError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("the spool writer stopped")]
     Stopped,
-    #[error("{bytes} bytes at once can never fit a spool of {max} bytes")]
+    #[error("{bytes} bytes at once are over the {max} bytes one write may hold (a quarter of spool.max_bytes)")]
     TooLarge { bytes: u64, max: u64 },
 }
 
@@ -263,12 +267,23 @@ impl SourceSpool {
         }
         let dir = &self.dir;
         let io = |e| SpoolError::Io { path: dir.clone(), source: e };
-        std::fs::create_dir_all(dir).map_err(io)?;
         let next = self.segments.lock().unwrap_or_else(|p| p.into_inner()).last().map_or(1, |s| s + 1);
-        let (file, header) = writer::begin_segment(dir, next).map_err(io)?;
         self.retired.store(false, Ordering::Release);
         self.current.store(0, Ordering::Release);
-        self.began(next, header);
+        // On a full disk the receiver starts all the same: its writer begins
+        // a segment once there is room, and refuses appends until then.
+        let (file, header) = match writer::begin_segment(dir, next) {
+            Ok((file, header)) => {
+                self.began(next, header);
+                (Some(file), header)
+            }
+            Err(e) => {
+                tracing::error!(dir = %dir.display(), error = %e,
+                    "cannot begin a spool segment (the disk full?); the receiver refuses lines until it can");
+                self.sealed_before(next);
+                (None, 0)
+            }
+        };
         let handle =
             writer::Handle::start(dir.clone(), next, file, header, segment_bytes, Arc::downgrade(self)).map_err(io)?;
         *w = Some(handle);
@@ -334,7 +349,7 @@ impl SourceSpool {
     pub async fn append(&self, encoded: Vec<u8>) -> Result<(), SpoolError> {
         let used = self.used.load(Ordering::Relaxed);
         if encoded.len() as u64 > self.max_append() {
-            return Err(SpoolError::TooLarge { bytes: encoded.len() as u64, max: self.max });
+            return Err(SpoolError::TooLarge { bytes: encoded.len() as u64, max: self.max_append() });
         }
         if used + encoded.len() as u64 > self.max {
             return Err(SpoolError::Full { used, max: self.max });
@@ -346,10 +361,16 @@ impl SourceSpool {
         }
     }
 
-    /// The most bytes one append may hold: a quarter of the spool (at most
-    /// 4 MiB), so that an append can fit once delivery makes room.
+    /// The most bytes one append may hold: a quarter of the spool, so that
+    /// an append can fit once delivery makes room.
     pub fn max_append(&self) -> u64 {
-        (self.max / 4).min(4 << 20)
+        self.max / 4
+    }
+
+    /// The bytes a receiver gathers into one append when it may cut its
+    /// input where it likes (syslog, GELF, Kafka): at most 4 MiB.
+    pub fn batch_bytes(&self) -> u64 {
+        self.max_append().min(4 << 20)
     }
 
     /// True when `bytes` more would not fit now.
@@ -383,6 +404,12 @@ impl SourceSpool {
     /// True when segment `seq` will not grow any more.
     pub fn is_sealed(&self, seq: u64) -> bool {
         seq < self.current.load(Ordering::Acquire)
+    }
+
+    /// Bytes of segment `seq` written and synced (what readers may read:
+    /// a write that fails is undone, so what lies past it may go).
+    pub fn synced(&self, seq: u64) -> u64 {
+        self.sizes.lock().unwrap_or_else(|p| p.into_inner()).get(&seq).copied().unwrap_or(0)
     }
 
     /// Bytes of this source's segments on disk.
@@ -439,6 +466,13 @@ impl SourceSpool {
         self.sizes.lock().unwrap_or_else(|p| p.into_inner()).insert(seq, header);
         self.used.fetch_add(header, Ordering::Relaxed);
         // Never lowered: a retired spool (current at u64::MAX) stays all sealed.
+        self.current.fetch_max(seq, Ordering::AcqRel);
+        self.written.send_modify(|n| *n += 1);
+    }
+
+    /// The writer sealed every segment before `seq` (a write failed, or it
+    /// could not begin one): they can be delivered and deleted.
+    fn sealed_before(&self, seq: u64) {
         self.current.fetch_max(seq, Ordering::AcqRel);
         self.written.send_modify(|n| *n += 1);
     }

@@ -70,6 +70,7 @@ fn records_round_trip_with_tenant_labels_and_metadata() {
         tenant: Some("team-a".into()),
         labels: vec![("job".into(), "x".into())],
         line: "a \"quoted\"\nline".into(),
+        stream: None,
         metadata: vec![("trace_id".into(), "abc".into())],
     };
     let mut out = Vec::new();

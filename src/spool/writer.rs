@@ -33,6 +33,7 @@ impl std::fmt::Debug for Request {
 /// Creates segment `seq` with its header line, synced with its directory.
 pub(super) fn begin_segment(dir: &Path, seq: u64) -> std::io::Result<(File, u64)> {
     let path = segment_path(dir, seq);
+    std::fs::create_dir_all(dir)?;
     let mut f = std::fs::OpenOptions::new().create_new(true).append(true).open(&path)?;
     let header = format!(
         "{{\"tailship_spool\":1,\"segment\":{seq},\"created_ns\":{},\"pid\":{}}}\n",
@@ -49,11 +50,13 @@ pub(super) fn begin_segment(dir: &Path, seq: u64) -> std::io::Result<(File, u64)
 }
 
 impl Handle {
-    /// Starts the writer on segment `seq` (already begun as `file`, `size` bytes long).
+    /// Starts the writer on segment `seq`: already begun as `file` (`size`
+    /// bytes long), or, when `file` is `None` (it could not be begun: the
+    /// disk full), to be begun by the first append that finds room.
     pub(super) fn start(
         dir: PathBuf,
         seq: u64,
-        file: File,
+        file: Option<File>,
         size: u64,
         segment_bytes: u64,
         spool: Weak<SourceSpool>,
@@ -61,7 +64,7 @@ impl Handle {
         let (tx, rx) = mpsc::channel::<Request>();
         let name = format!("spool-{}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         std::thread::Builder::new().name(name).spawn(move || {
-            let mut w = Writer { dir, seq, file, size, segment_bytes, spool, broken: false };
+            let mut w = Writer { dir, seq, file, size, segment_bytes, spool, failing: false };
             while let Ok(first) = rx.recv() {
                 let mut group = vec![first];
                 let mut bytes = group[0].bytes.len();
@@ -88,43 +91,41 @@ impl Handle {
     }
 }
 
+/// The smallest a segment is let grow before it is sealed, however little room the disk has.
+const MIN_SEGMENT_BYTES: u64 = 64 << 10;
+
+/// Bytes free on the file system of `dir` (for an unprivileged writer), if it can tell.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is a valid C string and `st` a statvfs the call fills.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 struct Writer {
     dir: PathBuf,
+    /// The segment being written, or (while `file` is none) the next to begin.
     seq: u64,
-    file: File,
+    file: Option<File>,
     size: u64,
     segment_bytes: u64,
     spool: Weak<SourceSpool>,
-    /// A write failed and no new segment could be begun since: nothing more
-    /// goes after the half-written record (the disk full, most likely).
-    broken: bool,
+    /// Writes fail (said once until one succeeds).
+    failing: bool,
 }
 
 impl Writer {
+    /// Writes a group, syncs it once and answers each request. A failed
+    /// write (the disk full) is undone: the segment is cut back to its last
+    /// whole record, so nothing half-written or refused stays, and sealed,
+    /// so that once delivered it is deleted and gives its room back; the
+    /// next segment is begun by the next append that finds room.
     fn commit(&mut self, group: Vec<Request>) {
-        if self.broken {
-            self.roll();
-        }
-        let mut written = 0u64;
-        let mut result = if self.broken {
-            Err(std::io::Error::other("no new spool segment could be begun after a failed write"))
-        } else {
-            Ok(())
-        };
-        for r in group.iter().filter(|_| !self.broken) {
-            if let Err(e) = self.file.write_all(&r.bytes) {
-                result = Err(e);
-                break;
-            }
-            written += r.bytes.len() as u64;
-        }
-        if result.is_ok() {
-            result = self.file.sync_data();
-        }
-        self.size += written;
-        if let Some(s) = self.spool.upgrade() {
-            s.grew(self.seq, written);
-        }
+        let result = self.write(&group);
         let path = segment_path(&self.dir, self.seq);
         for r in group {
             let answer = match &result {
@@ -135,34 +136,87 @@ impl Writer {
             };
             let _ = r.done.send(answer);
         }
-        if let Err(e) = &result {
-            tracing::error!(path = %path.display(), error = %e, "spool write failed; senders were refused, beginning a new segment");
-        }
-        if result.is_err() || self.size >= self.segment_bytes {
-            self.roll();
-        }
-    }
-
-    /// Seals the segment and begins the next.
-    fn roll(&mut self) {
-        match begin_segment(&self.dir, self.seq + 1) {
-            Ok((file, header)) => {
-                self.broken = false;
-                self.seq += 1;
-                self.file = file;
-                self.size = header;
-                if let Some(s) = self.spool.upgrade() {
-                    s.began(self.seq, header);
+        match &result {
+            Ok(()) => {
+                if self.failing {
+                    tracing::info!(dir = %self.dir.display(), "the spool is written again");
+                }
+                self.failing = false;
+                if self.size >= self.limit() {
+                    self.seal();
+                    // Begun now, so an append finds it ready (else the next append begins it).
+                    let _ = self.begin();
                 }
             }
             Err(e) => {
-                // The current one may end with a half-written record: nothing
-                // goes after it; the next append tries a new segment again.
-                if !self.broken {
-                    tracing::error!(dir = %self.dir.display(), error = %e, "cannot begin a new spool segment; appends are refused until one can be");
+                if !self.failing {
+                    tracing::error!(dir = %self.dir.display(), error = %e,
+                        "spool write failed; senders are refused (syslog connections wait) until there is room");
                 }
-                self.broken = true;
+                self.failing = true;
             }
         }
+    }
+
+    fn write(&mut self, group: &[Request]) -> std::io::Result<()> {
+        if self.file.is_none() {
+            self.begin()?;
+        }
+        let Some(file) = self.file.as_mut() else { return Err(std::io::Error::other("no spool segment")) };
+        let mut written = 0u64;
+        let mut result = Ok(());
+        for r in group {
+            if let Err(e) = file.write_all(&r.bytes) {
+                result = Err(e);
+                break;
+            }
+            written += r.bytes.len() as u64;
+        }
+        if result.is_ok() {
+            result = file.sync_data();
+        }
+        if let Err(e) = result {
+            // Undo the group: every request of it is refused, so none of it may stay.
+            let _ = file.set_len(self.size).and_then(|_| file.sync_data());
+            self.seal();
+            return Err(e);
+        }
+        self.size += written;
+        if let Some(s) = self.spool.upgrade() {
+            s.grew(self.seq, written);
+        }
+        Ok(())
+    }
+
+    /// The size past which the segment is sealed: `segment_bytes`, or less
+    /// when the disk has little room, so that a segment never holds room
+    /// that delivery could give back.
+    fn limit(&self) -> u64 {
+        match free_bytes(&self.dir) {
+            Some(free) => self.segment_bytes.min((free / 4).max(MIN_SEGMENT_BYTES)),
+            None => self.segment_bytes,
+        }
+    }
+
+    /// Seals the segment being written (nothing more goes into it).
+    fn seal(&mut self) {
+        if self.file.take().is_some() {
+            self.seq += 1;
+            self.size = 0;
+            if let Some(s) = self.spool.upgrade() {
+                s.sealed_before(self.seq);
+            }
+        }
+    }
+
+    /// Begins segment `seq`.
+    fn begin(&mut self) -> std::io::Result<()> {
+        let (file, header) = begin_segment(&self.dir, self.seq)?;
+        self.file = Some(file);
+        self.size = header;
+        if let Some(s) = self.spool.upgrade() {
+            s.began(self.seq, header);
+        }
+        Ok(())
     }
 }

@@ -79,6 +79,8 @@ pub enum FileState {
     Parked = 2,
     /// Read to its end and closed (drained after rotation, or read once).
     Done = 3,
+    /// Not read: untouched for longer than `ignore_older` (read once it is written to again).
+    Skipped = 4,
 }
 
 impl FileState {
@@ -87,6 +89,7 @@ impl FileState {
             1 => Self::Draining,
             2 => Self::Parked,
             3 => Self::Done,
+            4 => Self::Skipped,
             _ => Self::Following,
         }
     }
@@ -97,6 +100,7 @@ impl FileState {
             Self::Draining => "draining",
             Self::Parked => "parked",
             Self::Done => "done",
+            Self::Skipped => "skipped",
         }
     }
 }

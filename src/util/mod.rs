@@ -7,6 +7,7 @@
 pub const DEFAULT_CLIENT: &str = "default";
 
 pub mod clock;
+pub mod conns;
 pub mod secrets;
 pub mod serve;
 pub mod yaml;
@@ -232,6 +233,22 @@ pub fn read_secret_file(path: &std::path::Path) -> std::io::Result<Secret> {
         s.pop();
     }
     Ok(Secret::new(s))
+}
+
+/// Why the service would refuse tenant ID `t` (Loki's rules: at most 150
+/// characters of `[a-zA-Z0-9!._*'()-]`, not `.` or `..`); `None` when it is good.
+pub fn tenant_problem(t: &str) -> Option<&'static str> {
+    if t.is_empty() {
+        Some("a tenant ID is not empty")
+    } else if t.len() > 150 {
+        Some("a tenant ID has at most 150 characters")
+    } else if t == "." || t == ".." {
+        Some("a tenant ID is not `.` or `..`")
+    } else if !t.bytes().all(|c| c.is_ascii_alphanumeric() || b"!._*'()-".contains(&c)) {
+        Some("a tenant ID has only the characters a-z A-Z 0-9 ! . _ * ' ( ) -")
+    } else {
+        None
+    }
 }
 
 /// True when `name` is a valid label name: `[a-zA-Z_][a-zA-Z0-9_]*`.

@@ -6,9 +6,12 @@
 //!   also between requests on a kept-alive connection (hyper's header read
 //!   timeout, started whenever the connection waits for a request); then it
 //!   is closed. That is the idle timeout as well.
-//! - At most `max_connections` are open at once. Further clients wait in the
-//!   kernel's accept queue, holding no descriptor of ours, so a flood of
-//!   connections cannot take the descriptors log files and positions need.
+//! - At most `max_connections` are open at once. A new client past it
+//!   closes the connection silent longest (at least [`MIN_IDLE`], and not in
+//!   the middle of a request: see [`super::conns`]); when every one is busy,
+//!   it waits in the kernel's accept queue, holding no descriptor of ours,
+//!   so a flood of connections cannot take the descriptors log files and
+//!   positions need, and idle ones cannot shut out a health probe.
 //! - On shutdown the listener closes at once, idle connections close at once,
 //!   and a request in progress gets `shutdown_grace` to finish; nothing waits
 //!   longer on a client.
@@ -19,9 +22,10 @@ use std::time::Duration;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+use super::conns::{Activity, Conns, Tracked};
 
 /// How long clients may take and how many may be connected.
 #[derive(Debug, Clone, Copy)]
@@ -50,7 +54,12 @@ pub struct ServeExtras {
     pub tls: Option<tokio_rustls::TlsAcceptor>,
     /// Counts failed handshakes.
     pub tls_failed: Option<prometheus::IntCounter>,
+    /// Counts idle connections closed to make room for a new one.
+    pub evicted: Option<prometheus::IntCounter>,
 }
+
+/// How long a connection must have been silent to be closed for a new one.
+pub const MIN_IDLE: Duration = Duration::from_secs(1);
 
 /// [`serve`] with [`ServeExtras`].
 pub async fn serve_counted(
@@ -60,17 +69,10 @@ pub async fn serve_counted(
     shutdown: CancellationToken,
     extras: ServeExtras,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let conns = Conns::new(limits.max_connections, MIN_IDLE);
     let mut connections = JoinSet::new();
     let mut accept_errors = 0u64;
     loop {
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = shutdown.cancelled() => break,
-        };
         let stream = tokio::select! {
             r = listener.accept() => match r {
                 Ok((stream, _)) => stream,
@@ -87,16 +89,29 @@ pub async fn serve_counted(
             },
             _ = shutdown.cancelled() => break,
         };
-        let service = TowerToHyperService::new(router.clone());
+        // At the limit, the connection silent longest makes room; while every
+        // one is busy this one waits (and the accept queue behind it).
+        let evicted = extras.evicted.clone();
+        let Some(conn) = conns
+            .admit_waiting(&shutdown, || {
+                if let Some(c) = &evicted {
+                    c.inc();
+                }
+            })
+            .await
+        else {
+            break;
+        };
+        let service = TowerToHyperService::new(MarkBusy { inner: router.clone(), activity: conn.activity.clone() });
         let stop = shutdown.clone();
         let extras = extras.clone();
         connections.spawn(async move {
-            let _permit = permit;
             let _open = extras.open.map(OpenConnection::new);
+            let stream = Tracked::new(stream, conn.activity.clone());
             match extras.tls {
-                None => serve_one(stream, service, limits, stop).await,
+                None => serve_one(stream, service, limits, stop, &conn.close).await,
                 Some(tls) => match tokio::time::timeout(limits.header_timeout, tls.accept(stream)).await {
-                    Ok(Ok(stream)) => serve_one(stream, service, limits, stop).await,
+                    Ok(Ok(stream)) => serve_one(stream, service, limits, stop, &conn.close).await,
                     failed => {
                         if let Ok(Err(e)) = failed {
                             tracing::debug!(error = %e, "TLS handshake failed");
@@ -107,6 +122,7 @@ pub async fn serve_counted(
                     }
                 },
             }
+            drop(conn);
         });
         // Reap finished connections as we go.
         while connections.try_join_next().is_some() {}
@@ -115,15 +131,55 @@ pub async fn serve_counted(
     while connections.join_next().await.is_some() {}
 }
 
+/// A service that marks its connection busy while a request is handled
+/// (a connection in the middle of a request is never closed for room).
+#[derive(Clone)]
+struct MarkBusy<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S, B> tower_service::Service<axum::http::Request<B>> for MarkBusy<S>
+where
+    S: tower_service::Service<axum::http::Request<B>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
+        let busy = self.activity.busy();
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let r = fut.await;
+            drop(busy);
+            r
+        })
+    }
+}
+
 /// Serves the requests of one connection until it closes or `stop` fires
-/// (then a request in progress gets `shutdown_grace`).
-async fn serve_one<S>(
+/// (then a request in progress gets `shutdown_grace`), or `close` fires
+/// (it was closed to make room: it was idle).
+async fn serve_one<S, T>(
     stream: S,
-    service: TowerToHyperService<axum::Router>,
+    service: TowerToHyperService<T>,
     limits: ServeLimits,
     stop: CancellationToken,
+    close: &CancellationToken,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    T: tower_service::Service<axum::http::Request<hyper::body::Incoming>, Response = axum::response::Response>
+        + Clone
+        + Send
+        + 'static,
+    T::Future: Send + 'static,
+    T::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
@@ -138,6 +194,10 @@ async fn serve_one<S>(
         _ = stop.cancelled() => {
             conn.as_mut().graceful_shutdown();
             // Dropping the connection after the grace closes it.
+            let _ = tokio::time::timeout(limits.shutdown_grace, conn).await;
+        }
+        _ = close.cancelled() => {
+            conn.as_mut().graceful_shutdown();
             let _ = tokio::time::timeout(limits.shutdown_grace, conn).await;
         }
     }

@@ -16,6 +16,9 @@ use yaml_rust2::{Yaml, YamlLoader};
 pub const MAX_BYTES: usize = 16 << 20;
 /// The most values a YAML file may hold once its aliases are expanded.
 pub const MAX_NODES: u64 = 1_000_000;
+/// The deepest nesting of sequences and mappings read (a Promtail config
+/// nests about ten deep; thousands of levels cost the loader gigabytes).
+pub const MAX_DEPTH: usize = 100;
 
 #[derive(Debug, thiserror::Error)]
 pub enum YamlError {
@@ -23,6 +26,8 @@ pub enum YamlError {
     TooLarge(usize),
     #[error("its aliases expand to more than {MAX_NODES} values (aliases of aliases: a \"billion laughs\" file?)")]
     Expands,
+    #[error("it nests sequences and mappings more than {MAX_DEPTH} deep")]
+    TooDeep,
     #[error("{0}")]
     Syntax(String),
 }
@@ -35,6 +40,8 @@ struct Count {
     /// Values each anchor names.
     anchors: HashMap<usize, u64>,
     total: u64,
+    /// The deepest nesting seen.
+    depth: usize,
 }
 
 impl Count {
@@ -54,7 +61,10 @@ impl MarkedEventReceiver for Count {
             return;
         }
         match ev {
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => self.open.push((anchor, 1)),
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                self.open.push((anchor, 1));
+                self.depth = self.depth.max(self.open.len());
+            }
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some((anchor, n)) = self.open.pop() {
                     if anchor > 0 {
@@ -94,12 +104,63 @@ pub fn check(text: &str) -> Result<(), YamlError> {
     if text.len() > MAX_BYTES {
         return Err(YamlError::TooLarge(text.len()));
     }
+    // Before the parser, which recurses per level: thousands of levels overflow its stack.
+    if nesting(text) > MAX_DEPTH {
+        return Err(YamlError::TooDeep);
+    }
     let mut count = Count::default();
     Parser::new_from_str(text).load(&mut count, true).map_err(|e| YamlError::Syntax(e.to_string()))?;
     if count.total > MAX_NODES {
         return Err(YamlError::Expands);
     }
+    if count.depth > MAX_DEPTH {
+        return Err(YamlError::TooDeep);
+    }
     Ok(())
+}
+
+/// How deep `text` nests, at least, read line by line without parsing:
+/// block levels by indentation (and `- ` items), flow levels by brackets
+/// outside quotes. Never more than the parser would find, within a few.
+fn nesting(text: &str) -> usize {
+    let mut indents: Vec<usize> = Vec::new();
+    let mut deepest = 0;
+    for line in text.lines() {
+        let body = line.trim_start_matches(' ');
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let mut indent = line.len() - body.len();
+        while indents.last().is_some_and(|&i| i >= indent) {
+            indents.pop();
+        }
+        indents.push(indent);
+        // `- - - x`: each dash opens a sequence inside the last.
+        let mut rest = body;
+        while let Some(r) = rest.strip_prefix("- ") {
+            indent += 2;
+            indents.push(indent);
+            rest = r.trim_start_matches(' ');
+        }
+        let (mut flow, mut quote) = (0usize, None);
+        let mut widest = 0;
+        for c in rest.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => quote = Some(c),
+                (None, '#') => break,
+                (None, '[' | '{') => {
+                    flow += 1;
+                    widest = widest.max(flow);
+                }
+                (None, ']' | '}') => flow = flow.saturating_sub(1),
+                _ => {}
+            }
+        }
+        deepest = deepest.max(indents.len() + widest);
+    }
+    deepest
 }
 
 /// The documents of `text`, or why they are not read.
@@ -139,5 +200,21 @@ mod tests {
         assert!(matches!(load(&big), Err(YamlError::TooLarge(_))));
         let e = load("a: [1, 2\nb: 3").unwrap_err().to_string();
         assert!(e.contains("line"), "{e}");
+    }
+
+    #[test]
+    fn a_file_nested_thousands_deep_is_refused_before_it_is_loaded() {
+        let mut deep = String::new();
+        for i in 0..4_000 {
+            deep.push_str(&" ".repeat(i));
+            deep.push_str("a:\n");
+        }
+        assert!(matches!(load(&deep), Err(YamlError::TooDeep)));
+        let flow = format!("a: {}{}", "[".repeat(4_000), "]".repeat(4_000));
+        assert!(matches!(load(&flow), Err(YamlError::TooDeep)));
+        let dashes = format!("a:\n{}x\n", "- ".repeat(4_000));
+        assert!(matches!(load(&dashes), Err(YamlError::TooDeep)));
+        // A config of ordinary depth loads.
+        assert!(load("a:\n  b:\n    - c: [1, {d: 2}]\n      e: '[[[['\n").is_ok());
     }
 }

@@ -27,6 +27,14 @@
 //! request ask for more than `batch`; against a service that caps `limit`
 //! (5,000 by default) such a run can end the query with that service's 400.
 //!
+//! A tail ([`Pager::follow`]) cannot take a short page as the end of a
+//! window: a line stored late (an agent's batch wait, a retried push, a
+//! timestamp from the line) lands in a window already polled. So each
+//! window after a short page starts `overlap` before the last one ended,
+//! and every entry returned within the overlap is remembered as (timestamp,
+//! stream, line) and skipped when it comes back: each line shows once,
+//! however late it arrives within the overlap.
+//!
 
 use std::collections::HashSet;
 
@@ -56,8 +64,11 @@ pub struct Pager {
     remaining: Option<usize>,
     /// The timestamp the last full page ended on, and the entries seen at it.
     boundary: Option<(i64, HashSet<(String, String)>)>,
-    /// A tail: a short page moves `start` to the request's end instead of ending.
+    /// A tail: a short page moves `start` to `overlap` before the request's end instead of ending.
     follow: bool,
+    overlap: i64,
+    /// A tail's entries returned since `start` (see the module header).
+    shown: HashSet<(i64, String, String)>,
     done: bool,
 }
 
@@ -74,15 +85,19 @@ impl Pager {
             remaining: limit,
             boundary: None,
             follow: false,
+            overlap: 0,
+            shown: HashSet::new(),
             done: limit == Some(0),
         }
     }
 
     /// Follows new entries forward from `start`; the caller moves the end with
-    /// each [`Pager::request_until`].
-    pub fn follow(query: &str, start: i64, batch: usize) -> Self {
+    /// each [`Pager::request_until`]. Each window after a short page starts
+    /// `overlap` nanoseconds before the last one ended (see the module header).
+    pub fn follow(query: &str, start: i64, batch: usize, overlap: i64) -> Self {
         let mut p = Self::range(query, Direction::Forward, start, start, None, batch);
         p.follow = true;
+        p.overlap = overlap.max(0);
         p
     }
 
@@ -121,6 +136,9 @@ impl Pager {
     /// Takes the answer to `req`; returns the entries not returned before, in
     /// order, and whether the page was full (more may be waiting at once).
     pub fn accept(&mut self, req: &RangeRequest, mut entries: Vec<Entry>) -> (Vec<Entry>, bool) {
+        if self.follow {
+            return self.accept_follow(req, entries);
+        }
         // A stable sort keeps the service's order within one timestamp.
         match self.direction {
             Direction::Forward => entries.sort_by_key(|e| e.ts),
@@ -177,6 +195,40 @@ impl Pager {
             _ => self.done = true,
         }
         (fresh, brought_new && !self.done)
+    }
+
+    /// A tail's [`Pager::accept`]: entries shown before are skipped; a full
+    /// page moves on from its last timestamp, a short one back to `overlap`
+    /// before its end.
+    fn accept_follow(&mut self, req: &RangeRequest, mut entries: Vec<Entry>) -> (Vec<Entry>, bool) {
+        entries.sort_by_key(|e| e.ts);
+        let full = entries.len() >= req.limit;
+        let last_ts = entries.last().map(|e| e.ts);
+        let mut fresh = Vec::with_capacity(entries.len());
+        let mut at_last = HashSet::new();
+        for e in entries {
+            let (stream, line) = e.key();
+            if Some(e.ts) == last_ts {
+                at_last.insert((stream.clone(), line.clone()));
+            }
+            if self.shown.insert((e.ts, stream, line)) {
+                fresh.push(e);
+            }
+        }
+        match (full, last_ts) {
+            (true, Some(ts)) => {
+                // More wait at once: on from the last timestamp (its entries are known).
+                self.start = self.start.max(ts);
+                self.boundary = Some((ts, at_last));
+            }
+            _ => {
+                self.start = self.start.max(req.end.saturating_sub(self.overlap));
+                self.boundary = None;
+            }
+        }
+        let start = self.start;
+        self.shown.retain(|(ts, _, _)| *ts >= start);
+        (fresh, full)
     }
 
     /// The service refused the `limit` asked as too large and named its
@@ -323,7 +375,7 @@ mod tests {
     #[test]
     fn follow_moves_start_to_end_after_a_short_page() {
         let all = data();
-        let mut p = Pager::follow("{}", 1000, 4);
+        let mut p = Pager::follow("{}", 1000, 4, 0);
         let mut got = Vec::new();
         let mut end = 1001;
         let mut n = 0;
@@ -344,5 +396,30 @@ mod tests {
         assert_eq!(got.len(), all.len());
         let set: HashSet<_> = got.iter().collect();
         assert_eq!(set.len(), all.len());
+    }
+
+    #[test]
+    fn a_tail_shows_lines_stored_late_into_a_window_it_polled_once_each() {
+        let s = stream("a");
+        let mut stored: Vec<Entry> = Vec::new();
+        let mut p = Pager::follow("{}", 0, 3, 50);
+        let mut shown = Vec::new();
+        let poll = |p: &mut Pager, stored: &[Entry], end: i64, shown: &mut Vec<String>| loop {
+            let Some(r) = p.request_until(end) else { return };
+            let (fresh, full) = p.accept(&r, serve(stored, &r, false));
+            shown.extend(fresh.into_iter().map(|e| e.line));
+            if !full {
+                return;
+            }
+        };
+        // Lines at 10, 20, ..., 100, each stored 30 ns after its time (a late batch), polled every 10.
+        for now in (10..=200).step_by(10) {
+            if now - 30 >= 10 && now - 30 <= 100 {
+                stored.push(entry(&s, now - 30, &format!("l{}", now - 30)));
+            }
+            poll(&mut p, &stored, now, &mut shown);
+        }
+        let want: Vec<String> = (1..=10).map(|i| format!("l{}", i * 10)).collect();
+        assert_eq!(shown, want, "each line once, in order");
     }
 }

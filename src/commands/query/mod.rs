@@ -134,6 +134,10 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
     })
 }
 
+/// How late past `--delay` a tail still shows a line: each poll looks this
+/// far back again (lines already shown are skipped).
+const TAIL_LATE_LINES: Duration = Duration::from_secs(10);
+
 pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
     if checked(&args.query)? == QueryKind::Metric {
         return Err(usage(format!("`{}` is a metric query; tail follows log lines", args.query.trim())));
@@ -154,7 +158,9 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async {
         let shutdown = on_interrupt();
         let mut client = QueryClient::new(&c, policy)?;
-        let mut pager = Pager::follow(&args.query, now().saturating_sub(ns(args.since)), batch);
+        // Lines stored up to the delay plus an agent's batch wait and a retry late still show.
+        let overlap = ns(args.delay + TAIL_LATE_LINES);
+        let mut pager = Pager::follow(&args.query, now().saturating_sub(ns(args.since)), batch, overlap);
         let mut p = printer(args.output, !args.no_labels, args.timezone, &args.exclude_label);
         let mut backoff = None;
         loop {

@@ -186,6 +186,7 @@ fn step_list(start: i64, stop: i64, step: i64) -> Vec<i64> {
 }
 
 fn ints(v: Vec<i64>) -> Out {
+    super::charge("a list", v.len().saturating_mul(8))?;
     Ok(Value::Array(v.into_iter().map(Value::from).collect()))
 }
 

@@ -78,7 +78,41 @@ fn text(name: &str, args: &[Value], i: usize) -> Result<String, FuncError> {
 }
 
 fn string(s: impl Into<String>) -> Out {
-    Ok(Value::String(s.into()))
+    let s = s.into();
+    charge("a function", s.len())?;
+    Ok(Value::String(s))
+}
+
+std::thread_local! {
+    /// What the template being rendered on this thread may still make (see [`with_budget`]).
+    static BUDGET: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` (one rendering) with a budget of `bytes` for what the
+/// functions it calls make: strings by their length, lists by 8 bytes an
+/// element. Past it, a function fails (and so the rendering): a template
+/// such as `{{ repeat 1000000 (repeat 1000000 "x") }}` or loops over
+/// `until` in loops end with an error instead of taking the process.
+pub fn with_budget<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
+    let before = BUDGET.with(|b| b.replace(Some(bytes)));
+    let r = f();
+    BUDGET.with(|b| b.set(before));
+    r
+}
+
+/// Takes `n` bytes of the rendering's budget; an error naming `name` when it is spent.
+fn charge(name: &str, n: usize) -> Result<(), FuncError> {
+    BUDGET.with(|b| match b.get() {
+        None => Ok(()),
+        Some(left) if n <= left => {
+            b.set(Some(left - n));
+            Ok(())
+        }
+        Some(_) => {
+            b.set(Some(0));
+            Err(err(name, "the template makes more than its budget allows (it is cut off; the line goes on)"))
+        }
+    })
 }
 
 /// Go's `fmt.Sprintf("%v", v)` of a value (sprig's `toString`).

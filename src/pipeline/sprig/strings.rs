@@ -187,7 +187,10 @@ fn repeat(args: &[Value]) -> Out {
     if !(0..=1_000_000).contains(&n) {
         return Err(err("repeat", "a negative or huge count"));
     }
-    string(text("repeat", args, 1)?.repeat(n as usize))
+    let s = text("repeat", args, 1)?;
+    // Charged before it is made: a million copies of a million bytes are never allocated.
+    super::charge("repeat", s.len().saturating_mul(n as usize))?;
+    Ok(Value::String(s.repeat(n as usize)))
 }
 
 fn two(name: &str, args: &[Value], f: impl Fn(&str, &str) -> String) -> Out {

@@ -89,7 +89,7 @@ impl FileSource {
         }
         let mut found = Vec::new();
         for (dir, names) in &by_dir {
-            for s in siblings(dir) {
+            for s in siblings(dir).list {
                 let Some(name) = s.path.file_name().and_then(|n| n.to_str()) else { continue };
                 let Some((label, since)) = rotation_of(name, names) else { continue };
                 if s.modified <= *since || s.size == 0 || self.files.matches(&s.path) || self.is_followed(s.dev, s.ino)

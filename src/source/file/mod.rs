@@ -94,6 +94,9 @@ pub struct FileSource {
     parked: HashMap<(u64, u64), Parked>,
     /// Paths already warned about (unreadable, too many open files), to warn once.
     warned: HashSet<PathBuf>,
+    /// Files not read for their age (`ignore_older`), by device and inode:
+    /// said once each, and listed in `/status` while they are skipped.
+    too_old: HashMap<(u64, u64), crate::status::FileHandle>,
     /// Compressed files already read in this run (by fingerprint).
     gz_done: HashSet<u64>,
     first_scan: bool,
@@ -145,6 +148,7 @@ impl FileSource {
             tailers: Vec::new(),
             parked: HashMap::new(),
             warned: HashSet::new(),
+            too_old: HashMap::new(),
             gz_done: HashSet::new(),
             first_scan: true,
             started: SystemTime::now(),

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::{FileSource, Mode};
 use crate::config::StartAt;
+use crate::metrics::Metrics;
 use crate::source::fingerprint::{self, open_regular};
 use crate::source::tailer::{is_link, Tailer, DETACHED_IDLE};
 use crate::source::LineFeed;
@@ -82,6 +83,24 @@ impl FileSource {
         None
     }
 
+    /// A file untouched for longer than `ignore_older` is not read: said
+    /// once (with its age and the key), counted, and listed in `/status` as
+    /// skipped until it is written to again.
+    fn skip_too_old(&mut self, path: &Path, meta: &std::fs::Metadata) {
+        let id = (meta.dev(), meta.ino());
+        if self.too_old.contains_key(&id) {
+            return;
+        }
+        let name = self.name();
+        let age = meta.modified().ok().and_then(|m| SystemTime::now().duration_since(m).ok()).unwrap_or_default();
+        tracing::warn!(source = %name, path = %path.display(), age = %crate::util::format_duration(Duration::from_secs(age.as_secs())),
+            ignore_older = %crate::util::format_duration(self.cfg.ignore_older.get()),
+            "file not read: untouched for longer than the source's ignore_older (it is read once written to again; ignore_older = \"0\" reads every file)");
+        Metrics::get().files_skipped.with_label_values(&[&name, "ignore_older"]).inc();
+        let handle = Status::get().track(&name, path, 0, id.0, id.1, 0, meta.len(), FileState::Skipped);
+        self.too_old.insert(id, handle);
+    }
+
     /// Follows `file` (found at `path`, described by `meta`), or holds it
     /// while it is empty. `since`: when its content was first seen.
     fn follow_opened(&mut self, path: &Path, file: File, meta: &std::fs::Metadata, since: SystemTime) {
@@ -119,6 +138,7 @@ impl FileSource {
             }
             None => {
                 if too_old && self.mode == Mode::Follow {
+                    self.skip_too_old(path, meta);
                     return;
                 }
                 let start = if self.mode == Mode::Follow && self.first_scan && self.cfg.start_at == StartAt::End {
@@ -129,6 +149,7 @@ impl FileSource {
                 (self.positions.track(path, fp, dev, ino, start), start)
             }
         };
+        self.too_old.remove(&(dev, ino));
         tracing::debug!(source = %name, path = %path.display(), offset, "tailing file");
         self.event("opened");
         let filename = path.to_string_lossy().into_owned();

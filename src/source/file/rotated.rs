@@ -22,7 +22,10 @@
 //!   and the truncate is lost.
 //!
 //! Work stays bounded: one directory listing per directory with orphans per
-//! scan, at most [`MAX_FINGERPRINT_READS`] files opened to compare
+//! scan, read whole however many entries the directory holds (a mass
+//! rotation leaves thousands of generations beside their paths) and indexed
+//! by device and inode, so each orphan is one lookup, not a pass over the
+//! listing; at most [`MAX_FINGERPRINT_READS`] files opened to compare
 //! fingerprints per orphan, and compressed siblings (`.gz`, `.xz`, ...) are
 //! never opened. An orphan is looked for until it is found or known gone, then
 //! finished, so it costs nothing afterwards. No file is read twice: a file
@@ -44,8 +47,6 @@ use crate::status::{report::FileState, Status};
 
 /// Files opened to compare fingerprints, at most, per orphan and scan.
 const MAX_FINGERPRINT_READS: usize = 16;
-/// Directory entries looked at, at most, per directory and scan.
-const MAX_SIBLINGS: usize = 10_000;
 /// Names of compressed rotations, never opened.
 const COMPRESSED: &[&str] = &["gz", "bz2", "xz", "zst", "lz4", "zip"];
 
@@ -62,12 +63,24 @@ pub(super) struct Sibling {
     pub modified: SystemTime,
 }
 
-/// The regular, uncompressed files of `dir`, newest first.
-pub(super) fn siblings(dir: &Path) -> Vec<Sibling> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+/// The regular, uncompressed files of a directory, newest first, indexed by device and inode.
+#[derive(Debug, Default)]
+pub(super) struct Siblings {
+    pub list: Vec<Sibling>,
+    by_id: HashMap<(u64, u64), usize>,
+}
+
+impl Siblings {
+    fn by_id(&self, id: (u64, u64)) -> Option<&Sibling> {
+        self.by_id.get(&id).map(|&i| &self.list[i])
+    }
+}
+
+/// The regular, uncompressed files of `dir`, newest first: every one, however many.
+pub(super) fn siblings(dir: &Path) -> Siblings {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Siblings::default() };
     let mut out: Vec<Sibling> = entries
         .filter_map(Result::ok)
-        .take(MAX_SIBLINGS)
         .filter_map(|e| {
             let path = e.path();
             if path.extension().is_some_and(|x| COMPRESSED.iter().any(|c| x == *c)) {
@@ -84,7 +97,8 @@ pub(super) fn siblings(dir: &Path) -> Vec<Sibling> {
         })
         .collect();
     out.sort_by_key(|s| std::cmp::Reverse(s.modified));
-    out
+    let by_id = out.iter().enumerate().map(|(i, s)| ((s.dev, s.ino), i)).collect();
+    Siblings { list: out, by_id }
 }
 
 /// Opens `path` when it is a regular file whose first bytes match `fp`.
@@ -97,18 +111,19 @@ fn open_if_same(path: &Path, fp: Fingerprint) -> Option<(File, std::fs::Metadata
 /// Looks among `siblings` for the file known by `fp` (and, first, by `dev`
 /// and `ino`), at least `min_size` long, skipping files for which `taken` is true.
 fn find(
-    siblings: &[Sibling],
+    siblings: &Siblings,
     (dev, ino): (u64, u64),
     fp: Fingerprint,
     min_size: u64,
     taken: impl Fn(u64, u64) -> bool,
 ) -> Option<Found> {
-    if let Some(s) = siblings.iter().find(|s| (s.dev, s.ino) == (dev, ino) && !taken(s.dev, s.ino)) {
+    if let Some(s) = siblings.by_id((dev, ino)).filter(|s| !taken(s.dev, s.ino)) {
         if let Some((f, m)) = open_if_same(&s.path, fp) {
             return Some((s.path.clone(), f, m));
         }
     }
     siblings
+        .list
         .iter()
         .filter(|s| s.size >= min_size && (s.dev, s.ino) != (dev, ino) && !taken(s.dev, s.ino))
         .take(MAX_FINGERPRINT_READS)
@@ -129,7 +144,7 @@ impl FileSource {
     pub(super) fn resume_rotated(&mut self) {
         let orphans: Vec<Orphan> =
             self.positions.orphans().into_iter().filter(|o| self.files.matches(&o.path)).collect();
-        let mut dirs: HashMap<PathBuf, Vec<Sibling>> = HashMap::new();
+        let mut dirs: HashMap<PathBuf, Siblings> = HashMap::new();
         for o in orphans {
             // (Device and inode alone prove nothing here: a deleted file's inode
             // is soon another file's. Every match below also checks the fingerprint.)

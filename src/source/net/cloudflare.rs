@@ -229,6 +229,7 @@ impl Puller {
                 labels: labels.clone(),
                 line: String::from_utf8_lossy(line),
                 metadata: Vec::new(),
+                stream: None,
             }
             .encode(&mut out);
             n += 1;
@@ -239,7 +240,7 @@ impl Puller {
     /// Appends `out` in pieces the spool takes, waiting while it is full;
     /// false when stopped first.
     async fn spool_all(&self, out: Vec<u8>, stop: &CancellationToken) -> bool {
-        let max = self.spool.max_append().max(1) as usize;
+        let max = self.spool.batch_bytes().max(1) as usize;
         let mut rest = &out[..];
         let mut said = false;
         while !rest.is_empty() {

@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use super::http::HttpReceiver;
-use crate::spool::Record;
+use super::push::Refused;
 
 /// A drain receiver: the HTTP side and what labels its lines.
 pub struct HerokuReceiver {
@@ -41,7 +41,7 @@ async fn drain(
     body: axum::body::Body,
 ) -> Response {
     let http = &rx.http;
-    let (tenant, body) = match http.accept(&headers, body).await {
+    let (tenant, body, _held) = match http.accept(&headers, body).await {
         Ok(a) => a,
         Err(r) => return *r,
     };
@@ -56,7 +56,8 @@ async fn drain(
             }
             http.spool(encoded, lines, StatusCode::NO_CONTENT).await
         }
-        Err(message) => http.refuse(StatusCode::BAD_REQUEST, "bad_request", &message),
+        Err(Refused::Bad(message)) => http.refuse(StatusCode::BAD_REQUEST, "bad_request", &message),
+        Err(Refused::TooLarge(message)) => http.refuse(StatusCode::PAYLOAD_TOO_LARGE, "too_large", &message),
     }
 }
 
@@ -126,12 +127,12 @@ impl HerokuReceiver {
         body: &[u8],
         params: &[(String, String)],
         tenant: Option<&str>,
-    ) -> Result<(Vec<u8>, u64, u64), String> {
-        let text = std::str::from_utf8(body).map_err(|e| format!("the body is not UTF-8: {e}"))?;
+    ) -> Result<(Vec<u8>, u64, u64), Refused> {
+        let text = std::str::from_utf8(body).map_err(|e| Refused::Bad(format!("the body is not UTF-8: {e}")))?;
         let now = crate::util::now_ns() as i64;
-        let mut out = Vec::with_capacity(body.len() * 2);
-        let (mut lines, mut dropped) = (0, 0);
-        for f in frames(text)? {
+        let mut enc = crate::spool::Encoder::new(&self.http.stamps, self.http.expand_limit());
+        let mut dropped = 0;
+        for f in frames(text).map_err(Refused::Bad)? {
             let mut labels = self.labels.clone();
             for (k, v) in [
                 ("__heroku_drain_host", f.host),
@@ -152,16 +153,11 @@ impl HerokuReceiver {
             }
             crate::relabel::strip_internal(&mut labels);
             let ts = if self.use_incoming_timestamp { f.ts.unwrap_or(now) } else { now };
-            Record {
-                ts,
-                tenant: tenant.map(Into::into),
-                labels: labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect(),
-                line: f.message.into(),
-                metadata: Vec::new(),
-            }
-            .encode(&mut out);
-            lines += 1;
+            let labels: Vec<_> = labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
+            let stream = enc.stream(tenant, &labels)?;
+            enc.line(stream, ts, f.message, Vec::new())?;
         }
+        let (out, lines) = enc.finish();
         Ok((out, lines, dropped))
     }
 }

@@ -11,6 +11,8 @@ pub struct NetMetrics {
     pub refused: IntCounterVec,
     pub unparsed: IntCounterVec,
     pub spool_bytes: IntGaugeVec,
+    pub metadata_dropped: IntCounterVec,
+    pub pending_bytes: IntGaugeVec,
 }
 
 impl NetMetrics {
@@ -71,6 +73,17 @@ impl NetMetrics {
                 spool_bytes: gauge(
                     "tailship_spool_bytes",
                     "Bytes of spool segments on disk, per network source.",
+                    &["source"],
+                ),
+                metadata_dropped: counter(
+                    "tailship_receiver_metadata_dropped_total",
+                    "Received lines shipped without their structured metadata (the client has \
+                     structured_metadata = false), per network source and client.",
+                    &["source", "client"],
+                ),
+                pending_bytes: gauge(
+                    "tailship_receiver_pending_bytes",
+                    "Bytes of requests, partial messages and chunks a receiver holds in memory, per network source.",
                     &["source"],
                 ),
             }

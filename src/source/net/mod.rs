@@ -9,6 +9,7 @@
 //! ([`Receivers::reload`]) restarts those whose settings changed and keeps
 //! the others running. The readers belong to each client's lane.
 
+pub mod budget;
 pub mod cloudflare;
 pub mod gcplog;
 pub mod gelf;
@@ -215,7 +216,9 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
     };
     let r = s.config.receiver.clone().unwrap_or_default();
     let limits = crate::util::serve::ServeLimits {
-        header_timeout: r.idle_timeout.get(),
+        // A request's header must arrive within request_timeout (its body too:
+        // see http::HttpReceiver::read); an idle kept-alive connection goes then too.
+        header_timeout: r.idle_timeout.get().min(r.request_timeout.get()),
         max_connections: r.max_connections,
         shutdown_grace: std::time::Duration::from_secs(1),
     };
@@ -228,6 +231,7 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
         open: Some(m.connections.with_label_values(&[&s.name])),
         tls: tls.clone(),
         tls_failed: tls.as_ref().map(|_| m.refused.with_label_values(&[&s.name, "tls"])),
+        evicted: Some(m.refused.with_label_values(&[&s.name, "evicted_idle"])),
     };
     let web = if tls.is_some() { "https" } else { "http" };
     let (at, protocol) = match s.config.kind {

@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use super::http::HttpReceiver;
 use super::proto;
-use crate::spool::Record;
+use crate::spool::{Encoder, Overflow};
 use crate::util::is_valid_label_name;
 
 /// The routes of a push receiver.
@@ -30,62 +30,113 @@ pub fn router(rx: Arc<HttpReceiver>) -> axum::Router {
 }
 
 async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
-    let (tenant, body) = match rx.accept(&headers, body).await {
+    let (tenant, body, mut held) = match rx.accept(&headers, body).await {
         Ok(a) => a,
         Err(r) => return *r,
     };
     let ctype = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+    let mut enc = Encoder::new(&rx.stamps, rx.expand_limit());
     let decoded = if ctype.starts_with("application/x-protobuf") {
-        decode_protobuf(&body, tenant.as_deref())
+        // What it decompresses to is held too (at most max_message_bytes: checked before it is).
+        let size = snap::raw::decompress_len(&body).unwrap_or(0).min(rx.max_body);
+        if !held.grow(size) {
+            return rx.busy();
+        }
+        decode_protobuf(&body, tenant.as_deref(), rx.max_body, &mut enc)
     } else {
-        decode_json(&body, tenant.as_deref())
+        decode_json(&body, tenant.as_deref(), &mut enc)
     };
+    drop(body);
     match decoded {
-        Ok((encoded, lines)) => rx.spool(encoded, lines, StatusCode::NO_CONTENT).await,
-        Err(message) => rx.refuse(StatusCode::BAD_REQUEST, "bad_request", &message),
+        Ok(()) => {
+            let (encoded, lines) = enc.finish();
+            if !held.grow(encoded.len()) {
+                return rx.busy();
+            }
+            rx.spool(encoded, lines, StatusCode::NO_CONTENT).await
+        }
+        Err(Refused::Bad(message)) => rx.refuse(StatusCode::BAD_REQUEST, "bad_request", &message),
+        Err(Refused::TooLarge(message)) => rx.refuse(StatusCode::PAYLOAD_TOO_LARGE, "too_large", &message),
     }
 }
 
-/// Checks a stream's label names, as Loki does (a bad one is a 400).
-fn check_labels<'a>(labels: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
-    for name in labels {
+/// Why a body was refused.
+#[derive(Debug)]
+pub enum Refused {
+    /// It does not parse, or the service would refuse it (400).
+    Bad(String),
+    /// It is, or expands to, more than the receiver takes (413).
+    TooLarge(String),
+}
+
+impl From<Overflow> for Refused {
+    fn from(o: Overflow) -> Self {
+        Refused::TooLarge(format!(
+            "{o} (receiver.max_message_bytes, spool.max_bytes): send fewer lines per request, or fewer labels"
+        ))
+    }
+}
+
+/// Checks a stream's labels as the service does (Loki answers 400 to a
+/// bad name, more than 15 labels, a name over 1,024 or a value over 2,048
+/// bytes): what the relay acknowledges it can deliver.
+pub fn check_labels<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<(), String> {
+    let mut n = 0;
+    for (name, value) in labels {
+        n += 1;
         if !is_valid_label_name(name) {
-            return Err(format!("error parsing labels: invalid label name {name:?}"));
+            return Err(format!(
+                "error parsing labels: invalid label name {name:?} (names match [a-zA-Z_][a-zA-Z0-9_]*)"
+            ));
         }
+        if name.len() > MAX_LABEL_NAME_BYTES {
+            return Err(format!("label name {}... is over {MAX_LABEL_NAME_BYTES} bytes", &name[..32]));
+        }
+        if value.len() > MAX_LABEL_VALUE_BYTES {
+            return Err(format!("the value of label {name:?} is over {MAX_LABEL_VALUE_BYTES} bytes"));
+        }
+    }
+    if n > MAX_LABELS {
+        return Err(format!("a stream has {n} labels; the service takes at most {MAX_LABELS}"));
     }
     Ok(())
 }
 
-/// A protobuf body (snappy block format, as Loki takes it) as spool records.
-pub fn decode_protobuf(body: &[u8], tenant: Option<&str>) -> Result<(Vec<u8>, u64), String> {
-    let raw = snap::raw::Decoder::new().decompress_vec(body).map_err(|e| format!("snappy: {e}"))?;
-    let req = proto::PushRequest::decode(raw.as_slice()).map_err(|e| format!("protobuf: {e}"))?;
-    let mut out = Vec::with_capacity(raw.len() + raw.len() / 2);
-    let mut lines = 0;
+/// What Loki refuses by default (`max_label_names_per_series`, `max_label_name_length`, `max_label_value_length`).
+pub const MAX_LABELS: usize = 15;
+pub const MAX_LABEL_NAME_BYTES: usize = 1024;
+pub const MAX_LABEL_VALUE_BYTES: usize = 2048;
+
+/// A protobuf body (snappy block format, as Loki takes it) as spool lines:
+/// its decompressed size is held to `max` before anything is allocated.
+pub fn decode_protobuf(body: &[u8], tenant: Option<&str>, max: usize, enc: &mut Encoder<'_>) -> Result<(), Refused> {
+    let size = snap::raw::decompress_len(body).map_err(|e| Refused::Bad(format!("snappy: {e}")))?;
+    if size > max {
+        return Err(Refused::TooLarge(format!(
+            "the body decompresses to {size} bytes, over receiver.max_message_bytes ({max})"
+        )));
+    }
+    let raw = snap::raw::Decoder::new().decompress_vec(body).map_err(|e| Refused::Bad(format!("snappy: {e}")))?;
+    let req = proto::PushRequest::decode(raw.as_slice()).map_err(|e| Refused::Bad(format!("protobuf: {e}")))?;
+    drop(raw);
     for s in &req.streams {
         let sel = crate::logql::parse_log_query(&s.labels)
-            .map_err(|e| format!("error parsing labels {:?}: {e}", s.labels))?;
+            .map_err(|e| Refused::Bad(format!("error parsing labels {:?}: {e}", s.labels)))?;
         let labels: Vec<(Cow<'_, str>, Cow<'_, str>)> =
             sel.matchers.iter().map(|m| (Cow::Borrowed(m.name.as_str()), Cow::Borrowed(m.value.as_str()))).collect();
-        check_labels(labels.iter().map(|(k, _)| k.as_ref()))?;
+        check_labels(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))).map_err(Refused::Bad)?;
+        let stream = enc.stream(tenant, &labels)?;
         for e in &s.entries {
             let ts = e.timestamp.as_ref().map_or(0, |t| t.seconds.saturating_mul(1_000_000_000) + t.nanos as i64);
-            let r = Record {
-                ts,
-                tenant: tenant.map(Cow::Borrowed),
-                labels: labels.clone(),
-                line: String::from_utf8_lossy(&e.line),
-                metadata: e
-                    .structured_metadata
-                    .iter()
-                    .map(|p| (Cow::Borrowed(p.name.as_str()), Cow::Borrowed(p.value.as_str())))
-                    .collect(),
-            };
-            r.encode(&mut out);
-            lines += 1;
+            let metadata = e
+                .structured_metadata
+                .iter()
+                .map(|p| (Cow::Borrowed(p.name.as_str()), Cow::Borrowed(p.value.as_str())))
+                .collect();
+            enc.line(stream, ts, &String::from_utf8_lossy(&e.line), metadata)?;
         }
     }
-    Ok((out, lines))
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -158,41 +209,37 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonMeta<'a> {
     }
 }
 
-/// A JSON body as spool records.
-pub fn decode_json(body: &[u8], tenant: Option<&str>) -> Result<(Vec<u8>, u64), String> {
-    let req: JsonPush<'_> = serde_json::from_slice(body).map_err(|e| format!("error parsing push request: {e}"))?;
-    let mut out = Vec::with_capacity(body.len() + body.len() / 4);
-    let mut lines = 0;
+/// A JSON body as spool lines.
+pub fn decode_json(body: &[u8], tenant: Option<&str>, enc: &mut Encoder<'_>) -> Result<(), Refused> {
+    let req: JsonPush<'_> =
+        serde_json::from_slice(body).map_err(|e| Refused::Bad(format!("error parsing push request: {e}")))?;
     for s in req.streams {
-        let stream = s.stream.0;
-        check_labels(stream.iter().map(|(k, _)| k.as_ref()))?;
+        let labels = s.stream.0;
+        check_labels(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))).map_err(Refused::Bad)?;
+        let stream = enc.stream(tenant, &labels)?;
         for e in s.values {
-            let r = Record {
-                ts: e.ts,
-                tenant: tenant.map(Cow::Borrowed),
-                labels: stream.clone(),
-                line: e.line,
-                metadata: e.metadata,
-            };
-            r.encode(&mut out);
-            lines += 1;
+            enc.line(stream, e.ts, &e.line, e.metadata)?;
         }
     }
-    Ok((out, lines))
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spool::{resolved as records, Stamps};
 
-    fn records(encoded: &[u8]) -> Vec<Record<'_>> {
-        encoded.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| Record::decode(l).unwrap()).collect()
+    fn json(body: &[u8], tenant: Option<&str>) -> Result<(Vec<u8>, u64), Refused> {
+        let stamps = Stamps::new();
+        let mut enc = Encoder::new(&stamps, 1 << 20);
+        decode_json(body, tenant, &mut enc)?;
+        Ok(enc.finish())
     }
 
     #[test]
     fn json_bodies_keep_labels_metadata_and_tenant() {
         let body = br#"{"streams":[{"stream":{"job":"a","host":"h"},"values":[["1700000000000000001","one"],["1700000000000000002","two",{"trace_id":"t1"}]]}]}"#;
-        let (enc, n) = decode_json(body, Some("team")).unwrap();
+        let (enc, n) = json(body, Some("team")).unwrap();
         assert_eq!(n, 2);
         let r = records(&enc);
         assert_eq!(r[0].line, "one");
@@ -203,14 +250,44 @@ mod tests {
     }
 
     #[test]
+    fn a_push_of_short_lines_with_many_labels_costs_about_its_own_size() {
+        let labels: String =
+            (0..8).map(|i| format!("\"label_{i}\":\"{}\"", "v".repeat(40))).collect::<Vec<_>>().join(",");
+        let values: Vec<String> =
+            (0..10_000).map(|i| format!("[\"{}\",\"GET /healthz {i}\"]", 1_700_000_000_000_000_000i64 + i)).collect();
+        let body = format!("{{\"streams\":[{{\"stream\":{{{labels}}},\"values\":[{}]}}]}}", values.join(","));
+        let (enc, n) = json(body.as_bytes(), None).unwrap();
+        assert_eq!(n, 10_000);
+        assert!(enc.len() < body.len() * 2, "{} bytes of spool for a body of {}", enc.len(), body.len());
+    }
+
+    #[test]
     fn bad_json_bodies_are_refused_with_a_message() {
+        let long_value = format!(r#"{{"streams":[{{"stream":{{"a":"{}"}},"values":[["1","l"]]}}]}}"#, "x".repeat(3000));
+        let many: String = (0..16).map(|i| format!("\"l{i}\":\"v\"")).collect::<Vec<_>>().join(",");
+        let many = format!(r#"{{"streams":[{{"stream":{{{many}}},"values":[["1","l"]]}}]}}"#);
         for bad in [
             &br#"{"streams":[{"stream":{"a-b":"x"},"values":[["1","l"]]}]}"#[..],
             br#"{"streams":[{"stream":{},"values":[[1,"l"]]}]}"#,
             b"nope",
+            long_value.as_bytes(),
+            many.as_bytes(),
         ] {
-            assert!(decode_json(bad, None).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(matches!(json(bad, None), Err(Refused::Bad(_))), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn a_body_that_expands_past_the_limit_is_refused_as_too_large() {
+        let labels: String =
+            (0..15).map(|i| format!("\"l{i}\":\"{}\"", "v".repeat(2000))).collect::<Vec<_>>().join(",");
+        let values: Vec<String> = (0..50_000).map(|i| format!("[\"{i}\",\"\",{{\"k\":\"v\"}}]")).collect();
+        let body = format!("{{\"streams\":[{{\"stream\":{{{labels}}},\"values\":[{}]}}]}}", values.join(","));
+        let stamps = Stamps::new();
+        let mut enc = Encoder::new(&stamps, body.len() * 4);
+        assert!(decode_json(body.as_bytes(), None, &mut enc).is_ok(), "labels are written once");
+        let mut enc = Encoder::new(&stamps, 1000);
+        assert!(matches!(decode_json(body.as_bytes(), None, &mut enc), Err(Refused::TooLarge(_))));
     }
 
     #[test]
@@ -227,13 +304,26 @@ mod tests {
             }],
         };
         let body = snap::raw::Encoder::new().compress_vec(&req.encode_to_vec()).unwrap();
-        let (enc, n) = decode_protobuf(&body, None).unwrap();
+        let stamps = Stamps::new();
+        let mut enc = Encoder::new(&stamps, 1 << 20);
+        decode_protobuf(&body, None, 1 << 20, &mut enc).unwrap();
+        let (enc, n) = enc.finish();
         assert_eq!(n, 1);
         let r = records(&enc);
         assert_eq!(r[0].ts, 1_700_000_000_000_000_005);
         assert_eq!(r[0].line, "hello \u{fffd}");
         assert!(r[0].labels.contains(&(Cow::Borrowed("job"), Cow::Borrowed("app"))));
         assert_eq!(r[0].metadata.len(), 1);
-        assert!(decode_protobuf(b"garbage", None).is_err());
+        let mut enc = Encoder::new(&stamps, 1 << 20);
+        assert!(decode_protobuf(b"garbage", None, 1 << 20, &mut enc).is_err());
+    }
+
+    #[test]
+    fn a_snappy_body_that_decompresses_past_the_limit_is_refused_before_it_is_decompressed() {
+        let body = snap::raw::Encoder::new().compress_vec(&vec![0u8; 4 << 20]).unwrap();
+        assert!(body.len() < 300 << 10);
+        let stamps = Stamps::new();
+        let mut enc = Encoder::new(&stamps, 1 << 20);
+        assert!(matches!(decode_protobuf(&body, None, 1 << 20, &mut enc), Err(Refused::TooLarge(_))));
     }
 }

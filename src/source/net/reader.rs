@@ -4,6 +4,12 @@
 //! offset moves only once the service acknowledged them. A sealed segment
 //! delivered to its end is finished in the positions and offered for
 //! deletion (see [`crate::spool::SourceSpool::delivered`]).
+//!
+//! Records that name their stream by a stream line (see
+//! [`crate::spool::StreamDef`]) take its tenant and labels; a segment opened
+//! past its start first reads the stream lines before its offset. Structured
+//! metadata goes on only to a client that takes it
+//! (`client.structured_metadata`); otherwise it is left off and counted.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
@@ -16,7 +22,7 @@ use crate::pipeline::{FileContext, SourceStages};
 use crate::positions::{AckRef, Fingerprint, Positions, FINGERPRINT_BYTES};
 use crate::queue::{Chunk, Interner, StreamRef};
 use crate::source::Outlet;
-use crate::spool::{segment_path, Record, SourceSpool};
+use crate::spool::{segment_path, Record, SourceSpool, StreamDef};
 
 /// Bytes read from a segment at once.
 const READ_BYTES: usize = 1 << 20;
@@ -42,6 +48,8 @@ pub struct SpoolReader {
     pub max_line_bytes: usize,
     pub positions: Arc<Positions>,
     pub interner: Arc<Interner>,
+    /// `client.structured_metadata`: else records' metadata is left off (and counted).
+    pub structured_metadata: bool,
     pub out: Outlet,
 }
 
@@ -63,6 +71,33 @@ struct Segment {
     file: File,
     /// Where the next record starts (the offset handed on).
     offset: u64,
+    /// The stream lines read so far, by id, with the stream each became.
+    defs: HashMap<u32, (StreamDef<'static>, Option<StreamRef>)>,
+}
+
+/// The stream lines of `file` before `offset`.
+fn defs_before(file: &File, offset: u64) -> HashMap<u32, (StreamDef<'static>, Option<StreamRef>)> {
+    let mut defs = HashMap::new();
+    let mut at = 0u64;
+    let mut carry: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; READ_BYTES];
+    while at < offset {
+        let want = ((offset - at) as usize).min(READ_BYTES);
+        let n = match file.read_at(&mut buf[..want], at) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        at += n as u64;
+        carry.extend_from_slice(&buf[..n]);
+        let Some(last) = memchr::memrchr(b'\n', &carry) else { continue };
+        for line in carry[..last].split(|&b| b == b'\n') {
+            if let Some(d) = StreamDef::decode(line) {
+                defs.insert(d.id, (d.into_owned(), None));
+            }
+        }
+        carry.drain(..=last);
+    }
+    defs
 }
 
 impl SpoolReader {
@@ -155,26 +190,36 @@ impl SpoolReader {
             Some(found) => found,
             None => (self.positions.track(&path, Fingerprint::of(&prefix), meta.dev(), meta.ino(), 0), 0),
         };
-        Some(Segment { seq, key, file, offset })
+        let defs = if offset > 0 { defs_before(&file, offset) } else { HashMap::new() };
+        Some(Segment { seq, key, file, offset, defs })
     }
 
     /// Reads what `seg` holds past its offset into one chunk and queues it.
     /// `Some(true)`: something was read; `Some(false)`: nothing new; `None`: the segment is gone.
     fn read(&mut self, seg: &mut Segment, streams: &mut Streams) -> Option<bool> {
-        let mut buf = vec![0u8; READ_BYTES];
-        let n = match seg.file.read_at(&mut buf, seg.offset) {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::warn!(source = %self.name, segment = seg.seq, error = %e, "cannot read a spool segment");
-                return None;
-            }
-        };
-        buf.truncate(n);
-        let Some(last_nl) = memchr::memrchr(b'\n', &buf) else {
-            if n == READ_BYTES {
-                tracing::warn!(source = %self.name, segment = seg.seq, "a spool record longer than 1 MiB; skipping it");
-            }
+        // A record longer than one read (a long message) is read whole: the
+        // buffer grows until it holds a record's end.
+        // Only what was synced: a group whose write failed is cut off again.
+        let avail = self.spool.synced(seg.seq).saturating_sub(seg.offset) as usize;
+        if avail == 0 {
             return Some(false);
+        }
+        let mut want = READ_BYTES.min(avail);
+        let (buf, last_nl) = loop {
+            let mut buf = vec![0u8; want];
+            let n = match seg.file.read_at(&mut buf, seg.offset) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(source = %self.name, segment = seg.seq, error = %e, "cannot read a spool segment");
+                    return None;
+                }
+            };
+            buf.truncate(n);
+            match memchr::memrchr(b'\n', &buf) {
+                Some(i) => break (buf, i),
+                None if n == want && want < avail => want = (want * 2).min(avail),
+                None => return Some(false),
+            }
         };
         let whole = &buf[..=last_nl];
         let mut chunk = Chunk::with_capacity(self.name.clone(), whole.len());
@@ -186,8 +231,21 @@ impl SpoolReader {
             if line.is_empty() || start == 0 || crate::spool::is_mark(line) {
                 continue;
             }
+            if crate::spool::is_stream(line) {
+                match StreamDef::decode(line) {
+                    Some(d) => {
+                        seg.defs.insert(d.id, (d.into_owned(), None));
+                    }
+                    None => damaged += 1,
+                }
+                continue;
+            }
             match Record::decode(line) {
-                Some(r) => self.add(&r, &mut chunk, streams),
+                Some(r) => {
+                    if !self.add(&r, &mut seg.defs, &mut chunk, streams) {
+                        damaged += 1;
+                    }
+                }
                 None => damaged += 1,
             }
         }
@@ -207,19 +265,42 @@ impl SpoolReader {
     }
 
     /// One record into `chunk`: through the stages if the source has some.
-    fn add(&mut self, r: &Record<'_>, chunk: &mut Chunk, streams: &mut Streams) {
+    /// False when it names a stream line the segment does not hold (damaged).
+    fn add(
+        &mut self,
+        r: &Record<'_>,
+        defs: &mut HashMap<u32, (StreamDef<'static>, Option<StreamRef>)>,
+        chunk: &mut Chunk,
+        streams: &mut Streams,
+    ) -> bool {
         let line = crate::util::cut_at_char(&r.line, self.max_line_bytes);
-        let meta = r.metadata_json();
-        let tenant = r.tenant.as_deref().map(str::to_string);
+        let meta = if r.metadata.is_empty() {
+            None
+        } else if self.structured_metadata {
+            r.metadata_json()
+        } else {
+            super::metrics::NetMetrics::get()
+                .metadata_dropped
+                .with_label_values(&[&*self.name, self.client.as_str()])
+                .inc();
+            None
+        };
+        let (tenant, labels, known) = match r.stream {
+            Some(id) => match defs.get_mut(&id) {
+                Some((d, known)) => (d.tenant.as_deref(), &d.labels, Some(known)),
+                None => return false,
+            },
+            None => (r.tenant.as_deref(), &r.labels, None),
+        };
         if let Some(stages) = &mut self.stages {
-            let tenant = tenant.or_else(|| self.default_tenant.as_deref().map(str::to_string));
+            let tenant = tenant.map(str::to_string).or_else(|| self.default_tenant.as_deref().map(str::to_string));
             let make = &stages.make;
             let (st, ctx) = stages.built.entry(tenant.clone()).or_insert_with(|| {
                 let st = make(tenant.as_deref());
                 let ctx = st.context_for(self.labels.clone());
                 (st, ctx)
             });
-            let labels: Vec<(&str, &str)> = r.labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
+            let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
             let before = chunk.entries.len();
             st.process_with_labels(ctx, line.as_bytes(), r.ts, &labels, chunk);
             // The record's structured metadata goes with it unless a stage set some.
@@ -231,9 +312,16 @@ impl SpoolReader {
                     }
                 }
             }
-            return;
+            return true;
         }
-        let key = (tenant, r.labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+        if let Some(Some(stream)) = known.as_deref() {
+            chunk.push_line(stream, line, r.ts, meta.as_deref());
+            return true;
+        }
+        let key = (
+            tenant.map(str::to_string),
+            labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>(),
+        );
         let stream = match streams.get(&key) {
             Some(s) => s.clone(),
             None => {
@@ -250,6 +338,10 @@ impl SpoolReader {
                 s
             }
         };
+        if let Some(known) = known {
+            *known = Some(stream.clone());
+        }
         chunk.push_line(&stream, line, r.ts, meta.as_deref());
+        true
     }
 }

@@ -115,6 +115,7 @@ impl Translator {
             labels: labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect(),
             line: line.into(),
             metadata: Vec::new(),
+            stream: None,
         }
         .encode(out);
         true
@@ -175,7 +176,7 @@ struct PushMessage {
 
 async fn push(State(rx): State<Arc<PushReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
     let http = &rx.http;
-    let (tenant, body) = match http.accept(&headers, body).await {
+    let (tenant, body, _held) = match http.accept(&headers, body).await {
         Ok(a) => a,
         Err(r) => return *r,
     };

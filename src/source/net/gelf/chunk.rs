@@ -3,8 +3,13 @@
 //! sequence number and a count of at most 128). Chunks are put together in
 //! any order; a message not whole 5 seconds after its first chunk expires
 //! and is counted. The whole message is then decompressed if it is.
+//!
+//! What waits is held to a byte budget (`receiver.max_pending_bytes`) for
+//! all messages together: past it, the messages waiting longest are given
+//! up (and counted) to make room, so a flood of chunks that never complete
+//! costs a bounded amount of memory and cannot starve messages that do.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -47,16 +52,65 @@ struct Pending {
     bytes: usize,
 }
 
+impl Pending {
+    /// What it holds in memory: its chunks and their slots.
+    fn cost(&self) -> usize {
+        self.bytes + self.parts.len() * std::mem::size_of::<Option<Vec<u8>>>() + 64
+    }
+}
+
 /// Puts chunked messages together.
 pub struct Assembler {
     max: usize,
     pending: HashMap<[u8; 8], Pending>,
+    /// Messages by the arrival of their first chunk (some may be gone already).
+    order: VecDeque<[u8; 8]>,
+    /// Bytes the waiting messages hold, and the most they may.
+    held: usize,
+    budget: usize,
+    /// Messages given up to keep within the budget, not yet counted by the caller.
+    evicted: usize,
 }
 
 impl Assembler {
-    /// An assembler for messages of at most `max` bytes (compressed or not).
-    pub fn new(max: usize) -> Self {
-        Self { max, pending: HashMap::new() }
+    /// An assembler for messages of at most `max` bytes (compressed or
+    /// not), all waiting ones together holding at most `budget` bytes.
+    pub fn new(max: usize, budget: usize) -> Self {
+        Self { max, pending: HashMap::new(), order: VecDeque::new(), held: 0, budget, evicted: 0 }
+    }
+
+    /// Bytes the waiting messages hold.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Messages given up for the budget since the last call.
+    pub fn take_evicted(&mut self) -> usize {
+        std::mem::take(&mut self.evicted)
+    }
+
+    fn remove(&mut self, id: &[u8; 8]) -> Option<Pending> {
+        let p = self.pending.remove(id)?;
+        self.held -= p.cost();
+        Some(p)
+    }
+
+    /// Gives up the messages waiting longest (not `keep`) until `need` more bytes fit.
+    fn make_room(&mut self, need: usize, keep: &[u8; 8]) -> bool {
+        while self.held + need > self.budget {
+            let Some(id) = self.order.pop_front() else { return false };
+            if &id == keep {
+                self.order.push_back(id);
+                if self.order.len() == 1 {
+                    return false;
+                }
+                continue;
+            }
+            if self.remove(&id).is_some() {
+                self.evicted += 1;
+            }
+        }
+        true
     }
 
     /// One datagram: `Ok(Some(message))` when a message is whole (decompressed),
@@ -78,32 +132,43 @@ impl Assembler {
         if count == 1 {
             return decompress(body, self.max).map(Some);
         }
-        if !self.pending.contains_key(&id) && self.pending.len() >= MAX_PENDING {
-            return Err(FrameError::PendingLimit);
+        if !self.pending.contains_key(&id) {
+            if self.pending.len() >= MAX_PENDING {
+                return Err(FrameError::PendingLimit);
+            }
+            let fresh = Pending { first: now, parts: vec![None; count], got: 0, bytes: 0 };
+            if !self.make_room(fresh.cost() + body.len(), &id) {
+                return Err(FrameError::PendingLimit);
+            }
+            self.held += fresh.cost();
+            self.pending.insert(id, fresh);
+            self.order.push_back(id);
         }
-        let p = self.pending.entry(id).or_insert_with(|| Pending {
-            first: now,
-            parts: vec![None; count],
-            got: 0,
-            bytes: 0,
-        });
+        let Some(p) = self.pending.get(&id) else { return Ok(None) };
         if p.parts.len() != count {
-            self.pending.remove(&id);
+            self.remove(&id);
             return Err(FrameError::BadChunk);
         }
         if p.parts[seq].is_none() {
+            if p.bytes + body.len() > self.max {
+                self.remove(&id);
+                return Err(FrameError::TooLarge);
+            }
+            if !self.make_room(body.len(), &id) {
+                self.remove(&id);
+                return Err(FrameError::PendingLimit);
+            }
+            let Some(p) = self.pending.get_mut(&id) else { return Ok(None) };
             p.bytes += body.len();
             p.got += 1;
             p.parts[seq] = Some(body.to_vec());
+            self.held += body.len();
         }
-        if p.bytes > self.max {
-            self.pending.remove(&id);
-            return Err(FrameError::TooLarge);
-        }
+        let Some(p) = self.pending.get(&id) else { return Ok(None) };
         if p.got < count {
             return Ok(None);
         }
-        let Some(p) = self.pending.remove(&id) else { return Ok(None) };
+        let Some(p) = self.remove(&id) else { return Ok(None) };
         let whole: Vec<u8> = p.parts.into_iter().flatten().flatten().collect();
         decompress(&whole, self.max).map(Some)
     }
@@ -112,7 +177,17 @@ impl Assembler {
     /// `now`; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
         let before = self.pending.len();
-        self.pending.retain(|_, p| now.duration_since(p.first) < EXPIRY);
+        let mut freed = 0;
+        self.pending.retain(|_, p| {
+            let keep = now.duration_since(p.first) < EXPIRY;
+            if !keep {
+                freed += p.cost();
+            }
+            keep
+        });
+        self.held -= freed;
+        let pending = &self.pending;
+        self.order.retain(|id| pending.contains_key(id));
         before - self.pending.len()
     }
 
@@ -161,7 +236,7 @@ mod tests {
 
     #[test]
     fn plain_gzip_and_zlib_messages() {
-        let mut a = Assembler::new(1 << 20);
+        let mut a = Assembler::new(1 << 20, 64 << 20);
         let now = Instant::now();
         assert_eq!(a.datagram(SPEC.as_bytes(), now).unwrap().unwrap(), SPEC.as_bytes());
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -180,7 +255,7 @@ mod tests {
         let packed = gz.finish().unwrap();
         let parts: Vec<&[u8]> = packed.chunks(packed.len() / 3 + 1).collect();
         assert_eq!(parts.len(), 3);
-        let mut a = Assembler::new(1 << 20);
+        let mut a = Assembler::new(1 << 20, 64 << 20);
         let now = Instant::now();
         assert_eq!(a.datagram(&chunk(7, 2, 3, parts[2]), now), Ok(None));
         assert_eq!(a.datagram(&chunk(7, 0, 3, parts[0]), now), Ok(None));
@@ -192,7 +267,7 @@ mod tests {
 
     #[test]
     fn bad_chunks_and_expiry() {
-        let mut a = Assembler::new(1 << 20);
+        let mut a = Assembler::new(1 << 20, 64 << 20);
         let now = Instant::now();
         assert_eq!(a.datagram(&chunk(1, 0, 0, b"x"), now), Err(FrameError::BadChunk));
         assert_eq!(a.datagram(&chunk(1, 0, 129, b"x"), now), Err(FrameError::BadChunk));
@@ -210,7 +285,7 @@ mod tests {
 
     #[test]
     fn too_large_whole_or_in_chunks() {
-        let mut a = Assembler::new(100);
+        let mut a = Assembler::new(100, 64 << 20);
         let now = Instant::now();
         assert_eq!(a.datagram(&[b'a'; 101], now), Err(FrameError::TooLarge));
         assert_eq!(a.datagram(&chunk(4, 0, 3, &[b'a'; 60]), now), Ok(None));
@@ -219,5 +294,23 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(&[b'a'; 1000]).unwrap();
         assert_eq!(a.datagram(&gz.finish().unwrap(), now), Err(FrameError::TooLarge));
+    }
+
+    #[test]
+    fn a_flood_of_messages_never_whole_stays_within_the_budget_and_whole_ones_still_arrive() {
+        let budget = 1 << 20;
+        let mut a = Assembler::new(8 << 20, budget);
+        let now = Instant::now();
+        let body = vec![b'a'; 8000];
+        for id in 0..2_000u64 {
+            for seq in 0..127u8 {
+                let _ = a.datagram(&chunk(id, seq, 128, &body), now);
+            }
+            assert!(a.held() <= budget, "{} held", a.held());
+        }
+        assert!(a.take_evicted() > 0);
+        // A message whose chunks come together is put together despite the flood.
+        assert_eq!(a.datagram(&chunk(99_999, 0, 2, b"{\"a\":"), now), Ok(None));
+        assert_eq!(a.datagram(&chunk(99_999, 1, 2, b"1}"), now).unwrap().unwrap(), b"{\"a\":1}");
     }
 }

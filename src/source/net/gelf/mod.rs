@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::metrics::NetMetrics;
 use super::NetSource;
 use crate::config::ReceiverConfig;
-use crate::spool::{Record, SourceSpool, SpoolError};
+use crate::spool::{stream_key, Record, SourceSpool, SpoolError, Stamps};
 use chunk::Assembler;
 
 /// GELF's levels (syslog severities) by number, as Promtail names them.
@@ -33,6 +33,8 @@ pub struct GelfReceiver {
     labels: crate::relabel::Labels,
     relabel: Option<Arc<crate::relabel::Rules>>,
     tenant: Option<String>,
+    /// Each stream's last timestamp: equal ones are made distinct.
+    stamps: Stamps,
 }
 
 impl GelfReceiver {
@@ -44,6 +46,7 @@ impl GelfReceiver {
             labels: s.config.labels.clone(),
             relabel: s.relabel.clone(),
             tenant: s.config.tenant_id.clone(),
+            stamps: Stamps::new(),
         }
     }
 
@@ -58,7 +61,8 @@ impl GelfReceiver {
             m.unparsed.with_label_values(&[&self.name]).inc();
             let mut labels: Vec<_> = self.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
             labels.push(("gelf_unparsed".into(), "true".into()));
-            Record { ts: now, tenant, labels, line: line.into(), metadata: Vec::new() }.encode(out);
+            let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), now);
+            Record { ts, tenant, labels, line: line.into(), ..Default::default() }.encode(out);
             return true;
         };
         let mut labels = self.labels.clone();
@@ -87,14 +91,9 @@ impl GelfReceiver {
             Some(t) if self.config.use_incoming_timestamp => (t * 1e6).round() as i64 * 1000,
             _ => now,
         };
-        Record {
-            ts,
-            tenant,
-            labels: labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect(),
-            line: line.into(),
-            metadata: Vec::new(),
-        }
-        .encode(out);
+        let labels: Vec<_> = labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
+        let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), ts);
+        Record { ts, tenant, labels, line: line.into(), ..Default::default() }.encode(out);
         true
     }
 
@@ -102,11 +101,13 @@ impl GelfReceiver {
     /// (what arrived meanwhile in the same write); chunks wait for the rest
     /// of their message, which expires after 5 s (`reason="incomplete"`).
     pub async fn serve_udp(self: Arc<Self>, socket: tokio::net::UdpSocket, stop: CancellationToken) {
-        let max = self.config.max_message_bytes.get() as usize;
-        let mut chunks = Assembler::new(max);
+        let max = self.config.message_bytes(crate::config::SourceType::Gelf) as usize;
+        let pending = self.config.max_pending_bytes.get() as usize;
+        let mut chunks = Assembler::new(max, pending);
         let mut buf = vec![0u8; 65_536];
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         let m = NetMetrics::get();
+        let pending = m.pending_bytes.with_label_values(&[&self.name]);
         loop {
             let first = tokio::select! {
                 r = socket.recv_from(&mut buf) => match r {
@@ -117,6 +118,7 @@ impl GelfReceiver {
                     }
                 },
                 _ = tick.tick() => {
+                    pending.set(chunks.held() as i64);
                     let expired = chunks.expire(Instant::now());
                     if expired > 0 {
                         m.refused.with_label_values(&[&self.name, "incomplete"]).inc_by(expired as u64);
@@ -142,13 +144,17 @@ impl GelfReceiver {
             };
             take(&buf[..first], &mut out);
             for _ in 0..255 {
-                if out.len() as u64 >= self.spool.max_append() / 2 {
+                if out.len() as u64 >= self.spool.batch_bytes() / 2 {
                     break;
                 }
                 match socket.try_recv_from(&mut buf) {
                     Ok((n, _)) => take(&buf[..n], &mut out),
                     Err(_) => break,
                 }
+            }
+            let evicted = chunks.take_evicted();
+            if evicted > 0 {
+                m.refused.with_label_values(&[&self.name, "chunks_pending_limit"]).inc_by(evicted as u64);
             }
             if count == 0 {
                 continue;

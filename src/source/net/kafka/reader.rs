@@ -156,7 +156,7 @@ impl Reader {
     /// Spools `records` in pieces at message ends, saving the offset after
     /// each piece; the next offset, or `None` when stopped before all were spooled.
     async fn spool_all(&self, records: &[RecordAndOffset], stop: &CancellationToken) -> Option<i64> {
-        let max = (self.c.spool.max_append() / 2).max(1) as usize;
+        let max = (self.c.spool.batch_bytes() / 2).max(1) as usize;
         let mut out = Vec::new();
         let mut lines = 0u64;
         let mut next = None;
@@ -271,6 +271,7 @@ impl Reader {
                 labels: labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect(),
                 line: l.text.as_str().into(),
                 metadata: Vec::new(),
+                stream: None,
             }
             .encode(out);
             n += 1;

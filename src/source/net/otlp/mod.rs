@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use prost::Message;
 
 use super::http::HttpReceiver;
-use crate::spool::Record;
+use crate::spool::{Encoder, Overflow};
 use proto::{AnyValue, ExportLogsServiceRequest, KeyValue};
 
 /// An OTLP receiver: the HTTP part and which attributes become labels.
@@ -35,7 +35,7 @@ pub fn router(rx: Arc<OtlpReceiver>) -> axum::Router {
 
 async fn export(State(rx): State<Arc<OtlpReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
     let http = &rx.http;
-    let (tenant, body) = match http.accept(&headers, body).await {
+    let (tenant, body, _held) = match http.accept(&headers, body).await {
         Ok(a) => a,
         Err(r) => return *r,
     };
@@ -50,7 +50,16 @@ async fn export(State(rx): State<Arc<OtlpReceiver>>, headers: HeaderMap, body: a
         Ok(r) => r,
         Err(message) => return http.refuse(StatusCode::BAD_REQUEST, "bad_request", &message),
     };
-    let (encoded, lines) = records(&req, tenant.as_deref(), &rx.attribute_labels, crate::util::now_ns() as i64);
+    let mut enc = Encoder::new(&http.stamps, http.expand_limit());
+    if let Err(o) = records(&req, tenant.as_deref(), &rx.attribute_labels, crate::util::now_ns() as i64, &mut enc) {
+        return http.refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            &format!("{o}: each record carries its resource's and scope's attributes; send fewer records per request"),
+        );
+    }
+    drop(req);
+    let (encoded, lines) = enc.finish();
     let answer = http.spool(encoded, lines, StatusCode::OK).await;
     if answer.status() != StatusCode::OK {
         return answer;
@@ -82,10 +91,15 @@ fn level(text: &str, number: i32) -> Option<String> {
     )
 }
 
-/// Spool records for every log record of `req`, and how many.
-pub fn records(req: &ExportLogsServiceRequest, tenant: Option<&str>, as_labels: &[String], now: i64) -> (Vec<u8>, u64) {
-    let mut out = Vec::new();
-    let mut n = 0;
+/// Spool lines for every log record of `req` into `enc` (refused once
+/// they pass its limit: attributes repeat on every record).
+pub fn records(
+    req: &ExportLogsServiceRequest,
+    tenant: Option<&str>,
+    as_labels: &[String],
+    now: i64,
+    enc: &mut Encoder<'_>,
+) -> Result<(), Overflow> {
     for rl in &req.resource_logs {
         let resource: &[KeyValue] = rl.resource.as_ref().map_or(&[], |r| &r.attributes);
         for sl in &rl.scope_logs {
@@ -118,12 +132,12 @@ pub fn records(req: &ExportLogsServiceRequest, tenant: Option<&str>, as_labels: 
                     .find(|&t| t > 0)
                     .map_or(now, |t| t.min(i64::MAX as u64) as i64);
                 let line = lr.body.as_ref().map(proto::to_text).unwrap_or_default();
-                Record { ts, tenant: tenant.map(Cow::Borrowed), labels, line: line.into(), metadata }.encode(&mut out);
-                n += 1;
+                let stream = enc.stream(tenant, &labels)?;
+                enc.line(stream, ts, &line, metadata)?;
             }
         }
     }
-    (out, n)
+    Ok(())
 }
 
 /// An attribute's value (for tests).

@@ -1,7 +1,33 @@
 use super::*;
 
-fn decode_all(encoded: &[u8]) -> Vec<Record<'_>> {
-    encoded.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| Record::decode(l).unwrap()).collect()
+use crate::spool::{resolved as decode_all, Stamps};
+
+fn records(req: &ExportLogsServiceRequest, tenant: Option<&str>, as_labels: &[String], now: i64) -> (Vec<u8>, u64) {
+    let stamps = Stamps::new();
+    let mut enc = Encoder::new(&stamps, 1 << 20);
+    super::records(req, tenant, as_labels, now, &mut enc).unwrap();
+    enc.finish()
+}
+
+#[test]
+fn a_large_resource_attribute_on_many_records_is_refused_at_the_limit() {
+    let records_n = 5_000;
+    let req = ExportLogsServiceRequest {
+        resource_logs: vec![proto::ResourceLogs {
+            resource: Some(proto::Resource {
+                attributes: vec![KeyValue { key: "big".into(), value: Some(string_value(&"x".repeat(100_000))) }],
+            }),
+            scope_logs: vec![proto::ScopeLogs {
+                scope: None,
+                log_records: (0..records_n)
+                    .map(|_| proto::LogRecord { body: Some(string_value("l")), ..Default::default() })
+                    .collect(),
+            }],
+        }],
+    };
+    let stamps = Stamps::new();
+    let mut enc = Encoder::new(&stamps, 8 << 20);
+    assert!(super::records(&req, None, &[], 1, &mut enc).is_err());
 }
 
 #[test]

@@ -88,6 +88,15 @@ impl Framer {
             }
         }
         self.buf.drain(..at);
+        // A long message gone leaves no large buffer behind.
+        if self.buf.capacity() > 128 << 10 && self.buf.len() < self.buf.capacity() / 4 {
+            self.buf.shrink_to(self.buf.len().max(64 << 10));
+        }
+    }
+
+    /// Bytes held of messages not whole yet.
+    pub fn pending(&self) -> usize {
+        self.buf.len()
     }
 
     /// The stream ended: a last message without its newline is whole.

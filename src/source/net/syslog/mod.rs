@@ -17,10 +17,12 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
+use super::budget::Budget;
 use super::metrics::NetMetrics;
 use super::NetSource;
 use crate::config::ReceiverConfig;
-use crate::spool::{Record, SourceSpool, SpoolError};
+use crate::spool::{stream_key, Record, SourceSpool, SpoolError, Stamps};
+use crate::util::conns::{Conn, Conns, Tracked};
 use frame::Framer;
 use parse::{FACILITIES, SEVERITIES};
 
@@ -37,6 +39,10 @@ pub struct SyslogReceiver {
     labels: crate::relabel::Labels,
     relabel: Option<Arc<crate::relabel::Rules>>,
     tenant: Option<String>,
+    /// Each stream's last timestamp: equal ones (a sender's second) are made distinct.
+    stamps: Stamps,
+    /// Messages not whole yet, on every connection together.
+    budget: Arc<Budget>,
 }
 
 impl SyslogReceiver {
@@ -48,11 +54,16 @@ impl SyslogReceiver {
             labels: s.config.labels.clone(),
             relabel: s.relabel.clone(),
             tenant: s.config.tenant_id.clone(),
+            stamps: Stamps::new(),
+            budget: Budget::new(
+                &s.name,
+                s.config.receiver.clone().unwrap_or_default().max_pending_bytes.get() as usize,
+            ),
         }
     }
 
     fn max(&self) -> usize {
-        self.config.max_message_bytes.get() as usize
+        self.config.message_bytes(crate::config::SourceType::Syslog) as usize
     }
 
     /// One message as a spool record appended to `out`; false when relabelling dropped it.
@@ -69,7 +80,8 @@ impl SyslogReceiver {
             let mut labels: Vec<_> = self.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
             labels.push(("syslog_unparsed".into(), "true".into()));
             let line = text.trim_end_matches(['\n', '\r', '\0']);
-            Record { ts: now, tenant, labels, line: line.into(), metadata: Vec::new() }.encode(out);
+            let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), now);
+            Record { ts, tenant, labels, line: line.into(), ..Default::default() }.encode(out);
             return true;
         };
         let mut labels = self.labels.clone();
@@ -103,14 +115,9 @@ impl SyslogReceiver {
         }
         crate::relabel::strip_internal(&mut labels);
         let ts = if self.config.use_incoming_timestamp { msg.ts.unwrap_or(now) } else { now };
-        Record {
-            ts,
-            tenant,
-            labels: labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect(),
-            line: msg.message.into(),
-            metadata,
-        }
-        .encode(out);
+        let labels: Vec<_> = labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
+        let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), ts);
+        Record { ts, tenant, labels, line: msg.message.into(), metadata, ..Default::default() }.encode(out);
         true
     }
 
@@ -122,7 +129,7 @@ impl SyslogReceiver {
             return true;
         }
         let mut failing = false;
-        for piece in crate::spool::pieces(&encoded, self.spool.max_append() as usize) {
+        for piece in crate::spool::pieces(&encoded, self.spool.batch_bytes() as usize) {
             loop {
                 if self.spool.is_full(piece.len() as u64) {
                     // Room comes when a delivered segment is deleted (the spool says so).
@@ -154,6 +161,13 @@ impl SyslogReceiver {
                             _ = stop.cancelled() => return false,
                         }
                     }
+                    Err(e @ SpoolError::TooLarge { .. }) => {
+                        // One message larger than a spool write may hold (max_message_bytes
+                        // over a quarter of spool.max_bytes): it is counted, the rest go on.
+                        tracing::error!(source = %self.name, error = %e, "a syslog message too large for the spool; dropped and counted (lower receiver.max_message_bytes)");
+                        NetMetrics::get().refused.with_label_values(&[&self.name, "too_large"]).inc();
+                        break;
+                    }
                     Err(e) => {
                         tracing::error!(source = %self.name, error = %e, "cannot spool syslog messages; closing the connection");
                         NetMetrics::get().refused.with_label_values(&[&self.name, "spool_error"]).inc_by(n);
@@ -167,11 +181,18 @@ impl SyslogReceiver {
     }
 
     /// Reads one connection until it closes, idles out or `stop` fires.
-    pub async fn connection<S: AsyncRead + Unpin>(&self, mut stream: S, peer: SocketAddr, stop: CancellationToken) {
+    pub async fn connection<S: AsyncRead + Unpin>(
+        &self,
+        mut stream: S,
+        peer: SocketAddr,
+        conn: &Conn,
+        stop: CancellationToken,
+    ) {
         let gauge = NetMetrics::get().connections.with_label_values(&[&self.name]);
         gauge.inc();
         let mut framer = Framer::new(self.max());
         let mut buf = vec![0u8; 64 << 10];
+        let mut held = self.budget.hold();
         let idle = self.config.idle_timeout.get();
         loop {
             let mut stopped = false;
@@ -191,6 +212,11 @@ impl SyslogReceiver {
                     stopped = true;
                     0
                 }
+                _ = conn.close.cancelled() => {
+                    tracing::debug!(source = %self.name, %peer, "idle syslog connection closed to make room for a new one");
+                    stopped = true;
+                    0
+                }
             };
             let mut out = Vec::new();
             let mut count = 0;
@@ -200,12 +226,28 @@ impl SyslogReceiver {
                 }
             };
             // Stopped: a message not whole yet was not received (not taken as whole).
+            let mut over_budget = false;
             if n > 0 {
                 framer.feed(&buf[..n], &mut handle);
+                if !held.set(framer.pending()) {
+                    // Every connection's unfinished messages together are past the budget:
+                    // this one's is cut here (kept, flagged) and the connection closed.
+                    framer.finish(&mut handle);
+                    over_budget = true;
+                }
             } else if !stopped {
                 framer.finish(&mut handle);
             }
-            if !self.spool_waiting(out, count, &stop).await || n == 0 {
+            if over_budget {
+                NetMetrics::get().refused.with_label_values(&[&self.name, "pending_limit"]).inc();
+                tracing::warn!(source = %self.name, %peer, pending = self.budget.used(),
+                    "syslog connections hold more unfinished messages than receiver.max_pending_bytes; this one is closed");
+            }
+            let spooled = {
+                let _busy = conn.activity.busy();
+                self.spool_waiting(out, count, &stop).await
+            };
+            if !spooled || n == 0 || over_budget {
                 break;
             }
         }
@@ -213,15 +255,18 @@ impl SyslogReceiver {
     }
 
     /// Accepts TCP connections until `stop` fires. Past `max_connections`
-    /// open at once, a new connection is closed at once and counted
-    /// (`reason="connection_limit"`).
+    /// open at once, the connection silent longest (a second at least, and
+    /// not spooling) is closed for the new one (`reason="evicted_idle"`); the
+    /// new one waits for that (newer ones wait in the kernel's queue), and is
+    /// closed and counted (`reason="connection_limit"`) only when none is
+    /// idle within `request_timeout`.
     pub async fn serve_tcp(
         self: Arc<Self>,
         listener: tokio::net::TcpListener,
         tls: Option<tokio_rustls::TlsAcceptor>,
         stop: CancellationToken,
     ) {
-        let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections.max(1)));
+        let table = Conns::new(self.config.max_connections, crate::util::serve::MIN_IDLE);
         let mut conns = tokio::task::JoinSet::new();
         loop {
             let (stream, peer) = tokio::select! {
@@ -235,27 +280,38 @@ impl SyslogReceiver {
                 },
                 _ = stop.cancelled() => break,
             };
-            let Ok(permit) = slots.clone().try_acquire_owned() else {
-                NetMetrics::get().refused.with_label_values(&[&self.name, "connection_limit"]).inc();
-                tracing::debug!(source = %self.name, %peer, "connection limit reached; connection closed");
-                drop(stream);
-                continue;
+            // At the limit, the new connection waits (what it sends waits in the
+            // kernel) until one open is idle enough to close, or one closes.
+            let evicted = || NetMetrics::get().refused.with_label_values(&[&self.name, "evicted_idle"]).inc();
+            let wait = self.config.request_timeout.get();
+            let admitted = tokio::time::timeout(wait, table.admit_waiting(&stop, evicted)).await;
+            let conn = match admitted {
+                Ok(Some(conn)) => conn,
+                Ok(None) => break,
+                Err(_) => {
+                    NetMetrics::get().refused.with_label_values(&[&self.name, "connection_limit"]).inc();
+                    tracing::debug!(source = %self.name, %peer, "connection limit reached and none idle; connection closed");
+                    drop(stream);
+                    continue;
+                }
             };
             let rx = self.clone();
             let stop = stop.clone();
             let tls = tls.clone();
             conns.spawn(async move {
-                let _permit = permit;
+                let stream = Tracked::new(stream, conn.activity.clone());
                 match tls {
-                    None => rx.connection(stream, peer, stop).await,
-                    Some(tls) => match tokio::time::timeout(rx.config.idle_timeout.get(), tls.accept(stream)).await {
-                        Ok(Ok(stream)) => rx.connection(stream, peer, stop).await,
-                        Ok(Err(e)) => {
-                            NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc();
-                            tracing::debug!(source = %rx.name, %peer, error = %e, "TLS handshake failed");
+                    None => rx.connection(stream, peer, &conn, stop).await,
+                    Some(tls) => {
+                        match tokio::time::timeout(rx.config.request_timeout.get(), tls.accept(stream)).await {
+                            Ok(Ok(stream)) => rx.connection(stream, peer, &conn, stop).await,
+                            Ok(Err(e)) => {
+                                NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc();
+                                tracing::debug!(source = %rx.name, %peer, error = %e, "TLS handshake failed");
+                            }
+                            Err(_) => NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc(),
                         }
-                        Err(_) => NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc(),
-                    },
+                    }
                 }
             });
             while conns.try_join_next().is_some() {}
@@ -290,7 +346,7 @@ impl SyslogReceiver {
             take(&buf[..n], peer, &mut out);
             // What else arrived meanwhile goes in the same write.
             for _ in 0..255 {
-                if out.len() as u64 >= self.spool.max_append() / 2 {
+                if out.len() as u64 >= self.spool.batch_bytes() / 2 {
                     break;
                 }
                 match socket.try_recv_from(&mut buf) {
