@@ -20,6 +20,12 @@
 //! removed. Loading reads the positions file, then every log from its number
 //! on, in order (records already in the file are recognised, so applying one
 //! twice changes nothing). A line torn by a crash is skipped.
+//!
+//! A full disk loses no record: each log is given [`RESERVE_BYTES`] of room
+//! when it is created (`fallocate`, its size unchanged), so its appends
+//! need no new blocks; a write that fails all the same is cut back off the
+//! file (no torn line before the next) and its records are held, to be
+//! written with the next (up to [`MAX_HELD_BYTES`]).
 
 use std::fs::File;
 use std::io::Write;
@@ -83,11 +89,19 @@ pub struct Wal {
 struct Inner {
     gen: u64,
     file: Option<File>,
+    /// The log's length: what a failed write is cut back to.
+    len: u64,
     /// Records not written yet (`f` records wait for the next `r`).
     buf: Vec<u8>,
     /// Said once: the log cannot be written (lines may be sent twice after a crash).
     warned: bool,
 }
+
+/// Room reserved on disk for each log as it is created (less when the disk
+/// has less: each of these is tried in turn).
+const RESERVE_BYTES: [i64; 4] = [4 << 20, 1 << 20, 256 << 10, 64 << 10];
+/// Records held while the log cannot be written, at most (past it the oldest go: lines may then be sent twice).
+const MAX_HELD_BYTES: usize = 64 << 20;
 
 /// The log file of generation `gen` beside the positions file `base`.
 fn path_of(base: &Path, gen: u64) -> PathBuf {
@@ -136,9 +150,13 @@ impl Wal {
         let gen = generations(base).last().copied().unwrap_or(0).max(after) + 1;
         let wal = Wal {
             base: base.to_path_buf(),
-            inner: Mutex::new(Inner { gen, file: None, buf: Vec::with_capacity(4096), warned: false }),
+            inner: Mutex::new(Inner { gen, file: None, len: 0, buf: Vec::with_capacity(4096), warned: false }),
         };
-        wal.lock().file = wal.create(gen);
+        let file = wal.create(gen, false);
+        let mut inner = wal.lock();
+        inner.len = file.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
+        inner.file = file;
+        drop(inner);
         wal
     }
 
@@ -146,10 +164,18 @@ impl Wal {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn create(&self, gen: u64) -> Option<File> {
+    /// Creates the log of generation `gen`; `reserved`: only when room could be reserved for it.
+    fn create(&self, gen: u64, reserved: bool) -> Option<File> {
         let path = path_of(&self.base, gen);
         match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
-            Ok(f) => Some(f),
+            Ok(f) => {
+                if !reserve(&f) && reserved {
+                    // The disk full: the current log, with room of its own, goes on.
+                    let _ = std::fs::remove_file(&path);
+                    return None;
+                }
+                Some(f)
+            }
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "cannot open the positions log; a crash may send lines twice");
                 None
@@ -173,13 +199,35 @@ impl Wal {
             return;
         }
         let r = match inner.file.as_mut() {
-            Some(f) => f.write_all(&inner.buf),
+            Some(f) => {
+                let r = f.write_all(&inner.buf);
+                if r.is_err() {
+                    // No torn record stays before the next.
+                    let _ = f.set_len(inner.len);
+                }
+                r
+            }
             None => Err(std::io::Error::other("not open")),
         };
-        inner.buf.clear();
-        if let Err(e) = r {
-            if !std::mem::replace(&mut inner.warned, true) {
-                tracing::warn!(error = %e, "cannot write the positions log; a crash may send lines twice");
+        match r {
+            Ok(()) => {
+                inner.len += inner.buf.len() as u64;
+                if std::mem::take(&mut inner.warned) {
+                    tracing::info!("the positions log is written again; the records held meanwhile are in it");
+                }
+                inner.buf.clear();
+            }
+            Err(e) => {
+                if !std::mem::replace(&mut inner.warned, true) {
+                    tracing::warn!(error = %e, "cannot write the positions log (the disk full?); its records are held and written once it can be");
+                }
+                if inner.buf.len() > MAX_HELD_BYTES {
+                    // Whole records only: from the first line end past the excess.
+                    let excess = inner.buf.len() - MAX_HELD_BYTES;
+                    let cut = memchr::memchr(b'\n', &inner.buf[excess..]).map_or(inner.buf.len(), |i| excess + i + 1);
+                    inner.buf.drain(..cut);
+                    tracing::warn!("the positions log has been unwritable for long; its oldest held records are dropped (a crash may send lines twice)");
+                }
             }
         }
     }
@@ -190,10 +238,23 @@ impl Wal {
     pub(super) fn next_generation(&self) -> u64 {
         let mut inner = self.lock();
         Self::write_out(&mut inner);
-        inner.gen += 1;
-        let gen = inner.gen;
-        inner.file = self.create(gen);
-        gen
+        if !inner.buf.is_empty() {
+            // The current log cannot be written: stay with it, so what it holds
+            // and what is held go together once there is room.
+            return inner.gen;
+        }
+        let gen = inner.gen + 1;
+        match self.create(gen, inner.file.is_some()) {
+            Some(f) => {
+                inner.gen = gen;
+                inner.len = f.metadata().map_or(0, |m| m.len());
+                inner.file = Some(f);
+            }
+            // Not created (the disk full): the current one goes on.
+            None if inner.file.is_some() => {}
+            None => inner.gen = gen,
+        }
+        inner.gen
     }
 
     /// The positions file holding generation `gen`'s start is on disk: earlier logs go.
@@ -202,6 +263,24 @@ impl Wal {
             let _ = std::fs::remove_file(path_of(&self.base, g));
         }
     }
+}
+
+/// Reserves [`RESERVE_BYTES`] (the most that fits) on disk for `f` without changing its size, so
+/// appends within it succeed on a full disk (best effort: a file system
+/// without `fallocate` goes without).
+/// False when none fits (a file system that cannot reserve counts as done).
+fn reserve(f: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    for bytes in RESERVE_BYTES {
+        // SAFETY: fallocate on an open descriptor; KEEP_SIZE leaves the file's length alone.
+        if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, bytes) } == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Applies one record to a client's loaded positions (see the module

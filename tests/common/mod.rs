@@ -12,9 +12,10 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Path of the `tailship` binary built for these tests.
+/// Path of the `tailship` binary built for these tests, or `TAILSHIP_BIN`
+/// (another build: to show a regression test fails on an older one).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tailship"))
+    std::env::var_os("TAILSHIP_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tailship")))
 }
 
 /// Polls `condition` every 10ms until it holds or `deadline` has passed.
