@@ -63,6 +63,34 @@ fn files_still_ship(dir: &Path, store: &Receiver, agent: &Agent, text: &str) {
     assert!(arrived, "the file line never arrived: {}", agent.stderr_text());
 }
 
+/// An agent with one network source (`source` given its listen address), its store and its files.
+struct Rig {
+    dir: tempfile::TempDir,
+    store: Receiver,
+    agent: Agent,
+    listen: String,
+}
+
+fn rig(source: impl Fn(&str) -> String) -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(BIG);
+    let listen = format!("127.0.0.1:{}", free_port());
+    let (cfg, _) = config(dir.path(), &store.base, "", &source(&listen));
+    let agent = Agent::start(&cfg);
+    wait_tcp(&listen);
+    Rig { dir, store, agent, listen }
+}
+
+impl Rig {
+    /// After a hostile input: the agent lives, its files ship, its peak RSS stayed under `max_kb`.
+    fn survived(&self, what: &str, max_kb: u64) {
+        files_still_ship(self.dir.path(), &self.store, &self.agent, &format!("after {what}"));
+        let peak = self.agent.peak_rss_kb();
+        eprintln!("{what}: peak RSS {peak} kB");
+        assert!(peak < max_kb, "peak RSS {peak} kB");
+    }
+}
+
 fn push_source(listen: &str, receiver: &str) -> String {
     format!("[[sources]]\ntype = \"loki_push\"\nname = \"relay\"\nlisten = \"{listen}\"\nreceiver = {{ {receiver} }}\n")
 }
@@ -129,12 +157,8 @@ labels = {{ job = "probe", {labels} }}
 /// bytes failed"), its file sources with it.
 #[test]
 fn a_push_of_tiny_lines_under_huge_labels_neither_aborts_nor_bloats_the_agent() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
-    let listen = format!("127.0.0.1:{}", free_port());
-    let (cfg, _) = config(dir.path(), &store.base, "", &push_source(&listen, ""));
-    let agent = Agent::start(&cfg);
-    wait_tcp(&listen);
+    let rig = rig(|l| push_source(l, ""));
+    let listen = &rig.listen;
     let labels: Vec<String> = (0..15).map(|i| format!("\"l{i}\":\"{}\"", "v".repeat(2000))).collect();
     let entries = vec![r#"["1700000000000000000",""]"#; 270_000].join(",");
     let body = format!(r#"{{"streams":[{{"stream":{{{}}},"values":[{entries}]}}]}}"#, labels.join(","));
@@ -147,21 +171,15 @@ fn a_push_of_tiny_lines_under_huge_labels_neither_aborts_nor_bloats_the_agent() 
     );
     // Labels are written once: the request is taken whole (its lines are 400s downstream as too old: the door takes it).
     assert!(r.status == 204 || r.status == 413, "{} {}", r.status, r.text());
-    files_still_ship(dir.path(), &store, &agent, "after the label bomb");
-    eprintln!("peak RSS {} kB", agent.peak_rss_kb());
-    assert!(agent.peak_rss_kb() < 600_000, "peak RSS {} kB", agent.peak_rss_kb());
+    rig.survived("the label bomb", 600_000);
 }
 
 /// A snappy body that decompresses to far more than `max_message_bytes`
 /// once took a 9.66 GB allocation and aborted the agent.
 #[test]
 fn a_snappy_bomb_is_refused_before_it_is_decompressed() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
-    let listen = format!("127.0.0.1:{}", free_port());
-    let (cfg, _) = config(dir.path(), &store.base, "", &push_source(&listen, ""));
-    let agent = Agent::start(&cfg);
-    wait_tcp(&listen);
+    let rig = rig(|l| push_source(l, ""));
+    let listen = &rig.listen;
     let body = snap::raw::Encoder::new().compress_vec(&vec![0u8; 100 << 20]).unwrap();
     assert!(body.len() < 8 << 20, "within max_message_bytes as sent: {}", body.len());
     let r = request(
@@ -172,22 +190,15 @@ fn a_snappy_bomb_is_refused_before_it_is_decompressed() {
     );
     assert_eq!(r.status, 413, "{}", r.text());
     assert!(r.text().contains("max_message_bytes"), "{}", r.text());
-    files_still_ship(dir.path(), &store, &agent, "after the snappy bomb");
-    eprintln!("peak RSS {} kB", agent.peak_rss_kb());
-    assert!(agent.peak_rss_kb() < 300_000, "peak RSS {} kB", agent.peak_rss_kb());
+    rig.survived("the snappy bomb", 300_000);
 }
 
 /// OTLP: a 100 KB resource attribute repeated on 5,000 records (a 255 KB
 /// request) once took 513 MB; the lines it carries are refused or bounded.
 #[test]
 fn an_otlp_request_whose_attributes_repeat_on_every_record_is_bounded() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
-    let listen = format!("127.0.0.1:{}", free_port());
-    let src = format!("[[sources]]\ntype = \"otlp\"\nname = \"otel\"\nlisten = \"{listen}\"\n");
-    let (cfg, _) = config(dir.path(), &store.base, "", &src);
-    let agent = Agent::start(&cfg);
-    wait_tcp(&listen);
+    let rig = rig(|l| format!("[[sources]]\ntype = \"otlp\"\nname = \"otel\"\nlisten = \"{l}\"\n"));
+    let listen = &rig.listen;
     let big = "x".repeat(100_000);
     let records: Vec<String> = (0..5_000).map(|i| format!(r#"{{"body":{{"stringValue":"r{i}"}}}}"#)).collect();
     let body = format!(
@@ -197,9 +208,7 @@ fn an_otlp_request_whose_attributes_repeat_on_every_record_is_bounded() {
     let r =
         request("POST", &format!("http://{listen}/v1/logs"), &[("Content-Type", "application/json")], body.as_bytes());
     assert_eq!(r.status, 413, "{}", r.text());
-    files_still_ship(dir.path(), &store, &agent, "after the attribute bomb");
-    eprintln!("peak RSS {} kB", agent.peak_rss_kb());
-    assert!(agent.peak_rss_kb() < 300_000, "peak RSS {} kB", agent.peak_rss_kb());
+    rig.survived("the attribute bomb", 300_000);
 }
 
 /// GELF over UDP: a flood of chunked messages that never complete (127 of

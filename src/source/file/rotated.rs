@@ -174,9 +174,11 @@ impl FileSource {
                 }
                 None => {
                     let unread = o.size.saturating_sub(o.committed);
+                    // Its size when last seen: it may have grown after, so 0 is "unknown", not "none".
+                    let unread = if unread > 0 { unread.to_string() } else { "unknown".to_string() };
                     tracing::warn!(source = %self.name(), path = %o.path.display(), delivered = o.committed,
-                        unread_bytes_at_least = unread,
-                        "a file rotated away or deleted while not followed is not beside its old path: its unread lines are lost");
+                        last_seen_size = o.size, unread_bytes_at_least = %unread,
+                        "a file rotated away or deleted while not followed is not beside its old path: lines written after what was delivered are lost");
                     Metrics::get().files_lost.with_label_values(&[&self.name(), "gone"]).inc();
                     self.positions.finish(o.key, o.committed);
                 }
