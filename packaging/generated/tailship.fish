@@ -271,7 +271,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s q -l
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l since -d 'Also print lines this far back before following, such as 5m' -r
-complete -c tailship -n "__fish_tailship_using_subcommand tail" -l delay -d 'How far behind now each poll ends, so lines that arrive late are not missed' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l delay -d 'How far behind now each poll ends. Each poll also looks 10s further back again, so a line stored up to that late still shows (once)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l interval -d 'Wait between polls' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s z -l timezone -d 'Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime)' -r -f -a "UTC\t'Coordinated Universal Time (Z)'
 Local\t'The local zone: TZ, else /etc/localtime'"
