@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Mass rotation (issue #39's measurement): N files, each renamed to
+fNNNN.log.<tick> and created again with 2 new lines every second, for SECS
+seconds; every rotated file stays beside its path. Counts lines lost and shown
+twice at a `tailship receive` store, and tailship_files_lost_total.
+
+Run: python3 benches/mass_rotation.py target/release/tailship 2000 30
+(EXTRA='max_open_files = 4096' adds a line to the file source's table)."""
+import json, os, subprocess, sys, tempfile, time, urllib.request, urllib.parse, socket
+
+binary, n, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+d = tempfile.mkdtemp(prefix="rot-")
+logs = os.path.join(d, "logs"); os.makedirs(logs)
+sp = port()
+store = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{sp}", "--max-query-limit", "10000000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+cfg = os.path.join(d, "a.toml")
+open(cfg, "w").write(f'''[server]
+listen = "127.0.0.1:{port()}"
+[client]
+url = "http://127.0.0.1:{sp}"
+[positions]
+path = "{d}/positions.json"
+[[sources]]
+type = "file"
+include = ["{logs}/*.log"]
+labels = {{ job = "rot" }}
+host_label = false
+{os.environ.get("EXTRA", "")}
+''')
+time.sleep(1)
+agent = subprocess.Popen([binary, "run", "--config", cfg], stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, "agent.err"), "w"))
+total = 0
+for f in range(n):
+    with open(f"{logs}/f{f:05d}.log", "a") as h:
+        h.write(f"f{f} t0 a\nf{f} t0 b\n"); total += 2
+start = time.time()
+for tick in range(1, secs + 1):
+    t0 = time.time()
+    for f in range(n):
+        p = f"{logs}/f{f:05d}.log"
+        os.rename(p, f"{p}.{tick}")
+        with open(p, "a") as h:
+            h.write(f"f{f} t{tick} a\nf{f} t{tick} b\n"); total += 2
+    left = 1 - (time.time() - t0)
+    if left > 0: time.sleep(left)
+def query():
+    q = urllib.parse.urlencode({"query": '{job="rot"}', "limit": "10000000", "start": "0", "end": str(int(time.time()*1e9)+10**12)})
+    r = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sp}/logstore/api/v1/query_range?{q}"))
+    return [v[1] for s in r["data"]["result"] for v in s["values"]]
+deadline = time.time() + 120
+got = []
+while time.time() < deadline:
+    got = query()
+    if len(set(got)) >= total: break
+    time.sleep(2)
+time.sleep(3); got = query()
+lost = total - len(set(got)); twice = len(got) - len(set(got))
+m = ""
+try:
+    import re
+    text = urllib.request.urlopen(open(cfg).read().split('listen = "')[1].split('"')[0].join(["http://", "/metrics"])).read().decode()
+    m = [l for l in text.splitlines() if l.startswith("tailship_files_lost_total")]
+except Exception as e:
+    m = str(e)
+print(f"{binary}: files={n} secs={secs} written={total} lost={lost} twice={twice} files_lost={m}")
+agent.terminate(); store.terminate()
