@@ -20,6 +20,8 @@ listen = "127.0.0.1:{port}"
 [client]
 url = "{url}"
 batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
+# The store takes structured metadata, as Loki 3 does: attributes other than labels go on as it.
+structured_metadata = true
 [positions]
 path = "{dir}/positions.json"
 [spool]

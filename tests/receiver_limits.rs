@@ -9,9 +9,12 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+mod mockhttp;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent};
@@ -298,12 +301,31 @@ fn a_huge_syslog_message_is_cut_and_its_neighbours_arrive() {
 fn received_metadata_is_left_off_for_a_service_that_takes_none() {
     let dir = tempfile::tempdir().unwrap();
     // A service as the spec describes it: a value with a third element is a 400.
-    let strict = StrictService::start();
+    let (stored, refused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let strict = rt.block_on(mockhttp::Mock::start({
+        let (stored, refused) = (stored.clone(), refused.clone());
+        move |req, _| {
+            let values: Vec<serde_json::Value> = req.json()["streams"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|s| s["values"].as_array().cloned().unwrap_or_default())
+                .collect();
+            if values.iter().any(|v| v.as_array().is_none_or(|a| a.len() != 2)) {
+                refused.fetch_add(values.len(), Ordering::SeqCst);
+                mockhttp::Reply::text(400, "values are [timestamp, line] pairs")
+            } else {
+                stored.fetch_add(values.len(), Ordering::SeqCst);
+                mockhttp::Reply::empty(204)
+            }
+        }
+    }));
     let listen = format!("127.0.0.1:{}", free_port());
     let src = format!(
         "[[sources]]\ntype = \"syslog\"\nname = \"sys\"\nlisten = \"{listen}\"\nlabels = {{ job = \"sys\" }}\n"
     );
-    let (cfg, _) = config(dir.path(), &strict.base(), "", &src);
+    let (cfg, _) = config(dir.path(), &strict.url, "compression = \"none\"", &src);
     let agent = Agent::start(&cfg);
     wait_tcp(&listen);
     let mut s = std::net::TcpStream::connect(&listen).unwrap();
@@ -312,9 +334,10 @@ fn received_metadata_is_left_off_for_a_service_that_takes_none() {
         s.write_all(format!("{} {msg}", msg.len()).as_bytes()).unwrap();
     }
     drop(s);
-    let ok = wait_for(Duration::from_secs(30), || strict.lines() >= 20);
-    assert!(ok, "{} of 20 stored, {} refused: {}", strict.lines(), strict.refused(), agent.stderr_text());
-    assert_eq!(strict.refused(), 0);
+    let ok = wait_for(Duration::from_secs(30), || stored.load(Ordering::SeqCst) >= 20);
+    let (n, bad) = (stored.load(Ordering::SeqCst), refused.load(Ordering::SeqCst));
+    assert!(ok, "{n} of 20 stored, {bad} refused: {}", agent.stderr_text());
+    assert_eq!(bad, 0);
     assert!(agent.metric("tailship_receiver_metadata_dropped_total") >= 20.0);
     let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
     let err = String::from_utf8_lossy(&check.stderr);
@@ -408,107 +431,6 @@ fn idle_connections_shut_out_no_sender_and_no_probe() {
         assert!(got, "{}", agent.stderr_text());
     }
     drop((idle_sys, idle_push, idle_server));
-}
-
-/// A small HTTP service taking `[timestamp, line]` pairs only, as the spec's
-/// push does: a value with a third element is refused with 400.
-struct StrictService {
-    addr: String,
-    stored: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    refused: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl StrictService {
-    fn start() -> StrictService {
-        use std::sync::atomic::Ordering;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        let stored = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let refused = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let (s, r) = (stored.clone(), refused.clone());
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                let (s, r) = (s.clone(), r.clone());
-                std::thread::spawn(move || loop {
-                    let Some((head, body)) = read_request(&mut conn) else { return };
-                    let body = if head.to_ascii_lowercase().contains("content-encoding: gzip") {
-                        let mut out = Vec::new();
-                        flate2::read::GzDecoder::new(body.as_slice()).read_to_end(&mut out).unwrap();
-                        out
-                    } else {
-                        body
-                    };
-                    let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-                    let mut n = 0;
-                    let mut bad = false;
-                    for st in v["streams"].as_array().into_iter().flatten() {
-                        for e in st["values"].as_array().into_iter().flatten() {
-                            n += 1;
-                            if e.as_array().is_none_or(|a| a.len() != 2) {
-                                bad = true;
-                            }
-                        }
-                    }
-                    let status = if bad {
-                        r.fetch_add(n, Ordering::SeqCst);
-                        "400 Bad Request"
-                    } else {
-                        s.fetch_add(n, Ordering::SeqCst);
-                        "204 No Content"
-                    };
-                    if conn.write_all(format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n").as_bytes()).is_err() {
-                        return;
-                    }
-                });
-            }
-        });
-        StrictService { addr, stored, refused }
-    }
-
-    fn base(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn lines(&self) -> usize {
-        self.stored.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    fn refused(&self) -> usize {
-        self.refused.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-/// One HTTP/1.1 request: its head and its body (by Content-Length).
-fn read_request(conn: &mut std::net::TcpStream) -> Option<(String, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut b = [0u8; 65536];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = conn.read(&mut b).ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&b[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let len = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0))
-        })
-        .unwrap_or(0);
-    let mut body = buf[head_end..].to_vec();
-    while body.len() < len {
-        let n = conn.read(&mut b).ok()?;
-        if n == 0 {
-            return None;
-        }
-        body.extend_from_slice(&b[..n]);
-    }
-    Some((head, body))
 }
 
 /// Mounts a tmpfs of `size` on `dir/spool` in the agent's own mount
