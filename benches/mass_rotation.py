@@ -49,12 +49,14 @@ def query():
     q = urllib.parse.urlencode({"query": '{job="rot"}', "limit": "10000000", "start": "0", "end": str(int(time.time()*1e9)+10**12)})
     r = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sp}/logstore/api/v1/query_range?{q}"))
     return [v[1] for s in r["data"]["result"] for v in s["values"]]
-deadline = time.time() + 120
-got = []
-while time.time() < deadline:
+# Until every line is there, or none arrived for 60 s (the agent gave up on them).
+got, last, last_change, ended = [], -1, time.time(), time.time()
+while time.time() - last_change < 60:
     got = query()
     if len(set(got)) >= total: break
+    if len(got) != last: last, last_change = len(got), time.time()
     time.sleep(2)
+caught_up = time.time() - ended
 time.sleep(3); got = query()
 lost = total - len(set(got)); twice = len(got) - len(set(got))
 m = ""
@@ -62,7 +64,19 @@ try:
     import re
     text = urllib.request.urlopen(open(cfg).read().split('listen = "')[1].split('"')[0].join(["http://", "/metrics"])).read().decode()
     m = [l for l in text.splitlines() if l.startswith("tailship_files_lost_total")]
+    if os.environ.get("DETAIL"):
+        print("\n".join(l for l in text.splitlines() if l.startswith(("tailship_lines", "tailship_files", "tailship_file_events"))))
 except Exception as e:
     m = str(e)
-print(f"{binary}: files={n} secs={secs} written={total} lost={lost} twice={twice} files_lost={m}")
+print(f"{binary}: files={n} secs={secs} written={total} lost={lost} twice={twice} files_lost={m} caught_up_after={caught_up:.0f}s")
+if lost and os.environ.get("DETAIL"):
+    have = set(got)
+    missing = [f"f{f} t{t} {x}" for f in range(n) for t in range(secs + 1) for x in "ab" if f"f{f} t{t} {x}" not in have]
+    whole = sum(1 for f in range(n) for t in range(secs + 1) if f"f{f} t{t} a" not in have and f"f{f} t{t} b" not in have)
+    by_tick = {}
+    for l in missing:
+        t = int(l.split()[1][1:]); by_tick[t] = by_tick.get(t, 0) + 1
+    print(f"whole generations lost: {whole}; lost by tick: {sorted(by_tick.items())}; sample: {missing[:10]}")
+    print("agent log:", d)
 agent.terminate(); store.terminate()
+if os.environ.get("DETAIL"): time.sleep(1)

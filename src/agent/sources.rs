@@ -164,7 +164,8 @@ pub async fn join_sources(threads: Vec<JoinHandle<()>>) {
     .await;
 }
 
-/// Descriptors kept for sockets, the positions file, inotify and the runtime.
+/// Descriptors kept for sockets, the positions file, inotify, the runtime and
+/// the generations of rotated files a source reads beside `max_open_files`.
 const FD_RESERVE: u64 = 128;
 
 /// Lowers the file sources' `max_open_files` so that together they stay

@@ -26,10 +26,15 @@
 //! makes it known: it is never read twice. Rotated files older than that
 //! time are history from before the agent and are never read.
 //!
-//! Bounded: one directory listing per directory and look (at most 10,000
-//! entries); only candidates that passed the name and time tests are opened
-//! (as many as generations were missed: none are left for a later look that
-//! may never come); compressed files are never opened.
+//! Bounded: one directory listing per directory and look, read whole
+//! however many entries it holds; only candidates that passed the name and
+//! time tests are opened, oldest first, as many at once as
+//! `max_open_files` leaves room for (the others wait their turn in the
+//! source, not for a later look that may never come: a mass rotation once
+//! found 24,000 generations at once, ran out of descriptors opening them,
+//! and lost the last ones without a word); compressed files are never opened.
+//! A look begins where the last listing of the same path began, so a
+//! generation made while the agent was behind is never between two looks.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -41,6 +46,18 @@ use super::FileSource;
 use crate::metrics::Metrics;
 use crate::positions::FORGET_AFTER_SECS;
 use crate::source::fingerprint::{self, open_regular};
+
+/// Paths whose last listing time is kept; past it they are forgotten (and
+/// the next look at each goes back to the time its caller gives).
+const MAX_LOOKED: usize = 100_000;
+/// Generations found and waiting to be opened, at most; past it the rest are
+/// found again by a later look.
+const MAX_WAITING: usize = 1_000_000;
+
+/// Generations (and other files read to their end) open at once, at least,
+/// even with `max_open_files` taken by followed files: within the
+/// descriptors the agent keeps in reserve beside them (see `agent::sources`).
+const GENERATIONS_OPEN: usize = 64;
 
 /// What may stand between a file's name (or stem) and a rotation's suffix.
 const SEPARATORS: &[char] = &['.', '-', '_'];
@@ -78,7 +95,12 @@ impl FileSource {
         let oldest = SystemTime::now().checked_sub(keep).unwrap_or(SystemTime::UNIX_EPOCH);
         let mut by_dir: HashMap<PathBuf, HashMap<String, (PathBuf, SystemTime)>> = HashMap::new();
         for (path, since) in paths {
-            let since = &(*since).max(oldest);
+            // A generation made after the last listing of this path's
+            // rotations began was not in it, whatever `since` says: a file
+            // opened at a path that was rotated again meanwhile is younger
+            // than the generation between.
+            let since = self.looked.get(path).map_or(*since, |l| (*since).min(*l));
+            let since = &since.max(oldest);
             let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
                 continue;
             };
@@ -87,8 +109,14 @@ impl FileSource {
             // The latest time wins: what changed before it was seen (or is history).
             slot.1 = slot.1.max(*since);
         }
-        let mut found = Vec::new();
+        if self.looked.len() > MAX_LOOKED {
+            self.looked.clear();
+        }
         for (dir, names) in &by_dir {
+            let listed = SystemTime::now();
+            for (path, _) in names.values() {
+                self.looked.insert(path.clone(), listed);
+            }
             for s in siblings(dir).list {
                 let Some(name) = s.path.file_name().and_then(|n| n.to_str()) else { continue };
                 let Some((label, since)) = rotation_of(name, names) else { continue };
@@ -96,25 +124,62 @@ impl FileSource {
                 {
                     continue;
                 }
-                found.push((s.modified, label.clone(), s.path));
+                if self.unseen.len() < MAX_WAITING {
+                    self.unseen.insert((s.modified, s.path, label.clone()));
+                }
             }
         }
-        found.sort();
-        for (modified, label, path) in found {
-            self.read_unseen(&label, &path, modified);
+        self.open_unseen();
+    }
+
+    /// Opens the generations found (oldest first) as far as
+    /// `max_open_files` leaves room, and [`GENERATIONS_OPEN`] at least; the
+    /// rest wait for the ones open to be read and closed (called every
+    /// round). True when it opened one.
+    pub(super) fn open_unseen(&mut self) -> bool {
+        if self.unseen.is_empty() {
+            return false;
         }
+        self.make_room_for(self.unseen.len());
+        let detached = self.tailers.iter().filter(|t| t.detached).count();
+        let mut room =
+            self.cfg.max_open_files.saturating_sub(self.tailers.len()).max(GENERATIONS_OPEN.saturating_sub(detached));
+        let before = room;
+        while room > 0 {
+            let Some((modified, path, label)) = self.unseen.pop_first() else { break };
+            match self.read_unseen(&label, &path, modified) {
+                Ok(true) => room -= 1,
+                Ok(false) => {}
+                Err(e) => {
+                    // Out of descriptors, say: it waits for the next round.
+                    if self.warned.insert(path.clone()) {
+                        tracing::warn!(source = %self.name(), path = %path.display(), error = %e,
+                            "cannot open a generation of a rotated file yet; trying again");
+                    }
+                    self.unseen.insert((modified, path, label));
+                    break;
+                }
+            }
+        }
+        room < before
     }
 
     /// Reads `path`, a rotation of `label`, from its start unless a positions
-    /// entry knows its content.
-    fn read_unseen(&mut self, label: &Path, path: &Path, modified: SystemTime) {
-        let Ok(Some((file, meta))) = open_regular(path) else { return };
+    /// entry knows its content. True when it was opened to be read; an error
+    /// other than its being gone is the caller's to retry.
+    fn read_unseen(&mut self, label: &Path, path: &Path, modified: SystemTime) -> std::io::Result<bool> {
+        let (file, meta) = match open_regular(path) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
         if self.is_followed(meta.dev(), meta.ino()) {
-            return;
+            return Ok(false);
         }
         let (fp, prefix) = fingerprint::of_file(&file);
         if prefix.is_empty() || self.positions.knows(&prefix) {
-            return;
+            return Ok(false);
         }
         let name = self.name();
         tracing::info!(source = %name, path = %label.display(), rotated_to = %path.display(), bytes = meta.len(),
@@ -122,6 +187,7 @@ impl FileSource {
         Metrics::get().files_recovered.with_label_values(&[&name, "unseen"]).inc();
         let key = self.positions.track(label, fp, meta.dev(), meta.ino(), 0);
         self.follow_detached(key, label, (path.to_path_buf(), file, meta), fp, 0, modified);
+        Ok(true)
     }
 }
 

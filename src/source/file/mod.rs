@@ -105,6 +105,10 @@ pub struct FileSource {
     started: SystemTime,
     /// Files found empty, held open until they have data (see `open`).
     newborn: Vec<Newborn>,
+    /// When each path's rotations were last listed, and the generations
+    /// found waiting to be opened: (modified, path, label) (see `generations`).
+    looked: HashMap<PathBuf, SystemTime>,
+    unseen: std::collections::BTreeSet<(SystemTime, PathBuf, PathBuf)>,
     /// The last scan found an empty file it could not hold: looked at again
     /// at the next scan.
     saw_empty: bool,
@@ -153,6 +157,8 @@ impl FileSource {
             first_scan: true,
             started: SystemTime::now(),
             newborn: Vec::new(),
+            looked: HashMap::new(),
+            unseen: Default::default(),
             saw_empty: false,
             buf: vec![0u8; READ_BLOCK],
             pending: Vec::new(),
@@ -223,6 +229,7 @@ impl FileSource {
             }
             self.flush();
             self.close_finished();
+            more |= self.open_unseen();
             m.files_open.with_label_values(&[&name]).set(self.tailers.len() as i64);
             m.files_unread_bytes
                 .with_label_values(&[&name])
