@@ -127,6 +127,8 @@ pub enum PushOutcome {
 struct Target {
     client: reqwest::Client,
     url: String,
+    /// The API prefix in `url` (a 404 names the other one).
+    prefix: String,
     auth: Auth,
     /// Looks a push up before it is sent again after its answer was lost.
     lookup: Option<Lookup>,
@@ -136,7 +138,8 @@ impl Target {
     fn of(c: &ClientConfig) -> Result<Self, HttpError> {
         Ok(Self {
             client: http::client_for(c, &c.url)?,
-            url: http::join_url(&c.url, &c.api_prefix, "push"),
+            url: http::join_url(&c.url, c.prefix(), "push"),
+            prefix: c.prefix().to_string(),
             auth: Auth::of(c)?,
             lookup: Lookup::new(c),
         })
@@ -351,7 +354,10 @@ impl Pusher {
                 if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
                     // Misconfigured or not allowed: say so once per status; the lines wait on disk.
                     let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
-                    if first {
+                    if first && status == Some(404) {
+                        let hint = super::prefix::hint_404(&self.target().prefix, "client.api_prefix");
+                        tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads it); lines wait on disk and are retried");
+                    } else if first {
                         tracing::error!(error = %err, "the service refuses pushes: check client.url, api_prefix and credentials (SIGHUP reloads them); lines wait on disk and are retried");
                     }
                 } else {
@@ -407,8 +413,12 @@ impl Pusher {
             Err(e) if one_off && misconfigured(&e) => {
                 // Not the data's fault and nothing stored: the run ends,
                 // saying why, and the lines count as not delivered.
+                let mut why = crate::util::secrets::scrub(&e.to_string()).into_owned();
+                if e.status().is_some_and(|s| s.as_u16() == 404) {
+                    why = format!("{why}; {}", super::prefix::hint_404(&self.target().prefix, "--api-prefix"));
+                }
                 if let Ok(mut r) = self.final_refusal.lock() {
-                    r.get_or_insert_with(|| crate::util::secrets::scrub(&e.to_string()).into_owned());
+                    r.get_or_insert(why);
                 }
                 if let Some(stop) = &self.stop_on_refusal {
                     stop.cancel();
