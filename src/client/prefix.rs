@@ -40,7 +40,11 @@ pub async fn probe(c: &ClientConfig) -> Found {
         Ok(client) => client,
         Err(e) => return Found::Unreachable(e.to_string()),
     };
+    // OAuth 2.0: no token is fetched for the probe (a token endpoint may
+    // count or limit them); the service's answer without one still tells a
+    // route it serves (401) from one it does not (404) when nothing stands in front.
     let auth = match Auth::of(c) {
+        Ok(Auth::OAuth2(_)) => Auth::None,
         Ok(a) => a,
         Err(e) => return Found::Unreachable(e.to_string()),
     };
