@@ -10,13 +10,15 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<()> {
     let path = crate::cli::config_or_default(&args.config);
     let plan = match crate::plan::load(&path) {
         Ok(plan) => plan,
-        Err(e) if looks_like_promtail(&path) => return Err(e).with_context(|| {
-            format!(
+        Err(e) if looks_like_promtail(&path) => {
+            return Err(e).with_context(|| {
+                format!(
                 "{} looks like a Promtail config: run `tailship convert promtail {} > tailship.toml`, then check that",
                 path.display(),
                 path.display()
             )
-        }),
+            })
+        }
         Err(e) => return Err(e.into()),
     };
     for (key, message) in crate::plan::warnings(&plan) {
