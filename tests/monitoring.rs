@@ -216,3 +216,27 @@ fn ready_is_a_metric_that_follows_the_ready_endpoint() {
     assert!(text.contains("# HELP tailship_ready "), "{text}");
     assert!(text.contains(r#"tailship_queue_max_bytes{client="default"}"#), "{text}");
 }
+
+#[test]
+fn the_books_monitoring_chapter_names_every_alert_rule_and_metric() {
+    let chapter = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/operations/monitoring.md"))
+        .unwrap();
+    let rules = std::fs::read_to_string(monitoring_dir().join(RULES)).unwrap();
+    let named: Vec<String> = rules
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- alert: ").or_else(|| l.trim().strip_prefix("- record: ")))
+        .map(str::to_string)
+        .collect();
+    assert!(named.len() > 15, "{named:?}");
+    let mut metrics = BTreeSet::new();
+    for expr in rule_exprs().iter().chain(dashboard_exprs().iter()) {
+        metrics.extend(metric_names(expr));
+    }
+    let undocumented: Vec<String> = named
+        .into_iter()
+        .chain(metrics.into_iter().filter(|m| !FROM_PROMETHEUS.contains(&m.as_str())))
+        .map(|n| n.trim_end_matches("_bucket").to_string())
+        .filter(|n| !chapter.contains(&format!("`{n}`")) && !chapter.contains(&format!("`{n}{{")))
+        .collect();
+    assert!(undocumented.is_empty(), "book/src/operations/monitoring.md does not name: {undocumented:?}");
+}
