@@ -219,8 +219,9 @@ fn ready_is_a_metric_that_follows_the_ready_endpoint() {
 
 #[test]
 fn the_books_monitoring_chapter_names_every_alert_rule_and_metric() {
-    let chapter = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/operations/monitoring.md"))
-        .unwrap();
+    let chapter =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/operations/monitoring.md"))
+            .unwrap();
     let rules = std::fs::read_to_string(monitoring_dir().join(RULES)).unwrap();
     let named: Vec<String> = rules
         .lines()

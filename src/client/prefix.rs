@@ -1,11 +1,12 @@
 //! Which log API a bare service URL serves: Loki's (`/loki/api/v1`) or the
 //! spec's (`/logstore/api/v1`, what `tailship receive` serves).
 //!
-//! A client whose `api_prefix` is unset asks once, at start: a `GET` of
-//! `{url}{prefix}/push` under each prefix, the spec's first. Both services
-//! route only `POST` there, so a prefix they serve answers 405 (or 401 when
-//! credentials are wrong) and one they do not serves answers 404; nothing
-//! is pushed and nothing is counted as a push. An explicit `api_prefix`
+//! A client whose `api_prefix` is unset asks once, at start: an `OPTIONS`
+//! request for `{url}{prefix}/push` under each prefix, the spec's first.
+//! Both services route only `POST` there, so a prefix they serve answers
+//! 405 (or 401 when credentials are wrong) and one they do not serve
+//! answers 404; nothing is pushed and nothing is counted as a push. (Not a
+//! `GET`: Loki 3.7 answers a `GET` of its push path 404 once it is up.) An explicit `api_prefix`
 //! (or a push URL in `url`) is never second-guessed.
 
 use std::time::Duration;
@@ -51,7 +52,7 @@ pub async fn probe(c: &ClientConfig) -> Found {
     let timeout = c.timeout.get().min(PROBE_TIMEOUT);
     for prefix in [SPEC_API_PREFIX, LOKI_API_PREFIX] {
         let url = http::join_url(&c.url, prefix, "push");
-        let mut rb = client.get(&url).timeout(timeout);
+        let mut rb = client.request(reqwest::Method::OPTIONS, &url).timeout(timeout);
         if let Some(t) = &c.tenant_id {
             rb = rb.header("X-Scope-OrgID", t);
         }
@@ -105,5 +106,30 @@ pub fn hint_404(prefix: &str, setting: &str) -> String {
         None => format!(
             "nothing answers at {prefix}: a Loki serves its API under {LOKI_API_PREFIX}, the spec's log service under {SPEC_API_PREFIX}; check {setting}"
         ),
+    }
+}
+
+/// The known prefix a push URL (`{url}{prefix}/push`) ends in.
+fn prefix_of_push_url(url: &str) -> &str {
+    let path = url.trim_end_matches("/push");
+    [SPEC_API_PREFIX, LOKI_API_PREFIX].into_iter().find(|p| path.ends_with(p)).unwrap_or(path)
+}
+
+/// What the agent's log says to check when the service refuses pushes to
+/// `url` with `status`: for a 404, the other prefix.
+pub fn refusal_hint(status: Option<u16>, url: &str) -> String {
+    match status {
+        Some(404) => hint_404(prefix_of_push_url(url), "client.api_prefix"),
+        _ => "check client.url, api_prefix and credentials".to_string(),
+    }
+}
+
+/// `why` (the message of a refused push, `e`) with the other prefix named when it is a 404.
+pub fn with_404_hint(why: String, e: &HttpError) -> String {
+    match (e.status().map(|s| s.as_u16()), e) {
+        (Some(404), HttpError::Status { url, .. }) => {
+            format!("{why}; {}", hint_404(prefix_of_push_url(url), "--api-prefix"))
+        }
+        _ => why,
     }
 }

@@ -127,8 +127,6 @@ pub enum PushOutcome {
 struct Target {
     client: reqwest::Client,
     url: String,
-    /// The API prefix in `url` (a 404 names the other one).
-    prefix: String,
     auth: Auth,
     /// Looks a push up before it is sent again after its answer was lost.
     lookup: Option<Lookup>,
@@ -139,7 +137,6 @@ impl Target {
         Ok(Self {
             client: http::client_for(c, &c.url)?,
             url: http::join_url(&c.url, c.prefix(), "push"),
-            prefix: c.prefix().to_string(),
             auth: Auth::of(c)?,
             lookup: Lookup::new(c),
         })
@@ -354,11 +351,9 @@ impl Pusher {
                 if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
                     // Misconfigured or not allowed: say so once per status; the lines wait on disk.
                     let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
-                    if first && status == Some(404) {
-                        let hint = super::prefix::hint_404(&self.target().prefix, "client.api_prefix");
-                        tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads it); lines wait on disk and are retried");
-                    } else if first {
-                        tracing::error!(error = %err, "the service refuses pushes: check client.url, api_prefix and credentials (SIGHUP reloads them); lines wait on disk and are retried");
+                    if first {
+                        let hint = super::prefix::refusal_hint(status, &self.target().url);
+                        tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads them); lines wait on disk and are retried");
                     }
                 } else {
                     tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
@@ -413,10 +408,7 @@ impl Pusher {
             Err(e) if one_off && misconfigured(&e) => {
                 // Not the data's fault and nothing stored: the run ends,
                 // saying why, and the lines count as not delivered.
-                let mut why = crate::util::secrets::scrub(&e.to_string()).into_owned();
-                if e.status().is_some_and(|s| s.as_u16() == 404) {
-                    why = format!("{why}; {}", super::prefix::hint_404(&self.target().prefix, "--api-prefix"));
-                }
+                let why = super::prefix::with_404_hint(crate::util::secrets::scrub(&e.to_string()).into_owned(), &e);
                 if let Ok(mut r) = self.final_refusal.lock() {
                     r.get_or_insert(why);
                 }
