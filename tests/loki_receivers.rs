@@ -75,3 +75,121 @@ relabel = [{{ source_labels = ["__syslog_message_app_name"], target_label = "app
     assert_eq!(loki.lines(r#"{job="repeat", app="bsd"}"#).len(), 100);
     assert_eq!(loki.lines(r#"{job="repeat", app="ietf"}"#).len(), 100);
 }
+
+/// A relay of two tenants into Loki 3.7.6, which holds the tenant `noisy` to
+/// its per-tenant stream limit.
+fn relay_of_tenants(dir: &std::path::Path, loki: &loki::Loki, source_extra: &str) -> (Agent, String) {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let cfg = format!(
+        r#"shutdown_timeout = "5s"
+[server]
+listen = "127.0.0.1:{server}"
+[client]
+url = "{url}/loki/api/v1/push"
+batch = {{ max_bytes = "1KiB", max_wait = "100ms" }}
+[positions]
+path = "{dir}/positions.json"
+[spool]
+path = "{dir}/spool"
+[[sources]]
+type = "loki_push"
+name = "relay"
+listen = "{listen}"
+labels = {{ job = "relay" }}
+{source_extra}
+"#,
+        server = free_port(),
+        url = loki.base,
+        dir = dir.display()
+    );
+    let agent = Agent::start(&write_file(dir, "agent.toml", &cfg));
+    let url = format!("http://{listen}/loki/api/v1/push");
+    assert!(wait_for(Duration::from_secs(15), || std::net::TcpStream::connect(&listen).is_ok()));
+    (agent, url)
+}
+
+/// Pushes one line on each of `n` label sets of `tenant` through the relay.
+fn push_label_sets(url: &str, tenant: &str, n: usize) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+    for i in 0..n {
+        let id = format!("{i:04}");
+        let line = format!("line of label set {id}");
+        let body = common::push_body(&[("id", &id)], &[(now + i as i64, &line)]);
+        let r = common::request(
+            "POST",
+            url,
+            &[("Content-Type", "application/json"), ("X-Scope-OrgID", tenant)],
+            body.as_bytes(),
+        );
+        assert_eq!(r.status, 204, "{}", r.text());
+    }
+}
+
+/// Issue #38: 10,000 label sets pushed through the relay into Loki (limit
+/// 5,000 streams) got 429s the relay retried for ever, and lines pushed
+/// afterwards never arrived: every push slot was held by a batch waiting
+/// out a 429. Now each tenant has its own lane and a batch gives its slot
+/// back while it waits.
+#[test]
+fn a_tenant_loki_keeps_refusing_holds_back_no_other_tenant() {
+    let Some(loki) = loki::Loki::start_tenants("noisy: { max_global_streams_per_user: 5 }") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, url) = relay_of_tenants(dir.path(), &loki, "max_streams = 0");
+    // Far more label sets than Loki takes for `noisy`: every batch past the
+    // first few streams is refused with a 429 for as long as the test runs.
+    push_label_sets(&url, "noisy", 200);
+    let refused = wait_for(Duration::from_secs(30), || {
+        agent.metrics().lines().any(|l| l.starts_with("tailship_push_requests_total") && l.contains("\"429\""))
+    });
+    assert!(refused, "Loki never refused `noisy`: {}", agent.stderr_text());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+    let values: Vec<(i64, String)> = (0..20).map(|i| (now + i, format!("quiet line {i}"))).collect();
+    let values: Vec<(i64, &str)> = values.iter().map(|(t, l)| (*t, l.as_str())).collect();
+    let body = common::push_body(&[("app", "quiet")], &values);
+    let r = common::request(
+        "POST",
+        &url,
+        &[("Content-Type", "application/json"), ("X-Scope-OrgID", "quiet")],
+        body.as_bytes(),
+    );
+    assert_eq!(r.status, 204, "{}", r.text());
+    let mut n = 0;
+    let arrived = wait_for(Duration::from_secs(60), || {
+        n = loki.tenant_lines(Some("quiet"), r#"{job="relay"}"#).len();
+        n >= 20
+    });
+    assert!(arrived, "Loki holds {n} of the other tenant's 20 lines: {}", agent.stderr_text());
+    // `noisy` keeps its streams within the limit; the rest wait in the spool.
+    assert!(!loki.tenant_lines(Some("noisy"), r#"{job="relay"}"#).is_empty());
+}
+
+/// Issue #38: `max_streams` did not apply to received label sets. Past it
+/// (per tenant), a line keeps the source's own labels, so Loki takes every
+/// line although the senders made more streams than its limit.
+#[test]
+fn received_label_sets_past_max_streams_keep_the_source_stream_and_all_arrive() {
+    let Some(loki) = loki::Loki::start_tenants("noisy: { max_global_streams_per_user: 10 }") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, url) = relay_of_tenants(dir.path(), &loki, "max_streams = 5");
+    push_label_sets(&url, "noisy", 50);
+    push_label_sets(&url, "other", 8);
+    let mut n = 0;
+    let arrived = wait_for(Duration::from_secs(60), || {
+        n = loki.tenant_lines(Some("noisy"), r#"{job="relay"}"#).len();
+        n >= 50
+    });
+    assert!(arrived, "Loki holds {n} of 50: {}", agent.stderr_text());
+    assert_eq!(loki.tenant_lines(Some("noisy"), r#"{job="relay", id=~".+"}"#).len(), 5);
+    assert_eq!(loki.tenant_lines(Some("noisy"), r#"{job="relay", id=""}"#).len(), 45);
+    // The bound is per tenant: another tenant's first five keep theirs.
+    assert!(wait_for(Duration::from_secs(30), || loki.tenant_lines(Some("other"), r#"{job="relay"}"#).len() >= 8));
+    assert_eq!(loki.tenant_lines(Some("other"), r#"{job="relay", id=~".+"}"#).len(), 5);
+    let repaired = agent
+        .metrics()
+        .lines()
+        .filter(|l| l.starts_with("tailship_lines_repaired_total") && l.contains("stream_limit"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum::<f64>();
+    assert_eq!(repaired, 48.0);
+    assert_eq!(agent.stderr_text().matches("senders pushed max_streams label sets").count(), 1);
+}

@@ -147,6 +147,7 @@ fn spool_reader(src: &SourcePlan, name: &Arc<str>, env: &SourceEnv, out: Outlet)
         positions: env.positions.clone(),
         interner: env.interner.clone(),
         structured_metadata: env.structured_metadata,
+        max_streams: config.stream_bound(),
         out,
     })
 }

@@ -2,6 +2,7 @@
 //! push with its retries; the outcome acknowledges positions, returns the
 //! queue budget and feeds the metrics and totals.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,12 +13,35 @@ use tokio_util::sync::CancellationToken;
 use super::batcher::Sealed;
 use super::Totals;
 use crate::client::push::{PushOutcome, Pusher};
+use crate::client::slot::PushSlot;
 use crate::metrics::Metrics;
 use crate::pool;
 use crate::positions::Positions;
 use crate::queue::Budget;
 
-/// The pushers: at most `max_in_flight` batches on their way at once.
+/// How long a tenant's lane waits for a batch, with none on its way, before
+/// it ends (the tenant's next batch starts it again).
+const LANE_IDLE: Duration = Duration::from_secs(60);
+
+/// What every lane and push shares.
+struct Shared {
+    pusher: Arc<Pusher>,
+    positions: Arc<Positions>,
+    abort: CancellationToken,
+    budget: Arc<Budget>,
+    totals: Arc<Mutex<Totals>>,
+    outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>>,
+    client: Arc<str>,
+    /// The client's push slots (`batch.max_in_flight`).
+    slots: Arc<Semaphore>,
+    max_in_flight: usize,
+}
+
+/// The pushers: at most `max_in_flight` batches on their way at once, in
+/// one lane per tenant. A lane takes its tenant's batches in order, at most
+/// `max_in_flight` of them on their way; a batch waiting out a 429 gives its
+/// push slot back meanwhile (see [`crate::client::slot`]), so a tenant the
+/// service keeps refusing holds back no other tenant's pushes.
 pub(super) async fn run(
     mut rx: mpsc::Receiver<Sealed>,
     pusher: Arc<Pusher>,
@@ -27,56 +51,49 @@ pub(super) async fn run(
     budget: Arc<Budget>,
     totals: Arc<Mutex<Totals>>,
 ) {
-    let slots = Arc::new(Semaphore::new(max_in_flight.max(1)));
+    let max_in_flight = max_in_flight.max(1);
     let outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>> = Arc::default();
-    let mut tasks = JoinSet::new();
     let client = pusher.name().clone();
     let gauges = spawn_gauges(client.clone(), budget.clone(), outstanding.clone());
-    while let Some(mut batch) = rx.recv().await {
-        // A turn to compress first, then a push slot: a batch waiting for
-        // either waits here, uncompressed, one at a time.
-        let compress = if batch.lines > 0 { pusher.compress_permit().await } else { None };
-        let Ok(slot) = slots.clone().acquire_owned().await else { break };
-        if let Ok(mut o) = outstanding.lock() {
-            o.insert(batch.seq, batch.oldest);
-        }
-        let (pusher, positions, abort, budget, totals, outstanding, client) = (
-            pusher.clone(),
-            positions.clone(),
-            abort.clone(),
-            budget.clone(),
-            totals.clone(),
-            outstanding.clone(),
-            client.clone(),
-        );
-        // The batch's share of the queue budget goes with the push and returns
-        // only when it is over. (A closure captures only the fields it uses:
-        // without this move, the permits would be dropped here, when the push
-        // starts, and the budget would not bound batches in flight.)
-        let permits = std::mem::take(&mut batch.permits);
-        tasks.spawn(async move {
-            let _slot = slot;
-            let outcome = if batch.lines == 0 {
-                (PushOutcome::Delivered, 0)
-            } else {
-                pusher.push(batch.tenant.as_deref(), std::mem::take(&mut batch.body), &abort, compress).await
-            };
-            settle(&client, outcome, &batch, &positions, &totals);
-            budget.lines_done(batch.lines);
-            drop(permits);
-            if let Ok(mut o) = outstanding.lock() {
-                o.remove(&batch.seq);
-            }
-        });
-        while let Some(r) = tasks.try_join_next() {
+    let shared = Arc::new(Shared {
+        pusher,
+        positions,
+        abort,
+        budget: budget.clone(),
+        totals,
+        outstanding,
+        client: client.clone(),
+        slots: Arc::new(Semaphore::new(max_in_flight)),
+        max_in_flight,
+    });
+    let mut lanes: HashMap<Option<Arc<str>>, mpsc::UnboundedSender<Sealed>> = HashMap::new();
+    let mut running = JoinSet::new();
+    while let Some(batch) = rx.recv().await {
+        let batch = match lanes.get(&batch.tenant) {
+            Some(lane) => match lane.send(batch) {
+                Ok(()) => continue,
+                // The lane ended while idle: a new one takes the batch.
+                Err(mpsc::error::SendError(batch)) => batch,
+            },
+            None => batch,
+        };
+        lanes.retain(|_, lane| !lane.is_closed());
+        let (tx, lane_rx) = mpsc::unbounded_channel();
+        let tenant = batch.tenant.clone();
+        // The receiver is alive: it is moved into the lane just below.
+        let _ = tx.send(batch);
+        lanes.insert(tenant, tx);
+        running.spawn(lane(lane_rx, shared.clone()));
+        while let Some(r) = running.try_join_next() {
             if let Err(e) = r {
-                tracing::error!(error = %e, "push task failed");
+                tracing::error!(error = %e, "push lane failed");
             }
         }
     }
-    while let Some(r) = tasks.join_next().await {
+    drop(lanes);
+    while let Some(r) = running.join_next().await {
         if let Err(e) = r {
-            tracing::error!(error = %e, "push task failed");
+            tracing::error!(error = %e, "push lane failed");
         }
     }
     gauges.abort();
@@ -85,6 +102,77 @@ pub(super) async fn run(
     m.queue_lines.with_label_values(&[&client]).set(budget.lines());
     m.oldest_unacked_seconds.with_label_values(&[&client]).set(0);
     crate::status::Status::get().batches_in_flight(&client, 0);
+}
+
+/// One tenant's lane: its batches in order, each a turn of the lane's own
+/// slots, then a turn to compress, then a push slot. Ends when the batches
+/// end, or after [`LANE_IDLE`] with nothing on its way.
+async fn lane(mut rx: mpsc::UnboundedReceiver<Sealed>, s: Arc<Shared>) {
+    let own_slots = Arc::new(Semaphore::new(s.max_in_flight));
+    let mut tasks = JoinSet::new();
+    loop {
+        tokio::select! {
+            batch = rx.recv() => match batch {
+                Some(batch) => {
+                    if !start(batch, &s, &own_slots, &mut tasks).await {
+                        break;
+                    }
+                }
+                None => break,
+            },
+            Some(r) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = r {
+                    tracing::error!(error = %e, "push task failed");
+                }
+            }
+            // What was sent before the close is still received; after it,
+            // a new lane takes the tenant's batches.
+            _ = tokio::time::sleep(LANE_IDLE), if tasks.is_empty() => rx.close(),
+        }
+    }
+    while let Some(r) = tasks.join_next().await {
+        if let Err(e) = r {
+            tracing::error!(error = %e, "push task failed");
+        }
+    }
+}
+
+/// Starts `batch`'s push once it has its turns. False when the slots closed.
+async fn start(mut batch: Sealed, s: &Arc<Shared>, own_slots: &Arc<Semaphore>, tasks: &mut JoinSet<()>) -> bool {
+    // The lane's slot first: a lane whose batches all wait out 429s holds
+    // no turn to compress and no push slot another tenant could use.
+    let Ok(own) = own_slots.clone().acquire_owned().await else { return false };
+    // A turn to compress, then a push slot: a batch waiting for either
+    // waits here, uncompressed, one at a time.
+    let compress = if batch.lines > 0 { s.pusher.compress_permit().await } else { None };
+    let Ok(permit) = s.slots.clone().acquire_owned().await else { return false };
+    let slot = PushSlot::new(s.slots.clone(), permit);
+    if let Ok(mut o) = s.outstanding.lock() {
+        o.insert(batch.seq, batch.oldest);
+    }
+    // The batch's share of the queue budget goes with the push and returns
+    // only when it is over. (A closure captures only the fields it uses:
+    // without this move, the permits would be dropped here, when the push
+    // starts, and the budget would not bound batches in flight.)
+    let permits = std::mem::take(&mut batch.permits);
+    let s = s.clone();
+    tasks.spawn(async move {
+        let _own = own;
+        let outcome = if batch.lines == 0 {
+            (PushOutcome::Delivered, 0)
+        } else {
+            let body = std::mem::take(&mut batch.body);
+            s.pusher.push(batch.tenant.as_deref(), body, &s.abort, compress, Some(&slot)).await
+        };
+        drop(slot);
+        settle(&s.client, outcome, &batch, &s.positions, &s.totals);
+        s.budget.lines_done(batch.lines);
+        drop(permits);
+        if let Ok(mut o) = s.outstanding.lock() {
+            o.remove(&batch.seq);
+        }
+    });
+    true
 }
 
 /// Samples the queue and the batches in flight into the metrics and the

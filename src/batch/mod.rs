@@ -7,7 +7,7 @@
 //! `batch.max_bytes`, or when its oldest line has waited `batch.max_wait`.
 //! Sealing registers the batch's file offsets with the positions store (in
 //! seal order) and hands the body to the pushers, of which at most
-//! `batch.max_in_flight` run at once (`deliver.rs`). An acknowledgement
+//! `batch.max_in_flight` run at once, in one lane per tenant (`deliver.rs`). An acknowledgement
 //! moves the files' positions and returns the batch's queue budget.
 
 mod batcher;

@@ -1,6 +1,6 @@
 //! Clients of the log service: the shared HTTP layer (`http`), credentials (`auth`), the push
 //! encoder and sender (`push`), JSON escaping (`json`), retries and backoff
-//! (`retry`), the query client (`query`), looking pushes up before sending
+//! (`retry`), push slots given back while a 429 is waited out (`slot`), the query client (`query`), looking pushes up before sending
 //! them again (`lookup`), TLS checked against a chosen name (`tls`) and
 //! OAuth 2.0 tokens (`oauth2`).
 
@@ -15,4 +15,5 @@ pub mod prefix;
 pub mod push;
 pub mod query;
 pub mod retry;
+pub mod slot;
 pub mod tls;

@@ -266,12 +266,15 @@ impl Pusher {
     /// `body` is the JSON in parts, sent back to back. `permit` is a turn to
     /// compress taken before (see [`Pusher::compress_permit`]); without one,
     /// the push waits for a turn itself. It is given back once the body is compressed.
+    /// `slot`, the batch's push slot, is given back while a 429 is waited out
+    /// and taken again for the next attempt (see [`super::slot`]).
     pub async fn push(
         &self,
         tenant: Option<&str>,
         body: Vec<Vec<u8>>,
         abort: &CancellationToken,
         permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        slot: Option<&super::slot::PushSlot>,
     ) -> (PushOutcome, usize) {
         let (wire, gzipped) = match self.compression {
             Compression::Gzip => {
@@ -348,6 +351,9 @@ impl Pusher {
             |err, wait| {
                 m.push_retries.with_label_values(&[&self.name]).inc();
                 let status = err.status().map(|s| s.as_u16());
+                if let (Some(429), Some(slot)) = (status, slot) {
+                    slot.release();
+                }
                 if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
                     // Misconfigured or not allowed: say so once per status; the lines wait on disk.
                     let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
@@ -363,6 +369,11 @@ impl Pusher {
                 let target = self.target();
                 let (unsure, wire, tenant_header, failed_lookups) = (&unsure, &wire, &tenant_header, &failed_lookups);
                 async move {
+                    if let Some(slot) = slot {
+                        if !slot.take().await {
+                            return Err(HttpError::Cancelled);
+                        }
+                    }
                     if unsure.swap(false, Ordering::Relaxed) {
                         // The last attempt may have been stored: look it up first.
                         let sent = wire.lock().map(|w| w.clone()).unwrap_or_default();

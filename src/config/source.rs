@@ -13,6 +13,10 @@ use crate::util::{is_valid_label_name, HumanDuration, HumanSize};
 /// gives, far fewer than Loki's per-tenant stream limit (5,000 by default)
 /// lets one bad label take.
 pub const DEFAULT_MAX_STREAMS: usize = 1000;
+/// A receiver's `max_streams` per tenant unless set: Loki's own per-tenant
+/// stream limit (`max_global_streams_per_user`), so a relay never merges
+/// streams the service would have kept.
+pub const DEFAULT_RECEIVED_STREAMS: usize = 5000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -56,6 +60,15 @@ impl SourceConfig {
     /// A `kubernetes` source's pod log directory.
     pub fn pod_root(&self) -> PathBuf {
         self.root.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_POD_ROOT))
+    }
+
+    /// `max_streams`, or the default of this kind of source (0: no bound).
+    pub fn stream_bound(&self) -> usize {
+        match self.max_streams {
+            Some(n) => n,
+            None if self.kind.receives() => DEFAULT_RECEIVED_STREAMS,
+            None => DEFAULT_MAX_STREAMS,
+        }
     }
 }
 
@@ -145,8 +158,10 @@ pub struct SourceConfig {
     /// Longer lines are truncated to this many bytes and counted.
     pub max_line_bytes: HumanSize,
     /// Distinct label sets the source's stages may make (0: no bound); see
-    /// `pipeline::stream_limit`.
-    pub max_streams: usize,
+    /// `pipeline::stream_limit`. A receiver's bound is per tenant and counts
+    /// the label sets it receives too. Unset: see [`SourceConfig::stream_bound`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_streams: Option<usize>,
     /// A last line without a newline is shipped after this long idle.
     pub partial_line_wait: HumanDuration,
     /// Add a `host` label with this machine's hostname.
@@ -229,7 +244,7 @@ impl Default for SourceConfig {
             scan_interval: HumanDuration::secs(10),
             max_open_files: 1024,
             max_line_bytes: HumanSize(256 << 10),
-            max_streams: DEFAULT_MAX_STREAMS,
+            max_streams: None,
             partial_line_wait: HumanDuration::secs(3),
             host_label: true,
             multiline: None,

@@ -93,7 +93,7 @@ impl SourceStages {
             interner,
             pod_root,
             stop: None,
-            streams: super::stream_limit::StreamLimit::new(src.max_streams),
+            streams: super::stream_limit::StreamLimit::new(src.stream_bound()),
         }
     }
 

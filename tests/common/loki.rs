@@ -27,8 +27,20 @@ fn binary() -> Option<PathBuf> {
 }
 
 impl Loki {
-    /// Starts Loki and waits until it is ready.
+    /// Starts Loki (one tenant, no auth) and waits until it is ready.
     pub fn start() -> Option<Loki> {
+        Self::start_with(false, "")
+    }
+
+    /// Starts Loki with tenants (`auth_enabled: true`; a push names its
+    /// tenant in X-Scope-OrgID) and `overrides`, the per-tenant limits of its
+    /// runtime config as YAML lines (`noisy: { max_global_streams_per_user: 5 }`).
+    #[allow(dead_code)]
+    pub fn start_tenants(overrides: &str) -> Option<Loki> {
+        Self::start_with(true, overrides)
+    }
+
+    fn start_with(tenants: bool, overrides: &str) -> Option<Loki> {
         let Some(bin) = binary() else {
             eprintln!("no Loki binary in ../shared/peers: skipping");
             return None;
@@ -36,8 +48,12 @@ impl Loki {
         let dir = tempfile::tempdir().unwrap();
         let (port, grpc) = (free_port(), free_port());
         let d = dir.path().display();
+        let runtime = dir.path().join("overrides.yaml");
+        let indented: String = overrides.lines().map(|l| format!("  {l}\n")).collect();
+        std::fs::write(&runtime, format!("overrides:\n{indented}")).unwrap();
         let config = format!(
-            "auth_enabled: false
+            "auth_enabled: {tenants}
+runtime_config: {{ file: {runtime}, period: 1s }}
 server: {{ http_listen_address: 127.0.0.1, http_listen_port: {port}, grpc_listen_address: 127.0.0.1, grpc_listen_port: {grpc}, log_level: warn }}
 common:
   instance_addr: 127.0.0.1
@@ -49,7 +65,8 @@ schema_config:
   configs: [{{ from: 2024-01-01, store: tsdb, object_store: filesystem, schema: v13, index: {{ prefix: index_, period: 24h }} }}]
 limits_config: {{ allow_structured_metadata: true, volume_enabled: true }}
 analytics: {{ reporting_enabled: false }}
-"
+",
+            runtime = runtime.display()
         );
         let cfg = dir.path().join("loki.yaml");
         std::fs::write(&cfg, config).unwrap();
@@ -72,6 +89,11 @@ analytics: {{ reporting_enabled: false }}
 
     /// The lines of every entry `query` selects over the last hour.
     pub fn lines(&self, query: &str) -> Vec<String> {
+        self.tenant_lines(None, query)
+    }
+
+    /// [`Loki::lines`] of `tenant`'s entries (Loki started with tenants).
+    pub fn tenant_lines(&self, tenant: Option<&str>, query: &str) -> Vec<String> {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
         let url = crate::common::with_params(
             &format!("{}/loki/api/v1/query_range", self.base),
@@ -83,7 +105,8 @@ analytics: {{ reporting_enabled: false }}
                 ("direction", "forward"),
             ],
         );
-        let r = crate::common::request("GET", &url, &[], b"");
+        let headers: Vec<(&str, &str)> = tenant.map(|t| ("X-Scope-OrgID", t)).into_iter().collect();
+        let r = crate::common::request("GET", &url, &headers, b"");
         assert_eq!(r.status, 200, "{}", r.text());
         let v = r.json();
         let mut out = Vec::new();

@@ -21,6 +21,7 @@ pub mod otlp;
 pub mod proto;
 pub mod push;
 pub mod reader;
+mod streams;
 pub mod syslog;
 pub mod tls;
 

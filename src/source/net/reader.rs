@@ -24,6 +24,8 @@ use crate::queue::{Chunk, Interner, StreamRef};
 use crate::source::Outlet;
 use crate::spool::{segment_path, Record, SourceSpool, StreamDef};
 
+use super::streams::ReceivedStreams;
+
 /// Bytes read from a segment at once.
 const READ_BYTES: usize = 1 << 20;
 /// How often delivery is looked at while nothing new arrives.
@@ -50,6 +52,9 @@ pub struct SpoolReader {
     pub interner: Arc<Interner>,
     /// `client.structured_metadata`: else records' metadata is left off (and counted).
     pub structured_metadata: bool,
+    /// Received label sets per tenant beyond which a line keeps the source's
+    /// own labels (see [`super::streams`]); 0: no bound.
+    pub max_streams: usize,
     pub out: Outlet,
 }
 
@@ -107,6 +112,7 @@ impl SpoolReader {
         let mut finished: HashSet<u64> = HashSet::new();
         let mut watch = self.spool.watch();
         let mut streams: Streams = HashMap::new();
+        let mut received = ReceivedStreams::new(self.max_streams);
         while !self.out.stopped() {
             if self.spool.is_retired() {
                 // Its source is gone: no receiver keeps its gauge.
@@ -132,7 +138,7 @@ impl SpoolReader {
             let mut done = Vec::new();
             for seg in open.values_mut() {
                 let sealed = self.spool.is_sealed(seg.seq);
-                match self.read(seg, &mut streams) {
+                match self.read(seg, &mut streams, &mut received) {
                     Some(true) => progressed = true,
                     Some(false) => {
                         let delivered = self.positions.committed(seg.key).unwrap_or(0) >= seg.offset;
@@ -196,7 +202,7 @@ impl SpoolReader {
 
     /// Reads what `seg` holds past its offset into one chunk and queues it.
     /// `Some(true)`: something was read; `Some(false)`: nothing new; `None`: the segment is gone.
-    fn read(&mut self, seg: &mut Segment, streams: &mut Streams) -> Option<bool> {
+    fn read(&mut self, seg: &mut Segment, streams: &mut Streams, received: &mut ReceivedStreams) -> Option<bool> {
         // A record longer than one read (a long message) is read whole: the
         // buffer grows until it holds a record's end.
         // Only what was synced: a group whose write failed is cut off again.
@@ -242,7 +248,7 @@ impl SpoolReader {
             }
             match Record::decode(line) {
                 Some(r) => {
-                    if !self.add(&r, &mut seg.defs, &mut chunk, streams) {
+                    if !self.add(&r, &mut seg.defs, &mut chunk, streams, received) {
                         damaged += 1;
                     }
                 }
@@ -272,6 +278,7 @@ impl SpoolReader {
         defs: &mut HashMap<u32, (StreamDef<'static>, Option<StreamRef>)>,
         chunk: &mut Chunk,
         streams: &mut Streams,
+        received: &mut ReceivedStreams,
     ) -> bool {
         let line = crate::util::cut_at_char(&r.line, self.max_line_bytes);
         let meta = if r.metadata.is_empty() {
@@ -292,6 +299,14 @@ impl SpoolReader {
             },
             None => (r.tenant.as_deref(), &r.labels, None),
         };
+        if let Some(Some(stream)) = known.as_deref() {
+            if self.stages.is_none() {
+                chunk.push_line(stream, line, r.ts, meta.as_deref());
+                return true;
+            }
+        }
+        let own = received.admit(&self.name, tenant, labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
+        let labels: &[_] = if own { labels.as_slice() } else { &[] };
         if let Some(stages) = &mut self.stages {
             let tenant = tenant.map(str::to_string).or_else(|| self.default_tenant.as_deref().map(str::to_string));
             let make = &stages.make;
@@ -312,10 +327,6 @@ impl SpoolReader {
                     }
                 }
             }
-            return true;
-        }
-        if let Some(Some(stream)) = known.as_deref() {
-            chunk.push_line(stream, line, r.ts, meta.as_deref());
             return true;
         }
         let key = (
