@@ -25,6 +25,28 @@ pub enum LogFormat {
     Json,
 }
 
+/// `--log-level`: the level of the log on stderr, over `RUST_LOG`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+        }
+    }
+}
+
 /// Where the agent's spans go (`[tracing]`, when enabled).
 #[derive(Debug, Clone)]
 pub struct Traces {
@@ -38,20 +60,24 @@ pub struct Traces {
 /// The exporter of `[tracing]`, shut down (its last spans sent) by [`shutdown`].
 static TRACES: OnceLock<opentelemetry_sdk::trace::SdkTracerProvider> = OnceLock::new();
 
-/// Logging to stderr at `RUST_LOG`'s level, or `default_level` without it
-/// (`info` for most commands; `warn` for the demo, whose live view is the
-/// point and would drown in the agent's start-up lines). With `traces`
+/// Logging to stderr at `level` (`--log-level`), else `RUST_LOG`'s level,
+/// else `default_level` (`info` for most commands; `warn` for the demo,
+/// whose live view is the point and would drown in the agent's start-up
+/// lines). With `traces`
 /// enabled, the agent's spans (`tailship` targets, info and above) also go
 /// out as OTLP traces; the log lines show no spans either way.
-pub fn init(format: LogFormat, default_level: &str, traces: Option<Traces>) {
+pub fn init(format: LogFormat, level: Option<LogLevel>, default_level: &str, traces: Option<Traces>) {
     // The Kafka client logs each connection and each retry itself; the kafka
     // source says what matters once (source::net::kafka). `RUST_LOG` naming
     // `rskafka` brings its lines back.
     let env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
-    let directives = match env {
-        Some(v) if v.contains("rskafka") => v,
-        Some(v) => format!("{v},rskafka=off"),
-        None => format!("{default_level},rskafka=off"),
+    let directives = match (level, env) {
+        (Some(l), _) => format!("{},rskafka=off", l.as_str()),
+        (None, env) => match env {
+            Some(v) if v.contains("rskafka") => v,
+            Some(v) => format!("{v},rskafka=off"),
+            None => format!("{default_level},rskafka=off"),
+        },
     };
     let filter = EnvFilter::try_new(&directives).unwrap_or_else(|_| EnvFilter::new(default_level));
     let under_systemd = std::env::var_os("JOURNAL_STREAM").is_some();

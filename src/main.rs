@@ -29,7 +29,7 @@ fn main() {
         }
         _ => None,
     };
-    tailship::logging::init(cli.log_format, default_level, traces);
+    tailship::logging::init(cli.log_format, cli.log_level, default_level, traces);
     let code = tailship::commands::dispatch(cli);
     tailship::logging::shutdown();
     std::process::exit(code);

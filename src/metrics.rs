@@ -31,6 +31,8 @@ pub struct Metrics {
     pub push_duration: Histogram,
     pub queue_bytes: IntGaugeVec,
     pub queue_lines: IntGaugeVec,
+    pub queue_max_bytes: IntGaugeVec,
+    pub ready: IntGauge,
     pub files_open: IntGaugeVec,
     pub streams: IntGauge,
     pub dirs_polled: IntGaugeVec,
@@ -177,6 +179,17 @@ impl Metrics {
                 &["client"],
             ),
             queue_lines: gauge_vec(&r, "tailship_queue_lines", "Lines read and not yet acknowledged, per client.", &["client"]),
+            queue_max_bytes: gauge_vec(
+                &r,
+                "tailship_queue_max_bytes",
+                "The byte budget of each client's queue (queue.max_bytes): sources stop reading when tailship_queue_bytes reaches it.",
+                &["client"],
+            ),
+            ready: gauge(
+                &r,
+                "tailship_ready",
+                "1 when /ready answers 200 (sources started, positions written, every client's last push succeeded), else 0.",
+            ),
             files_open: gauge_vec(&r, "tailship_files_open", "Files held open, per source.", &["source"]),
             streams: gauge(
                 &r,
@@ -301,6 +314,53 @@ impl Metrics {
         M.get_or_init(Metrics::new)
     }
 
+    /// Makes the series that alert rules and dashboards watch exist at 0
+    /// before their first event (so `rate()` and `increase()` see the first
+    /// one): per client `clients`, per source `sources`, and the positions
+    /// writes. `queue_max` is each client's queue budget in bytes.
+    pub fn prepare(&self, clients: &[&str], sources: &[&str], queue_max: u64) {
+        for c in clients {
+            self.lines_pushed.with_label_values(&[c]);
+            self.push_retries.with_label_values(&[c]);
+            for kind in ["raw", "wire"] {
+                self.bytes_pushed.with_label_values(&[c, kind]);
+            }
+            self.queue_bytes.with_label_values(&[c]);
+            self.queue_lines.with_label_values(&[c]);
+            self.oldest_unacked_seconds.with_label_values(&[c]);
+            self.queue_max_bytes.with_label_values(&[c]).set(i64::try_from(queue_max).unwrap_or(i64::MAX));
+        }
+        for s in sources {
+            self.lines_read.with_label_values(&[s]);
+            self.bytes_read.with_label_values(&[s]);
+            for reason in ["rejected", "retries_exhausted"] {
+                self.lines_dropped.with_label_values(&[s, reason]);
+            }
+            for reason in ["gone", "truncated"] {
+                self.files_lost.with_label_values(&[s, reason]);
+            }
+            self.files_skipped.with_label_values(&[s, "ignore_older"]);
+            for reason in ["invalid_utf8", "truncated"] {
+                self.lines_repaired.with_label_values(&[s, reason]);
+            }
+            for event in ["opened", "rotated", "truncated", "deleted", "closed", "unreadable"] {
+                self.file_events.with_label_values(&[s, event]);
+            }
+            for how in ["rotated", "copy", "unseen"] {
+                self.files_recovered.with_label_values(&[s, how]);
+            }
+            for outcome in ["skipped", "resent", "reconciled"] {
+                self.lines_replayed.with_label_values(&[s, outcome]);
+            }
+            self.files_open.with_label_values(&[s]);
+            self.files_unread_bytes.with_label_values(&[s]);
+            self.dirs_polled.with_label_values(&[s]);
+        }
+        for outcome in ["ok", "error"] {
+            self.positions_writes.with_label_values(&[outcome]);
+        }
+    }
+
     /// The registry in Prometheus text format.
     pub fn render(&self) -> String {
         let mut buf = Vec::new();
@@ -419,14 +479,17 @@ pub async fn serve(
     use axum::routing::get;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let h = health.clone();
+    let scraped = health.clone();
     let app = axum::Router::new()
         .route(
             "/metrics",
-            get(|| async {
-                (
-                    [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-                    Metrics::get().render(),
-                )
+            get(move || {
+                let health = scraped.clone();
+                async move {
+                    let m = Metrics::get();
+                    m.ready.set(i64::from(health.ready().is_ok()));
+                    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], m.render())
+                }
             }),
         )
         .route("/healthz", get(|| async { "ok\n" }))

@@ -11,10 +11,16 @@ use std::process::Command;
 use common::{bin, Receiver};
 use mockhttp::{Mock, Reply};
 
+/// With `api_prefix` set: the servers here count requests, and an unset
+/// prefix would first be asked for (tests/api_prefix.rs).
 fn config(dir: &std::path::Path, url: &str, client_extra: &str) -> std::path::PathBuf {
     let path = dir.join("t.toml");
-    std::fs::write(&path, format!("[client]\nurl = \"{url}\"\n{client_extra}\n[[sources]]\ntype = \"stdin\"\n"))
-        .unwrap();
+    let prefix = if client_extra.contains("api_prefix") { "" } else { "api_prefix = \"/logstore/api/v1\"\n" };
+    std::fs::write(
+        &path,
+        format!("[client]\nurl = \"{url}\"\n{prefix}{client_extra}\n[[sources]]\ntype = \"stdin\"\n"),
+    )
+    .unwrap();
     path
 }
 

@@ -107,6 +107,23 @@ fn containers_started_stopped_restarted_and_rotated_ship_every_line_with_their_l
     let agent = Agent::start(&config(dir.path(), &r.base, &d));
     let done = |c: &str, p: &str, n: usize| distinct(&r, c, p).len() >= n;
     assert!(wait_for(Duration::from_secs(30), || done("web", "web run 1 line", 100)), "{}", agent.stderr_text());
+    // `/status` and `top` name the file by its container, not its container-ID path alone.
+    let addr = agent.metrics_addr.clone().unwrap();
+    let status = common::get(&format!("http://{addr}/status.json")).json();
+    let files = status["sources"][0]["files"].as_array().cloned().unwrap_or_default();
+    assert!(
+        files
+            .iter()
+            .any(|f| f["target"] == "container web" && f["path"].as_str().is_some_and(|p| p.ends_with("-json.log"))),
+        "{status}"
+    );
+    let top =
+        std::process::Command::new(common::bin()).args(["top", "--url", &format!("http://{addr}")]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&top.stdout).contains("container web "),
+        "{}",
+        String::from_utf8_lossy(&top.stdout)
+    );
     // Stopped, then started again: its log file goes on.
     d.docker(&["stop", "-t", "1", "web"]);
     d.docker(&["start", "web"]);

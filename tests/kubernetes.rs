@@ -256,6 +256,16 @@ kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token
         ("stream", "stdout"),
     ]);
     assert_eq!(labels(&find("hello from web").unwrap()), want);
+    // `/status` and `top` name the file by its pod and container; the path stays beside it.
+    let addr = agent.metrics_addr.clone().unwrap();
+    let status = common::get(&format!("http://{addr}/status.json")).json();
+    let files = status["sources"][0]["files"].as_array().cloned().unwrap_or_default();
+    let web = files.iter().find(|f| f["path"].as_str().is_some_and(|p| p.contains("uid-web"))).cloned();
+    assert_eq!(web.as_ref().and_then(|f| f["target"].as_str()), Some("pod shop/web-7c9f8d6b5-x2x9q/main"), "{status}");
+    let top =
+        std::process::Command::new(common::bin()).args(["top", "--url", &format!("http://{addr}")]).output().unwrap();
+    let text = String::from_utf8_lossy(&top.stdout);
+    assert!(text.lines().any(|l| l.contains("pod shop/web-7c9f8d6b5-x2x9q/main") && l.contains("uid-web")), "{text}");
     // A pod ADDED through the watch: a StatefulSet's, labelled `app` only.
     let watching = || {
         cluster.lock().unwrap().requests.iter().any(|(l, _)| l.contains("watch=1") && l.contains("resourceVersion=100"))

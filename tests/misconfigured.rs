@@ -209,7 +209,7 @@ fn give_up_after_names_an_earlier_failure_that_a_retry_got_past() {
     let mock =
         rt.block_on(Mock::start(|_, i| if i == 0 { Reply::text(503, "busy, come back") } else { Reply::empty(204) }));
     let mut child = Command::new(bin())
-        .args(["push", "--url", &mock.url, "--give-up-after", "3s", "-"])
+        .args(["push", "--url", &mock.url, "--api-prefix", "/logstore/api/v1", "--give-up-after", "3s", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

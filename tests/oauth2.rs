@@ -78,11 +78,13 @@ fn oauth2_block(token_url: &str) -> String {
     )
 }
 
+/// With `api_prefix` set: the service here counts requests, and an unset
+/// prefix would first be asked for (tests/api_prefix.rs).
 fn push_config(dir: &std::path::Path, service: &str, client_extra: &str) -> std::path::PathBuf {
     let path = dir.join("push.toml");
     std::fs::write(
         &path,
-        format!("[client]\nurl = \"{service}\"\nbatch = {{ max_bytes = \"1KiB\" }}\n{client_extra}\n[[sources]]\ntype = \"stdin\"\n"),
+        format!("[client]\nurl = \"{service}\"\napi_prefix = \"/logstore/api/v1\"\nbatch = {{ max_bytes = \"1KiB\" }}\n{client_extra}\n[[sources]]\ntype = \"stdin\"\n"),
     )
     .unwrap();
     path

@@ -372,6 +372,33 @@ fn top_in_tmux_shows_the_file_and_quits_on_q_and_ctrl_c_restoring_the_terminal()
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
+/// A terminal narrower than the path: the columns fit it and the path
+/// loses its start, not its end (the file's name), behind a `…`.
+#[test]
+fn top_fits_its_columns_to_a_narrow_terminal_keeping_the_end_of_the_path() {
+    if !have("tmux") {
+        return skip("tmux is not installed (apt-get install tmux); .ci/run installs it");
+    }
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let name = "a-long-file-name-that-a-narrow-terminal-cannot-show-whole.log";
+    let (agent, addr, paths) = shipping(dir.path(), &r, &[name], "", "");
+    delivered(&addr, &paths, &agent);
+    let tmux = Tmux(format!("tailship-top-narrow-{}", std::process::id()));
+    let script = format!("{} top --url http://{addr}; sleep 120", bin().display());
+    tmux.run(&["new-session", "-d", "-s", "top", "-x", "72", "-y", "30", &script]);
+    let tail = &name[name.len() - 20..];
+    let shown = wait_for(Duration::from_secs(15), || {
+        let s = tmux.screen();
+        s.contains("most behind first") && s.lines().any(|l| l.contains('…') && l.contains(tail))
+    });
+    assert!(shown, "the end of the path shows: {}", tmux.screen());
+    let screen = tmux.screen();
+    assert!(screen.contains("FILE") && screen.contains("following"), "{screen}");
+    tmux.run(&["send-keys", "-t", "top", "q"]);
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
 #[test]
 fn top_through_a_pipe_prints_one_snapshot_and_exits() {
     let r = Receiver::start(&[]);
@@ -382,7 +409,7 @@ fn top_through_a_pipe_prints_one_snapshot_and_exits() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.starts_with("tailship "), "{text}");
-    assert!(text.contains("LAG") && text.contains("PATH"), "{text}");
+    assert!(text.contains("LAG") && text.contains("FILE"), "{text}");
     for p in &paths {
         let row = text.lines().find(|l| l.ends_with(&p.display().to_string())).unwrap_or_else(|| panic!("{text}"));
         assert!(row.starts_with("0 B ") && row.contains("following"), "{row}");

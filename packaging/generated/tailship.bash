@@ -458,7 +458,7 @@ _tailship() {
 
     case "${cmd}" in
         tailship)
-            opts="-h -V --log-format --help --version run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help"
+            opts="-h -V --log-format --log-level --help --version run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -466,6 +466,10 @@ _tailship() {
             case "${prev}" in
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -476,7 +480,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__admin)
-            opts="-h --admin-url --admin-token-file --output --retry-min-backoff --log-format --help tenants help"
+            opts="-h --admin-url --admin-token-file --output --retry-min-backoff --log-format --log-level --help tenants help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -500,6 +504,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -594,7 +602,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__admin__subcmd__tenants)
-            opts="-h --admin-url --admin-token-file --output --retry-min-backoff --log-format --help get create update help"
+            opts="-h --admin-url --admin-token-file --output --retry-min-backoff --log-format --log-level --help get create update help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -620,6 +628,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -628,7 +640,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__admin__subcmd__tenants__subcmd__create)
-            opts="-h --cluster --display-name --status --limit --admin-url --admin-token-file --output --retry-min-backoff --log-format --help"
+            opts="-h --cluster --display-name --status --limit --admin-url --admin-token-file --output --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -670,6 +682,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -678,7 +694,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__admin__subcmd__tenants__subcmd__get)
-            opts="-h --admin-url --admin-token-file --output --retry-min-backoff --log-format --help"
+            opts="-h --admin-url --admin-token-file --output --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -702,6 +718,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -782,7 +802,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__admin__subcmd__tenants__subcmd__update)
-            opts="-h --display-name --status --cluster --limit --clear-limits --admin-url --admin-token-file --output --retry-min-backoff --log-format --help"
+            opts="-h --display-name --status --cluster --limit --clear-limits --admin-url --admin-token-file --output --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -824,6 +844,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -832,7 +856,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__alert)
-            opts="-h --log-format --help test help"
+            opts="-h --log-format --log-level --help test help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -840,6 +864,10 @@ _tailship() {
             case "${prev}" in
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -892,7 +920,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__alert__subcmd__test)
-            opts="-c -h --config --rule --log-format --help"
+            opts="-c -h --config --rule --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -914,6 +942,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -922,7 +954,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__check)
-            opts="-c -h --config --log-format --help"
+            opts="-c -q -h --config --quiet --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -940,6 +972,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -948,7 +984,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud)
-            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help policies tokens stacks setup help"
+            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help policies tokens stacks setup help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -980,6 +1016,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1284,7 +1324,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__policies)
-            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help create list get update delete help"
+            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help create list get update delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1318,6 +1358,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1326,7 +1370,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__policies__subcmd__create)
-            opts="-h --region --name --display-name --scope --realm --label-policy --allowed-subnet --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --name --display-name --scope --realm --label-policy --allowed-subnet --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1388,6 +1432,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1396,7 +1444,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__policies__subcmd__delete)
-            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1432,6 +1480,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1442,7 +1494,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__policies__subcmd__get)
-            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1478,6 +1530,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1586,7 +1642,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__policies__subcmd__list)
-            opts="-h --region --name --realm-type --realm-id --status --page-size --limit --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --name --realm-type --realm-id --status --page-size --limit --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1648,6 +1704,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1656,7 +1716,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__policies__subcmd__update)
-            opts="-h --region --display-name --scope --realm --label-policy --allowed-subnet --clear-conditions --status --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --display-name --scope --realm --label-policy --allowed-subnet --clear-conditions --status --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1718,6 +1778,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1726,7 +1790,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__setup)
-            opts="-h --org --stack --region --write-config --token-out --include --force --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --org --stack --region --write-config --token-out --include --force --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1784,6 +1848,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1792,7 +1860,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__stacks)
-            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help list create update delete connections help"
+            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help list create update delete connections help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1826,6 +1894,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1834,7 +1906,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__stacks__subcmd__connections)
-            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1868,6 +1940,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1876,7 +1952,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__stacks__subcmd__create)
-            opts="-h --name --slug --region --url --description --label --delete-protection --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --name --slug --region --url --description --label --delete-protection --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1938,6 +2014,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1946,7 +2026,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__stacks__subcmd__delete)
-            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1978,6 +2058,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2086,7 +2170,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__stacks__subcmd__list)
-            opts="-h --org --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --org --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2124,6 +2208,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2132,7 +2220,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__stacks__subcmd__update)
-            opts="-h --name --description --label --clear-labels --org --delete-protection --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --name --description --label --clear-labels --org --delete-protection --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2186,6 +2274,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2194,7 +2286,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__tokens)
-            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help create list get update delete help"
+            opts="-h --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help create list get update delete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2228,6 +2320,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2236,7 +2332,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__tokens__subcmd__create)
-            opts="-h --region --policy-id --name --display-name --expires-at --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --policy-id --name --display-name --expires-at --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2290,6 +2386,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2298,7 +2398,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__tokens__subcmd__delete)
-            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2334,6 +2434,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2344,7 +2448,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__tokens__subcmd__get)
-            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2380,6 +2484,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2488,7 +2596,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__tokens__subcmd__list)
-            opts="-h --region --policy-id --policy-name --realm-type --realm-id --name --expires-before --expires-after --policy-status --page-size --limit --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --policy-id --policy-name --realm-type --realm-id --name --expires-before --expires-after --policy-status --page-size --limit --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2566,6 +2674,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2574,7 +2686,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__cloud__subcmd__tokens__subcmd__update)
-            opts="-h --region --display-name --expires-at --no-expiry --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --help"
+            opts="-h --region --display-name --expires-at --no-expiry --cloud-url --token-file --output --pace-per-hour --pace-burst --retry-min-backoff --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2620,6 +2732,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2628,7 +2744,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__completions)
-            opts="-h --log-format --help bash elvish fish powershell zsh"
+            opts="-h --log-format --log-level --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2636,6 +2752,10 @@ _tailship() {
             case "${prev}" in
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2646,7 +2766,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__convert)
-            opts="-h --log-format --help promtail help"
+            opts="-h --log-format --log-level --help promtail help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2654,6 +2774,10 @@ _tailship() {
             case "${prev}" in
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2706,7 +2830,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__convert__subcmd__promtail)
-            opts="-h --positions --positions-out --log-format --help"
+            opts="-h --positions --positions-out --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2724,6 +2848,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2732,7 +2860,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__demo)
-            opts="-h --duration --rate --log-format --help"
+            opts="-h --duration --rate --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2748,6 +2876,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3374,7 +3506,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__instant__subcmd__query)
-            opts="-o -q -c -h --now --time --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-o -q -c -h --now --time --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3476,6 +3608,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3484,7 +3620,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__labels)
-            opts="-o -q -c -h --since --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-o -q -c -h --since --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3582,6 +3718,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3590,7 +3730,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__man)
-            opts="-h --log-format --help"
+            opts="-h --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3598,6 +3738,10 @@ _tailship() {
             case "${prev}" in
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3608,7 +3752,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__push)
-            opts="-l -q -c -h --label --quiet --max-retries --give-up-after --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-l -q -c -h --label --quiet --max-retries --give-up-after --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3710,6 +3854,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3718,7 +3866,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__query)
-            opts="-t -z -o -q -c -h --instant --time --since --from --to --limit --direction --forward --tail --timezone --exclude-label --step --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-t -z -o -q -c -h --instant --time --since --from --to --limit --direction --forward --tail --timezone --exclude-label --step --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3856,6 +4004,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3864,7 +4016,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__receive)
-            opts="-h --listen --api-prefix --store --max-entries --max-bytes --max-query-bytes --max-body --max-query-limit --max-connections --header-read-timeout --multi-tenant --basic-auth-user --basic-auth-password-file --webhook-key --fail-every --fail-first --fail-status --retry-after --latency --answer-after-store --log-format --help"
+            opts="-h --listen --api-prefix --store --max-entries --max-bytes --max-query-bytes --max-body --max-query-limit --max-connections --header-read-timeout --multi-tenant --basic-auth-user --basic-auth-password-file --webhook-key --fail-every --fail-first --fail-status --retry-after --latency --answer-after-store --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3950,6 +4102,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3958,7 +4114,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__run)
-            opts="-c -h --config --log-format --help"
+            opts="-c -h --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3976,6 +4132,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3984,7 +4144,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__series)
-            opts="-o -q -c -h --since --from --to --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-o -q -c -h --since --from --to --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4090,6 +4250,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4098,7 +4262,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__tail)
-            opts="-z -o -q -c -h --since --delay --interval --timezone --exclude-label --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --help"
+            opts="-z -o -q -c -h --since --delay --interval --timezone --exclude-label --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4220,6 +4384,10 @@ _tailship() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4228,7 +4396,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__top)
-            opts="-h --url --log-format --help"
+            opts="-h --url --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4240,6 +4408,10 @@ _tailship() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_tailship_global_optspecs
-    string join \n log-format= h/help V/version
+    string join \n log-format= log-level= h/help V/version
 end
 
 function __fish_tailship_needs_command
@@ -26,6 +26,11 @@ end
 
 complete -c tailship -n "__fish_tailship_needs_command" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_needs_command" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_needs_command" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_needs_command" -s V -l version -d 'Print version'
 complete -c tailship -n "__fish_tailship_needs_command" -f -a "run" -d 'Run the agent: tail the configured sources and ship every line'
@@ -49,10 +54,21 @@ complete -c tailship -n "__fish_tailship_needs_command" -f -a "help" -d 'Print t
 complete -c tailship -n "__fish_tailship_using_subcommand run" -s c -l config -d 'The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, where the Debian package puts it]' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand run" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand run" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand run" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand check" -s c -l config -d 'The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, as for `run`]' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand check" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand check" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand check" -s q -l quiet -d 'Print nothing when the config is valid: only its problems (on stderr) and the exit code'
 complete -c tailship -n "__fish_tailship_using_subcommand check" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l cloud-url -d 'Base address of the cloud management API' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l token-file -d 'File holding the cloud access policy token (or set TAILSHIP_CLOUD_TOKEN to the token itself)' -r -F
@@ -63,6 +79,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -f -a "policies" -d 'Access policies: what a token may do, where'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and not __fish_seen_subcommand_from policies tokens stacks setup help" -f -a "tokens" -d 'Tokens of access policies'
@@ -78,6 +99,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "create" -d 'Create an access policy'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from policies" -f -a "list" -d 'List access policies (every page unless --limit)'
@@ -94,6 +120,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "create" -d 'Create a token; its secret is printed once'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from tokens" -f -a "list" -d 'List tokens (every page unless --limit)'
@@ -110,6 +141,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "list" -d 'List the stacks of an org'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from stacks" -f -a "create" -d 'Create a stack (lowercase only)'
@@ -132,6 +168,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -l force -d 'Overwrite existing config and token files'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from setup" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand cloud; and __fish_seen_subcommand_from help" -f -a "policies" -d 'Access policies: what a token may do, where'
@@ -146,6 +187,11 @@ json\t'The service\'s JSON, for scripts'"
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -f -a "tenants" -d 'Tenants of a metrics cluster and their limits'
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and not __fish_seen_subcommand_from tenants help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -156,6 +202,11 @@ json\t'The service\'s JSON, for scripts'"
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l retry-min-backoff -d 'First wait before retrying a 429 (doubles each time)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -f -a "get" -d 'Show a tenant with all seven limits'
 complete -c tailship -n "__fish_tailship_using_subcommand admin; and __fish_seen_subcommand_from tenants" -f -a "create" -d 'Create a tenant; limits not given are filled from the global defaults'
@@ -185,13 +236,18 @@ complete -c tailship -n "__fish_tailship_using_subcommand receive" -l latency -d
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l answer-after-store -d 'Delay after storing each push and before answering it, such as 1s (a lost acknowledgement when the sender stops meanwhile)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand receive" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -l multi-tenant -d 'Require X-Scope-OrgID on the log API and keep data per tenant'
 complete -c tailship -n "__fish_tailship_using_subcommand receive" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s l -l label -d 'A label for every line, NAME=VALUE (repeatable). `host` and `filename` are added' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l max-retries -d 'Retries of each batch before its lines are given up (exit 1 naming the last error); 0 retries for ever. Overrides `client.retry.max_retries`' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l give-up-after -d 'Stop retrying after this long in all (such as 30s): exit 1 naming the last error and how many lines were acknowledged. Default: never' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand push" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l api-prefix -d 'Path prefix of the log API: /logstore/api/v1 (the spec\'s) or /loki/api/v1 (Loki); unset, the service is asked' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l password-file -d 'File holding the basic-auth password or API token' -r -F
@@ -206,6 +262,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand push" -l timeout -d 'R
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand push" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s q -l quiet -d 'No progress bar, even on a terminal'
 complete -c tailship -n "__fish_tailship_using_subcommand push" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand push" -s h -l help -d 'Print help'
@@ -225,7 +286,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -s o -l output 
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand query" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l api-prefix -d 'Path prefix of the log API: /logstore/api/v1 (the spec\'s) or /loki/api/v1 (Loki); unset, the service is asked' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l password-file -d 'File holding the basic-auth password or API token' -r -F
@@ -240,6 +301,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand query" -l timeout -d '
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l instant -d 'Run a metric query at one instant (--time) instead of a range query'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l forward -d 'Oldest first: the same as --direction forward (as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s t -l tail -d 'Follow new lines, as `tailship tail` (logcli\'s `query --tail`)'
@@ -252,7 +318,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s o -l
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l api-prefix -d 'Path prefix of the log API: /logstore/api/v1 (the spec\'s) or /loki/api/v1 (Loki); unset, the service is asked' -r
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l password-file -d 'File holding the basic-auth password or API token' -r -F
@@ -267,6 +333,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l time
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -281,7 +352,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand tail" -s o -l output -
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand tail" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l api-prefix -d 'Path prefix of the log API: /logstore/api/v1 (the spec\'s) or /loki/api/v1 (Loki); unset, the service is asked' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l password-file -d 'File holding the basic-auth password or API token' -r -F
@@ -296,6 +367,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand tail" -l timeout -d 'R
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l no-labels -d 'Leave the labels out of the default output'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
@@ -305,7 +381,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand labels" -s o -l output
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand labels" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l api-prefix -d 'Path prefix of the log API: /logstore/api/v1 (the spec\'s) or /loki/api/v1 (Loki); unset, the service is asked' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l password-file -d 'File holding the basic-auth password or API token' -r -F
@@ -320,6 +396,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand labels" -l timeout -d 
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand labels" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s h -l help -d 'Print help'
@@ -330,7 +411,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand series" -s o -l output
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand series" -l api-prefix -d 'Path prefix of the log API (Loki-compatible servers use /loki/api/v1)' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l api-prefix -d 'Path prefix of the log API: /logstore/api/v1 (the spec\'s) or /loki/api/v1 (Loki); unset, the service is asked' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l username -d 'User for HTTP basic auth' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l password-file -d 'File holding the basic-auth password or API token' -r -F
@@ -345,6 +426,11 @@ complete -c tailship -n "__fish_tailship_using_subcommand series" -l timeout -d 
 complete -c tailship -n "__fish_tailship_using_subcommand series" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand series" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand series" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -352,9 +438,19 @@ complete -c tailship -n "__fish_tailship_using_subcommand demo" -l duration -d '
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l rate -d 'Log entries written per second' -r
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand demo" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -f -a "test" -d 'Send a test alert and its resolve through the configured webhook(s) and show what the service answered'
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and not __fish_seen_subcommand_from test help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -362,15 +458,30 @@ complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -l rule -d 'Only this rule (default: every rule)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from help" -f -a "test" -d 'Send a test alert and its resolve through the configured webhook(s) and show what the service answered'
 complete -c tailship -n "__fish_tailship_using_subcommand alert; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tailship -n "__fish_tailship_using_subcommand top" -l url -d 'The agent\'s endpoint (`server.listen`), or its full /status.json URL' -r
 complete -c tailship -n "__fish_tailship_using_subcommand top" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand top" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand top" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -f -a "promtail" -d 'Print the tailship config (TOML) equivalent to a Promtail config on stdout; what has no equivalent is listed on stderr, numbered, by its Promtail key. Exit 2 on unreadable or invalid YAML'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -378,14 +489,29 @@ complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_se
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l positions-out -d 'Where tailship\'s positions file is written (default: the converted config\'s positions.path)' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from help" -f -a "promtail" -d 'Print the tailship config (TOML) equivalent to a Promtail config on stdout; what has no equivalent is listed on stderr, numbered, by its Promtail key. Exit 2 on unreadable or invalid YAML'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tailship -n "__fish_tailship_using_subcommand completions" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand completions" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand man" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand man" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''
+warn\t''
+info\t''
+debug\t''
+trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand man" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "run" -d 'Run the agent: tail the configured sources and ship every line'
 complete -c tailship -n "__fish_tailship_using_subcommand help; and not __fish_seen_subcommand_from run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help" -f -a "check" -d 'Validate a config file and print the effective config, secrets redacted'

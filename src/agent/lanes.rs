@@ -41,13 +41,16 @@ pub(super) struct Lane {
 
 impl Lane {
     /// Starts a client's pusher, batcher and pushers (its sources start with [`Lane::start_sources`]).
-    pub(super) fn start(
+    /// A client without `api_prefix` first asks its service which prefix it serves.
+    pub(super) async fn start(
         client: &ClientConfig,
         file: &PositionsFile,
         health: &Arc<Health>,
         queue_bytes: usize,
         tap: Option<Box<dyn LineTap>>,
     ) -> anyhow::Result<Lane> {
+        let (client, _) = crate::client::prefix::resolve(client, &client.name).await;
+        let client = &client;
         let pusher = Arc::new(Pusher::new(client, health.clone())?);
         let (positions, start) = file.client(&client.name, client.start_at);
         match start {

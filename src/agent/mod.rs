@@ -60,8 +60,9 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     let mut lanes = Vec::new();
     for client in config.clients() {
         let tap = first_tap.take().unwrap_or_else(|| alerts.tap());
-        lanes.push(Lane::start(client, &file, &health, queue_bytes, Some(Box::new(tap) as Box<dyn LineTap>))?);
+        lanes.push(Lane::start(client, &file, &health, queue_bytes, Some(Box::new(tap) as Box<dyn LineTap>)).await?);
     }
+    prepare_metrics(&plan, &lanes);
     let board = status::Board::new(&plan, health.clone());
     board.set_lanes(&lanes);
     let endpoint_stop = CancellationToken::new();
@@ -125,6 +126,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                 let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_sink, interner: &interner, spools: spools.clone() };
                 let shipping = net::with_drains(&new, net::drains(&new, &receivers.spools));
                 reload(&shipping, config, &file, &health, &alerts, &shutdown, &mut running).await;
+                prepare_metrics(&new, &lanes);
                 board.set_lanes(&lanes);
             }
         }
@@ -310,7 +312,7 @@ async fn reload(
         wanted.iter().filter(|c| !running.lanes.iter().any(|l| l.name() == c.name)).collect();
     for client in added {
         let tap = Box::new(alerts.tap()) as Box<dyn LineTap>;
-        match Lane::start(client, file, health, new.config.queue.max_bytes.get() as usize, Some(tap)) {
+        match Lane::start(client, file, health, new.config.queue.max_bytes.get() as usize, Some(tap)).await {
             Ok(lane) => {
                 tracing::info!(client = %client.name, "client added");
                 running.lanes.push(lane);
@@ -332,6 +334,8 @@ async fn reload(
     }
     for lane in running.lanes.iter_mut() {
         let Some(client) = wanted.iter().find(|c| c.name == lane.name()) else { continue };
+        let (client, _) = crate::client::prefix::resolve(client, &client.name).await;
+        let client = &client;
         if let Err(e) = lane.pusher.reconfigure(client) {
             tracing::error!(client = %client.name, error = %e, "reload could not apply the client settings; keeping the running ones");
         }
@@ -353,6 +357,17 @@ async fn reload(
         tracing::info!(sources = started, clients = running.lanes.len(), "config reloaded (stdin keeps reading)");
     } else {
         tracing::info!(sources = started, clients = running.lanes.len(), "config reloaded");
+    }
+}
+
+/// The series the shipped alert rules and dashboard watch, at 0 until their first event.
+fn prepare_metrics(plan: &Plan, lanes: &[Lane]) {
+    let clients: Vec<&str> = lanes.iter().map(|l| l.name()).collect();
+    let sources: Vec<&str> = plan.sources.iter().map(|s| &*s.name).collect();
+    crate::metrics::Metrics::get().prepare(&clients, &sources, plan.config.queue.max_bytes.get());
+    let net = crate::source::net::metrics::NetMetrics::get();
+    for s in plan.sources.iter().filter(|s| s.spec.config.kind.receives()) {
+        net.received.with_label_values(&[&s.name]);
     }
 }
 

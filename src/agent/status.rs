@@ -322,6 +322,7 @@ impl Board {
         };
         let [lines_per_s, bytes_per_s] = f.rates(now);
         FileReport {
+            target: crate::status::Status::get().target_of(f).map(|t| t.to_string()),
             path: path.display().to_string(),
             state,
             delivered_offset,

@@ -21,6 +21,10 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "TAILSHIP_LOG_FORMAT")]
     pub log_format: LogFormat,
 
+    /// Log level on stderr (over RUST_LOG, which also takes per-module directives).
+    #[arg(long, global = true, value_enum, env = "TAILSHIP_LOG_LEVEL")]
+    pub log_level: Option<crate::logging::LogLevel>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -188,6 +192,9 @@ pub struct CheckArgs {
     /// The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, as for `run`].
     #[arg(long, short = 'c', env = "TAILSHIP_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Print nothing when the config is valid: only its problems (on stderr) and the exit code.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -263,7 +270,7 @@ pub struct ClientArgs {
     /// Base URL of the log service (or a full push URL; `--addr` as logcli has it).
     #[arg(long, visible_alias = "addr", env = "TAILSHIP_URL")]
     pub url: Option<String>,
-    /// Path prefix of the log API (Loki-compatible servers use /loki/api/v1).
+    /// Path prefix of the log API: /logstore/api/v1 (the spec's) or /loki/api/v1 (Loki); unset, the service is asked.
     #[arg(long, env = "TAILSHIP_API_PREFIX")]
     pub api_prefix: Option<String>,
     /// Tenant sent as X-Scope-OrgID (`a|b` queries several tenants).

@@ -11,6 +11,7 @@ pub mod http;
 pub mod json;
 pub mod lookup;
 pub mod oauth2;
+pub mod prefix;
 pub mod push;
 pub mod query;
 pub mod retry;

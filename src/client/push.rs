@@ -136,7 +136,7 @@ impl Target {
     fn of(c: &ClientConfig) -> Result<Self, HttpError> {
         Ok(Self {
             client: http::client_for(c, &c.url)?,
-            url: http::join_url(&c.url, &c.api_prefix, "push"),
+            url: http::join_url(&c.url, c.prefix(), "push"),
             auth: Auth::of(c)?,
             lookup: Lookup::new(c),
         })
@@ -358,7 +358,8 @@ impl Pusher {
                     // Misconfigured or not allowed: say so once per status; the lines wait on disk.
                     let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
                     if first {
-                        tracing::error!(error = %err, "the service refuses pushes: check client.url, api_prefix and credentials (SIGHUP reloads them); lines wait on disk and are retried");
+                        let hint = super::prefix::refusal_hint(status, &self.target().url);
+                        tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads them); lines wait on disk and are retried");
                     }
                 } else {
                     tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
@@ -418,8 +419,9 @@ impl Pusher {
             Err(e) if one_off && misconfigured(&e) => {
                 // Not the data's fault and nothing stored: the run ends,
                 // saying why, and the lines count as not delivered.
+                let why = super::prefix::with_404_hint(crate::util::secrets::scrub(&e.to_string()).into_owned(), &e);
                 if let Ok(mut r) = self.final_refusal.lock() {
-                    r.get_or_insert_with(|| crate::util::secrets::scrub(&e.to_string()).into_owned());
+                    r.get_or_insert(why);
                 }
                 if let Some(stop) = &self.stop_on_refusal {
                     stop.cancel();

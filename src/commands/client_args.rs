@@ -16,7 +16,7 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
         c.url = u.clone();
     }
     if let Some(p) = &args.api_prefix {
-        c.api_prefix = p.clone();
+        c.api_prefix = Some(p.clone());
     }
     if let Some(o) = &args.org_id {
         c.tenant_id = Some(o.clone());

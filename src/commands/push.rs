@@ -98,6 +98,8 @@ async fn ship(
 ) -> anyhow::Result<crate::batch::Totals> {
     let shutdown = crate::shutdown::on_signals();
     let health = Health::new();
+    let (client, _) = crate::client::prefix::resolve(client, &client.name).await;
+    let client = &client;
     // --give-up-after: the deadline cancels the pipeline like a signal,
     // told apart by `gave_up`; so does a refusal no retry cures (a wrong
     // password, URL or prefix), told apart by the pusher.

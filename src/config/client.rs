@@ -41,8 +41,8 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
         Ok(u) => e("client.url", format!("scheme `{}` is not http or https", u.scheme())),
         Err(err) => e("client.url", format!("`{}` is not a URL ({err})", c.url)),
     }
-    if !c.api_prefix.is_empty() && !c.api_prefix.starts_with('/') {
-        e("client.api_prefix", format!("`{}` must start with `/`", c.api_prefix));
+    if let Some(p) = c.api_prefix.as_deref().filter(|p| !p.is_empty() && !p.starts_with('/')) {
+        e("client.api_prefix", format!("`{p}` must start with `/`"));
     }
     if let Some(t) = &c.tenant_id {
         if t.is_empty() || t.contains('|') {
@@ -139,7 +139,7 @@ fn split_push_url(c: &mut ClientConfig, u: &reqwest::Url) {
     base.set_path("");
     base.set_query(None);
     c.url = base.as_str().trim_end_matches('/').to_string();
-    c.api_prefix = prefix.to_string();
+    c.api_prefix = Some(prefix.to_string());
 }
 
 /// Checks a discovery source's `basic_auth` at `key` (its files are read

@@ -103,8 +103,11 @@ pub struct ClientConfig {
     /// `/status` and the positions file.
     pub name: String,
     pub url: String,
-    /// Path prefix of the log API: `/logstore/api/v1`, or `/loki/api/v1` for Loki.
-    pub api_prefix: String,
+    /// Path prefix of the log API: `/logstore/api/v1`, or `/loki/api/v1` for
+    /// Loki. Unset: the agent and the commands ask the service which of the
+    /// two answers (see `crate::client::prefix`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_prefix: Option<String>,
     /// Sent as `X-Scope-OrgID` on every push; unset for a single-tenant service.
     pub tenant_id: Option<String>,
     pub compression: Compression,
@@ -177,12 +180,34 @@ pub enum Reconcile {
 
 pub use crate::util::DEFAULT_CLIENT;
 
+/// The log API prefix of the service of `spec/` (`tailship receive` serves it).
+pub const SPEC_API_PREFIX: &str = "/logstore/api/v1";
+/// Loki's log API prefix.
+pub const LOKI_API_PREFIX: &str = "/loki/api/v1";
+
+impl ClientConfig {
+    /// The API prefix requests use: `api_prefix`, else the spec's (until
+    /// the service was asked which one it serves).
+    pub fn prefix(&self) -> &str {
+        self.api_prefix.as_deref().unwrap_or(SPEC_API_PREFIX)
+    }
+}
+
+/// The other of the two known prefixes (`None` for any other prefix).
+pub fn other_api_prefix(prefix: &str) -> Option<&'static str> {
+    match prefix.trim_end_matches('/') {
+        SPEC_API_PREFIX => Some(LOKI_API_PREFIX),
+        LOKI_API_PREFIX => Some(SPEC_API_PREFIX),
+        _ => None,
+    }
+}
+
 impl Default for ClientConfig {
     fn default() -> Self {
         Self {
             name: DEFAULT_CLIENT.into(),
             url: "http://127.0.0.1:3100".into(),
-            api_prefix: "/logstore/api/v1".into(),
+            api_prefix: None,
             tenant_id: None,
             compression: Compression::Gzip,
             compression_level: 1,

@@ -109,7 +109,10 @@ fn client_keys_map_to_the_client_section() {
     ));
     let config = compiles(&c);
     let cl = &config.client;
-    assert_eq!((cl.url.as_str(), cl.api_prefix.as_str()), ("https://logs.example.com", "/loki/api/v1"));
+    assert_eq!(
+        (cl.url.as_str(), cl.api_prefix.as_deref().unwrap_or_default()),
+        ("https://logs.example.com", "/loki/api/v1")
+    );
     assert_eq!(cl.bearer_token_file.as_deref(), Some(token.as_path()));
     assert!(cl.headers.contains_key("X-Team"));
     assert_eq!(cl.batch.max_bytes.get(), crate::config::MAX_BATCH_BYTES, "capped at 4 MiB");

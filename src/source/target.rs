@@ -34,6 +34,26 @@ pub trait Targets: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// What a discovered file is the log of, by its target's labels: a
+/// Kubernetes pod's container (`namespace/pod/container`) or a Docker
+/// container (its name), for `/status` and `top`. `None` for other files.
+pub fn target_name(meta: &BTreeMap<String, String>) -> Option<String> {
+    let get = |k: &str| meta.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let pod = get("__meta_kubernetes_pod_name")
+        .map(|pod| (get("__meta_kubernetes_namespace"), pod, get("__meta_kubernetes_pod_container_name")));
+    let pod = pod.or_else(|| get("pod").map(|pod| (get("namespace"), pod, get("container"))));
+    if let Some((ns, pod, container)) = pod {
+        let mut name = ns.map(|ns| format!("{ns}/{pod}")).unwrap_or_else(|| pod.to_string());
+        if let Some(c) = container {
+            name.push('/');
+            name.push_str(c);
+        }
+        return Some(format!("pod {name}"));
+    }
+    let container = get("__meta_docker_container_name").or_else(|| get("__meta_dockerswarm_container_name"));
+    container.map(|c| format!("container {}", c.trim_start_matches('/')))
+}
+
 /// What decides a file's labels beyond the source's own: its relabel rules
 /// and, for a discovery source, its targets. Empty for a plain source.
 #[derive(Debug, Clone, Default)]

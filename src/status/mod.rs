@@ -160,6 +160,12 @@ impl FileHandle {
     pub fn is_at(&self, path: &Path) -> bool {
         &**lock(&self.0.path) == path
     }
+
+    /// Names what the file is the log of (a Docker container, a Kubernetes
+    /// pod's container): `/status` and `top` show that before its path.
+    pub fn name_target(&self, name: &str) {
+        lock(&Status::get().files).targets.insert(self.0.seq, Arc::from(name));
+    }
 }
 
 impl Drop for FileHandle {
@@ -167,6 +173,7 @@ impl Drop for FileHandle {
         let mut files = lock(&Status::get().files);
         if self.0.state() != FileState::Done {
             files.all.remove(&self.0.seq);
+            files.targets.remove(&self.0.seq);
         } else {
             files.done.entry((self.0.dev, self.0.ino)).or_default().push(self.0.seq);
         }
@@ -182,6 +189,9 @@ struct Files {
     next: u64,
     all: BTreeMap<u64, Arc<FileStatus>>,
     done: HashMap<(u64, u64), Vec<u64>>,
+    /// What the files of discovered containers and pods are the logs of
+    /// (few files have one: kept beside, not in every [`FileStatus`]).
+    targets: HashMap<u64, Arc<str>>,
 }
 
 /// What pushes did lately.
@@ -276,6 +286,7 @@ impl Status {
         // The same file taken over again (a reload) replaces its done entry.
         for old in files.done.remove(&(dev, ino)).unwrap_or_default() {
             files.all.remove(&old);
+            files.targets.remove(&old);
         }
         files.all.insert(seq, f.clone());
         FileHandle(f)
@@ -309,7 +320,13 @@ impl Status {
             seqs.retain(|s| all.contains_key(s));
             !seqs.is_empty()
         });
+        files.targets.retain(|s, _| all.contains_key(s));
         files.all.values().cloned().collect()
+    }
+
+    /// What file `f` is the log of, if a discovery named it (see [`FileHandle::name_target`]).
+    pub fn target_of(&self, f: &FileStatus) -> Option<Arc<str>> {
+        lock(&self.files).targets.get(&f.seq).cloned()
     }
 
     /// One push request of `client` took `latency`; `error` says why it failed.

@@ -109,6 +109,10 @@ impl FileState {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FileReport {
     pub path: String,
+    /// What the file is the log of, when a discovery knows: `container NAME`
+    /// (Docker) or `pod NAMESPACE/POD/CONTAINER` (Kubernetes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     pub state: FileState,
     /// Up to here every line was acknowledged by the service (or dropped on purpose).
     pub delivered_offset: u64,

@@ -168,7 +168,72 @@ fn summary(r: &Report) -> Vec<(String, bool)> {
 /// A file more than this behind is highlighted (less is just lines in flight).
 const BEHIND: u64 = 256 << 10;
 
-const HEADER: [&str; 7] = ["LAG", "SIZE", "LINES/S", "BYTES/S", "STATE", "SOURCE", "PATH"];
+const HEADER: [&str; 7] = ["LAG", "SIZE", "LINES/S", "BYTES/S", "STATE", "SOURCE", "FILE"];
+/// The file column (the last).
+const FILE: usize = 6;
+/// Columns that give way, in this order, when the terminal is too narrow
+/// for them and [`MIN_FILE`] characters of the file column: BYTES/S, SIZE, LINES/S.
+const GIVE_WAY: [usize; 3] = [3, 1, 2];
+const MIN_FILE: usize = 24;
+
+/// The file column of `f`: what it is the log of (a container, a pod) and
+/// its path, or its path alone.
+fn file_label(f: &crate::status::report::FileReport) -> String {
+    match &f.target {
+        Some(t) => format!("{}  {}", clean(t), clean(&f.path)),
+        None => clean(&f.path),
+    }
+}
+
+/// The file column of `f` in `width` characters: a name is kept whole as far
+/// as it fits and a path loses its start (its end names the file).
+fn file_cell(f: &crate::status::report::FileReport, width: usize) -> String {
+    let path = clean(&f.path);
+    let Some(t) = &f.target else { return shorten_left(&path, width) };
+    let t = clean(t);
+    let n = t.chars().count();
+    if n >= width {
+        return t.chars().take(width).collect();
+    }
+    let left = width - n - 2;
+    if left < 8 {
+        t
+    } else {
+        format!("{t}  {}", shorten_left(&path, left))
+    }
+}
+
+/// `s` in at most `width` characters: its end, after `…`.
+fn shorten_left(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let tail: String = s.chars().skip(n - (width - 1)).collect();
+    format!("…{tail}")
+}
+
+/// The columns shown in a terminal `width` wide, with their widths: each as
+/// wide as its widest cell; the file column takes the rest (see [`GIVE_WAY`]).
+fn fit(rows: &[[String; 7]], width: usize) -> Vec<(usize, usize)> {
+    let natural: Vec<usize> = (0..HEADER.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).chain([HEADER[i].len()]).max().unwrap_or(0))
+        .collect();
+    let mut cols: Vec<usize> = (0..HEADER.len()).collect();
+    // Each column but the file's takes its width and a space between.
+    let used = |cols: &[usize]| cols.iter().filter(|&&c| c != FILE).map(|&c| natural[c] + 1).sum::<usize>();
+    for drop in GIVE_WAY {
+        if used(&cols) + MIN_FILE <= width {
+            break;
+        }
+        cols.retain(|&c| c != drop);
+    }
+    let file = width.saturating_sub(used(&cols)).max(HEADER[FILE].len());
+    cols.into_iter().map(|c| (c, if c == FILE { file } else { natural[c] })).collect()
+}
 
 /// The file table's rows, most behind first, as text cells.
 fn file_rows(r: &Report) -> Vec<[String; 7]> {
@@ -182,7 +247,7 @@ fn file_rows(r: &Report) -> Vec<[String; 7]> {
                 format!("{}/s", bytes(f.bytes_per_s)),
                 f.state.as_str().to_string(),
                 clean(&s.name),
-                clean(&f.path),
+                file_label(f),
             ]
         })
         .collect()
@@ -273,31 +338,26 @@ pub fn draw(frame: &mut Frame, url: &str, report: Option<&Report>, error: Option
         .style(Style::default().fg(Color::Green));
     frame.render_widget(spark, chart);
     let rows = report.map(file_rows).unwrap_or_default();
-    let lags: Vec<u64> =
-        report.map(|r| r.files_by_lag().iter().map(|(_, f)| f.lag_bytes).collect()).unwrap_or_default();
+    let files = report.map(|r| r.files_by_lag()).unwrap_or_default();
+    // Inside the table's borders.
+    let columns = fit(&rows, usize::from(table.width.saturating_sub(2)));
     let behind = Style::default().fg(Color::Yellow);
     let table_rows: Vec<Row> = rows
         .iter()
-        .zip(lags)
-        .map(|(cells, lag)| {
-            let row = Row::new(cells.iter().cloned());
-            if lag > BEHIND {
+        .zip(&files)
+        .map(|(cells, (_, f))| {
+            let row =
+                Row::new(columns.iter().map(|&(c, w)| if c == FILE { file_cell(f, w) } else { cells[c].clone() }));
+            if f.lag_bytes > BEHIND {
                 row.style(behind)
             } else {
                 row
             }
         })
         .collect();
-    let widths = [
-        Constraint::Length(11),
-        Constraint::Length(11),
-        Constraint::Length(8),
-        Constraint::Length(13),
-        Constraint::Length(10),
-        Constraint::Length(12),
-        Constraint::Min(20),
-    ];
-    let header = Row::new(HEADER).style(Style::default().add_modifier(Modifier::BOLD));
+    let widths: Vec<Constraint> =
+        columns.iter().map(|&(_, w)| Constraint::Length(u16::try_from(w).unwrap_or(u16::MAX))).collect();
+    let header = Row::new(columns.iter().map(|&(c, _)| HEADER[c])).style(Style::default().add_modifier(Modifier::BOLD));
     let title = format!(" files, most behind first ({}) ", rows.len());
     frame.render_widget(
         Table::new(table_rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(title)),

@@ -175,7 +175,7 @@ impl QueryClient {
     pub fn new(c: &ClientConfig, retry: RetryPolicy) -> Result<Self, HttpError> {
         let client = http::client_for(c, &c.url)?;
         let auth = Auth::of(c)?;
-        Ok(Self { client, base: http::join_url(&c.url, &c.api_prefix, ""), auth, org_id: c.tenant_id.clone(), retry })
+        Ok(Self { client, base: http::join_url(&c.url, c.prefix(), ""), auth, org_id: c.tenant_id.clone(), retry })
     }
 
     fn url(&self, segments: &[&str]) -> Result<reqwest::Url, HttpError> {

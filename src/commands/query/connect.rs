@@ -1,28 +1,28 @@
 //! logcli's habits for connecting: its environment (`LOKI_ADDR`,
 //! `LOKI_USERNAME`, `LOKI_PASSWORD`, `LOKI_ORG_ID`, `LOKI_BEARER_TOKEN`)
 //! under tailship's own flags and variables, and a service that answers 404
-//! at the default prefix tried once more at Loki's.
+//! at one of the two known prefixes (the spec's, or Loki's first for a
+//! `LOKI_ADDR`) tried once more at the other, unless a prefix was given.
 
 use crate::cli::ClientArgs;
 use crate::client::http::HttpError;
-use crate::config::ClientConfig;
-
-/// Loki's API prefix.
-pub(super) const LOKI_PREFIX: &str = "/loki/api/v1";
+use crate::client::prefix::hint_404;
+use crate::config::{other_api_prefix, ClientConfig, LOKI_API_PREFIX};
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// `args` with what the flags (and `TAILSHIP_*`) leave unset taken from
-/// logcli's variables. A `LOKI_ADDR` is a Loki: its prefix is Loki's unless
-/// `--api-prefix` says otherwise.
-pub(super) fn with_logcli_env(args: &ClientArgs) -> ClientArgs {
+/// logcli's variables, and whether the URL is `LOKI_ADDR` (a Loki: its
+/// prefix is tried first unless `--api-prefix` says which).
+pub(super) fn with_logcli_env(args: &ClientArgs) -> (ClientArgs, bool) {
     let mut a = args.clone();
+    let mut loki_addr = false;
     if a.url.is_none() && a.config.is_none() {
         if let Some(addr) = env("LOKI_ADDR") {
             a.url = Some(addr);
-            a.api_prefix.get_or_insert_with(|| LOKI_PREFIX.to_string());
+            loki_addr = true;
         }
     }
     if a.username.is_none() {
@@ -37,32 +37,37 @@ pub(super) fn with_logcli_env(args: &ClientArgs) -> ClientArgs {
     if a.bearer_token.is_none() && a.bearer_token_file.is_none() && a.username.is_none() {
         a.bearer_token = env("LOKI_BEARER_TOKEN");
     }
-    a
+    (a, loki_addr)
 }
 
-/// Whether the prefix was chosen (flag, variable or config file), and
-/// whether it was already switched to Loki's after a 404.
+/// Whether the prefix was chosen (flag, variable or the config file's
+/// `client.api_prefix`), and whether it was already switched to the other
+/// one after a 404.
 pub(super) struct Prefix {
     chosen: bool,
     switched: bool,
 }
 
 impl Prefix {
-    pub(super) fn of(args: &ClientArgs) -> Self {
-        Self { chosen: args.api_prefix.is_some() || args.config.is_some(), switched: false }
+    /// For client `c` (flags and config merged); `loki_first`: the URL came
+    /// from `LOKI_ADDR`, so Loki's prefix is asked first.
+    pub(super) fn of(loki_first: bool, c: &mut ClientConfig) -> Self {
+        let chosen = c.api_prefix.is_some();
+        if !chosen && loki_first {
+            c.api_prefix = Some(LOKI_API_PREFIX.to_string());
+        }
+        Self { chosen, switched: false }
     }
 
-    /// On a 404 at the default prefix: switches `c` to Loki's, says so, and
-    /// returns true (the caller asks again).
-    pub(super) fn retry_as_loki(&mut self, e: &HttpError, c: &mut ClientConfig) -> bool {
-        if self.chosen || self.switched || !is_404(e) || c.api_prefix == LOKI_PREFIX {
+    /// On a 404 at one of the two known prefixes, when none was chosen:
+    /// switches `c` to the other, and returns true (the caller asks again).
+    pub(super) fn retry_other(&mut self, e: &HttpError, c: &mut ClientConfig) -> bool {
+        if self.chosen || self.switched || !is_404(e) {
             return false;
         }
-        tracing::info!(
-            "404 at {}: trying Loki's prefix {LOKI_PREFIX} (--api-prefix {LOKI_PREFIX} skips this)",
-            c.api_prefix
-        );
-        c.api_prefix = LOKI_PREFIX.to_string();
+        let Some(other) = other_api_prefix(c.prefix()) else { return false };
+        tracing::debug!("404 at {}: trying {other} (--api-prefix {other} skips this)", c.prefix());
+        c.api_prefix = Some(other.to_string());
         self.switched = true;
         true
     }
@@ -72,14 +77,12 @@ impl Prefix {
         if !is_404(&e) {
             return e.into();
         }
-        let hint = if c.api_prefix == LOKI_PREFIX && self.switched {
-            "neither the default prefix /logstore/api/v1 nor Loki's /loki/api/v1 answers here: check --url \
-             (--addr) and --api-prefix"
-                .to_string()
-        } else if c.api_prefix == LOKI_PREFIX {
-            "check --url (--addr), and --api-prefix (the log service of tailship uses /logstore/api/v1)".to_string()
-        } else {
-            format!("a Loki serves its API under {LOKI_PREFIX}: add --api-prefix {LOKI_PREFIX}")
+        let hint = match other_api_prefix(c.prefix()) {
+            Some(other) if self.switched => format!(
+                "neither {other} nor {} answers here (404 at both): check --url (--addr), or give --api-prefix",
+                c.prefix()
+            ),
+            _ => format!("check --url (--addr); {}", hint_404(c.prefix(), "--api-prefix")),
         };
         anyhow::Error::from(e).context(hint)
     }

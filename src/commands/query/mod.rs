@@ -99,9 +99,9 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
     }
     let limit = (args.limit > 0).then_some(args.limit);
     let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
-    let client_args = connect::with_logcli_env(&args.client);
+    let (client_args, loki_addr) = connect::with_logcli_env(&args.client);
     let mut c = query_client_config(&client_args)?;
-    let mut prefix = connect::Prefix::of(&client_args);
+    let mut prefix = connect::Prefix::of(loki_addr, &mut c);
     runtime()?.block_on(async {
         let mut client = QueryClient::new(&c, one_off_retry(&c))?;
         let cancel = CancellationToken::new();
@@ -112,7 +112,7 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
             tracing::debug!(start = req.start, end = req.end, limit = req.limit, "query_range");
             let entries = match client.range(&req, &cancel).await {
                 Ok(entries) => entries,
-                Err(e) if prefix.retry_as_loki(&e, &mut c) => {
+                Err(e) if prefix.retry_other(&e, &mut c) => {
                     client = QueryClient::new(&c, one_off_retry(&c))?;
                     continue;
                 }
@@ -145,9 +145,9 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
     if args.interval.is_zero() {
         return Err(usage("--interval must be more than 0".into()));
     }
-    let client_args = connect::with_logcli_env(&args.client);
+    let (client_args, loki_addr) = connect::with_logcli_env(&args.client);
     let mut c = query_client_config(&client_args)?;
-    let mut prefix = connect::Prefix::of(&client_args);
+    let mut prefix = connect::Prefix::of(loki_addr, &mut c);
     let policy = RetryPolicy {
         min_backoff: c.retry.min_backoff.get(),
         max_backoff: c.retry.max_backoff.get().min(TAIL_MAX_BACKOFF),
@@ -186,7 +186,7 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
                     Err(e) if entries_limit(&e).is_some_and(|max| pager.lower_batch(max)) => {
                         wait = Duration::ZERO;
                     }
-                    Err(e) if prefix.retry_as_loki(&e, &mut c) => {
+                    Err(e) if prefix.retry_other(&e, &mut c) => {
                         client = QueryClient::new(&c, policy)?;
                         wait = Duration::ZERO;
                     }

@@ -22,16 +22,16 @@ fn with_client<T>(
     args: &ClientArgs,
     op: impl AsyncFn(&QueryClient, &CancellationToken) -> Result<T, HttpError>,
 ) -> anyhow::Result<T> {
-    let args = with_logcli_env(args);
+    let (args, loki_addr) = with_logcli_env(args);
     let mut c: ClientConfig = super::query_client_config(&args)?;
-    let mut prefix = Prefix::of(&args);
+    let mut prefix = Prefix::of(loki_addr, &mut c);
     runtime()?.block_on(async {
         let cancel = CancellationToken::new();
         loop {
             let client = QueryClient::new(&c, one_off_retry(&c))?;
             match op(&client, &cancel).await {
                 Ok(v) => return Ok(v),
-                Err(e) if prefix.retry_as_loki(&e, &mut c) => continue,
+                Err(e) if prefix.retry_other(&e, &mut c) => continue,
                 Err(e) => return Err(prefix.explain(e, &c)),
             }
         }

@@ -155,6 +155,11 @@ impl FileSource {
         let filename = path.to_string_lossy().into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
+        if let Some(target) = self.spec.labels.targets.as_ref().and_then(|t| t.meta(path)) {
+            if let Some(named) = crate::source::target::target_name(&target) {
+                status.name_target(&named);
+            }
+        }
         let replay = self.take_replay(key, offset);
         self.tailers.push(Tailer {
             replay,

@@ -1,0 +1,243 @@
+//! `packaging/monitoring/`: the alert and recording rules pass their
+//! `promtool test rules` unit tests, every query of the rules and of the
+//! Grafana dashboard parses, and every metric they name is served by a
+//! running agent (`tailship run` shipping a file to a `tailship receive`,
+//! with a push receiver that refused a request).
+//!
+//! promtool comes with Debian's `prometheus` package (`.ci/run` installs it);
+//! where it is absent the promtool checks say so and skip.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use agent::{agent_config, free_port, Agent};
+use common::{request, wait_for, Receiver};
+
+fn monitoring_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/monitoring")
+}
+
+const RULES: &str = "tailship.rules.yml";
+const RULE_TESTS: &str = "tailship.rules.test.yml";
+const DASHBOARD: &str = "tailship.dashboard.json";
+
+/// Metrics Prometheus makes itself rather than scraping them.
+const FROM_PROMETHEUS: &[&str] = &["up"];
+
+/// Every `expr` of the rules file.
+fn rule_exprs() -> Vec<String> {
+    let text = std::fs::read_to_string(monitoring_dir().join(RULES)).unwrap();
+    let docs = yaml_rust2::YamlLoader::load_from_str(&text).unwrap();
+    let mut out = Vec::new();
+    for group in docs[0]["groups"].as_vec().expect("groups") {
+        for rule in group["rules"].as_vec().expect("rules") {
+            out.push(rule["expr"].as_str().expect("every rule has an expr").to_string());
+        }
+    }
+    out
+}
+
+/// Every query of the dashboard: its panels' targets and its variables' queries.
+fn dashboard_exprs() -> Vec<String> {
+    let text = std::fs::read_to_string(monitoring_dir().join(DASHBOARD)).unwrap();
+    let dash: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    let mut out = Vec::new();
+    for panel in dash["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            out.push(target["expr"].as_str().expect("every target has an expr").to_string());
+        }
+    }
+    for var in dash["templating"]["list"].as_array().expect("variables") {
+        if let Some(q) = var["query"]["query"].as_str() {
+            // label_values(METRIC, LABEL) is Grafana's; the metric is what Prometheus sees.
+            let metric = q.trim_start_matches("label_values(").split(',').next().unwrap().trim();
+            out.push(metric.to_string());
+        }
+    }
+    assert!(out.len() > 20, "the dashboard has its panels: {out:?}");
+    out
+}
+
+/// A dashboard query as Prometheus receives it: Grafana's variables replaced.
+fn as_prometheus_sees_it(expr: &str) -> String {
+    expr.replace("$__rate_interval", "5m").replace("$instance", ".*")
+}
+
+/// The metric names an expression reads (the agent's and the process's).
+fn metric_names(expr: &str) -> BTreeSet<String> {
+    let re = regex::Regex::new(r"\b(?:tailship|process)_[a-z0-9_]+|\bup\b").unwrap();
+    let labels = regex::Regex::new(r#"\{[^}]*\}|"[^"]*""#).unwrap();
+    let bare = labels.replace_all(expr, " ");
+    re.find_iter(&bare).map(|m| m.as_str().to_string()).collect()
+}
+
+/// The metric names in a `/metrics` text (sample lines, with `_bucket` and the like).
+fn served_names(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.split(['{', ' ']).next().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn promtool() -> Option<PathBuf> {
+    let found = Command::new("promtool").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("SKIP: promtool is not installed (Debian: apt-get install prometheus; .ci/run installs it)");
+    }
+    found.then(|| PathBuf::from("promtool"))
+}
+
+#[test]
+fn the_alert_rules_pass_their_promtool_unit_tests() {
+    let Some(promtool) = promtool() else { return };
+    let check = Command::new(&promtool).args(["check", "rules", RULES]).current_dir(monitoring_dir()).output().unwrap();
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let test =
+        Command::new(&promtool).args(["test", "rules", RULE_TESTS]).current_dir(monitoring_dir()).output().unwrap();
+    let out = format!("{}{}", String::from_utf8_lossy(&test.stdout), String::from_utf8_lossy(&test.stderr));
+    assert!(test.status.success() && out.contains("SUCCESS"), "{out}");
+}
+
+#[test]
+fn every_alert_rule_has_a_unit_test() {
+    let rules = std::fs::read_to_string(monitoring_dir().join(RULES)).unwrap();
+    let tests = std::fs::read_to_string(monitoring_dir().join(RULE_TESTS)).unwrap();
+    let alerts: Vec<&str> = rules.lines().filter_map(|l| l.trim().strip_prefix("- alert: ")).collect();
+    assert!(alerts.len() >= 9, "{alerts:?}");
+    for alert in alerts {
+        let firing = format!("alertname: {alert}\n        exp_alerts:\n          - exp_labels");
+        let quiet = format!("alertname: {alert}\n        exp_alerts: []");
+        assert!(tests.contains(&firing), "{RULE_TESTS} never sees {alert} fire");
+        assert!(tests.contains(&quiet), "{RULE_TESTS} never sees {alert} stay quiet");
+    }
+}
+
+#[test]
+fn every_dashboard_query_parses() {
+    let Some(promtool) = promtool() else { return };
+    // promtool parses what it is given as rules: each query becomes a recording rule.
+    let dir = tempfile::tempdir().unwrap();
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, expr) in dashboard_exprs().iter().enumerate() {
+        let expr = serde_json::to_string(&as_prometheus_sees_it(expr)).unwrap();
+        rules.push_str(&format!("      - record: dashboard:query_{i}\n        expr: {expr}\n"));
+    }
+    std::fs::write(dir.path().join("dashboard.rules.yml"), &rules).unwrap();
+    let check = Command::new(&promtool)
+        .args(["check", "rules", "dashboard.rules.yml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}{}\n{rules}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+#[test]
+fn every_metric_of_the_rules_and_the_dashboard_is_served_by_a_running_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Receiver::start(&[]);
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(logs.join("app.log"), "one line\n").unwrap();
+    let push_listen = format!("127.0.0.1:{}", free_port());
+    std::fs::write(dir.path().join("token"), "s3cret\n").unwrap();
+    let receiver = format!(
+        "[[sources]]\ntype = \"loki_push\"\nname = \"relay\"\nlisten = \"{push_listen}\"\n\
+         receiver = {{ bearer_token_file = \"{d}/token\" }}\n[spool]\npath = \"{d}/spool\"\n",
+        d = dir.path().display()
+    );
+    let config = agent_config(dir.path(), &store.base, &format!("{}/*.log", logs.display()), "", "");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&receiver);
+    std::fs::write(&config, text).unwrap();
+    let agent = Agent::start(&config);
+    // A push answered (push_requests_total{status}) and a sender refused (receiver_refused_total{reason}).
+    assert!(
+        wait_for(Duration::from_secs(20), || agent.metric("tailship_push_lines_total") >= 1.0),
+        "the line was never delivered: {}",
+        agent.stderr_text()
+    );
+    assert!(wait_for(Duration::from_secs(10), || std::net::TcpStream::connect(&push_listen).is_ok()));
+    let refused = request(
+        "POST",
+        &format!("http://{push_listen}/loki/api/v1/push"),
+        &[("Content-Type", "application/json")],
+        br#"{"streams":[]}"#,
+    );
+    assert_eq!(refused.status, 401, "{}", refused.text());
+    let mut served = BTreeSet::new();
+    assert!(wait_for(Duration::from_secs(10), || {
+        served = served_names(&agent.metrics());
+        served.contains("tailship_receiver_refused_total") && served.contains("tailship_spool_bytes")
+    }));
+    let mut named = BTreeSet::new();
+    for expr in rule_exprs().iter().chain(dashboard_exprs().iter()) {
+        named.extend(metric_names(expr));
+    }
+    assert!(named.len() > 25, "{named:?}");
+    let missing: Vec<&String> =
+        named.iter().filter(|n| !served.contains(*n) && !FROM_PROMETHEUS.contains(&n.as_str())).collect();
+    assert!(
+        missing.is_empty(),
+        "the rules or the dashboard name metrics the agent does not serve: {missing:?}\nserved: {served:?}"
+    );
+}
+
+#[test]
+fn ready_is_a_metric_that_follows_the_ready_endpoint() {
+    // Nothing listens at the client's URL: the first push fails, /ready says 503, the gauge says 0.
+    let dir = tempfile::tempdir().unwrap();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(logs.join("app.log"), "one line\n").unwrap();
+    let agent = Agent::start(&agent_config(dir.path(), &dead, &format!("{}/*.log", logs.display()), "", ""));
+    let addr = agent.metrics_addr.clone().unwrap();
+    let mut text = String::new();
+    assert!(wait_for(Duration::from_secs(20), || {
+        text = agent.metrics();
+        text.contains("\ntailship_ready 0") && common::get(&format!("http://{addr}/ready")).status == 503
+    }));
+    assert!(text.contains("# HELP tailship_ready "), "{text}");
+    assert!(text.contains(r#"tailship_queue_max_bytes{client="default"}"#), "{text}");
+}
+
+#[test]
+fn the_books_monitoring_chapter_names_every_alert_rule_and_metric() {
+    let chapter =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/operations/monitoring.md"))
+            .unwrap();
+    let rules = std::fs::read_to_string(monitoring_dir().join(RULES)).unwrap();
+    let named: Vec<String> = rules
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- alert: ").or_else(|| l.trim().strip_prefix("- record: ")))
+        .map(str::to_string)
+        .collect();
+    assert!(named.len() > 15, "{named:?}");
+    let mut metrics = BTreeSet::new();
+    for expr in rule_exprs().iter().chain(dashboard_exprs().iter()) {
+        metrics.extend(metric_names(expr));
+    }
+    let undocumented: Vec<String> = named
+        .into_iter()
+        .chain(metrics.into_iter().filter(|m| !FROM_PROMETHEUS.contains(&m.as_str())))
+        .map(|n| n.trim_end_matches("_bucket").to_string())
+        .filter(|n| !chapter.contains(&format!("`{n}`")) && !chapter.contains(&format!("`{n}{{")))
+        .collect();
+    assert!(undocumented.is_empty(), "book/src/operations/monitoring.md does not name: {undocumented:?}");
+}
