@@ -71,8 +71,23 @@ pub enum ConvertError {
     Refused(String),
 }
 
+/// What the command was asked besides the config.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// `--positions` was given: Promtail's offsets are carried over.
+    pub carry_positions: bool,
+    /// `--positions-out`: where tailship's positions file is written, so
+    /// the converted config's `[positions].path`.
+    pub positions_out: Option<String>,
+}
+
 /// Converts the Promtail config `text`.
 pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
+    promtail_with(text, &Options::default())
+}
+
+/// Converts the Promtail config `text` as [`promtail`], knowing `options`.
+pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, ConvertError> {
     if text.len() > crate::util::yaml::MAX_BYTES {
         return Err(ConvertError::Yaml(crate::util::yaml::YamlError::TooLarge(text.len()).to_string()));
     }
@@ -103,7 +118,7 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     for c in clients.iter_mut().filter(|c| !c.external.is_empty()) {
         c.section.set("external_labels", Val::pairs(&c.external));
     }
-    client::positions(root.get("positions"), &mut positions, &mut r);
+    client::positions(root.get("positions"), options, &mut positions, &mut r);
     let mut sources = Vec::new();
     let mut metadata = false;
     for (i, job) in list("scrape_configs", root.get("scrape_configs"), &mut r).iter().enumerate() {

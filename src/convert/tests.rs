@@ -230,7 +230,7 @@ fn dollars_stay_literal_and_env_references_stay_references() {
     assert!(c.toml.contains(r#"username = "${LOKI_USER}", password = "pa$$$$word""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host = "${HOST:-node-a}""#), "{}", c.toml);
     assert!(c.toml.contains(r#"dc = "${DC:-eu}""#), "{}", c.toml);
-    assert!(c.toml.contains("{ drop = \"end$$\" }"), "{}", c.toml);
+    assert!(c.toml.contains("{ drop = \"end$\" }"), "{}", c.toml);
     assert!(c.notes.iter().any(|n| n.message.contains("expand-env")));
     let file = Path::new("converted.toml");
     let env = [("LOKI_USER".to_string(), "u".to_string())];
