@@ -22,6 +22,9 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
     let options = crate::convert::Options {
         carry_positions: a.positions.is_some(),
         positions_out: a.positions_out.as_ref().map(|p| p.display().to_string()),
+        jaeger: ["JAEGER_AGENT_HOST", "JAEGER_ENDPOINT"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
     };
     let c = crate::convert::promtail_with(&text, &options).with_context(|| name.clone()).map_err(CommandError::usage)?;
     if c.toml.len() > crate::util::yaml::MAX_BYTES {

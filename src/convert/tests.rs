@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{promtail, Conversion};
+use super::{promtail, promtail_with, Conversion, Options};
 use crate::config::{DropSpec, OneOrMany, Picks};
 
 fn convert(yaml: &str) -> Conversion {
@@ -247,7 +247,12 @@ fn dollars_stay_literal_and_env_references_stay_references() {
 fn unknown_top_level_and_job_keys_are_reported() {
     let c = convert(&format!("tracing: {{ enabled: true }}\n{JOB}    decompresion: {{ enabled: true }}\n"));
     assert_eq!(skipped(&c), ["clients", "scrape_configs[0].decompresion"]);
+    // Promtail sends no span without a Jaeger address in its environment.
+    assert!(!c.toml.contains("[tracing]"), "{}", c.toml);
+    let jaeger = Options { jaeger: Some("jaeger:6831".into()), ..Options::default() };
+    let c = promtail_with(&format!("tracing: {{ enabled: true }}\n{JOB}"), &jaeger).unwrap();
     assert!(c.toml.contains("[tracing]\nenabled = true"), "{}", c.toml);
+    assert!(c.notes.iter().any(|n| n.message.contains("jaeger:6831")), "{:?}", c.notes);
 }
 
 #[test]
