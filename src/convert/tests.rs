@@ -485,7 +485,7 @@ fn client_and_process_options_promtail_users_set_carry_over_or_are_noted() {
     enable_http2: false
     drop_rate_limited_batches: true
 wal: {{ enabled: true, dir: /var/lib/promtail/wal }}
-global: {{ file_watch_config: {{ min_poll_frequency: 250ms, max_poll_frequency: 250ms }} }}
+global: {{ file_watch_config: {{ min_poll_frequency: 1s, max_poll_frequency: 5s }} }}
 options: {{ stream_lag_labels: "" }}
 tracing: {{ enabled: false }}
 limits_config: {{ max_streams: 500, max_line_size: 256KB, max_line_size_truncate: false }}
