@@ -218,9 +218,11 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     let docker_sd = m.get("docker_sd_configs");
     let kubernetes_sd = m.get("kubernetes_sd_configs");
     let unavailable = if docker_sd.is_some() { sd::PER_LINE } else { &[] };
+    let streams = if docker_sd.is_some() { sd::stream_rules(m.get("relabel_configs")) } else { Vec::new() };
+    let taken: Vec<usize> = streams.iter().map(|(i, _)| *i).collect();
     let rules = match journal {
         Some(_) => Vec::new(),
-        None => relabel::as_is(&m.key("relabel_configs"), m.get("relabel_configs"), unavailable, r),
+        None => relabel::as_is(&m.key("relabel_configs"), m.get("relabel_configs"), unavailable, &taken, r),
     };
     let before = out.len();
     if let Some(j) = journal {
@@ -261,6 +263,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &name, r) {
             finish_source(&mut s, external, &relabel.labels, &pipe);
             sd::drop_own_stage(&mut s, "docker", &pipe_key, r);
+            sd::stream_labels(&mut s, &streams.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>());
             if !rules.is_empty() {
                 s.set("relabel", Val::Arr(rules.clone()));
             }

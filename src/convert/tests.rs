@@ -370,7 +370,10 @@ scrape_configs:
         proxy_url: http://proxy:3128
 "#;
     let c = convert(yaml);
-    assert_eq!(skipped(&c), ["scrape_configs[0].relabel_configs[1]"], "{:?}", c.untranslated);
+    // Grafana's recipe: the log stream as `logstream`, set per line from each line's stream.
+    assert!(skipped(&c).is_empty(), "{:?}", c.untranslated);
+    assert!(c.toml.contains(r#"{ labels = { logstream = "stream" } },"#), "{}", c.toml);
+    assert!(c.toml.contains(r#"{ labeldrop = ["stream"] },"#), "{}", c.toml);
     assert!(c.toml.contains(r#"proxy_url = "http://proxy:3128""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host = "tcp://10.0.0.5:2376""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host_networking_host = "node-1""#), "{}", c.toml);
