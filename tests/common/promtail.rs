@@ -61,9 +61,13 @@ impl Promtail {
                 sink.lock().unwrap().push_str(&(line + "\n"));
             }
         });
-        let p = Promtail { child, log, base: format!("http://127.0.0.1:{port}") };
+        let mut p = Promtail { child, log, base: format!("http://127.0.0.1:{port}") };
         let addr = format!("127.0.0.1:{port}");
-        let up = wait_for(Duration::from_secs(30), || std::net::TcpStream::connect(&addr).is_ok());
+        let up = wait_for(Duration::from_secs(30), || {
+            let exited = p.child.try_wait().ok().flatten().is_some();
+            exited || std::net::TcpStream::connect(&addr).is_ok()
+        });
+        let up = up && p.child.try_wait().ok().flatten().is_none();
         assert!(up, "Promtail never listened on {addr}: {}", p.log_text());
         Some(p)
     }
