@@ -34,6 +34,17 @@ struct Case {
     ships: usize,
     /// A stage parses the time: compare timestamps too.
     timestamps: bool,
+    /// A difference of ours, listed in docs/promtail-differences.md: what
+    /// Promtail's entry becomes under it.
+    deliberate: Option<fn(&mut Pushed)>,
+}
+
+/// Promtail keeps the `\n` that ends Docker's `log` field; tailship ships
+/// the message without it, as `docker logs` shows it.
+fn without_trailing_newline(e: &mut Pushed) {
+    if e.line.ends_with('\n') {
+        e.line.pop();
+    }
 }
 
 const CASES: &[Case] = &[
@@ -49,6 +60,7 @@ const CASES: &[Case] = &[
                 2024-05-01T10:00:02.5+02:00 WARN disk low\n",
         ships: 2,
         timestamps: true,
+        deliberate: None,
     },
     Case {
         name: "json_metadata_template",
@@ -62,6 +74,7 @@ const CASES: &[Case] = &[
                 {\"level\":\"warn\",\"time\":\"2024-05-01T10:00:03Z\",\"message\":\"no trace\"}\n",
         ships: 2,
         timestamps: true,
+        deliberate: None,
     },
     Case {
         name: "docker",
@@ -70,6 +83,7 @@ const CASES: &[Case] = &[
                 {\"log\":\"oops\\n\",\"stream\":\"stderr\",\"time\":\"2024-05-01T10:00:01.5Z\"}\n",
         ships: 2,
         timestamps: true,
+        deliberate: Some(without_trailing_newline),
     },
     Case {
         name: "cri",
@@ -77,6 +91,7 @@ const CASES: &[Case] = &[
         input: "2024-05-01T10:00:00.1Z stdout F full line\n2024-05-01T10:00:01.1Z stderr F other line\n",
         ships: 2,
         timestamps: true,
+        deliberate: None,
     },
     Case {
         name: "cri_partial",
@@ -84,6 +99,7 @@ const CASES: &[Case] = &[
         input: "2024-05-01T10:00:01.1Z stderr P part one \n2024-05-01T10:00:02.2Z stderr F part two\n",
         ships: 1,
         timestamps: true,
+        deliberate: None,
     },
     Case {
         name: "nginx_time",
@@ -97,6 +113,7 @@ const CASES: &[Case] = &[
                 10.0.0.1 - - [01/May/2024:10:00:01 +0200] \"POST /api HTTP/1.1\" 500 0\n",
         ships: 2,
         timestamps: true,
+        deliberate: None,
     },
     Case {
         name: "logfmt_unixms",
@@ -112,6 +129,7 @@ const CASES: &[Case] = &[
         input: "level=info ts=1714557600123 msg=\"hello world\"\nlevel=error ts=1714557601000 msg=bad\n",
         ships: 2,
         timestamps: true,
+        deliberate: None,
     },
     Case {
         name: "decolorize",
@@ -119,6 +137,7 @@ const CASES: &[Case] = &[
         input: "\u{1b}[31mred\u{1b}[0m text\nplain\n",
         ships: 2,
         timestamps: false,
+        deliberate: None,
     },
     Case {
         name: "multiline",
@@ -129,6 +148,7 @@ const CASES: &[Case] = &[
         input: "2024-05-01 ERROR boom\n  at a\n  at b\n2024-05-01 INFO fine\n",
         ships: 2,
         timestamps: false,
+        deliberate: None,
     },
     Case {
         name: "match_drop",
@@ -144,6 +164,7 @@ const CASES: &[Case] = &[
         input: "level=info a\nlevel=debug b\nlevel=error c\n",
         ships: 2,
         timestamps: false,
+        deliberate: None,
     },
     Case {
         name: "replace_tenant",
@@ -154,6 +175,7 @@ const CASES: &[Case] = &[
         input: "team=red password=hunter2 x\nteam=blue y\n",
         ships: 2,
         timestamps: false,
+        deliberate: None,
     },
     Case {
         name: "drop",
@@ -163,6 +185,7 @@ const CASES: &[Case] = &[
         input: "GET /healthcheck\nshort line\nthis line is definitely longer than twenty\n",
         ships: 1,
         timestamps: false,
+        deliberate: None,
     },
 ];
 
@@ -231,17 +254,32 @@ fn promtail_and_tailship_ship_the_same_streams_from_the_same_config() {
         agent.stderr_text()
     );
     let (promtail_all, tailship_all) = (theirs.entries(), ours.entries());
-    let mut same = Vec::new();
+    let (mut same, mut chosen) = (Vec::new(), Vec::new());
     let mut differ = BTreeMap::new();
     for c in CASES {
-        let (p, t) = (of_job(&promtail_all, c.name, c.timestamps), of_job(&tailship_all, c.name, c.timestamps));
+        let (mut p, t) = (of_job(&promtail_all, c.name, c.timestamps), of_job(&tailship_all, c.name, c.timestamps));
         if p == t {
             same.push(c.name);
-        } else {
-            differ.insert(c.name, format!("Promtail: {p:#?}\ntailship: {t:#?}"));
+            continue;
         }
+        if let Some(ours) = c.deliberate {
+            p.iter_mut().for_each(ours);
+            p.sort();
+            if p == t {
+                chosen.push(c.name);
+                continue;
+            }
+        }
+        differ.insert(c.name, format!("Promtail: {p:#?}\ntailship: {t:#?}"));
     }
-    eprintln!("{} of {} jobs give Promtail's result; differ: {:?}", same.len(), CASES.len(), differ.keys());
+    eprintln!(
+        "{} of {} jobs give Promtail's result; {:?} differ by a choice of ours (docs/promtail-differences.md); \
+         differ otherwise: {:?}",
+        same.len(),
+        CASES.len(),
+        chosen,
+        differ.keys()
+    );
     for (name, diff) in &differ {
         eprintln!("== {name}\n{diff}");
     }
