@@ -33,7 +33,8 @@ fn corpus_config(name: &str, dir: &Path, port: u16) -> String {
 /// `tailship convert promtail FILE`: exit code, config, and the report on
 /// stderr with the file's name taken out.
 fn convert(file: &Path) -> (Option<i32>, String, Vec<String>) {
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(file).env_remove("JAEGER_AGENT_HOST").output().unwrap();
+    let out =
+        Command::new(bin()).args(["convert", "promtail"]).arg(file).env_remove("JAEGER_AGENT_HOST").output().unwrap();
     let name = file.display().to_string();
     let report = String::from_utf8_lossy(&out.stderr).lines().map(|l| l.replace(&name, "FILE")).collect();
     (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), report)
@@ -66,7 +67,11 @@ fn configs_copied_from_promtails_config_page_convert_as_their_originals() {
             None => page_toml,
         };
         let parse = |t: &str| t.parse::<toml::Table>().unwrap_or_else(|e| panic!("{name}: {e}\n{t}"));
-        assert_eq!(parse(&page_toml), parse(&toml), "{name}: the page's conversion\n{page_toml}\nthe original's\n{toml}");
+        assert_eq!(
+            parse(&page_toml),
+            parse(&toml),
+            "{name}: the page's conversion\n{page_toml}\nthe original's\n{toml}"
+        );
         assert_eq!(page_report, report, "{name}: the same keys listed and noted");
         // And it runs: `check` takes it (no empty tenant, no tracing to nowhere).
         let cfg = write_file(dir, "page.toml", &page_toml);

@@ -232,7 +232,8 @@ fn promtail_and_tailship_ship_the_same_streams_from_the_same_config() {
     }
     let (theirs, ours) = (Recorder::start(), Recorder::start());
     let port = free_port();
-    let original = write_file(dir, "promtail.yaml", &promtail_config(dir, &theirs.base, port, "promtail-positions.yaml"));
+    let original =
+        write_file(dir, "promtail.yaml", &promtail_config(dir, &theirs.base, port, "promtail-positions.yaml"));
     let Some(promtail) = Promtail::start(dir, &original, port) else { return };
 
     // tailship runs the conversion of the same config (its own recorder and port).

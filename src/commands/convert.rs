@@ -26,7 +26,8 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
             .iter()
             .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
     };
-    let c = crate::convert::promtail_with(&text, &options).with_context(|| name.clone()).map_err(CommandError::usage)?;
+    let c =
+        crate::convert::promtail_with(&text, &options).with_context(|| name.clone()).map_err(CommandError::usage)?;
     if c.toml.len() > crate::util::yaml::MAX_BYTES {
         return Err(CommandError::usage(anyhow::anyhow!(
             "{name}: the converted config would be {} bytes (at most {}); not written",

@@ -133,10 +133,7 @@ fn table() -> Option<Yaml> {
     let text = |s: &str| Yaml::String(s.into());
     let Yaml::Hash(mut scrape) = load(SCRAPE)? else { return None };
     let push_server = with(SERVER, &[("register_instrumentation", Yaml::Boolean(false))])?;
-    scrape.insert(
-        text("loki_push_api"),
-        with("max_send_msg_size: 104857600", &[("server", push_server)])?,
-    );
+    scrape.insert(text("loki_push_api"), with("max_send_msg_size: 104857600", &[("server", push_server)])?);
     let Yaml::Hash(mut top) = load(TOP)? else { return None };
     top.insert(text("server"), with(SERVER, &[("register_instrumentation", Yaml::Boolean(true))])?);
     let off = [("follow_redirects", Yaml::Boolean(false)), ("enable_http2", Yaml::Boolean(false)), ("url", text(""))];

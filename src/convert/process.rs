@@ -126,4 +126,3 @@ pub fn limits(y: &Yaml, sources: &mut [Section], r: &mut Report) {
     }
     m.finish(r, "no tailship equivalent");
 }
-
