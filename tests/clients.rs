@@ -484,6 +484,11 @@ scrape_configs:
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("2 file offset(s) and 1 journal cursor(s) carried over"), "{err}");
+    // The notes know the offsets were carried over.
+    assert!(
+        err.contains("--positions carried Promtail's offsets over") && !err.contains("convert with `--positions"),
+        "{err}"
+    );
     assert!(err.contains("gone.log") && err.contains("short.log") && err.contains("shorter than its offset"), "{err}");
     let saved = std::fs::read_to_string(dir.path().join("tailship-positions.json")).unwrap();
     assert!(saved.contains("s=1;i=2"), "{saved}");

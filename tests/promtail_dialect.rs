@@ -182,3 +182,40 @@ fn colon_defaults_are_expanded_when_tailship_loads_the_config() {
     assert_eq!(e.labels.get("dc").and_then(|v| v.as_str()), Some("us"));
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
+
+/// `$` is written `$$` only where tailship's config loading would read it
+/// (before `$` or a `{` that is no `${1}`): regexes, templates and values
+/// read as written, and carry the same text to the agent.
+#[test]
+fn dollars_are_doubled_only_where_tailship_would_expand_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let stages = r#"      - regex:
+          expression: '(?P<last>\w+)$'
+      - template:
+          source: last
+          template: '{{ $v := .Value }}{{ $v }}$'
+      - labels:
+          last:
+      - static_labels: { price: '$5', tag: 'x${' }
+"#;
+    let yaml = write_file(dir, "promtail.yaml", &job(dir, &format!("{}/loki/api/v1/push", recv.base), stages));
+    let out = convert(&yaml);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let toml = String::from_utf8_lossy(&out.stdout).to_string();
+    for written in [r"'(?P<last>\w+)$'", r#""{{ $v := .Value }}{{ $v }}$""#, r#"price = "$5""#, r#"tag = "x$${""#] {
+        assert!(toml.contains(written), "{written}: {toml}");
+    }
+    let config = write_file(dir, "tailship.toml", &toml);
+    write_file(dir, "app.log", "price is high\n");
+    let agent = Agent::start(&config);
+    let all = || query_all_at(&recv, "/loki/api/v1", r#"{job="app"}"#, None);
+    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let e = &all()[0];
+    for (name, value) in [("last", "high$"), ("price", "$5"), ("tag", "x${")] {
+        assert_eq!(e.labels.get(name).and_then(|v| v.as_str()), Some(value), "{name}: {:?}", e.labels);
+    }
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}

@@ -102,8 +102,9 @@ fn cri_partial_lines_are_joined_per_stream_and_docker_lines_unwrapped() {
     assert_eq!(
         lines,
         [
-            ("first part, second part, last part", Some("stdout"), 1_767_323_045_000_000_001),
+            // A joined line has its last part's time, as in Promtail.
             ("an error", Some("stderr"), 1_767_323_045_000_000_002),
+            ("first part, second part, last part", Some("stdout"), 1_767_323_045_000_000_004),
             ("whole", Some("stdout"), 1_767_323_046_000_000_000),
         ]
     );

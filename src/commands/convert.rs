@@ -19,7 +19,15 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
         std::fs::File::open(&a.file).and_then(crate::util::yaml::read_bounded)
     };
     let text = read.with_context(|| format!("cannot read {name}")).map_err(CommandError::usage)?;
-    let c = crate::convert::promtail(&text).with_context(|| name.clone()).map_err(CommandError::usage)?;
+    let options = crate::convert::Options {
+        carry_positions: a.positions.is_some(),
+        positions_out: a.positions_out.as_ref().map(|p| p.display().to_string()),
+        jaeger: ["JAEGER_AGENT_HOST", "JAEGER_ENDPOINT"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
+    };
+    let c =
+        crate::convert::promtail_with(&text, &options).with_context(|| name.clone()).map_err(CommandError::usage)?;
     if c.toml.len() > crate::util::yaml::MAX_BYTES {
         return Err(CommandError::usage(anyhow::anyhow!(
             "{name}: the converted config would be {} bytes (at most {}); not written",

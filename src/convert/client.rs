@@ -291,24 +291,37 @@ pub fn split_url(url: &str) -> (String, Option<String>) {
 }
 
 /// `positions`: tailship keeps its own file beside Promtail's (Promtail's
-/// YAML offsets cannot be read), so the first start reads per `start_at`.
-pub fn positions(y: Option<&Yaml>, out: &mut Section, r: &mut Report) {
+/// YAML offsets cannot be read), so the first start reads per `start_at`
+/// unless `--positions` carries Promtail's offsets over into it.
+pub fn positions(y: Option<&Yaml>, options: &super::Options, out: &mut Section, r: &mut Report) {
     let Some(y) = y else { return };
     let mut m = Map::new("positions", y, r);
     if let Some(f) = m.text("filename", r) {
         let dir = Path::new(&f).parent().map(|d| d.display().to_string()).unwrap_or_default();
-        let path =
-            if dir.is_empty() { "tailship-positions.json".into() } else { format!("{dir}/tailship-positions.json") };
-        out.set_noted(
-            "path",
-            Val::str(path),
-            "beside Promtail's (convert --positions carries Promtail's offsets over)",
-        );
-        r.note(
-            m.key("filename"),
-            "tailship keeps its own positions file: convert with `--positions FILE` to carry Promtail's offsets over \
-             (otherwise files already shipped are read again from the start)",
-        );
+        let path = match &options.positions_out {
+            Some(p) => p.clone(),
+            None if dir.is_empty() => "tailship-positions.json".into(),
+            None => format!("{dir}/tailship-positions.json"),
+        };
+        if options.carry_positions {
+            out.set_noted("path", Val::str(path), "Promtail's offsets carried over by convert --positions");
+            r.note(
+                m.key("filename"),
+                "tailship keeps its own positions file: --positions carried Promtail's offsets over into it, so \
+                 shipping goes on where Promtail stopped (stop Promtail before starting tailship)",
+            );
+        } else {
+            out.set_noted(
+                "path",
+                Val::str(path),
+                "beside Promtail's (convert --positions carries Promtail's offsets over)",
+            );
+            r.note(
+                m.key("filename"),
+                "tailship keeps its own positions file: convert with `--positions FILE` to carry Promtail's offsets \
+                 over (otherwise files already shipped are read again from the start)",
+            );
+        }
     }
     if let Some(s) = m.text("sync_period", r) {
         out.set("sync_period", Val::str(s));

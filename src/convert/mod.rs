@@ -25,6 +25,7 @@
 //! - `kafka`, `azure_event_hubs` -> `type = "kafka"`, `type = "azure_event_hubs"` sources: [`kafka`]
 
 mod client;
+mod defaults;
 mod discovery;
 mod files;
 mod filters;
@@ -34,6 +35,7 @@ mod names;
 mod net;
 mod pipeline;
 pub mod positions;
+mod process;
 mod relabel;
 mod render;
 mod replace;
@@ -71,8 +73,28 @@ pub enum ConvertError {
     Refused(String),
 }
 
+/// What the command was asked besides the config.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// `--positions` was given: Promtail's offsets are carried over.
+    pub carry_positions: bool,
+    /// `--positions-out`: where tailship's positions file is written, so
+    /// the converted config's `[positions].path`.
+    pub positions_out: Option<String>,
+    /// Where Promtail would send its spans: `JAEGER_AGENT_HOST` (or
+    /// `JAEGER_ENDPOINT`) of the environment. Without it Promtail's
+    /// `tracing.enabled` (true by default) sends nothing, and tailship's
+    /// tracing stays off.
+    pub jaeger: Option<String>,
+}
+
 /// Converts the Promtail config `text`.
 pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
+    promtail_with(text, &Options::default())
+}
+
+/// Converts the Promtail config `text` as [`promtail`], knowing `options`.
+pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, ConvertError> {
     if text.len() > crate::util::yaml::MAX_BYTES {
         return Err(ConvertError::Yaml(crate::util::yaml::YamlError::TooLarge(text.len()).to_string()));
     }
@@ -83,6 +105,15 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
         _ => return Err(ConvertError::NotAMapping),
     };
     let mut r = Report::default();
+    let mut doc = doc.clone();
+    for key in defaults::remove(&mut doc) {
+        r.note(
+            key,
+            "Promtail's /config page hides secrets as `<secret>`: write the value (or a *_file key) in the converted \
+             config",
+        );
+    }
+    let doc = &doc;
     if (0..text.len()).any(|i| text.is_char_boundary(i) && render::env_reference(&text[i..]).is_some()) {
         r.note(
             "(file)",
@@ -103,7 +134,7 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
     for c in clients.iter_mut().filter(|c| !c.external.is_empty()) {
         c.section.set("external_labels", Val::pairs(&c.external));
     }
-    client::positions(root.get("positions"), &mut positions, &mut r);
+    client::positions(root.get("positions"), options, &mut positions, &mut r);
     let mut sources = Vec::new();
     let mut metadata = false;
     for (i, job) in list("scrape_configs", root.get("scrape_configs"), &mut r).iter().enumerate() {
@@ -115,10 +146,10 @@ pub fn promtail(text: &str) -> Result<Conversion, ConvertError> {
         }
     }
     if let Some(y) = root.get("limits_config") {
-        limits(y, &mut sources, &mut r);
+        process::limits(y, &mut sources, &mut r);
     }
     let mut tracing = Section::default();
-    process_options(&mut root, &mut tracing, &mut r);
+    process::options(&mut root, options, &mut tracing, &mut r);
     root.ignore("target_config");
     root.finish(&mut r, "no tailship equivalent");
     if !r.refused.is_empty() {
@@ -187,9 +218,11 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     let docker_sd = m.get("docker_sd_configs");
     let kubernetes_sd = m.get("kubernetes_sd_configs");
     let unavailable = if docker_sd.is_some() { sd::PER_LINE } else { &[] };
+    let streams = if docker_sd.is_some() { sd::stream_rules(m.get("relabel_configs")) } else { Vec::new() };
+    let taken: Vec<usize> = streams.iter().map(|(i, _)| *i).collect();
     let rules = match journal {
         Some(_) => Vec::new(),
-        None => relabel::as_is(&m.key("relabel_configs"), m.get("relabel_configs"), unavailable, r),
+        None => relabel::as_is(&m.key("relabel_configs"), m.get("relabel_configs"), unavailable, &taken, r),
     };
     let before = out.len();
     if let Some(j) = journal {
@@ -230,6 +263,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &name, r) {
             finish_source(&mut s, external, &relabel.labels, &pipe);
             sd::drop_own_stage(&mut s, "docker", &pipe_key, r);
+            sd::stream_labels(&mut s, &streams.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>());
             if !rules.is_empty() {
                 s.set("relabel", Val::Arr(rules.clone()));
             }
@@ -467,121 +501,6 @@ fn labels_of(s: &Section) -> Vec<(String, String)> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-/// Promtail's process settings that tailship needs no key for: `wal`
-/// (lines wait in their files and the spool instead), `global`'s file
-/// polling (tailship is told of writes by inotify), `options` (its one key
-/// is a no-op since Promtail 2.9); `tracing` as tailship's `[tracing]`.
-fn process_options(root: &mut Map<'_>, tracing: &mut Section, r: &mut Report) {
-    if let Some(y) = root.get("wal") {
-        let mut w = Map::new("wal", y, r);
-        if w.text("enabled", r).is_some_and(|v| truthy(&v)) {
-            r.note(
-                "wal",
-                "tailship needs no write-ahead log: file lines wait in their files and network lines in the spool \
-                 until the service stored them (positions move only after a 2xx)",
-            );
-        }
-        for k in ["dir", "cleanSegmentsOlderThan", "maxSegmentAge", "minSegmentAge"] {
-            w.ignore(k);
-        }
-        w.finish(r, "no tailship equivalent");
-    }
-    if let Some(y) = root.get("global") {
-        let mut g = Map::new("global", y, r);
-        if let Some(f) = g.get("file_watch_config") {
-            let mut fw = Map::new(g.key("file_watch_config"), f, r);
-            if fw.text("min_poll_frequency", r).is_some() | fw.text("max_poll_frequency", r).is_some() {
-                r.note(
-                    g.key("file_watch_config"),
-                    "tailship is told of writes by inotify (and polls every 250 ms only where it cannot watch)",
-                );
-            }
-            fw.finish(r, "no tailship equivalent");
-        }
-        g.finish(r, "no tailship equivalent");
-    }
-    if let Some(y) = root.get("options") {
-        let mut o = Map::new("options", y, r);
-        o.ignore("stream_lag_labels");
-        o.finish(r, "no tailship equivalent");
-    }
-    if let Some(y) = root.get("tracing") {
-        let mut t = Map::new("tracing", y, r);
-        if t.text("enabled", r).is_some_and(|v| truthy(&v)) {
-            tracing.set("enabled", Val::Bool(true));
-            r.note(
-                "tracing",
-                "tailship sends its spans as OTLP/HTTP to tracing.endpoint (default http://127.0.0.1:4318), where \
-                 Promtail sent Jaeger's protocol to JAEGER_AGENT_HOST: point it at the collector's OTLP port \
-                 (Jaeger, Tempo and the OpenTelemetry Collector take OTLP)",
-            );
-        }
-        t.finish(r, "no tailship equivalent");
-    }
-}
-
-/// `limits_config`: Promtail's process-wide read rate, as a `limit` stage on
-/// every source when it is on; `max_streams` and `max_line_size` per source.
-fn limits(y: &Yaml, sources: &mut [Section], r: &mut Report) {
-    let mut m = Map::new("limits_config", y, r);
-    if let Some(n) = m.text("max_streams", r).and_then(|v| v.parse::<i64>().ok()).filter(|n| *n > 0) {
-        r.note(
-            m.key("max_streams"),
-            "max_streams on each source: tailship bounds each source's streams, and past the bound a line keeps its \
-             file's stream and is counted (Promtail drops it)",
-        );
-        for s in sources.iter_mut() {
-            s.set("max_streams", Val::Int(n));
-        }
-    }
-    let cut = m.text("max_line_size_truncate", r).is_some_and(|v| truthy(&v));
-    if let Some(size) = m.text("max_line_size", r) {
-        match crate::util::parse_size(&size) {
-            Ok(0) => {}
-            Ok(n) => {
-                if !cut {
-                    r.note(
-                        m.key("max_line_size"),
-                        "max_line_bytes on each source: a longer line is cut there and counted (Promtail drops it \
-                         unless max_line_size_truncate)",
-                    );
-                }
-                for s in sources.iter_mut() {
-                    s.set("max_line_bytes", Val::Int(n as i64));
-                }
-            }
-            Err(e) => r.skip(m.key("max_line_size"), e),
-        }
-    }
-    let on = m.text("readline_rate_enabled", r).is_some_and(|v| truthy(&v));
-    let rate = m.text("readline_rate", r).and_then(|v| v.parse::<f64>().ok());
-    let burst = m.text("readline_burst", r).and_then(|v| v.parse::<i64>().ok());
-    let wait = m.text("readline_rate_drop", r).is_some_and(|v| !truthy(&v));
-    if let (true, Some(rate)) = (on, rate.filter(|r| *r > 0.0)) {
-        r.note(
-            "limits_config.readline_rate",
-            "a limit stage on each source: tailship limits per source (Promtail's job), not per process",
-        );
-        let mut t = vec![("rate".to_string(), Val::Float(rate))];
-        if let Some(b) = burst {
-            t.push(("burst".into(), Val::Int(b)));
-        }
-        if wait {
-            t.push(("drop".into(), Val::Bool(false)));
-        }
-        let stage = Val::Table(vec![("limit".into(), Val::Table(t))]);
-        for s in sources.iter_mut() {
-            let mut list = match s.get("stages") {
-                Some(Val::Arr(a)) => a.clone(),
-                _ => Vec::new(),
-            };
-            list.push(stage.clone());
-            s.set("stages", Val::Arr(list));
-        }
-    }
-    m.finish(r, "no tailship equivalent");
 }
 
 #[cfg(test)]

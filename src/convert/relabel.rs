@@ -43,7 +43,7 @@ pub fn journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
     if dry.untranslated.is_empty() {
         return native_journal(key, rules, r);
     }
-    Relabel { rules: as_is(key, rules, &[], r), ..Relabel::default() }
+    Relabel { rules: as_is(key, rules, &[], &[], r), ..Relabel::default() }
 }
 
 /// [`journal`] without relabel rules: what each rule does is done otherwise,
@@ -110,9 +110,18 @@ fn native_journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
 /// The rules at `key` as a tailship `relabel` list, each checked as
 /// tailship compiles it; a rule it would refuse, or that reads one of the
 /// `unavailable` labels (name, why), is reported and left out.
-pub fn as_is(key: &str, rules: Option<&Yaml>, unavailable: &[(&str, &str)], r: &mut Report) -> Vec<Val> {
+pub fn as_is(
+    key: &str,
+    rules: Option<&Yaml>,
+    unavailable: &[(&str, &str)],
+    taken: &[usize],
+    r: &mut Report,
+) -> Vec<Val> {
     let mut out = Vec::new();
     for (i, rule) in list(key, rules, r).iter().enumerate() {
+        if taken.contains(&i) {
+            continue;
+        }
         let rk = format!("{key}[{i}]");
         let mut m = Map::new(rk.clone(), rule, r);
         let cfg = RelabelConfig {

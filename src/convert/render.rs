@@ -134,28 +134,43 @@ pub fn string(s: &str) -> String {
     }
 }
 
-/// `s` with every `$` doubled (tailship reads `$$` as `$`), except in
-/// `${NAME}` and `${NAME:-default}`, which tailship expands from the
-/// environment as Promtail does with `-config.expand-env`.
+/// `s` with each `$` that tailship's config loading would read doubled
+/// (`$$` is a `$` there): a `$` before another `$` or before a `{` that opens
+/// no `${1}` group reference. Any other `$` (`$1`, `cost $5`, `end$`) stays
+/// as written, and so do `${NAME}` and `${NAME:-default}`, which tailship
+/// expands from the environment as Promtail does with `-config.expand-env`.
 pub fn dollars(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
+    // Inside a run of `$`s that is written doubled: the rest of the run is too.
+    let mut doubling = false;
     while let Some(pos) = rest.find('$') {
+        if pos > 0 {
+            doubling = false;
+        }
         out.push_str(&rest[..pos]);
         let after = &rest[pos..];
-        match env_reference(after) {
-            Some(len) => {
-                out.push_str(&after[..len]);
-                rest = &after[len..];
-            }
-            None => {
-                out.push_str("$$");
-                rest = &after[1..];
-            }
+        if let Some(len) = env_reference(after) {
+            out.push_str(&after[..len]);
+            rest = &after[len..];
+            doubling = false;
+            continue;
         }
+        let next = &after[1..];
+        doubling = doubling || next.starts_with('$') || (next.starts_with('{') && !group_reference(next));
+        out.push_str(if doubling { "$$" } else { "$" });
+        rest = next;
     }
     out.push_str(rest);
     out
+}
+
+/// Whether `s` starts with `{digits}`, the rest of a `${1}` group reference,
+/// which tailship's config loading leaves as it is.
+fn group_reference(s: &str) -> bool {
+    let Some(body) = s.strip_prefix('{') else { return false };
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && body[digits..].starts_with('}')
 }
 
 /// `text` with Promtail's `${NAME:default}` references written
@@ -227,7 +242,8 @@ mod tests {
             assert_eq!(t["v"].as_str(), Some(s), "{text}");
         }
         assert_eq!(string(r"^\d+"), r"'^\d+'");
-        assert_eq!(dollars("${1}x$ ${HOME} ${A:-b} $$"), "$${1}x$$ ${HOME} ${A:-b} $$$$");
+        assert_eq!(dollars("${1}x$ ${HOME} ${A:-b} $$"), "${1}x$ ${HOME} ${A:-b} $$$$");
+        assert_eq!(dollars("$1 end$ ${ $${HOME} ${a b}"), "$1 end$ $${ $$${HOME} $${a b}");
         assert_eq!(key("a.b"), "\"a.b\"");
     }
 

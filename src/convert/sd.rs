@@ -20,6 +20,59 @@ pub const PER_LINE: &[(&str, &str)] = &[(
     "tailship labels each line `stream` (stdout or stderr) itself; rules cannot read the stream",
 )];
 
+/// The rules of `rules` that copy Docker's log stream to a label as it is
+/// (`source_labels: [__meta_docker_container_log_stream]`, `target_label: X`,
+/// regex, replacement and action at their defaults, as in Grafana's recipe):
+/// their indexes and target labels. Promtail applies them per line; the
+/// docker source's stages do the same from each line's `stream`.
+pub fn stream_rules(rules: Option<&Yaml>) -> Vec<(usize, String)> {
+    let Some(Yaml::Array(items)) = rules else { return Vec::new() };
+    let text = |y: &Yaml| match y {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::BadValue | Yaml::Null => None,
+        _ => Some(String::new()),
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, rule)| {
+            let Yaml::Hash(h) = rule else { return None };
+            let known = ["source_labels", "target_label", "regex", "replacement", "action", "separator"];
+            let plain = h.keys().all(|k| k.as_str().is_some_and(|k| known.contains(&k)));
+            let sources = match &rule["source_labels"] {
+                Yaml::Array(a) => a.iter().map(text).collect::<Option<Vec<_>>>()?,
+                _ => return None,
+            };
+            let default = |k: &str, d: &[&str]| text(&rule[k]).is_none_or(|v| d.contains(&v.as_str()));
+            let target = text(&rule["target_label"]).filter(|t| crate::util::is_valid_label_name(t))?;
+            (plain
+                && sources == [PER_LINE[0].0]
+                && default("regex", &["(.*)", ".*", "(.+)"])
+                && default("replacement", &["$1", "${1}"])
+                && default("action", &["replace"]))
+            .then_some((i, target))
+        })
+        .collect()
+}
+
+/// The docker source's stages for the stream rules' `targets`: each a label
+/// from the line's `stream`, first; and, as in Promtail, no `stream` label
+/// of its own unless a rule names it.
+pub fn stream_labels(s: &mut Section, targets: &[String]) {
+    if targets.is_empty() {
+        return;
+    }
+    let picks = targets.iter().map(|t| (t.clone(), Val::str("stream"))).collect();
+    let mut stages = vec![Val::Table(vec![("labels".into(), Val::Table(picks))])];
+    if !targets.iter().any(|t| t == "stream") {
+        stages.push(Val::Table(vec![("labeldrop".into(), Val::strs(&["stream".to_string()]))]));
+    }
+    if let Some(Val::Arr(rest)) = s.get("stages") {
+        stages.extend(rest.iter().cloned());
+    }
+    s.set("stages", Val::Arr(stages));
+}
+
 /// The `docker_sd_configs` list at `key` as docker sources.
 pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
     let items = list(key, Some(y), r);

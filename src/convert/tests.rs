@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{promtail, Conversion};
+use super::{promtail, promtail_with, Conversion, Options};
 use crate::config::{DropSpec, OneOrMany, Picks};
 
 fn convert(yaml: &str) -> Conversion {
@@ -233,7 +233,7 @@ fn dollars_stay_literal_and_env_references_stay_references() {
     assert!(c.toml.contains(r#"username = "${LOKI_USER}", password = "pa$$$$word""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host = "${HOST:-node-a}""#), "{}", c.toml);
     assert!(c.toml.contains(r#"dc = "${DC:-eu}""#), "{}", c.toml);
-    assert!(c.toml.contains("{ drop = \"end$$\" }"), "{}", c.toml);
+    assert!(c.toml.contains("{ drop = \"end$\" }"), "{}", c.toml);
     assert!(c.notes.iter().any(|n| n.message.contains("expand-env")));
     let file = Path::new("converted.toml");
     let env = [("LOKI_USER".to_string(), "u".to_string())];
@@ -250,7 +250,12 @@ fn dollars_stay_literal_and_env_references_stay_references() {
 fn unknown_top_level_and_job_keys_are_reported() {
     let c = convert(&format!("tracing: {{ enabled: true }}\n{JOB}    decompresion: {{ enabled: true }}\n"));
     assert_eq!(skipped(&c), ["clients", "scrape_configs[0].decompresion"]);
+    // Promtail sends no span without a Jaeger address in its environment.
+    assert!(!c.toml.contains("[tracing]"), "{}", c.toml);
+    let jaeger = Options { jaeger: Some("jaeger:6831".into()), ..Options::default() };
+    let c = promtail_with(&format!("tracing: {{ enabled: true }}\n{JOB}"), &jaeger).unwrap();
     assert!(c.toml.contains("[tracing]\nenabled = true"), "{}", c.toml);
+    assert!(c.notes.iter().any(|n| n.message.contains("jaeger:6831")), "{:?}", c.notes);
 }
 
 #[test]
@@ -368,7 +373,10 @@ scrape_configs:
         proxy_url: http://proxy:3128
 "#;
     let c = convert(yaml);
-    assert_eq!(skipped(&c), ["scrape_configs[0].relabel_configs[1]"], "{:?}", c.untranslated);
+    // Grafana's recipe: the log stream as `logstream`, set per line from each line's stream.
+    assert!(skipped(&c).is_empty(), "{:?}", c.untranslated);
+    assert!(c.toml.contains(r#"{ labels = { logstream = "stream" } },"#), "{}", c.toml);
+    assert!(c.toml.contains(r#"{ labeldrop = ["stream"] },"#), "{}", c.toml);
     assert!(c.toml.contains(r#"proxy_url = "http://proxy:3128""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host = "tcp://10.0.0.5:2376""#), "{}", c.toml);
     assert!(c.toml.contains(r#"host_networking_host = "node-1""#), "{}", c.toml);
@@ -483,7 +491,7 @@ fn client_and_process_options_promtail_users_set_carry_over_or_are_noted() {
     enable_http2: false
     drop_rate_limited_batches: true
 wal: {{ enabled: true, dir: /var/lib/promtail/wal }}
-global: {{ file_watch_config: {{ min_poll_frequency: 250ms, max_poll_frequency: 250ms }} }}
+global: {{ file_watch_config: {{ min_poll_frequency: 1s, max_poll_frequency: 5s }} }}
 options: {{ stream_lag_labels: "" }}
 tracing: {{ enabled: false }}
 limits_config: {{ max_streams: 500, max_line_size: 256KB, max_line_size_truncate: false }}

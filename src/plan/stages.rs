@@ -30,6 +30,11 @@ pub fn compile(
     let mut out = Vec::new();
     let labels: Vec<String> = s.labels.keys().cloned().collect();
     let mut names = Names { labels: labels.clone(), initial: labels, ..Default::default() };
+    // A docker or kubernetes source parses its lines before the stages (see
+    // plan::source): each line's `stream` is extracted for them to read.
+    if matches!(s.kind, SourceType::Docker | SourceType::Kubernetes) {
+        names.known.push("stream".into());
+    }
     let mut list = List { kind: s.kind, metadata_on, names: &mut names, out: &mut out, errors };
     list.stages(&format!("{key}.stages"), &s.stages);
     let mut labels = names.labels;

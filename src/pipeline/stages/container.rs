@@ -96,7 +96,11 @@ impl SourceStages {
         line.text = match slot {
             Some(n) => {
                 let mut h = ctx.held.remove(n);
-                line.ts = h.ts;
+                // A joined CRI line has its last part's time, as in Promtail
+                // (tests/promtail_side_by_side.rs); Docker's, its first part's.
+                if !matches!(self.stages[i].op, Op::Cri(..)) {
+                    line.ts = h.ts;
+                }
                 h.text.push_str(&message);
                 if h.text.len() > cap {
                     ctx.truncated += 1;

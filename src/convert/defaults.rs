@@ -1,0 +1,331 @@
+//! Promtail's defaults, taken out of a config before it is converted.
+//!
+//! A config copied from Promtail's `/config` page (the running config with
+//! every default written out) is a common start of a migration. In Promtail a
+//! key at its default is the same as no key, so it is here too: such keys are
+//! removed first and change nothing (none is listed as not translated), and
+//! an empty list (`static_configs: []`) is no list. The page also writes
+//! `external_labels` as a YAML string and each secret as `<secret>`: the
+//! first is read back as the mapping it was, the second is reported by key.
+//!
+//! The defaults below are Promtail 3.6's, as its `/config` page prints them.
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// Promtail's `server` block (also the `server` of `loki_push_api`, where
+/// `register_instrumentation` defaults to false instead).
+const SERVER: &str = r#"
+http_listen_network: tcp
+http_listen_address: ""
+http_listen_port: 80
+http_listen_conn_limit: 0
+grpc_listen_network: tcp
+grpc_listen_address: ""
+grpc_listen_port: 9095
+grpc_listen_conn_limit: 0
+grpc_collect_max_streams_by_conn: true
+proxy_protocol_enabled: false
+tls_cipher_suites: ""
+tls_min_version: ""
+http_tls_config: &tls { cert: "", key: null, client_ca: "", cert_file: "", key_file: "", client_auth_type: "", client_ca_file: "" }
+grpc_tls_config: *tls
+report_grpc_codes_in_instrumentation_label_enabled: false
+graceful_shutdown_timeout: 30s
+http_server_read_timeout: 30s
+http_server_read_header_timeout: 0s
+http_server_write_timeout: 30s
+http_server_idle_timeout: 2m
+http_log_closed_connections_without_response_enabled: false
+grpc_server_max_recv_msg_size: 4194304
+grpc_server_max_send_msg_size: 4194304
+grpc_server_max_concurrent_streams: 100
+grpc_server_max_connection_idle: 2562047h47m16.854775807s
+grpc_server_max_connection_age: 2562047h47m16.854775807s
+grpc_server_max_connection_age_grace: 2562047h47m16.854775807s
+grpc_server_keepalive_time: 2h
+grpc_server_keepalive_timeout: 20s
+grpc_server_min_time_between_pings: 5m
+grpc_server_ping_without_stream_allowed: false
+grpc_server_num_workers: 0
+grpc_server_stats_tracking_enabled: true
+grpc_server_recv_buffer_pools_enabled: false
+log_format: logfmt
+log_level: info
+log_source_ips_enabled: false
+log_source_ips_full: false
+log_source_ips_header: ""
+log_source_ips_regex: ""
+log_request_headers: false
+log_request_at_info_level_enabled: false
+log_request_exclude_headers_list: ""
+trace_request_headers: false
+trace_request_exclude_headers_list: ""
+http_path_prefix: ""
+cluster_validation:
+  label: ""
+  grpc: { enabled: false, soft_validation: false }
+  http: { enabled: false, soft_validation: false, excluded_paths: "", excluded_user_agents: "" }
+external_url: ""
+health_check_target: null
+disable: false
+profiling_enabled: false
+enable_runtime_reload: false
+"#;
+
+/// A client (`clients[]`); the old single `client` defaults to the same
+/// but for an empty URL and no redirects or HTTP/2.
+const CLIENT: &str = r#"
+batchwait: 1s
+batchsize: 1048576
+backoff_config: { min_period: 500ms, max_period: 5m, max_retries: 10 }
+timeout: 10s
+tenant_id: ""
+drop_rate_limited_batches: false
+"#;
+
+/// What a scrape config holds by default, by key.
+const SCRAPE: &str = r#"
+static_configs: []
+relabel_configs: [{ separator: ";", regex: "(.*)", replacement: "$1", action: replace }]
+syslog:
+  listen_protocol: ""
+  idle_timeout: 0s
+  label_structured_data: false
+  use_incoming_timestamp: false
+  use_rfc5424_message: false
+  syslog_format: rfc5424
+  max_message_length: 0
+docker_sd_configs:
+  - { follow_redirects: true, enable_http2: true, port: 80, filters: [], host_networking_host: localhost,
+      refresh_interval: 1m, match_first_network: true }
+"#;
+
+/// The rest of the top level.
+const TOP: &str = r#"
+positions: { sync_period: 10s, ignore_invalid_yaml: false }
+target_config: { sync_period: 10s, stdin: false }
+limits_config:
+  readline_rate_enabled: false
+  readline_rate: 10000
+  readline_burst: 10000
+  readline_rate_drop: true
+  max_streams: 0
+  max_line_size: 0B
+  max_line_size_truncate: false
+wal: { enabled: false, dir: "", cleanSegmentsOlderThan: 0s, watchConfig: { minReadFrequency: 0s, maxReadFrequency: 0s } }
+global: { file_watch_config: { min_poll_frequency: 250ms, max_poll_frequency: 250ms } }
+"#;
+
+/// The text Promtail's `/config` page writes for a secret.
+const HIDDEN: &str = "<secret>";
+
+/// Promtail's defaults as one document: the top level, with `server`,
+/// `client`, `clients[]` and `scrape_configs[]`.
+fn table() -> Option<Yaml> {
+    let load = |s: &str| YamlLoader::load_from_str(s).ok().and_then(|d| d.into_iter().next());
+    let with = |base: &str, extra: &[(&str, Yaml)]| -> Option<Yaml> {
+        let Yaml::Hash(mut h) = load(base)? else { return None };
+        for (k, v) in extra {
+            h.insert(Yaml::String((*k).into()), v.clone());
+        }
+        Some(Yaml::Hash(h))
+    };
+    let text = |s: &str| Yaml::String(s.into());
+    let Yaml::Hash(mut scrape) = load(SCRAPE)? else { return None };
+    let push_server = with(SERVER, &[("register_instrumentation", Yaml::Boolean(false))])?;
+    scrape.insert(text("loki_push_api"), with("max_send_msg_size: 104857600", &[("server", push_server)])?);
+    let Yaml::Hash(mut top) = load(TOP)? else { return None };
+    top.insert(text("server"), with(SERVER, &[("register_instrumentation", Yaml::Boolean(true))])?);
+    let off = [("follow_redirects", Yaml::Boolean(false)), ("enable_http2", Yaml::Boolean(false)), ("url", text(""))];
+    top.insert(text("client"), with(CLIENT, &off)?);
+    let on = [("follow_redirects", Yaml::Boolean(true)), ("enable_http2", Yaml::Boolean(true))];
+    top.insert(text("clients"), Yaml::Array(vec![with(CLIENT, &on)?]));
+    top.insert(text("scrape_configs"), Yaml::Array(vec![Yaml::Hash(scrape)]));
+    Some(Yaml::Hash(top))
+}
+
+/// Takes Promtail's defaults out of `doc` (see the module's header); returns
+/// the keys whose value the `/config` page hid as `<secret>`.
+pub fn remove(doc: &mut Yaml) -> Vec<String> {
+    if let Some(defaults) = table() {
+        strip(doc, &defaults);
+    }
+    if let Yaml::Hash(top) = doc {
+        if let Some(Yaml::Array(clients)) = top.get_mut(&Yaml::String("clients".into())) {
+            for c in clients {
+                read_back_external_labels(c);
+            }
+        }
+        if let Some(c) = top.get_mut(&Yaml::String("client".into())) {
+            read_back_external_labels(c);
+        }
+    }
+    let mut hidden = Vec::new();
+    find_hidden(doc, "", &mut hidden);
+    hidden
+}
+
+/// Removes from `v` each key at its value in `d`, recursively; a mapping
+/// left empty and an empty list go too. Keys `d` does not name (a
+/// pipeline's stages among them) are left as they are.
+fn strip(v: &mut Yaml, d: &Yaml) {
+    let (Yaml::Hash(vh), Yaml::Hash(dh)) = (v, d) else { return };
+    let keys: Vec<Yaml> = vh.keys().cloned().collect();
+    for k in keys {
+        let Some(dv) = dh.get(&k) else { continue };
+        let Some(child) = vh.get_mut(&k) else { continue };
+        let remove = match (child, dv) {
+            (c @ Yaml::Hash(_), Yaml::Hash(_)) => {
+                strip(c, dv);
+                matches!(c, Yaml::Hash(h) if h.is_empty())
+            }
+            (Yaml::Array(items), Yaml::Array(ds)) => {
+                if let Some(d0) = ds.first() {
+                    items.iter_mut().for_each(|it| strip(it, d0));
+                }
+                items.is_empty()
+            }
+            (c, dv) => same(c, dv),
+        };
+        if remove {
+            vh.remove(&k);
+        }
+    }
+}
+
+/// Whether a value equals a default: the same text, or the same duration
+/// however written (`2m0s` and `2m`).
+fn same(v: &Yaml, d: &Yaml) -> bool {
+    match (scalar(v), scalar(d)) {
+        (Some(a), Some(b)) if a == b => true,
+        (Some(a), Some(b)) => matches!(
+            (go_duration(&a), go_duration(&b)),
+            (Some(x), Some(y)) if x == y
+        ),
+        _ => matches!((v, d), (Yaml::Null, Yaml::Null)),
+    }
+}
+
+fn scalar(v: &Yaml) -> Option<String> {
+    match v {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A Go duration (`1h2m3.5s`, `500ms`, `0s`) in nanoseconds.
+fn go_duration(s: &str) -> Option<u128> {
+    if s == "0" {
+        return Some(0);
+    }
+    let mut total = 0u128;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
+        let (num, after) = rest.split_at(num_len);
+        let unit_len = after.bytes().take_while(|b| b.is_ascii_alphabetic() || *b == 0xC2 || *b == 0xB5).count();
+        let (unit, next) = after.split_at(unit_len);
+        let scale: f64 = match unit {
+            "ns" => 1.0,
+            "us" | "µs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+        let whole: u128 = whole.parse().ok()?;
+        let frac_value: f64 = if frac.is_empty() { 0.0 } else { format!("0.{frac}").parse().ok()? };
+        total += whole * scale as u128 + (frac_value * scale).round() as u128;
+        rest = next;
+    }
+    Some(total)
+}
+
+/// The page writes `external_labels` as a YAML string (`"cluster: prod\n"`):
+/// read back as the mapping it was.
+fn read_back_external_labels(client: &mut Yaml) {
+    let Yaml::Hash(h) = client else { return };
+    let key = Yaml::String("external_labels".into());
+    let Some(Yaml::String(text)) = h.get(&key) else { return };
+    let parsed = YamlLoader::load_from_str(text).ok().and_then(|docs| docs.into_iter().next());
+    match parsed {
+        Some(m @ Yaml::Hash(_)) => {
+            h.insert(key, m);
+        }
+        Some(Yaml::Null) | None if text.trim().is_empty() || text.trim() == "{}" => {
+            h.remove(&key);
+        }
+        _ => {}
+    }
+}
+
+fn find_hidden(v: &Yaml, path: &str, out: &mut Vec<String>) {
+    match v {
+        Yaml::String(s) if s == HIDDEN => out.push(path.to_string()),
+        Yaml::Hash(h) => {
+            for (k, child) in h {
+                let name = scalar(k).unwrap_or_default();
+                let p = if path.is_empty() { name } else { format!("{path}.{name}") };
+                find_hidden(child, &p, out);
+            }
+        }
+        Yaml::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                find_hidden(child, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Yaml {
+        YamlLoader::load_from_str(text).unwrap().remove(0)
+    }
+
+    #[test]
+    fn the_table_parses_and_names_each_part() {
+        let t = table().expect("the defaults parse");
+        assert_eq!(t["server"]["register_instrumentation"], Yaml::Boolean(true));
+        assert_eq!(t["clients"][0]["follow_redirects"], Yaml::Boolean(true));
+        assert_eq!(t["client"]["url"], Yaml::String(String::new()));
+        assert_eq!(t["scrape_configs"][0]["relabel_configs"][0]["action"], Yaml::String("replace".into()));
+        assert_eq!(t["scrape_configs"][0]["loki_push_api"]["server"]["register_instrumentation"], Yaml::Boolean(false));
+        assert_eq!(t["scrape_configs"][0]["syslog"]["syslog_format"], Yaml::String("rfc5424".into()));
+        assert_eq!(t["limits_config"]["readline_burst"], Yaml::Integer(10000));
+    }
+
+    #[test]
+    fn defaults_go_and_the_rest_stays() {
+        let mut doc = load(
+            "server: { http_listen_port: 9080, http_server_idle_timeout: 2m0s, log_level: info }\n\
+             clients: [{ url: http://x, tenant_id: \"\", batchwait: 2s, external_labels: \"a: b\\n\", basic_auth: { password: <secret> } }]\n\
+             scrape_configs:\n  - job_name: s\n    static_configs: []\n    syslog: { listen_address: ':1', idle_timeout: 0s }\n    pipeline_stages: [{ labels: { level: null } }]\n",
+        );
+        let hidden = remove(&mut doc);
+        assert_eq!(hidden, ["clients[0].basic_auth.password"]);
+        assert_eq!(doc["server"], load("http_listen_port: 9080"));
+        assert_eq!(doc["clients"][0]["tenant_id"], Yaml::BadValue);
+        assert_eq!(doc["clients"][0]["batchwait"], Yaml::String("2s".into()));
+        assert_eq!(doc["clients"][0]["external_labels"], load("a: b"));
+        assert_eq!(doc["scrape_configs"][0]["static_configs"], Yaml::BadValue);
+        assert_eq!(doc["scrape_configs"][0]["syslog"], load("listen_address: ':1'"));
+        assert_eq!(doc["scrape_configs"][0]["pipeline_stages"][0]["labels"]["level"], Yaml::Null);
+    }
+
+    #[test]
+    fn go_durations_compare_by_value() {
+        assert_eq!(go_duration("2m0s"), go_duration("2m"));
+        assert_eq!(go_duration("1h30m"), Some(5_400_000_000_000));
+        assert_eq!(go_duration("2562047h47m16.854775807s"), Some(9_223_372_036_854_775_807));
+        assert_eq!(go_duration("1.5s"), Some(1_500_000_000));
+        assert_eq!(go_duration("10"), None);
+    }
+}

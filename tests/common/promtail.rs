@@ -1,0 +1,104 @@
+//! The real Promtail 3.6.15 on loopback (from `../shared/peers`), for tests
+//! that compare tailship with what it replaces; `None` (the test skips,
+//! saying so) where the binary is absent.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::common::wait_for;
+
+/// The Promtail binary of `../shared/peers`, if there is one.
+pub fn binary() -> Option<PathBuf> {
+    let get = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/peers/get");
+    let out = Command::new(get).arg("promtail").output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    path.exists().then_some(path)
+}
+
+/// A running Promtail; killed on drop.
+pub struct Promtail {
+    child: Child,
+    /// What it wrote to stderr so far.
+    pub log: Arc<Mutex<String>>,
+    /// `http://127.0.0.1:PORT`: its `server.http_listen_port`.
+    pub base: String,
+}
+
+impl Promtail {
+    /// Starts `promtail -config.file <config>` in `dir` (its working
+    /// directory), serving on `port` (the config's `server.http_listen_port`).
+    /// `None`, saying so, where the binary is absent.
+    pub fn start(dir: &Path, config: &Path, port: u16) -> Option<Promtail> {
+        let Some(bin) = binary() else {
+            eprintln!("no Promtail binary in ../shared/peers: skipping");
+            return None;
+        };
+        // The peers' Promtail is a `dev` build: its pages read their templates
+        // from ./templates. Two that print a page's data alone.
+        std::fs::create_dir_all(dir.join("templates")).unwrap();
+        std::fs::write(dir.join("templates/_base.html"), "{{template \"content\" .}}").unwrap();
+        std::fs::write(dir.join("templates/config.html"), "{{define \"content\"}}{{.}}{{end}}").unwrap();
+        let mut child = Command::new(bin)
+            .arg(format!("-config.file={}", config.display()))
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        let mut p = Promtail { child, log, base: format!("http://127.0.0.1:{port}") };
+        let addr = format!("127.0.0.1:{port}");
+        let up = wait_for(Duration::from_secs(30), || {
+            let exited = p.child.try_wait().ok().flatten().is_some();
+            exited || std::net::TcpStream::connect(&addr).is_ok()
+        });
+        let up = up && p.child.try_wait().ok().flatten().is_none();
+        assert!(up, "Promtail never listened on {addr}: {}", p.log_text());
+        Some(p)
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Its `/config` page as a user copies it: the running config, every
+    /// default written out (HTML entities decoded).
+    pub fn config_page(&self) -> String {
+        let r = crate::common::get(&format!("{}/config", self.base));
+        assert_eq!(r.status, 200, "{}", r.text());
+        unescape_html(&r.text())
+    }
+}
+
+impl Drop for Promtail {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of HTML that Go's html/template escaped.
+fn unescape_html(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#43;", "+")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
