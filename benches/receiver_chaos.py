@@ -16,7 +16,7 @@ def port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 d = tempfile.mkdtemp(prefix="rchaos-")
 sp, hp, yp = port(), port(), port()
-store = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{sp}", "--max-query-limit", "10000000"],
+store = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{sp}", "--max-query-limit", "10000000", "--max-entries", "100000000", "--max-bytes", "16GiB", "--max-query-bytes", "4GiB"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 cfg = os.path.join(d, "relay.toml")
 open(cfg, "w").write(f'''[server]
