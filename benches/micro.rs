@@ -1,5 +1,6 @@
 //! Micro-benchmarks of the hot path (criterion): line splitting, JSON
-//! escaping, stream interning, and the embedded store's selector matcher.
+//! escaping, compression (gzip, and snappy as Promtail sends it), stream
+//! interning, and the embedded store's selector matcher.
 //!
 //! Run: `cargo bench --bench micro`.
 
@@ -70,6 +71,18 @@ fn escaping(c: &mut Criterion) {
         let body = text.as_bytes().to_vec();
         b.iter_batched(|| body.clone(), |body| gzip(&body, 1).map(|z| z.len()).unwrap_or(0), BatchSize::LargeInput)
     });
+    // What Promtail and Alloy send Loki instead (protobuf, snappy-compressed):
+    // the compression's share of it, beside gzip's, to weigh taking it.
+    g.bench_function("snappy_raw", |b| {
+        let body = text.as_bytes().to_vec();
+        let mut enc = snap::raw::Encoder::new();
+        let mut out = vec![0u8; snap::raw::max_compress_len(body.len())];
+        b.iter(|| enc.compress(&body, &mut out).unwrap_or(0))
+    });
+    let body = text.as_bytes();
+    let gz = gzip(body, 1).map(|z| z.len()).unwrap_or(0);
+    let sn = snap::raw::Encoder::new().compress_vec(body).map(|z| z.len()).unwrap_or(0);
+    println!("compressed size of {} bytes: gzip level 1 {gz}, snappy {sn}", body.len());
     g.finish();
 }
 
