@@ -12,6 +12,8 @@ mod agent;
 #[path = "book/cli.rs"]
 mod cli;
 mod common;
+#[path = "book/defaults.rs"]
+mod defaults;
 #[path = "book/markdown.rs"]
 mod markdown;
 #[path = "book/schema.rs"]
@@ -127,7 +129,7 @@ fn every_config_key_is_in_the_reference_with_its_default() {
     let hidden = hidden();
     let declared: BTreeSet<String> = hidden.iter().map(|(p, _)| p.to_string()).collect();
     assert_eq!(all.opaque, declared, "a struct sits where the walk cannot see its keys: walk it in hidden()");
-    let defaults = schema::defaults::<tailship::config::Config>(&all).expect("the schema's defaults");
+    let defaults = defaults::defaults::<tailship::config::Config>(&all).expect("the schema's defaults");
     for (_, s) in hidden {
         all.keys.extend(s.keys);
         all.shared.extend(s.shared);
@@ -365,7 +367,7 @@ fn the_readme_is_a_short_front_page_whose_test_command_is_the_one_ci_runs() {
 #[ignore = "a tool: prints every key with its struct, default, values and sharing, to start new rows from"]
 fn reference_draft() {
     let all = schema::walk::<tailship::config::Config>("").expect("the schema's keys");
-    let defaults = schema::defaults::<tailship::config::Config>(&all).expect("the schema's defaults");
+    let defaults = defaults::defaults::<tailship::config::Config>(&all).expect("the schema's defaults");
     for (key, values) in &all.keys {
         let owner = all.owner.get(key).copied().unwrap_or_default();
         let default = defaults.get(key).cloned().unwrap_or_default();
