@@ -1,6 +1,7 @@
 //! Bad input: what the agent does with files, file-system states, positions
 //! files and configs that are wrong in every way we could think of. Each test
-//! says what it proves; the README's Reliability table points here.
+//! says what it proves; the book's fault table (book/src/delivery/faults.md,
+//! with the test names in book/src/testing/faults.md) points here.
 
 #[path = "common/agent.rs"]
 mod agent;

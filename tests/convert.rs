@@ -408,11 +408,12 @@ fn a_config_with_nothing_tailship_can_read_exits_2_with_the_list() {
     assert!(text(&out.stderr).contains("scrape_configs[0].gce_sd_configs[0].zone: Promtail needs the GCE `zone`"));
 }
 
-/// The README's "Coming from Promtail" example is what the command prints.
+/// The book's conversion example (book/src/promtail/convert.md) is what the command prints.
 #[test]
-fn the_readme_example_is_current() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = readme.split("### Coming from Promtail").nth(1).expect("the section");
+fn the_books_example_is_current() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/promtail/convert.md");
+    let page = std::fs::read_to_string(page).unwrap();
+    let section = page.split("## An example").nth(1).expect("the section");
     let block = |after: &str, lang: &str| -> String {
         let rest = section.split(after).nth(1).unwrap_or_else(|| panic!("`{after}` in the section"));
         let body = rest.split(&format!("```{lang}\n")).nth(1).expect("a code block");
@@ -425,7 +426,7 @@ fn the_readme_example_is_current() {
     assert!(file.exists() && out.status.success(), "{}", text(&out.stderr));
     let printed = text(&out.stdout);
     let body = printed.splitn(5, '\n').nth(4).expect("past the header comments");
-    let regenerate = "the README's example is out of date: run the command and paste its output";
+    let regenerate = "book/src/promtail/convert.md's example is out of date: run the command and paste its output";
     assert_eq!(
         body.trim(),
         block("what `tailship convert promtail promtail.yaml` makes of it", "toml"),

@@ -1,4 +1,4 @@
-//! Duplicates as README promises: a `kill -9` resends little more than the
+//! Duplicates as the book promises (book/src/delivery/): a `kill -9` resends little more than the
 //! batches in flight (positions are written within a second of an
 //! acknowledgement, whatever `sync_period` is), and a reload (SIGHUP) sends
 //! no line twice.

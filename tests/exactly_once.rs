@@ -5,7 +5,7 @@
 //! shows every line once.
 //!
 //! The kill -9 loops run `EXACTLY_ONCE_SECS` (default 20) of writing; the
-//! figures in README come from
+//! figures in the book (book/src/testing/index.md) come from
 //! `EXACTLY_ONCE_SECS=36 cargo test --release --test exactly_once kill_9_loop -- --nocapture --test-threads 1`.
 
 #[path = "common/agent.rs"]

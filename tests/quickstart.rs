@@ -1,5 +1,6 @@
-//! The README's "Try it end to end" commands, run as they stand (on free
-//! ports instead of 3100 and 9080), from an empty directory.
+//! The "Try it end to end" commands of the book's getting-started chapter
+//! (and of the README's quick start, which must be the same), run as they
+//! stand (on free ports instead of 3100 and 9080), from an empty directory.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -12,12 +13,12 @@ use std::time::Duration;
 use agent::free_port;
 use common::{bin, wait_for};
 
-/// The indented command lines after `marker` in the README, up to the first blank line.
-fn readme_block(marker: &str) -> Vec<String> {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let rest = readme.split(marker).nth(1).expect("the README's block");
+/// The first indented (command) lines after `marker` in `file`, up to a blank line.
+fn block(file: &str, marker: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let rest = text.split(marker).nth(1).unwrap_or_else(|| panic!("{file}: no `{marker}`"));
     rest.lines()
-        .skip_while(|l| l.trim().is_empty())
+        .skip_while(|l| !l.starts_with("    "))
         .take_while(|l| !l.trim().is_empty())
         .map(|l| l.trim().to_string())
         .collect()
@@ -35,8 +36,10 @@ impl Drop for Killed {
 }
 
 #[test]
-fn the_readmes_try_it_commands_show_the_line() {
-    let lines = readme_block("Try it end to end on one machine:");
+fn the_books_try_it_commands_show_the_line() {
+    let lines = block("book/src/getting-started.md", "## Try it end to end\n");
+    let readme = block("README.md", "Try it end to end on one machine:");
+    assert_eq!(readme, lines, "the README's quick start and the book's getting-started chapter differ");
     assert!(lines.iter().any(|l| l.starts_with("tailship query")), "{lines:?}");
     let dir = tempfile::tempdir().unwrap();
     let (store, metrics) = (free_port(), free_port());

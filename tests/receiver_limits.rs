@@ -98,7 +98,7 @@ fn push_source(listen: &str, receiver: &str) -> String {
     format!("[[sources]]\ntype = \"loki_push\"\nname = \"relay\"\nlisten = \"{listen}\"\nreceiver = {{ {receiver} }}\n")
 }
 
-/// README's relay with default settings: an edge tailship pushes short
+/// The book's relay (book/src/receivers/index.md) with default settings: an edge tailship pushes short
 /// lines with 8 Kubernetes-style labels through it. The spool once wrote
 /// every label with every line, refused a 1 MiB batch with 413 and the
 /// senders dropped it: 196,530 of 200,000 were lost.

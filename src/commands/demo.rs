@@ -1,4 +1,4 @@
-//! `tailship demo`: the README's first command. Starts the embedded store on
+//! `tailship demo`: the README's and the book's first command. Starts the embedded store on
 //! a free loopback port, runs the agent on `config/demo.toml` over a generated
 //! log (with ERROR lines and multiline stack traces), shows what arrives live,
 //! and ends after `--duration` (default 20s) or at Ctrl-C with a summary.

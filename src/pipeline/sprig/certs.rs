@@ -80,7 +80,7 @@ impl Key {
             "EC PRIVATE KEY" => p256::SecretKey::from_sec1_der(der)
                 .map(Self::Ec)
                 .map_err(|e| format!("parsing EC private key from PEM (P-256 only): {e}")),
-            "DSA PRIVATE KEY" => Err("DSA keys are not read by tailship (see README)".into()),
+            "DSA PRIVATE KEY" => Err("DSA keys are not read by tailship (see the book: stages/templates.md)".into()),
             t if t.ends_with(" PRIVATE KEY") => Err(format!("invalid private key type {t}")),
             t => Err(format!("no private key data in PEM block of type {t}")),
         }

@@ -228,7 +228,9 @@ fn gen_private_key(args: &[Value]) -> Out {
         "" | "rsa" => super::certs::Key::rsa(4096),
         "ecdsa" => super::certs::Key::ecdsa(),
         "ed25519" => super::certs::Key::ed25519(),
-        "dsa" => return Err(err("genPrivateKey", "dsa keys are not made by tailship (see README)")),
+        "dsa" => {
+            return Err(err("genPrivateKey", "dsa keys are not made by tailship (see the book: stages/templates.md)"))
+        }
         _ => return string(format!("Unknown type {kind}")),
     };
     let key = key.map_err(|e| err("genPrivateKey", e))?;
