@@ -317,6 +317,39 @@ fn off_by_default_nothing_of_promtails_is_served() {
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
+#[test]
+fn a_reload_turns_them_on_and_is_counted_as_promtail_counts_reloads() {
+    let r = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    write_file(dir.path(), "app.log", "one\n");
+    let cfg = config(dir.path(), &r.base, false);
+    let agent = Agent::start(&cfg);
+    assert!(
+        wait_for(Duration::from_secs(20), || agent.metric("tailship_push_lines_total") == 1.0),
+        "{}",
+        agent.stderr_text()
+    );
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("promtail_metrics = false", "promtail_metrics = true")).unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(
+        wait_for(Duration::from_secs(20), || agent.metrics().contains("promtail_config_reload_success_total 1")),
+        "{}\n{}",
+        agent.metrics(),
+        agent.stderr_text()
+    );
+    assert!(agent.metrics().contains("promtail_files_active_total 1"), "{}", agent.metrics());
+    assert!(!agent.stderr_text().contains("queue and server changes need a restart"), "{}", agent.stderr_text());
+    std::fs::write(&cfg, "[client]\nurl = 5\n").unwrap();
+    agent.signal(libc::SIGHUP);
+    assert!(
+        wait_for(Duration::from_secs(20), || agent.metrics().contains("promtail_config_reload_fail_total 1")),
+        "{}",
+        agent.metrics()
+    );
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
 /// `promtool`, or `None` (the test skips, saying so) where it is not installed.
 fn promtool() -> Option<&'static str> {
     let found = Command::new("promtool").arg("--version").output().is_ok_and(|o| o.status.success());
