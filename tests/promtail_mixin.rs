@@ -6,8 +6,9 @@
 //! file it cannot open, push requests by status); the mixin's recording
 //! rules and alerts, evaluated by `promtool test rules` over series taken
 //! from two scrapes of a running agent, fire where they should (a service
-//! that fails half the pushes, a file the agent cannot read) and only
-//! there; and the metrics are not served when the key is off.
+//! that fails half the pushes, a slow service, a file the agent cannot
+//! read) and only there; a reload turns them on and is counted; and the
+//! metrics are not served when the key is off.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -350,6 +351,64 @@ fn a_reload_turns_them_on_and_is_counted_as_promtail_counts_reloads() {
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
+/// Runs the mixin's rules with `promtool test rules` over series made of
+/// two scrapes (see [`input_series`]): after 20 minutes exactly the alerts
+/// `expected` fire (per alert name, the labels of each, as YAML).
+fn assert_mixin(promtool: &str, dir: &Path, first: &Scrape, second: &Scrape, expected: &[(&str, Vec<String>)]) {
+    let rules = write_file(dir, "mixin.yaml", MIXIN_RULES);
+    let check = Command::new(promtool).args(["check", "rules"]).arg(&rules).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let mut tests = format!(
+        "rule_files: [{}]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n{}\n    alert_rule_test:\n",
+        rules.display(),
+        input_series(first, second),
+    );
+    for (name, alerts) in expected {
+        tests.push_str(&format!("      - eval_time: 20m\n        alertname: {name}\n        exp_alerts:"));
+        if alerts.is_empty() {
+            tests.push_str(" []\n");
+        }
+        for labels in alerts {
+            tests.push_str(&format!("\n          - exp_labels: {{ {labels} }}"));
+        }
+        tests.push('\n');
+    }
+    let test_file = write_file(dir, "mixin_test.yaml", &tests);
+    let out = Command::new(promtool).args(["test", "rules"]).arg(&test_file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool test rules: {}{}\n{tests}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_mixins_latency_alert_fires_on_a_slow_service() {
+    let Some(promtool) = promtool() else { return };
+    let r = Receiver::start(&["--latency", "1100ms"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_file(dir.path(), "app.log", "one\n");
+    let agent = Agent::start(&config(dir.path(), &r.base, true));
+    let host = r.addr.clone();
+    let scrape = || Scrape::parse(&agent.metrics());
+    let sent = |n: f64| {
+        wait_for(Duration::from_secs(30), || {
+            scrape().value("promtail_sent_entries_total", &[("host", &host)]) == Some(n)
+        })
+    };
+    assert!(sent(1.0), "{}\n{}", agent.metrics(), agent.stderr_text());
+    let first = scrape();
+    append(&log, "two\n");
+    assert!(sent(2.0), "{}", agent.metrics());
+    let second = scrape();
+    let labels = "severity: critical, job: default/promtail, namespace: default, status_code: '204'".to_string();
+    let alerts =
+        [("PromtailRequestsErrors", vec![]), ("PromtailRequestLatency", vec![labels]), ("PromtailFileMissing", vec![])];
+    assert_mixin(promtool, dir.path(), &first, &second, &alerts);
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
 /// `promtool`, or `None` (the test skips, saying so) where it is not installed.
 fn promtool() -> Option<&'static str> {
     let found = Command::new("promtool").arg("--version").output().is_ok_and(|o| o.status.success());
@@ -438,27 +497,13 @@ fn the_mixins_alerts_fire_on_a_failing_service_and_an_unreadable_file_and_only_t
     let second = second.unwrap();
     let secret_path = secret.display().to_string();
 
-    let rules = write_file(dir.path(), "mixin.yaml", MIXIN_RULES);
-    let check = Command::new(promtool).args(["check", "rules"]).arg(&rules).output().unwrap();
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
     let common = "job: default/promtail, instance: 'agent:9080', namespace: default";
-    let tests = format!(
-        "rule_files: [{rules}]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n{series}\
-         \n    alert_rule_test:\n\
-         \x20     - eval_time: 20m\n        alertname: PromtailRequestsErrors\n        exp_alerts:\n          - exp_labels: {{ severity: critical, {common} }}\n\
-         \x20     - eval_time: 20m\n        alertname: PromtailRequestLatency\n        exp_alerts: []\n\
-         \x20     - eval_time: 20m\n        alertname: PromtailFileMissing\n        exp_alerts:\n          - exp_labels: {{ severity: warning, path: '{secret_path}', {common} }}\n",
-        rules = rules.display(),
-        series = input_series(&first, &second),
-    );
-    let test_file = write_file(dir.path(), "mixin_test.yaml", &tests);
-    let out = Command::new(promtool).args(["test", "rules"]).arg(&test_file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool test rules: {}{}\n{tests}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let alerts = [
+        ("PromtailRequestsErrors", vec![format!("severity: critical, {common}")]),
+        ("PromtailRequestLatency", vec![]),
+        ("PromtailFileMissing", vec![format!("severity: warning, path: '{secret_path}', {common}")]),
+    ];
+    assert_mixin(promtool, dir.path(), &first, &second, &alerts);
     // The scrape is valid exposition text for Prometheus' own parser.
     let mut lint = Command::new(promtool)
         .args(["check", "metrics"])
