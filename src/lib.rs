@@ -30,7 +30,8 @@
 //!
 //! Around it: `client/` (the one HTTP client builder, push, query), `alert/`
 //! (rules, engine, webhook sender), `cloud/` and `admin/` (management APIs),
-//! `logql` (the one query parser), `convert/` (`tailship convert promtail`), `receive/` (the embedded store of `tailship
+//! `logql` (the one query parser), `convert/` (`tailship convert promtail`), `inspect/` (`tailship
+//! inspect`: lines through a config's stages, reported stage by stage), `receive/` (the embedded store of `tailship
 //! receive`, for tests, the demo and benchmarks), `commands/` (one thin
 //! function per command) and `cli/` (clap definitions); `main.rs` parses and
 //! dispatches.
@@ -56,7 +57,7 @@
 //! alert                                              rules, engine, sender
 //! plan                                               Config -> Plan
 //! convert                                            a Promtail config as a tailship config (TOML)
-//! agent                                              the daemon
+//! agent, inspect                                     the daemon; lines through the stages, reported
 //! receive                                            the embedded store
 //! cli                                                clap definitions
 //! commands                                           thin commands
@@ -75,6 +76,7 @@ pub mod cloud;
 pub mod commands;
 pub mod config;
 pub mod convert;
+pub mod inspect;
 pub mod logging;
 pub mod logql;
 pub mod metrics;

@@ -7,6 +7,7 @@ fn main() {
     let default_level = match &cli.command {
         Command::Demo(_) => "warn",
         Command::Top(_) => "error",
+        Command::Inspect(_) => "warn",
         Command::Query(a) if a.quiet => "error",
         Command::Tail(a) if a.quiet => "error",
         Command::Labels(a) if a.quiet => "error",

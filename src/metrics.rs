@@ -14,6 +14,7 @@ use prometheus::{
 use tokio_util::sync::CancellationToken;
 
 pub mod custom;
+pub mod promtail;
 
 /// Every metric the agent exports.
 pub struct Metrics {
@@ -71,6 +72,23 @@ fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeV
     g
 }
 
+/// The metrics whose series are known only when scraped: those `metrics`
+/// stages define, and Promtail's (one collector: a registry tells
+/// collectors apart by their descriptions, and these have none).
+struct Scraped;
+
+impl prometheus::core::Collector for Scraped {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        Vec::new()
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        let mut out = custom::Custom.collect();
+        out.extend(promtail::Collect.collect());
+        out
+    }
+}
+
 /// The `process_*` metrics, with `process_cpu_seconds_total` to the clock
 /// tick: the crate's own counter holds whole seconds (integer division of
 /// clock ticks), so an agent that had used 0.2 s of CPU showed 0.
@@ -119,7 +137,7 @@ impl Metrics {
             .expect("valid metric definition");
         build.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         r.register(Box::new(build)).expect("metric registered once");
-        r.register(Box::new(custom::Custom)).expect("metric registered once");
+        r.register(Box::new(Scraped)).expect("metric registered once");
         #[cfg(target_os = "linux")]
         {
             let _ = r.register(Box::new(ProcessMetrics(prometheus::process_collector::ProcessCollector::for_self())));

@@ -21,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["alert"],
     &["plan"],
     &["convert"],
-    &["agent"],
+    &["agent", "inspect"],
     &["receive"],
     &["cli"],
     &["commands"],

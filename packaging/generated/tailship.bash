@@ -40,6 +40,9 @@ _tailship() {
             tailship,help)
                 cmd="tailship__subcmd__help"
                 ;;
+            tailship,inspect)
+                cmd="tailship__subcmd__inspect"
+                ;;
             tailship,instant-query)
                 cmd="tailship__subcmd__instant__subcmd__query"
                 ;;
@@ -346,6 +349,9 @@ _tailship() {
             tailship__subcmd__help,help)
                 cmd="tailship__subcmd__help__subcmd__help"
                 ;;
+            tailship__subcmd__help,inspect)
+                cmd="tailship__subcmd__help__subcmd__inspect"
+                ;;
             tailship__subcmd__help,instant-query)
                 cmd="tailship__subcmd__help__subcmd__instant__subcmd__query"
                 ;;
@@ -458,7 +464,7 @@ _tailship() {
 
     case "${cmd}" in
         tailship)
-            opts="-h -V --log-format --log-level --help --version run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help"
+            opts="-h -V --log-format --log-level --help --version run check cloud admin receive push query instant-query tail labels series demo alert top convert inspect completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2890,7 +2896,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__help)
-            opts="run check cloud admin receive push query instant-query tail labels series demo alert top convert completions man help"
+            opts="run check cloud admin receive push query instant-query tail labels series demo alert top convert inspect completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3365,6 +3371,20 @@ _tailship() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tailship__subcmd__help__subcmd__inspect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tailship__subcmd__help__subcmd__instant__subcmd__query)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -3498,6 +3518,52 @@ _tailship() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tailship__subcmd__inspect)
+            opts="-c -o -h --config --promtail --source --output --log-format --log-level --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --promtail)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --source)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -W "error warn info debug trace" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

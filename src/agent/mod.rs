@@ -118,7 +118,12 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = hup.recv() => {
-                let Some(new) = reload_plan(&plan.file, fd_limit) else { continue };
+                let promtail = crate::metrics::promtail::PromtailMetrics::all();
+                let Some(new) = reload_plan(&plan.file, fd_limit) else {
+                    promtail.reload_fail.inc();
+                    continue;
+                };
+                promtail.reload_success.inc();
                 net::reload(&mut receivers, &plan, &new).await;
                 board.set_listeners(receivers.listeners(), receivers.spools.clone());
                 alerts.reload(new.rules.clone()).await;
@@ -296,7 +301,10 @@ async fn reload(
     shutdown: &CancellationToken,
     running: &mut Running<'_>,
 ) {
-    if new.config.queue != config.queue || new.config.server != config.server {
+    let server_changed =
+        crate::config::ServerConfig { promtail_metrics: config.server.promtail_metrics, ..new.config.server.clone() }
+            != config.server;
+    if new.config.queue != config.queue || server_changed {
         tracing::warn!("reload applies sources, stages and clients; queue and server changes need a restart");
     }
     let stopping: Vec<_> = running.lanes.iter_mut().map(|l| l.stop_sources()).collect();
@@ -365,10 +373,47 @@ fn prepare_metrics(plan: &Plan, lanes: &[Lane]) {
     let clients: Vec<&str> = lanes.iter().map(|l| l.name()).collect();
     let sources: Vec<&str> = plan.sources.iter().map(|s| &*s.name).collect();
     crate::metrics::Metrics::get().prepare(&clients, &sources, plan.config.queue.max_bytes.get());
+    prepare_promtail_metrics(plan, lanes);
     let net = crate::source::net::metrics::NetMetrics::get();
     for s in plan.sources.iter().filter(|s| s.spec.config.kind.receives()) {
         net.received.with_label_values(&[&s.name]);
     }
+}
+
+/// Promtail's metrics on or off (`server.promtail_metrics`, applied by a
+/// reload too), with what they read of the plan: each client's host and
+/// tenant, each source's clients, the file targets without discovery.
+fn prepare_promtail_metrics(plan: &Plan, lanes: &[Lane]) {
+    use crate::metrics::promtail;
+    promtail::set_enabled(plan.config.server.promtail_metrics);
+    if !plan.config.server.promtail_metrics {
+        return;
+    }
+    let clients: Vec<(String, String)> =
+        lanes.iter().map(|l| (l.pusher.host().to_string(), l.client.tenant_id.clone().unwrap_or_default())).collect();
+    let sources = plan
+        .sources
+        .iter()
+        .map(|s| {
+            let of: Vec<usize> = plan
+                .config
+                .clients_of(&s.spec.config)
+                .filter_map(|c| lanes.iter().position(|l| l.name() == c.name))
+                .collect();
+            (s.name.to_string(), of)
+        })
+        .collect();
+    let static_targets = plan
+        .sources
+        .iter()
+        .filter(|s| {
+            s.spec.config.kind == SourceType::File
+                && s.spec.config.targets_from.is_none()
+                && s.spec.config.discoveries().is_empty()
+        })
+        .map(|s| s.spec.config.include.len())
+        .sum();
+    promtail::PromtailMetrics::all().configure(promtail::Setup { clients, sources, static_targets });
 }
 
 /// Writes the positions file if anything changed; a failure is logged, shown

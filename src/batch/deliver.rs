@@ -165,6 +165,9 @@ async fn start(mut batch: Sealed, s: &Arc<Shared>, own_slots: &Arc<Semaphore>, t
             s.pusher.push(batch.tenant.as_deref(), body, &s.abort, compress, Some(&slot)).await
         };
         drop(slot);
+        if batch.lines > 0 {
+            promtail_counts(&s.pusher, &outcome, &batch);
+        }
         settle(&s.client, outcome, &batch, &s.positions, &s.totals);
         s.budget.lines_done(batch.lines);
         drop(permits);
@@ -202,6 +205,36 @@ fn spawn_gauges(
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     })
+}
+
+/// Promtail's client metrics of a push's outcome, when they are on: what
+/// was sent, and what was dropped and why (Promtail's reasons: a refusal or
+/// retries run out are `ingester_error`, or `rate_limited` when the last
+/// answer was 429). Once per batch.
+fn promtail_counts(pusher: &Pusher, outcome: &(PushOutcome, usize), batch: &Sealed) {
+    let Some(p) = crate::metrics::promtail::get() else { return };
+    let host = pusher.host();
+    let tenant = batch.tenant.as_deref().unwrap_or("");
+    let (lines, wire) = (batch.lines as u64, outcome.1 as u64);
+    match &outcome.0 {
+        PushOutcome::Delivered => p.sent(&host, lines, outcome.1),
+        PushOutcome::Rejected { ignored, .. } => {
+            let refused = match ignored {
+                Some((n, total)) if *total == lines => *n,
+                _ => lines,
+            };
+            let stored = lines - refused;
+            if stored > 0 {
+                p.sent(&host, stored, (wire * stored / lines.max(1)) as usize);
+            }
+            p.dropped(&host, tenant, "ingester_error", refused, wire * refused / lines.max(1));
+        }
+        PushOutcome::GaveUp { status, .. } => {
+            let reason = if *status == Some(429) { "rate_limited" } else { "ingester_error" };
+            p.dropped(&host, tenant, reason, lines, wire);
+        }
+        PushOutcome::Aborted => {}
+    }
 }
 
 /// What a push's outcome does: acknowledges positions (unless aborted: the
@@ -252,7 +285,7 @@ fn settle(client: &str, outcome: (PushOutcome, usize), batch: &Sealed, positions
                 }
             }
         }
-        (PushOutcome::GaveUp { message }, _) => {
+        (PushOutcome::GaveUp { message, .. }, _) => {
             positions.ack(batch.seq, &batch.acks);
             for (source, n) in &batch.sources {
                 m.lines_dropped.with_label_values(&[source, "retries_exhausted"]).inc_by(*n);

@@ -61,6 +61,8 @@ pub enum Command {
     Top(TopArgs),
     /// Convert another agent's config: `convert promtail FILE` prints a tailship config.
     Convert(ConvertArgs),
+    /// Show what a config's stages do to each line of files or stdin, stage by stage; nothing is sent.
+    Inspect(InspectArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout: `tailship man | man -l -`.
@@ -110,6 +112,31 @@ pub struct ConvertPromtailArgs {
     /// Where tailship's positions file is written (default: the converted config's positions.path).
     #[arg(long, value_name = "FILE", requires = "positions")]
     pub positions_out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Files to read from their start, once; none or `-` reads standard input.
+    pub files: Vec<PathBuf>,
+    /// The config whose stages run (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml].
+    #[arg(long, short = 'c', env = "TAILSHIP_CONFIG", conflicts_with = "promtail")]
+    pub config: Option<PathBuf>,
+    /// A Promtail config instead, converted in memory as `convert promtail` converts it.
+    #[arg(long, value_name = "FILE")]
+    pub promtail: Option<PathBuf>,
+    /// The source (a Promtail config's job) whose stages run [default: for each file, the file
+    /// source whose globs match it (stdin: a stdin source), else the first source].
+    #[arg(long, value_name = "NAME")]
+    pub source: Option<String>,
+    /// `text` for people, `json` for one JSON object per event (line, stage, sent, dropped).
+    #[arg(long, short = 'o', value_enum, default_value_t = InspectFormat::Text)]
+    pub output: InspectFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InspectFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args)]

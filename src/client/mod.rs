@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod aws;
 pub mod discovery;
+mod gzip;
 pub mod http;
 pub mod json;
 pub mod lookup;

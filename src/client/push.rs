@@ -15,73 +15,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::auth::Auth;
+pub use super::gzip::{gzip, gzip_parts, gzip_parts_with};
 use super::http::{self, HttpError};
 use super::lookup::{self, Found, Lookup};
 use super::retry::{self, RetryPolicy};
 use crate::config::{ClientConfig, Compression};
-use crate::metrics::{Health, Metrics};
+use crate::metrics::{promtail, Health, Metrics};
 use crate::pool::{self, Pool, Pooled};
-
-/// Compresses a body with gzip at `level` (1-9).
-pub fn gzip(body: &[u8], level: u32) -> Result<Vec<u8>, flate2::CompressError> {
-    gzip_parts(&[body], level, Vec::new())
-}
-
-/// [`gzip_parts_with`] with a new compressor.
-pub fn gzip_parts<P: AsRef<[u8]>>(parts: &[P], level: u32, out: Vec<u8>) -> Result<Vec<u8>, flate2::CompressError> {
-    let mut z = flate2::Compress::new(flate2::Compression::new(level), false);
-    gzip_parts_with(&mut z, parts, out)
-}
-
-/// Compresses the concatenation of `parts` into `out` (cleared first, its
-/// room reused) without concatenating them first. `z` is a raw-deflate
-/// compressor (no zlib header), reset first: reusing one saves allocating
-/// and faulting in its few hundred KiB of tables for every batch.
-///
-/// The gzip framing (RFC 1952: a 10-byte header, raw deflate, CRC-32 and
-/// length) is written here so the CRC can be computed by `crc32fast`, which
-/// uses the CPU's carry-less multiply: several times faster than the table
-/// CRC the deflate backend would use, a tenth of all gzip time.
-pub fn gzip_parts_with<P: AsRef<[u8]>>(
-    z: &mut flate2::Compress,
-    parts: &[P],
-    mut out: Vec<u8>,
-) -> Result<Vec<u8>, flate2::CompressError> {
-    use flate2::{FlushCompress, Status};
-    /// Room kept free at the end of `out` for each deflate call.
-    const SPARE: usize = 16 << 10;
-    out.clear();
-    // Magic, deflate, no flags, no time, no extra flags, unknown OS.
-    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
-    let mut crc = crc32fast::Hasher::new();
-    z.reset();
-    let ensure_room = |out: &mut Vec<u8>| {
-        if out.capacity() - out.len() < SPARE {
-            out.reserve(out.len().max(SPARE));
-        }
-    };
-    for part in parts {
-        let part = part.as_ref();
-        crc.update(part);
-        let mut input = part;
-        while !input.is_empty() {
-            ensure_room(&mut out);
-            let before = z.total_in();
-            z.compress_vec(input, &mut out, FlushCompress::None)?;
-            input = &input[(z.total_in() - before) as usize..];
-        }
-    }
-    loop {
-        ensure_room(&mut out);
-        if z.compress_vec(&[], &mut out, FlushCompress::Finish)? == Status::StreamEnd {
-            break;
-        }
-    }
-    out.extend_from_slice(&crc.finalize().to_le_bytes());
-    // ISIZE is the input length modulo 2^32.
-    out.extend_from_slice(&(z.total_in() as u32).to_le_bytes());
-    Ok(out)
-}
 
 /// The body as one `Bytes`. A one-part body (one stream, the usual case) is
 /// wrapped without a copy; either way the buffer goes back to `pool` once the
@@ -115,8 +55,9 @@ pub enum PushOutcome {
         /// ends a partial refusal with `total ignored: N out of M`).
         ignored: Option<(u64, u64)>,
     },
-    /// `client.retry.max_retries` ran out: not delivered, with the last error.
-    GaveUp { message: String },
+    /// `client.retry.max_retries` ran out: not delivered, with the last
+    /// error and its HTTP status (none when no answer came).
+    GaveUp { message: String, status: Option<u16> },
     /// Shutdown came before delivery: not acknowledged, will be sent again after a restart.
     Aborted,
 }
@@ -127,6 +68,8 @@ pub enum PushOutcome {
 struct Target {
     client: reqwest::Client,
     url: String,
+    /// The URL's host and port: Promtail's `host` label.
+    host: Arc<str>,
     auth: Auth,
     /// Looks a push up before it is sent again after its answer was lost.
     lookup: Option<Lookup>,
@@ -134,9 +77,11 @@ struct Target {
 
 impl Target {
     fn of(c: &ClientConfig) -> Result<Self, HttpError> {
+        let url = http::join_url(&c.url, c.prefix(), "push");
         Ok(Self {
             client: http::client_for(c, &c.url)?,
-            url: http::join_url(&c.url, c.prefix(), "push"),
+            host: Arc::from(promtail::host_of(&url).as_str()),
+            url,
             auth: Auth::of(c)?,
             lookup: Lookup::new(c),
         })
@@ -318,6 +263,9 @@ impl Pusher {
             Compression::None => (concat(body, self.bodies), false),
         };
         let wire_len = wire.len();
+        if let Some(p) = promtail::get() {
+            p.encoded(&self.target().host, wire_len);
+        }
         if let Some((limiter, burst)) = &self.limiter {
             let mut left = wire_len as u64;
             while left > 0 {
@@ -350,6 +298,9 @@ impl Pusher {
             retriable,
             |err, wait| {
                 m.push_retries.with_label_values(&[&self.name]).inc();
+                if let Some(p) = promtail::get() {
+                    p.retried(&self.target().host, tenant.unwrap_or(""));
+                }
                 let status = err.status().map(|s| s.as_u16());
                 if let (Some(429), Some(slot)) = (status, slot) {
                     slot.release();
@@ -431,7 +382,7 @@ impl Pusher {
             Err(e) if retriable(&e) => {
                 let message = format!("gave up after {} retries: {e}", self.retry.max_retries);
                 tracing::error!(error = %e, retries = self.retry.max_retries, "client.retry.max_retries ran out; the batch's lines are dropped and counted");
-                PushOutcome::GaveUp { message }
+                PushOutcome::GaveUp { message, status: e.status().map(|s| s.as_u16()) }
             }
             Err(e) => {
                 let status = e.status().map(|s| s.as_u16());
@@ -487,6 +438,13 @@ impl Pusher {
             Err(_) => "error".to_string(),
         };
         span.record("status", label.as_str());
+        if let Some(p) = promtail::get() {
+            let status = match &r {
+                Ok(resp) => Some(resp.status().as_u16()),
+                Err(e) => e.status().map(|s| s.as_u16()),
+            };
+            p.request(&target.host, status, started.elapsed().as_secs_f64());
+        }
         m.push_requests.with_label_values(&[&*self.name, label.as_str()]).inc();
         let failed_before = self.health.push_error_of(&self.name).is_some();
         self.health.push_result(&self.name, r.as_ref().err().map(|e| e.to_string()));
@@ -525,6 +483,11 @@ impl Pusher {
         }
     }
 
+    /// The host and port pushes go to (Promtail's `host` label).
+    pub fn host(&self) -> Arc<str> {
+        self.target().host.clone()
+    }
+
     /// The client's name (`client.name`).
     pub fn name(&self) -> &Arc<str> {
         &self.name
@@ -558,39 +521,5 @@ mod tests {
         assert_eq!(partly_stored("400 from u: line too long; total ignored: 2 out of 3\n"), Some((2, 3)));
         assert_eq!(partly_stored("400 from u: bad request"), None);
         assert_eq!(partly_stored("total ignored: 5 out of 3"), None);
-    }
-
-    #[test]
-    fn gzip_round_trips() {
-        use std::io::Read;
-        let z = gzip(b"hello hello hello", 1).unwrap();
-        let mut out = String::new();
-        flate2::read::GzDecoder::new(&z[..]).read_to_string(&mut out).unwrap();
-        assert_eq!(out, "hello hello hello");
-        // Parts, a reused buffer, every level, and bodies past the deflate buffers.
-        let big: Vec<u8> =
-            (0..300_000u32).flat_map(|i| format!("line {i} {}\n", i * 7919 % 1000).into_bytes()).collect();
-        let mut reused = Vec::with_capacity(64);
-        for level in 1..=9 {
-            let parts = [&big[..1000], &big[1000..200_000], &big[200_000..], b""];
-            reused = gzip_parts(&parts, level, reused).unwrap();
-            let mut back = Vec::new();
-            let mut d = flate2::read::GzDecoder::new(&reused[..]);
-            d.read_to_end(&mut back).unwrap();
-            assert_eq!(back, big, "level {level}");
-            assert!(reused.len() < big.len() / 2);
-        }
-        // One compressor for several bodies: each comes out whole.
-        let mut z = flate2::Compress::new(flate2::Compression::new(1), false);
-        for body in [&big[..5000], &big[..], b"x"] {
-            let out = gzip_parts_with(&mut z, &[body], Vec::new()).unwrap();
-            let mut back = Vec::new();
-            flate2::read::GzDecoder::new(&out[..]).read_to_end(&mut back).unwrap();
-            assert_eq!(back, body);
-        }
-        let empty = gzip_parts::<&[u8]>(&[], 1, Vec::new()).unwrap();
-        let mut back = Vec::new();
-        flate2::read::GzDecoder::new(&empty[..]).read_to_end(&mut back).unwrap();
-        assert!(back.is_empty());
     }
 }

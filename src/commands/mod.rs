@@ -9,6 +9,7 @@ mod cloud;
 mod completions;
 mod convert;
 mod demo;
+mod inspect;
 mod output;
 mod push;
 mod query;
@@ -23,6 +24,7 @@ pub use cloud::{cloud, CloudArgs};
 pub use completions::{completions, man};
 pub use convert::convert;
 pub use demo::demo;
+pub use inspect::inspect;
 pub use push::push;
 pub use query::{instant_query, labels, query, series, tail};
 pub use receive::receive;
@@ -70,6 +72,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Alert(a) => alert(&a),
         Command::Top(a) => top(&a),
         Command::Convert(a) => convert(&a),
+        Command::Inspect(a) => inspect(&a),
         Command::Completions(a) => completions(&a),
         Command::Man => man(),
     };

@@ -80,11 +80,19 @@ pub struct ServerConfig {
     /// A client must send a whole request header within this (also the idle
     /// timeout of a kept-alive connection).
     pub header_read_timeout: HumanDuration,
+    /// Also serve Promtail's metrics under their names and labels
+    /// (`promtail_sent_entries_total`, ...), for Promtail's dashboards and alerts.
+    pub promtail_metrics: bool,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { listen: "127.0.0.1:9080".into(), max_connections: 64, header_read_timeout: HumanDuration::secs(10) }
+        Self {
+            listen: "127.0.0.1:9080".into(),
+            max_connections: 64,
+            header_read_timeout: HumanDuration::secs(10),
+            promtail_metrics: false,
+        }
     }
 }
 

@@ -127,6 +127,11 @@ pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, Conver
     let mut server = Section::default();
     let mut positions = Section::default();
     client::server(root.get("server"), &mut server, &mut r);
+    server.set_noted(
+        "promtail_metrics",
+        Val::Bool(true),
+        "Promtail's metrics too (promtail_*, beside tailship_*): its dashboards and alerts keep working",
+    );
     let mut clients = client::clients(&mut root, &mut r);
     // One client: `[client]`, its external labels on every source (as
     // before); several: `[[clients]]`, each with its own.

@@ -8,6 +8,7 @@ mod apply;
 mod context;
 mod geoip;
 pub mod golayout;
+mod inspect;
 mod json;
 mod json_top;
 mod line;
@@ -24,6 +25,7 @@ mod template;
 mod timestamp;
 
 pub use geoip::{GeoDb, GeoIp};
+pub use inspect::{Inspector, LineState, Stopped};
 pub use json::JsonField;
 pub use metrics::{Action as MetricAction, Metric};
 pub use parse::JsonPath;

@@ -25,6 +25,14 @@ impl Stage {
     pub fn plain(op: Op) -> Self {
         Self { op, labels: Vec::new(), metadata: Vec::new() }
     }
+
+    /// The stage's key in the config (`tailship inspect` names stages so).
+    pub fn name(&self) -> &'static str {
+        match self.op {
+            Op::Labels if self.labels.is_empty() && !self.metadata.is_empty() => "structured_metadata",
+            _ => self.op.name(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -13,12 +13,10 @@ use std::time::Instant;
 use super::apply;
 use super::context::DynamicKey;
 pub use super::context::FileContext;
-use super::json;
+use super::inspect::{Inspector, LineState, Stopped};
 use super::line::{Extracted, Line};
-use super::metrics;
 use super::multiline::{self, Block};
-use super::pack;
-use super::stage::{take_shared, Op, Stage};
+use super::stage::{Op, Stage};
 use crate::config::{SourceConfig, SourceType};
 use crate::queue::{Chunk, Entry, Interner, StreamRef};
 use crate::util::cut_at_char;
@@ -26,6 +24,9 @@ use crate::util::cut_at_char;
 #[cfg(test)]
 mod allocs;
 mod container;
+mod step;
+
+use step::Flow;
 
 /// A source's compiled stages and labels.
 pub struct SourceStages {
@@ -42,6 +43,8 @@ pub struct SourceStages {
     stop: Option<tokio_util::sync::CancellationToken>,
     /// `max_streams` (see `stream_limit`).
     streams: super::stream_limit::StreamLimit,
+    /// Told what each stage does to each line (`tailship inspect`).
+    inspector: Option<Arc<dyn Inspector>>,
 }
 
 /// What became of one line.
@@ -94,7 +97,14 @@ impl SourceStages {
             pod_root,
             stop: None,
             streams: super::stream_limit::StreamLimit::new(src.stream_bound()),
+            inspector: None,
         }
+    }
+
+    /// Tells `inspector` what each stage does to each line (`tailship inspect`).
+    pub fn with_inspector(mut self, inspector: Arc<dyn Inspector>) -> Self {
+        self.inspector = Some(inspector);
+        self
     }
 
     /// Lines waiting at a `limit` stage (`drop = false`) stop waiting when `stop` fires.
@@ -272,122 +282,35 @@ impl SourceStages {
         read_ts: i64,
         chunk: &mut Chunk,
     ) -> Processed {
+        let inspect = self.inspector.as_deref();
+        if let Some(o) = inspect {
+            o.begin(from, LineState::of(line, &ctx.stream));
+        }
         let mut next = from;
         while let Some(stage) = self.stages.get(next) {
             let i = next;
             next += 1;
-            match &stage.op {
-                Op::Match { selector, drop, skip, reason } => {
-                    let base = &ctx.stream.labels;
-                    let hit = selector.matches_labels(|n| line.label(n, base)) && selector.matches_line(&line.text);
-                    if *drop && hit {
-                        count_drop(ctx, reason);
-                        return Processed::Dropped;
+            match self.step(ctx, line, stage, i, &mut next, read_ts, chunk) {
+                Flow::Next => {}
+                Flow::Stop(p) => {
+                    if let Some(o) = inspect {
+                        let how = if p == Processed::Held { Stopped::Held } else { Stopped::Dropped };
+                        o.stopped(i, stage.name(), how);
                     }
-                    if !*drop && !hit {
-                        next += skip;
-                    }
+                    return p;
                 }
-                Op::Drop(rule) => {
-                    let now = if rule.older_than_ns.is_some() { crate::util::now_ns() as i64 } else { 0 };
-                    if apply::drops(rule, line, now) {
-                        count_drop(ctx, &rule.reason);
-                        return Processed::Dropped;
+                Flow::Blocks(done) => {
+                    if let Some(o) = inspect {
+                        o.stopped(i, stage.name(), Stopped::Held);
                     }
+                    return self.hand_on(ctx, done, read_ts, chunk);
                 }
-                Op::Regex { re, names, source } => apply::regex(line, re, names, source.as_deref()),
-                Op::Json { fields, source, drop_malformed } => {
-                    if json::apply(line, fields, source.as_deref()) == json::Parsed::Malformed {
-                        if *drop_malformed {
-                            count_drop(ctx, "malformed_json");
-                            return Processed::Dropped;
-                        }
-                        ctx.unparsed[0] += 1;
-                    }
-                }
-                Op::Logfmt { fields, source } => {
-                    if !apply::logfmt(line, fields, source.as_deref()) {
-                        ctx.unparsed[1] += 1;
-                    }
-                }
-                Op::Timestamp { source, formats, fudge } => apply::timestamp(ctx, i, line, source, formats, *fudge),
-                Op::Output(name) => {
-                    if let Some(v) = line.extracted.get(name) {
-                        line.text = Cow::Owned(v.to_string());
-                    }
-                }
-                Op::Replace { re, with, source } => apply::replace(line, re, with, source.as_deref()),
-                Op::ReplaceGroups { re, template: t, source } => apply::replace_groups(line, re, t, source.as_deref()),
-                Op::Decolorize(re) => apply::replace(line, re, "", None),
-                Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
-                Op::StaticLabels(labels) => apply::static_labels(line, labels),
-                Op::LabelDrop(names) => apply::label_drop(line, names),
-                Op::Cri(..) | Op::Docker => {
-                    let p = self.container(ctx, line, i);
-                    if !ctx.overflow.is_empty() {
-                        let over = std::mem::take(&mut ctx.overflow);
-                        self.pass_held(ctx, over, read_ts, chunk);
-                    }
-                    if p == Processed::Held {
-                        return Processed::Held;
-                    }
-                }
-                Op::Tenant(from) => apply::tenant(line, from, &ctx.stream.labels),
-                Op::Template { source, template } => apply::template(line, source, template),
-                Op::Truncate { limit, suffix, target } => {
-                    if pack::truncate(line, *limit, suffix, target, &ctx.stream.labels) {
-                        ctx.truncated += 1;
-                    }
-                }
-                Op::Sampling { rate, reason } => {
-                    if fastrand::f64() >= *rate {
-                        count_drop(ctx, reason);
-                        return Processed::Dropped;
-                    }
-                }
-                Op::Pack { labels, ingest_timestamp } => {
-                    pack::pack(line, labels, &ctx.stream.labels);
-                    if *ingest_timestamp {
-                        line.ts = crate::util::now_ns() as i64;
-                        line.assigned = false;
-                    }
-                }
-                Op::Metrics(m) => metrics::apply(m, line, &ctx.stream.labels),
-                Op::GeoIp(g) => g.apply(line),
-                Op::Multiline { start, max_lines, max_wait } => {
-                    let rule = multiline::Rule { start, max_lines: *max_lines, max_wait: *max_wait };
-                    let (blocks, started) = (&mut ctx.blocks, &mut ctx.started);
-                    let max = self.max_line_bytes;
-                    if let multiline::Offer::Held(done) =
-                        multiline::offer(blocks, started, line, i, &rule, ctx.line_start, max)
-                    {
-                        return self.hand_on(ctx, done, read_ts, chunk);
-                    }
-                }
-                Op::Limit { rate, burst, by_label: Some(by), .. } => {
-                    let over =
-                        line.label(&by.name, &ctx.stream.labels).is_some_and(|v| !by.take(v, *rate, *burst, read_ts));
-                    if over {
-                        ctx.limited += 1;
-                        return Processed::Dropped;
-                    }
-                }
-                Op::Limit { rate, burst, by_label: None, drop, bucket } => {
-                    // Waiting runs on the real clock (the lines of one read share `read_ts`).
-                    let now = if *drop { read_ts } else { crate::util::now_ns() as i64 };
-                    match take_shared(bucket, *rate, *burst, now, !*drop) {
-                        None => {}
-                        Some(wait) if !*drop => self.wait(wait),
-                        Some(_) => {
-                            ctx.limited += 1;
-                            return Processed::Dropped;
-                        }
-                    }
-                }
-                Op::Labels => {}
             }
             if !(stage.labels.is_empty() && stage.metadata.is_empty()) {
                 apply::picks(line, stage, &ctx.stream.labels);
+            }
+            if let Some(o) = inspect {
+                o.stage(i, stage.name(), LineState::of(line, &ctx.stream));
             }
         }
         let stream = self.stream_of(ctx, line);
@@ -396,7 +319,11 @@ impl SourceStages {
             ctx.truncated += 1;
         }
         let meta = metadata_of(line);
-        push(chunk, stream.as_ref().unwrap_or(&ctx.stream), &line.text, line.ts, line.assigned, meta.as_deref());
+        let stream = stream.as_ref().unwrap_or(&ctx.stream);
+        if let Some(o) = inspect {
+            o.sent(stream, LineState::of(line, stream));
+        }
+        push(chunk, stream, &line.text, line.ts, line.assigned, meta.as_deref());
         Processed::Kept
     }
 
@@ -533,56 +460,4 @@ fn cut_label_value(v: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pipeline::{DropRule, TimeFormat};
-    use regex::Regex;
-
-    #[test]
-    fn repairs_truncates_and_extracts() {
-        let mut src = SourceConfig { host_label: false, ..Default::default() };
-        src.max_line_bytes = crate::util::HumanSize(16);
-        src.labels.insert("job".into(), "app".into());
-        let level = Regex::new(r"(?P<level>ERROR|INFO)").unwrap();
-        let stages = vec![
-            Stage {
-                op: Op::Regex { re: level, names: vec!["level".into()], source: None },
-                labels: vec![("level".into(), "level".into())],
-                metadata: vec![],
-            },
-            Stage::plain(Op::Drop(DropRule {
-                regex: Some(Regex::new("healthcheck").unwrap()),
-                reason: "drop_stage".into(),
-                ..Default::default()
-            })),
-            Stage::plain(Op::Regex {
-                re: Regex::new(r"^(?P<ts>\d+) ").unwrap(),
-                names: vec!["ts".into()],
-                source: None,
-            }),
-            Stage::plain(Op::Timestamp {
-                source: "ts".into(),
-                formats: vec![TimeFormat::parse("unix").unwrap()],
-                fudge: false,
-            }),
-        ];
-        let s = SourceStages::new(Arc::from("t"), &src, stages, None, Interner::new(), &BTreeMap::new());
-        let mut ctx = s.context(Some("/var/log/a.log"));
-        let mut chunk = Chunk::default();
-        assert_eq!(s.process(&mut ctx, b"12 ERROR boom", 99, &mut chunk), Processed::Kept);
-        assert_eq!(s.process(&mut ctx, b"GET /healthcheck", 99, &mut chunk), Processed::Dropped);
-        assert_eq!(s.process(&mut ctx, b"bad \xff byte", 99, &mut chunk), Processed::Kept);
-        assert_eq!(s.process(&mut ctx, b"INFO a very long line indeed", 99, &mut chunk), Processed::Kept);
-        let e = &chunk.entries;
-        assert_eq!(e.len(), 3);
-        assert_eq!(e[0].ts, 12_000_000_000);
-        assert!(!e[0].assigned_ts);
-        assert_eq!(chunk.stream(&e[0]).labels_json, r#"{"filename":"/var/log/a.log","job":"app","level":"ERROR"}"#);
-        assert_eq!(chunk.line(&e[1]), "bad \u{fffd} byte");
-        assert_eq!(e[1].ts, 99);
-        assert_eq!(chunk.stream(&e[1]).labels_json, r#"{"filename":"/var/log/a.log","job":"app"}"#);
-        assert_eq!(chunk.line(&e[2]), "INFO a very long");
-        assert_eq!((ctx.invalid_utf8, ctx.truncated), (1, 1));
-        assert_eq!(ctx.dropped, vec![("drop_stage".to_string(), 1)]);
-    }
-}
+mod tests;

@@ -53,7 +53,14 @@ pub fn load(path: &Path) -> Result<Plan, ConfigErrors> {
 /// [`load`] with an explicit environment.
 pub fn load_with_env(path: &Path, env: &[(String, String)]) -> Result<Plan, ConfigErrors> {
     let text = crate::config::read_file(path)?;
-    let (config, mut errors) = crate::config::load_parts(path, &text, env);
+    load_text(path, &text, env)
+}
+
+/// Loads and compiles config `text` (TOML, or YAML by `path`'s extension),
+/// as if read from `path` (named in errors): a config made in memory, such
+/// as a Promtail config converted by `tailship inspect`.
+pub fn load_text(path: &Path, text: &str, env: &[(String, String)]) -> Result<Plan, ConfigErrors> {
+    let (config, mut errors) = crate::config::load_parts(path, text, env);
     let Some(config) = config else { return Err(ConfigErrors(errors)) };
     match compile(config, path) {
         Ok(plan) if errors.is_empty() => Ok(plan),

@@ -18,7 +18,7 @@ pub mod report;
 mod ring;
 pub mod view;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -107,6 +107,10 @@ impl FileStatus {
     }
     pub fn done_at(&self) -> u64 {
         self.done_at.load(Relaxed)
+    }
+    /// Lines read (kept by the stages), in total.
+    pub fn lines(&self) -> u64 {
+        self.lines.load(Relaxed)
     }
     /// Lines and bytes per second over the last 10 s.
     pub fn rates(&self, now: Instant) -> [f64; 2] {
@@ -230,6 +234,9 @@ pub struct Status {
     problems: Mutex<BTreeMap<String, String>>,
     /// Rings of named running totals (push lines, per-source lines), sampled by the tick.
     totals: Mutex<BTreeMap<String, Ring<2>>>,
+    /// Files the globs match that cannot be opened (by path): Promtail's
+    /// metrics show their size without a read offset.
+    unreadable: Mutex<HashSet<PathBuf>>,
 }
 
 /// When the process-wide status was first used (about when the process started).
@@ -322,6 +329,24 @@ impl Status {
         });
         files.targets.retain(|s, _| all.contains_key(s));
         files.all.values().cloned().collect()
+    }
+
+    /// Whether the file at `path`, which a file source's globs match, can
+    /// be opened (it is listed while it cannot).
+    pub fn file_unreadable(&self, path: &Path, unreadable: bool) {
+        let mut u = lock(&self.unreadable);
+        if unreadable {
+            u.insert(path.to_path_buf());
+        } else if !u.is_empty() {
+            u.remove(path);
+        }
+    }
+
+    /// The files listed by [`Status::file_unreadable`] that are still there.
+    pub fn unreadable_files(&self) -> Vec<PathBuf> {
+        let mut u = lock(&self.unreadable);
+        u.retain(|p| p.exists());
+        u.iter().cloned().collect()
     }
 
     /// What file `f` is the log of, if a discovery named it (see [`FileHandle::name_target`]).

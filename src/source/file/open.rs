@@ -55,11 +55,14 @@ impl FileSource {
                 if self.warned.insert(path.to_path_buf()) {
                     tracing::warn!(source = %name, path = %path.display(), error = %e, "cannot open file; will retry at each scan");
                     self.event("unreadable");
+                    Status::get().file_unreadable(path, true);
                 }
                 return;
             }
         };
-        self.warned.remove(path);
+        if self.warned.remove(path) {
+            Status::get().file_unreadable(path, false);
+        }
         // The path may name another file than the one the scan looked at (a
         // rotation in between): what counts is the file opened. If that one
         // is already followed (or held), it is not opened twice.
