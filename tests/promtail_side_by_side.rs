@@ -11,6 +11,8 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/loki_proto.rs"]
+mod loki_proto;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]
@@ -185,6 +187,68 @@ const CASES: &[Case] = &[
         input: "GET /healthcheck\nshort line\nthis line is definitely longer than twenty\n",
         ships: 1,
         timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "duplicate_group_names",
+        stages: r#"
+      - regex: { expression: '^(?P<a>\w+) (?P<a>\w+)(?: (?P<a>\d+))?$' }
+      - labels: { a: }"#,
+        input: "one two\nthree four 5\n",
+        ships: 2,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "location_local",
+        stages: r#"
+      - regex: { expression: '^(?P<t>\S+ \S+) ' }
+      - timestamp: { source: t, format: '2006-01-02 15:04:05', location: Local }"#,
+        input: "2024-05-01 10:00:00 local time\n",
+        ships: 1,
+        timestamps: true,
+        deliberate: None,
+    },
+    Case {
+        name: "template_escaped_backslash",
+        stages: r#"
+      - regex: { expression: '^(?P<data>.*)$' }
+      - template: { source: data, template: '{{ Replace .Value "\\" "" -1 }}' }
+      - output: { source: data }"#,
+        input: "{\\\"a\\\":1}\n",
+        ships: 1,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "template_missing_value",
+        stages: r#"
+      - template: { source: level, template: '{{ .Value }}' }
+      - template: { source: app, template: '{{ ToUpper .Value }}' }
+      - labels: { level:, app: }"#,
+        input: "no level here\n",
+        ships: 1,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "space_padded_day",
+        stages: r#"
+      - regex: { expression: '^(?P<t>\w+ +\d+ \S+) ' }
+      - timestamp: { source: t, format: 'Jan 02 15:04:05' }"#,
+        input: "Mar  4 10:00:00 padded\nMar 14 10:00:00 two digits\n",
+        ships: 2,
+        timestamps: true,
+        deliberate: None,
+    },
+    Case {
+        name: "unix_ms_past_int64",
+        stages: r#"
+      - logfmt: { mapping: { ts: } }
+      - timestamp: { source: ts, format: UnixMs }"#,
+        input: "ts=99999999999999 far\nts=1714557600123 near\n",
+        ships: 2,
+        timestamps: true,
         deliberate: None,
     },
 ];

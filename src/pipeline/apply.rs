@@ -28,8 +28,9 @@ pub fn regex<'s>(line: &mut Line<'s, '_>, re: &'s Regex, names: &'s [String], so
     let Some(text) = input(&line.text, &line.extracted, source) else { return };
     let Some(caps) = re.captures(text) else { return };
     let found: Vec<String> = names.iter().map(|n| caps.name(n).map_or("", |m| m.as_str()).to_string()).collect();
+    // A name given twice: the last group gives its value (as in Promtail).
     for (n, v) in names.iter().zip(found) {
-        line.extracted.set(Cow::Borrowed(n), v);
+        line.extracted.set(Cow::Borrowed(crate::pipeline::re2::group_name(n)), v);
     }
 }
 

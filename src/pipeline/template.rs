@@ -236,6 +236,14 @@ mod tests {
     }
 
     #[test]
+    fn a_quoted_escaped_backslash_is_read_as_go_reads_it() {
+        assert_eq!(render(r#"{{ Replace .Value "\\" "" -1 }}"#, r#"{\"a\":1}"#), r#"{"a":1}"#);
+        assert_eq!(render(r#"{{ Replace .Value "\\\"" "'" -1 }}"#, r#"x\"y"#), "x'y");
+        assert_eq!(render(r#"{{ printf "%s\\n" .Value }}"#, "v"), r"v\n");
+        assert_eq!(render(r#"{{ printf "a\tb" }}"#, "v"), "a\tb");
+    }
+
+    #[test]
     fn promtails_functions_and_values() {
         assert_eq!(render("{{ .Value | ToUpper }}-{{ .level | ToLower }}", "web"), "WEB-warn");
         assert_eq!(render(r#"{{ Replace .Value "o" "0" -1 }}"#, "foo"), "f00");

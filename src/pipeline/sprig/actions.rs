@@ -14,6 +14,11 @@
 //!   `{{ $d := set $d "b" 2 }}{{ $_ := $d }}`, which gtmpl runs in the same
 //!   scope. Inside a `range`, gtmpl drops the variables of an iteration at
 //!   its end, so there the change lasts until the iteration's end.
+//!
+//! And one gtmpl misreads: a quoted string with an escaped backslash
+//! (`"\\"`, as in `{{ Replace .Value "\\" "" -1 }}`) ends for it at the
+//! escaped quote that follows; such a string (escaping only `\\` and `\"`)
+//! is written as the raw string of the same text (`` `\` ``).
 
 use gtmpl::Value;
 
@@ -58,7 +63,7 @@ pub fn rewrite(text: &str) -> String {
             "end" => drop(blocks.pop()),
             _ => {}
         }
-        out.push_str(&action(inner, dot_is_root));
+        out.push_str(&action(&raw_strings(inner), dot_is_root));
         rest = &inner_start[end + 2..];
     }
     out.push_str(rest);
@@ -89,6 +94,50 @@ fn action_end(s: &str) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// `inner` with each quoted string that escapes a backslash written as a
+/// raw string (see the module's doc).
+fn raw_strings(inner: &str) -> String {
+    let b = inner.as_bytes();
+    let mut out = String::with_capacity(inner.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'`' => i += inner[i + 1..].find('`').map_or(b.len(), |n| n + 2),
+            b'"' => {
+                let start = i;
+                let mut text = String::new();
+                let mut plain = true;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        match b.get(i + 1) {
+                            Some(c @ (b'\\' | b'"')) => text.push(char::from(*c)),
+                            _ => plain = false,
+                        }
+                        i += 2;
+                    } else {
+                        let c = inner[i..].chars().next().unwrap_or(' ');
+                        text.push(c);
+                        i += c.len_utf8();
+                    }
+                }
+                i += 1;
+                let literal = &inner[start..i.min(b.len())];
+                if plain && literal.contains("\\\\") && !text.contains('`') && i <= b.len() {
+                    out.push_str(&inner[copied..start]);
+                    out.push('`');
+                    out.push_str(&text);
+                    out.push('`');
+                    copied = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&inner[copied.min(inner.len())..]);
+    out
 }
 
 /// An action's text without its trim markers, and whether it has each.
