@@ -225,7 +225,9 @@ const CASES: &[Case] = &[
         stages: r#"
       - template: { source: level, template: '{{ .Value }}' }
       - template: { source: app, template: '{{ ToUpper .Value }}' }
-      - labels: { level:, app: }"#,
+      - labels:
+          level:
+          app:"#,
         input: "no level here\n",
         ships: 1,
         timestamps: false,

@@ -318,6 +318,8 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         out.push(s);
     } else if let Some(y) = m.get("loki_push_api") {
         let mut s = net::push_source(&m.key("loki_push_api"), y, &name, r);
+        // Pushed lines may carry structured metadata: Promtail sends it on.
+        pipe.metadata = true;
         finish_source(&mut s, external, &relabel.labels, &pipe);
         if !rules.is_empty() {
             r.skip(m.key("relabel_configs"), "relabel rules are not applied to pushed streams; they are left out");

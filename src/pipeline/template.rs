@@ -53,7 +53,14 @@ impl GoTemplate {
         t.add_funcs(&super::sprig::funcs());
         t.add_funcs(&FUNCS);
         // Go's printing of lists and dicts, and `set`/`unset` in place.
-        t.parse(super::sprig::rewrite(text)).map_err(|e| e.to_string())?;
+        let rewritten = super::sprig::rewrite(text);
+        // gtmpl 0.7 panics on some strings (a raw string of one backslash):
+        // such a template is refused, not a crash.
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.parse(rewritten)));
+        match parsed {
+            Ok(r) => r.map_err(|e| e.to_string())?,
+            Err(_) => return Err("a string gtmpl cannot read (write a backslash as \"\\\\\")".into()),
+        }
         Ok(Self(Arc::new(t)))
     }
 
@@ -241,6 +248,7 @@ mod tests {
         assert_eq!(render(r#"{{ Replace .Value "\\\"" "'" -1 }}"#, r#"x\"y"#), "x'y");
         assert_eq!(render(r#"{{ printf "%s\\n" .Value }}"#, "v"), r"v\n");
         assert_eq!(render(r#"{{ printf "a\tb" }}"#, "v"), "a\tb");
+        assert!(GoTemplate::parse(r"{{ Replace .Value `\` `` -1 }}").is_err(), "refused, no panic");
     }
 
     #[test]

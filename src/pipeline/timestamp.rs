@@ -35,7 +35,7 @@ pub struct Pattern {
 }
 
 /// Where times without an offset are read.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Zone {
     Tz(Tz),
     /// The machine's own zone (`TZ`, else /etc/localtime): Go's `Local`.

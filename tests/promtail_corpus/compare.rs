@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::recorder::Pushed;
+use crate::rewrite::Kind;
 
 /// How a job came out.
 #[derive(Debug, PartialEq)]
@@ -20,46 +21,76 @@ pub enum Outcome {
     Differ(Vec<Pushed>, Vec<Pushed>),
 }
 
-/// A choice of ours: its name, and what a Promtail entry becomes under it.
+/// A choice of ours: its name, the jobs it applies to (by their kind and
+/// stage names), and what it makes of Promtail's entries and of tailship's,
+/// so that the two compare where they differ by it alone.
 pub struct Choice {
     pub name: &'static str,
-    /// Whether it applies to a job (by its stage names).
-    pub applies: fn(&[String]) -> bool,
-    pub apply: fn(&mut Pushed),
+    pub applies: fn(&Kind, &[String]) -> bool,
+    pub theirs: fn(&mut Vec<Pushed>),
+    pub ours: fn(&mut Vec<Pushed>),
 }
 
-fn any(_: &[String]) -> bool {
+fn any(_: &Kind, _: &[String]) -> bool {
     true
 }
 
-fn with_docker(stages: &[String]) -> bool {
+fn with_docker(_: &Kind, stages: &[String]) -> bool {
     stages.iter().any(|s| s == "docker")
 }
 
-fn strip_cr(e: &mut Pushed) {
-    e.line = e.line.replace('\r', "");
-    e.labels.values_mut().for_each(|v| *v = v.replace('\r', ""));
-    e.metadata.values_mut().for_each(|v| *v = v.replace('\r', ""));
+fn syslog(kind: &Kind, _: &[String]) -> bool {
+    matches!(kind, Kind::Syslog { .. })
 }
 
-fn one_replacement_char(e: &mut Pushed) {
-    while e.line.contains("\u{fffd}\u{fffd}") {
-        e.line = e.line.replace("\u{fffd}\u{fffd}", "\u{fffd}");
+fn same(_: &mut Vec<Pushed>) {}
+
+fn strip_cr(v: &mut Vec<Pushed>) {
+    for e in v {
+        e.line = e.line.replace('\r', "");
+        e.labels.values_mut().for_each(|v| *v = v.replace('\r', ""));
+        e.metadata.values_mut().for_each(|v| *v = v.replace('\r', ""));
     }
 }
 
-fn without_trailing_newline(e: &mut Pushed) {
-    if e.line.ends_with('\n') {
+/// Invalid bytes as one U+FFFD a run, on both sides (the recorder reads
+/// Promtail's bytes as Loki's JSON output shows them).
+fn one_replacement_char(v: &mut Vec<Pushed>) {
+    for e in v {
+        while e.line.contains("\u{fffd}\u{fffd}") {
+            e.line = e.line.replace("\u{fffd}\u{fffd}", "\u{fffd}");
+        }
+    }
+}
+
+fn without_trailing_newline(v: &mut Vec<Pushed>) {
+    for e in v.iter_mut().filter(|e| e.line.ends_with('\n')) {
         e.line.pop();
     }
 }
 
-/// The choices of ours that apply to every job they can (see
-/// docs/promtail-differences.md, "Lines").
+fn without_bom(v: &mut Vec<Pushed>) {
+    for e in v.iter_mut().filter(|e| e.line.starts_with('\u{feff}')) {
+        e.line.remove(0);
+    }
+}
+
+fn without_metadata(v: &mut Vec<Pushed>) {
+    v.iter_mut().for_each(|e| e.metadata.clear());
+}
+
+fn without_unparsed(v: &mut Vec<Pushed>) {
+    v.retain(|e| !e.labels.contains_key("syslog_unparsed"));
+}
+
+/// The choices of ours, each listed in docs/promtail-differences.md.
 pub const CHOICES: &[Choice] = &[
-    Choice { name: "crlf", applies: any, apply: strip_cr },
-    Choice { name: "invalid-utf8", applies: any, apply: one_replacement_char },
-    Choice { name: "docker-newline", applies: with_docker, apply: without_trailing_newline },
+    Choice { name: "crlf", applies: any, theirs: strip_cr, ours: same },
+    Choice { name: "invalid-utf8", applies: any, theirs: one_replacement_char, ours: one_replacement_char },
+    Choice { name: "docker-newline", applies: with_docker, theirs: without_trailing_newline, ours: same },
+    Choice { name: "syslog-bom", applies: syslog, theirs: without_bom, ours: same },
+    Choice { name: "syslog-sd-metadata", applies: syslog, theirs: same, ours: without_metadata },
+    Choice { name: "syslog-unparsed", applies: syslog, theirs: same, ours: without_unparsed },
 ];
 
 /// An entry as compared (see the module's header).
@@ -83,17 +114,19 @@ pub fn by_job(all: &[Pushed], window: (i128, i128)) -> BTreeMap<String, Vec<Push
     out
 }
 
-/// Promtail's entries `p` and tailship's `t` of one job with `stages`.
-pub fn compare(mut p: Vec<Pushed>, t: Vec<Pushed>, stages: &[String]) -> Outcome {
+/// Promtail's entries `p` and tailship's `t` of one job of `kind` with `stages`.
+pub fn compare(mut p: Vec<Pushed>, mut t: Vec<Pushed>, kind: &Kind, stages: &[String]) -> Outcome {
     if p == t {
         return Outcome::Same;
     }
     let mut used = Vec::new();
-    for c in CHOICES.iter().filter(|c| (c.applies)(stages)) {
-        let before = p.clone();
-        p.iter_mut().for_each(c.apply);
+    for c in CHOICES.iter().filter(|c| (c.applies)(kind, stages)) {
+        let before = (p.clone(), t.clone());
+        (c.theirs)(&mut p);
+        (c.ours)(&mut t);
         p.sort();
-        if p != before {
+        t.sort();
+        if (&p, &t) != (&before.0, &before.1) {
             used.push(c.name);
         }
         if p == t {

@@ -15,10 +15,9 @@
 //!   scope. Inside a `range`, gtmpl drops the variables of an iteration at
 //!   its end, so there the change lasts until the iteration's end.
 //!
-//! And one gtmpl misreads: a quoted string with an escaped backslash
-//! (`"\\"`, as in `{{ Replace .Value "\\" "" -1 }}`) ends for it at the
-//! escaped quote that follows; such a string (escaping only `\\` and `\"`)
-//! is written as the raw string of the same text (`` `\` ``).
+//! And one gtmpl misreads: a quoted string that ends in an escaped
+//! backslash (`"\\"`, as in `{{ Replace .Value "\\" "" -1 }}`) does not end
+//! there for it; that last backslash is written `\x5c`, which it reads.
 
 use gtmpl::Value;
 
@@ -63,7 +62,7 @@ pub fn rewrite(text: &str) -> String {
             "end" => drop(blocks.pop()),
             _ => {}
         }
-        out.push_str(&action(&raw_strings(inner), dot_is_root));
+        out.push_str(&action(&backslash_ends(inner), dot_is_root));
         rest = &inner_start[end + 2..];
     }
     out.push_str(rest);
@@ -96,9 +95,11 @@ fn action_end(s: &str) -> Option<usize> {
     None
 }
 
-/// `inner` with each quoted string that escapes a backslash written as a
-/// raw string (see the module's doc).
-fn raw_strings(inner: &str) -> String {
+/// `inner` with each quoted string that ends in an escaped backslash
+/// (`"\\\\"`) ending in `\x5c` instead (see the module's doc): the same
+/// text, which gtmpl reads whole (its `\x` reads well only at a string's
+/// end, so only that backslash is written so).
+fn backslash_ends(inner: &str) -> String {
     let b = inner.as_bytes();
     let mut out = String::with_capacity(inner.len());
     let (mut i, mut copied) = (0, 0);
@@ -106,32 +107,22 @@ fn raw_strings(inner: &str) -> String {
         match b[i] {
             b'`' => i += inner[i + 1..].find('`').map_or(b.len(), |n| n + 2),
             b'"' => {
-                let start = i;
-                let mut text = String::new();
-                let mut plain = true;
                 i += 1;
+                let mut last_escape = None;
                 while i < b.len() && b[i] != b'"' {
                     if b[i] == b'\\' {
-                        match b.get(i + 1) {
-                            Some(c @ (b'\\' | b'"')) => text.push(char::from(*c)),
-                            _ => plain = false,
-                        }
+                        last_escape = Some(i);
                         i += 2;
                     } else {
-                        let c = inner[i..].chars().next().unwrap_or(' ');
-                        text.push(c);
-                        i += c.len_utf8();
+                        i += 1;
                     }
                 }
-                i += 1;
-                let literal = &inner[start..i.min(b.len())];
-                if plain && literal.contains("\\\\") && !text.contains('`') && i <= b.len() {
-                    out.push_str(&inner[copied..start]);
-                    out.push('`');
-                    out.push_str(&text);
-                    out.push('`');
-                    copied = i;
+                if let Some(at) = last_escape.filter(|at| at + 2 == i && b.get(at + 1) == Some(&b'\\')) {
+                    out.push_str(&inner[copied..at]);
+                    out.push_str("\\x5c");
+                    copied = at + 2;
                 }
+                i += 1;
             }
             _ => i += 1,
         }
