@@ -97,6 +97,8 @@ pub const CHOICES: &[Choice] = &[
 fn seen(e: &Pushed, window: (i128, i128)) -> Pushed {
     let mut e = e.clone();
     e.labels.remove("corpus_job");
+    // A label with an empty value is no label (in Loki, as in Prometheus).
+    e.labels.retain(|_, v| !v.is_empty());
     if e.ts >= window.0 && e.ts <= window.1 {
         e.ts = -1;
     }

@@ -198,7 +198,7 @@ const BOOLEANS: &[&str] = &[
 
 /// `yes`, `no`, `on` and `off` of a boolean key as booleans: Promtail's YAML
 /// (1.1) reads them so; written back as text, Promtail would refuse them.
-fn go_booleans(v: &mut Yaml) {
+pub fn go_booleans(v: &mut Yaml) {
     match v {
         Yaml::Hash(h) => {
             for (k, child) in h.iter_mut() {
