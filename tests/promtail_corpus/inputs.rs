@@ -126,7 +126,7 @@ fn value(
     }
     let lower = name.to_ascii_lowercase();
     let v = if lower.contains("level") || lower == "severity" || lower == "lvl" { "info" } else { name };
-    serde_json::Value::String(format!("{v}"))
+    serde_json::Value::String(v.to_string())
 }
 
 /// A JSON object holding each expression's path.

@@ -64,11 +64,6 @@ fn write(hir: &Hir, given: &BTreeMap<String, String>, variant: usize, out: &mut 
     }
 }
 
-/// The names of `expr`'s groups.
-pub fn group_names(expr: &str) -> Vec<String> {
-    regex::Regex::new(expr).map(|re| re.capture_names().flatten().map(str::to_string).collect()).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,7 +104,7 @@ fn kind(scrape: &Yaml) -> Result<Kind, String> {
     if statics.iter().any(|s| !s["labels"]["__path__"].is_badvalue()) {
         return Ok(Kind::Files);
     }
-    let Some(Yaml::Hash(h)) = Some(scrape) else { return Err("not a mapping".into()) };
+    let Yaml::Hash(h) = scrape else { return Err("not a mapping".into()) };
     let what: Vec<String> = h
         .keys()
         .filter_map(Yaml::as_str)

@@ -25,6 +25,7 @@ pub struct Prepared {
 /// A running agent: its listener port per network job, and the jobs it
 /// refused with what it said.
 pub struct Side<P> {
+    /// The agent; dropping it stops it.
     pub process: P,
     pub ports: BTreeMap<String, u16>,
     pub refused: BTreeMap<String, String>,
@@ -68,7 +69,7 @@ fn refused_among<'a>(
 /// Promtail running every job it accepts, pushing to `push`.
 pub fn promtail(bin: &Path, dir: &Path, jobs: &[Prepared], push: &str) -> Side<Promtail> {
     let all: Vec<&Prepared> = jobs.iter().collect();
-    let mut start = |set: &[&Prepared]| {
+    let start = |set: &[&Prepared]| {
         let (text, http, ports) = config_of(dir, set, push, "promtail-positions.yaml");
         let file = write_file(dir, "promtail.yaml", &text);
         Promtail::try_start(bin, dir, &file, http).map(|p| (p, ports))
