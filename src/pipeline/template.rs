@@ -56,9 +56,10 @@ impl GoTemplate {
         let rewritten = super::sprig::rewrite(text);
         // gtmpl 0.7 panics on some strings (a raw string of one backslash):
         // such a template is refused, not a crash.
-        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.parse(rewritten)));
+        let parsed =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.parse(rewritten).map_err(|e| e.to_string())));
         match parsed {
-            Ok(r) => r.map_err(|e| e.to_string())?,
+            Ok(r) => r?,
             Err(_) => return Err("a string gtmpl cannot read (write a backslash as \"\\\\\")".into()),
         }
         Ok(Self(Arc::new(t)))

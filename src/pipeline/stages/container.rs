@@ -9,6 +9,10 @@ use crate::pipeline::parse;
 use crate::pipeline::stage::{narrow, Held, Op};
 use crate::util::cut_at_char;
 
+/// A container line as read: its time, stream, whether it is whole, and its
+/// message (owned, or where it lies in the line).
+type Parsed = (Option<i64>, String, bool, Result<String, std::ops::Range<usize>>);
+
 impl SourceStages {
     /// A `cri` or `docker` stage (`self.stages[i]`): the line becomes the
     /// message, the runtime's time its timestamp, `stream` an extracted
@@ -127,12 +131,7 @@ impl SourceStages {
     /// last one of the same labels and stream plus 1 ns (the timestamp
     /// stage's `fudge`), else the line's own. `Some` is a line with `log`,
     /// its time settled, for [`Self::container`] to ship or hold.
-    fn docker(
-        &self,
-        ctx: &mut FileContext,
-        line: &mut Line<'_, '_>,
-        i: usize,
-    ) -> Option<(Option<i64>, String, bool, Result<String, std::ops::Range<usize>>)> {
+    fn docker(&self, ctx: &mut FileContext, line: &mut Line<'_, '_>, i: usize) -> Option<Parsed> {
         let d = parse::docker(&line.text);
         if d.is_none() {
             ctx.unparsed[3] += 1;
