@@ -45,6 +45,7 @@ fn syslog(kind: &Kind, _: &[String]) -> bool {
 
 fn same(_: &mut Vec<Pushed>) {}
 
+#[allow(clippy::ptr_arg)] // the type of every choice's function
 fn strip_cr(v: &mut Vec<Pushed>) {
     for e in v {
         e.line = e.line.replace('\r', "");
@@ -55,6 +56,7 @@ fn strip_cr(v: &mut Vec<Pushed>) {
 
 /// Invalid bytes as one U+FFFD a run, on both sides (the recorder reads
 /// Promtail's bytes as Loki's JSON output shows them).
+#[allow(clippy::ptr_arg)] // the type of every choice's function
 fn one_replacement_char(v: &mut Vec<Pushed>) {
     for e in v {
         while e.line.contains("\u{fffd}\u{fffd}") {
@@ -63,18 +65,21 @@ fn one_replacement_char(v: &mut Vec<Pushed>) {
     }
 }
 
+#[allow(clippy::ptr_arg)] // the type of every choice's function
 fn without_trailing_newline(v: &mut Vec<Pushed>) {
     for e in v.iter_mut().filter(|e| e.line.ends_with('\n')) {
         e.line.pop();
     }
 }
 
+#[allow(clippy::ptr_arg)] // the type of every choice's function
 fn without_bom(v: &mut Vec<Pushed>) {
     for e in v.iter_mut().filter(|e| e.line.starts_with('\u{feff}')) {
         e.line.remove(0);
     }
 }
 
+#[allow(clippy::ptr_arg)] // the type of every choice's function
 fn without_metadata(v: &mut Vec<Pushed>) {
     v.iter_mut().for_each(|e| e.metadata.clear());
 }

@@ -13,6 +13,9 @@ use yaml_rust2::Yaml;
 use crate::golayout;
 use crate::regex_gen::sample;
 
+/// A stage's names and what each reads (a JSON path, a logfmt key).
+type Fields = Vec<(String, String)>;
+
 /// What a job's stages read, gathered from its `pipeline_stages` (and the
 /// stages of its `match` stages).
 #[derive(Default, Debug)]
@@ -22,9 +25,9 @@ pub struct Reads {
     /// Regexes and their source (`None`: the line).
     pub regexes: Vec<(String, Option<String>)>,
     /// JSON stages: expressions (name -> path) and source.
-    pub jsons: Vec<(Vec<(String, String)>, Option<String>)>,
+    pub jsons: Vec<(Fields, Option<String>)>,
     /// logfmt stages: (name -> key) and source.
-    pub logfmts: Vec<(Vec<(String, String)>, Option<String>)>,
+    pub logfmts: Vec<(Fields, Option<String>)>,
     /// Expressions whose match alone matters: drop, replace, multiline
     /// first lines, selectors' line filters.
     pub lines: Vec<String>,
