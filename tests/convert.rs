@@ -533,7 +533,7 @@ fn push_api_and_syslog_jobs_with_tls_keep_their_certificate_and_the_senders_ca()
     let toml = text(&out.stdout);
     assert!(
         toml.contains(
-            r#"receiver = { tls = { cert_file = "/etc/promtail/relay.crt", key_file = "/etc/promtail/relay.key", client_ca_file = "/etc/promtail/ca.crt" } }"#
+            r#"receiver = { tls = { cert_file = "/etc/promtail/relay.crt", key_file = "/etc/promtail/relay.key", client_ca_file = "/etc/promtail/ca.crt" }, use_incoming_timestamp = false }"#
         ),
         "{toml}"
     );

@@ -11,6 +11,8 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/loki_proto.rs"]
+mod loki_proto;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]
@@ -44,6 +46,26 @@ struct Case {
 fn without_trailing_newline(e: &mut Pushed) {
     if e.line.ends_with('\n') {
         e.line.pop();
+    }
+}
+
+/// Promtail fails on a day padded with a space (`Mar  4`) where the layout
+/// has `02`, and stamps the line when read; tailship reads the day either
+/// way (syslog pads it so).
+fn padded_day_read(e: &mut Pushed) {
+    use chrono::{Datelike, TimeZone};
+    if e.line.starts_with("Mar  4") {
+        let year = chrono::Utc::now().year();
+        e.ts = i128::from(chrono::Utc.with_ymd_and_hms(year, 3, 4, 10, 0, 0).unwrap().timestamp_nanos_opt().unwrap());
+    }
+}
+
+/// A Unix time past what int64 nanoseconds hold: Promtail's wraps (to some
+/// time in 2216), tailship's stays at the greatest (2262); Loki refuses both
+/// as too far in the future.
+fn past_int64_saturates(e: &mut Pushed) {
+    if e.line.contains("far") {
+        e.ts = i128::from(i64::MAX);
     }
 }
 
@@ -187,6 +209,70 @@ const CASES: &[Case] = &[
         timestamps: false,
         deliberate: None,
     },
+    Case {
+        name: "duplicate_group_names",
+        stages: r#"
+      - regex: { expression: '^(?P<a>\w+) (?P<a>\w+)(?: (?P<a>\d+))?$' }
+      - labels: { a: }"#,
+        input: "one two\nthree four 5\n",
+        ships: 2,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "location_local",
+        stages: r#"
+      - regex: { expression: '^(?P<t>\S+ \S+) ' }
+      - timestamp: { source: t, format: '2006-01-02 15:04:05', location: Local }"#,
+        input: "2024-05-01 10:00:00 local time\n",
+        ships: 1,
+        timestamps: true,
+        deliberate: None,
+    },
+    Case {
+        name: "template_escaped_backslash",
+        stages: r#"
+      - regex: { expression: '^(?P<data>.*)$' }
+      - template: { source: data, template: '{{ Replace .Value "\\" "" -1 }}' }
+      - output: { source: data }"#,
+        input: "{\\\"a\\\":1}\n",
+        ships: 1,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "template_missing_value",
+        stages: r#"
+      - template: { source: level, template: '{{ .Value }}' }
+      - template: { source: app, template: '{{ ToUpper .Value }}' }
+      - labels:
+          level:
+          app:"#,
+        input: "no level here\n",
+        ships: 1,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "space_padded_day",
+        stages: r#"
+      - regex: { expression: '^(?P<t>\w+ +\d+ \S+) ' }
+      - timestamp: { source: t, format: 'Jan 02 15:04:05' }"#,
+        input: "Mar  4 10:00:00 padded\nMar 14 10:00:00 two digits\n",
+        ships: 2,
+        timestamps: true,
+        deliberate: Some(padded_day_read),
+    },
+    Case {
+        name: "unix_ms_past_int64",
+        stages: r#"
+      - logfmt: { mapping: { ts: } }
+      - timestamp: { source: ts, format: UnixMs }"#,
+        input: "ts=99999999999999 far\nts=1714557600123 near\n",
+        ships: 2,
+        timestamps: true,
+        deliberate: Some(past_int64_saturates),
+    },
 ];
 
 /// The Promtail config: a job per case, pushing to `push`, serving on `port`.
@@ -207,9 +293,12 @@ fn promtail_config(dir: &Path, push: &str, port: u16, positions: &str) -> String
     y
 }
 
-/// An entry as compared: the timestamp only where the case parses one.
+/// An entry as compared: the timestamp only where the case parses one; a
+/// label with an empty value is no label (in Loki, as in Prometheus).
 fn seen(e: &Pushed, timestamps: bool) -> Pushed {
-    Pushed { ts: if timestamps { e.ts } else { 0 }, ..e.clone() }
+    let mut e = Pushed { ts: if timestamps { e.ts } else { 0 }, ..e.clone() };
+    e.labels.retain(|_, v| !v.is_empty());
+    e
 }
 
 fn of_job(all: &[Pushed], job: &str, timestamps: bool) -> Vec<Pushed> {

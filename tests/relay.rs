@@ -6,6 +6,8 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/loki_proto.rs"]
+mod loki_proto;
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -14,6 +16,7 @@ use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent};
 use common::{request, wait_for, Receiver};
+use loki_proto::{EntryAdapter, LabelPair, PushRequest, StreamAdapter, Timestamp};
 use prost::Message;
 
 /// A relay's config: a `loki_push` source on `listen`, shipping to `url`.
@@ -444,46 +447,4 @@ fn a_source_removed_while_the_agent_was_down_has_its_spool_delivered_at_the_next
 
 fn now_secs() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Timestamp {
-    #[prost(int64, tag = "1")]
-    seconds: i64,
-    #[prost(int32, tag = "2")]
-    nanos: i32,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct LabelPair {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(string, tag = "2")]
-    value: String,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct EntryAdapter {
-    #[prost(message, optional, tag = "1")]
-    timestamp: Option<Timestamp>,
-    #[prost(bytes = "vec", tag = "2")]
-    line: Vec<u8>,
-    #[prost(message, repeated, tag = "3")]
-    structured_metadata: Vec<LabelPair>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct StreamAdapter {
-    #[prost(string, tag = "1")]
-    labels: String,
-    #[prost(message, repeated, tag = "2")]
-    entries: Vec<EntryAdapter>,
-    #[prost(uint64, tag = "3")]
-    hash: u64,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct PushRequest {
-    #[prost(message, repeated, tag = "1")]
-    streams: Vec<StreamAdapter>,
 }

@@ -92,7 +92,7 @@ pub struct ReceiverConfig {
     /// to, syslog messages not whole yet, GELF chunks waiting for the rest.
     /// Past it, input is refused (429, a count) until some is written.
     pub max_pending_bytes: HumanSize,
-    /// Syslog, GELF, Heroku drains: keep the message's own timestamp (else the time it was received).
+    /// Syslog, GELF, Heroku drains, Loki pushes: keep the message's own timestamp (else the time it was received).
     pub use_incoming_timestamp: bool,
     /// Syslog: structured data elements become labels (else structured metadata).
     pub label_structured_data: bool,

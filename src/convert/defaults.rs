@@ -89,6 +89,7 @@ static_configs: []
 relabel_configs: [{ separator: ";", regex: "(.*)", replacement: "$1", action: replace }]
 syslog:
   listen_protocol: ""
+  labels: {}
   idle_timeout: 0s
   label_structured_data: false
   use_incoming_timestamp: false
@@ -98,6 +99,14 @@ syslog:
 docker_sd_configs:
   - { follow_redirects: true, enable_http2: true, port: 80, filters: [], host_networking_host: localhost,
       refresh_interval: 1m, match_first_network: true }
+journal: { max_age: "", json: false, path: "", matches: "" }
+gelf: { labels: {}, use_incoming_timestamp: false }
+kubernetes_sd_configs: [{ kubeconfig_file: "", follow_redirects: true, enable_http2: true, selectors: [] }]
+consul_sd_configs:
+  - { tag_separator: ",", scheme: http, allow_stale: true, refresh_interval: 30s, follow_redirects: true,
+      enable_http2: true }
+consulagent_sd_configs: [{ tag_separator: ",", scheme: http, allow_stale: true, refresh_interval: 30s }]
+file_sd_configs: [{ refresh_interval: 5m }]
 "#;
 
 /// The rest of the top level.
@@ -133,7 +142,8 @@ fn table() -> Option<Yaml> {
     let text = |s: &str| Yaml::String(s.into());
     let Yaml::Hash(mut scrape) = load(SCRAPE)? else { return None };
     let push_server = with(SERVER, &[("register_instrumentation", Yaml::Boolean(false))])?;
-    scrape.insert(text("loki_push_api"), with("max_send_msg_size: 104857600", &[("server", push_server)])?);
+    let push = with("max_send_msg_size: 104857600\nlabels: {}", &[("server", push_server)])?;
+    scrape.insert(text("loki_push_api"), push);
     let Yaml::Hash(mut top) = load(TOP)? else { return None };
     top.insert(text("server"), with(SERVER, &[("register_instrumentation", Yaml::Boolean(true))])?);
     let off = [("follow_redirects", Yaml::Boolean(false)), ("enable_http2", Yaml::Boolean(false)), ("url", text(""))];
@@ -147,6 +157,12 @@ fn table() -> Option<Yaml> {
 /// Takes Promtail's defaults out of `doc` (see the module's header); returns
 /// the keys whose value the `/config` page hid as `<secret>`.
 pub fn remove(doc: &mut Yaml) -> Vec<String> {
+    canonical_durations(doc);
+    if let Some(Yaml::Array(scrapes)) =
+        doc.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("scrape_configs".into())))
+    {
+        scrapes.iter_mut().for_each(own_node_selectors);
+    }
     if let Some(defaults) = table() {
         strip(doc, &defaults);
     }
@@ -243,6 +259,65 @@ fn go_duration(s: &str) -> Option<u128> {
         rest = next;
     }
     Some(total)
+}
+
+/// Keys whose values are no config of Promtail's own (labels, stages,
+/// relabel rules): left as written.
+const FREE_FORM: &[&str] = &["pipeline_stages", "labels", "static_configs", "relabel_configs", "external_labels"];
+
+/// Each duration of Promtail's own keys written one way (`1m`, `1h30m`,
+/// `500ms`): the page writes Go's form (`1m0s`, `2h0m0s`) where the
+/// original had `60s` or `2h`, which are the same value.
+fn canonical_durations(v: &mut Yaml) {
+    match v {
+        Yaml::Hash(h) => {
+            for (k, child) in h.iter_mut() {
+                let Some(k) = k.as_str() else { continue };
+                if FREE_FORM.contains(&k) {
+                    continue;
+                }
+                let timed = ["timeout", "interval", "period", "wait", "age", "time", "frequency", "duration", "older"]
+                    .iter()
+                    .any(|w| k.to_ascii_lowercase().contains(w));
+                match child {
+                    Yaml::String(s) if timed && s.bytes().any(|b| b.is_ascii_alphabetic()) => {
+                        if let Some(ns) = go_duration(s) {
+                            let d = std::time::Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX));
+                            *s = crate::util::format_duration(d);
+                        }
+                    }
+                    c => canonical_durations(c),
+                }
+            }
+        }
+        Yaml::Array(items) => items.iter_mut().for_each(canonical_durations),
+        _ => {}
+    }
+}
+
+/// Promtail adds to each pod discovery a selector of its own node
+/// (`{role: pod, field: spec.nodeName=HOST}`), which its page shows;
+/// tailship always watches its own node's pods, so such a selector is no
+/// setting and goes.
+fn own_node_selectors(scrape: &mut Yaml) {
+    let Some(Yaml::Array(sds)) =
+        scrape.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("kubernetes_sd_configs".into())))
+    else {
+        return;
+    };
+    for sd in sds {
+        let Some(Yaml::Array(selectors)) = sd.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("selectors".into())))
+        else {
+            continue;
+        };
+        selectors.retain(|sel| {
+            let Yaml::Hash(h) = sel else { return true };
+            let own = h.len() == 2
+                && sel["role"].as_str() == Some("pod")
+                && sel["field"].as_str().is_some_and(|f| f.starts_with("spec.nodeName=") && !f.contains(','));
+            !own
+        });
+    }
 }
 
 /// The page writes `external_labels` as a YAML string (`"cluster: prod\n"`):

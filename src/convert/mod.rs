@@ -247,7 +247,7 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         for (i, st) in items.iter().enumerate() {
             let sk = format!("{}[{i}]", m.key("static_configs"));
             let n = if items.len() == 1 { name.clone() } else { format!("{name}-{i}") };
-            found.extend(file_source(&sk, st, &n, &pipe, r));
+            found.extend(file_source(&sk, st, &n, &pipe, m.get("relabel_configs"), r));
         }
         if let Some(fs) = file_sd {
             let n = if items.is_empty() { name.clone() } else { format!("{name}-file-sd") };
@@ -323,6 +323,8 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
         out.push(s);
     } else if let Some(y) = m.get("loki_push_api") {
         let mut s = net::push_source(&m.key("loki_push_api"), y, &name, r);
+        // Pushed lines may carry structured metadata: Promtail sends it on.
+        pipe.metadata = true;
         finish_source(&mut s, external, &relabel.labels, &pipe);
         if !rules.is_empty() {
             r.skip(m.key("relabel_configs"), "relabel rules are not applied to pushed streams; they are left out");
@@ -359,11 +361,25 @@ fn scrape(key: &str, job: &Yaml, external: &[(String, String)], out: &mut Vec<Se
     pipe.metadata && out.len() > before
 }
 
-/// A `static_configs` entry as a file source.
-fn file_source(key: &str, st: &Yaml, name: &str, pipe: &stages::Pipeline, r: &mut Report) -> Option<Section> {
+/// A `static_configs` entry as a file source (its `__path__` may come from
+/// the job's relabel `rules`, as in Promtail).
+fn file_source(
+    key: &str,
+    st: &Yaml,
+    name: &str,
+    pipe: &stages::Pipeline,
+    rules: Option<&Yaml>,
+    r: &mut Report,
+) -> Option<Section> {
     let mut m = Map::new(key, st, r);
+    let target =
+        m.get("targets").and_then(|t| t.as_vec()).and_then(|t| t.first()).and_then(|t| t.as_str().map(str::to_string));
     m.ignore("targets");
     let labels = m.pairs("labels", r);
+    let from_rules = match labels.iter().any(|(k, _)| k == "__path__") {
+        true => None,
+        false => relabel::path_of_target(rules, &labels, target.as_deref()),
+    };
     m.finish(r, "no tailship equivalent");
     let mut include = Vec::new();
     let mut exclude = Vec::new();
@@ -376,6 +392,7 @@ fn file_source(key: &str, st: &Yaml, name: &str, pipe: &stages::Pipeline, r: &mu
             _ => plain.push((k, v)),
         }
     }
+    include.extend(from_rules);
     if include.is_empty() {
         r.skip(format!("{key}.labels"), "no __path__: Promtail reads nothing for this target, and so does tailship");
         return None;

@@ -34,8 +34,16 @@ pub(super) fn syslog_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> 
             _ => r.skip(m.key("max_message_length"), format!("`{n}` is not a size of at least 64 bytes")),
         }
     }
-    if let Some(v) = m.text("label_structured_data", r) {
-        receiver.push(("label_structured_data".to_string(), Val::Bool(truthy(&v))));
+    // Promtail's `label_structured_data` offers the structured data to
+    // relabel rules (`__syslog_message_sd_*`) and makes no label of it; so do
+    // tailship's syslog sources without their `label_structured_data`, which
+    // makes labels of it (they also keep it as structured metadata).
+    if m.text("label_structured_data", r).is_some_and(|v| truthy(&v)) {
+        r.note(
+            m.key("label_structured_data"),
+            "structured data is offered to relabel rules as `__syslog_message_sd_*`, as in Promtail, and kept as \
+             structured metadata (Promtail drops it)",
+        );
     }
     // Promtail's default is the time received; tailship's the message's.
     let incoming = m.text("use_incoming_timestamp", r).is_some_and(|v| truthy(&v));
@@ -72,12 +80,7 @@ pub(super) fn push_source(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Se
     s.set("name", Val::str(name));
     http_server(&mut m, &mut s, "3500", r);
     s.set("labels", Val::pairs(&m.pairs("labels", r)));
-    if !m.text("use_incoming_timestamp", r).is_some_and(|v| truthy(&v)) {
-        r.note(
-            m.key("use_incoming_timestamp"),
-            "tailship keeps the timestamps senders pushed (Promtail replaced them with the time received)",
-        );
-    }
+    incoming_timestamp(&mut m, &mut s, r);
     s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
     m.finish(r, "no tailship equivalent");
     s

@@ -107,6 +107,41 @@ fn native_journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
     out
 }
 
+/// The `__path__` a static target gets from the job's `rules` (Promtail
+/// applies them to a target's labels before it reads `__path__`): the rules
+/// run over the target's `labels` (with `__address__`, its target), quietly
+/// (a rule that does not compile is reported where the rules are converted).
+pub fn path_of_target(rules: Option<&Yaml>, labels: &[(String, String)], target: Option<&str>) -> Option<String> {
+    let rules = rules?.as_vec()?;
+    let text = |y: &Yaml, k: &str| y[k].as_str().map(str::to_string).or_else(|| y[k].as_i64().map(|i| i.to_string()));
+    let configs: Vec<RelabelConfig> = rules
+        .iter()
+        .map(|y| RelabelConfig {
+            source_labels: y["source_labels"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            separator: text(y, "separator"),
+            regex: text(y, "regex"),
+            target_label: text(y, "target_label"),
+            replacement: text(y, "replacement"),
+            modulus: y["modulus"].as_i64().and_then(|m| u64::try_from(m).ok()),
+            action: text(y, "action"),
+        })
+        .collect();
+    let compiled = crate::relabel::Rules::compile(&configs).ok()?;
+    let mut set: crate::relabel::Labels = labels.iter().cloned().collect();
+    if let Some(t) = target {
+        set.entry("__address__".into()).or_insert_with(|| t.to_string());
+    }
+    if !compiled.apply(&mut set) {
+        return None;
+    }
+    set.remove("__path__").filter(|p| !p.is_empty())
+}
+
 /// The rules at `key` as a tailship `relabel` list, each checked as
 /// tailship compiles it; a rule it would refuse, or that reads one of the
 /// `unavailable` labels (name, why), is reported and left out.

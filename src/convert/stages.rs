@@ -134,6 +134,9 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
                     picked.push(pair);
                 }
             }
+            // Promtail holds them in a map: their order is none, so by name
+            // (a config copied from its /config page lists them so).
+            picked.sort();
             if !picked.is_empty() {
                 p.metadata |= name == "structured_metadata";
                 let kind =
@@ -467,7 +470,8 @@ fn timestamp(p: &mut Pipeline, m: &mut Map<'_>, r: &mut Report) {
     }
     let location = m.text("location", r);
     if let Some(l) = &location {
-        if l.parse::<chrono_tz::Tz>().is_err() {
+        // `Local`: the machine's zone in Go, as in tailship.
+        if l != "Local" && l.parse::<chrono_tz::Tz>().is_err() {
             return r.refuse(m.key("location"), format!("`{l}` is not a time zone (Promtail refuses it too)"));
         }
     }

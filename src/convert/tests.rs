@@ -538,3 +538,22 @@ fn options_written_under_the_docker_stage_are_noted_as_ignored_by_promtail_too()
     assert!(c.notes.iter().any(|n| n.key == key && n.message.contains("ignores")), "{:?}", c.notes);
     assert!(compiles(&c).sources[0].stages.len() == 1);
 }
+
+#[test]
+fn a_path_set_by_a_relabel_rule_is_read_as_promtail_reads_it() {
+    let c = convert(
+        "scrape_configs:\n  - job_name: rp\n    static_configs:\n      - targets: [localhost]\n        labels: { job: rp, app: web }\n    relabel_configs:\n      - source_labels: [app]\n        target_label: __path__\n        replacement: /var/log/$1/*.log\n",
+    );
+    assert!(c.toml.contains(r#"include = ["/var/log/web/*.log"]"#), "{}", c.toml);
+    assert_eq!(skipped(&c), ["clients"], "only the client, which this config lacks");
+    compiles(&c);
+}
+
+#[test]
+fn a_group_name_given_twice_and_location_local_convert_as_promtail_runs_them() {
+    let c = convert(&format!(
+        "{JOB}    pipeline_stages:\n      - regex: {{ expression: '^(?P<a>\\w+) (?P<a>\\w+) (?P<t>.*)$' }}\n      - timestamp: {{ source: t, format: '2006-01-02 15:04:05', location: Local }}\n      - labels: {{ a: }}\n"
+    ));
+    assert_eq!(skipped(&c), ["clients"], "only the client, which this config lacks\n{}", c.toml);
+    compiles(&c);
+}

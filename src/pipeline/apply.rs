@@ -28,8 +28,9 @@ pub fn regex<'s>(line: &mut Line<'s, '_>, re: &'s Regex, names: &'s [String], so
     let Some(text) = input(&line.text, &line.extracted, source) else { return };
     let Some(caps) = re.captures(text) else { return };
     let found: Vec<String> = names.iter().map(|n| caps.name(n).map_or("", |m| m.as_str()).to_string()).collect();
+    // A name given twice: the last group gives its value (as in Promtail).
     for (n, v) in names.iter().zip(found) {
-        line.extracted.set(Cow::Borrowed(n), v);
+        line.extracted.set(Cow::Borrowed(crate::pipeline::re2::group_name(n)), v);
     }
 }
 
@@ -229,8 +230,9 @@ pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, Strin
 }
 
 /// A stage's `labels` and `structured_metadata` picks, at this point of the
-/// line's way: a label takes the extracted value; metadata takes a label of
-/// the line (which then leaves the stream), or else the extracted value.
+/// line's way: a label takes the extracted value; metadata takes the
+/// extracted value (which starts as the labels), else a label of the line,
+/// and a label of that name leaves the stream (as in Promtail).
 pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, String)]) {
     for (label, src) in &stage.labels {
         if let Some(v) = line.extracted.get(src) {
@@ -239,14 +241,12 @@ pub fn picks<'s>(line: &mut Line<'s, '_>, stage: &'s Stage, base: &[(String, Str
         }
     }
     for (name, src) in &stage.metadata {
-        if let Some(v) = line.label(src, base) {
-            // Promtail adds the extracted value, then the label's, and takes the label away.
-            let v = v.to_string();
+        let label = line.label(src, base).map(str::to_string);
+        if let Some(v) = line.extracted.get(src).map(|v| v.to_string()).or_else(|| label.clone()) {
             line.set_metadata(name, v);
+        }
+        if label.is_some() {
             line.set_label(Cow::Borrowed(src), None);
-        } else if let Some(v) = line.extracted.get(src) {
-            let v = v.to_string();
-            line.set_metadata(name, v);
         }
     }
 }
@@ -257,6 +257,21 @@ mod tests {
 
     fn line(text: &str) -> Line<'static, '_> {
         Line::new(Cow::Borrowed(text), 1_000, true)
+    }
+
+    #[test]
+    fn structured_metadata_reads_the_extracted_value_before_the_label_as_promtail_does() {
+        let stage =
+            Stage { op: super::super::stage::Op::Labels, labels: vec![], metadata: vec![("app".into(), "app".into())] };
+        let base = vec![("app".to_string(), "from-label".to_string())];
+        let mut l = line("x");
+        l.extracted.set(Cow::Borrowed("app"), "from-extracted".into());
+        picks(&mut l, &stage, &base);
+        assert_eq!(l.metadata, vec![(Cow::Borrowed("app"), "from-extracted".to_string())]);
+        assert_eq!(l.label("app", &base), None, "the label leaves the stream");
+        let mut only_label = line("y");
+        picks(&mut only_label, &stage, &base);
+        assert_eq!(only_label.metadata, vec![(Cow::Borrowed("app"), "from-label".to_string())]);
     }
 
     #[test]

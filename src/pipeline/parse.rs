@@ -212,23 +212,39 @@ pub fn cri(line: &str) -> Option<ContainerLine<'_>> {
     })
 }
 
-/// `{"log":"message\n","stream":"stdout","time":"2024-05-01T10:00:00.1Z"}` (Docker json-file).
-pub fn docker(line: &str) -> Option<ContainerLine<'static>> {
-    #[derive(serde::Deserialize)]
-    struct Docker {
-        log: String,
-        #[serde(default)]
-        stream: String,
-        #[serde(default)]
-        time: Option<String>,
-    }
-    let d: Docker = serde_json::from_str(line).ok()?;
-    let ts = d.time.as_deref().and_then(rfc3339_ns);
-    let (message, complete) = match d.log.strip_suffix('\n') {
-        Some(m) => (m.strip_suffix('\r').unwrap_or(m).to_string(), true),
-        None => (d.log, false),
+/// A line as Promtail's `docker` stage reads it: any JSON object, its
+/// `log` the message, `stream` the stream and `time` the time, each where it
+/// is a string (Docker's json-file writes all three:
+/// `{"log":"message\n","stream":"stdout","time":"2024-05-01T10:00:00.1Z"}`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct DockerLine {
+    /// Unix nanoseconds of `time`; `None` where it is missing or does not read.
+    pub ts: Option<i64>,
+    pub stream: Option<String>,
+    /// `log` less its ending newline; `None` where the object has none (the
+    /// line stays as it is).
+    pub message: Option<String>,
+    /// False for a part of a longer line (a `log` without `\n`).
+    pub complete: bool,
+}
+
+/// `line` as Promtail's `docker` stage reads it; `None` where it is no JSON object.
+pub fn docker(line: &str) -> Option<DockerLine> {
+    let serde_json::Value::Object(mut o) = serde_json::from_str(line).ok()? else { return None };
+    let mut text = |k: &str| match o.remove(k) {
+        Some(serde_json::Value::String(s)) => Some(s),
+        _ => None,
     };
-    Some(ContainerLine { ts, stream: Cow::Owned(d.stream), complete, message: Cow::Owned(message) })
+    let (log, stream, time) = (text("log"), text("stream"), text("time"));
+    let ts = time.as_deref().and_then(rfc3339_ns);
+    let (message, complete) = match log {
+        Some(l) => match l.strip_suffix('\n') {
+            Some(m) => (Some(m.strip_suffix('\r').unwrap_or(m).to_string()), true),
+            None => (Some(l), false),
+        },
+        None => (None, true),
+    };
+    Some(DockerLine { ts, stream, message, complete })
 }
 
 fn rfc3339_ns(s: &str) -> Option<i64> {
@@ -284,10 +300,19 @@ mod tests {
         assert_eq!(docker(r#"{"log":"x\n","stream":"stderr","time":"soon"}"#).unwrap().ts, None);
         let d = docker(r#"{"log":"hi there\n","stream":"stdout","time":"2024-05-01T10:00:00.5Z"}"#).unwrap();
         assert_eq!(
-            (d.ts, d.stream.as_ref(), d.complete, d.message.as_ref()),
-            (Some(1714557600500000000), "stdout", true, "hi there")
+            (d.ts, d.stream.as_deref(), d.complete, d.message.as_deref()),
+            (Some(1714557600500000000), Some("stdout"), true, Some("hi there"))
         );
         assert!(!docker(r#"{"log":"cut","stream":"stdout","time":"2024-05-01T10:00:00Z"}"#).unwrap().complete);
         assert!(docker("plain").is_none());
+        assert!(docker("[1]").is_none());
+    }
+
+    #[test]
+    fn the_docker_stage_reads_any_json_object_as_promtail_does() {
+        let d = docker(r#"{"level":"info","time":"2024-05-01T10:00:00.5Z"}"#).unwrap();
+        assert_eq!((d.ts, d.stream, d.message, d.complete), (Some(1714557600500000000), None, None, true));
+        let d = docker(r#"{"log":"x\n","stream":"stdout","time":7}"#).unwrap();
+        assert_eq!((d.ts, d.stream.as_deref(), d.message.as_deref()), (None, Some("stdout"), Some("x")));
     }
 }

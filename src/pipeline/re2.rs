@@ -17,7 +17,10 @@
 //!   (reported as a difference).
 //!
 //! `\z`, `(?P<name>...)`, `(?<name>...)`, flags and Unicode classes mean the
-//! same in both and are kept.
+//! same in both and are kept; a name given twice (RE2 allows it, Rust does
+//! not) is renamed where it comes again, with [`DUPLICATE`] and a number,
+//! and [`group_name`] reads the name back (Promtail sets each group's value
+//! in turn, so the last group of a name gives its value).
 
 use regex::Regex;
 
@@ -26,6 +29,17 @@ use regex::Regex;
 pub struct Translated {
     pub pattern: String,
     pub differences: Vec<&'static str>,
+}
+
+/// What a group name given again is renamed with: `name` + this + a number.
+pub const DUPLICATE: &str = "__tailship_dup";
+
+/// The name a group was given in the regex as written (see [`DUPLICATE`]).
+pub fn group_name(name: &str) -> &str {
+    match name.rfind(DUPLICATE) {
+        Some(i) if name[i + DUPLICATE.len()..].bytes().all(|b| b.is_ascii_digit()) => &name[..i],
+        _ => name,
+    }
 }
 
 /// The difference `\C` leaves.
@@ -39,6 +53,7 @@ pub fn translate(re: &str) -> Translated {
     let mut i = 0;
     // Inside a class: the index where its items start (after `[` and `^`).
     let mut class: Option<usize> = None;
+    let mut names: Vec<String> = Vec::new();
     while i < c.len() {
         let ch = c[i];
         if ch == '\\' && i + 1 < c.len() {
@@ -74,6 +89,21 @@ pub fn translate(re: &str) -> Translated {
                 }
                 '{' => out.push_str("\\{"),
                 '}' => out.push_str("\\}"),
+                '(' => match group_start(&c[i..]) {
+                    Some((open, name)) => {
+                        let seen = names.iter().filter(|n| **n == name).count();
+                        out.extend(&c[i..i + open]);
+                        out.push_str(&name);
+                        if seen > 0 {
+                            out.push_str(&format!("{DUPLICATE}{}", seen + 1));
+                        }
+                        out.push('>');
+                        i += open + name.chars().count() + 1;
+                        names.push(name);
+                        continue;
+                    }
+                    None => out.push('('),
+                },
                 _ => out.push(ch),
             },
             Some(_) => match ch {
@@ -100,6 +130,20 @@ pub fn translate(re: &str) -> Translated {
         i += 1;
     }
     Translated { pattern: out, differences }
+}
+
+/// `(?P<name>` or `(?<name>` at the start of `c`: the length of the part
+/// before the name, and the name.
+fn group_start(c: &[char]) -> Option<(usize, String)> {
+    let open = if c.starts_with(&['(', '?', 'P', '<']) {
+        4
+    } else if c.starts_with(&['(', '?', '<']) && !matches!(c.get(3), Some('=' | '!')) {
+        3
+    } else {
+        return None;
+    };
+    let len = c[open..].iter().position(|ch| *ch == '>')?;
+    Some((open, c[open..open + len].iter().collect()))
 }
 
 /// Translates and compiles `re`; the error is on one line.
@@ -216,6 +260,16 @@ mod tests {
 
     fn ok(re: &str) -> Regex {
         compile(re).unwrap_or_else(|e| panic!("{re}: {e}"))
+    }
+
+    #[test]
+    fn a_group_name_given_twice_compiles_and_reads_back_as_written() {
+        let re = ok(r"^(?P<a>\w+) (?<a>\d+)(?P<b>x)?$");
+        let names: Vec<&str> = re.capture_names().flatten().collect();
+        assert_eq!(names, ["a", "a__tailship_dup2", "b"]);
+        assert_eq!(names.iter().map(|n| group_name(n)).collect::<Vec<_>>(), ["a", "a", "b"]);
+        assert_eq!(group_name("a__tailship_dupx"), "a__tailship_dupx");
+        assert_eq!(translate(r"(?<=x)(?<!y)").pattern, r"(?<=x)(?<!y)");
     }
 
     #[test]

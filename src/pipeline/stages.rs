@@ -268,7 +268,14 @@ impl SourceStages {
         for h in held {
             let mut line = Line::new(Cow::Owned(h.text), h.ts, false);
             line.extracted = Extracted::seeded(ctx.stream.clone());
-            line.extracted.set(Cow::Borrowed("stream"), h.stream);
+            if !h.stream.is_empty() {
+                line.extracted.set(Cow::Borrowed("stream"), h.stream);
+            }
+            // The labels of the stage that held it (its `stream`), as a line
+            // it passed on at once has them.
+            if let Some(stage) = self.stages.get(h.stage) {
+                apply::picks(&mut line, stage, &ctx.stream.labels);
+            }
             self.run(ctx, &mut line, h.stage + 1, read_ts, chunk);
         }
     }

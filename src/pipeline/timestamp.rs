@@ -31,7 +31,15 @@ pub struct Pattern {
     missing: String,
     /// The pattern has no year: Promtail's year rule applies.
     no_year: bool,
-    location: Option<Tz>,
+    location: Option<Zone>,
+}
+
+/// Where times without an offset are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Zone {
+    Tz(Tz),
+    /// The machine's own zone (`TZ`, else /etc/localtime): Go's `Local`.
+    Local,
 }
 
 const FORMATS: &str = "rfc3339, unix, unix_ms, unix_us, unix_ns, a strftime pattern (with %) or a Go layout";
@@ -64,12 +72,16 @@ impl TimeFormat {
     }
 
     /// This format reading times without an offset in `location` (an IANA
-    /// name such as `Europe/Paris`); only patterns have such times.
+    /// name such as `Europe/Paris`, or `Local`, the machine's zone, as Go
+    /// names it); only patterns have such times.
     pub fn in_location(self, location: &str) -> Result<Self, String> {
-        let tz: Tz = location.parse().map_err(|_| format!("`{location}` is not an IANA time zone (Europe/Paris)"))?;
+        let zone = match location {
+            "Local" => Zone::Local,
+            l => Zone::Tz(l.parse().map_err(|_| format!("`{l}` is not an IANA time zone (Europe/Paris) nor Local"))?),
+        };
         Ok(match self {
             Self::Strftime(mut p) => {
-                p.location = Some(tz);
+                p.location = Some(zone);
                 Self::Strftime(p)
             }
             other => other,
@@ -152,7 +164,8 @@ impl Pattern {
         }
         let naive = NaiveDateTime::parse_from_str(v, pattern).ok()?;
         let ns = match self.location {
-            Some(tz) => tz.from_local_datetime(&naive).earliest()?.timestamp_nanos_opt(),
+            Some(Zone::Tz(tz)) => tz.from_local_datetime(&naive).earliest()?.timestamp_nanos_opt(),
+            Some(Zone::Local) => chrono::Local.from_local_datetime(&naive).earliest()?.timestamp_nanos_opt(),
             None => Utc.from_utc_datetime(&naive).timestamp_nanos_opt(),
         };
         ns.map(i128::from)
@@ -229,6 +242,14 @@ mod tests {
         assert_eq!(date.to_unix_ns("2024-03-05"), ns(2024, 3, 5, 0, 0, 0));
         let kitchen = TimeFormat::parse("Kitchen").unwrap();
         assert_eq!(kitchen.to_unix_ns_at("3:04PM", at(2024, 6, 1)), ns(2024, 1, 1, 15, 4, 0));
+    }
+
+    #[test]
+    fn location_local_reads_times_in_the_machines_zone_as_go_does() {
+        let f = TimeFormat::parse("2006-01-02 15:04:05").unwrap().in_location("Local").unwrap();
+        let naive = NaiveDateTime::parse_from_str("2024-03-05 08:08:09", "%Y-%m-%d %H:%M:%S").unwrap();
+        let want = chrono::Local.from_local_datetime(&naive).earliest().unwrap().timestamp_nanos_opt().unwrap();
+        assert_eq!(f.to_unix_ns("2024-03-05 08:08:09"), Some(i128::from(want)));
     }
 
     #[test]

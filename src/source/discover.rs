@@ -4,7 +4,9 @@
 //! pattern is split into a base directory (the part without wildcards) and a
 //! walk depth (one level per wildcard component, unbounded for `**`), so a scan
 //! walks only what a pattern can match. Excludes with a `/` match the whole
-//! path; others match the file name.
+//! path; others match the file name. A relative include (`./log/*.log`) is
+//! taken from the working directory and names its files by their absolute
+//! path, as Promtail's `filename` label does.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -68,13 +70,26 @@ pub enum GlobError {
     Exclude { index: usize, glob: String, source: globset::Error },
 }
 
+/// `glob` from the working directory where it is relative (`./a/*.log`,
+/// `a/*.log`); an absolute one as it is.
+fn absolute(glob: &str) -> String {
+    if glob.starts_with('/') || glob.is_empty() {
+        return glob.to_string();
+    }
+    let rel = glob.trim_start_matches("./");
+    match std::env::current_dir() {
+        Ok(cwd) => format!("{}/{rel}", cwd.display().to_string().trim_end_matches('/')),
+        Err(_) => glob.to_string(),
+    }
+}
+
 impl FileMatch {
     /// Compiles the globs, reporting every bad one.
     pub fn compile(include: &[String], exclude: &[String]) -> Result<Self, Vec<GlobError>> {
         let mut errors = Vec::new();
         let mut patterns = Vec::new();
         for (index, g) in include.iter().enumerate() {
-            match compile_pattern(g) {
+            match compile_pattern(&absolute(g)) {
                 Ok(p) => patterns.push(p),
                 Err(source) => errors.push(GlobError::Include { index, glob: g.clone(), source }),
             }
@@ -238,6 +253,14 @@ pub fn with_subdirs(dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relative_include_names_files_by_their_absolute_path_as_promtail_does() {
+        let cwd = std::env::current_dir().unwrap().display().to_string();
+        assert_eq!(absolute("./log/*.log"), format!("{cwd}/log/*.log"));
+        assert_eq!(absolute("log/*.log"), format!("{cwd}/log/*.log"));
+        assert_eq!(absolute("/var/log/*.log"), "/var/log/*.log");
+    }
 
     #[test]
     fn patterns_split_base_and_depth() {

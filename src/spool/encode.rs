@@ -86,12 +86,22 @@ pub struct Encoder<'s> {
     lines: u64,
     limit: usize,
     stamps: &'s Stamps,
+    /// Every line's time instead of its own (a receiver that stamps the time
+    /// it received a request, as Promtail's push API without
+    /// `use_incoming_timestamp`).
+    at: Option<i64>,
 }
 
 impl<'s> Encoder<'s> {
     /// An encoder whose output may not pass `limit` bytes.
     pub fn new(stamps: &'s Stamps, limit: usize) -> Self {
-        Self { out: Vec::new(), ids: HashMap::new(), lines: 0, limit, stamps }
+        Self { out: Vec::new(), ids: HashMap::new(), lines: 0, limit, stamps, at: None }
+    }
+
+    /// This encoder giving every line the time `at` (where `Some`).
+    pub fn at(mut self, at: Option<i64>) -> Self {
+        self.at = at;
+        self
     }
 
     fn check(&self) -> Result<(), Overflow> {
@@ -117,7 +127,7 @@ impl<'s> Encoder<'s> {
 
     /// One line of stream `s`; its timestamp made distinct within the stream.
     pub fn line(&mut self, s: Stream, ts: i64, line: &str, metadata: Vec<Pair<'_>>) -> Result<(), Overflow> {
-        let ts = self.stamps.stamp(s.key, ts);
+        let ts = self.stamps.stamp(s.key, self.at.unwrap_or(ts));
         Record { ts, stream: Some(s.id), line: Cow::Borrowed(line), metadata, ..Default::default() }
             .encode(&mut self.out);
         self.lines += 1;

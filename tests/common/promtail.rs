@@ -39,6 +39,12 @@ impl Promtail {
             eprintln!("no Promtail binary in ../shared/peers: skipping");
             return None;
         };
+        Some(Self::try_start(&bin, dir, config, port).unwrap_or_else(|log| panic!("Promtail never listened: {log}")))
+    }
+
+    /// [`Promtail::start`] with the binary given; `Err` with what it said
+    /// where it exits (a config it refuses) instead of listening.
+    pub fn try_start(bin: &Path, dir: &Path, config: &Path, port: u16) -> Result<Promtail, String> {
         // The peers' Promtail is a `dev` build: its pages read their templates
         // from ./templates. Two that print a page's data alone.
         std::fs::create_dir_all(dir.join("templates")).unwrap();
@@ -55,7 +61,7 @@ impl Promtail {
         let log = Arc::new(Mutex::new(String::new()));
         let stderr = child.stderr.take().unwrap();
         let sink = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             use std::io::BufRead;
             for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
                 sink.lock().unwrap().push_str(&(line + "\n"));
@@ -67,9 +73,13 @@ impl Promtail {
             let exited = p.child.try_wait().ok().flatten().is_some();
             exited || std::net::TcpStream::connect(&addr).is_ok()
         });
-        let up = up && p.child.try_wait().ok().flatten().is_none();
-        assert!(up, "Promtail never listened on {addr}: {}", p.log_text());
-        Some(p)
+        if up && p.child.try_wait().ok().flatten().is_none() {
+            return Ok(p);
+        }
+        let _ = p.child.kill();
+        let _ = p.child.wait();
+        let _ = reader.join();
+        Err(p.log_text())
     }
 
     pub fn log_text(&self) -> String {

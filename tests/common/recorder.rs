@@ -9,6 +9,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
+use crate::loki_proto::PushRequest;
+
 /// One entry as pushed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pushed {
@@ -18,46 +20,6 @@ pub struct Pushed {
     pub metadata: BTreeMap<String, String>,
     /// Unix nanoseconds.
     pub ts: i128,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Timestamp {
-    #[prost(int64, tag = "1")]
-    seconds: i64,
-    #[prost(int32, tag = "2")]
-    nanos: i32,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct LabelPair {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(string, tag = "2")]
-    value: String,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct EntryAdapter {
-    #[prost(message, optional, tag = "1")]
-    timestamp: Option<Timestamp>,
-    #[prost(bytes = "vec", tag = "2")]
-    line: Vec<u8>,
-    #[prost(message, repeated, tag = "3")]
-    structured_metadata: Vec<LabelPair>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct StreamAdapter {
-    #[prost(string, tag = "1")]
-    labels: String,
-    #[prost(message, repeated, tag = "2")]
-    entries: Vec<EntryAdapter>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct PushRequest {
-    #[prost(message, repeated, tag = "1")]
-    streams: Vec<StreamAdapter>,
 }
 
 /// The recorder; it serves until the test process ends.

@@ -14,6 +14,10 @@
 //!   `{{ $d := set $d "b" 2 }}{{ $_ := $d }}`, which gtmpl runs in the same
 //!   scope. Inside a `range`, gtmpl drops the variables of an iteration at
 //!   its end, so there the change lasts until the iteration's end.
+//!
+//! And one gtmpl misreads: a quoted string that ends in an escaped
+//! backslash (`"\\"`, as in `{{ Replace .Value "\\" "" -1 }}`) does not end
+//! there for it; that last backslash is written `\x5c`, which it reads.
 
 use gtmpl::Value;
 
@@ -58,7 +62,7 @@ pub fn rewrite(text: &str) -> String {
             "end" => drop(blocks.pop()),
             _ => {}
         }
-        out.push_str(&action(inner, dot_is_root));
+        out.push_str(&action(&backslash_ends(inner), dot_is_root));
         rest = &inner_start[end + 2..];
     }
     out.push_str(rest);
@@ -89,6 +93,42 @@ fn action_end(s: &str) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// `inner` with each quoted string that ends in an escaped backslash
+/// (`"\\\\"`) ending in `\x5c` instead (see the module's doc): the same
+/// text, which gtmpl reads whole (its `\x` reads well only at a string's
+/// end, so only that backslash is written so).
+fn backslash_ends(inner: &str) -> String {
+    let b = inner.as_bytes();
+    let mut out = String::with_capacity(inner.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'`' => i += inner[i + 1..].find('`').map_or(b.len(), |n| n + 2),
+            b'"' => {
+                i += 1;
+                let mut last_escape = None;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        last_escape = Some(i);
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+                if let Some(at) = last_escape.filter(|at| at + 2 == i && b.get(at + 1) == Some(&b'\\')) {
+                    out.push_str(&inner[copied..at]);
+                    out.push_str("\\x5c");
+                    copied = at + 2;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&inner[copied.min(inner.len())..]);
+    out
 }
 
 /// An action's text without its trim markers, and whether it has each.

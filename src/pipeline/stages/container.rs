@@ -9,6 +9,10 @@ use crate::pipeline::parse;
 use crate::pipeline::stage::{narrow, Held, Op};
 use crate::util::cut_at_char;
 
+/// A container line as read: its time, stream, whether it is whole, and its
+/// message (owned, or where it lies in the line).
+type Parsed = (Option<i64>, String, bool, Result<String, std::ops::Range<usize>>);
+
 impl SourceStages {
     /// A `cri` or `docker` stage (`self.stages[i]`): the line becomes the
     /// message, the runtime's time its timestamp, `stream` an extracted
@@ -27,18 +31,20 @@ impl SourceStages {
                 };
                 (c.ts, c.stream.into_owned(), c.complete, Err(at..at + len))
             }),
-            _ => {
-                parse::docker(&line.text).map(|d| (d.ts, d.stream.into_owned(), d.complete, Ok(d.message.into_owned())))
-            }
+            _ => match self.docker(ctx, line, i) {
+                Some(d) => Some(d),
+                None => return Processed::Kept,
+            },
         };
         let Some((ts, stream, complete, message)) = parsed else {
-            ctx.unparsed[if matches!(self.stages[i].op, Op::Cri(..)) { 2 } else { 3 }] += 1;
+            ctx.unparsed[2] += 1;
             return Processed::Kept;
         };
         // A time that does not read: the last one of this stream plus 1 ns
         // (Promtail's `fudge`), else the line's own.
         let last = ctx.container_times.iter_mut().find(|(s, n, _)| *s == i && *n == stream);
         let ts = match (ts, last) {
+            _ if matches!(self.stages[i].op, Op::Docker) => ts.unwrap_or(line.ts),
             (Some(t), Some(slot)) => {
                 slot.2 = t;
                 t
@@ -111,7 +117,52 @@ impl SourceStages {
             None => message,
         };
         line.assigned = false;
-        line.extracted.set(Cow::Borrowed("stream"), stream);
+        if !stream.is_empty() {
+            line.extracted.set(Cow::Borrowed("stream"), stream);
+        }
         Processed::Kept
+    }
+
+    /// The `docker` stage's reading of a line, as Promtail's (a `json`,
+    /// `labels`, `timestamp` and `output` stage in one): any JSON object gives
+    /// its `stream`, `time` and `log`; a line that is none, or an object
+    /// without `log`, stays as it is and passes on (`None`) with its stream and
+    /// time where it has them. A time missing or that does not read is the
+    /// last one of the same labels and stream plus 1 ns (the timestamp
+    /// stage's `fudge`), else the line's own. `Some` is a line with `log`,
+    /// its time settled, for [`Self::container`] to ship or hold.
+    fn docker(&self, ctx: &mut FileContext, line: &mut Line<'_, '_>, i: usize) -> Option<Parsed> {
+        let d = parse::docker(&line.text);
+        if d.is_none() {
+            ctx.unparsed[3] += 1;
+        }
+        let (ts, stream, message, complete) = match d {
+            Some(d) => (d.ts, d.stream, d.message, d.complete),
+            None => (None, None, None, true),
+        };
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (line.labels_hash(), &stream).hash(&mut h);
+            (i, h.finish())
+        };
+        let ts = match ts {
+            Some(t) => Some(t),
+            None => ctx.last_time(key).map(|last| last.saturating_add(1)),
+        };
+        if let Some(t) = ts {
+            ctx.remember_time(key, t);
+        }
+        let Some(message) = message else {
+            if let Some(t) = ts {
+                line.ts = t;
+                line.assigned = false;
+            }
+            if let Some(s) = stream {
+                line.extracted.set(Cow::Borrowed("stream"), s);
+            }
+            return None;
+        };
+        Some((ts, stream.unwrap_or_default(), complete, Ok(message)))
     }
 }

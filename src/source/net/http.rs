@@ -48,6 +48,9 @@ pub struct HttpReceiver {
     pub budget: Arc<Budget>,
     /// Each stream's last timestamp (equal ones are made distinct).
     pub stamps: Stamps,
+    /// `receiver.use_incoming_timestamp`: keep each pushed line's time
+    /// (else the time its request was received).
+    pub incoming_time: bool,
 }
 
 impl HttpReceiver {
@@ -71,6 +74,7 @@ impl HttpReceiver {
             tenant: src.tenant_id.clone(),
             request_timeout: r.request_timeout.get(),
             stamps: Stamps::new(),
+            incoming_time: r.use_incoming_timestamp,
         })
     }
 

@@ -2,7 +2,9 @@
 //! tailship can be a relay: JSON or protobuf (snappy), gzip, the sender's
 //! tenant kept (or the source's `tenant_id` instead), answered 204 once the
 //! lines are on disk, 400 with a message for a body that does not parse,
-//! 429 when the spool is full.
+//! 429 when the spool is full. Lines keep the time they were pushed with,
+//! or with `receiver.use_incoming_timestamp = false` (as Promtail's
+//! default) get the time their request was received.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -35,7 +37,8 @@ async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axu
         Err(r) => return *r,
     };
     let ctype = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
-    let mut enc = Encoder::new(&rx.stamps, rx.expand_limit());
+    let received = (!rx.incoming_time).then(|| crate::util::now_ns() as i64);
+    let mut enc = Encoder::new(&rx.stamps, rx.expand_limit()).at(received);
     let decoded = if ctype.starts_with("application/x-protobuf") {
         // What it decompresses to is held too (at most max_message_bytes: checked before it is).
         let size = snap::raw::decompress_len(&body).unwrap_or(0).min(rx.max_body);

@@ -3,12 +3,15 @@
 //! message part as the line, its time (`receiver.use_incoming_timestamp`),
 //! and labels from Promtail's `__syslog_*` fields through the source's
 //! `relabel` rules. A message that does not parse is kept as it came, with
-//! the label `syslog_unparsed="true"`, and counted. Over TCP, while the
+//! the label `syslog_unparsed="true"`, and counted; one with no message
+//! text is dropped and counted (`refused`, reason `empty`), as Promtail
+//! drops it. Over TCP, while the
 //! spool is full the socket is not read (the sender slows down); over UDP
 //! the datagram is dropped and counted.
 
 mod frame;
 pub mod parse;
+mod peer;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -43,6 +46,8 @@ pub struct SyslogReceiver {
     stamps: Stamps,
     /// Messages not whole yet, on every connection together.
     budget: Arc<Budget>,
+    /// Senders' names (`__syslog_connection_hostname`).
+    peers: peer::PeerNames,
 }
 
 impl SyslogReceiver {
@@ -59,6 +64,7 @@ impl SyslogReceiver {
                 &s.name,
                 s.config.receiver.clone().unwrap_or_default().max_pending_bytes.get() as usize,
             ),
+            peers: peer::PeerNames::default(),
         }
     }
 
@@ -84,6 +90,10 @@ impl SyslogReceiver {
             Record { ts, tenant, labels, line: line.into(), ..Default::default() }.encode(out);
             return true;
         };
+        if msg.message.is_empty() {
+            m.refused.with_label_values(&[&self.name, "empty"]).inc();
+            return false;
+        }
         let mut labels = self.labels.clone();
         let mut set = |k: &str, v: Option<&str>| {
             if let Some(v) = v {
@@ -91,6 +101,7 @@ impl SyslogReceiver {
             }
         };
         set("connection_ip_address", Some(&peer.to_string()));
+        set("connection_hostname", self.peers.of(peer).as_deref());
         set("message_severity", msg.severity.map(|s| SEVERITIES[s as usize]));
         set("message_facility", msg.facility.and_then(|f| FACILITIES.get(f as usize).copied()));
         set("message_hostname", msg.hostname);

@@ -1,0 +1,218 @@
+//! Side by side with the real Promtail 3.6.15 over a corpus of real configs
+//! (`tests/data/promtail_corpus`, each with its source in SOURCES.tsv): every
+//! job that reads files or receives syslog or pushes runs in one Promtail
+//! and, converted by `tailship convert promtail`, in one tailship, over the
+//! same input (lines in common formats and lines built from each job's
+//! regexes, JSON keys and timestamp formats: `promtail_corpus/inputs.rs`),
+//! each agent pushing to its own recorder. Per job, the tenant, labels,
+//! line, structured metadata and timestamp must be Promtail's, or differ by
+//! a choice of ours that docs/promtail-differences.md lists: a general one
+//! (`compare::CHOICES`) or one of [`DELIBERATE`]. Any other difference, or a
+//! listed one that is gone, fails the test. Prints "N of M jobs give
+//! Promtail's result". Skips, saying so, where the Promtail binary is absent.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+#[path = "promtail_corpus/compare.rs"]
+mod compare;
+#[path = "promtail_corpus/golayout.rs"]
+mod golayout;
+#[path = "promtail_corpus/inputs.rs"]
+mod inputs;
+#[path = "common/loki_proto.rs"]
+mod loki_proto;
+#[path = "common/promtail.rs"]
+mod promtail;
+#[path = "common/recorder.rs"]
+mod recorder;
+#[path = "promtail_corpus/regex_gen.rs"]
+mod regex_gen;
+#[path = "promtail_corpus/rewrite.rs"]
+mod rewrite;
+#[path = "promtail_corpus/send.rs"]
+mod send;
+#[path = "promtail_corpus/sides.rs"]
+mod sides;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use compare::Outcome;
+use recorder::Recorder;
+use rewrite::Kind;
+use sides::Prepared;
+
+/// Jobs whose result differs from Promtail's by a decision of ours, each
+/// listed in docs/promtail-differences.md: `corpus file/job_name`, and why.
+const DELIBERATE: &[(&str, &str)] = &[
+    (
+        "brandondalton_minecraft_loki_promtail_promtail_config.yaml/minecraft",
+        "its __path__ names .gz files: tailship reads them decompressed, Promtail (without `decompression`) ships \
+         the compressed bytes as lines",
+    ),
+    (
+        "gerritcodereview_gerrit_monitoring_promtail_promtaillocalconfig.yaml/gerrit_error",
+        "Promtail 3.6 refuses the config (`entry_parser`, a key of Promtail 1); convert lists the key and runs the rest",
+    ),
+    (
+        "gerritcodereview_gerrit_monitoring_promtail_promtaillocalconfig.yaml/gerrit_httpd",
+        "Promtail 3.6 refuses the config (`entry_parser`, a key of Promtail 1); convert lists the key and runs the rest",
+    ),
+    (
+        "gerritcodereview_gerrit_monitoring_promtail_promtaillocalconfig.yaml/gerrit_sshd",
+        "Promtail 3.6 refuses the config (`entry_parser`, a key of Promtail 1); convert lists the key and runs the rest",
+    ),
+];
+
+/// Writes each job's input files and builds its network messages.
+fn prepare(dir: &Path, jobs: Vec<rewrite::Job>) -> Vec<Prepared> {
+    let mut out = Vec::new();
+    for job in jobs {
+        let mut reads = inputs::Reads::default();
+        inputs::gather(&job.scrape["pipeline_stages"], &mut reads);
+        let built = inputs::built(&reads);
+        let mut stages = Vec::new();
+        compare::stage_names(&job.scrape["pipeline_stages"], &mut stages);
+        let messages = match job.kind {
+            Kind::Files => {
+                let statics = job.scrape["static_configs"].as_vec().cloned().unwrap_or_default();
+                for (k, st) in statics.iter().enumerate() {
+                    let Some(path) = st["labels"]["__path__"].as_str() else { continue };
+                    let (file, _) = rewrite::input_file(dir, &job.id, k, path);
+                    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                    let mut bytes: Vec<u8> = inputs::common().concat();
+                    built.iter().for_each(|l| bytes.extend_from_slice(format!("{l}\n").as_bytes()));
+                    // A compressed file's name: its content compressed, as a user's is.
+                    let gz = file.extension().is_some_and(|e| e == "gz");
+                    std::fs::write(&file, if gz { common::gzip(&bytes) } else { bytes }).unwrap();
+                }
+                Vec::new()
+            }
+            Kind::Syslog { rfc3164, .. } => send::syslog_messages(rfc3164, &built),
+            Kind::Push => vec![send::push_body(&built)],
+        };
+        out.push(Prepared { job, stages, messages });
+    }
+    out
+}
+
+fn now_ns() -> i128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128
+}
+
+/// Waits until neither recorder has taken an entry for 4 s (90 s at most).
+fn wait_quiet(a: &Recorder, b: &Recorder) {
+    let (mut last, mut since) = ((0, 0), Instant::now());
+    common::wait_for(Duration::from_secs(90), || {
+        let now = (a.len(), b.len());
+        if now != last {
+            (last, since) = (now, Instant::now());
+        }
+        since.elapsed() > Duration::from_secs(4)
+    });
+}
+
+#[test]
+fn the_corpus_of_real_promtail_configs_gives_promtails_streams() {
+    let Some(bin) = promtail::binary() else {
+        eprintln!("no Promtail binary in ../shared/peers: skipping");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/promtail_corpus");
+    let (jobs, skipped) = rewrite::load(&corpus);
+    let jobs = prepare(dir, jobs);
+    let (theirs, ours) = (Recorder::start(), Recorder::start());
+    let start = now_ns();
+    let p = sides::promtail(&bin, dir, &jobs, &theirs.base);
+    let t = sides::tailship(dir, &jobs, &ours.base);
+    for j in &jobs {
+        for (ports, side) in [(&p.ports, "Promtail"), (&t.ports, "tailship")] {
+            if let Some(port) = ports.get(&j.job.id) {
+                assert!(send::send(&j.job.kind, *port, &j.messages), "{}: {side} took no input", j.job.id);
+            }
+        }
+    }
+    wait_quiet(&theirs, &ours);
+    let window = (start, now_ns());
+    let (promtail_jobs, tailship_jobs) =
+        (compare::by_job(&theirs.entries(), window), compare::by_job(&ours.entries(), window));
+    let outcomes = report(&jobs, &p.refused, &t.refused, &promtail_jobs, &tailship_jobs);
+    eprintln!("{} jobs of the corpus not run here: {}", skipped.len(), skipped_text(&skipped));
+    drop(p);
+    assert!(t.process.terminate(Duration::from_secs(15)).success());
+    check(&outcomes);
+}
+
+/// Per job: its key (`file/job_name`) and what came out ("same", "chosen:
+/// ...", or what differs).
+fn report(
+    jobs: &[Prepared],
+    promtail_refused: &BTreeMap<String, String>,
+    tailship_refused: &BTreeMap<String, String>,
+    theirs: &BTreeMap<String, Vec<recorder::Pushed>>,
+    ours: &BTreeMap<String, Vec<recorder::Pushed>>,
+) -> BTreeMap<String, Result<Vec<&'static str>, String>> {
+    let mut out = BTreeMap::new();
+    for j in jobs {
+        let key = format!("{}/{}", j.job.config, j.job.name);
+        let id = &j.job.id;
+        let outcome = match (promtail_refused.get(id), tailship_refused.get(id)) {
+            (Some(_), Some(_)) => Ok(vec!["both refuse"]),
+            (Some(why), None) => Err(format!("Promtail refuses it, tailship runs it: {why}")),
+            (None, Some(why)) => Err(format!("tailship refuses it, Promtail runs it: {why}")),
+            (None, None) => {
+                let (p, t) = (theirs.get(id).cloned().unwrap_or_default(), ours.get(id).cloned().unwrap_or_default());
+                match compare::compare(p, t, &j.job.kind, &j.stages) {
+                    Outcome::Same => Ok(Vec::new()),
+                    Outcome::Chosen(names) => Ok(names),
+                    Outcome::Differ(p, t) => Err(compare::diff_text(&p, &t)),
+                }
+            }
+        };
+        out.insert(key, outcome);
+    }
+    let unlabelled = theirs.get("").map_or(0, Vec::len) + ours.get("").map_or(0, Vec::len);
+    if unlabelled > 0 {
+        eprintln!("{unlabelled} entries carry no corpus_job label");
+    }
+    out
+}
+
+fn skipped_text(skipped: &[rewrite::Skipped]) -> String {
+    let mut by_why: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    skipped.iter().for_each(|s| by_why.entry(&s.why).or_default().push(format!("{}/{}", s.config, s.name)));
+    by_why.iter().map(|(why, jobs)| format!("\n  {why}: {}", jobs.join(", "))).collect()
+}
+
+/// Prints the figures and fails on any difference [`DELIBERATE`] does not list.
+fn check(outcomes: &BTreeMap<String, Result<Vec<&'static str>, String>>) {
+    let same = outcomes.values().filter(|o| matches!(o, Ok(v) if v.is_empty())).count();
+    let chosen = outcomes.values().filter(|o| matches!(o, Ok(v) if !v.is_empty())).count();
+    let listed: BTreeMap<&str, &str> = DELIBERATE.iter().copied().collect();
+    let mut unexpected = Vec::new();
+    for (key, o) in outcomes {
+        match (o, listed.get(key.as_str())) {
+            (Err(diff), Some(why)) => eprintln!("== {key}: deliberate ({why})\n{diff}"),
+            (Err(diff), None) => {
+                eprintln!("== {key}: DIFFERS\n{diff}");
+                unexpected.push(key.clone());
+            }
+            (Ok(_), Some(_)) => unexpected.push(format!("{key} (listed as differing, gives Promtail's result)")),
+            (Ok(_), None) => {}
+        }
+    }
+    eprintln!(
+        "{same} of {} jobs give Promtail's result; {} more once our choices apply ({}); {} differ as listed; {} \
+         differ otherwise",
+        outcomes.len(),
+        chosen,
+        compare::CHOICES.iter().map(|c| c.name).collect::<Vec<_>>().join(", "),
+        DELIBERATE.len(),
+        unexpected.len()
+    );
+    assert!(unexpected.is_empty(), "differences not listed: {unexpected:#?}");
+}
