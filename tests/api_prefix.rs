@@ -7,41 +7,20 @@
 
 #[path = "common/agent.rs"]
 mod agent;
+#[path = "common/cli.rs"]
+mod cli;
 mod common;
 #[path = "common/loki.rs"]
 mod loki;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use agent::{agent_config, query_all, Agent};
-use common::{bin, wait_for, Receiver};
+use cli::{ok, run, tailship};
+use common::{wait_for, Receiver};
 use loki::Loki;
-
-/// `tailship <args>` with no client settings from the environment but `env`.
-fn tailship(args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(bin());
-    c.args(args).env("NO_COLOR", "1").env("RUST_LOG", "info").stdin(Stdio::null());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("TAILSHIP_") || k.starts_with("LOKI_") {
-            c.env_remove(k);
-        }
-    }
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c
-}
-
-fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    tailship(args, env).output().expect("run tailship")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// `tailship push -` of `lines` with `args`.
 fn push_stdin(args: &[&str], lines: &str) -> Output {

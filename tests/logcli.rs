@@ -3,15 +3,18 @@
 //! serving Loki's prefix (`--api-prefix /loki/api/v1`), and a small server
 //! written here where a header has to be seen.
 
+#[path = "common/cli.rs"]
+mod cli;
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{bin, push_body_streams, request, wait_for, Receiver};
+use cli::{ok, run, tailship};
+use common::{push_body_streams, request, wait_for, Receiver};
 use serde_json::Value;
 
 const LOKI: &str = "/loki/api/v1";
@@ -19,30 +22,6 @@ const LOKI: &str = "/loki/api/v1";
 fn now_ns() -> i64 {
     i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_nanos())
         .expect("ns")
-}
-
-/// `tailship <args>` with no client settings from the environment but `env`.
-fn tailship(args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(bin());
-    c.args(args).env("NO_COLOR", "1").env("RUST_LOG", "info").stdin(Stdio::null());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("TAILSHIP_") || k.starts_with("LOKI_") {
-            c.env_remove(k);
-        }
-    }
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c
-}
-
-fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    tailship(args, env).output().expect("run tailship")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// A store with Loki's prefix, tenants and basic auth, holding two streams of tenant `t1`.
