@@ -7,15 +7,16 @@
 //!   -> plan/     compiled once: stages, globs, multiline rules, alert rules (check, run, reload)
 //!   -> agent/    starts everything below from the Plan; SIGHUP reloads; phased shutdown;
 //!                lanes.rs: one lane per client (its positions, queue, batcher, pushers, readers)
-//! source/discover.rs     which files the globs name (a scan)
+//! discovery/glob.rs      which files the globs name (a scan); discovery/ also finds targets
+//!                        (Kubernetes, Docker, Consul, target files, clouds) and their __meta_*
 //! source/fingerprint.rs  open a file, know it by its first bytes
 //! source/file/           the file source: scans, opens (empty files held open), parks, detects
 //!                        rotation, finds rotated files and generations it never saw
 //! source/tailer.rs       one open file: read a block from the delivered offset
 //! source/lines.rs, multiline.rs   bytes -> lines -> entries
 //! source/journal/        the journal source: journalctl's JSON entries, a cursor instead of an offset
-//! source/docker/         containers found through the Engine API; their json-file logs go to source/file/
-//! source/kubernetes/     pod metadata watched through the API server, for the pod log files of source/file/
+//! source/docker/         a docker source: the json-file logs of the containers discovery/docker/
+//!                        lists go to source/file/ (or are read through the Engine API)
 //! source/target.rs       a file's labels: the source's, a discovery source's __meta_*, then relabel/
 //! pipeline/stages.rs     UTF-8 repair, truncation, the stages in order (apply.rs: what each does to
 //!                        a line and its extracted map, line.rs; template.rs: Go templates), labels
@@ -52,7 +53,8 @@
 //! batch                                              batcher, deliver
 //! spool                                              network sources' lines on disk (segments, group commit)
 //! pipeline, relabel                                 stages; Prometheus relabel rules over `__meta_*` labels
-//! source                                             discover, fingerprint, tailer, file, stdin, journal, docker, kubernetes
+//! discovery                                          globs; targets of Kubernetes, Docker, Consul, clouds; one poller
+//! source                                             reads lines: fingerprint, tailer, file, stdin, journal, docker, net
 //! cloud, admin                                       management API clients
 //! alert                                              rules, engine, sender
 //! plan                                               Config -> Plan
@@ -76,6 +78,7 @@ pub mod cloud;
 pub mod commands;
 pub mod config;
 pub mod convert;
+pub mod discovery;
 pub mod inspect;
 pub mod logging;
 pub mod logql;

@@ -770,7 +770,11 @@ relabel = [{{ source_labels = ["__meta_kubernetes_node_name"], target_label = "_
     let cfg = config(d, &r.base, &sources);
     let agent = Agent::start(&cfg);
     let warned = |s: &str| {
-        agent.stderr_text().lines().any(|l| l.contains("cannot watch nodes") && l.contains(&format!("source={s}")))
+        agent.stderr_text().lines().any(|l| {
+            l.contains("cannot reach the Kubernetes API server")
+                && l.contains("(watching nodes)")
+                && l.contains(&format!("source={s}"))
+        })
     };
     assert!(wait_for(Duration::from_secs(20), || warned("no-name") && warned("no-cert")), "{}", agent.stderr_text());
     assert!(query_all(&r, r#"{filename=~".+"}"#, None).is_empty());

@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["batch"],
     &["spool"],
     &["pipeline", "relabel"],
+    &["discovery"],
     &["source"],
     &["cloud", "admin"],
     &["alert"],

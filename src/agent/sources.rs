@@ -75,10 +75,14 @@ pub fn start_sources(
         };
         let thread = match src.spec.config.kind {
             SourceType::File | SourceType::Kubernetes => {
-                let spec = crate::source::kubernetes::attach(&src.spec, &name, &env.handle, cancel);
-                let spec = crate::source::file_sd::attach(&spec, &name, &env.handle, cancel);
-                let spec = crate::source::consul::attach(&spec, &name, &env.handle, cancel);
-                let spec = crate::source::sd::attach_configured(&spec, &name, &env.handle, cancel);
+                let at = crate::discovery::Serving {
+                    name: name.clone(),
+                    rules: src.spec.labels.relabel.clone(),
+                    handle: env.handle.clone(),
+                    cancel: cancel.clone(),
+                };
+                let found = src.spec.files.as_ref().and_then(|_| crate::discovery::start(&src.spec.config, &at));
+                let spec = found.map_or_else(|| src.spec.clone(), |f| src.spec.discovered(f));
                 let spec = crate::source::target::admitting(&spec, &stages);
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;

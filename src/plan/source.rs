@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use super::names::one_line;
 use crate::config::{SourceConfig, SourceType};
+use crate::discovery::glob::GlobError;
 use crate::pipeline::re2;
 use crate::pipeline::{Op, Stage};
 use crate::relabel::Rules;
-use crate::source::discover::GlobError;
 use crate::source::multiline::MultilineRule;
 use crate::source::target::FileLabels;
 use crate::source::{FileMatch, SourceSpec};
@@ -146,7 +146,7 @@ fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, Stri
     let defaults;
     let configs = if src.relabel.is_empty() && src.kind == SourceType::Kubernetes && src.kubernetes.is_some() {
         // Pod metadata without rules of its own: the Promtail Helm chart's labels.
-        defaults = crate::source::kubernetes::defaults::helm_chart_rules();
+        defaults = crate::discovery::kubernetes::defaults::helm_chart_rules();
         &defaults
     } else {
         &src.relabel

@@ -219,7 +219,7 @@ impl Hub {
         if !recursive {
             return self.add(st, sub, dir, Kind::Target { recursive, top });
         }
-        for (i, d) in super::discover::with_subdirs(dir).into_iter().enumerate() {
+        for (i, d) in crate::discovery::glob::with_subdirs(dir).into_iter().enumerate() {
             self.add(st, sub, &d, Kind::Target { recursive, top: top && i == 0 })?;
         }
         Ok(())

@@ -4,20 +4,15 @@
 //! to the queue, waiting while it is full. `journal` reads the systemd
 //! journal through journalctl, one entry per line, with labels of its own.
 
-pub mod consul;
-pub mod discover;
 pub mod docker;
 pub mod file;
-pub mod file_sd;
 pub mod fingerprint;
 #[cfg(target_os = "linux")]
 pub mod inotify;
 pub mod journal;
-pub mod kubernetes;
 pub mod lines;
 pub mod multiline;
 pub mod net;
-pub mod sd;
 pub mod stdin;
 pub mod tailer;
 pub mod target;
@@ -31,7 +26,7 @@ use crate::queue::Chunk;
 use lines::LineSplitter;
 use multiline::{Joiner, MultilineRule};
 
-pub use discover::FileMatch;
+pub use crate::discovery::FileMatch;
 
 /// Where a source's chunks go, and the token that tells it to stop.
 #[derive(Debug, Clone)]
@@ -91,6 +86,20 @@ pub struct SourceSpec {
     pub files: Option<std::sync::Arc<FileMatch>>,
     /// Relabel rules and discovered targets: which files are read, with which labels.
     pub labels: target::FileLabels,
+}
+
+impl SourceSpec {
+    /// This source reading what its discovery `found`: the files of its
+    /// targets (through the globs it keeps current, when it names files by
+    /// glob), labelled from them.
+    pub fn discovered(&self, found: crate::discovery::Found) -> Self {
+        let mut spec = self.clone();
+        spec.labels.targets = Some(found.targets);
+        if let (Some(globs), Some(base)) = (found.globs, &self.files) {
+            spec.files = Some(std::sync::Arc::new(base.with_live(globs)));
+        }
+        spec
+    }
 }
 
 pub use crate::pool::READ_BLOCK;

@@ -1,8 +1,8 @@
 //! The labels of one file: the source's, `filename`, a discovery source's
 //! `__meta_*` labels (the file's *target*), then the source's relabel rules.
 //!
-//! A discovery source (`docker`, later `kubernetes` metadata) implements
-//! [`Targets`]: it knows which files belong to a container or pod it found,
+//! A discovery (`crate::discovery`) implements [`Targets`]: it knows which
+//! files belong to a target it found (a container, a pod, a group),
 //! and their `__meta_*` labels. The file machinery asks it, through
 //! [`FileLabels`], which files to open (a file that is no target, or that a
 //! rule drops, is never opened) and with which labels each one ships, once
@@ -12,47 +12,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::discovery::Targets;
 use crate::pipeline::SourceStages;
 use crate::relabel::{strip_internal, Rules};
-
-/// Files found by a discovery source, with their labels.
-pub trait Targets: Send + Sync + std::fmt::Debug {
-    /// The `__meta_*` labels of the file at `path`, or None when no known
-    /// target owns it (yet). An empty set: read the file anyway, with the
-    /// labels it has before the rules (its target stayed unknown too long).
-    fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>>;
-
-    /// Whether the labels of [`Targets::meta`] went through the source's
-    /// relabel rules already (they are then not applied again per file).
-    fn relabelled(&self) -> bool {
-        false
-    }
-
-    /// Whether files keep the `filename` label (Promtail's docker targets have none).
-    fn filename_label(&self) -> bool {
-        true
-    }
-}
-
-/// What a discovered file is the log of, by its target's labels: a
-/// Kubernetes pod's container (`namespace/pod/container`) or a Docker
-/// container (its name), for `/status` and `top`. `None` for other files.
-pub fn target_name(meta: &BTreeMap<String, String>) -> Option<String> {
-    let get = |k: &str| meta.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let pod = get("__meta_kubernetes_pod_name")
-        .map(|pod| (get("__meta_kubernetes_namespace"), pod, get("__meta_kubernetes_pod_container_name")));
-    let pod = pod.or_else(|| get("pod").map(|pod| (get("namespace"), pod, get("container"))));
-    if let Some((ns, pod, container)) = pod {
-        let mut name = ns.map(|ns| format!("{ns}/{pod}")).unwrap_or_else(|| pod.to_string());
-        if let Some(c) = container {
-            name.push('/');
-            name.push_str(c);
-        }
-        return Some(format!("pod {name}"));
-    }
-    let container = get("__meta_docker_container_name").or_else(|| get("__meta_dockerswarm_container_name"));
-    container.map(|c| format!("container {}", c.trim_start_matches('/')))
-}
 
 /// What decides a file's labels beyond the source's own: its relabel rules
 /// and, for a discovery source, its targets. Empty for a plain source.
@@ -131,7 +93,7 @@ pub fn admitting(spec: &crate::source::SourceSpec, stages: &Arc<SourceStages>) -
     let mut spec = spec.clone();
     if let (true, Some(files)) = (spec.labels.is_active(), &spec.files) {
         let (labels, stages) = (spec.labels.clone(), stages.clone());
-        let admit = crate::source::discover::Admit(Arc::new(move |p: &Path| labels.admits(&stages, p)));
+        let admit = crate::discovery::glob::Admit(Arc::new(move |p: &Path| labels.admits(&stages, p)));
         spec.files = Some(Arc::new(files.with_admit(admit)));
     }
     spec

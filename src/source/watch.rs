@@ -180,7 +180,7 @@ impl DirStamps {
         use std::os::unix::fs::MetadataExt;
         let mut now = std::collections::HashMap::with_capacity(self.stamps.len());
         for (dir, recursive) in &self.dirs {
-            let all = if *recursive { super::discover::with_subdirs(dir) } else { vec![dir.clone()] };
+            let all = if *recursive { crate::discovery::glob::with_subdirs(dir) } else { vec![dir.clone()] };
             for d in all {
                 if let Ok(m) = std::fs::metadata(&d) {
                     now.insert(d, (m.mtime(), m.mtime_nsec(), m.ino()));

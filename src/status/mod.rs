@@ -477,7 +477,12 @@ impl Status {
             // Totals count from the start of the process: a total first seen
             // now starts from 0 then, so what it counted before the first tick
             // (a short run delivered within a second) shows as a rate.
-            totals.entry(name.clone()).or_insert_with(|| Ring::new(first_use(), [0, 0])).sample(now, *v);
+            // Credited over at most the window (less a second, so the start
+            // stays in it when read a moment later): in a process that ran
+            // longer before its first tick, the start would be out of the
+            // window at once and the rate 0.
+            let start = now.checked_sub(ring::RATE_WINDOW - Duration::from_secs(1)).map_or(now, |w| w.max(first_use()));
+            totals.entry(name.clone()).or_insert_with(|| Ring::new(start, [0, 0])).sample(now, *v);
         }
     }
 

@@ -35,11 +35,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::api::{take_events, ApiError, Engine};
 use super::stream::{since_param, Demux};
-use super::targets::{meta_labels, network_labels};
-use super::Backoff;
 use crate::config::{DockerConfig, StartAt};
+use crate::discovery::docker::api::{take_events, ApiError, Engine};
+use crate::discovery::docker::targets::{meta_labels, network_labels};
+use crate::discovery::docker::{BACKOFF_MAX, ENGINE};
+use crate::discovery::poll::Backoff;
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{AckRef, Positions};
@@ -143,7 +144,7 @@ pub async fn run(
     let cancel = shared.out.cancel.clone();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<String>();
     let mut st = State { readers: HashMap::new(), read: HashSet::new(), first: true, done: done_tx };
-    let mut backoff = Backoff::default();
+    let mut backoff = Backoff::up_to(BACKOFF_MAX);
     loop {
         let listed = if follow {
             let (events, listed) = tokio::join!(shared.engine.events(), st.refresh(&shared, &cfg, from_end));
@@ -153,11 +154,11 @@ pub async fn run(
         };
         let mut events = match listed {
             Ok(ev) => {
-                backoff.recovered(&name);
+                backoff.recovered(&name, ENGINE);
                 ev
             }
             Err(e) => {
-                backoff.failed(&name, &e);
+                backoff.failed(&name, ENGINE, &e);
                 if !backoff.wait(&cancel).await {
                     break;
                 }
@@ -196,7 +197,7 @@ pub async fn run(
             };
             if again {
                 if let Err(e) = st.refresh(&shared, &cfg, from_end).await {
-                    backoff.failed(&name, &e);
+                    backoff.failed(&name, ENGINE, &e);
                     break;
                 }
             }
@@ -311,11 +312,11 @@ async fn follow(sh: Arc<Shared>, start: ReaderStart, stop: CancellationToken, do
         None => None,
     };
     let short = &start.id[..start.id.len().min(12)];
-    let mut backoff = Backoff::default();
+    let mut backoff = Backoff::up_to(BACKOFF_MAX);
     loop {
         let ended = match sh.engine.logs(&start.id, since.as_deref(), sh.follow).await {
             Ok(resp) => {
-                backoff.recovered(&name);
+                backoff.recovered(&name, ENGINE);
                 r.stream(&sh, resp, start.tty, &stop).await
             }
             Err(ApiError::Status { status: 404, .. }) => Ended::End,
@@ -325,7 +326,7 @@ async fn follow(sh: Arc<Shared>, start: ReaderStart, stop: CancellationToken, do
             Ended::Stopped => break,
             Ended::Failed(e) => {
                 tracing::debug!(source = %name, container = short, error = %e, "reading a container's log failed");
-                backoff.failed(&name, &ApiError::Setting(format!("logs of container {short}: {e}")));
+                backoff.failed(&name, ENGINE, &ApiError::Setting(format!("logs of container {short}: {e}")));
                 if !backoff.wait(&stop).await {
                     break;
                 }

@@ -159,7 +159,7 @@ impl FileSource {
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
         if let Some(target) = self.spec.labels.targets.as_ref().and_then(|t| t.meta(path)) {
-            if let Some(named) = crate::source::target::target_name(&target) {
+            if let Some(named) = crate::discovery::target_name(&target) {
                 status.name_target(&named);
             }
         }

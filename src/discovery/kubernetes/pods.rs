@@ -19,9 +19,9 @@ use serde::Deserialize;
 
 pub use super::objects::ObjectMeta;
 use crate::config::KubeAttach;
+use crate::discovery::sanitize;
+use crate::discovery::Targets;
 use crate::metrics::Metrics;
-use crate::source::docker::targets::sanitize;
-use crate::source::target::Targets;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]

@@ -5,7 +5,7 @@
 //! (a container's log path, log driver and TTY), `GET /events` (a stream of
 //! JSON objects, one per event) and `GET /containers/{id}/logs` (a
 //! container's log, followed; see `stream`); and a swarm manager's
-//! `GET /services`, `/tasks` and `/nodes` (see `crate::source::sd::dockerswarm`).
+//! `GET /services`, `/tasks` and `/nodes` (see `crate::discovery::dockerswarm`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

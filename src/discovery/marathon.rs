@@ -19,7 +19,7 @@ use serde::Deserialize;
 use super::{join_host_port, Labels, Lister};
 use crate::client::discovery::{SdClient, SdHttpError};
 use crate::config::MarathonConfig;
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 use crate::util::Secret;
 
 const P: &str = "__meta_marathon_";

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use super::{Labels, Lister};
 use crate::client::discovery::SdClient;
 use crate::config::{GceConfig, HttpKeys};
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 
 const P: &str = "__meta_gce_";
 /// The Compute API.

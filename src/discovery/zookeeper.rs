@@ -23,7 +23,7 @@ use zookeeper_client::{AddWatchMode, Client, PersistentWatcher};
 
 use super::{join_host_port, Labels, Lister};
 use crate::config::ZookeeperConfig;
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 
 /// Which members the znodes hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

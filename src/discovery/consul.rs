@@ -25,24 +25,19 @@
 //! metadata are the agent's own (`/v1/agent/self`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
 
-use super::discover::LiveGlobs;
-use super::docker::targets::sanitize;
-use super::file_sd::SdTargets;
-use super::sd::{join_host_port, Published};
-use super::SourceSpec;
+use super::lister::{published, Listed, Lister};
+use super::poll::{poll, Backoff};
+use super::{join_host_port, sanitize, Found, Labels, Serving};
 use crate::client::auth::Auth;
 use crate::client::http::ClientOptions;
-use crate::config::ConsulConfig;
+use crate::config::{ConsulConfig, SourceConfig};
 use crate::util::Secret;
 
-/// Retries after a failure: first wait, and the most (Prometheus waits 15 s).
-const RETRY_MIN: Duration = Duration::from_secs(1);
+/// Retries after a failure wait at most this (Prometheus waits 15 s).
 const RETRY_MAX: Duration = Duration::from_secs(15);
 /// A blocking query that came back at once with nothing new waits this long before the next.
 const MIN_ROUND: Duration = Duration::from_secs(1);
@@ -419,89 +414,70 @@ impl Catalog {
     }
 }
 
-/// `spec` reading the files its Consul targets name, kept current by a task
-/// on `handle` until `cancel` (unchanged without `consul`).
-pub fn attach(
-    spec: &SourceSpec,
-    name: &Arc<str>,
-    handle: &tokio::runtime::Handle,
-    cancel: &CancellationToken,
-) -> SourceSpec {
-    let mut spec = spec.clone();
-    let Some(cfg) = spec.config.consul.clone() else { return spec };
-    let Some(base) = spec.files.clone() else { return spec };
-    let catalog = match Catalog::new(&cfg) {
+/// The Consul targets of the source (None without `consul`), kept current
+/// by a task on `at.handle` until `at.cancel`.
+pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
+    let cfg = config.consul.as_ref()?;
+    let catalog = match Catalog::new(cfg) {
         Ok(c) => c,
         Err(e) => {
-            tracing::error!(source = %name, error = %e, "consul targets cannot be read");
-            return spec;
+            tracing::error!(source = %at.name, error = %e, "consul targets cannot be read");
+            return None;
         }
     };
-    let targets = Arc::new(SdTargets::default());
-    let live = Arc::new(LiveGlobs::default());
-    spec.labels.targets = Some(targets.clone());
-    spec.files = Some(Arc::new(base.with_live(live.clone())));
-    let out = Published::new(name.clone(), spec.labels.relabel.clone(), targets, live);
-    let w = Watch { catalog, out };
-    handle.spawn(w.run(cancel.clone()));
-    spec
+    let (out, found) = published(at);
+    let watch = Watch { dc: catalog.cfg.datacenter.clone(), catalog, index: 0, pause: Duration::ZERO };
+    let every = cfg.refresh_interval.get();
+    at.handle.spawn(poll(
+        Listed { lister: watch, out },
+        at.name.clone(),
+        every,
+        Backoff::up_to(RETRY_MAX),
+        at.cancel.clone(),
+    ));
+    Some(found)
 }
 
+/// The catalog watched: the datacenter asked (the agent's own until
+/// known), the last answer's index, and how long to wait before the next.
 struct Watch {
     catalog: Catalog,
-    out: Published,
+    dc: Option<String>,
+    index: u64,
+    pause: Duration,
 }
 
-impl Watch {
-    async fn run(mut self, cancel: CancellationToken) {
-        let mut retry = RETRY_MIN;
-        let mut failing = false;
-        let mut dc = self.catalog.cfg.datacenter.clone();
-        let mut index = 0u64;
-        loop {
-            let began = Instant::now();
-            let result = match &dc {
-                Some(d) if self.catalog.cfg.agent => self.catalog.agent_round(d).await.map(|t| Some((t, index))),
-                Some(d) => self.catalog.round(index, d).await.map(Some),
-                None => self.catalog.own_datacenter().await.map(|d| {
-                    dc = Some(d);
-                    None
-                }),
-            };
-            let pause = match result {
-                Ok(None) => Duration::ZERO,
-                Ok(Some((found, new_index))) => {
-                    if std::mem::take(&mut failing) {
-                        tracing::info!(source = %self.out.name, "Consul answers again");
-                    }
-                    retry = RETRY_MIN;
-                    let same = new_index == index;
-                    // An index that went backwards (a restored server) starts over.
-                    index = if new_index < index { 0 } else { new_index };
-                    self.out.offer(found, "Consul");
-                    if self.catalog.cfg.agent {
-                        // The agent API has no blocking query: read again every refresh_interval.
-                        self.catalog.cfg.refresh_interval.get()
-                    } else if same {
-                        MIN_ROUND.saturating_sub(began.elapsed())
-                    } else {
-                        Duration::ZERO
-                    }
-                }
-                Err(e) => {
-                    if !std::mem::replace(&mut failing, true) {
-                        tracing::warn!(source = %self.out.name, error = %e, "cannot read targets from Consul; the targets known stay, retrying with backoff");
-                    }
-                    let wait = retry;
-                    retry = (retry * 2).min(RETRY_MAX);
-                    wait
-                }
-            };
-            tokio::select! {
-                _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(pause) => {}
+impl Lister for Watch {
+    fn describe(&self) -> String {
+        format!("Consul at {}", crate::client::http::redact_url(&self.catalog.base))
+    }
+
+    async fn list(&mut self) -> Result<Vec<Labels>, String> {
+        let began = Instant::now();
+        let dc = match &self.dc {
+            Some(d) => d.clone(),
+            None => {
+                let d = self.catalog.own_datacenter().await.map_err(|e| e.to_string())?;
+                self.dc = Some(d.clone());
+                d
             }
+        };
+        if self.catalog.cfg.agent {
+            // The agent API has no blocking query: read again every refresh_interval.
+            self.pause = self.catalog.cfg.refresh_interval.get();
+            return self.catalog.agent_round(&dc).await.map_err(|e| e.to_string());
         }
+        let (found, new_index) = self.catalog.round(self.index, &dc).await.map_err(|e| e.to_string())?;
+        let same = new_index == self.index;
+        // An index that went backwards (a restored server) starts over.
+        self.index = if new_index < self.index { 0 } else { new_index };
+        // The blocking query waited for a change: ask again at once, unless it came back with nothing new.
+        self.pause = if same { MIN_ROUND.saturating_sub(began.elapsed()) } else { Duration::ZERO };
+        Ok(found)
+    }
+
+    fn wait(&mut self, _every: Duration) -> impl std::future::Future<Output = ()> + Send {
+        tokio::time::sleep(self.pause)
     }
 }
 

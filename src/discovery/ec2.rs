@@ -20,7 +20,7 @@ use super::{join_host_port, Labels, Lister};
 use crate::client::aws::{CredentialSource, Signer};
 use crate::client::discovery::SdClient;
 use crate::config::Ec2Config;
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 
 const P: &str = "__meta_ec2_";
 const VERSION: &str = "2016-11-15";

@@ -17,18 +17,16 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
 use super::api::{Api, Resource};
 use super::endpoints;
 use super::objects::{EndpointSlice, Endpoints, ObjectMeta};
 use super::roles::{self, Labels};
 use super::watch::{self, Store};
-use crate::config::{KubeAttach, KubeRole, KubernetesConfig, SERVICE_ACCOUNT_DIR};
+use crate::config::{KubeAttach, KubeRole, KubernetesConfig, SourceConfig, SERVICE_ACCOUNT_DIR};
+use crate::discovery::publish::{Group, SdTargets};
+use crate::discovery::{FileMatch, Found, LiveGlobs, Serving};
 use crate::relabel::Rules;
-use crate::source::discover::{FileMatch, LiveGlobs};
-use crate::source::file_sd::{Group, SdTargets};
-use crate::source::SourceSpec;
 
 /// The objects of one kind, by (namespace, uid).
 type ByKey = BTreeMap<(String, String), Value>;
@@ -211,25 +209,18 @@ pub fn namespaces(cfg: &KubernetesConfig) -> Vec<String> {
     namespaces
 }
 
-/// `spec` reading the files its Kubernetes targets name, kept current by
-/// tasks on `handle` until `cancel` (see the module documentation).
-pub fn attach(
-    mut spec: SourceSpec,
-    cfg: &KubernetesConfig,
-    name: &Arc<str>,
-    handle: &tokio::runtime::Handle,
-    cancel: &CancellationToken,
-) -> SourceSpec {
-    let Some(base) = spec.files.clone() else { return spec };
+/// The targets of `cfg`'s role for the source `config`, kept current by
+/// tasks on `at.handle` until `at.cancel` (see the module documentation).
+pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Found {
+    let (name, handle, cancel) = (&at.name, &at.handle, &at.cancel);
     let targets = Arc::new(SdTargets::relabelled());
     let live = Arc::new(LiveGlobs::default());
-    spec.labels.targets = Some(targets.clone());
-    spec.files = Some(Arc::new(base.with_live(live.clone())));
+    let found = Found { targets: targets.clone(), globs: Some(live.clone()) };
     let api = match Api::new(cfg) {
         Ok(api) => api,
         Err(e) => {
             tracing::error!(source = %name, error = %e, "no Kubernetes discovery: the source reads nothing");
-            return spec;
+            return found;
         }
     };
     let objects = Arc::new(Objects::default());
@@ -238,8 +229,7 @@ pub fn attach(
     for res in resources {
         handle.spawn(watch::run(api.clone(), res, objects.clone(), cancel.clone(), name.clone()));
     }
-    let (role, attach, rules, statics) =
-        (cfg.role, cfg.attach_metadata, spec.labels.relabel.clone(), spec.config.labels.clone());
+    let (role, attach, rules, statics) = (cfg.role, cfg.attach_metadata, at.rules.clone(), config.labels.clone());
     let (cancel, name) = (cancel.clone(), name.clone());
     handle.spawn(async move {
         let mut last: Option<Vec<Labels>> = None;
@@ -256,7 +246,7 @@ pub fn attach(
             last = Some(found);
         }
     });
-    spec
+    found
 }
 
 /// Each target's labels (with the source's static labels under them) after

@@ -21,8 +21,9 @@ use serde::Deserialize;
 
 use super::{join_host_port, Labels, Lister};
 use crate::config::{DockerConfig, SwarmRole};
-use crate::source::docker::api::{ApiError, Engine, Network};
-use crate::source::docker::targets::{prefixed_network_labels, sanitize};
+use crate::discovery::docker::api::{ApiError, Engine, Network};
+use crate::discovery::docker::targets::prefixed_network_labels;
+use crate::discovery::sanitize;
 
 const P: &str = "__meta_dockerswarm_";
 

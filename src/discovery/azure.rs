@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::{join_host_port, Labels, Lister};
 use crate::client::discovery::{SdClient, SdHttpError};
 use crate::config::{AzureConfig, AZURE_CLOUDS};
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 
 const P: &str = "__meta_azure_";
 const COMPUTE_API: &str = "2023-09-01";

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::objects::{EndpointPort, EndpointSlice, Endpoints, ObjectReference, Service};
 use super::pods::Pod;
 use super::roles::{join_host_port, object_meta, service_labels, Labels};
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 
 const P: &str = "__meta_kubernetes_";
 

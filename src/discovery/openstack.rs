@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 use super::{join_host_port, Labels, Lister};
 use crate::client::discovery::SdClient;
 use crate::config::{HttpKeys, OpenstackConfig, OpenstackRole};
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 
 const P: &str = "__meta_openstack_";
 /// The most pages read of one list, should an API link pages in a circle.

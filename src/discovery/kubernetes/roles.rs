@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::objects::ObjectMeta;
 use super::objects::{Ingress, Node, Service};
-use crate::source::docker::targets::sanitize;
+use crate::discovery::sanitize;
 
 /// One target's labels.
 pub type Labels = BTreeMap<String, String>;

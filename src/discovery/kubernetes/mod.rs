@@ -24,36 +24,32 @@ use std::sync::Arc;
 
 use api::{Api, Resource};
 use pods::Pods;
-use tokio_util::sync::CancellationToken;
 
-use super::SourceSpec;
-use crate::config::{KubeRole, SourceType};
+use super::{Found, Serving};
+use crate::config::{KubeRole, SourceConfig, SourceType};
 
-/// `spec` with its files labelled from the pods of this node, watched by a
-/// task on `handle` until `cancel`; unchanged without `kubernetes` metadata.
-pub fn attach(
-    spec: &SourceSpec,
-    name: &Arc<str>,
-    handle: &tokio::runtime::Handle,
-    cancel: &CancellationToken,
-) -> SourceSpec {
-    let mut spec = spec.clone();
-    let Some(cfg) = spec.config.kubernetes.clone() else { return spec };
-    if spec.config.kind != SourceType::Kubernetes {
-        return discovery::attach(spec, &cfg, name, handle, cancel);
+/// The pods of this node, watched by tasks on `at.handle` until
+/// `at.cancel`, to label the files of a `kubernetes` source; for a file
+/// source, the targets of its role (see [`discovery`]). None without
+/// `kubernetes`.
+pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
+    let cfg = config.kubernetes.clone()?;
+    let (name, handle, cancel) = (&at.name, &at.handle, &at.cancel);
+    if config.kind != SourceType::Kubernetes {
+        return Some(discovery::start(config, &cfg, at));
     }
     let node = cfg
         .node_name
         .clone()
         .or_else(|| std::env::var("NODE_NAME").ok().filter(|n| !n.is_empty()))
         .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
-    let mut pods = Pods::new(spec.config.pod_root(), name.clone(), cfg.wait_for_pod.get());
+    let mut pods = Pods::new(config.pod_root(), name.clone(), cfg.wait_for_pod.get());
     if cfg.namespaces.is_some() {
         pods = pods.in_namespaces(discovery::namespaces(&cfg));
     }
     pods = pods.attaching(cfg.attach_metadata);
     let pods = Arc::new(pods);
-    spec.labels.targets = Some(pods.clone());
+    let found = Found { targets: pods.clone(), globs: None };
     let own = cfg.selectors.iter().find(|s| s.role == KubeRole::Pod);
     let mut field = format!("spec.nodeName={node}");
     if let Some(f) = own.and_then(|s| s.field.as_deref()).filter(|f| !f.is_empty()) {
@@ -82,5 +78,5 @@ pub fn attach(
         // Every file then waits `wait_for_pod` and ships with its path labels.
         Err(e) => tracing::error!(source = %name, error = %e, "no pod metadata: files ship with their path labels"),
     }
-    spec
+    Some(found)
 }

@@ -11,8 +11,8 @@ use std::sync::{Arc, RwLock};
 
 use super::api::{Listed, Network};
 use crate::config::DockerConfig;
-use crate::source::sd::join_host_port;
-use crate::source::target::Targets;
+use crate::discovery::Targets;
+use crate::discovery::{join_host_port, sanitize};
 
 /// Discovered containers; see the module documentation.
 #[derive(Debug, Default)]
@@ -50,12 +50,6 @@ impl Targets for Containers {
     fn filename_label(&self) -> bool {
         false
     }
-}
-
-/// Prometheus' label name sanitising: every character other than
-/// `[a-zA-Z0-9_]` becomes `_`.
-pub fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
 /// The `__meta_docker_network_*` labels of each network, by its id, as

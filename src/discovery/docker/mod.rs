@@ -1,0 +1,146 @@
+//! Docker's containers, found through the Engine API, with the
+//! `__meta_docker_*` labels Promtail's `docker_sd_configs` gives them
+//! ([`targets`]); the API itself ([`api`]). The `docker` source
+//! (`source/docker/`) reads their logs.
+//!
+//! How the list is kept current: [`watch`] follows the Engine's event
+//! stream and lists again after each container event, and in full every
+//! `refresh_interval` (a [`Discovery`] whose wait is the event stream); when
+//! the Engine cannot be reached it says so once, backs off (1 s doubling to
+//! 30 s) and tries again. Stopped containers stay listed (`all=1`), so a log
+//! is read to its end after its container stopped.
+
+pub mod api;
+pub mod targets;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use api::{take_events, ApiError, Engine};
+use targets::{meta_labels, network_labels, Containers};
+use tokio_util::sync::CancellationToken;
+
+use super::poll::{poll, Backoff, Discovery};
+use crate::config::DockerConfig;
+
+/// Failed calls to the Engine back off up to this.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// What is asked, in messages.
+pub const ENGINE: &str = "the Docker Engine";
+
+/// Lists the containers and replaces `containers` with those whose log can
+/// be read from disk. `known` caches each container's log path (None: a log
+/// driver other than json-file, said once).
+pub async fn refresh(
+    engine: &Engine,
+    cfg: &DockerConfig,
+    containers: &Containers,
+    known: &mut HashMap<String, Option<PathBuf>>,
+    name: &str,
+) -> Result<(), ApiError> {
+    let listed = engine.containers().await?;
+    let nets = network_labels(&engine.networks().await?);
+    let mut found = Vec::with_capacity(listed.len());
+    let mut live = HashSet::with_capacity(listed.len());
+    for c in listed {
+        live.insert(c.id.clone());
+        let log = match known.get(&c.id) {
+            Some(p) => p.clone(),
+            None => {
+                let i = match engine.inspect(&c.id).await {
+                    Ok(i) => i,
+                    // Removed since the list: gone.
+                    Err(ApiError::Status { status: 404, .. }) => continue,
+                    Err(e) => return Err(e),
+                };
+                let driver = i.host_config.log_config.kind;
+                if driver == "json-file" && i.log_path.is_empty() {
+                    // Created, never started: no log yet; look again next time.
+                    continue;
+                }
+                let path = (driver == "json-file").then(|| PathBuf::from(i.log_path));
+                if path.is_none() {
+                    tracing::warn!(source = name, container = %c.names.first().unwrap_or(&c.id), driver = %driver,
+                        "container's log driver is not json-file: its log cannot be read from disk, and is not shipped");
+                }
+                known.insert(c.id.clone(), path.clone());
+                path
+            }
+        };
+        if let Some(p) = log {
+            found.push((p, meta_labels(&c, &nets, cfg)));
+        }
+    }
+    known.retain(|id, _| live.contains(id));
+    containers.replace(found);
+    Ok(())
+}
+
+/// Keeps `containers` current until cancelled (see the module documentation).
+pub async fn watch(
+    engine: Engine,
+    cfg: DockerConfig,
+    containers: Arc<Containers>,
+    known: HashMap<String, Option<PathBuf>>,
+    cancel: CancellationToken,
+    name: Arc<str>,
+) {
+    let every = cfg.refresh_interval.get();
+    let events = Events { engine, cfg, containers, known, name: name.clone(), stream: None, buf: Vec::new() };
+    poll(events, name, every, Backoff::up_to(BACKOFF_MAX), cancel).await;
+}
+
+/// The Engine's containers and its event stream.
+struct Events {
+    engine: Engine,
+    cfg: DockerConfig,
+    containers: Arc<Containers>,
+    known: HashMap<String, Option<PathBuf>>,
+    name: Arc<str>,
+    stream: Option<reqwest::Response>,
+    buf: Vec<u8>,
+}
+
+impl Discovery for Events {
+    fn describe(&self) -> String {
+        ENGINE.into()
+    }
+
+    /// Lists the containers, the event stream opening meanwhile: nothing happens unseen.
+    async fn refresh(&mut self) -> Result<(), String> {
+        let listed = refresh(&self.engine, &self.cfg, &self.containers, &mut self.known, &self.name);
+        let (events, listed) = tokio::join!(self.engine.events(), listed);
+        listed.map_err(|e| e.to_string())?;
+        self.stream = Some(events.map_err(|e| e.to_string())?);
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Lists again after each container event, until the stream ends, a
+    /// list fails or `every` is over (then the poller lists in full).
+    async fn wait(&mut self, every: Duration) {
+        let Some(mut stream) = self.stream.take() else { return };
+        let full_list_at = tokio::time::Instant::now() + every;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(full_list_at) => return,
+                chunk = stream.chunk() => match chunk {
+                    Ok(Some(bytes)) => {
+                        let changed = take_events(&mut self.buf, &bytes).iter().any(|e| {
+                            e.kind == "container" && !e.action.starts_with("exec_") && !e.action.starts_with("health_status")
+                        });
+                        if changed && refresh(&self.engine, &self.cfg, &self.containers, &mut self.known, &self.name).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) | Err(_) => {
+                        tracing::info!(source = %self.name, "the Docker Engine's event stream ended; listing again");
+                        return;
+                    }
+                },
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Discoveries that list every target on request (Promtail's
+//! `dockerswarm_sd_configs`, the cloud and service discoveries, target
+//! files, Consul).
+//!
+//! How it works. A [`Lister`] asks its service for every target and gives
+//! each one's labels (`__meta_*`, `__address__`). It is a [`Discovery`]
+//! ([`Listed`]) run by the one poller: at start and then every
+//! `refresh_interval` (or sooner, when its wait is told of a change); as in
+//! Promtail, a target is tailed only when the source's relabel rules give
+//! it a `__path__` (a glob; `__path_exclude__` too). The targets with one
+//! are published (see [`super::publish`]): files are opened at the next
+//! scan with the target's labels through the same rules, and files no
+//! target names any more are read to their end and closed. When the
+//! service cannot be reached the targets known stay, the failure is said
+//! once, and the request is tried again with backoff (1 s doubling to the
+//! refresh interval, at most 15 s) until it answers.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::poll::{poll, Backoff, Discovery};
+use super::publish::{Published, SdTargets};
+use super::{
+    azure, digitalocean, dns, dockerswarm, ec2, gce, marathon, openstack, triton, zookeeper, Found, Labels, LiveGlobs,
+    Serving,
+};
+use crate::config::SourceConfig;
+
+/// Retries after a failure wait at most this (Prometheus waits 15 s).
+const RETRY_MAX: Duration = Duration::from_secs(15);
+/// How often ZooKeeper's trees are read again without a watch event.
+const ZK_EVERY: Duration = Duration::from_secs(60);
+
+/// A discovery that lists every target when asked.
+pub trait Lister: Send + 'static {
+    /// What is asked, for messages (`Docker Swarm at unix:///var/run/docker.sock`).
+    fn describe(&self) -> String;
+    /// Every target now.
+    fn list(&mut self) -> impl Future<Output = Result<Vec<Labels>, String>> + Send;
+
+    /// Waits until the targets may have changed: `every` by default; a
+    /// discovery told of changes (ZooKeeper's watches, Consul's blocking
+    /// query, a target file's new modification time) returns sooner.
+    fn wait(&mut self, every: Duration) -> impl Future<Output = ()> + Send {
+        tokio::time::sleep(every)
+    }
+
+    /// A target whose `__path__` is no glob, left out (said in the log by default).
+    fn bad_path(&self, source: &str, labels: &Labels, error: &globset::Error) {
+        let address = labels.get("__address__").map(String::as_str).unwrap_or("");
+        tracing::warn!(source = %source, from = %self.describe(), address, error = %error,
+            "a target's __path__ is not a glob; left out");
+    }
+}
+
+/// A [`Lister`] as a [`Discovery`]: each list is offered to `out`.
+pub struct Listed<L> {
+    pub lister: L,
+    pub out: Published,
+}
+
+impl<L: Lister> Discovery for Listed<L> {
+    fn describe(&self) -> String {
+        self.lister.describe()
+    }
+
+    async fn refresh(&mut self) -> Result<(), String> {
+        let found = self.lister.list().await?;
+        let lister = &self.lister;
+        self.out.offer(found, &lister.describe(), &mut |name, labels, e| lister.bad_path(name, labels, e));
+        Ok(())
+    }
+
+    fn wait(&mut self, every: Duration) -> impl Future<Output = ()> + Send {
+        self.lister.wait(every)
+    }
+}
+
+/// Starts the lister `config` names (one of the cloud and service
+/// discoveries), if any; None without one, or when it cannot be made.
+pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
+    let c = config;
+    let made = if let Some(cfg) = &c.dockerswarm {
+        run(at, dockerswarm::Swarm::new(cfg), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.triton {
+        run(at, triton::Triton::new(cfg), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.digitalocean {
+        run(at, digitalocean::DigitalOcean::new(cfg), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.dns {
+        run(at, Ok::<_, String>(dns::Dns::new(cfg)), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.serverset {
+        run(at, Ok::<_, String>(zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Serverset)), ZK_EVERY)
+    } else if let Some(cfg) = &c.nerve {
+        run(at, Ok::<_, String>(zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Nerve)), ZK_EVERY)
+    } else if let Some(cfg) = &c.gce {
+        run(at, gce::Gce::new(cfg), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.openstack {
+        run(at, openstack::Openstack::new(cfg), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.ec2 {
+        run(at, ec2::Ec2::new(cfg), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.azure {
+        run(at, azure::Azure::new(cfg), cfg.refresh_interval.get())
+    } else if let Some(cfg) = &c.marathon {
+        run(at, marathon::Marathon::new(cfg), cfg.refresh_interval.get())
+    } else {
+        return None;
+    };
+    made.map_err(|e| tracing::error!(source = %at.name, error = %e, "the source's targets cannot be read")).ok()
+}
+
+/// Runs `made` (or says why it cannot be made) for the source `at`, listing
+/// again every `every`.
+fn run<L: Lister>(at: &Serving, made: Result<L, impl std::fmt::Display>, every: Duration) -> Result<Found, String> {
+    let lister = made.map_err(|e| e.to_string())?;
+    Ok(spawn(at, lister, every))
+}
+
+/// The targets and globs `lister` publishes, kept current by the poller
+/// (listing again every `every`) on `at.handle` until `at.cancel`.
+pub fn spawn(at: &Serving, lister: impl Lister, every: Duration) -> Found {
+    let (out, found) = published(at);
+    let backoff = Backoff::up_to(RETRY_MAX.min(every));
+    at.handle.spawn(poll(Listed { lister, out }, at.name.clone(), every, backoff, at.cancel.clone()));
+    found
+}
+
+/// Where a lister's targets go for the source `at`, and what the source reads of them.
+pub fn published(at: &Serving) -> (Published, Found) {
+    let targets = Arc::new(SdTargets::default());
+    let live = Arc::new(LiveGlobs::default());
+    let out = Published::new(at.name.clone(), at.rules.clone(), targets.clone(), live.clone());
+    (out, Found { targets, globs: Some(live) })
+}

@@ -1,0 +1,138 @@
+//! Discovery: what finds the targets a file source reads, and their
+//! `__meta_*` labels. It reads no line: `source/` reads the files discovery
+//! names (and the journal, stdin and the network receivers, which need none).
+//!
+//! - [`glob`]: the files a source's `include`/`exclude` globs name (a scan),
+//!   and the globs a discovery replaces while the source runs.
+//! - One way to be a discovery: [`Discovery`] (bring the targets up to date,
+//!   then wait until they may have changed), run by one poller with one
+//!   backoff ([`poll`]). A service that lists every target on request is a
+//!   [`Lister`] (the cloud and service discoveries, Docker Swarm, target
+//!   files, Consul, whose wait is its blocking query); watch-based ones keep
+//!   what a watch tells them (Docker's events, Kubernetes' list-and-watch).
+//! - One way to publish: targets whose labels (after the source's relabel
+//!   rules) give a `__path__` glob become the source's [`publish::SdTargets`]
+//!   and [`glob::LiveGlobs`]; Docker containers and Kubernetes pods, whose
+//!   log files are known by place, are [`Targets`] of their own.
+//!
+//! Adding a discovery: its config struct in `config/`, a [`Lister`] here,
+//! one arm in [`lister::start`], and its Promtail name in `convert/`.
+
+pub mod azure;
+pub mod consul;
+pub mod digitalocean;
+pub mod dns;
+pub mod docker;
+pub mod dockerswarm;
+pub mod ec2;
+pub mod file_sd;
+pub mod gce;
+pub mod glob;
+pub mod kubernetes;
+pub mod lister;
+pub mod marathon;
+pub mod openstack;
+pub mod poll;
+pub mod publish;
+pub mod triton;
+pub mod zookeeper;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+pub use glob::{FileMatch, LiveGlobs};
+pub use lister::Lister;
+pub use poll::{poll, Discovery};
+
+use crate::config::SourceConfig;
+use crate::relabel::Rules;
+
+/// One discovered target's labels.
+pub type Labels = BTreeMap<String, String>;
+
+/// Files found by a discovery, with their labels.
+pub trait Targets: Send + Sync + std::fmt::Debug {
+    /// The `__meta_*` labels of the file at `path`, or None when no known
+    /// target owns it (yet). An empty set: read the file anyway, with the
+    /// labels it has before the rules (its target stayed unknown too long).
+    fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>>;
+
+    /// Whether the labels of [`Targets::meta`] went through the source's
+    /// relabel rules already (they are then not applied again per file).
+    fn relabelled(&self) -> bool {
+        false
+    }
+
+    /// Whether files keep the `filename` label (Promtail's docker targets have none).
+    fn filename_label(&self) -> bool {
+        true
+    }
+}
+
+/// What a discovery gives the file source it serves: the targets that say
+/// which files are read, with which labels, and (for targets named by a
+/// `__path__` glob) the include globs that replace the source's own.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub targets: Arc<dyn Targets>,
+    pub globs: Option<Arc<LiveGlobs>>,
+}
+
+/// The file source a discovery serves, and where its tasks run.
+#[derive(Debug, Clone)]
+pub struct Serving {
+    /// The source's name, for messages.
+    pub name: Arc<str>,
+    /// The source's relabel rules: they find each target's `__path__`.
+    pub rules: Option<Arc<Rules>>,
+    pub handle: tokio::runtime::Handle,
+    pub cancel: CancellationToken,
+}
+
+/// Starts the discovery `config` names, if any, kept current by a task on
+/// `at.handle` until `at.cancel`; None without one (or when it cannot be
+/// made: said in the log).
+pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
+    kubernetes::start(config, at)
+        .or_else(|| file_sd::start(config, at))
+        .or_else(|| consul::start(config, at))
+        .or_else(|| lister::start(config, at))
+}
+
+/// What a discovered file is the log of, by its target's labels: a
+/// Kubernetes pod's container (`namespace/pod/container`) or a Docker
+/// container (its name), for `/status` and `top`. `None` for other files.
+pub fn target_name(meta: &BTreeMap<String, String>) -> Option<String> {
+    let get = |k: &str| meta.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let pod = get("__meta_kubernetes_pod_name")
+        .map(|pod| (get("__meta_kubernetes_namespace"), pod, get("__meta_kubernetes_pod_container_name")));
+    let pod = pod.or_else(|| get("pod").map(|pod| (get("namespace"), pod, get("container"))));
+    if let Some((ns, pod, container)) = pod {
+        let mut name = ns.map(|ns| format!("{ns}/{pod}")).unwrap_or_else(|| pod.to_string());
+        if let Some(c) = container {
+            name.push('/');
+            name.push_str(c);
+        }
+        return Some(format!("pod {name}"));
+    }
+    let container = get("__meta_docker_container_name").or_else(|| get("__meta_dockerswarm_container_name"));
+    container.map(|c| format!("container {}", c.trim_start_matches('/')))
+}
+
+/// Prometheus' label name sanitising: every character other than
+/// `[a-zA-Z0-9_]` becomes `_`.
+pub fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+/// `host:port`, bracketed for an IPv6 host (Go's `net.JoinHostPort`).
+pub fn join_host_port(host: &str, port: impl std::fmt::Display) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
