@@ -311,3 +311,21 @@ fn check_without_config_reads_the_default_and_systemd_log_lines_start_at_the_lev
     let log = err.lines().find(|l| l.contains("no --config given")).unwrap_or_default();
     assert!(log.starts_with("INFO "), "a log line under systemd starts at its level: {log:?}");
 }
+
+#[test]
+fn a_misspelled_http_client_key_of_a_discovery_table_exits_2_naming_it() {
+    // The HTTP client keys are written once for every discovery's table
+    // (src/config/http_table.rs); a mistake among them is still an unknown key.
+    let cases = [
+        ("marathon", "servers = [\"http://m:8080\"]\nbearer_tokn = \"x\"\n", "bearer_tokn"),
+        ("digitalocean", "proxy_urll = \"http://p:3128\"\n", "proxy_urll"),
+        ("ec2", "region = \"us-east-1\"\n[sources.ec2.tls]\nca_flie = \"/x\"\n", "tls.ca_flie"),
+        ("azure", "subscription_id = \"s\"\nno_proxyy = \"x\"\n", "no_proxyy"),
+        ("dockerswarm", "role = \"tasks\"\n[sources.dockerswarm.oauth2]\nclient_idd = \"c\"\n", "oauth2.client_idd"),
+        ("kubernetes", "role = \"node\"\nproxy_connect_headers = {}\n", "proxy_connect_headers"),
+    ];
+    for (table, body, key) in cases {
+        let text = format!("[[sources]]\ntype = \"file\"\nname = \"d\"\n[sources.{table}]\n{body}");
+        assert_bad(&text, &format!("sources[0].{table}.{key}"), "unknown key");
+    }
+}

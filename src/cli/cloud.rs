@@ -56,6 +56,25 @@ pub enum CloudCommand {
     Setup(SetupArgs),
 }
 
+/// The record a `get`, `update` or `delete` is about: its ID and region.
+#[derive(Debug, Clone, Args)]
+pub struct Record {
+    pub id: String,
+    #[arg(long)]
+    pub region: String,
+}
+
+/// How a `list` pages.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct Pages {
+    /// Records per page, at most 500.
+    #[arg(long)]
+    pub page_size: Option<u32>,
+    /// Stop after this many records.
+    #[arg(long)]
+    pub limit: Option<usize>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
     /// Create an access policy.
@@ -94,24 +113,15 @@ pub enum PolicyCommand {
         realm_id: Option<String>,
         #[arg(long, value_enum)]
         status: Option<PolicyStatus>,
-        /// Records per page, at most 500.
-        #[arg(long)]
-        page_size: Option<u32>,
-        /// Stop after this many records.
-        #[arg(long)]
-        limit: Option<usize>,
+        #[command(flatten)]
+        pages: Pages,
     },
     /// Show one access policy.
-    Get {
-        id: String,
-        #[arg(long)]
-        region: String,
-    },
+    Get(Record),
     /// Update an access policy; members not given are sent back as they are.
     Update {
-        id: String,
-        #[arg(long)]
-        region: String,
+        #[command(flatten)]
+        record: Record,
         #[arg(long)]
         display_name: Option<String>,
         /// Replaces the scopes.
@@ -133,11 +143,7 @@ pub enum PolicyCommand {
         status: Option<PolicyStatus>,
     },
     /// Delete an access policy.
-    Delete {
-        id: String,
-        #[arg(long)]
-        region: String,
-    },
+    Delete(Record),
 }
 
 #[derive(Debug, Subcommand)]
@@ -181,24 +187,15 @@ pub enum TokenCommand {
         /// Status of the owning policy.
         #[arg(long, value_enum)]
         policy_status: Option<PolicyStatus>,
-        /// Records per page, at most 500.
-        #[arg(long)]
-        page_size: Option<u32>,
-        /// Stop after this many records.
-        #[arg(long)]
-        limit: Option<usize>,
+        #[command(flatten)]
+        pages: Pages,
     },
     /// Show one token (never its secret).
-    Get {
-        id: String,
-        #[arg(long)]
-        region: String,
-    },
+    Get(Record),
     /// Update a token's display name or expiry.
     Update {
-        id: String,
-        #[arg(long)]
-        region: String,
+        #[command(flatten)]
+        record: Record,
         #[arg(long)]
         display_name: Option<String>,
         /// ISO 8601 UTC.
@@ -209,11 +206,7 @@ pub enum TokenCommand {
         no_expiry: bool,
     },
     /// Delete a token.
-    Delete {
-        id: String,
-        #[arg(long)]
-        region: String,
-    },
+    Delete(Record),
 }
 
 #[derive(Debug, Subcommand)]

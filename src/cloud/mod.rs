@@ -170,14 +170,8 @@ impl CloudClient {
         f: &PolicyFilter,
         limit: Option<usize>,
     ) -> Result<Vec<Value>, CloudError> {
-        let mut c = Checks::new();
-        check_region(&mut c, region);
-        validate::realm_filter(
-            &mut c,
-            ("realmType", "realmIdentifier"),
-            f.realm_type.as_deref(),
-            f.realm_identifier.as_deref(),
-        );
+        let realm = (f.realm_type.as_deref(), f.realm_identifier.as_deref());
+        let mut c = list_checks(region, ("realmType", "realmIdentifier"), realm);
         if let Some(n) = f.page_size {
             c.check("pageSize", validate::page_size(n));
         }
@@ -259,14 +253,8 @@ impl CloudClient {
         f: &TokenFilter,
         limit: Option<usize>,
     ) -> Result<Vec<Value>, CloudError> {
-        let mut c = Checks::new();
-        check_region(&mut c, region);
-        validate::realm_filter(
-            &mut c,
-            ("accessPolicyRealmType", "accessPolicyRealmIdentifier"),
-            f.access_policy_realm_type.as_deref(),
-            f.access_policy_realm_identifier.as_deref(),
-        );
+        let realm = (f.access_policy_realm_type.as_deref(), f.access_policy_realm_identifier.as_deref());
+        let mut c = list_checks(region, ("accessPolicyRealmType", "accessPolicyRealmIdentifier"), realm);
         for (field, v) in [("expiresBefore", &f.expires_before), ("expiresAfter", &f.expires_after)] {
             if let Some(t) = v {
                 c.check(field, validate::utc_time(t).map(|_| ()));
@@ -539,6 +527,15 @@ fn check_region(c: &mut Checks, region: &str) {
     if region.trim().is_empty() {
         c.fail("region", "is required on every access policy and token call (such as us, eu, au)");
     }
+}
+
+/// The checks a list starts with: the region, and a realm filter `realm`
+/// (type and identifier) under the query keys `fields`.
+fn list_checks(region: &str, fields: (&str, &str), realm: (Option<&str>, Option<&str>)) -> Checks {
+    let mut c = Checks::new();
+    check_region(&mut c, region);
+    validate::realm_filter(&mut c, fields, realm.0, realm.1);
+    c
 }
 
 fn check_id_and_region(field: &str, id: &str, region: &str) -> Result<(), Invalid> {

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::sd::{validate_urls, HttpKeys};
+use super::http_table::http_table;
+use super::sd::validate_urls;
 use super::TlsConfig;
 use crate::util::{HumanDuration, Secret};
 
@@ -155,70 +156,33 @@ pub(super) fn validate_openstack(kk: &str, o: &OpenstackConfig, e: &mut dyn FnMu
     }
 }
 
-/// Amazon EC2 instances as targets (`sources[].ec2`, Promtail's `ec2_sd_configs`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct Ec2Config {
-    /// The EC2 API's URL; unset: `https://ec2.<region>.amazonaws.com`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<String>,
-    /// The region; unset: `AWS_REGION`, else the instance's own (its metadata).
-    pub region: String,
-    pub access_key: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret_key: Option<Secret>,
-    /// A profile of the shared credentials file (`~/.aws/credentials`).
-    pub profile: String,
-    /// A role assumed (STS `AssumeRole`) with the credentials found.
-    pub role_arn: String,
-    pub external_id: String,
-    pub refresh_interval: HumanDuration,
-    /// The port of each instance's `__address__`.
-    pub port: u16,
-    /// EC2 filters of `DescribeInstances`: `{ "tag:env" = ["prod"] }`.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub filters: BTreeMap<String, Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Secret>,
-}
-
-impl Default for Ec2Config {
-    fn default() -> Self {
-        Self {
-            endpoint: None,
-            region: String::new(),
-            access_key: String::new(),
-            secret_key: None,
-            profile: String::new(),
-            role_arn: String::new(),
-            external_id: String::new(),
-            refresh_interval: HumanDuration::secs(60),
-            port: 80,
-            filters: BTreeMap::new(),
-            tls: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: BTreeMap::new(),
-        }
-    }
-}
-
-impl Ec2Config {
-    /// The table's HTTP client keys (EC2 signs its requests itself).
-    pub fn http(&self) -> HttpKeys<'_> {
-        HttpKeys {
-            tls: self.tls.as_ref(),
-            proxy_url: self.proxy_url.as_ref(),
-            no_proxy: self.no_proxy.as_deref(),
-            proxy_connect_header: &self.proxy_connect_header,
-            ..HttpKeys::none()
-        }
+http_table! {
+    /// Amazon EC2 instances as targets (`sources[].ec2`, Promtail's
+    /// `ec2_sd_configs`); EC2 signs its requests itself (no credential keys).
+    #[derive(Debug, Clone, Deserialize, Serialize)]
+    #[serde(default)]
+    pub struct Ec2Config {
+        /// The EC2 API's URL; unset: `https://ec2.<region>.amazonaws.com`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub endpoint: Option<String> = None,
+        /// The region; unset: `AWS_REGION`, else the instance's own (its metadata).
+        pub region: String = String::new(),
+        pub access_key: String = String::new(),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub secret_key: Option<Secret> = None,
+        /// A profile of the shared credentials file (`~/.aws/credentials`).
+        pub profile: String = String::new(),
+        /// A role assumed (STS `AssumeRole`) with the credentials found.
+        pub role_arn: String = String::new(),
+        pub external_id: String = String::new(),
+        pub refresh_interval: HumanDuration = HumanDuration::secs(60),
+        /// The port of each instance's `__address__`.
+        pub port: u16 = 80,
+        /// EC2 filters of `DescribeInstances`: `{ "tag:env" = ["prod"] }`.
+        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        pub filters: BTreeMap<String, Vec<String>> = BTreeMap::new(),
+        tls;
+        proxy;
     }
 }
 
@@ -240,67 +204,30 @@ pub(super) fn validate_ec2(kk: &str, c: &Ec2Config, e: &mut dyn FnMut(&str, Stri
     c.http().validate(kk, &[], e);
 }
 
-/// Azure's virtual machines (and scale sets') as targets (`sources[].azure`,
-/// Promtail's `azure_sd_configs`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct AzureConfig {
-    /// `AzurePublicCloud` (the default), `AzureChinaCloud` or `AzureUSGovernmentCloud`.
-    pub environment: String,
-    pub subscription_id: String,
-    pub tenant_id: String,
-    pub client_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<Secret>,
-    /// `OAuth` (a client secret, the default), `ManagedIdentity`,
-    /// `WorkloadIdentity` or `SDK` (the `AZURE_*` environment, then those).
-    pub authentication_method: String,
-    /// Only this resource group's machines.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resource_group: Option<String>,
-    pub refresh_interval: HumanDuration,
-    /// The port of each machine's `__address__`.
-    pub port: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Secret>,
-}
-
-impl Default for AzureConfig {
-    fn default() -> Self {
-        Self {
-            environment: "AzurePublicCloud".into(),
-            subscription_id: String::new(),
-            tenant_id: String::new(),
-            client_id: String::new(),
-            client_secret: None,
-            authentication_method: "OAuth".into(),
-            resource_group: None,
-            refresh_interval: HumanDuration::secs(300),
-            port: 80,
-            tls: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: BTreeMap::new(),
-        }
-    }
-}
-
-impl AzureConfig {
-    /// The table's HTTP client keys (the token is Azure's own).
-    pub fn http(&self) -> HttpKeys<'_> {
-        HttpKeys {
-            tls: self.tls.as_ref(),
-            proxy_url: self.proxy_url.as_ref(),
-            no_proxy: self.no_proxy.as_deref(),
-            proxy_connect_header: &self.proxy_connect_header,
-            ..HttpKeys::none()
-        }
+http_table! {
+    /// Azure's virtual machines (and scale sets') as targets (`sources[].azure`,
+    /// Promtail's `azure_sd_configs`); the token is Azure's own (no credential keys).
+    #[derive(Debug, Clone, Deserialize, Serialize)]
+    #[serde(default)]
+    pub struct AzureConfig {
+        /// `AzurePublicCloud` (the default), `AzureChinaCloud` or `AzureUSGovernmentCloud`.
+        pub environment: String = "AzurePublicCloud".into(),
+        pub subscription_id: String = String::new(),
+        pub tenant_id: String = String::new(),
+        pub client_id: String = String::new(),
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub client_secret: Option<Secret> = None,
+        /// `OAuth` (a client secret, the default), `ManagedIdentity`,
+        /// `WorkloadIdentity` or `SDK` (the `AZURE_*` environment, then those).
+        pub authentication_method: String = "OAuth".into(),
+        /// Only this resource group's machines.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub resource_group: Option<String> = None,
+        pub refresh_interval: HumanDuration = HumanDuration::secs(300),
+        /// The port of each machine's `__address__`.
+        pub port: u16 = 80,
+        tls;
+        proxy;
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::http_table::http_table;
 use crate::util::HumanDuration;
 
 /// One Prometheus relabel rule (`sources[].relabel`), as Promtail's
@@ -30,54 +31,35 @@ pub struct RelabelConfig {
     pub action: Option<String>,
 }
 
-/// Where a `docker` source reaches the Docker Engine, and which containers it takes.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct DockerConfig {
-    /// The Engine API: `unix:///path/to/docker.sock` (logs read from the
-    /// Engine's json-file logs on this machine's disk), or `tcp://host:port`,
-    /// `http://host:port` or `https://host:port` (an Engine elsewhere: logs
-    /// read through the API's `/containers/{id}/logs`).
-    pub host: String,
-    /// Engine API filters of the container list, as Promtail's
-    /// `docker_sd_configs.filters`: `{ label = ["com.example=x"], name = ["web"] }`.
-    pub filters: BTreeMap<String, Vec<String>>,
-    /// How often the container list is read again in full (events update it in between).
-    pub refresh_interval: HumanDuration,
-    /// TLS to a `tcp://` or `https://` Engine (`tcp://` with `tls` set is spoken over TLS).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<super::TlsConfig>,
-    /// Basic auth to an Engine behind a proxy that asks for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub basic_auth: Option<super::BasicAuth>,
-    /// A bearer token sent to the Engine (a secret).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bearer_token: Option<crate::util::Secret>,
-    /// A file holding the bearer token, read again for every request.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bearer_token_file: Option<std::path::PathBuf>,
-    /// A bearer token got with the OAuth 2.0 client credentials grant (as `client.oauth2`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oauth2: Option<super::OAuth2Config>,
-    /// An HTTP(S) proxy the Engine is reached through; unset: `HTTPS_PROXY`
-    /// and `NO_PROXY` of the environment apply.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<crate::util::Secret>,
-    /// Hosts reached without the proxy (`example.com,.internal,10.0.0.0/8`);
-    /// needs `proxy_url` (without it, `NO_PROXY` of the environment).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    /// Headers sent to the proxy (such as `Proxy-Authorization`); values are
-    /// secrets. Needs `proxy_url`.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, crate::util::Secret>,
-    /// The host in `__address__` of containers on the host network (Prometheus' `host_networking_host`).
-    pub host_networking_host: String,
-    /// The port in `__address__` of containers that expose none (Prometheus' `port`).
-    pub port: u16,
-    /// `dockerswarm` only: which swarm objects are the targets.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<SwarmRole>,
+http_table! {
+    /// Where a `docker` source reaches the Docker Engine, and which containers
+    /// it takes. The HTTP client keys are for an Engine reached over the
+    /// network: `tls` (`tcp://` with `tls` set is spoken over TLS), one
+    /// credential (for an Engine behind a proxy that asks for it), a proxy.
+    #[derive(Debug, Clone, Deserialize, Serialize)]
+    #[serde(default)]
+    pub struct DockerConfig {
+        /// The Engine API: `unix:///path/to/docker.sock` (logs read from the
+        /// Engine's json-file logs on this machine's disk), or `tcp://host:port`,
+        /// `http://host:port` or `https://host:port` (an Engine elsewhere: logs
+        /// read through the API's `/containers/{id}/logs`).
+        pub host: String = DEFAULT_DOCKER_HOST.into(),
+        /// Engine API filters of the container list, as Promtail's
+        /// `docker_sd_configs.filters`: `{ label = ["com.example=x"], name = ["web"] }`.
+        pub filters: BTreeMap<String, Vec<String>> = BTreeMap::new(),
+        /// How often the container list is read again in full (events update it in between).
+        pub refresh_interval: HumanDuration = HumanDuration::secs(60),
+        tls;
+        auth;
+        proxy;
+        /// The host in `__address__` of containers on the host network (Prometheus' `host_networking_host`).
+        pub host_networking_host: String = "localhost".into(),
+        /// The port in `__address__` of containers that expose none (Prometheus' `port`).
+        pub port: u16 = 80,
+        /// `dockerswarm` only: which swarm objects are the targets.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub role: Option<SwarmRole> = None,
+    }
 }
 
 /// What a `dockerswarm` source's targets are (Prometheus' `role`).
@@ -94,27 +76,6 @@ pub enum SwarmRole {
 
 /// Default `sources[].docker.host`.
 pub const DEFAULT_DOCKER_HOST: &str = "unix:///var/run/docker.sock";
-
-impl Default for DockerConfig {
-    fn default() -> Self {
-        Self {
-            host: DEFAULT_DOCKER_HOST.into(),
-            filters: BTreeMap::new(),
-            refresh_interval: HumanDuration::secs(60),
-            tls: None,
-            basic_auth: None,
-            bearer_token: None,
-            bearer_token_file: None,
-            oauth2: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: BTreeMap::new(),
-            host_networking_host: "localhost".into(),
-            port: 80,
-            role: None,
-        }
-    }
-}
 
 /// Where a `docker.host` is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,12 +182,7 @@ fn validate_engine(kk: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) 
         }
         super::client::validate_basic_auth(b, &format!("{kk}.basic_auth"), e);
     }
-    let set = [
-        (d.basic_auth.is_some(), "basic_auth"),
-        (d.bearer_token.is_some(), "bearer_token"),
-        (d.bearer_token_file.is_some(), "bearer_token_file"),
-        (d.oauth2.is_some(), "oauth2"),
-    ];
+    let set = d.http().credentials();
     let given: Vec<&str> = set.iter().filter(|(s, _)| *s).map(|(_, n)| *n).collect();
     if given.len() > 1 {
         e(
@@ -244,15 +200,8 @@ fn validate_engine(kk: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) 
             e(&format!("{kk}.{name}"), "is for an Engine reached over tcp:// or http(s)://".into());
         }
     }
-    if let Some(p) = &d.bearer_token_file {
-        if let Err(err) = crate::util::read_secret_file(p) {
-            e(&format!("{kk}.bearer_token_file"), format!("cannot read {}: {err}", p.display()));
-        }
-    }
-    if let Some(o) = &d.oauth2 {
-        super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
-    }
-    super::proxy::validate_proxy(d.proxy_url.as_ref(), d.no_proxy.as_deref(), &d.proxy_connect_header, kk, e);
+    d.http().validate_token_keys(kk, e);
+    d.http().validate_proxy(kk, e);
     if d.host_networking_host.is_empty() {
         e(&format!("{kk}.host_networking_host"), "must not be empty".into());
     }

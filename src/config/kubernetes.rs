@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::http_table::http_table;
 use crate::util::HumanDuration;
 
 /// Prometheus' Kubernetes discovery roles (`kubernetes.role`, `selectors[].role`).
@@ -96,96 +97,63 @@ impl KubeAttach {
     }
 }
 
-/// A `kubernetes` source's pod metadata (role pod), or a file source's
-/// targets discovered through the API server (the other roles): where the
-/// API server is, how to authenticate, and which objects to watch.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct KubernetesConfig {
-    /// What is discovered: `pod` (a `kubernetes` source: the pods of this
-    /// node), or `node`, `service`, `endpoints`, `endpointslice`, `ingress`
-    /// (a `file` source: targets whose relabelled `__path__` names files).
-    pub role: KubeRole,
-    /// The API server's URL; unset: in-cluster (`KUBERNETES_SERVICE_HOST` and
-    /// `_PORT`), or the current context of `kubeconfig`.
-    pub api_server: Option<String>,
-    /// A kubeconfig file (its current context's server, CA and token);
-    /// unset: the in-cluster service account.
-    pub kubeconfig: Option<std::path::PathBuf>,
-    /// The service account token, read again for every request (tokens rotate).
-    #[serde(alias = "bearer_token_file")]
-    pub token_file: std::path::PathBuf,
-    /// A bearer token given in the config itself (a secret); needs `api_server`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bearer_token: Option<crate::util::Secret>,
-    /// Basic auth to the API server (`username`, `password` or `password_file`); needs `api_server`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub basic_auth: Option<super::BasicAuth>,
-    /// A bearer token got with the OAuth 2.0 client credentials grant (as
-    /// `client.oauth2`); needs `api_server`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oauth2: Option<super::OAuth2Config>,
-    /// An HTTP(S) proxy the API server is reached through; unset:
-    /// `HTTPS_PROXY` and `NO_PROXY` of the environment apply.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<crate::util::Secret>,
-    /// Hosts reached without the proxy (`example.com,.internal,10.0.0.0/8`);
-    /// needs `proxy_url` (without it, `NO_PROXY` of the environment).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    /// Headers sent to the proxy (such as `Proxy-Authorization`); values are
-    /// secrets. Needs `proxy_url`.
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub proxy_connect_header: std::collections::BTreeMap<String, crate::util::Secret>,
-    /// The CA bundle the API server's certificate is checked against.
-    pub ca_file: std::path::PathBuf,
-    /// TLS beyond `ca_file`: `ca` (inline), `cert_file`/`key_file` (or
-    /// `cert`/`key`) for mutual TLS, `server_name`, `insecure_skip_verify`; needs `api_server`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<super::TlsConfig>,
-    /// Which namespaces are watched (unset: all); not for role node.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespaces: Option<KubeNamespaces>,
-    /// Label and field selectors sent to the API server, one per role.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub selectors: Vec<KubeSelector>,
-    /// Labels of the target's node and namespace (see [`KubeAttach`]).
-    #[serde(skip_serializing_if = "is_default")]
-    pub attach_metadata: KubeAttach,
-    /// Whose pods to watch; unset: `$NODE_NAME` (the DaemonSet sets it from
-    /// `spec.nodeName`), else this machine's hostname. Role pod only.
-    pub node_name: Option<String>,
-    /// A log file whose pod is not known yet waits this long for it, then
-    /// ships with its path labels only (counted as `pod_unknown`). Role pod only.
-    pub wait_for_pod: HumanDuration,
+http_table! {
+    /// A `kubernetes` source's pod metadata (role pod), or a file source's
+    /// targets discovered through the API server (the other roles): where the
+    /// API server is, how to authenticate, and which objects to watch.
+    #[derive(Debug, Clone, Deserialize, Serialize)]
+    #[serde(default)]
+    pub struct KubernetesConfig {
+        /// What is discovered: `pod` (a `kubernetes` source: the pods of this
+        /// node), or `node`, `service`, `endpoints`, `endpointslice`, `ingress`
+        /// (a `file` source: targets whose relabelled `__path__` names files).
+        pub role: KubeRole = KubeRole::Pod,
+        /// The API server's URL; unset: in-cluster (`KUBERNETES_SERVICE_HOST` and
+        /// `_PORT`), or the current context of `kubeconfig`.
+        pub api_server: Option<String> = None,
+        /// A kubeconfig file (its current context's server, CA and token);
+        /// unset: the in-cluster service account.
+        pub kubeconfig: Option<std::path::PathBuf> = None,
+        /// The service account token, read again for every request (tokens rotate).
+        #[serde(alias = "bearer_token_file")]
+        pub token_file: std::path::PathBuf = std::path::Path::new(SERVICE_ACCOUNT_DIR).join("token"),
+        /// A bearer token given in the config itself (a secret); needs `api_server`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub bearer_token: Option<crate::util::Secret> = None,
+        /// Basic auth to the API server (`username`, `password` or `password_file`); needs `api_server`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub basic_auth: Option<super::BasicAuth> = None,
+        /// A bearer token got with the OAuth 2.0 client credentials grant (as
+        /// `client.oauth2`); needs `api_server`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub oauth2: Option<super::OAuth2Config> = None,
+        proxy;
+        /// The CA bundle the API server's certificate is checked against.
+        pub ca_file: std::path::PathBuf = std::path::Path::new(SERVICE_ACCOUNT_DIR).join("ca.crt"),
+        /// TLS beyond `ca_file`: `ca` (inline), `cert_file`/`key_file` (or
+        /// `cert`/`key`) for mutual TLS, `server_name`, `insecure_skip_verify`; needs `api_server`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub tls: Option<super::TlsConfig> = None,
+        /// Which namespaces are watched (unset: all); not for role node.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub namespaces: Option<KubeNamespaces> = None,
+        /// Label and field selectors sent to the API server, one per role.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        pub selectors: Vec<KubeSelector> = Vec::new(),
+        /// Labels of the target's node and namespace (see [`KubeAttach`]).
+        #[serde(skip_serializing_if = "is_default")]
+        pub attach_metadata: KubeAttach = KubeAttach::default(),
+        /// Whose pods to watch; unset: `$NODE_NAME` (the DaemonSet sets it from
+        /// `spec.nodeName`), else this machine's hostname. Role pod only.
+        pub node_name: Option<String> = None,
+        /// A log file whose pod is not known yet waits this long for it, then
+        /// ships with its path labels only (counted as `pod_unknown`). Role pod only.
+        pub wait_for_pod: HumanDuration = HumanDuration::secs(5),
+    }
 }
 
 /// The in-cluster service account's files.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
-
-impl Default for KubernetesConfig {
-    fn default() -> Self {
-        Self {
-            role: KubeRole::Pod,
-            api_server: None,
-            kubeconfig: None,
-            token_file: std::path::Path::new(SERVICE_ACCOUNT_DIR).join("token"),
-            bearer_token: None,
-            basic_auth: None,
-            oauth2: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: Default::default(),
-            ca_file: std::path::Path::new(SERVICE_ACCOUNT_DIR).join("ca.crt"),
-            tls: None,
-            namespaces: None,
-            selectors: Vec::new(),
-            attach_metadata: KubeAttach::default(),
-            node_name: None,
-            wait_for_pod: HumanDuration::secs(5),
-        }
-    }
-}
 
 /// Checks a source's `kubernetes` table (`key` names the source): the role
 /// fits the source type, selectors parse and fit the role (as Prometheus
@@ -244,7 +212,7 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
         }
         super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
     }
-    super::proxy::validate_proxy(k.proxy_url.as_ref(), k.no_proxy.as_deref(), &k.proxy_connect_header, &kk, e);
+    k.http().validate_proxy(&kk, e);
     if let Some(b) = &k.basic_auth {
         super::client::validate_basic_auth(b, &format!("{kk}.basic_auth"), e);
     }

@@ -6,38 +6,32 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::http_table::http_table;
 use super::tls::validate_tls;
-use super::TlsConfig;
 use crate::util::{read_secret_file, Secret};
 
 /// Form fields the token request sets itself, refused in `endpoint_params`.
 const RESERVED_PARAMS: &[&str] = &["grant_type", "client_id", "client_secret", "scope"];
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct OAuth2Config {
-    pub client_id: String,
-    pub client_secret: Option<Secret>,
-    /// A file holding the client secret (read at start and at reload).
-    pub client_secret_file: Option<PathBuf>,
-    /// Scopes asked for, sent space-separated as `scope`.
-    pub scopes: Vec<String>,
-    /// The token endpoint (`http` or `https`).
-    pub token_url: String,
-    /// Extra form fields of the token request (such as `audience`).
-    pub endpoint_params: BTreeMap<String, String>,
-    /// TLS of the token endpoint; unset: `client.tls`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-    /// A proxy for the token requests; unset: `client.proxy_url`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<Secret>,
-    /// Hosts whose token endpoint is reached without `proxy_url` (needs it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    /// Headers sent to `proxy_url` (values are secrets; needs it).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Secret>,
+http_table! {
+    /// An `oauth2` table; its `tls` and proxy keys are the token endpoint's
+    /// (unset: `client.tls` and `client.proxy_url`).
+    #[derive(Debug, Clone, Deserialize, Serialize)]
+    #[serde(default)]
+    pub struct OAuth2Config {
+        pub client_id: String = String::new(),
+        pub client_secret: Option<Secret> = None,
+        /// A file holding the client secret (read at start and at reload).
+        pub client_secret_file: Option<PathBuf> = None,
+        /// Scopes asked for, sent space-separated as `scope`.
+        pub scopes: Vec<String> = Vec::new(),
+        /// The token endpoint (`http` or `https`).
+        pub token_url: String = String::new(),
+        /// Extra form fields of the token request (such as `audience`).
+        pub endpoint_params: BTreeMap<String, String> = BTreeMap::new(),
+        tls;
+        proxy;
+    }
 }
 
 /// Checks the `oauth2` table at `key` (`client.oauth2`,
@@ -71,5 +65,5 @@ pub(super) fn validate_oauth2(o: &mut OAuth2Config, key: &str, e: &mut dyn FnMut
     if let Some(t) = &o.tls {
         validate_tls(t, &format!("{key}.tls"), e);
     }
-    super::proxy::validate_proxy(o.proxy_url.as_ref(), o.no_proxy.as_deref(), &o.proxy_connect_header, key, e);
+    o.http().validate_proxy(key, e);
 }

@@ -1,80 +1,15 @@
 //! Prometheus service discoveries a file source takes its targets from
 //! (besides `consul`, `dockerswarm` and `kubernetes`): plain data and its
-//! checks. Each has Prometheus' HTTP client keys ([`HttpKeys`]) flat in its
+//! checks. Each has Prometheus' HTTP client keys (`super::http`) flat in its
 //! table, as Promtail's config has them.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BasicAuth, OAuth2Config, TlsConfig};
+use super::http_table::http_table;
+use super::TlsConfig;
 use crate::util::{HumanDuration, Secret};
-
-/// The HTTP client keys of a discovery's table, borrowed (Prometheus'
-/// `HTTPClientConfig`): at most one credential, TLS, a proxy.
-#[derive(Debug, Clone, Copy)]
-pub struct HttpKeys<'a> {
-    pub basic_auth: Option<&'a BasicAuth>,
-    pub bearer_token: Option<&'a Secret>,
-    pub bearer_token_file: Option<&'a PathBuf>,
-    pub oauth2: Option<&'a OAuth2Config>,
-    pub tls: Option<&'a TlsConfig>,
-    pub proxy_url: Option<&'a Secret>,
-    pub no_proxy: Option<&'a str>,
-    pub proxy_connect_header: &'a BTreeMap<String, Secret>,
-}
-
-/// No proxy headers, for [`HttpKeys::none`].
-static NO_HEADERS: BTreeMap<String, Secret> = BTreeMap::new();
-
-impl HttpKeys<'_> {
-    /// No credentials, the default TLS, the environment's proxy.
-    pub fn none() -> HttpKeys<'static> {
-        HttpKeys {
-            basic_auth: None,
-            bearer_token: None,
-            bearer_token_file: None,
-            oauth2: None,
-            tls: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: &NO_HEADERS,
-        }
-    }
-
-    /// Checks the keys of the table at `kk`; `others` are credentials of
-    /// the discovery's own (`auth_token`, ...) counted with them.
-    pub fn validate(&self, kk: &str, others: &[(bool, &str)], e: &mut dyn FnMut(&str, String)) {
-        let mut set = vec![
-            (self.basic_auth.is_some(), "basic_auth"),
-            (self.bearer_token.is_some(), "bearer_token"),
-            (self.bearer_token_file.is_some(), "bearer_token_file"),
-            (self.oauth2.is_some(), "oauth2"),
-        ];
-        set.extend_from_slice(others);
-        let given: Vec<&str> = set.iter().filter(|(s, _)| *s).map(|(_, n)| *n).collect();
-        if given.len() > 1 {
-            let all: Vec<&str> = set.iter().map(|(_, n)| *n).collect();
-            e(&format!("{kk}.{}", given[1]), format!("set one of {} (also set: {})", all.join(", "), given[0]));
-        }
-        if let Some(b) = self.basic_auth {
-            super::client::validate_basic_auth(b, &format!("{kk}.basic_auth"), e);
-        }
-        if let Some(p) = self.bearer_token_file {
-            if let Err(err) = crate::util::read_secret_file(p) {
-                e(&format!("{kk}.bearer_token_file"), format!("cannot read {}: {err}", p.display()));
-            }
-        }
-        if let Some(o) = self.oauth2 {
-            super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
-        }
-        if let Some(t) = self.tls {
-            super::tls::validate_tls(t, &format!("{kk}.tls"), e);
-        }
-        super::proxy::validate_proxy(self.proxy_url, self.no_proxy, self.proxy_connect_header, kk, e);
-    }
-}
 
 /// Checks that each URL of `urls` at `key` is http(s) with a host.
 pub(super) fn validate_urls(key: &str, urls: &[String], e: &mut dyn FnMut(&str, String)) {
@@ -86,80 +21,26 @@ pub(super) fn validate_urls(key: &str, urls: &[String], e: &mut dyn FnMut(&str, 
     }
 }
 
-/// The HTTP client fields every discovery table here repeats, and their view.
-macro_rules! http_keys {
-    ($t:ty) => {
-        impl $t {
-            /// The table's HTTP client keys.
-            pub fn http(&self) -> HttpKeys<'_> {
-                HttpKeys {
-                    basic_auth: self.basic_auth.as_ref(),
-                    bearer_token: self.bearer_token.as_ref(),
-                    bearer_token_file: self.bearer_token_file.as_ref(),
-                    oauth2: self.oauth2.as_ref(),
-                    tls: self.tls.as_ref(),
-                    proxy_url: self.proxy_url.as_ref(),
-                    no_proxy: self.no_proxy.as_deref(),
-                    proxy_connect_header: &self.proxy_connect_header,
-                }
-            }
-        }
-    };
-}
-
-/// Marathon's apps as targets (`sources[].marathon`, Promtail's `marathon_sd_configs`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct MarathonConfig {
-    /// Marathon's URLs (`http://marathon:8080`); each refresh asks them in
-    /// turn until one answers.
-    pub servers: Vec<String>,
-    pub refresh_interval: HumanDuration,
-    /// DC/OS's token, sent as `Authorization: token=<token>` (a secret).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub auth_token: Option<Secret>,
-    /// A file holding it, read again for every request.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub auth_token_file: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub basic_auth: Option<BasicAuth>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bearer_token: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bearer_token_file: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oauth2: Option<OAuth2Config>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Secret>,
-}
-
-impl Default for MarathonConfig {
-    fn default() -> Self {
-        Self {
-            servers: Vec::new(),
-            refresh_interval: HumanDuration::secs(30),
-            auth_token: None,
-            auth_token_file: None,
-            basic_auth: None,
-            bearer_token: None,
-            bearer_token_file: None,
-            oauth2: None,
-            tls: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: BTreeMap::new(),
-        }
+http_table! {
+    /// Marathon's apps as targets (`sources[].marathon`, Promtail's `marathon_sd_configs`).
+    #[derive(Debug, Clone, Deserialize, Serialize)]
+    #[serde(default)]
+    pub struct MarathonConfig {
+        /// Marathon's URLs (`http://marathon:8080`); each refresh asks them in
+        /// turn until one answers.
+        pub servers: Vec<String> = Vec::new(),
+        pub refresh_interval: HumanDuration = HumanDuration::secs(30),
+        /// DC/OS's token, sent as `Authorization: token=<token>` (a secret).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub auth_token: Option<Secret> = None,
+        /// A file holding it, read again for every request.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub auth_token_file: Option<PathBuf> = None,
+        auth;
+        tls;
+        proxy;
     }
 }
-
-http_keys!(MarathonConfig);
-http_keys!(super::DockerConfig);
 
 pub(super) fn validate_marathon(kk: &str, m: &MarathonConfig, e: &mut dyn FnMut(&str, String)) {
     if m.servers.is_empty() {
@@ -245,51 +126,21 @@ pub(super) fn validate_triton(kk: &str, t: &TritonConfig, e: &mut dyn FnMut(&str
     }
 }
 
-/// DigitalOcean's droplets as targets (`sources[].digitalocean`, Promtail's
-/// `digitalocean_sd_configs`): the API at `https://api.digitalocean.com`,
-/// with a token (`bearer_token`, `bearer_token_file` or `oauth2`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(default)]
-pub struct DigitalOceanConfig {
-    pub refresh_interval: HumanDuration,
-    /// The port of each droplet's `__address__`.
-    pub port: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub basic_auth: Option<BasicAuth>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bearer_token: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bearer_token_file: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oauth2: Option<OAuth2Config>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsConfig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Secret>,
-}
-
-impl Default for DigitalOceanConfig {
-    fn default() -> Self {
-        Self {
-            refresh_interval: HumanDuration::secs(60),
-            port: 80,
-            basic_auth: None,
-            bearer_token: None,
-            bearer_token_file: None,
-            oauth2: None,
-            tls: None,
-            proxy_url: None,
-            no_proxy: None,
-            proxy_connect_header: BTreeMap::new(),
-        }
+http_table! {
+    /// DigitalOcean's droplets as targets (`sources[].digitalocean`, Promtail's
+    /// `digitalocean_sd_configs`): the API at `https://api.digitalocean.com`,
+    /// with a token (`bearer_token`, `bearer_token_file` or `oauth2`).
+    #[derive(Debug, Clone, Deserialize, Serialize)]
+    #[serde(default)]
+    pub struct DigitalOceanConfig {
+        pub refresh_interval: HumanDuration = HumanDuration::secs(60),
+        /// The port of each droplet's `__address__`.
+        pub port: u16 = 80,
+        auth;
+        tls;
+        proxy;
     }
 }
-
-http_keys!(DigitalOceanConfig);
 
 pub(super) fn validate_digitalocean(kk: &str, d: &DigitalOceanConfig, e: &mut dyn FnMut(&str, String)) {
     if d.refresh_interval.get().is_zero() {

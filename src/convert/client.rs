@@ -195,6 +195,16 @@ pub fn tls_config(key: String, y: &Yaml, r: &mut Report) -> Vec<(String, Val)> {
     tls
 }
 
+/// `tls_config` of a discovery entry as its table's `tls` (when it says anything).
+pub fn tls_key(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, r: &mut Report) {
+    if let Some(y) = m.get("tls_config") {
+        let tls = tls_config(m.key("tls_config"), y, r);
+        if !tls.is_empty() {
+            d.push(("tls".into(), Val::Table(tls)));
+        }
+    }
+}
+
 /// A Prometheus `basic_auth` at `key` as tailship's `basic_auth` table.
 pub fn basic_auth(key: String, y: &Yaml, r: &mut Report) -> Vec<(String, Val)> {
     let mut b = Map::new(key, y, r);

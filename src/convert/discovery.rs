@@ -49,13 +49,15 @@ fn texts(m: &mut Map<'_>, keys: &[&str], d: &mut Vec<(String, Val)>, r: &mut Rep
 
 /// `tls_config` as `tls`, and the HTTP client's keys (credentials, proxy).
 fn http_keys(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, what: &str, r: &mut Report) {
-    if let Some(y) = m.get("tls_config") {
-        let tls = super::client::tls_config(m.key("tls_config"), y, r);
-        if !tls.is_empty() {
-            d.push(("tls".into(), Val::Table(tls)));
-        }
-    }
+    super::client::tls_key(m, d, r);
     super::client::discovery_http(m, d, what, r);
+}
+
+/// `tls_config` as `tls`, `proxy_url` and `no_proxy` (EC2's and Azure's
+/// keys: their credentials are their own).
+fn tls_and_proxy(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, r: &mut Report) {
+    super::client::tls_key(m, d, r);
+    texts(m, &["proxy_url", "no_proxy"], d, r);
 }
 
 fn marathon(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
@@ -89,12 +91,7 @@ fn triton(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
     }
     ints(m, &["port", "version"], &mut d, r);
     texts(m, &["refresh_interval"], &mut d, r);
-    if let Some(y) = m.get("tls_config") {
-        let tls = super::client::tls_config(m.key("tls_config"), y, r);
-        if !tls.is_empty() {
-            d.push(("tls".into(), Val::Table(tls)));
-        }
-    }
+    super::client::tls_key(m, &mut d, r);
     d
 }
 
@@ -202,12 +199,7 @@ fn openstack(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
     if let Some(v) = m.text("all_tenants", r) {
         d.push(("all_tenants".into(), Val::Bool(super::yaml::truthy(&v))));
     }
-    if let Some(y) = m.get("tls_config") {
-        let tls = super::client::tls_config(m.key("tls_config"), y, r);
-        if !tls.is_empty() {
-            d.push(("tls".into(), Val::Table(tls)));
-        }
-    }
+    super::client::tls_key(m, &mut d, r);
     d
 }
 
@@ -234,17 +226,7 @@ fn ec2(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
     if !filters.is_empty() {
         d.push(("filters".into(), Val::Table(filters)));
     }
-    if let Some(y) = m.get("tls_config") {
-        let tls = super::client::tls_config(m.key("tls_config"), y, r);
-        if !tls.is_empty() {
-            d.push(("tls".into(), Val::Table(tls)));
-        }
-    }
-    for k in ["proxy_url", "no_proxy"] {
-        if let Some(v) = m.text(k, r) {
-            d.push((k.to_string(), Val::str(v)));
-        }
-    }
+    tls_and_proxy(m, &mut d, r);
     d
 }
 
@@ -269,16 +251,6 @@ fn azure(m: &mut Map<'_>, r: &mut Report) -> Vec<(String, Val)> {
         r,
     );
     ints(m, &["port"], &mut d, r);
-    if let Some(y) = m.get("tls_config") {
-        let tls = super::client::tls_config(m.key("tls_config"), y, r);
-        if !tls.is_empty() {
-            d.push(("tls".into(), Val::Table(tls)));
-        }
-    }
-    for k in ["proxy_url", "no_proxy"] {
-        if let Some(v) = m.text(k, r) {
-            d.push((k.to_string(), Val::str(v)));
-        }
-    }
+    tls_and_proxy(m, &mut d, r);
     d
 }

@@ -127,12 +127,7 @@ fn engine_keys(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, r: &mut Report) {
             Err(_) => r.refuse(m.key("port"), format!("`{p}` is not a port number")),
         }
     }
-    if let Some(y) = m.get("tls_config") {
-        let tls = super::client::tls_config(m.key("tls_config"), y, r);
-        if !tls.is_empty() {
-            d.push(("tls".into(), Val::Table(tls)));
-        }
-    }
+    super::client::tls_key(m, d, r);
     super::client::discovery_http(m, d, "the Docker Engine", r);
 }
 
@@ -251,12 +246,7 @@ fn consul(key: &str, y: &Yaml, name: &str, agent: bool, r: &mut Report) -> Vec<S
                 Err(e) => r.refuse(m.key("refresh_interval"), e),
             }
         }
-        if let Some(y) = m.get("tls_config") {
-            let tls = super::client::tls_config(m.key("tls_config"), y, r);
-            if !tls.is_empty() {
-                c.push(("tls".into(), Val::Table(tls)));
-            }
-        }
+        super::client::tls_key(&mut m, &mut c, r);
         // Prometheus' older `username`/`password` are basic auth.
         let mut auth =
             m.get("basic_auth").map(|y| super::client::basic_auth(m.key("basic_auth"), y, r)).unwrap_or_default();

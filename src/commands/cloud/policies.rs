@@ -18,7 +18,7 @@ pub(super) async fn policies(client: &CloudClient, cmd: &PolicyCommand, out: Out
             let v = client.create_policy(region, &body).await.map_err(cloud_err)?;
             print_policy(&mut w, &v, out)?;
         }
-        PolicyCommand::List { region, name, realm_type, realm_id, status, page_size, limit } => {
+        PolicyCommand::List { region, name, realm_type, realm_id, status, pages: Pages { page_size, limit } } => {
             let f = PolicyFilter {
                 name: name.clone(),
                 realm_type: realm_type.clone(),
@@ -44,13 +44,12 @@ pub(super) async fn policies(client: &CloudClient, cmd: &PolicyCommand, out: Out
             }
             output::table(&mut w, &["ID", "NAME", "STATUS", "SCOPES", "REALMS", "ALLOWED SUBNETS"], &rows)?;
         }
-        PolicyCommand::Get { id, region } => {
+        PolicyCommand::Get(Record { id, region }) => {
             let v = client.get_policy(region, id).await.map_err(cloud_err)?;
             print_policy(&mut w, &v, out)?;
         }
         PolicyCommand::Update {
-            id,
-            region,
+            record: Record { id, region },
             display_name,
             scopes,
             realms,
@@ -111,7 +110,7 @@ pub(super) async fn policies(client: &CloudClient, cmd: &PolicyCommand, out: Out
             let v = client.update_policy(region, id, &body).await.map_err(cloud_err)?;
             print_policy(&mut w, &v, out)?;
         }
-        PolicyCommand::Delete { id, region } => {
+        PolicyCommand::Delete(Record { id, region }) => {
             client.delete_policy(region, id).await.map_err(cloud_err)?;
             print_deleted(&mut w, out, "access policy", id)?;
         }

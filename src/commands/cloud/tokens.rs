@@ -28,8 +28,7 @@ pub(super) async fn tokens(client: &CloudClient, cmd: &TokenCommand, out: Output
             expires_before,
             expires_after,
             policy_status,
-            page_size,
-            limit,
+            pages: Pages { page_size, limit },
         } => {
             let f = TokenFilter {
                 access_policy_id: policy_id.clone(),
@@ -59,17 +58,17 @@ pub(super) async fn tokens(client: &CloudClient, cmd: &TokenCommand, out: Output
             }
             output::table(&mut w, &["ID", "NAME", "POLICY ID", "EXPIRES AT", "LAST USED AT"], &rows)?;
         }
-        TokenCommand::Get { id, region } => {
+        TokenCommand::Get(Record { id, region }) => {
             let v = client.get_token(region, id).await.map_err(cloud_err)?;
             print_token(&mut w, &v, out)?;
         }
-        TokenCommand::Update { id, region, display_name, expires_at, no_expiry } => {
+        TokenCommand::Update { record: Record { id, region }, display_name, expires_at, no_expiry } => {
             let expires = if *no_expiry { Some(None) } else { utc_flag(expires_at).map(Some) };
             let body = TokenUpdate { display_name: display_name.clone(), expires_at: expires };
             let v = client.update_token(region, id, &body).await.map_err(cloud_err)?;
             print_token(&mut w, &v, out)?;
         }
-        TokenCommand::Delete { id, region } => {
+        TokenCommand::Delete(Record { id, region }) => {
             client.delete_token(region, id).await.map_err(cloud_err)?;
             print_deleted(&mut w, out, "token", id)?;
         }

@@ -21,6 +21,7 @@ pub mod otlp;
 pub mod proto;
 pub mod push;
 pub mod reader;
+pub mod receiver;
 mod streams;
 pub mod syslog;
 pub mod tls;
@@ -284,22 +285,14 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
         }
         SourceType::Gelf => {
             let rx = Arc::new(gelf::GelfReceiver::new(&s, spool.clone()));
-            let addr = listen()?;
-            let socket = tokio::net::UdpSocket::bind(addr)
-                .await
-                .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
-            let at = socket.local_addr()?;
+            let (socket, at) = bind_udp(&s.name, listen()?).await?;
             tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
             (Some(at), "udp")
         }
         SourceType::Syslog => {
             let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
             if s.config.protocol == Some(crate::config::NetProtocol::Udp) {
-                let addr = listen()?;
-                let socket = tokio::net::UdpSocket::bind(addr)
-                    .await
-                    .with_context(|| format!("source {}: cannot listen on {addr} (udp)", s.name))?;
-                let at = socket.local_addr()?;
+                let (socket, at) = bind_udp(&s.name, listen()?).await?;
                 tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
                 (Some(at), "udp")
             } else {
@@ -347,6 +340,18 @@ async fn serve_http(
     let at = listener.local_addr()?;
     tasks.push(tokio::spawn(crate::util::serve::serve_counted(listener, router, limits, stop.clone(), extras)));
     Ok(at)
+}
+
+/// A UDP socket of source `name` bound to `addr`, and the address it got.
+async fn bind_udp(
+    name: &str,
+    addr: std::net::SocketAddr,
+) -> anyhow::Result<(tokio::net::UdpSocket, std::net::SocketAddr)> {
+    let socket = tokio::net::UdpSocket::bind(addr)
+        .await
+        .with_context(|| format!("source {name}: cannot listen on {addr} (udp)"))?;
+    let at = socket.local_addr()?;
+    Ok((socket, at))
 }
 
 async fn bind(name: &str, addr: std::net::SocketAddr) -> anyhow::Result<tokio::net::TcpListener> {

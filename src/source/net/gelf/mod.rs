@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::metrics::NetMetrics;
+use super::receiver::ReceiverBase;
 use super::NetSource;
-use crate::config::ReceiverConfig;
-use crate::spool::{stream_key, Record, SourceSpool, SpoolError, Stamps};
+use crate::spool::{stream_key, Record, SourceSpool, SpoolError};
 use chunk::Assembler;
 
 /// GELF's levels (syslog severities) by number, as Promtail names them.
@@ -27,27 +27,13 @@ const LEVELS: [&str; 8] = ["emergency", "alert", "critical", "error", "warning",
 
 /// One GELF listener's state.
 pub struct GelfReceiver {
-    name: Arc<str>,
-    spool: Arc<SourceSpool>,
-    config: ReceiverConfig,
-    labels: crate::relabel::Labels,
-    relabel: Option<Arc<crate::relabel::Rules>>,
-    tenant: Option<String>,
-    /// Each stream's last timestamp: equal ones are made distinct.
-    stamps: Stamps,
+    /// The source: name, spool, settings, labels, tenant.
+    base: ReceiverBase,
 }
 
 impl GelfReceiver {
     pub fn new(s: &NetSource, spool: Arc<SourceSpool>) -> Self {
-        Self {
-            name: s.name.clone(),
-            spool,
-            config: s.config.receiver.clone().unwrap_or_default(),
-            labels: s.config.labels.clone(),
-            relabel: s.relabel.clone(),
-            tenant: s.config.tenant_id.clone(),
-            stamps: Stamps::new(),
-        }
+        Self { base: ReceiverBase::new(s, spool) }
     }
 
     /// One whole message as a spool record appended to `out`; false when relabelling dropped it.
@@ -56,16 +42,17 @@ impl GelfReceiver {
         let text = String::from_utf8_lossy(raw);
         let line = text.trim_end_matches(['\n', '\r', '\0']);
         let now = crate::util::now_ns() as i64;
-        let tenant = self.tenant.as_deref().map(Into::into);
+        let tenant = self.base.tenant.as_deref().map(Into::into);
         let Ok(serde_json::Value::Object(msg)) = serde_json::from_str::<serde_json::Value>(line) else {
-            m.unparsed.with_label_values(&[&self.name]).inc();
-            let mut labels: Vec<_> = self.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
+            m.unparsed.with_label_values(&[&self.base.name]).inc();
+            let mut labels: Vec<_> =
+                self.base.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
             labels.push(("gelf_unparsed".into(), "true".into()));
-            let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), now);
+            let ts = self.base.stamps.stamp(stream_key(tenant.as_deref(), &labels), now);
             Record { ts, tenant, labels, line: line.into(), ..Default::default() }.encode(out);
             return true;
         };
-        let mut labels = self.labels.clone();
+        let mut labels = self.base.labels.clone();
         // GELF's default level is 1 (alert).
         let level = msg.get("level").and_then(serde_json::Value::as_u64).unwrap_or(1);
         if let Some(l) = LEVELS.get(level as usize) {
@@ -78,9 +65,9 @@ impl GelfReceiver {
                 labels.insert(format!("__gelf_message_{key}"), v.to_string());
             }
         }
-        if let Some(rules) = &self.relabel {
+        if let Some(rules) = &self.base.relabel {
             if !rules.apply(&mut labels) {
-                m.refused.with_label_values(&[&self.name, "relabel_drop"]).inc();
+                m.refused.with_label_values(&[&self.base.name, "relabel_drop"]).inc();
                 return false;
             }
         }
@@ -88,11 +75,11 @@ impl GelfReceiver {
         let sent = msg.get("timestamp").and_then(serde_json::Value::as_f64).filter(|t| *t > 0.0);
         let ts = match sent {
             // To the microsecond: a float of seconds since 1970 carries no finer.
-            Some(t) if self.config.use_incoming_timestamp => (t * 1e6).round() as i64 * 1000,
+            Some(t) if self.base.config.use_incoming_timestamp => (t * 1e6).round() as i64 * 1000,
             _ => now,
         };
         let labels: Vec<_> = labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
-        let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), ts);
+        let ts = self.base.stamps.stamp(stream_key(tenant.as_deref(), &labels), ts);
         Record { ts, tenant, labels, line: line.into(), ..Default::default() }.encode(out);
         true
     }
@@ -101,19 +88,19 @@ impl GelfReceiver {
     /// (what arrived meanwhile in the same write); chunks wait for the rest
     /// of their message, which expires after 5 s (`reason="incomplete"`).
     pub async fn serve_udp(self: Arc<Self>, socket: tokio::net::UdpSocket, stop: CancellationToken) {
-        let max = self.config.message_bytes(crate::config::SourceType::Gelf) as usize;
-        let pending = self.config.max_pending_bytes.get() as usize;
+        let max = self.base.config.message_bytes(crate::config::SourceType::Gelf) as usize;
+        let pending = self.base.config.max_pending_bytes.get() as usize;
         let mut chunks = Assembler::new(max, pending);
         let mut buf = vec![0u8; 65_536];
         let mut tick = tokio::time::interval(Duration::from_millis(500));
         let m = NetMetrics::get();
-        let pending = m.pending_bytes.with_label_values(&[&self.name]);
+        let pending = m.pending_bytes.with_label_values(&[&self.base.name]);
         loop {
             let first = tokio::select! {
                 r = socket.recv_from(&mut buf) => match r {
                     Ok((n, _)) => n,
                     Err(e) => {
-                        tracing::debug!(source = %self.name, error = %e, "GELF datagram not received");
+                        tracing::debug!(source = %self.base.name, error = %e, "GELF datagram not received");
                         continue;
                     }
                 },
@@ -121,8 +108,8 @@ impl GelfReceiver {
                     pending.set(chunks.held() as i64);
                     let expired = chunks.expire(Instant::now());
                     if expired > 0 {
-                        m.refused.with_label_values(&[&self.name, "incomplete"]).inc_by(expired as u64);
-                        tracing::debug!(source = %self.name, expired, "GELF messages not whole within 5s");
+                        m.refused.with_label_values(&[&self.base.name, "incomplete"]).inc_by(expired as u64);
+                        tracing::debug!(source = %self.base.name, expired, "GELF messages not whole within 5s");
                     }
                     continue;
                 }
@@ -138,13 +125,13 @@ impl GelfReceiver {
                 }
                 Ok(None) => {}
                 Err(e) => {
-                    m.refused.with_label_values(&[&self.name, e.reason()]).inc();
-                    tracing::debug!(source = %self.name, error = %e, "GELF datagram refused");
+                    m.refused.with_label_values(&[&self.base.name, e.reason()]).inc();
+                    tracing::debug!(source = %self.base.name, error = %e, "GELF datagram refused");
                 }
             };
             take(&buf[..first], &mut out);
             for _ in 0..255 {
-                if out.len() as u64 >= self.spool.batch_bytes() / 2 {
+                if out.len() as u64 >= self.base.spool.batch_bytes() / 2 {
                     break;
                 }
                 match socket.try_recv_from(&mut buf) {
@@ -154,7 +141,7 @@ impl GelfReceiver {
             }
             let evicted = chunks.take_evicted();
             if evicted > 0 {
-                m.refused.with_label_values(&[&self.name, "chunks_pending_limit"]).inc_by(evicted as u64);
+                m.refused.with_label_values(&[&self.base.name, "chunks_pending_limit"]).inc_by(evicted as u64);
             }
             if count == 0 {
                 continue;
@@ -165,11 +152,11 @@ impl GelfReceiver {
 
     async fn spool_now(&self, out: Vec<u8>, count: u64) {
         let m = NetMetrics::get();
-        match self.spool.append(out).await {
-            Ok(()) => m.received.with_label_values(&[&self.name]).inc_by(count),
+        match self.base.spool.append(out).await {
+            Ok(()) => m.received.with_label_values(&[&self.base.name]).inc_by(count),
             Err(e) => {
                 let reason = if matches!(e, SpoolError::Full { .. }) { "spool_full" } else { "spool_error" };
-                m.refused.with_label_values(&[&self.name, reason]).inc_by(count);
+                m.refused.with_label_values(&[&self.base.name, reason]).inc_by(count);
             }
         }
     }

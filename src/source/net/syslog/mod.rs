@@ -22,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::Budget;
 use super::metrics::NetMetrics;
+use super::receiver::ReceiverBase;
 use super::NetSource;
-use crate::config::ReceiverConfig;
-use crate::spool::{stream_key, Record, SourceSpool, SpoolError, Stamps};
+use crate::spool::{stream_key, Record, SourceSpool, SpoolError};
 use crate::util::conns::{Conn, Conns, Tracked};
 use frame::Framer;
 use parse::{FACILITIES, SEVERITIES};
@@ -36,14 +36,8 @@ const ERROR_WAIT: Duration = Duration::from_secs(1);
 
 /// One syslog listener's state.
 pub struct SyslogReceiver {
-    name: Arc<str>,
-    spool: Arc<SourceSpool>,
-    config: ReceiverConfig,
-    labels: crate::relabel::Labels,
-    relabel: Option<Arc<crate::relabel::Rules>>,
-    tenant: Option<String>,
-    /// Each stream's last timestamp: equal ones (a sender's second) are made distinct.
-    stamps: Stamps,
+    /// The source: name, spool, settings, labels, tenant.
+    base: ReceiverBase,
     /// Messages not whole yet, on every connection together.
     budget: Arc<Budget>,
     /// Senders' names (`__syslog_connection_hostname`).
@@ -52,49 +46,39 @@ pub struct SyslogReceiver {
 
 impl SyslogReceiver {
     pub fn new(s: &NetSource, spool: Arc<SourceSpool>) -> Self {
-        Self {
-            name: s.name.clone(),
-            spool,
-            config: s.config.receiver.clone().unwrap_or_default(),
-            labels: s.config.labels.clone(),
-            relabel: s.relabel.clone(),
-            tenant: s.config.tenant_id.clone(),
-            stamps: Stamps::new(),
-            budget: Budget::new(
-                &s.name,
-                s.config.receiver.clone().unwrap_or_default().max_pending_bytes.get() as usize,
-            ),
-            peers: peer::PeerNames::default(),
-        }
+        let base = ReceiverBase::new(s, spool);
+        let budget = Budget::new(&s.name, base.config.max_pending_bytes.get() as usize);
+        Self { base, budget, peers: peer::PeerNames::default() }
     }
 
     fn max(&self) -> usize {
-        self.config.message_bytes(crate::config::SourceType::Syslog) as usize
+        self.base.config.message_bytes(crate::config::SourceType::Syslog) as usize
     }
 
     /// One message as a spool record appended to `out`; false when relabelling dropped it.
     pub fn record(&self, raw: &[u8], peer: IpAddr, truncated: bool, out: &mut Vec<u8>) -> bool {
         let m = NetMetrics::get();
         if truncated {
-            m.refused.with_label_values(&[&self.name, "truncated"]).inc();
+            m.refused.with_label_values(&[&self.base.name, "truncated"]).inc();
         }
         let text = String::from_utf8_lossy(raw);
         let now = crate::util::now_ns() as i64;
-        let tenant = self.tenant.as_deref().map(Into::into);
+        let tenant = self.base.tenant.as_deref().map(Into::into);
         let Some(msg) = parse::parse(&text, now) else {
-            m.unparsed.with_label_values(&[&self.name]).inc();
-            let mut labels: Vec<_> = self.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
+            m.unparsed.with_label_values(&[&self.base.name]).inc();
+            let mut labels: Vec<_> =
+                self.base.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
             labels.push(("syslog_unparsed".into(), "true".into()));
             let line = text.trim_end_matches(['\n', '\r', '\0']);
-            let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), now);
+            let ts = self.base.stamps.stamp(stream_key(tenant.as_deref(), &labels), now);
             Record { ts, tenant, labels, line: line.into(), ..Default::default() }.encode(out);
             return true;
         };
         if msg.message.is_empty() {
-            m.refused.with_label_values(&[&self.name, "empty"]).inc();
+            m.refused.with_label_values(&[&self.base.name, "empty"]).inc();
             return false;
         }
-        let mut labels = self.labels.clone();
+        let mut labels = self.base.labels.clone();
         let mut set = |k: &str, v: Option<&str>| {
             if let Some(v) = v {
                 labels.insert(format!("__syslog_{k}"), v.to_string());
@@ -112,22 +96,22 @@ impl SyslogReceiver {
         for (id, name, value) in &msg.structured {
             let key = crate::util::sanitize_label_name(&format!("{id}_{name}"));
             labels.insert(format!("__syslog_message_sd_{key}"), value.clone());
-            if self.config.label_structured_data {
+            if self.base.config.label_structured_data {
                 labels.insert(key, value.clone());
             } else {
                 metadata.push((key.into(), value.as_str().into()));
             }
         }
-        if let Some(rules) = &self.relabel {
+        if let Some(rules) = &self.base.relabel {
             if !rules.apply(&mut labels) {
-                m.refused.with_label_values(&[&self.name, "relabel_drop"]).inc();
+                m.refused.with_label_values(&[&self.base.name, "relabel_drop"]).inc();
                 return false;
             }
         }
         crate::relabel::strip_internal(&mut labels);
-        let ts = if self.config.use_incoming_timestamp { msg.ts.unwrap_or(now) } else { now };
+        let ts = if self.base.config.use_incoming_timestamp { msg.ts.unwrap_or(now) } else { now };
         let labels: Vec<_> = labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
-        let ts = self.stamps.stamp(stream_key(tenant.as_deref(), &labels), ts);
+        let ts = self.base.stamps.stamp(stream_key(tenant.as_deref(), &labels), ts);
         Record { ts, tenant, labels, line: msg.message.into(), metadata, ..Default::default() }.encode(out);
         true
     }
@@ -140,11 +124,11 @@ impl SyslogReceiver {
             return true;
         }
         let mut failing = false;
-        for piece in crate::spool::pieces(&encoded, self.spool.batch_bytes() as usize) {
+        for piece in crate::spool::pieces(&encoded, self.base.spool.batch_bytes() as usize) {
             loop {
-                if self.spool.is_full(piece.len() as u64) {
+                if self.base.spool.is_full(piece.len() as u64) {
                     // Room comes when a delivered segment is deleted (the spool says so).
-                    let mut changed = self.spool.watch();
+                    let mut changed = self.base.spool.watch();
                     tokio::select! {
                         _ = changed.changed() => {}
                         _ = tokio::time::sleep(FULL_WAIT) => {}
@@ -152,10 +136,10 @@ impl SyslogReceiver {
                     }
                     continue;
                 }
-                match self.spool.append(piece.to_vec()).await {
+                match self.base.spool.append(piece.to_vec()).await {
                     Ok(()) => {
                         if failing {
-                            tracing::info!(source = %self.name, "the spool takes syslog messages again");
+                            tracing::info!(source = %self.base.name, "the spool takes syslog messages again");
                         }
                         break;
                     }
@@ -164,7 +148,7 @@ impl SyslogReceiver {
                         // The disk full, most likely: the connection is not read
                         // meanwhile (as when the spool is full), and nothing is lost.
                         if !failing {
-                            tracing::error!(source = %self.name, error = %e, "cannot write the spool; syslog connections wait and try again every second");
+                            tracing::error!(source = %self.base.name, error = %e, "cannot write the spool; syslog connections wait and try again every second");
                         }
                         failing = true;
                         tokio::select! {
@@ -175,19 +159,19 @@ impl SyslogReceiver {
                     Err(e @ SpoolError::TooLarge { .. }) => {
                         // One message larger than a spool write may hold (max_message_bytes
                         // over a quarter of spool.max_bytes): it is counted, the rest go on.
-                        tracing::error!(source = %self.name, error = %e, "a syslog message too large for the spool; dropped and counted (lower receiver.max_message_bytes)");
-                        NetMetrics::get().refused.with_label_values(&[&self.name, "too_large"]).inc();
+                        tracing::error!(source = %self.base.name, error = %e, "a syslog message too large for the spool; dropped and counted (lower receiver.max_message_bytes)");
+                        NetMetrics::get().refused.with_label_values(&[&self.base.name, "too_large"]).inc();
                         break;
                     }
                     Err(e) => {
-                        tracing::error!(source = %self.name, error = %e, "cannot spool syslog messages; closing the connection");
-                        NetMetrics::get().refused.with_label_values(&[&self.name, "spool_error"]).inc_by(n);
+                        tracing::error!(source = %self.base.name, error = %e, "cannot spool syslog messages; closing the connection");
+                        NetMetrics::get().refused.with_label_values(&[&self.base.name, "spool_error"]).inc_by(n);
                         return false;
                     }
                 }
             }
         }
-        NetMetrics::get().received.with_label_values(&[&self.name]).inc_by(n);
+        NetMetrics::get().received.with_label_values(&[&self.base.name]).inc_by(n);
         true
     }
 
@@ -199,23 +183,23 @@ impl SyslogReceiver {
         conn: &Conn,
         stop: CancellationToken,
     ) {
-        let gauge = NetMetrics::get().connections.with_label_values(&[&self.name]);
+        let gauge = NetMetrics::get().connections.with_label_values(&[&self.base.name]);
         gauge.inc();
         let mut framer = Framer::new(self.max());
         let mut buf = vec![0u8; 64 << 10];
         let mut held = self.budget.hold();
-        let idle = self.config.idle_timeout.get();
+        let idle = self.base.config.idle_timeout.get();
         loop {
             let mut stopped = false;
             let n = tokio::select! {
                 r = tokio::time::timeout(idle, stream.read(&mut buf)) => match r {
                     Ok(Ok(n)) => n,
                     Ok(Err(e)) => {
-                        tracing::debug!(source = %self.name, %peer, error = %e, "syslog connection failed");
+                        tracing::debug!(source = %self.base.name, %peer, error = %e, "syslog connection failed");
                         0
                     }
                     Err(_) => {
-                        tracing::debug!(source = %self.name, %peer, "syslog connection idle; closed");
+                        tracing::debug!(source = %self.base.name, %peer, "syslog connection idle; closed");
                         0
                     }
                 },
@@ -224,7 +208,7 @@ impl SyslogReceiver {
                     0
                 }
                 _ = conn.close.cancelled() => {
-                    tracing::debug!(source = %self.name, %peer, "idle syslog connection closed to make room for a new one");
+                    tracing::debug!(source = %self.base.name, %peer, "idle syslog connection closed to make room for a new one");
                     stopped = true;
                     0
                 }
@@ -250,8 +234,8 @@ impl SyslogReceiver {
                 framer.finish(&mut handle);
             }
             if over_budget {
-                NetMetrics::get().refused.with_label_values(&[&self.name, "pending_limit"]).inc();
-                tracing::warn!(source = %self.name, %peer, pending = self.budget.used(),
+                NetMetrics::get().refused.with_label_values(&[&self.base.name, "pending_limit"]).inc();
+                tracing::warn!(source = %self.base.name, %peer, pending = self.budget.used(),
                     "syslog connections hold more unfinished messages than receiver.max_pending_bytes; this one is closed");
             }
             let spooled = {
@@ -277,14 +261,14 @@ impl SyslogReceiver {
         tls: Option<tokio_rustls::TlsAcceptor>,
         stop: CancellationToken,
     ) {
-        let table = Conns::new(self.config.max_connections, crate::util::serve::MIN_IDLE);
+        let table = Conns::new(self.base.config.max_connections, crate::util::serve::MIN_IDLE);
         let mut conns = tokio::task::JoinSet::new();
         loop {
             let (stream, peer) = tokio::select! {
                 r = listener.accept() => match r {
                     Ok(x) => x,
                     Err(e) => {
-                        tracing::warn!(source = %self.name, error = %e, "cannot accept a syslog connection");
+                        tracing::warn!(source = %self.base.name, error = %e, "cannot accept a syslog connection");
                         tokio::time::sleep(Duration::from_millis(100)).await;
                         continue;
                     }
@@ -293,15 +277,15 @@ impl SyslogReceiver {
             };
             // At the limit, the new connection waits (what it sends waits in the
             // kernel) until one open is idle enough to close, or one closes.
-            let evicted = || NetMetrics::get().refused.with_label_values(&[&self.name, "evicted_idle"]).inc();
-            let wait = self.config.request_timeout.get();
+            let evicted = || NetMetrics::get().refused.with_label_values(&[&self.base.name, "evicted_idle"]).inc();
+            let wait = self.base.config.request_timeout.get();
             let admitted = tokio::time::timeout(wait, table.admit_waiting(&stop, evicted)).await;
             let conn = match admitted {
                 Ok(Some(conn)) => conn,
                 Ok(None) => break,
                 Err(_) => {
-                    NetMetrics::get().refused.with_label_values(&[&self.name, "connection_limit"]).inc();
-                    tracing::debug!(source = %self.name, %peer, "connection limit reached and none idle; connection closed");
+                    NetMetrics::get().refused.with_label_values(&[&self.base.name, "connection_limit"]).inc();
+                    tracing::debug!(source = %self.base.name, %peer, "connection limit reached and none idle; connection closed");
                     drop(stream);
                     continue;
                 }
@@ -314,13 +298,13 @@ impl SyslogReceiver {
                 match tls {
                     None => rx.connection(stream, peer, &conn, stop).await,
                     Some(tls) => {
-                        match tokio::time::timeout(rx.config.request_timeout.get(), tls.accept(stream)).await {
+                        match tokio::time::timeout(rx.base.config.request_timeout.get(), tls.accept(stream)).await {
                             Ok(Ok(stream)) => rx.connection(stream, peer, &conn, stop).await,
                             Ok(Err(e)) => {
-                                NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc();
-                                tracing::debug!(source = %rx.name, %peer, error = %e, "TLS handshake failed");
+                                NetMetrics::get().refused.with_label_values(&[&rx.base.name, "tls"]).inc();
+                                tracing::debug!(source = %rx.base.name, %peer, error = %e, "TLS handshake failed");
                             }
-                            Err(_) => NetMetrics::get().refused.with_label_values(&[&rx.name, "tls"]).inc(),
+                            Err(_) => NetMetrics::get().refused.with_label_values(&[&rx.base.name, "tls"]).inc(),
                         }
                     }
                 }
@@ -339,7 +323,7 @@ impl SyslogReceiver {
                 r = socket.recv_from(&mut buf) => match r {
                     Ok(x) => x,
                     Err(e) => {
-                        tracing::debug!(source = %self.name, error = %e, "syslog datagram not received");
+                        tracing::debug!(source = %self.base.name, error = %e, "syslog datagram not received");
                         continue;
                     }
                 },
@@ -357,7 +341,7 @@ impl SyslogReceiver {
             take(&buf[..n], peer, &mut out);
             // What else arrived meanwhile goes in the same write.
             for _ in 0..255 {
-                if out.len() as u64 >= self.spool.batch_bytes() / 2 {
+                if out.len() as u64 >= self.base.spool.batch_bytes() / 2 {
                     break;
                 }
                 match socket.try_recv_from(&mut buf) {
@@ -368,11 +352,11 @@ impl SyslogReceiver {
             if count == 0 {
                 continue;
             }
-            match self.spool.append(out).await {
-                Ok(()) => NetMetrics::get().received.with_label_values(&[&self.name]).inc_by(count),
+            match self.base.spool.append(out).await {
+                Ok(()) => NetMetrics::get().received.with_label_values(&[&self.base.name]).inc_by(count),
                 Err(e) => {
                     let reason = if matches!(e, SpoolError::Full { .. }) { "spool_full" } else { "spool_error" };
-                    NetMetrics::get().refused.with_label_values(&[&self.name, reason]).inc_by(count);
+                    NetMetrics::get().refused.with_label_values(&[&self.base.name, reason]).inc_by(count);
                 }
             }
         }
