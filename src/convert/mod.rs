@@ -30,6 +30,7 @@ mod discovery;
 mod files;
 mod filters;
 mod kafka;
+mod mapped;
 mod metrics;
 mod names;
 mod net;
