@@ -231,12 +231,7 @@ impl FileSource {
                 (polling, polled, quiet_tick) = (false, false, false);
                 continue;
             }
-            let due = self.tailers.iter().filter_map(|t| t.feed.due_at()).min();
-            let mut wait = poll.min(next_scan.saturating_duration_since(Instant::now()));
-            if let Some(d) = due {
-                wait = wait.min(d.saturating_duration_since(Instant::now()));
-            }
-            let wait = wait.max(Duration::from_millis(5));
+            let wait = self.wait_time(poll, next_scan);
             let wake = self.wait(events.as_mut(), &mut polling, &mut polled_dirs, wait);
             polled = polling;
             quiet_tick = wake == Wake::Timeout && events.is_some() && !polling;
@@ -251,6 +246,11 @@ impl FileSource {
             }
         }
         drop(events);
+        self.release_all();
+    }
+
+    /// At the end of `run`: every open and parked file's position released.
+    fn release_all(&mut self) {
         for t in self.tailers.drain(..) {
             self.positions.keep_replay(t.key, t.replay, t.queued);
             self.positions.release(t.key, t.size, t.queued);
@@ -258,7 +258,7 @@ impl FileSource {
         for (_, p) in self.parked.drain() {
             self.positions.release(p.key, p.offset, 0);
         }
-        Metrics::get().files_open.with_label_values(&[&name]).set(0);
+        Metrics::get().files_open.with_label_values(&[&self.name()]).set(0);
     }
 
     /// One round over the open files (with events working, after a quiet
@@ -289,6 +289,17 @@ impl FileSource {
             .with_label_values(&[&name])
             .set(self.tailers.iter().map(|t| t.size.saturating_sub(t.offset)).sum::<u64>() as i64);
         (found, more)
+    }
+
+    /// How long to wait: until the poll, the next scan or the first partial
+    /// line due, whichever comes first (at least 5 ms).
+    fn wait_time(&self, poll: Duration, next_scan: Instant) -> Duration {
+        let due = self.tailers.iter().filter_map(|t| t.feed.due_at()).min();
+        let mut wait = poll.min(next_scan.saturating_duration_since(Instant::now()));
+        if let Some(d) = due {
+            wait = wait.min(d.saturating_duration_since(Instant::now()));
+        }
+        wait.max(Duration::from_millis(5))
     }
 
     /// Waits up to `wait` for a file-system event (or sleeps, without
