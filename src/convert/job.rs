@@ -107,13 +107,13 @@ impl<'a> Job<'a> {
     fn sources(&mut self, m: &mut Map<'a>, key: &str, out: &mut Vec<Section>, r: &mut Report) -> bool {
         let name = self.name.clone();
         if let Some(j) = self.journal {
-            self.from_journal(m, j, out, r);
+            self.read_journal(m, j, out, r);
         } else if self.statics.is_some() || self.file_sd.is_some() || self.discovered {
-            self.from_files(m, out, r);
+            self.read_files(m, out, r);
         } else if let Some(ds) = self.docker_sd {
-            self.from_docker(m, ds, out, r);
+            self.read_docker(m, ds, out, r);
         } else if let Some(ks) = self.kubernetes_sd {
-            self.from_kubernetes(m, ks, out, r);
+            self.read_kubernetes(m, ks, out, r);
         } else if let Some(y) = m.get("syslog") {
             let s = net::syslog_source(&m.key("syslog"), y, &name, r);
             out.push(self.relabelled(s));
@@ -180,7 +180,7 @@ impl<'a> Job<'a> {
     }
 
     /// A journal job: one journal source (the job's files, if any, left out).
-    fn from_journal(&self, m: &mut Map<'a>, j: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
+    fn read_journal(&self, m: &mut Map<'a>, j: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
         if self.statics.is_some() {
             r.skip(m.key("static_configs"), "a job reads files or the journal, not both: the files are left out");
         }
@@ -194,7 +194,7 @@ impl<'a> Job<'a> {
 
     /// A job of files: its static configs, target files and file
     /// discoveries, each a file source.
-    fn from_files(&self, m: &mut Map<'a>, out: &mut Vec<Section>, r: &mut Report) {
+    fn read_files(&self, m: &mut Map<'a>, out: &mut Vec<Section>, r: &mut Report) {
         let name = &self.name;
         let decompression = files::decompression(&m.key("decompression"), m.get("decompression"), r);
         let items = list(&m.key("static_configs"), self.statics, r);
@@ -222,7 +222,7 @@ impl<'a> Job<'a> {
     }
 
     /// A docker discovery job: a docker source per config.
-    fn from_docker(&self, m: &mut Map<'a>, ds: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
+    fn read_docker(&self, m: &mut Map<'a>, ds: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &self.name, r) {
             self.finish(&mut s);
             sd::drop_own_stage(&mut s, "docker", &self.pipe_key, r);
@@ -235,7 +235,7 @@ impl<'a> Job<'a> {
     }
 
     /// A kubernetes discovery job: a kubernetes source per config.
-    fn from_kubernetes(&self, m: &mut Map<'a>, ks: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
+    fn read_kubernetes(&self, m: &mut Map<'a>, ks: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
         for k in sd::kubernetes(&m.key("kubernetes_sd_configs"), ks, &self.name, &self.rules, r) {
             let mut s = k.section;
             self.finish(&mut s);

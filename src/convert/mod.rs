@@ -50,7 +50,7 @@ mod yaml;
 
 use render::{Section, Val};
 pub use yaml::Item;
-use yaml::{list, truthy, Map, Report};
+use yaml::{list, Map, Report};
 use yaml_rust2::Yaml;
 
 /// A converted config.

@@ -10,15 +10,11 @@
 //! check it (regexes, JSON paths, time formats, label names), so a stage
 //! that would not compile is reported instead of written.
 
-use regex::Regex;
-
 use super::mapped::{mapped, missing, unsupported, MAPPED};
 use super::pipeline::Kind;
 pub use super::pipeline::{Pipeline, Stage};
-use super::render::Val;
-use super::replace;
-use super::yaml::{list, pairs, scalar, truthy, Map, Report};
-use crate::pipeline::{golayout, re2, JsonField, JsonPath, TimeFormat};
+use super::yaml::{list, pairs, scalar, Map, Report};
+use crate::pipeline::re2;
 use crate::util::is_valid_label_name;
 use yaml_rust2::Yaml;
 
