@@ -3,6 +3,10 @@
 //! agent adds `/status` and `/status.json`). Every route is GET only.
 //!
 //! Hot paths count per chunk (`inc_by`), never per line.
+//!
+//! Metric names and help texts are in `defs.rs`, the `metrics` stages'
+//! metrics in `custom.rs`, Promtail's names in `promtail.rs`. Not here: the
+//! status page (`crate::status`).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +18,10 @@ use prometheus::{
 use tokio_util::sync::CancellationToken;
 
 pub mod custom;
+mod defs;
 pub mod promtail;
+
+use defs::*;
 
 /// Every metric the agent exports.
 pub struct Metrics {
@@ -54,20 +61,20 @@ pub struct Metrics {
     pub alert_annotations: IntCounterVec,
 }
 
-fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
-    let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric definition");
+fn counter_vec(r: &Registry, d: &Def) -> IntCounterVec {
+    let c = IntCounterVec::new(Opts::new(d.name, d.help), d.labels).expect("valid metric definition");
     r.register(Box::new(c.clone())).expect("metric registered once");
     c
 }
 
-fn gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
-    let g = IntGauge::new(name, help).expect("valid metric definition");
+fn gauge(r: &Registry, d: &Def) -> IntGauge {
+    let g = IntGauge::new(d.name, d.help).expect("valid metric definition");
     r.register(Box::new(g.clone())).expect("metric registered once");
     g
 }
 
-fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
-    let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric definition");
+fn gauge_vec(r: &Registry, d: &Def) -> IntGaugeVec {
+    let g = IntGaugeVec::new(Opts::new(d.name, d.help), d.labels).expect("valid metric definition");
     r.register(Box::new(g.clone())).expect("metric registered once");
     g
 }
@@ -149,168 +156,39 @@ impl Metrics {
         .expect("valid metric definition");
         r.register(Box::new(push_duration.clone())).expect("metric registered once");
         Self {
-            lines_read: counter_vec(&r, "tailship_source_lines_total", "Lines read, per source.", &["source"]),
-            bytes_read: counter_vec(&r, "tailship_source_bytes_total", "Bytes read, per source.", &["source"]),
-            lines_dropped: counter_vec(
-                &r,
-                "tailship_lines_dropped_total",
-                "Lines not delivered on purpose, by reason (drop_stage: a drop stage matched; limit: over a limit stage's rate; rejected: the service refused the batch with a 4xx other than 429; retries_exhausted: client.retry.max_retries ran out; journal_no_message, journal_unparsable, journal_oversized: journal entries without MESSAGE, not JSON, or over 8 x max_line_bytes).",
-                &["source", "reason"],
-            ),
-            lines_repaired: counter_vec(
-                &r,
-                "tailship_lines_repaired_total",
-                "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines; journal_binary: a journal MESSAGE given as bytes, decoded; stream_limit: the stages' labels left off at the source's max_streams).",
-                &["source", "reason"],
-            ),
-            lines_unparsed: counter_vec(
-                &r,
-                "tailship_lines_unparsed_total",
-                "Lines a parsing stage (json, logfmt, cri, docker) could not parse; they went on unchanged.",
-                &["source", "stage"],
-            ),
-            lines_pushed: counter_vec(&r, "tailship_push_lines_total", "Lines acknowledged by the service, per client.", &["client"]),
-            bytes_pushed: counter_vec(
-                &r,
-                "tailship_push_bytes_total",
-                "Bytes acknowledged, per client: raw line bytes, and request bytes on the wire.",
-                &["client", "kind"],
-            ),
-            push_requests: counter_vec(
-                &r,
-                "tailship_push_requests_total",
-                "Push requests per client, by outcome: the HTTP status, or `error` for transport failures.",
-                &["client", "status"],
-            ),
-            push_retries: counter_vec(&r, "tailship_push_retries_total", "Push attempts that were retried, per client.", &["client"]),
-            push_lines_found: counter_vec(
-                &r,
-                "tailship_push_lines_found_stored_total",
-                "Lines of pushes whose answer was lost that a lookup found stored, so they were not sent again, per client.",
-                &["client"],
-            ),
+            lines_read: counter_vec(&r, &LINES_READ),
+            bytes_read: counter_vec(&r, &BYTES_READ),
+            lines_dropped: counter_vec(&r, &LINES_DROPPED),
+            lines_repaired: counter_vec(&r, &LINES_REPAIRED),
+            lines_unparsed: counter_vec(&r, &LINES_UNPARSED),
+            lines_pushed: counter_vec(&r, &LINES_PUSHED),
+            bytes_pushed: counter_vec(&r, &BYTES_PUSHED),
+            push_requests: counter_vec(&r, &PUSH_REQUESTS),
+            push_retries: counter_vec(&r, &PUSH_RETRIES),
+            push_lines_found: counter_vec(&r, &PUSH_LINES_FOUND),
             push_duration,
-            queue_bytes: gauge_vec(
-                &r,
-                "tailship_queue_bytes",
-                "Bytes of lines read and not yet acknowledged, per client (each has its own queue).",
-                &["client"],
-            ),
-            queue_lines: gauge_vec(&r, "tailship_queue_lines", "Lines read and not yet acknowledged, per client.", &["client"]),
-            queue_max_bytes: gauge_vec(
-                &r,
-                "tailship_queue_max_bytes",
-                "The byte budget of each client's queue (queue.max_bytes): sources stop reading when tailship_queue_bytes reaches it.",
-                &["client"],
-            ),
-            ready: gauge(
-                &r,
-                "tailship_ready",
-                "1 when /ready answers 200 (sources started, positions written, every client's last push succeeded), else 0.",
-            ),
-            files_open: gauge_vec(&r, "tailship_files_open", "Files held open, per source.", &["source"]),
-            streams: gauge(
-                &r,
-                "tailship_streams",
-                "Streams (label sets) held now: a stream is freed once its files are gone and its lines were batched.",
-            ),
-            dirs_polled: gauge_vec(
-                &r,
-                "tailship_dirs_polled",
-                "Directories a file source polls because they cannot be watched (the others get events).",
-                &["source"],
-            ),
-            files_unread_bytes: gauge_vec(
-                &r,
-                "tailship_files_unread_bytes",
-                "Bytes in tailed files not yet read, per source.",
-                &["source"],
-            ),
-            file_events: counter_vec(
-                &r,
-                "tailship_file_events_total",
-                "File lifecycle events: opened, rotated, truncated, deleted, closed, unreadable, corrupt (a compressed file that cannot be decompressed to its end).",
-                &["source", "event"],
-            ),
-            files_recovered: counter_vec(
-                &r,
-                "tailship_files_recovered_total",
-                "Files whose unread lines were read after all: rotated (found beside its old path after a \
-                 rename while not followed), copy (a truncated file's lines read from logrotate's copy) or \
-                 unseen (a generation rotated away before the agent read any of it, found beside the path).",
-                &["source", "how"],
-            ),
-            lines_replayed: counter_vec(
-                &r,
-                "tailship_lines_replayed_total",
-                "Lines read again after a restart from batches in flight at the stop or crash: skipped \
-                 (their batch was acknowledged), resent (with the timestamps they first had) or reconciled \
-                 (found stored by a query, not sent).",
-                &["source", "outcome"],
-            ),
-            files_skipped: counter_vec(
-                &r,
-                "tailship_files_skipped_total",
-                "Files a source matched and does not read, by reason (ignore_older: untouched for longer than \
-                 the source's ignore_older; read once written to again).",
-                &["source", "reason"],
-            ),
-            files_lost: counter_vec(
-                &r,
-                "tailship_files_lost_total",
-                "Files with lines written and not read that could not be found again: gone (rotated away \
-                 or deleted while not followed, and not beside its old path) or truncated (no copy beside it).",
-                &["source", "reason"],
-            ),
-            journal_restarts: counter_vec(
-                &r,
-                "tailship_journal_restarts_total",
-                "Times a journal source started journalctl again after it ended or could not be started.",
-                &["source"],
-            ),
-            oldest_unacked_seconds: gauge_vec(
-                &r,
-                "tailship_oldest_unacknowledged_seconds",
-                "Age of the oldest line read and not yet acknowledged, per client (0 when none).",
-                &["client"],
-            ),
-            positions_writes: counter_vec(
-                &r,
-                "tailship_positions_writes_total",
-                "Writes of the positions file by outcome.",
-                &["outcome"],
-            ),
-            alert_matches: counter_vec(&r, "tailship_alert_matches_total", "Lines matching an alert rule.", &["rule"]),
-            alerts_sent: counter_vec(
-                &r,
-                "tailship_alerts_sent_total",
-                "Alert webhook requests acknowledged, by rule and state (alerting, ok).",
-                &["rule", "state"],
-            ),
-            alert_delivery_failures: counter_vec(
-                &r,
-                "tailship_alert_delivery_failures_total",
-                "Failed alert requests (each attempt), by rule, target (webhook, annotation) and status (the HTTP status, or `error` for connection failures).",
-                &["rule", "target", "status"],
-            ),
-            alert_updates_dropped: counter_vec(
-                &r,
-                "tailship_alert_updates_dropped_total",
-                "Alert matches or updates given up, by reason (queue_full: the alert queue was full, the match was not counted; too_many_groups; rejected: a 4xx other than 429; retries_exhausted; shutdown: unsent at shutdown_timeout).",
-                &["rule", "reason"],
-            ),
-            alert_groups_open: gauge_vec(
-                &r,
-                "tailship_alert_groups_open",
-                "Alert groups sent as alerting and not yet resolved.",
-                &["rule"],
-            ),
-            alert_annotations: counter_vec(
-                &r,
-                "tailship_alert_annotations_total",
-                "Annotations created on the hosted instance, by rule.",
-                &["rule"],
-            ),
+            queue_bytes: gauge_vec(&r, &QUEUE_BYTES),
+            queue_lines: gauge_vec(&r, &QUEUE_LINES),
+            queue_max_bytes: gauge_vec(&r, &QUEUE_MAX_BYTES),
+            ready: gauge(&r, &READY),
+            files_open: gauge_vec(&r, &FILES_OPEN),
+            streams: gauge(&r, &STREAMS),
+            dirs_polled: gauge_vec(&r, &DIRS_POLLED),
+            files_unread_bytes: gauge_vec(&r, &FILES_UNREAD_BYTES),
+            file_events: counter_vec(&r, &FILE_EVENTS),
+            files_recovered: counter_vec(&r, &FILES_RECOVERED),
+            lines_replayed: counter_vec(&r, &LINES_REPLAYED),
+            files_skipped: counter_vec(&r, &FILES_SKIPPED),
+            files_lost: counter_vec(&r, &FILES_LOST),
+            journal_restarts: counter_vec(&r, &JOURNAL_RESTARTS),
+            oldest_unacked_seconds: gauge_vec(&r, &OLDEST_UNACKED_SECONDS),
+            positions_writes: counter_vec(&r, &POSITIONS_WRITES),
+            alert_matches: counter_vec(&r, &ALERT_MATCHES),
+            alerts_sent: counter_vec(&r, &ALERTS_SENT),
+            alert_delivery_failures: counter_vec(&r, &ALERT_DELIVERY_FAILURES),
+            alert_updates_dropped: counter_vec(&r, &ALERT_UPDATES_DROPPED),
+            alert_groups_open: gauge_vec(&r, &ALERT_GROUPS_OPEN),
+            alert_annotations: counter_vec(&r, &ALERT_ANNOTATIONS),
             registry: r,
         }
     }

@@ -8,6 +8,9 @@
 //! Shutdown: stop reading, flush and wait for acknowledgements (up to
 //! `shutdown_timeout`), let alert updates go out, write the final positions.
 //! `tailship run` and `tailship demo` both run this.
+//!
+//! Not here: what the sources read (`crate::source`), batching and pushing
+//! (`crate::batch`), compiling the config (`crate::plan`).
 
 mod lanes;
 mod net;
@@ -69,25 +72,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     let endpoint = start_endpoint(&config.server, &health, &board, &endpoint_stop).await?;
     let interner = Interner::new();
     let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
-    let stdin_cancel = shutdown.child_token();
-    let stdin_sink = ChunkSink::fan_out(stdin_sinks(&plan, &lanes, &interner));
-    let stdin_sources: Vec<_> =
-        plan.sources.iter().filter(|s| s.spec.config.kind == SourceType::Stdin).cloned().collect();
-    let stdin_env = SourceEnv {
-        default_tenant: config.client.tenant_id.clone(),
-        sink: stdin_sink.clone(),
-        positions: lanes[0].positions.clone(),
-        interner: interner.clone(),
-        handle: tokio::runtime::Handle::current(),
-        mode: Mode::Follow,
-        extra_labels: Default::default(),
-        mute: false,
-        client: lanes[0].name().to_string(),
-        spools: None,
-        structured_metadata: config.client.structured_metadata,
-    };
-    let stdin_threads = start_sources(&stdin_sources, &stdin_env, &stdin_cancel, &mut stdin)?;
-    drop(stdin_env);
+    let stdin_source = StdinSource::start(&plan, &lanes, &interner, shutdown.child_token(), &mut stdin)?;
     let mut receivers = net::start_receivers(&plan).await?;
     board.set_listeners(receivers.listeners(), receivers.spools.clone());
     let spools = Some(receivers.spools.clone());
@@ -96,20 +81,8 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
         lane.start_sources(&shipping, &interner, &shutdown, &mut stdin, spools.clone())?;
     }
     health.sources_started.store(true, Ordering::Relaxed);
-    crate::systemd::ready(&format!("shipping from {} sources to {} clients", config.sources.len(), lanes.len()));
+    announce(&plan, &lanes);
     let watchdog = crate::systemd::Watchdog::start();
-    for lane in &lanes {
-        tracing::info!(
-            sources = config.sources.len(),
-            client = %lane.name(),
-            push_url = %lane.pusher.url(),
-            positions = %config.positions.path.display(),
-            "tailship running"
-        );
-    }
-    for (key, message) in crate::plan::warnings(&plan) {
-        tracing::warn!(%key, "{message}");
-    }
     let sync = spawn_positions_sync(file.clone(), health.clone(), config.positions.sync_period.get(), shutdown.clone());
     let told = spawn_status_line(health.clone(), shutdown.clone());
 
@@ -128,7 +101,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                 board.set_listeners(receivers.listeners(), receivers.spools.clone());
                 alerts.reload(new.rules.clone()).await;
                 board.set_plan(&new);
-                let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_sink, interner: &interner, spools: spools.clone() };
+                let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_source.sink, interner: &interner, spools: spools.clone() };
                 let shipping = net::with_drains(&new, net::drains(&new, &receivers.spools));
                 reload(&shipping, config, &file, &health, &alerts, &shutdown, &mut running).await;
                 prepare_metrics(&new, &lanes);
@@ -137,40 +110,7 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
         }
     }
 
-    // Shutdown in phases: stop reading, flush and wait for acknowledgements,
-    // write the final positions, exit. `shutdown_timeout` counts from here,
-    // for every phase: stopping the sources took 45 s when SIGTERM came while
-    // a file source opened 100,000 files, and the flush then had its whole
-    // timeout on top.
-    let deadline = config.shutdown_timeout.0.get();
-    let stopping = tokio::time::Instant::now();
-    let left = || deadline.saturating_sub(stopping.elapsed());
-    crate::systemd::stopping();
-    tracing::info!("stopping sources");
-    // Senders are refused from here on; what they were told is received is in the spool.
-    receivers.stop().await;
-    stdin_cancel.cancel();
-    let mut joining = Vec::new();
-    for lane in &mut lanes {
-        joining.push(lane.stop_sources());
-    }
-    joining.push(tokio::spawn(join_sources(stdin_threads)));
-    for j in joining {
-        if tokio::time::timeout(left(), j).await.is_err() {
-            // A source still busy (a blocked read) holds its queue open: the
-            // flush below gives up on it at the deadline; it ends with the process.
-            tracing::warn!(timeout = ?deadline, "shutdown_timeout reached while stopping the sources");
-            break;
-        }
-    }
-    drop(stdin_sink);
-    let flushing: Vec<_> = lanes.into_iter().map(|l| tokio::spawn(l.flush(left()))).collect();
-    let mut delivered = 0;
-    for f in flushing {
-        delivered += f.await.map(|t| t.lines_delivered).unwrap_or(0);
-    }
-    // Pending alert updates get what is left of shutdown_timeout (at least 1s).
-    alerts.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
+    let delivered = shut_down(config.shutdown_timeout.0.get(), receivers, stdin_source, lanes, alerts).await;
     let _ = sync.await;
     let _ = told.await;
     let saved = save_positions(&file, &health).await;
@@ -186,6 +126,108 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     }
     tracing::info!(lines = delivered, "stopped");
     Ok(())
+}
+
+/// The stdin source, started before the others: it reads on across reloads.
+struct StdinSource {
+    cancel: CancellationToken,
+    sink: ChunkSink,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl StdinSource {
+    /// Starts the plan's stdin source, if it has one, into every lane's queue.
+    fn start(
+        plan: &Plan,
+        lanes: &[Lane],
+        interner: &Arc<Interner>,
+        cancel: CancellationToken,
+        stdin: &mut Option<Box<dyn std::io::Read + Send>>,
+    ) -> anyhow::Result<Self> {
+        let config = &plan.config;
+        let sink = ChunkSink::fan_out(stdin_sinks(plan, lanes, interner));
+        let sources: Vec<_> =
+            plan.sources.iter().filter(|s| s.spec.config.kind == SourceType::Stdin).cloned().collect();
+        let env = SourceEnv {
+            default_tenant: config.client.tenant_id.clone(),
+            sink: sink.clone(),
+            positions: lanes[0].positions.clone(),
+            interner: interner.clone(),
+            handle: tokio::runtime::Handle::current(),
+            mode: Mode::Follow,
+            extra_labels: Default::default(),
+            mute: false,
+            client: lanes[0].name().to_string(),
+            spools: None,
+            structured_metadata: config.client.structured_metadata,
+        };
+        let threads = start_sources(&sources, &env, &cancel, stdin)?;
+        Ok(Self { cancel, sink, threads })
+    }
+}
+
+/// Tells systemd the agent is ready, and logs what it ships and the
+/// config's warnings.
+fn announce(plan: &Plan, lanes: &[Lane]) {
+    let config = &plan.config;
+    crate::systemd::ready(&format!("shipping from {} sources to {} clients", config.sources.len(), lanes.len()));
+    for lane in lanes {
+        tracing::info!(
+            sources = config.sources.len(),
+            client = %lane.name(),
+            push_url = %lane.pusher.url(),
+            positions = %config.positions.path.display(),
+            "tailship running"
+        );
+    }
+    for (key, message) in crate::plan::warnings(plan) {
+        tracing::warn!(%key, "{message}");
+    }
+}
+
+/// The first phases of the shutdown: stop reading, flush and wait for
+/// acknowledgements, let alert updates go out. Returns the lines delivered.
+async fn shut_down(
+    deadline: Duration,
+    receivers: crate::source::net::Receivers,
+    stdin: StdinSource,
+    mut lanes: Vec<Lane>,
+    alerts: crate::alert::Alerts,
+) -> u64 {
+    // Shutdown in phases: stop reading, flush and wait for acknowledgements,
+    // write the final positions, exit. `shutdown_timeout` counts from here,
+    // for every phase: stopping the sources took 45 s when SIGTERM came while
+    // a file source opened 100,000 files, and the flush then had its whole
+    // timeout on top.
+    let stopping = tokio::time::Instant::now();
+    let left = || deadline.saturating_sub(stopping.elapsed());
+    crate::systemd::stopping();
+    tracing::info!("stopping sources");
+    // Senders are refused from here on; what they were told is received is in the spool.
+    receivers.stop().await;
+    stdin.cancel.cancel();
+    let mut joining = Vec::new();
+    for lane in &mut lanes {
+        joining.push(lane.stop_sources());
+    }
+    joining.push(tokio::spawn(join_sources(stdin.threads)));
+    for j in joining {
+        if tokio::time::timeout(left(), j).await.is_err() {
+            // A source still busy (a blocked read) holds its queue open: the
+            // flush below gives up on it at the deadline; it ends with the process.
+            tracing::warn!(timeout = ?deadline, "shutdown_timeout reached while stopping the sources");
+            break;
+        }
+    }
+    drop(stdin.sink);
+    let flushing: Vec<_> = lanes.into_iter().map(|l| tokio::spawn(l.flush(left()))).collect();
+    let mut delivered = 0;
+    for f in flushing {
+        delivered += f.await.map(|t| t.lines_delivered).unwrap_or(0);
+    }
+    // Pending alert updates get what is left of shutdown_timeout (at least 1s).
+    alerts.finish(deadline.saturating_sub(stopping.elapsed()).max(Duration::from_secs(1))).await;
+    delivered
 }
 
 /// Keeps systemd's `STATUS=` line saying what `/ready` says: every failing

@@ -9,6 +9,9 @@
 //! seal order) and hands the body to the pushers, of which at most
 //! `batch.max_in_flight` run at once, in one lane per tenant (`deliver.rs`). An acknowledgement
 //! moves the files' positions and returns the batch's queue budget.
+//!
+//! Not here: the HTTP push itself (`crate::client::push`), the queue budget
+//! (`crate::queue`), the offsets (`crate::positions`).
 
 mod batcher;
 mod deliver;

@@ -3,6 +3,10 @@
 //! (`retry`), push slots given back while a 429 is waited out (`slot`), the query client (`query`), looking pushes up before sending
 //! them again (`lookup`), TLS checked against a chosen name (`tls`) and
 //! OAuth 2.0 tokens (`oauth2`).
+//!
+//! Not here: the cloud management and admin API clients (`crate::cloud`,
+//! `crate::admin`, over this HTTP layer) and the query language
+//! (`crate::logql`).
 
 pub mod auth;
 pub mod aws;

@@ -3,6 +3,9 @@
 //! limit, tenant, labels, match, template) over each line's extracted map (`line.rs`), and
 //! labels, resolved to an interned stream (see [`crate::queue`] for streams
 //! and the chunks lines travel in).
+//!
+//! Not here: compiling the stages from the config (`crate::plan`), reading
+//! lines (`crate::source`), relabel rules over targets (`crate::relabel`).
 
 mod apply;
 mod context;

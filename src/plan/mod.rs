@@ -14,9 +14,6 @@
 //! Errors name the file and the key, and one load reports every problem at
 //! once (config problems and compile problems together).
 
-mod drop;
-mod geoip;
-mod metrics;
 mod names;
 mod source;
 mod stages;
@@ -117,7 +114,7 @@ pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
         .enumerate()
         .filter_map(|(i, s)| source::compile(i, s, metadata_on, &mut problems))
         .collect();
-    metrics::one_type_per_name(&config, &mut problems);
+    stages::metrics::one_type_per_name(&config, &mut problems);
     let mut rules = Vec::new();
     for (i, a) in config.alerts.iter().enumerate() {
         match Rule::compile(a) {

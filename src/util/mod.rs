@@ -1,6 +1,8 @@
 //! Small shared helpers: human durations and sizes (for config and flags),
 //! secrets that never print, label-name rules, and serving HTTP to clients
 //! that may be slow ([`serve`]).
+//!
+//! Not here: anything with a layer of its own (metrics, status, logging).
 
 /// The name of the one client of the `[client]` form (in metrics, `/status`
 /// and the positions file).

@@ -19,18 +19,7 @@ impl SourceStages {
     /// value; a part of a longer line is held until the last part.
     pub(super) fn container<'s>(&'s self, ctx: &mut FileContext, line: &mut Line<'s, '_>, i: usize) -> Processed {
         let parsed = match self.stages[i].op {
-            Op::Cri(part_max, _) => parse::cri(&line.text).map(|c| {
-                let at = c.message.as_ptr() as usize - line.text.as_ptr() as usize;
-                // A part over `max_partial_line_size` is cut before it is held (Promtail's truncate).
-                let len = match part_max {
-                    Some(n) if !c.complete && c.message.len() > n => {
-                        ctx.truncated += 1;
-                        cut_at_char(&c.message, n).len()
-                    }
-                    _ => c.message.len(),
-                };
-                (c.ts, c.stream.into_owned(), c.complete, Err(at..at + len))
-            }),
+            Op::Cri(part_max, _) => cri(ctx, &line.text, part_max),
             _ => match self.docker(ctx, line, i) {
                 Some(d) => Some(d),
                 None => return Processed::Kept,
@@ -40,65 +29,19 @@ impl SourceStages {
             ctx.unparsed[2] += 1;
             return Processed::Kept;
         };
-        // A time that does not read: the last one of this stream plus 1 ns
-        // (Promtail's `fudge`), else the line's own.
-        let last = ctx.container_times.iter_mut().find(|(s, n, _)| *s == i && *n == stream);
-        let ts = match (ts, last) {
-            _ if matches!(self.stages[i].op, Op::Docker) => ts.unwrap_or(line.ts),
-            (Some(t), Some(slot)) => {
-                slot.2 = t;
-                t
-            }
-            (None, Some(slot)) => {
-                slot.2 = slot.2.saturating_add(1);
-                slot.2
-            }
-            (Some(t), None) => {
-                ctx.container_times.push((i, stream.clone(), t));
-                t
-            }
-            (None, None) => line.ts,
-        };
+        let ts = self.container_time(ctx, i, ts, &stream, line.ts);
         let text = std::mem::take(&mut line.text);
         let message: Cow<'_, str> = match message {
             Ok(owned) => Cow::Owned(owned),
             Err(range) => narrow(text, range),
         };
-        if let (false, Op::Cri(_, max)) = (complete, &self.stages[i].op) {
-            // Promtail's `max_partial_lines`: at the bound, those held go on alone.
-            if ctx.held.iter().filter(|h| h.stage == i).count() >= *max {
-                let (over, keep) = std::mem::take(&mut ctx.held).into_iter().partition(|h| h.stage == i);
-                ctx.held = keep;
-                ctx.overflow = over;
-            }
-        }
-        // With `max_partial_line_size`, a joined line is cut to it too (Promtail's truncate).
-        let cap = match self.stages[i].op {
-            Op::Cri(Some(n), _) => n.min(self.max_line_bytes),
-            _ => self.max_line_bytes,
-        };
-        let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
         if !complete {
-            match slot {
-                Some(n) => {
-                    let h = &mut ctx.held[n];
-                    let room = cap.saturating_sub(h.text.len());
-                    if message.len() > room {
-                        ctx.truncated += 1;
-                    }
-                    h.text.push_str(cut_at_char(&message, room));
-                }
-                None => ctx.held.push(Held {
-                    stage: i,
-                    stream,
-                    ts,
-                    text: cut_at_char(&message, self.max_line_bytes).to_string(),
-                    start: ctx.line_start,
-                }),
-            }
+            self.hold(ctx, i, stream, ts, &message);
             return Processed::Held;
         }
         line.ts = ts;
+        let cap = self.joined_cap(i);
+        let slot = ctx.held.iter().position(|h| h.stage == i && h.stream == stream);
         line.text = match slot {
             Some(n) => {
                 let mut h = ctx.held.remove(n);
@@ -121,6 +64,68 @@ impl SourceStages {
             line.extracted.set(Cow::Borrowed("stream"), stream);
         }
         Processed::Kept
+    }
+
+    /// A container line's time: when it does not read, the last one of this
+    /// stream plus 1 ns (Promtail's `fudge`), else `own`, the line's.
+    fn container_time(&self, ctx: &mut FileContext, i: usize, ts: Option<i64>, stream: &str, own: i64) -> i64 {
+        let last = ctx.container_times.iter_mut().find(|(s, n, _)| *s == i && *n == stream);
+        match (ts, last) {
+            _ if matches!(self.stages[i].op, Op::Docker) => ts.unwrap_or(own),
+            (Some(t), Some(slot)) => {
+                slot.2 = t;
+                t
+            }
+            (None, Some(slot)) => {
+                slot.2 = slot.2.saturating_add(1);
+                slot.2
+            }
+            (Some(t), None) => {
+                ctx.container_times.push((i, stream.to_string(), t));
+                t
+            }
+            (None, None) => own,
+        }
+    }
+
+    /// The size a joined line is cut to: with `max_partial_line_size`, that
+    /// too (Promtail's truncate).
+    fn joined_cap(&self, i: usize) -> usize {
+        match self.stages[i].op {
+            Op::Cri(Some(n), _) => n.min(self.max_line_bytes),
+            _ => self.max_line_bytes,
+        }
+    }
+
+    /// A part of a longer line, held (joined to the parts of its stream
+    /// held before) until the last part comes.
+    fn hold(&self, ctx: &mut FileContext, i: usize, stream: String, ts: i64, message: &str) {
+        if let Op::Cri(_, max) = &self.stages[i].op {
+            // Promtail's `max_partial_lines`: at the bound, those held go on alone.
+            if ctx.held.iter().filter(|h| h.stage == i).count() >= *max {
+                let (over, keep) = std::mem::take(&mut ctx.held).into_iter().partition(|h| h.stage == i);
+                ctx.held = keep;
+                ctx.overflow = over;
+            }
+        }
+        let cap = self.joined_cap(i);
+        match ctx.held.iter().position(|h| h.stage == i && h.stream == stream) {
+            Some(n) => {
+                let h = &mut ctx.held[n];
+                let room = cap.saturating_sub(h.text.len());
+                if message.len() > room {
+                    ctx.truncated += 1;
+                }
+                h.text.push_str(cut_at_char(message, room));
+            }
+            None => ctx.held.push(Held {
+                stage: i,
+                stream,
+                ts,
+                text: cut_at_char(message, self.max_line_bytes).to_string(),
+                start: ctx.line_start,
+            }),
+        }
     }
 
     /// The `docker` stage's reading of a line, as Promtail's (a `json`,
@@ -165,4 +170,20 @@ impl SourceStages {
         };
         Some((ts, stream.unwrap_or_default(), complete, Ok(message)))
     }
+}
+
+/// A CRI line's parts: where its message lies in `text`; a part over
+/// `max_partial_line_size` is cut before it is held (Promtail's truncate).
+fn cri(ctx: &mut FileContext, text: &str, part_max: Option<usize>) -> Option<Parsed> {
+    parse::cri(text).map(|c| {
+        let at = c.message.as_ptr() as usize - text.as_ptr() as usize;
+        let len = match part_max {
+            Some(n) if !c.complete && c.message.len() > n => {
+                ctx.truncated += 1;
+                cut_at_char(&c.message, n).len()
+            }
+            _ => c.message.len(),
+        };
+        (c.ts, c.stream.into_owned(), c.complete, Err(at..at + len))
+    })
 }

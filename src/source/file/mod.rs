@@ -32,7 +32,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -52,6 +52,7 @@ mod generations;
 mod open;
 mod park;
 mod rotated;
+mod scan;
 mod untarget;
 
 use open::Newborn;
@@ -192,7 +193,6 @@ impl FileSource {
         // (see `watch`); `polled` is set when this round follows such a wait.
         let mut polling = false;
         let mut polled = false;
-        let m = Metrics::get();
         let name = self.name();
         loop {
             if self.out.stopped() {
@@ -212,28 +212,7 @@ impl FileSource {
             if !quiet_tick && !self.newborn.is_empty() {
                 self.check_newborn();
             }
-            let (mut found, mut more) = (false, false);
-            let now = Instant::now();
-            for i in 0..self.tailers.len() {
-                if self.out.stopped() {
-                    break;
-                }
-                if quiet_tick && !self.tailers[i].needs_poll(now) && !polled_dirs.covers(&self.tailers[i].path) {
-                    continue;
-                }
-                match self.read_turn(i) {
-                    Turn::Idle => {}
-                    Turn::Read => found = true,
-                    Turn::More => (found, more) = (true, true),
-                }
-            }
-            self.flush();
-            self.close_finished();
-            more |= self.open_unseen();
-            m.files_open.with_label_values(&[&name]).set(self.tailers.len() as i64);
-            m.files_unread_bytes
-                .with_label_values(&[&name])
-                .set(self.tailers.iter().map(|t| t.size.saturating_sub(t.offset)).sum::<u64>() as i64);
+            let (found, more) = self.read_round(quiet_tick, &polled_dirs);
             if self.mode == Mode::Once {
                 if !found {
                     break;
@@ -252,42 +231,8 @@ impl FileSource {
                 (polling, polled, quiet_tick) = (false, false, false);
                 continue;
             }
-            let due = self.tailers.iter().filter_map(|t| t.feed.due_at()).min();
-            let mut wait = poll.min(next_scan.saturating_duration_since(Instant::now()));
-            if let Some(d) = due {
-                wait = wait.min(d.saturating_duration_since(Instant::now()));
-            }
-            let wait = wait.max(Duration::from_millis(5));
-            let wake = match &mut events {
-                // Write events off: the open files are read after each window.
-                Some(ev) if polling => ev.wait(READ_COALESCE.min(wait), Duration::ZERO),
-                // Writers append line by line: a wake-up after writes takes
-                // the writes of a short window at once (see `watch`).
-                Some(ev) => {
-                    let mut wake = ev.wait(wait, READ_COALESCE);
-                    if wake == Wake::Timeout && polled_dirs.changed() {
-                        wake = Wake::Structural;
-                    }
-                    // More writes than open files: reading each open file once
-                    // a window costs less than their events (see `watch`).
-                    if wake == Wake::Data
-                        && ev.last_writes() > self.tailers.len()
-                        && self.parked.is_empty()
-                        && !self.saw_empty
-                    {
-                        polling = ev.writes(false);
-                    }
-                    wake
-                }
-                None => {
-                    std::thread::sleep(wait);
-                    if polled_dirs.changed() {
-                        Wake::Structural
-                    } else {
-                        Wake::Timeout
-                    }
-                }
-            };
+            let wait = self.wait_time(poll, next_scan);
+            let wake = self.wait(events.as_mut(), &mut polling, &mut polled_dirs, wait);
             polled = polling;
             quiet_tick = wake == Wake::Timeout && events.is_some() && !polling;
             if wake != Wake::Timeout {
@@ -301,6 +246,11 @@ impl FileSource {
             }
         }
         drop(events);
+        self.release_all();
+    }
+
+    /// At the end of `run`: every open and parked file's position released.
+    fn release_all(&mut self) {
         for t in self.tailers.drain(..) {
             self.positions.keep_replay(t.key, t.replay, t.queued);
             self.positions.release(t.key, t.size, t.queued);
@@ -308,157 +258,96 @@ impl FileSource {
         for (_, p) in self.parked.drain() {
             self.positions.release(p.key, p.offset, 0);
         }
-        m.files_open.with_label_values(&[&name]).set(0);
+        Metrics::get().files_open.with_label_values(&[&self.name()]).set(0);
+    }
+
+    /// One round over the open files (with events working, after a quiet
+    /// wait, only those due: see `run`), then what a round ends with.
+    /// Returns whether anything was read, and whether more waits.
+    fn read_round(&mut self, quiet_tick: bool, polled_dirs: &PolledDirs) -> (bool, bool) {
+        let (mut found, mut more) = (false, false);
+        let now = Instant::now();
+        for i in 0..self.tailers.len() {
+            if self.out.stopped() {
+                break;
+            }
+            if quiet_tick && !self.tailers[i].needs_poll(now) && !polled_dirs.covers(&self.tailers[i].path) {
+                continue;
+            }
+            match self.read_turn(i) {
+                Turn::Idle => {}
+                Turn::Read => found = true,
+                Turn::More => (found, more) = (true, true),
+            }
+        }
+        self.flush();
+        self.close_finished();
+        more |= self.open_unseen();
+        let (m, name) = (Metrics::get(), self.name());
+        m.files_open.with_label_values(&[&name]).set(self.tailers.len() as i64);
+        m.files_unread_bytes
+            .with_label_values(&[&name])
+            .set(self.tailers.iter().map(|t| t.size.saturating_sub(t.offset)).sum::<u64>() as i64);
+        (found, more)
+    }
+
+    /// How long to wait: until the poll, the next scan or the first partial
+    /// line due, whichever comes first (at least 5 ms).
+    fn wait_time(&self, poll: Duration, next_scan: Instant) -> Duration {
+        let due = self.tailers.iter().filter_map(|t| t.feed.due_at()).min();
+        let mut wait = poll.min(next_scan.saturating_duration_since(Instant::now()));
+        if let Some(d) = due {
+            wait = wait.min(d.saturating_duration_since(Instant::now()));
+        }
+        wait.max(Duration::from_millis(5))
+    }
+
+    /// Waits up to `wait` for a file-system event (or sleeps, without
+    /// events); turns write events off (`polling`) when writes outnumber
+    /// the open files.
+    fn wait(
+        &self,
+        events: Option<&mut Events>,
+        polling: &mut bool,
+        polled_dirs: &mut PolledDirs,
+        wait: Duration,
+    ) -> Wake {
+        match events {
+            // Write events off: the open files are read after each window.
+            Some(ev) if *polling => ev.wait(READ_COALESCE.min(wait), Duration::ZERO),
+            // Writers append line by line: a wake-up after writes takes
+            // the writes of a short window at once (see `watch`).
+            Some(ev) => {
+                let mut wake = ev.wait(wait, READ_COALESCE);
+                if wake == Wake::Timeout && polled_dirs.changed() {
+                    wake = Wake::Structural;
+                }
+                // More writes than open files: reading each open file once
+                // a window costs less than their events (see `watch`).
+                if wake == Wake::Data
+                    && ev.last_writes() > self.tailers.len()
+                    && self.parked.is_empty()
+                    && !self.saw_empty
+                {
+                    *polling = ev.writes(false);
+                }
+                wake
+            }
+            None => {
+                std::thread::sleep(wait);
+                if polled_dirs.changed() {
+                    Wake::Structural
+                } else {
+                    Wake::Timeout
+                }
+            }
+        }
     }
 
     /// Watches the base directories of the include globs. Sends `true` for
     /// events that may add or remove files, `false` for writes.
     fn event(&self, event: &str) {
         Metrics::get().file_events.with_label_values(&[&self.name(), event]).inc();
-    }
-
-    fn scan(&mut self) {
-        self.saw_empty = false;
-        // At start: when each known path's entry was last written, taken
-        // before this scan tracks anything (see `generations`).
-        let previous = (self.first_scan && self.mode == Mode::Follow).then(|| self.positions.last_seen_by_path());
-        let candidates = self.files.candidates();
-        let open: HashMap<(u64, u64), usize> =
-            self.tailers.iter().enumerate().map(|(i, t)| ((t.dev, t.ino), i)).collect();
-        let mut claimed: HashSet<(u64, u64)> = HashSet::new();
-        let mut changed: Vec<(u64, u64)> = Vec::new();
-        // New files by path and id (not their whole metadata: 100,000 new files).
-        let mut new: Vec<(PathBuf, (u64, u64))> = Vec::new();
-        let held: HashSet<(u64, u64)> = self.newborn.iter().map(|n| (n.dev, n.ino)).collect();
-        // Known files found at their paths: when, is what tells history from
-        // generations never seen (see `generations`).
-        let mut at_path: Vec<u64> = Vec::new();
-        let mut parked_seen: Vec<u64> = Vec::new();
-        let mut held_seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
-        for path in candidates {
-            // Told to stop: the rest of a scan of 100,000 files waits for the next run
-            // (the shutdown deadline holds while a scan looks, see `agent`).
-            if self.out.stopped() {
-                return;
-            }
-            let Ok(meta) = std::fs::metadata(&path) else { continue };
-            if !meta.is_file() {
-                continue;
-            }
-            let id = (meta.dev(), meta.ino());
-            if let Some(&i) = open.get(&id) {
-                let t = &mut self.tailers[i];
-                if !t.detached && t.path == path {
-                    at_path.push(t.key);
-                }
-                if t.path != path && (!claimed.contains(&id)) && (t.detached || !path.exists_as(&t.path)) {
-                    tracing::info!(from = %t.path.display(), to = %path.display(), "file renamed; still reading it");
-                    t.path = path.clone();
-                    t.status.renamed(&path);
-                    self.positions.renamed(t.key, &path);
-                }
-                claimed.insert(id);
-                continue;
-            }
-            if claimed.contains(&id) {
-                continue;
-            }
-            claimed.insert(id);
-            if held.contains(&id) {
-                held_seen.insert(id, path);
-                continue;
-            }
-            if let Some(p) = self.parked.get_mut(&id) {
-                if !p.changed(&meta) {
-                    // Unchanged since it was parked: its content, at its path.
-                    parked_seen.push(p.key);
-                }
-                if !p.status.is_at(&path) {
-                    p.status.renamed(&path);
-                    self.positions.renamed(p.key, &path);
-                }
-                if p.changed(&meta) {
-                    changed.push(id);
-                }
-                continue;
-            }
-            new.push((path, id));
-        }
-        // Parked files that are gone: forget them.
-        let positions = &self.positions;
-        self.parked.retain(|id, p| {
-            let keep = claimed.contains(id);
-            if !keep {
-                positions.release(p.key, p.offset, 0);
-            }
-            keep
-        });
-        self.make_room_for(changed.len() + new.len());
-        for id in changed {
-            if let Some(p) = self.parked.remove(&id) {
-                self.unpark(id, p);
-            }
-        }
-        self.positions.seen_at_path(&parked_seen);
-        self.newborn_seen(&held_seen);
-        // A file that appeared while the source ran may have been rotated
-        // before this scan saw it (Docker rotates a busy container's log
-        // within a fraction of a second): its rotations since the start are
-        // generations never seen.
-        let mut rotated: Vec<(PathBuf, SystemTime)> = Vec::new();
-        for (path, id) in new {
-            if self.out.stopped() {
-                return;
-            }
-            self.open(&path, id);
-            if !self.first_scan && self.mode == Mode::Follow {
-                rotated.push((path, self.started));
-            }
-        }
-        self.untarget(&claimed);
-        // Files whose path now names another file, or nothing: rotated or
-        // deleted. Generations between theirs and the path's new file may
-        // have come and gone unseen (see `generations`).
-        for t in &mut self.tailers {
-            if t.detached {
-                continue;
-            }
-            let same = std::fs::metadata(&t.path).map(|m| (m.dev(), m.ino()) == (t.dev, t.ino)).unwrap_or(false);
-            if !same && !claimed.contains(&(t.dev, t.ino)) {
-                rotated.push((t.path.clone(), t.since));
-                t.detached = true;
-                t.status.set_state(FileState::Draining);
-                let what = if t.path.exists() { "rotated" } else { "deleted" };
-                tracing::info!(path = %t.path.display(), "file {what}; reading it to its end before closing it");
-                Metrics::get().file_events.with_label_values(&[&self.stages.name, what]).inc();
-            }
-        }
-        // A file rewritten in place (its first bytes changed) starts again at 0.
-        // One found at its path with its content as known was seen there now.
-        let mut seen: Vec<u64> = Vec::with_capacity(at_path.len());
-        let at_path: HashSet<u64> = at_path.into_iter().collect();
-        for i in 0..self.tailers.len() {
-            match self.tailers[i].content_check() {
-                Some(false) => self.truncated(i),
-                Some(true) if at_path.contains(&self.tailers[i].key) => seen.push(self.tailers[i].key),
-                _ => {}
-            }
-        }
-        self.positions.seen_at_path(&seen);
-        self.resume_rotated();
-        if let Some(previous) = previous {
-            let epoch = SystemTime::UNIX_EPOCH;
-            rotated.extend(
-                previous
-                    .into_iter()
-                    .filter(|(p, _)| self.files.matches(p))
-                    .map(|(p, ms)| (p, epoch + Duration::from_millis(ms))),
-            );
-        }
-        if !rotated.is_empty() {
-            self.read_missed_generations(&rotated);
-        }
-        self.first_scan = false;
     }
 
     /// Reads what is new in tailer `i` (in follow mode, up to a read that
@@ -570,20 +459,6 @@ impl FileSource {
             } else {
                 i += 1;
             }
-        }
-    }
-}
-
-trait PathExt {
-    /// True when `self` and `other` both exist and are the same file.
-    fn exists_as(&self, other: &Path) -> bool;
-}
-
-impl PathExt for Path {
-    fn exists_as(&self, other: &Path) -> bool {
-        match (std::fs::metadata(self), std::fs::metadata(other)) {
-            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-            _ => false,
         }
     }
 }

@@ -4,7 +4,7 @@
 use crate::config::DropSpec;
 use crate::pipeline::DropRule;
 
-use super::names::{regex, Errors, Names};
+use crate::plan::names::{regex, Errors, Names};
 
 /// The counter reason of a drop stage that names none.
 const DEFAULT_REASON: &str = "drop_stage";

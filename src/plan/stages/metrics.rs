@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::names::{Errors, Names};
 use crate::config::{Config, MetricStage, StageConfig};
 use crate::metrics::custom::{self, Kind};
 use crate::pipeline::{Metric, MetricAction};
+use crate::plan::names::{Errors, Names};
 
 /// Promtail's prefix when a metric names none.
 const DEFAULT_PREFIX: &str = "promtail_custom_";
@@ -149,7 +149,7 @@ fn is_metric_name(n: &str) -> bool {
 /// A metric name defined by two `metrics` stages with different types is
 /// refused, as Promtail refuses it (Prometheus would not register the
 /// second): the later definition is named, and the earlier one in the message.
-pub(super) fn one_type_per_name(config: &Config, problems: &mut Vec<(String, String)>) {
+pub(in crate::plan) fn one_type_per_name(config: &Config, problems: &mut Vec<(String, String)>) {
     let mut seen: Vec<(String, String, String)> = Vec::new();
     for (i, src) in config.sources.iter().enumerate() {
         walk(&format!("sources[{i}].stages"), &src.stages, &mut seen, problems);

@@ -1,9 +1,9 @@
 //! Compiling a `geoip` stage: its database is opened here, once, so a
 //! missing or unreadable file is refused by `check` naming the key.
 
-use super::names::{Errors, Names};
 use crate::config::GeoipStage;
 use crate::pipeline::{GeoDb, GeoIp};
+use crate::plan::names::{Errors, Names};
 
 /// The labels a `geoip` stage may set, by database type (Promtail's names).
 const CITY: [&str; 10] = [
