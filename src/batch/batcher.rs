@@ -14,7 +14,7 @@ use super::{BatchSettings, LineTap};
 use crate::client::json::escape_json_into;
 use crate::pool::{self, Pool};
 use crate::positions::{AckRef, Positions, Run};
-use crate::queue::{Budget, Chunk, PerStream, StreamRef};
+use crate::queue::{Budget, Chunk, Entry, PerStream, StreamRef};
 use crate::util::sleep_until_opt;
 
 /// A sealed batch on its way to the service.
@@ -196,21 +196,22 @@ impl Batcher {
 
     /// Batches a chunk's lines; its position and budget go with the batch of its last line.
     async fn take(&mut self, mut chunk: Chunk) {
-        let Self { pending, last_ts, seq, bodies, digits, s, positions, out, tap } = self;
-        let (bodies, s) = (*bodies, *s);
         pool::note_activity();
         let now = Instant::now();
-        let read_at = chunk.read_at.unwrap_or(now);
-        let mut last_tenant: Option<Option<Arc<str>>> = None;
         let entries = std::mem::take(&mut chunk.entries);
-        // A copy another client's reader also reads is not shown to the alert tap twice.
-        let mut tap = tap.as_mut().filter(|_| !chunk.echo);
-        // How a file's lines go out, recorded before their batches are sent
-        // (see `positions::flight`); lines read again keep their timestamps.
-        let mut runs: Vec<Run> = Vec::new();
         let record = chunk.ack.filter(|_| !entries.is_empty());
-        let lines = u32::try_from(entries.len()).unwrap_or(u32::MAX);
-        let replayed = chunk.replayed > 0;
+        let mut c = Taking {
+            now,
+            read_at: chunk.read_at.unwrap_or(now),
+            record,
+            lines: u32::try_from(entries.len()).unwrap_or(u32::MAX),
+            replayed: chunk.replayed > 0,
+            // A copy another client's reader also reads is not shown to the alert tap twice.
+            tap: !chunk.echo,
+            runs: Vec::new(),
+            last: i64::MIN,
+        };
+        let mut last_tenant: Option<Option<Arc<str>>> = None;
         // Entries come in runs of one stream (a file's lines): look the stream,
         // its batch and its last timestamp up once per run, not once per line.
         let mut i = 0;
@@ -218,116 +219,62 @@ impl Batcher {
             let sid = entries[i].stream;
             let stream = chunk.stream(&entries[i]).clone();
             let run_end = entries[i..].iter().position(|e| e.stream != sid).map_or(entries.len(), |n| i + n);
-            let tenant = stream.tenant.clone();
-            let key = Arc::as_ptr(&stream) as usize;
-            let mut last = last_ts.get(&stream).copied().unwrap_or(i64::MIN);
-            while i < run_end {
-                // Lines read again and not sent are recorded, so the file's
-                // records count every line (see `positions::Replay`).
-                while i < run_end && entries[i].skip {
-                    if record.is_some() {
-                        Run::push_skipped(&mut runs);
-                    }
-                    i += 1;
-                }
-                if i == run_end {
-                    break;
-                }
-                let p = pending.entry(tenant.clone()).or_insert_with(|| Pending::new(now, seq));
-                let idx = p.stream_index(&stream, key, bodies);
-                let (_, values, count) = &mut p.streams[idx];
-                let mut size = p.size;
-                let mut raw = 0usize;
-                let mut added = 0usize;
-                while i < run_end {
-                    let e = &entries[i];
-                    if e.skip {
-                        if record.is_some() {
-                            Run::push_skipped(&mut runs);
-                        }
-                        i += 1;
-                        continue;
-                    }
-                    let line = chunk.line(e);
-                    if p.lines + added > 0 && size + line.len() + VALUE_OVERHEAD > s.max_bytes {
-                        break;
-                    }
-                    if let Some(tap) = tap.as_deref_mut() {
-                        tap.observe(&stream, line);
-                    }
-                    let ts = if e.assigned_ts && e.ts <= last { last + 1 } else { e.ts };
-                    last = last.max(ts);
-                    if record.is_some() {
-                        Run::push(&mut runs, p.seq, (e.assigned_ts || replayed).then_some(ts));
-                    }
-                    let before = values.len();
-                    values.extend_from_slice(if *count == 0 { b"[\"" } else { b",[\"" });
-                    *count += 1;
-                    values.extend_from_slice(digits.format(ts.max(0) as u64));
-                    values.extend_from_slice(b"\",\"");
-                    escape_json_into(values, line);
-                    match chunk.metadata(e) {
-                        // Structured metadata: `[ts, line, {"name": "value"}]`.
-                        Some(meta) => {
-                            values.extend_from_slice(b"\",");
-                            values.extend_from_slice(meta.as_bytes());
-                            values.push(b']');
-                        }
-                        None => values.extend_from_slice(b"\"]"),
-                    }
-                    size += values.len() - before;
-                    raw += line.len();
-                    added += 1;
-                    i += 1;
-                }
-                let added = added as u64;
-                p.size = size;
-                p.lines += added as usize;
-                p.raw_bytes += raw;
-                if added > 0 {
-                    // This batch's acknowledgement alone does not deliver the
-                    // chunk: a mark at offset 0 holds the file's position until
-                    // every batch with its lines is acknowledged (another
-                    // tenant's batch may have them too).
-                    if let Some(a) = record {
-                        p.add_ack(AckRef { file: a.file, offset: 0 });
-                    }
-                    p.oldest = p.oldest.min(read_at);
-                    match p.sources.get_mut(&chunk.source) {
-                        Some(n) => *n += added,
-                        None => {
-                            p.sources.insert(chunk.source.clone(), added);
-                        }
-                    }
-                }
-                if i < run_end {
-                    // The batch is full: seal it and go on with a new one. It holds
-                    // part of this chunk, whose position goes with a later batch: a
-                    // mark at offset 0 keeps the file's position from passing this
-                    // batch's lines until it, too, is acknowledged (batches in flight
-                    // are acknowledged in any order).
-                    let full = std::mem::replace(p, Pending::new(now, seq));
-                    if let Some(a) = record.filter(|_| !runs.is_empty()) {
-                        positions.flight(a.file, a.offset, lines, std::mem::take(&mut runs));
-                    }
-                    seal(full, tenant.clone(), positions, out).await;
-                }
-            }
-            *last_ts.get_or_insert_with(&stream, || last) = last;
-            last_tenant = Some(tenant);
+            self.take_run(&chunk, &stream, &entries[i..run_end], &mut c).await;
+            last_tenant = Some(stream.tenant.clone());
+            i = run_end;
         }
-        if let Some(tap) = tap {
+        if let Some(tap) = self.tap.as_mut().filter(|_| c.tap) {
             tap.flush();
         }
         pool::CHUNK_TEXT.give(std::mem::take(&mut chunk.buf).into_bytes());
-        // The chunk's position and budget go with the batch holding its last line
-        // (or, for a chunk whose lines were all dropped, the batch of its tenant-less
-        // default): acknowledging that batch proves every earlier line was handled.
-        if let Some(a) = record.filter(|_| !runs.is_empty()) {
-            positions.flight(a.file, a.offset, lines, runs);
+        self.finish_chunk(chunk, c, last_tenant);
+    }
+
+    /// Batches a run of one stream's lines, sealing batches that fill up.
+    async fn take_run(&mut self, chunk: &Chunk, stream: &StreamRef, run: &[Entry], c: &mut Taking) {
+        let tenant = stream.tenant.clone();
+        c.last = self.last_ts.get(stream).copied().unwrap_or(i64::MIN);
+        let mut i = 0;
+        while i < run.len() {
+            // Lines read again and not sent are recorded, so the file's
+            // records count every line (see `positions::Replay`).
+            while i < run.len() && run[i].skip {
+                c.skipped();
+                i += 1;
+            }
+            if i == run.len() {
+                break;
+            }
+            let p = self.pending.entry(tenant.clone()).or_insert_with(|| Pending::new(c.now, &mut self.seq));
+            let tap = self.tap.as_deref_mut().filter(|_| c.tap);
+            let mut enc = Encoder { digits: &mut self.digits, bodies: self.bodies, max_bytes: self.s.max_bytes, tap };
+            i = fill(p, &mut enc, chunk, stream, run, i, c);
+            if i < run.len() {
+                // The batch is full: seal it and go on with a new one. It holds
+                // part of this chunk, whose position goes with a later batch: a
+                // mark at offset 0 keeps the file's position from passing this
+                // batch's lines until it, too, is acknowledged (batches in flight
+                // are acknowledged in any order).
+                let full = std::mem::replace(p, Pending::new(c.now, &mut self.seq));
+                if let Some(a) = c.record.filter(|_| !c.runs.is_empty()) {
+                    self.positions.flight(a.file, a.offset, c.lines, std::mem::take(&mut c.runs));
+                }
+                seal(full, tenant.clone(), &self.positions, &self.out).await;
+            }
         }
-        let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(pending));
-        let p = pending.entry(tenant).or_insert_with(|| Pending::new(now, seq));
+        let last = c.last;
+        *self.last_ts.get_or_insert_with(stream, || last) = last;
+    }
+
+    /// The chunk's position and budget go with the batch holding its last line
+    /// (or, for a chunk whose lines were all dropped, the batch of its tenant-less
+    /// default): acknowledging that batch proves every earlier line was handled.
+    fn finish_chunk(&mut self, mut chunk: Chunk, c: Taking, last_tenant: Option<Option<Arc<str>>>) {
+        if let Some(a) = c.record.filter(|_| !c.runs.is_empty()) {
+            self.positions.flight(a.file, a.offset, c.lines, c.runs);
+        }
+        let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(&self.pending));
+        let p = self.pending.entry(tenant).or_insert_with(|| Pending::new(c.now, &mut self.seq));
         if let Some(a) = chunk.ack {
             p.add_ack(a);
         }
@@ -335,6 +282,119 @@ impl Batcher {
             p.permits.push(permit);
         }
     }
+}
+
+/// What batching one chunk keeps track of.
+struct Taking {
+    now: Instant,
+    read_at: Instant,
+    /// The chunk's position, when its lines are recorded (see `positions::flight`).
+    record: Option<AckRef>,
+    lines: u32,
+    /// Lines read again keep their timestamps.
+    replayed: bool,
+    /// Whether the alert tap sees this chunk's lines.
+    tap: bool,
+    /// How the file's lines go out, recorded before their batches are sent.
+    runs: Vec<Run>,
+    /// The last timestamp of the stream being batched.
+    last: i64,
+}
+
+impl Taking {
+    /// Records a line read again and not sent.
+    fn skipped(&mut self) {
+        if self.record.is_some() {
+            Run::push_skipped(&mut self.runs);
+        }
+    }
+}
+
+/// What encodes lines into a batch.
+struct Encoder<'a> {
+    digits: &'a mut TsDigits,
+    bodies: &'static Pool<u8>,
+    max_bytes: usize,
+    tap: Option<&'a mut (dyn LineTap + 'static)>,
+}
+
+/// Adds `run[from..]`'s lines to `p` until the run ends or the batch is
+/// full; returns where it stopped.
+fn fill(
+    p: &mut Pending,
+    enc: &mut Encoder<'_>,
+    chunk: &Chunk,
+    stream: &StreamRef,
+    run: &[Entry],
+    from: usize,
+    c: &mut Taking,
+) -> usize {
+    let key = Arc::as_ptr(stream) as usize;
+    let idx = p.stream_index(stream, key, enc.bodies);
+    let (_, values, count) = &mut p.streams[idx];
+    let mut size = p.size;
+    let mut raw = 0usize;
+    let mut added = 0usize;
+    let mut i = from;
+    while i < run.len() {
+        let e = &run[i];
+        if e.skip {
+            c.skipped();
+            i += 1;
+            continue;
+        }
+        let line = chunk.line(e);
+        if p.lines + added > 0 && size + line.len() + VALUE_OVERHEAD > enc.max_bytes {
+            break;
+        }
+        if let Some(tap) = enc.tap.as_deref_mut() {
+            tap.observe(stream, line);
+        }
+        let ts = if e.assigned_ts && e.ts <= c.last { c.last + 1 } else { e.ts };
+        c.last = c.last.max(ts);
+        if c.record.is_some() {
+            Run::push(&mut c.runs, p.seq, (e.assigned_ts || c.replayed).then_some(ts));
+        }
+        let before = values.len();
+        values.extend_from_slice(if *count == 0 { b"[\"" } else { b",[\"" });
+        *count += 1;
+        values.extend_from_slice(enc.digits.format(ts.max(0) as u64));
+        values.extend_from_slice(b"\",\"");
+        escape_json_into(values, line);
+        match chunk.metadata(e) {
+            // Structured metadata: `[ts, line, {"name": "value"}]`.
+            Some(meta) => {
+                values.extend_from_slice(b"\",");
+                values.extend_from_slice(meta.as_bytes());
+                values.push(b']');
+            }
+            None => values.extend_from_slice(b"\"]"),
+        }
+        size += values.len() - before;
+        raw += line.len();
+        added += 1;
+        i += 1;
+    }
+    p.size = size;
+    p.lines += added;
+    p.raw_bytes += raw;
+    if added > 0 {
+        // This batch's acknowledgement alone does not deliver the
+        // chunk: a mark at offset 0 holds the file's position until
+        // every batch with its lines is acknowledged (another
+        // tenant's batch may have them too).
+        if let Some(a) = c.record {
+            p.add_ack(AckRef { file: a.file, offset: 0 });
+        }
+        p.oldest = p.oldest.min(c.read_at);
+        match p.sources.get_mut(&chunk.source) {
+            Some(n) => *n += added as u64,
+            None => {
+                p.sources.insert(chunk.source.clone(), added as u64);
+            }
+        }
+    }
+    i
 }
 
 /// A chunk with no lines left (all dropped) still carries a position: attach it

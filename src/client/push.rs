@@ -101,6 +101,23 @@ pub fn refuses_content(e: &HttpError) -> bool {
 /// reached at all, the push waits.
 const LOOKUP_TRIES: u32 = 3;
 
+/// A 3xx (redirects not followed, or one without a Location) or a 4xx that
+/// is not about the content: the agent is misconfigured; the lines wait,
+/// never dropped as refused.
+fn misconfigured(e: &HttpError) -> bool {
+    e.status().is_some_and(|s| s.is_client_error() || s.is_redirection()) && !refuses_content(e)
+}
+
+/// What the attempts of one push share: what the next attempt sends (less
+/// than the first when a lookup found part of it stored, see `lookup`),
+/// `unsure` after an attempt whose answer was lost.
+struct Resend {
+    wire: Mutex<Bytes>,
+    unsure: AtomicBool,
+    failed_lookups: AtomicU32,
+    tenant_header: Option<HeaderValue>,
+}
+
 /// Sends push requests for one service.
 pub struct Pusher {
     /// The client's name (`client.name`): metrics, status and health say whose pushes.
@@ -221,150 +238,185 @@ impl Pusher {
         permit: Option<tokio::sync::OwnedSemaphorePermit>,
         slot: Option<&super::slot::PushSlot>,
     ) -> (PushOutcome, usize) {
-        let (wire, gzipped) = match self.compression {
-            Compression::Gzip => {
-                let (level, bodies, gzipped) = (self.compression_level, self.bodies, self.gzipped);
-                let compressors = self.compressors.clone();
-                // The semaphore lives as long as the pusher and is never closed.
-                let _slot = match permit {
-                    Some(p) => Some(p),
-                    None => self.compress_slots.clone().acquire_owned().await.ok(),
-                };
-                let z = tokio::task::spawn_blocking(move || {
-                    let mut z = compressors
-                        .lock()
-                        .ok()
-                        .and_then(|mut c| c.pop())
-                        .unwrap_or_else(|| flate2::Compress::new(flate2::Compression::new(level), false));
-                    let out = gzip_parts_with(&mut z, &body, gzipped.take());
-                    if let Ok(mut c) = compressors.lock() {
-                        c.push(z);
-                    }
-                    for part in body {
-                        bodies.give(part);
-                    }
-                    out
-                })
-                .await;
-                match z.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
-                    Ok(z) => (Pooled::new(z, gzipped).into_bytes(), true),
-                    Err(e) => {
-                        return (
-                            PushOutcome::Rejected {
-                                status: None,
-                                message: format!("compression failed: {e}"),
-                                ignored: None,
-                            },
-                            0,
-                        )
-                    }
-                }
-            }
-            Compression::None => (concat(body, self.bodies), false),
+        let (wire, gzipped) = match self.encode(body, permit).await {
+            Ok(encoded) => encoded,
+            Err(message) => return (PushOutcome::Rejected { status: None, message, ignored: None }, 0),
         };
         let wire_len = wire.len();
         if let Some(p) = promtail::get() {
             p.encoded(&self.target().host, wire_len);
         }
-        if let Some((limiter, burst)) = &self.limiter {
-            let mut left = wire_len as u64;
-            while left > 0 {
-                let n = left.min(*burst as u64) as u32;
-                if let Some(n) = NonZeroU32::new(n) {
-                    let _ = limiter.until_n_ready(n).await;
-                }
-                left -= n as u64;
-            }
+        self.throttle(wire_len).await;
+        let result = self.send_until_done(tenant, wire, gzipped, abort, slot).await;
+        (self.outcome_of(result), wire_len)
+    }
+
+    /// The body as it goes on the wire, and whether it is gzipped; an error
+    /// says why it could not be compressed.
+    async fn encode(
+        &self,
+        body: Vec<Vec<u8>>,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Result<(Bytes, bool), String> {
+        if self.compression == Compression::None {
+            return Ok((concat(body, self.bodies), false));
         }
-        let tenant_header = tenant.and_then(|t| HeaderValue::from_str(t).ok());
-        // What the next attempt sends: less than the first when a lookup
-        // found part of it stored (see `lookup`); `unsure` after an attempt
-        // whose answer was lost.
-        let wire = Mutex::new(wire);
-        let unsure = AtomicBool::new(false);
-        let failed_lookups = AtomicU32::new(0);
-        let m = Metrics::get();
-        // A 3xx (redirects not followed, or one without a Location) is a
-        // misconfiguration too: the lines wait, never dropped as refused.
-        let misconfigured = |e: &HttpError| {
-            e.status().is_some_and(|s| s.is_client_error() || s.is_redirection()) && !refuses_content(e)
+        let (level, bodies, gzipped) = (self.compression_level, self.bodies, self.gzipped);
+        let compressors = self.compressors.clone();
+        // The semaphore lives as long as the pusher and is never closed.
+        let _slot = match permit {
+            Some(p) => Some(p),
+            None => self.compress_slots.clone().acquire_owned().await.ok(),
         };
-        let one_off = self.stop_on_refusal.is_some();
-        let retriable = |e: &HttpError| e.is_retriable() || (misconfigured(e) && !one_off);
-        let result = retry::with_retry_woken(
+        let z = tokio::task::spawn_blocking(move || {
+            let mut z = compressors
+                .lock()
+                .ok()
+                .and_then(|mut c| c.pop())
+                .unwrap_or_else(|| flate2::Compress::new(flate2::Compression::new(level), false));
+            let out = gzip_parts_with(&mut z, &body, gzipped.take());
+            if let Ok(mut c) = compressors.lock() {
+                c.push(z);
+            }
+            for part in body {
+                bodies.give(part);
+            }
+            out
+        })
+        .await;
+        match z.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+            Ok(z) => Ok((Pooled::new(z, gzipped).into_bytes(), true)),
+            Err(e) => Err(format!("compression failed: {e}")),
+        }
+    }
+
+    /// Waits for the client-side rate limit to let `wire_len` bytes through.
+    async fn throttle(&self, wire_len: usize) {
+        let Some((limiter, burst)) = &self.limiter else { return };
+        let mut left = wire_len as u64;
+        while left > 0 {
+            let n = left.min(*burst as u64) as u32;
+            if let Some(n) = NonZeroU32::new(n) {
+                let _ = limiter.until_n_ready(n).await;
+            }
+            left -= n as u64;
+        }
+    }
+
+    /// True when an error is retried: a passing one, or (in the daemon) a
+    /// misconfiguration a reload may fix.
+    fn retriable(&self, e: &HttpError) -> bool {
+        e.is_retriable() || (misconfigured(e) && self.stop_on_refusal.is_none())
+    }
+
+    /// Sends `wire` until it is delivered, refused, given up or aborted.
+    async fn send_until_done(
+        &self,
+        tenant: Option<&str>,
+        wire: Bytes,
+        gzipped: bool,
+        abort: &CancellationToken,
+        slot: Option<&super::slot::PushSlot>,
+    ) -> Result<(), HttpError> {
+        let resend = Resend {
+            wire: Mutex::new(wire),
+            unsure: AtomicBool::new(false),
+            failed_lookups: AtomicU32::new(0),
+            tenant_header: tenant.and_then(|t| HeaderValue::from_str(t).ok()),
+        };
+        let m = Metrics::get();
+        retry::with_retry_woken(
             self.retry,
             abort,
             Some(&self.reconfigured),
-            retriable,
+            |e| self.retriable(e),
             |err, wait| {
                 m.push_retries.with_label_values(&[&self.name]).inc();
                 if let Some(p) = promtail::get() {
                     p.retried(&self.target().host, tenant.unwrap_or(""));
                 }
-                let status = err.status().map(|s| s.as_u16());
-                if let (Some(429), Some(slot)) = (status, slot) {
-                    slot.release();
-                }
-                if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
-                    // Misconfigured or not allowed: say so once per status; the lines wait on disk.
-                    let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
-                    if first {
-                        let hint = super::prefix::refusal_hint(status, &self.target().url);
-                        tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads them); lines wait on disk and are retried");
-                    }
-                } else {
-                    tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
-                }
+                self.on_retry(err, wait, slot);
             },
-            || {
-                let target = self.target();
-                let (unsure, wire, tenant_header, failed_lookups) = (&unsure, &wire, &tenant_header, &failed_lookups);
-                async move {
-                    if let Some(slot) = slot {
-                        if !slot.take().await {
-                            return Err(HttpError::Cancelled);
-                        }
-                    }
-                    if unsure.swap(false, Ordering::Relaxed) {
-                        // The last attempt may have been stored: look it up first.
-                        let sent = wire.lock().map(|w| w.clone()).unwrap_or_default();
-                        match self.look_up(&target, &sent, gzipped, tenant, abort).await {
-                            Ok(None) => {}
-                            Ok(Some(Found::All { .. })) => return Ok(()),
-                            Ok(Some(left)) => {
-                                if let (Found::Some { body, .. }, Ok(mut w)) = (left, wire.lock()) {
-                                    *w = Bytes::from(body);
-                                }
-                            }
-                            // The service cannot be read just now: the next attempt
-                            // asks again. Unreachable, it cannot take the push
-                            // either; but a read path that answers with errors for
-                            // long (Loki's queriers down, say) must not hold
-                            // pushes back for ever.
-                            Err(e)
-                                if e.status().is_none()
-                                    || failed_lookups.fetch_add(1, Ordering::Relaxed) < LOOKUP_TRIES =>
-                            {
-                                unsure.store(true, Ordering::Relaxed);
-                                return Err(e);
-                            }
-                            Err(e) => {
-                                tracing::warn!(client = %self.name, error = %e,
-                                    "cannot look up a push whose answer was lost; it is sent again as it was");
-                            }
-                        }
-                    }
-                    let body = wire.lock().map(|w| w.clone()).unwrap_or_default();
-                    let r = self.send_once(&target, body, gzipped, tenant_header.as_ref()).await;
-                    if r.as_ref().is_err_and(lookup::answer_lost) {
-                        unsure.store(true, Ordering::Relaxed);
-                    }
-                    r
-                }
-            },
+            || self.attempt(&resend, gzipped, tenant, abort, slot),
         )
-        .await;
-        let outcome = match result {
+        .await
+    }
+
+    /// Before a retry: a 429 gives the push slot back meanwhile; a
+    /// misconfiguration is logged once per status.
+    fn on_retry(&self, err: &HttpError, wait: std::time::Duration, slot: Option<&super::slot::PushSlot>) {
+        let status = err.status().map(|s| s.as_u16());
+        if let (Some(429), Some(slot)) = (status, slot) {
+            slot.release();
+        }
+        if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
+            // Misconfigured or not allowed: say so once per status; the lines wait on disk.
+            let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
+            if first {
+                let hint = super::prefix::refusal_hint(status, &self.target().url);
+                tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads them); lines wait on disk and are retried");
+            }
+        } else {
+            tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
+        }
+    }
+
+    /// One attempt: the push slot, a lookup first when the last answer was
+    /// lost, then the request.
+    async fn attempt(
+        &self,
+        resend: &Resend,
+        gzipped: bool,
+        tenant: Option<&str>,
+        abort: &CancellationToken,
+        slot: Option<&super::slot::PushSlot>,
+    ) -> Result<(), HttpError> {
+        let target = self.target();
+        if let Some(slot) = slot {
+            if !slot.take().await {
+                return Err(HttpError::Cancelled);
+            }
+        }
+        if resend.unsure.swap(false, Ordering::Relaxed) {
+            // The last attempt may have been stored: look it up first.
+            let sent = resend.wire.lock().map(|w| w.clone()).unwrap_or_default();
+            match self.look_up(&target, &sent, gzipped, tenant, abort).await {
+                Ok(None) => {}
+                Ok(Some(Found::All { .. })) => return Ok(()),
+                Ok(Some(left)) => {
+                    if let (Found::Some { body, .. }, Ok(mut w)) = (left, resend.wire.lock()) {
+                        *w = Bytes::from(body);
+                    }
+                }
+                // The service cannot be read just now: the next attempt
+                // asks again. Unreachable, it cannot take the push
+                // either; but a read path that answers with errors for
+                // long (Loki's queriers down, say) must not hold
+                // pushes back for ever.
+                Err(e)
+                    if e.status().is_none() || resend.failed_lookups.fetch_add(1, Ordering::Relaxed) < LOOKUP_TRIES =>
+                {
+                    resend.unsure.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+                Err(e) => {
+                    tracing::warn!(client = %self.name, error = %e,
+                        "cannot look up a push whose answer was lost; it is sent again as it was");
+                }
+            }
+        }
+        let body = resend.wire.lock().map(|w| w.clone()).unwrap_or_default();
+        let r = self.send_once(&target, body, gzipped, resend.tenant_header.as_ref()).await;
+        if r.as_ref().is_err_and(lookup::answer_lost) {
+            resend.unsure.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// How the pushes of a batch ended, logged.
+    fn outcome_of(&self, result: Result<(), HttpError>) -> PushOutcome {
+        let one_off = self.stop_on_refusal.is_some();
+        match result {
             Ok(()) => PushOutcome::Delivered,
             Err(HttpError::Cancelled) => PushOutcome::Aborted,
             Err(e) if one_off && misconfigured(&e) => {
@@ -379,7 +431,7 @@ impl Pusher {
                 }
                 PushOutcome::Aborted
             }
-            Err(e) if retriable(&e) => {
+            Err(e) if self.retriable(&e) => {
                 let message = format!("gave up after {} retries: {e}", self.retry.max_retries);
                 tracing::error!(error = %e, retries = self.retry.max_retries, "client.retry.max_retries ran out; the batch's lines are dropped and counted");
                 PushOutcome::GaveUp { message, status: e.status().map(|s| s.as_u16()) }
@@ -393,8 +445,7 @@ impl Pusher {
                 let message = e.to_string();
                 PushOutcome::Rejected { status, ignored: partly_stored(&message), message }
             }
-        };
-        (outcome, wire_len)
+        }
     }
 
     /// One push request of `body`, with its metrics, status and health.
