@@ -1,7 +1,8 @@
 //! The batcher: chunks in, sealed batches out. Lines are grouped by tenant,
-//! then by stream; each line is escaped once, straight into its stream's JSON
-//! buffer, with agent-assigned timestamps bumped by 1 ns on a tie so they
-//! strictly increase within a stream.
+//! then by stream, with agent-assigned timestamps bumped by 1 ns on a tie so
+//! they strictly increase within a stream. A line stays where it was read:
+//! a batch holds its chunks' texts and where each line sits (see `body`),
+//! and its JSON is written once, when it is pushed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,10 +10,11 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, OwnedSemaphorePermit};
 
+use super::body::{Streams, Text};
 use super::reconcile::{lines_read_again, Reconciler};
 use super::{BatchSettings, LineTap};
-use crate::client::json::escape_json_into;
-use crate::pool::{self, Pool};
+use crate::client::body::Body;
+use crate::pool;
 use crate::positions::{AckRef, Positions, Run};
 use crate::queue::{Budget, Chunk, Entry, PerStream, StreamRef};
 use crate::util::sleep_until_opt;
@@ -21,8 +23,8 @@ use crate::util::sleep_until_opt;
 pub(super) struct Sealed {
     pub(super) seq: u64,
     pub(super) tenant: Option<Arc<str>>,
-    /// The JSON body in parts, to be sent (or compressed) back to back.
-    pub(super) body: Vec<Vec<u8>>,
+    /// The lines, encoded as JSON when pushed; `None` for a batch of no lines.
+    pub(super) body: Option<Body>,
     pub(super) lines: usize,
     pub(super) raw_bytes: usize,
     pub(super) acks: Vec<AckRef>,
@@ -32,15 +34,13 @@ pub(super) struct Sealed {
     pub(super) oldest: Instant,
 }
 
-/// A tenant's batch being filled. Each stream's buffer starts with its own
-/// part of the JSON (`{"streams":[{"stream":{..},"values":[` for the first,
-/// `,{"stream":{..},"values":[` for the others), so sealing only closes them
-/// and a one-stream batch is sent without copying.
+/// A tenant's batch being filled.
 struct Pending {
     /// The batch's sequence number.
     seq: u64,
-    /// (stream, JSON buffer, values in it)
-    streams: Vec<(StreamRef, Vec<u8>, usize)>,
+    /// The lines, by stream.
+    body: Streams,
+    /// Streams' indexes in `body`, by stream pointer.
     index: HashMap<usize, usize>,
     size: usize,
     lines: usize,
@@ -57,7 +57,7 @@ impl Pending {
         *seq += 1;
         Self {
             seq: *seq,
-            streams: Vec::new(),
+            body: Streams::default(),
             index: HashMap::new(),
             size: BODY_OVERHEAD,
             lines: 0,
@@ -70,23 +70,15 @@ impl Pending {
         }
     }
 
-    /// Index of `stream`'s buffer in this batch, adding it on first use.
-    /// The first stream's buffer is sized for a whole batch (it usually is one).
-    fn stream_index(&mut self, stream: &StreamRef, key: usize, bodies: &Pool<u8>) -> usize {
+    /// Index of `stream` in this batch, adding it on first use.
+    fn stream_index(&mut self, stream: &StreamRef, key: usize) -> usize {
         if let Some(i) = self.index.get(&key) {
             return *i;
         }
-        let first = self.streams.is_empty();
-        // Others start small: a batch of many files' first lines has as
-        // many streams (10,000 files: 20 MiB at 2 KiB each).
-        let mut buf = if first { bodies.take() } else { Vec::with_capacity(stream.labels_json.len() + 256) };
-        buf.extend_from_slice(if first { b"{\"streams\":[{\"stream\":" } else { b",{\"stream\":" });
-        buf.extend_from_slice(stream.labels_json.as_bytes());
-        buf.extend_from_slice(b",\"values\":[");
-        self.size += buf.len() + STREAM_OVERHEAD;
-        self.streams.push((stream.clone(), buf, 0));
-        self.index.insert(key, self.streams.len() - 1);
-        self.streams.len() - 1
+        let (i, framing) = self.body.add_stream(stream);
+        self.size += framing + STREAM_OVERHEAD;
+        self.index.insert(key, i);
+        i
     }
 
     fn add_ack(&mut self, a: AckRef) {
@@ -94,16 +86,6 @@ impl Pending {
             Some(x) => x.offset = x.offset.max(a.offset),
             None => self.acks.push(a),
         }
-    }
-
-    /// Closes every stream's JSON and returns the body's parts in order.
-    fn into_body(self) -> Vec<Vec<u8>> {
-        let n = self.streams.len();
-        let mut parts: Vec<Vec<u8>> = self.streams.into_iter().map(|(_, buf, _)| buf).collect();
-        for (i, part) in parts.iter_mut().enumerate() {
-            part.extend_from_slice(if i + 1 == n { b"]}]}" } else { b"]}" });
-        }
-        parts
     }
 }
 
@@ -121,17 +103,8 @@ pub(super) async fn run(
     reconciler: Option<Reconciler>,
     budget: Arc<Budget>,
 ) {
-    let mut b = Batcher {
-        pending: HashMap::new(),
-        last_ts: PerStream::default(),
-        seq: first_seq(),
-        bodies: pool::bodies(s.max_bytes, s.max_in_flight),
-        digits: TsDigits::new(),
-        s,
-        positions,
-        out,
-        tap,
-    };
+    let mut b =
+        Batcher { pending: HashMap::new(), last_ts: PerStream::default(), seq: first_seq(), s, positions, out, tap };
     loop {
         let deadline = b.pending.values().map(|p| p.started + b.s.max_wait).min();
         let chunk = tokio::select! {
@@ -164,8 +137,6 @@ struct Batcher {
     /// Per stream (by pointer, while it lives), the last timestamp batched.
     last_ts: PerStream<i64>,
     seq: u64,
-    bodies: &'static Pool<u8>,
-    digits: TsDigits,
     s: BatchSettings,
     positions: Arc<Positions>,
     out: mpsc::Sender<Sealed>,
@@ -201,6 +172,7 @@ impl Batcher {
         let entries = std::mem::take(&mut chunk.entries);
         let record = chunk.ack.filter(|_| !entries.is_empty());
         let mut c = Taking {
+            text: Text::new(std::mem::take(&mut chunk.buf)),
             now,
             read_at: chunk.read_at.unwrap_or(now),
             record,
@@ -226,7 +198,6 @@ impl Batcher {
         if let Some(tap) = self.tap.as_mut().filter(|_| c.tap) {
             tap.flush();
         }
-        pool::CHUNK_TEXT.give(std::mem::take(&mut chunk.buf).into_bytes());
         self.finish_chunk(chunk, c, last_tenant);
     }
 
@@ -247,8 +218,7 @@ impl Batcher {
             }
             let p = self.pending.entry(tenant.clone()).or_insert_with(|| Pending::new(c.now, &mut self.seq));
             let tap = self.tap.as_deref_mut().filter(|_| c.tap);
-            let mut enc = Encoder { digits: &mut self.digits, bodies: self.bodies, max_bytes: self.s.max_bytes, tap };
-            i = fill(p, &mut enc, chunk, stream, run, i, c);
+            i = fill(p, tap, self.s.max_bytes, chunk, stream, (run, i), c);
             if i < run.len() {
                 // The batch is full: seal it and go on with a new one. It holds
                 // part of this chunk, whose position goes with a later batch: a
@@ -286,6 +256,8 @@ impl Batcher {
 
 /// What batching one chunk keeps track of.
 struct Taking {
+    /// The chunk's text, held by the batches with its lines until they are encoded.
+    text: Arc<Text>,
     now: Instant,
     read_at: Instant,
     /// The chunk's position, when its lines are recorded (see `positions::flight`).
@@ -310,28 +282,19 @@ impl Taking {
     }
 }
 
-/// What encodes lines into a batch.
-struct Encoder<'a> {
-    digits: &'a mut TsDigits,
-    bodies: &'static Pool<u8>,
-    max_bytes: usize,
-    tap: Option<&'a mut (dyn LineTap + 'static)>,
-}
-
 /// Adds `run[from..]`'s lines to `p` until the run ends or the batch is
-/// full; returns where it stopped.
+/// full (past `max_bytes`); returns where it stopped.
 fn fill(
     p: &mut Pending,
-    enc: &mut Encoder<'_>,
+    mut tap: Option<&mut (dyn LineTap + 'static)>,
+    max_bytes: usize,
     chunk: &Chunk,
     stream: &StreamRef,
-    run: &[Entry],
-    from: usize,
+    (run, from): (&[Entry], usize),
     c: &mut Taking,
 ) -> usize {
-    let key = Arc::as_ptr(stream) as usize;
-    let idx = p.stream_index(stream, key, enc.bodies);
-    let (_, values, count) = &mut p.streams[idx];
+    let idx = p.stream_index(stream, Arc::as_ptr(stream) as usize);
+    let mut text = None;
     let mut size = p.size;
     let mut raw = 0usize;
     let mut added = 0usize;
@@ -343,11 +306,11 @@ fn fill(
             i += 1;
             continue;
         }
-        let line = chunk.line(e);
-        if p.lines + added > 0 && size + line.len() + VALUE_OVERHEAD > enc.max_bytes {
+        let line = c.text.line(e);
+        if p.lines + added > 0 && size + line.len() + VALUE_OVERHEAD > max_bytes {
             break;
         }
-        if let Some(tap) = enc.tap.as_deref_mut() {
+        if let Some(tap) = tap.as_deref_mut() {
             tap.observe(stream, line);
         }
         let ts = if e.assigned_ts && e.ts <= c.last { c.last + 1 } else { e.ts };
@@ -355,22 +318,8 @@ fn fill(
         if c.record.is_some() {
             Run::push(&mut c.runs, p.seq, (e.assigned_ts || c.replayed).then_some(ts));
         }
-        let before = values.len();
-        values.extend_from_slice(if *count == 0 { b"[\"" } else { b",[\"" });
-        *count += 1;
-        values.extend_from_slice(enc.digits.format(ts.max(0) as u64));
-        values.extend_from_slice(b"\",\"");
-        escape_json_into(values, line);
-        match chunk.metadata(e) {
-            // Structured metadata: `[ts, line, {"name": "value"}]`.
-            Some(meta) => {
-                values.extend_from_slice(b"\",");
-                values.extend_from_slice(meta.as_bytes());
-                values.push(b']');
-            }
-            None => values.extend_from_slice(b"\"]"),
-        }
-        size += values.len() - before;
+        let t = *text.get_or_insert_with(|| p.body.text_index(&c.text));
+        size += p.body.push(idx, t, e, line, ts);
         raw += line.len();
         added += 1;
         i += 1;
@@ -403,50 +352,6 @@ fn chunk_tenant_hint(pending: &HashMap<Option<Arc<str>>, Pending>) -> Option<Arc
     pending.keys().next().cloned().unwrap_or(None)
 }
 
-/// Decimal timestamps. Lines of one read share the read time, bumped by 1 ns
-/// each to keep them in order, so most timestamps are the previous one plus
-/// one: those are made by incrementing the previous digits in place instead
-/// of formatting all nineteen again.
-struct TsDigits {
-    /// The last value formatted, `None` before the first.
-    last: Option<u64>,
-    /// Its digits, right-aligned: `buf[start..]`.
-    buf: [u8; 20],
-    start: usize,
-}
-
-impl TsDigits {
-    fn new() -> Self {
-        Self { last: None, buf: [b'0'; 20], start: 19 }
-    }
-
-    #[inline]
-    fn format(&mut self, v: u64) -> &[u8] {
-        if self.last.is_some_and(|last| last.checked_add(1) == Some(v)) {
-            let mut i = self.buf.len() - 1;
-            loop {
-                if self.buf[i] != b'9' {
-                    self.buf[i] += 1;
-                    self.last = Some(v);
-                    return &self.buf[self.start..];
-                }
-                self.buf[i] = b'0';
-                if i == self.start {
-                    // 99..9 + 1 gains a digit: format it whole.
-                    break;
-                }
-                i -= 1;
-            }
-        }
-        let mut b = itoa::Buffer::new();
-        let digits = b.format(v).as_bytes();
-        self.start = self.buf.len() - digits.len();
-        self.buf[self.start..].copy_from_slice(digits);
-        self.last = Some(v);
-        &self.buf[self.start..]
-    }
-}
-
 async fn seal(mut p: Pending, tenant: Option<Arc<str>>, positions: &Positions, out: &mpsc::Sender<Sealed>) {
     let seq = p.seq;
     positions.register(seq, &p.acks);
@@ -458,34 +363,9 @@ async fn seal(mut p: Pending, tenant: Option<Arc<str>>, positions: &Positions, o
         std::mem::take(&mut p.sources),
         p.oldest,
     );
-    let body = if lines > 0 { p.into_body() } else { Vec::new() };
+    let body = (lines > 0).then(|| Box::new(p.body) as Body);
     let sealed = Sealed { seq, tenant, body, lines, raw_bytes, acks, permits, sources, oldest };
     // The pushers end only after this channel closes, so a send cannot fail
     // while the batcher runs; if it did, the batch stays unacknowledged.
     let _ = out.send(sealed).await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamp_digits_match_plain_formatting_across_carries_and_jumps() {
-        let mut d = TsDigits::new();
-        let mut check = |v: u64| {
-            let ours = String::from_utf8(d.format(v).to_vec()).unwrap();
-            assert_eq!(ours, v.to_string());
-        };
-        // Runs of +1 through every kind of carry, and jumps between them.
-        for start in [0u64, 7, 95, 998, 1_700_000_000_123_456_789, 1_699_999_999_999_999_990, u64::MAX - 3] {
-            for k in 0..=12u64 {
-                if let Some(v) = start.checked_add(k) {
-                    check(v);
-                }
-            }
-        }
-        for v in [5u64, 4, 10, 9_999, 10_000, 10_001, 3, 4] {
-            check(v);
-        }
-    }
 }

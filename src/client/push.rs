@@ -1,5 +1,5 @@
-//! Pushing batches: the JSON body (escaped once by the batcher into per-stream
-//! buffers, see `json`), gzip, the request with tenant and auth headers,
+//! Pushing batches: the JSON body (each line escaped once, straight into the
+//! body or the compressor, see `body`), gzip, the request with tenant and auth headers,
 //! the client-side rate limit, and retries until delivered.
 
 use std::collections::HashSet;
@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::auth::Auth;
-pub use super::gzip::{gzip, gzip_parts, gzip_parts_with};
+use super::body::{encode_whole, Body};
+pub use super::gzip::{gzip, gzip_body_with, gzip_parts, gzip_parts_with};
 use super::http::{self, HttpError};
 use super::lookup::{self, Found, Lookup};
 use super::retry::{self, RetryPolicy};
@@ -23,22 +24,7 @@ use crate::config::{ClientConfig, Compression};
 use crate::metrics::{promtail, Health, Metrics};
 use crate::pool::{self, Pool, Pooled};
 
-/// The body as one `Bytes`. A one-part body (one stream, the usual case) is
-/// wrapped without a copy; either way the buffer goes back to `pool` once the
-/// request no longer needs it.
-fn concat(mut parts: Vec<Vec<u8>>, pool: &'static Pool<u8>) -> Bytes {
-    if parts.len() == 1 {
-        let only = parts.pop().unwrap_or_default();
-        return Pooled::new(only, pool).into_bytes();
-    }
-    let mut out = pool.take();
-    out.reserve(parts.iter().map(Vec::len).sum());
-    for p in parts {
-        out.extend_from_slice(&p);
-        pool.give(p);
-    }
-    Pooled::new(out, pool).into_bytes()
-}
+use super::gzip::PIECE as GZIP_PIECE;
 
 /// How a batch ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,8 +119,9 @@ pub struct Pusher {
     /// Where batch bodies and compressed bodies go back once sent.
     bodies: &'static Pool<u8>,
     gzipped: &'static Pool<u8>,
-    /// Compressors kept for reuse (one per batch compressed at once).
-    compressors: Arc<Mutex<Vec<flate2::Compress>>>,
+    /// Compressors kept for reuse (one per batch compressed at once), each
+    /// with its buffer for the pieces of a body (see [`gzip_body_with`]).
+    compressors: Arc<Mutex<Vec<Compressor>>>,
     /// Batches compressed at once: one per CPU. More would not finish sooner,
     /// but each would hold its uncompressed body meanwhile.
     compress_slots: Arc<tokio::sync::Semaphore>,
@@ -146,6 +133,9 @@ pub struct Pusher {
     stop_on_refusal: Option<CancellationToken>,
     final_refusal: Mutex<Option<String>>,
 }
+
+/// A compressor and its buffer for the pieces of a body.
+type Compressor = (flate2::Compress, Vec<u8>);
 
 type Limiter =
     (RateLimiter<governor::state::NotKeyed, governor::state::InMemoryState, governor::clock::DefaultClock>, u32);
@@ -225,7 +215,7 @@ impl Pusher {
 
     /// Encodes and sends one batch body until it is delivered, refused, or `abort` fires.
     /// Returns the outcome and the bytes sent on the wire.
-    /// `body` is the JSON in parts, sent back to back. `permit` is a turn to
+    /// `body` is encoded as JSON when it is sent. `permit` is a turn to
     /// compress taken before (see [`Pusher::compress_permit`]); without one,
     /// the push waits for a turn itself. It is given back once the body is compressed.
     /// `slot`, the batch's push slot, is given back while a 429 is waited out
@@ -233,7 +223,7 @@ impl Pusher {
     pub async fn push(
         &self,
         tenant: Option<&str>,
-        body: Vec<Vec<u8>>,
+        body: Body,
         abort: &CancellationToken,
         permit: Option<tokio::sync::OwnedSemaphorePermit>,
         slot: Option<&super::slot::PushSlot>,
@@ -255,13 +245,15 @@ impl Pusher {
     /// says why it could not be compressed.
     async fn encode(
         &self,
-        body: Vec<Vec<u8>>,
+        body: Body,
         permit: Option<tokio::sync::OwnedSemaphorePermit>,
     ) -> Result<(Bytes, bool), String> {
         if self.compression == Compression::None {
-            return Ok((concat(body, self.bodies), false));
+            // One buffer of the body's exact length, each line copied into it once.
+            let out = encode_whole(&*body, self.bodies);
+            return Ok((Pooled::new(out, self.bodies).into_bytes(), false));
         }
-        let (level, bodies, gzipped) = (self.compression_level, self.bodies, self.gzipped);
+        let (level, gzipped) = (self.compression_level, self.gzipped);
         let compressors = self.compressors.clone();
         // The semaphore lives as long as the pusher and is never closed.
         let _slot = match permit {
@@ -269,17 +261,16 @@ impl Pusher {
             None => self.compress_slots.clone().acquire_owned().await.ok(),
         };
         let z = tokio::task::spawn_blocking(move || {
-            let mut z = compressors
-                .lock()
-                .ok()
-                .and_then(|mut c| c.pop())
-                .unwrap_or_else(|| flate2::Compress::new(flate2::Compression::new(level), false));
-            let out = gzip_parts_with(&mut z, &body, gzipped.take());
+            let (mut z, mut scratch) = compressors.lock().ok().and_then(|mut c| c.pop()).unwrap_or_else(|| {
+                (flate2::Compress::new(flate2::Compression::new(level), false), Vec::with_capacity(2 * GZIP_PIECE))
+            });
+            let out = gzip_body_with(&mut z, &*body, &mut scratch, gzipped.take());
+            // The chunks' texts go back to their pool now.
+            drop(body);
+            // A piece grows past its size only for a line longer than it.
+            scratch.shrink_to(2 * GZIP_PIECE);
             if let Ok(mut c) = compressors.lock() {
-                c.push(z);
-            }
-            for part in body {
-                bodies.give(part);
+                c.push((z, scratch));
             }
             out
         })
