@@ -93,7 +93,7 @@ impl<T> Pool<T> {
 /// than a quarter of a block allocate exactly what they need instead.
 pub static CHUNK_TEXT: Pool<u8> = Pool::new(READ_BLOCK, 4);
 
-/// Batch bodies (the first stream's buffer of a batch). Sized by
+/// Uncompressed push bodies. Sized by
 /// [`batch_capacity`] for the configured `batch.max_bytes`.
 pub static BODIES: std::sync::OnceLock<Pool<u8>> = std::sync::OnceLock::new();
 
@@ -154,12 +154,66 @@ pub fn release_memory() {
     if let Some(p) = GZIP_OUT.get() {
         p.clear();
     }
+    release_code();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory of glibc's arenas; it is
     // thread-safe and touches no memory in use.
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// Drops the pages of the agent's own machine code from its resident set.
+///
+/// Two thirds of the daemon's resident memory was the code it had run (the
+/// file-backed pages of the binary, `RssFile`), most of it once: argument
+/// parsing, config loading, compiling the plan, starting the runtime. Those
+/// pages stay mapped, counted in the process's RSS, until it exits. This asks
+/// the kernel to unmap them from this process (the page cache keeps them);
+/// what runs again is mapped back by a minor fault, so after a moment only
+/// the code in use is resident. Only the binary's executable mappings
+/// (`r-xp` in `/proc/self/maps`) are dropped: they are never written (no
+/// text relocations), so mapping them again from the file gives the same
+/// bytes. Read-only data is left alone (relocated pages of it are private
+/// copies that the file does not hold).
+pub fn release_code() {
+    #[cfg(target_os = "linux")]
+    {
+        let (Ok(maps), Ok(exe)) = (std::fs::read_to_string("/proc/self/maps"), std::fs::read_link("/proc/self/exe"))
+        else {
+            return;
+        };
+        for (start, end) in code_ranges(&maps, &exe.to_string_lossy()) {
+            // SAFETY: [start, end) is a whole mapping of this process's
+            // executable, read-only and file-backed: MADV_DONTNEED drops its
+            // pages from the page tables and the next access maps the same
+            // bytes from the file again; no memory anyone holds changes.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+            }
+        }
+    }
+}
+
+/// The address ranges of `exe`'s executable mappings in a `/proc/PID/maps` text.
+fn code_ranges(maps: &str, exe: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for line in maps.lines() {
+        // `start-end perms offset dev inode   path`
+        let mut f = line.splitn(6, ' ');
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let path = f.nth(3).map(str::trim_start);
+        if perms != "r-xp" || path != Some(exe) {
+            continue;
+        }
+        let Some((a, b)) = range.split_once('-') else { continue };
+        if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+            if a < b {
+                out.push((a, b));
+            }
+        }
+    }
+    out
 }
 
 /// A pooled buffer that goes back to its pool when the last `Bytes` over it is dropped.
@@ -237,5 +291,23 @@ mod tests {
         assert_eq!(&clone[..], b"abc");
         drop(clone);
         assert_eq!(POOL.pooled(), 1);
+    }
+
+    #[test]
+    fn only_the_executables_code_mappings_are_dropped() {
+        let maps = "\
+55d0c0000000-55d0c0100000 r--p 00000000 fd:01 42   /usr/bin/tailship
+55d0c0100000-55d0c0900000 r-xp 00100000 fd:01 42   /usr/bin/tailship
+55d0c0900000-55d0c0a00000 r--p 00900000 fd:01 42   /usr/bin/tailship
+55d0c0a00000-55d0c0a10000 rw-p 00a00000 fd:01 42   /usr/bin/tailship
+7f0000000000-7f0000100000 r-xp 00000000 fd:01 77   /usr/lib/libc.so.6
+7f0000200000-7f0000300000 r-xp 00000000 fd:01 43   /usr/bin/tailship with space
+7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0    [stack]";
+        assert_eq!(code_ranges(maps, "/usr/bin/tailship"), vec![(0x55d0c0100000, 0x55d0c0900000)]);
+        assert_eq!(code_ranges(maps, "/usr/bin/tailship with space"), vec![(0x7f0000200000, 0x7f0000300000)]);
+        // This process: its own code, dropped and mapped back as it runs on.
+        release_code();
+        let v: Vec<u64> = (0..1000).collect();
+        assert_eq!(v.iter().sum::<u64>(), 499_500);
     }
 }

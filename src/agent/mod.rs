@@ -98,6 +98,12 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     health.sources_started.store(true, Ordering::Relaxed);
     crate::systemd::ready(&format!("shipping from {} sources to {} clients", config.sources.len(), lanes.len()));
     let watchdog = crate::systemd::Watchdog::start();
+    // The code only starting ran (config, plan, runtime) leaves the resident
+    // set once the first scans and pushes are done (see `pool::release_code`).
+    tokio::spawn(async {
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+        crate::pool::release_code();
+    });
     for lane in &lanes {
         tracing::info!(
             sources = config.sources.len(),
