@@ -21,9 +21,11 @@
 //! pipeline/stages.rs     UTF-8 repair, truncation, the stages in order (apply.rs: what each does to
 //!                        a line and its extracted map, line.rs; template.rs: Go templates), labels
 //! queue/                 a Chunk of entries takes its bytes from the Budget, waits if full
-//! batch/batcher.rs       per tenant, per stream: JSON, increasing timestamps, sealed by size/wait
+//! batch/batcher.rs       per tenant, per stream: increasing timestamps, sealed by size/wait; a batch
+//!                        holds its chunks' texts and each line's place (body.rs), not a copy
 //!                        (an alert tap, batch::LineTap, sees every line here)
-//! batch/deliver.rs       compression turn, push slot, client/push.rs (retries, backoff)
+//! batch/deliver.rs       compression turn, push slot, client/push.rs: the JSON written once, straight
+//!                        into the body or the compressor (client/body.rs), retries, backoff
 //! positions/             a 2xx acknowledges the batch: the file's delivered offset moves
 //!                        (each client's own), written atomically to the one positions
 //!                        file (file.rs: every client's); the budget is returned

@@ -158,11 +158,11 @@ async fn start(mut batch: Sealed, s: &Arc<Shared>, own_slots: &Arc<Semaphore>, t
     let s = s.clone();
     tasks.spawn(async move {
         let _own = own;
-        let outcome = if batch.lines == 0 {
-            (PushOutcome::Delivered, 0)
-        } else {
-            let body = std::mem::take(&mut batch.body);
-            s.pusher.push(batch.tenant.as_deref(), body, &s.abort, compress, Some(&slot)).await
+        let outcome = match batch.body.take() {
+            Some(body) if batch.lines > 0 => {
+                s.pusher.push(batch.tenant.as_deref(), body, &s.abort, compress, Some(&slot)).await
+            }
+            _ => (PushOutcome::Delivered, 0),
         };
         drop(slot);
         if batch.lines > 0 {

@@ -1,8 +1,11 @@
 //! The batcher and the pushers: from queued chunks to acknowledged batches.
 //!
-//! How it works, in plain words. The batcher (`batcher.rs`) groups lines by tenant, then by stream. Each line is escaped
-//! once, straight into its stream's JSON buffer, with timestamps the agent
-//! assigned bumped by 1 ns on a tie so they strictly increase within a stream.
+//! How it works, in plain words. The batcher (`batcher.rs`) groups lines by tenant, then by stream, with
+//! timestamps the agent assigned bumped by 1 ns on a tie so they strictly
+//! increase within a stream. A batch keeps its lines where they were read
+//! (`body.rs`: the chunks' texts and where each line sits); each line is
+//! escaped once, straight into the push body (or the compressor), when the
+//! batch is pushed.
 //! A tenant's batch is sealed when the next line would take it past
 //! `batch.max_bytes`, or when its oldest line has waited `batch.max_wait`.
 //! Sealing registers the batch's file offsets with the positions store (in
@@ -14,6 +17,7 @@
 //! (`crate::queue`), the offsets (`crate::positions`).
 
 mod batcher;
+mod body;
 mod deliver;
 mod reconcile;
 

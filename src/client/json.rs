@@ -1,5 +1,5 @@
-//! JSON string escaping for push bodies: the batcher escapes each line once,
-//! straight into its stream's buffer.
+//! JSON string escaping for push bodies: each line is measured when it is
+//! batched and escaped once, straight into the push body, when it is sent.
 
 /// Escapes `s` as the inside of a JSON string (no quotes) onto `out`.
 /// Only `"`, `\` and control characters need escaping. The search for the
@@ -23,6 +23,18 @@ pub fn escape_json_into(out: &mut Vec<u8>, s: &str) {
         start = i + 1;
     }
     out.extend_from_slice(&bytes[start..]);
+}
+
+/// The length of `s` escaped by [`escape_json_into`], without writing it.
+pub fn escaped_len(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut n = bytes.len();
+    let mut from = 0;
+    while let Some(i) = find_escape(bytes, from) {
+        n += if ESCAPE[bytes[i] as usize] == b'u' { 5 } else { 1 };
+        from = i + 1;
+    }
+    n
 }
 
 /// The index of the first byte at or after `from` that JSON needs escaped.
@@ -157,6 +169,7 @@ mod tests {
             let s: String = (0..len).map(|k| alphabet[((x >> (k % 60)) as usize + k * 7) % alphabet.len()]).collect();
             let mut out = Vec::new();
             escape_json_into(&mut out, &s);
+            assert_eq!(escaped_len(&s), out.len(), "{s:?}");
             let back: String = serde_json::from_str(&format!("\"{}\"", String::from_utf8(out).unwrap())).unwrap();
             assert_eq!(back, s);
         }

@@ -1,5 +1,5 @@
-//! Clients of the log service: the shared HTTP layer (`http`), credentials (`auth`), the push
-//! encoder and sender (`push`), JSON escaping (`json`), retries and backoff
+//! Clients of the log service: the shared HTTP layer (`http`), credentials (`auth`), push
+//! bodies encoded as they are sent (`body`), the push encoder and sender (`push`), JSON escaping (`json`), retries and backoff
 //! (`retry`), push slots given back while a 429 is waited out (`slot`), the query client (`query`), looking pushes up before sending
 //! them again (`lookup`), TLS checked against a chosen name (`tls`) and
 //! OAuth 2.0 tokens (`oauth2`).
@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod aws;
+pub mod body;
 pub mod discovery;
 mod gzip;
 pub mod http;

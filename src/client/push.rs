@@ -1,5 +1,5 @@
-//! Pushing batches: the JSON body (escaped once by the batcher into per-stream
-//! buffers, see `json`), gzip, the request with tenant and auth headers,
+//! Pushing batches: the JSON body (each line escaped once, straight into the
+//! body or the compressor, see `body`), gzip, the request with tenant and auth headers,
 //! the client-side rate limit, and retries until delivered.
 
 use std::collections::HashSet;
@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::auth::Auth;
-pub use super::gzip::{gzip, gzip_parts, gzip_parts_with};
+use super::body::{encode_whole, Body};
+pub use super::gzip::{gzip, gzip_body_with, gzip_parts, gzip_parts_with};
 use super::http::{self, HttpError};
 use super::lookup::{self, Found, Lookup};
 use super::retry::{self, RetryPolicy};
@@ -23,22 +24,7 @@ use crate::config::{ClientConfig, Compression};
 use crate::metrics::{promtail, Health, Metrics};
 use crate::pool::{self, Pool, Pooled};
 
-/// The body as one `Bytes`. A one-part body (one stream, the usual case) is
-/// wrapped without a copy; either way the buffer goes back to `pool` once the
-/// request no longer needs it.
-fn concat(mut parts: Vec<Vec<u8>>, pool: &'static Pool<u8>) -> Bytes {
-    if parts.len() == 1 {
-        let only = parts.pop().unwrap_or_default();
-        return Pooled::new(only, pool).into_bytes();
-    }
-    let mut out = pool.take();
-    out.reserve(parts.iter().map(Vec::len).sum());
-    for p in parts {
-        out.extend_from_slice(&p);
-        pool.give(p);
-    }
-    Pooled::new(out, pool).into_bytes()
-}
+use super::gzip::PIECE as GZIP_PIECE;
 
 /// How a batch ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +87,23 @@ pub fn refuses_content(e: &HttpError) -> bool {
 /// reached at all, the push waits.
 const LOOKUP_TRIES: u32 = 3;
 
+/// A 3xx (redirects not followed, or one without a Location) or a 4xx that
+/// is not about the content: the agent is misconfigured; the lines wait,
+/// never dropped as refused.
+fn misconfigured(e: &HttpError) -> bool {
+    e.status().is_some_and(|s| s.is_client_error() || s.is_redirection()) && !refuses_content(e)
+}
+
+/// What the attempts of one push share: what the next attempt sends (less
+/// than the first when a lookup found part of it stored, see `lookup`),
+/// `unsure` after an attempt whose answer was lost.
+struct Resend {
+    wire: Mutex<Bytes>,
+    unsure: AtomicBool,
+    failed_lookups: AtomicU32,
+    tenant_header: Option<HeaderValue>,
+}
+
 /// Sends push requests for one service.
 pub struct Pusher {
     /// The client's name (`client.name`): metrics, status and health say whose pushes.
@@ -116,8 +119,9 @@ pub struct Pusher {
     /// Where batch bodies and compressed bodies go back once sent.
     bodies: &'static Pool<u8>,
     gzipped: &'static Pool<u8>,
-    /// Compressors kept for reuse (one per batch compressed at once).
-    compressors: Arc<Mutex<Vec<flate2::Compress>>>,
+    /// Compressors kept for reuse (one per batch compressed at once), each
+    /// with its buffer for the pieces of a body (see [`gzip_body_with`]).
+    compressors: Arc<Mutex<Vec<Compressor>>>,
     /// Batches compressed at once: one per CPU. More would not finish sooner,
     /// but each would hold its uncompressed body meanwhile.
     compress_slots: Arc<tokio::sync::Semaphore>,
@@ -129,6 +133,9 @@ pub struct Pusher {
     stop_on_refusal: Option<CancellationToken>,
     final_refusal: Mutex<Option<String>>,
 }
+
+/// A compressor and its buffer for the pieces of a body.
+type Compressor = (flate2::Compress, Vec<u8>);
 
 type Limiter =
     (RateLimiter<governor::state::NotKeyed, governor::state::InMemoryState, governor::clock::DefaultClock>, u32);
@@ -208,7 +215,7 @@ impl Pusher {
 
     /// Encodes and sends one batch body until it is delivered, refused, or `abort` fires.
     /// Returns the outcome and the bytes sent on the wire.
-    /// `body` is the JSON in parts, sent back to back. `permit` is a turn to
+    /// `body` is encoded as JSON when it is sent. `permit` is a turn to
     /// compress taken before (see [`Pusher::compress_permit`]); without one,
     /// the push waits for a turn itself. It is given back once the body is compressed.
     /// `slot`, the batch's push slot, is given back while a 429 is waited out
@@ -216,155 +223,191 @@ impl Pusher {
     pub async fn push(
         &self,
         tenant: Option<&str>,
-        body: Vec<Vec<u8>>,
+        body: Body,
         abort: &CancellationToken,
         permit: Option<tokio::sync::OwnedSemaphorePermit>,
         slot: Option<&super::slot::PushSlot>,
     ) -> (PushOutcome, usize) {
-        let (wire, gzipped) = match self.compression {
-            Compression::Gzip => {
-                let (level, bodies, gzipped) = (self.compression_level, self.bodies, self.gzipped);
-                let compressors = self.compressors.clone();
-                // The semaphore lives as long as the pusher and is never closed.
-                let _slot = match permit {
-                    Some(p) => Some(p),
-                    None => self.compress_slots.clone().acquire_owned().await.ok(),
-                };
-                let z = tokio::task::spawn_blocking(move || {
-                    let mut z = compressors
-                        .lock()
-                        .ok()
-                        .and_then(|mut c| c.pop())
-                        .unwrap_or_else(|| flate2::Compress::new(flate2::Compression::new(level), false));
-                    let out = gzip_parts_with(&mut z, &body, gzipped.take());
-                    if let Ok(mut c) = compressors.lock() {
-                        c.push(z);
-                    }
-                    for part in body {
-                        bodies.give(part);
-                    }
-                    out
-                })
-                .await;
-                match z.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
-                    Ok(z) => (Pooled::new(z, gzipped).into_bytes(), true),
-                    Err(e) => {
-                        return (
-                            PushOutcome::Rejected {
-                                status: None,
-                                message: format!("compression failed: {e}"),
-                                ignored: None,
-                            },
-                            0,
-                        )
-                    }
-                }
-            }
-            Compression::None => (concat(body, self.bodies), false),
+        let (wire, gzipped) = match self.encode(body, permit).await {
+            Ok(encoded) => encoded,
+            Err(message) => return (PushOutcome::Rejected { status: None, message, ignored: None }, 0),
         };
         let wire_len = wire.len();
         if let Some(p) = promtail::get() {
             p.encoded(&self.target().host, wire_len);
         }
-        if let Some((limiter, burst)) = &self.limiter {
-            let mut left = wire_len as u64;
-            while left > 0 {
-                let n = left.min(*burst as u64) as u32;
-                if let Some(n) = NonZeroU32::new(n) {
-                    let _ = limiter.until_n_ready(n).await;
-                }
-                left -= n as u64;
-            }
+        self.throttle(wire_len).await;
+        let result = self.send_until_done(tenant, wire, gzipped, abort, slot).await;
+        (self.outcome_of(result), wire_len)
+    }
+
+    /// The body as it goes on the wire, and whether it is gzipped; an error
+    /// says why it could not be compressed.
+    async fn encode(
+        &self,
+        body: Body,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Result<(Bytes, bool), String> {
+        if self.compression == Compression::None {
+            // One buffer of the body's exact length, each line copied into it once.
+            let out = encode_whole(&*body, self.bodies);
+            return Ok((Pooled::new(out, self.bodies).into_bytes(), false));
         }
-        let tenant_header = tenant.and_then(|t| HeaderValue::from_str(t).ok());
-        // What the next attempt sends: less than the first when a lookup
-        // found part of it stored (see `lookup`); `unsure` after an attempt
-        // whose answer was lost.
-        let wire = Mutex::new(wire);
-        let unsure = AtomicBool::new(false);
-        let failed_lookups = AtomicU32::new(0);
-        let m = Metrics::get();
-        // A 3xx (redirects not followed, or one without a Location) is a
-        // misconfiguration too: the lines wait, never dropped as refused.
-        let misconfigured = |e: &HttpError| {
-            e.status().is_some_and(|s| s.is_client_error() || s.is_redirection()) && !refuses_content(e)
+        let (level, gzipped) = (self.compression_level, self.gzipped);
+        let compressors = self.compressors.clone();
+        // The semaphore lives as long as the pusher and is never closed.
+        let _slot = match permit {
+            Some(p) => Some(p),
+            None => self.compress_slots.clone().acquire_owned().await.ok(),
         };
-        let one_off = self.stop_on_refusal.is_some();
-        let retriable = |e: &HttpError| e.is_retriable() || (misconfigured(e) && !one_off);
-        let result = retry::with_retry_woken(
+        let z = tokio::task::spawn_blocking(move || {
+            let (mut z, mut scratch) = compressors.lock().ok().and_then(|mut c| c.pop()).unwrap_or_else(|| {
+                (flate2::Compress::new(flate2::Compression::new(level), false), Vec::with_capacity(2 * GZIP_PIECE))
+            });
+            let out = gzip_body_with(&mut z, &*body, &mut scratch, gzipped.take());
+            // The chunks' texts go back to their pool now.
+            drop(body);
+            // A piece grows past its size only for a line longer than it.
+            scratch.shrink_to(2 * GZIP_PIECE);
+            if let Ok(mut c) = compressors.lock() {
+                c.push((z, scratch));
+            }
+            out
+        })
+        .await;
+        match z.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+            Ok(z) => Ok((Pooled::new(z, gzipped).into_bytes(), true)),
+            Err(e) => Err(format!("compression failed: {e}")),
+        }
+    }
+
+    /// Waits for the client-side rate limit to let `wire_len` bytes through.
+    async fn throttle(&self, wire_len: usize) {
+        let Some((limiter, burst)) = &self.limiter else { return };
+        let mut left = wire_len as u64;
+        while left > 0 {
+            let n = left.min(*burst as u64) as u32;
+            if let Some(n) = NonZeroU32::new(n) {
+                let _ = limiter.until_n_ready(n).await;
+            }
+            left -= n as u64;
+        }
+    }
+
+    /// True when an error is retried: a passing one, or (in the daemon) a
+    /// misconfiguration a reload may fix.
+    fn retriable(&self, e: &HttpError) -> bool {
+        e.is_retriable() || (misconfigured(e) && self.stop_on_refusal.is_none())
+    }
+
+    /// Sends `wire` until it is delivered, refused, given up or aborted.
+    async fn send_until_done(
+        &self,
+        tenant: Option<&str>,
+        wire: Bytes,
+        gzipped: bool,
+        abort: &CancellationToken,
+        slot: Option<&super::slot::PushSlot>,
+    ) -> Result<(), HttpError> {
+        let resend = Resend {
+            wire: Mutex::new(wire),
+            unsure: AtomicBool::new(false),
+            failed_lookups: AtomicU32::new(0),
+            tenant_header: tenant.and_then(|t| HeaderValue::from_str(t).ok()),
+        };
+        let m = Metrics::get();
+        retry::with_retry_woken(
             self.retry,
             abort,
             Some(&self.reconfigured),
-            retriable,
+            |e| self.retriable(e),
             |err, wait| {
                 m.push_retries.with_label_values(&[&self.name]).inc();
                 if let Some(p) = promtail::get() {
                     p.retried(&self.target().host, tenant.unwrap_or(""));
                 }
-                let status = err.status().map(|s| s.as_u16());
-                if let (Some(429), Some(slot)) = (status, slot) {
-                    slot.release();
-                }
-                if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
-                    // Misconfigured or not allowed: say so once per status; the lines wait on disk.
-                    let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
-                    if first {
-                        let hint = super::prefix::refusal_hint(status, &self.target().url);
-                        tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads them); lines wait on disk and are retried");
-                    }
-                } else {
-                    tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
-                }
+                self.on_retry(err, wait, slot);
             },
-            || {
-                let target = self.target();
-                let (unsure, wire, tenant_header, failed_lookups) = (&unsure, &wire, &tenant_header, &failed_lookups);
-                async move {
-                    if let Some(slot) = slot {
-                        if !slot.take().await {
-                            return Err(HttpError::Cancelled);
-                        }
-                    }
-                    if unsure.swap(false, Ordering::Relaxed) {
-                        // The last attempt may have been stored: look it up first.
-                        let sent = wire.lock().map(|w| w.clone()).unwrap_or_default();
-                        match self.look_up(&target, &sent, gzipped, tenant, abort).await {
-                            Ok(None) => {}
-                            Ok(Some(Found::All { .. })) => return Ok(()),
-                            Ok(Some(left)) => {
-                                if let (Found::Some { body, .. }, Ok(mut w)) = (left, wire.lock()) {
-                                    *w = Bytes::from(body);
-                                }
-                            }
-                            // The service cannot be read just now: the next attempt
-                            // asks again. Unreachable, it cannot take the push
-                            // either; but a read path that answers with errors for
-                            // long (Loki's queriers down, say) must not hold
-                            // pushes back for ever.
-                            Err(e)
-                                if e.status().is_none()
-                                    || failed_lookups.fetch_add(1, Ordering::Relaxed) < LOOKUP_TRIES =>
-                            {
-                                unsure.store(true, Ordering::Relaxed);
-                                return Err(e);
-                            }
-                            Err(e) => {
-                                tracing::warn!(client = %self.name, error = %e,
-                                    "cannot look up a push whose answer was lost; it is sent again as it was");
-                            }
-                        }
-                    }
-                    let body = wire.lock().map(|w| w.clone()).unwrap_or_default();
-                    let r = self.send_once(&target, body, gzipped, tenant_header.as_ref()).await;
-                    if r.as_ref().is_err_and(lookup::answer_lost) {
-                        unsure.store(true, Ordering::Relaxed);
-                    }
-                    r
-                }
-            },
+            || self.attempt(&resend, gzipped, tenant, abort, slot),
         )
-        .await;
-        let outcome = match result {
+        .await
+    }
+
+    /// Before a retry: a 429 gives the push slot back meanwhile; a
+    /// misconfiguration is logged once per status.
+    fn on_retry(&self, err: &HttpError, wait: std::time::Duration, slot: Option<&super::slot::PushSlot>) {
+        let status = err.status().map(|s| s.as_u16());
+        if let (Some(429), Some(slot)) = (status, slot) {
+            slot.release();
+        }
+        if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
+            // Misconfigured or not allowed: say so once per status; the lines wait on disk.
+            let first = self.logged.lock().map(|mut l| l.insert(status.unwrap_or(0))).unwrap_or(true);
+            if first {
+                let hint = super::prefix::refusal_hint(status, &self.target().url);
+                tracing::error!(error = %err, "the service refuses pushes: {hint} (SIGHUP reloads them); lines wait on disk and are retried");
+            }
+        } else {
+            tracing::warn!(error = %err, retry_in = ?wait, "push failed; retrying");
+        }
+    }
+
+    /// One attempt: the push slot, a lookup first when the last answer was
+    /// lost, then the request.
+    async fn attempt(
+        &self,
+        resend: &Resend,
+        gzipped: bool,
+        tenant: Option<&str>,
+        abort: &CancellationToken,
+        slot: Option<&super::slot::PushSlot>,
+    ) -> Result<(), HttpError> {
+        let target = self.target();
+        if let Some(slot) = slot {
+            if !slot.take().await {
+                return Err(HttpError::Cancelled);
+            }
+        }
+        if resend.unsure.swap(false, Ordering::Relaxed) {
+            // The last attempt may have been stored: look it up first.
+            let sent = resend.wire.lock().map(|w| w.clone()).unwrap_or_default();
+            match self.look_up(&target, &sent, gzipped, tenant, abort).await {
+                Ok(None) => {}
+                Ok(Some(Found::All { .. })) => return Ok(()),
+                Ok(Some(left)) => {
+                    if let (Found::Some { body, .. }, Ok(mut w)) = (left, resend.wire.lock()) {
+                        *w = Bytes::from(body);
+                    }
+                }
+                // The service cannot be read just now: the next attempt
+                // asks again. Unreachable, it cannot take the push
+                // either; but a read path that answers with errors for
+                // long (Loki's queriers down, say) must not hold
+                // pushes back for ever.
+                Err(e)
+                    if e.status().is_none() || resend.failed_lookups.fetch_add(1, Ordering::Relaxed) < LOOKUP_TRIES =>
+                {
+                    resend.unsure.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+                Err(e) => {
+                    tracing::warn!(client = %self.name, error = %e,
+                        "cannot look up a push whose answer was lost; it is sent again as it was");
+                }
+            }
+        }
+        let body = resend.wire.lock().map(|w| w.clone()).unwrap_or_default();
+        let r = self.send_once(&target, body, gzipped, resend.tenant_header.as_ref()).await;
+        if r.as_ref().is_err_and(lookup::answer_lost) {
+            resend.unsure.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// How the pushes of a batch ended, logged.
+    fn outcome_of(&self, result: Result<(), HttpError>) -> PushOutcome {
+        let one_off = self.stop_on_refusal.is_some();
+        match result {
             Ok(()) => PushOutcome::Delivered,
             Err(HttpError::Cancelled) => PushOutcome::Aborted,
             Err(e) if one_off && misconfigured(&e) => {
@@ -379,7 +422,7 @@ impl Pusher {
                 }
                 PushOutcome::Aborted
             }
-            Err(e) if retriable(&e) => {
+            Err(e) if self.retriable(&e) => {
                 let message = format!("gave up after {} retries: {e}", self.retry.max_retries);
                 tracing::error!(error = %e, retries = self.retry.max_retries, "client.retry.max_retries ran out; the batch's lines are dropped and counted");
                 PushOutcome::GaveUp { message, status: e.status().map(|s| s.as_u16()) }
@@ -393,8 +436,7 @@ impl Pusher {
                 let message = e.to_string();
                 PushOutcome::Rejected { status, ignored: partly_stored(&message), message }
             }
-        };
-        (outcome, wire_len)
+        }
     }
 
     /// One push request of `body`, with its metrics, status and health.

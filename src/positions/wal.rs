@@ -97,6 +97,9 @@ struct Inner {
     warned: bool,
 }
 
+/// Buffered records past this many bytes are written at once.
+const WRITE_AT: usize = 64 << 10;
+
 /// Room reserved on disk for each log as it is created (less when the disk
 /// has less: each of these is tried in turn).
 const RESERVE_BYTES: [i64; 4] = [4 << 20, 1 << 20, 256 << 10, 64 << 10];
@@ -189,7 +192,10 @@ impl Wal {
         if serde_json::to_writer(&mut inner.buf, record).is_ok() {
             inner.buf.push(b'\n');
         }
-        if now {
+        // A burst of records (thousands of files starting at once) is
+        // written as it comes rather than held in one growing buffer (but
+        // not retried at every record while writes fail).
+        if now || (inner.buf.len() >= WRITE_AT && !inner.warned) {
             Self::write_out(&mut inner);
         }
     }
@@ -216,6 +222,8 @@ impl Wal {
                     tracing::info!("the positions log is written again; the records held meanwhile are in it");
                 }
                 inner.buf.clear();
+                // What a burst grew is given back.
+                inner.buf.shrink_to(WRITE_AT);
             }
             Err(e) => {
                 if !std::mem::replace(&mut inner.warned, true) {
