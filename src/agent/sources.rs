@@ -75,15 +75,7 @@ pub fn start_sources(
         };
         let thread = match src.spec.config.kind {
             SourceType::File | SourceType::Kubernetes => {
-                let at = crate::discovery::Serving {
-                    name: name.clone(),
-                    rules: src.spec.labels.relabel.clone(),
-                    handle: env.handle.clone(),
-                    cancel: cancel.clone(),
-                };
-                let found = src.spec.files.as_ref().and_then(|_| crate::discovery::start(&src.spec.config, &at));
-                let spec = found.map_or_else(|| src.spec.clone(), |f| src.spec.discovered(f));
-                let spec = crate::source::target::admitting(&spec, &stages);
+                let spec = crate::source::target::admitting(&discovered(&src.spec, &name, env, cancel), &stages);
                 let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 spawn(Box::new(move || fs.run()))?
@@ -124,6 +116,24 @@ pub fn start_sources(
         threads.push(thread);
     }
     Ok(threads)
+}
+
+/// `spec` reading what its discovery finds, if it has one: the discovery
+/// starts on the agent's runtime and stops with `cancel`.
+fn discovered(
+    spec: &crate::source::SourceSpec,
+    name: &Arc<str>,
+    env: &SourceEnv,
+    cancel: &CancellationToken,
+) -> crate::source::SourceSpec {
+    let at = crate::discovery::Serving {
+        name: name.clone(),
+        rules: spec.labels.relabel.clone(),
+        handle: env.handle.clone(),
+        cancel: cancel.clone(),
+    };
+    let found = spec.files.as_ref().and_then(|_| crate::discovery::start(&spec.config, &at));
+    found.map_or_else(|| spec.clone(), |f| spec.discovered(f))
 }
 
 /// A client's reader of network source `src`'s spool.
