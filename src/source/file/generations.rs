@@ -41,7 +41,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::rotated::siblings;
+use super::rotated::siblings_named;
 use super::FileSource;
 use crate::metrics::Metrics;
 use crate::positions::FORGET_AFTER_SECS;
@@ -59,11 +59,18 @@ const MAX_WAITING: usize = 1_000_000;
 /// descriptors the agent keeps in reserve beside them (see `agent::sources`).
 const GENERATIONS_OPEN: usize = 64;
 
+/// The key of `path` in `FileSource::looked`: a 128-bit hash (16 bytes, not
+/// a copy of each of 10,000 paths); two of 100,000 paths sharing one is not
+/// to be expected (about 1 in 10^28).
+fn path_hash(path: &Path) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
+}
+
 /// What may stand between a file's name (or stem) and a rotation's suffix.
 const SEPARATORS: &[char] = &['.', '-', '_'];
 
 /// The name in `names` whose rotation `sibling` is, if any (the longest).
-fn rotation_of<'a, T>(sibling: &str, names: &'a HashMap<String, T>) -> Option<&'a T> {
+fn rotation_of<'a, T>(sibling: &str, names: &'a HashMap<&str, T>) -> Option<&'a T> {
     let ext = sibling.rsplit_once('.').map(|(_, e)| e).filter(|e| !e.is_empty());
     let cuts: Vec<usize> = sibling.match_indices(SEPARATORS).map(|(i, _)| i).filter(|i| *i > 0).collect();
     for &i in cuts.iter().rev() {
@@ -76,7 +83,7 @@ fn rotation_of<'a, T>(sibling: &str, names: &'a HashMap<String, T>) -> Option<&'
         if let Some(ext) = ext {
             let named = format!("{base}.{ext}");
             if named != sibling {
-                if let Some(v) = names.get(&named) {
+                if let Some(v) = names.get(named.as_str()) {
                     return Some(v);
                 }
             }
@@ -93,21 +100,23 @@ impl FileSource {
         // been read and forgotten, so it is never taken for a generation.
         let keep = Duration::from_secs(FORGET_AFTER_SECS.saturating_sub(3600));
         let oldest = SystemTime::now().checked_sub(keep).unwrap_or(SystemTime::UNIX_EPOCH);
-        let mut by_dir: HashMap<PathBuf, HashMap<String, (PathBuf, SystemTime)>> = HashMap::new();
+        // Names borrowed from `paths`: a scan that found 10,000 new files
+        // makes no second copy of their paths.
+        let mut by_dir: HashMap<&Path, HashMap<&str, (&Path, SystemTime)>> = HashMap::new();
         for (path, since) in paths {
             // A generation made after the last listing of this path's
             // rotations began was not in it, whatever `since` says: a file
             // opened at a path that was rotated again meanwhile is younger
             // than the generation between.
-            let since = self.looked.get(path).map_or(*since, |l| (*since).min(*l));
-            let since = &since.max(oldest);
+            let since = self.looked.get(&path_hash(path)).map_or(*since, |l| (*since).min(*l));
+            let since = since.max(oldest);
             let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
                 continue;
             };
-            let names = by_dir.entry(dir.to_path_buf()).or_default();
-            let slot = names.entry(name.to_string()).or_insert_with(|| (path.clone(), *since));
+            let names = by_dir.entry(dir).or_default();
+            let slot = names.entry(name).or_insert((path.as_path(), since));
             // The latest time wins: what changed before it was seen (or is history).
-            slot.1 = slot.1.max(*since);
+            slot.1 = slot.1.max(since);
         }
         if self.looked.len() > MAX_LOOKED {
             self.looked.clear();
@@ -115,9 +124,12 @@ impl FileSource {
         for (dir, names) in &by_dir {
             let listed = SystemTime::now();
             for (path, _) in names.values() {
-                self.looked.insert(path.clone(), listed);
+                self.looked.insert(path_hash(path), listed);
             }
-            for s in siblings(dir).list {
+            // Only the entries named as a rotation of one of `names` are looked
+            // at further: the directory of those 10,000 files is listed, not kept.
+            let named = |name: &str| rotation_of(name, names).is_some();
+            for s in siblings_named(dir, named) {
                 let Some(name) = s.path.file_name().and_then(|n| n.to_str()) else { continue };
                 let Some((label, since)) = rotation_of(name, names) else { continue };
                 if s.modified <= *since || s.size == 0 || self.files.matches(&s.path) || self.is_followed(s.dev, s.ino)
@@ -125,7 +137,7 @@ impl FileSource {
                     continue;
                 }
                 if self.unseen.len() < MAX_WAITING {
-                    self.unseen.insert((s.modified, s.path, label.clone()));
+                    self.unseen.insert((s.modified, s.path, label.to_path_buf()));
                 }
             }
         }
@@ -197,7 +209,7 @@ mod tests {
 
     #[test]
     fn rotated_names_are_known_by_the_name_or_stem_they_extend() {
-        let names: HashMap<String, &str> = [("app.log".to_string(), "app"), ("a".to_string(), "a")].into();
+        let names: HashMap<&str, &str> = [("app.log", "app"), ("a", "a")].into();
         for (sibling, of) in [
             ("app.log.1", Some("app")),
             ("app.log-20261123", Some("app")),

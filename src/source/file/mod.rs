@@ -106,9 +106,10 @@ pub struct FileSource {
     started: SystemTime,
     /// Files found empty, held open until they have data (see `open`).
     newborn: Vec<Newborn>,
-    /// When each path's rotations were last listed, and the generations
-    /// found waiting to be opened: (modified, path, label) (see `generations`).
-    looked: HashMap<PathBuf, SystemTime>,
+    /// When each path's rotations were last listed (by a hash of the path),
+    /// and the generations found waiting to be opened: (modified, path,
+    /// label) (see `generations`).
+    looked: HashMap<u128, SystemTime>,
     unseen: std::collections::BTreeSet<(SystemTime, PathBuf, PathBuf)>,
     /// The last scan found an empty file it could not hold: looked at again
     /// at the next scan.
