@@ -111,38 +111,56 @@ pub fn publish(targets: &SdTargets, live: &LiveGlobs, groups: Vec<Group>, includ
     live.set(FileMatch::compile(&include, &[]).unwrap_or_else(|_| FileMatch::empty()));
 }
 
-/// Where a discovery's targets go: the ones the rules give a `__path__`
+/// Where a discovery's targets go: the ones that name files (a `__path__`)
 /// become the source's targets and globs when they change.
 pub struct Published {
     pub name: Arc<str>,
     /// The source's relabel rules, which find each target's `__path__`.
     rules: Option<Arc<Rules>>,
-    /// Targets name their files themselves, and the first one naming a file
-    /// gives its labels (target files): no rules, no reordering.
-    as_listed: bool,
+    how: How,
     targets: Arc<SdTargets>,
     live: Arc<LiveGlobs>,
     last: Option<Vec<Labels>>,
 }
 
+/// How the targets offered become the ones published.
+enum How {
+    /// The rules find each target's `__path__`; the target keeps its
+    /// discovered labels, and the source relabels them when it opens a file.
+    Rules,
+    /// Targets name their files themselves, and the first one naming a file
+    /// gives its labels (target files): no rules, no reordering.
+    AsListed,
+    /// Relabelled once here, under the source's static labels (Kubernetes
+    /// objects, as Promtail relabels a target once); the targets must be
+    /// [`SdTargets::relabelled`].
+    Relabelled(Labels),
+}
+
 impl Published {
     pub fn new(name: Arc<str>, rules: Option<Arc<Rules>>, targets: Arc<SdTargets>, live: Arc<LiveGlobs>) -> Self {
-        Self { name, rules, targets, live, as_listed: false, last: None }
+        Self { name, rules, targets, live, how: How::Rules, last: None }
     }
 
     /// Targets whose own `__path__` names their files, kept in the order listed.
     pub fn as_listed(mut self) -> Self {
-        self.as_listed = true;
+        self.how = How::AsListed;
+        self
+    }
+
+    /// Targets published with the labels the rules give them, over `statics`.
+    pub fn relabelled(mut self, statics: Labels) -> Self {
+        self.how = How::Relabelled(statics);
         self
     }
 
     /// Takes the targets found now (`from` names the discovery in
     /// messages); one whose `__path__` is no glob is given to `bad`.
     pub fn offer(&mut self, found: Vec<Labels>, from: &str, bad: &mut dyn FnMut(&str, &Labels, &globset::Error)) {
-        let tailed = if self.as_listed {
-            found.into_iter().filter(|l| l.contains_key("__path__")).collect()
-        } else {
-            with_paths(self.rules.as_deref(), found)
+        let tailed = match &self.how {
+            How::AsListed => found.into_iter().filter(|l| l.contains_key("__path__")).collect(),
+            How::Rules => with_paths(self.rules.as_deref(), found),
+            How::Relabelled(statics) => relabel(found, statics, self.rules.as_deref()),
         };
         if self.last.as_ref() == Some(&tailed) {
             return;
@@ -153,6 +171,25 @@ impl Published {
         publish(&self.targets, &self.live, groups, include);
         self.last = Some(tailed);
     }
+}
+
+/// Each target's labels (with the source's static labels under them) after
+/// the rules; the targets the rules drop or give no `__path__` are left out.
+fn relabel(found: Vec<Labels>, statics: &Labels, rules: Option<&Rules>) -> Vec<Labels> {
+    let mut out: Vec<Labels> = found
+        .into_iter()
+        .filter_map(|t| {
+            let mut l = statics.clone();
+            l.extend(t);
+            if rules.is_some_and(|r| !r.apply(&mut l)) {
+                return None;
+            }
+            l.get("__path__").is_some_and(|p| !p.is_empty()).then_some(l)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The targets `rules` give a `__path__`: their discovered labels with it

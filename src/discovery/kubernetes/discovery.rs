@@ -24,9 +24,8 @@ use super::objects::{EndpointSlice, Endpoints, ObjectMeta};
 use super::roles::{self, Labels};
 use super::watch::{self, Store};
 use crate::config::{KubeAttach, KubeRole, KubernetesConfig, SourceConfig, SERVICE_ACCOUNT_DIR};
-use crate::discovery::publish::{Group, SdTargets};
-use crate::discovery::{FileMatch, Found, LiveGlobs, Serving};
-use crate::relabel::Rules;
+use crate::discovery::publish::{Published, SdTargets};
+use crate::discovery::{Found, LiveGlobs, Serving};
 
 /// The objects of one kind, by (namespace, uid).
 type ByKey = BTreeMap<(String, String), Value>;
@@ -229,64 +228,19 @@ pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Fou
     for res in resources {
         handle.spawn(watch::run(api.clone(), res, objects.clone(), cancel.clone(), name.clone()));
     }
-    let (role, attach, rules, statics) = (cfg.role, cfg.attach_metadata, at.rules.clone(), config.labels.clone());
-    let (cancel, name) = (cancel.clone(), name.clone());
+    let (role, attach) = (cfg.role, cfg.attach_metadata);
+    let mut out = Published::new(name.clone(), at.rules.clone(), targets, live).relabelled(config.labels.clone());
+    let cancel = cancel.clone();
     handle.spawn(async move {
-        let mut last: Option<Vec<Labels>> = None;
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = objects.changed.notified() => {}
             }
-            let found = relabel(objects.targets(role, attach), &statics, rules.as_deref());
-            if last.as_ref() == Some(&found) {
-                continue;
-            }
-            apply(&name, &found, &targets, &live);
-            last = Some(found);
+            out.offer(objects.targets(role, attach), "Kubernetes", &mut |name, _, e| {
+                tracing::warn!(source = %name, error = %e, "a target's __path__ or __path_exclude__ is no glob; left out")
+            });
         }
     });
     found
-}
-
-/// Each target's labels (with the source's static labels under them) after
-/// the rules; the targets the rules drop or give no `__path__` are left out.
-fn relabel(found: Vec<Labels>, statics: &BTreeMap<String, String>, rules: Option<&Rules>) -> Vec<Labels> {
-    let mut out: Vec<Labels> = found
-        .into_iter()
-        .filter_map(|t| {
-            let mut l = statics.clone();
-            l.extend(t);
-            if rules.is_some_and(|r| !r.apply(&mut l)) {
-                return None;
-            }
-            l.get("__path__").is_some_and(|p| !p.is_empty()).then_some(l)
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-fn apply(name: &str, found: &[Labels], targets: &SdTargets, live: &LiveGlobs) {
-    let mut groups = Vec::new();
-    let mut include = Vec::new();
-    for l in found {
-        match Group::new(l.clone()) {
-            Some(Ok(g)) => {
-                include.push(g.glob().to_string());
-                groups.push(g);
-            }
-            Some(Err(e)) => {
-                tracing::warn!(source = %name, error = %e, "a target's __path__ or __path_exclude__ is no glob; left out")
-            }
-            None => {}
-        }
-    }
-    include.sort();
-    include.dedup();
-    tracing::info!(source = %name, targets = groups.len(), "Kubernetes targets changed");
-    targets.set(groups);
-    // Each glob compiled on its own above.
-    live.set(FileMatch::compile(&include, &[]).unwrap_or_else(|_| FileMatch::empty()));
 }
