@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::names::one_line;
-use crate::config::{SourceConfig, SourceType};
+use crate::config::{Reading, SourceConfig, SourceType};
 use crate::discovery::glob::GlobError;
 use crate::pipeline::re2;
 use crate::pipeline::{Op, Stage};
@@ -43,8 +43,8 @@ pub fn compile(
         // (`0.log.20240501-100000`) are found by the rotation logic.
         src.include = vec![format!("{}/*/*/*.log", src.pod_root().display())];
     }
-    let files = match src.kind {
-        SourceType::File | SourceType::Kubernetes => match FileMatch::compile(&src.include, &src.exclude) {
+    let files = match src.kind.reading() {
+        Reading::Globs => match FileMatch::compile(&src.include, &src.exclude) {
             Ok(m) => Some(Arc::new(m)),
             Err(errs) => {
                 for e in errs {
@@ -59,18 +59,7 @@ pub fn compile(
         },
         // A docker source's files are known once the Engine says where it
         // keeps them (`source::docker`).
-        SourceType::Stdin
-        | SourceType::Journal
-        | SourceType::Docker
-        | SourceType::Syslog
-        | SourceType::LokiPush
-        | SourceType::Otlp
-        | SourceType::Gelf
-        | SourceType::HerokuDrain
-        | SourceType::Kafka
-        | SourceType::AzureEventHubs
-        | SourceType::Gcplog
-        | SourceType::Cloudflare => None,
+        Reading::Docker | Reading::Journal | Reading::Stdin | Reading::Spooled => None,
     };
     if src.decompression.is_some() && src.kind != SourceType::File {
         errors
