@@ -14,7 +14,7 @@ use crate::positions::Positions;
 use crate::queue::ChunkSink;
 use crate::queue::Interner;
 use crate::source::docker::DockerSource;
-use crate::source::file::{FileSource, Mode};
+use crate::source::file::{FileSource, Mode, Tailing};
 use crate::source::journal::JournalSource;
 use crate::source::net::reader::{SpoolReader, StagesFor};
 use crate::source::Outlet;
@@ -76,12 +76,15 @@ pub fn start_sources(
         let thread = match src.spec.config.kind.reading() {
             Reading::Globs => {
                 let spec = crate::source::target::admitting(&discovered(&src.spec, &name, env, cancel), &stages);
-                let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
-                    .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
+                let fs =
+                    FileSource::new(Tailing { spec, stages, positions: env.positions.clone(), out, mode: env.mode })
+                        .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 spawn(Box::new(move || fs.run()))?
             }
             Reading::Docker => {
-                let ds = DockerSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode);
+                let spec = src.spec.clone();
+                let ds =
+                    DockerSource::new(Tailing { spec, stages, positions: env.positions.clone(), out, mode: env.mode });
                 spawn(Box::new(move || ds.run()))?
             }
             Reading::Journal => {

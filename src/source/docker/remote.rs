@@ -45,7 +45,7 @@ use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{AckRef, Positions};
 use crate::queue::Chunk;
-use crate::source::file::Mode;
+use crate::source::file::{Mode, Tailing};
 use crate::source::{LineFeed, Outlet, SourceSpec};
 
 /// A reader whose stream ended while its container runs opens it again after this.
@@ -126,14 +126,8 @@ struct Reader {
 
 /// Runs the containers' readers until cancelled (`Mode::Once`: until each
 /// container's log was read to its end).
-pub async fn run(
-    engine: Engine,
-    spec: SourceSpec,
-    stages: Arc<SourceStages>,
-    positions: Arc<Positions>,
-    out: Outlet,
-    mode: Mode,
-) {
+pub async fn run(engine: Engine, parts: Tailing) {
+    let Tailing { spec, stages, positions, out, mode } = parts;
     let cfg = spec.config.docker.clone().unwrap_or_default();
     let name = stages.name.clone();
     let from_end = spec.config.start_at == StartAt::End;
