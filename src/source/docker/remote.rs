@@ -161,9 +161,7 @@ pub async fn run(engine: Engine, parts: Tailing) {
         };
         let Some(ev) = events.as_mut() else {
             // One-off: every reader reads to the end.
-            for (_, r) in st.readers.drain() {
-                let _ = r.task.await;
-            }
+            st.drain(false).await;
             return;
         };
         let opened = tokio::time::Instant::now();
@@ -207,10 +205,7 @@ pub async fn run(engine: Engine, parts: Tailing) {
             }
         }
     }
-    for (_, r) in st.readers.drain() {
-        r.stop.cancel();
-        let _ = r.task.await;
-    }
+    st.drain(true).await;
 }
 
 /// The readers and what the list loop remembers.
@@ -224,6 +219,16 @@ struct State {
 }
 
 impl State {
+    /// Waits until every reader ended; `stop` tells them to stop first.
+    async fn drain(&mut self, stop: bool) {
+        for (_, r) in self.readers.drain() {
+            if stop {
+                r.stop.cancel();
+            }
+            let _ = r.task.await;
+        }
+    }
+
     /// Lists the containers and starts or stops readers accordingly.
     async fn refresh(&mut self, sh: &Arc<Shared>, cfg: &DockerConfig, from_end: bool) -> Result<(), ApiError> {
         let listed = sh.engine.containers().await?;
