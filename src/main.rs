@@ -8,11 +8,11 @@ fn main() {
         Command::Demo(_) => "warn",
         Command::Top(_) => "error",
         Command::Inspect(_) => "warn",
-        Command::Query(a) if a.quiet => "error",
-        Command::Tail(a) if a.quiet => "error",
-        Command::Labels(a) if a.quiet => "error",
-        Command::InstantQuery(a) if a.quiet => "error",
-        Command::Series(a) if a.quiet => "error",
+        Command::Query(a) if a.service.quiet => "error",
+        Command::Tail(a) if a.service.quiet => "error",
+        Command::Labels(a) if a.service.quiet => "error",
+        Command::InstantQuery(a) if a.service.quiet => "error",
+        Command::Series(a) if a.service.quiet => "error",
         _ => "info",
     };
     // `[tracing]` is read before logging starts (its layer cannot be added

@@ -3932,7 +3932,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__query)
-            opts="-t -z -o -q -c -h --instant --time --since --from --to --limit --direction --forward --tail --timezone --exclude-label --step --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
+            opts="-t -z -o -q -c -h --instant --time --since --from --to --limit --direction --forward --tail --timezone --exclude-label --output --no-labels --step --batch --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3974,20 +3974,20 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --step)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --batch)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --output)
                     COMPREPLY=($(compgen -W "default raw jsonl" -- "${cur}"))
                     return 0
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "default raw jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --step)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --url)
@@ -4210,21 +4210,13 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__series)
-            opts="-o -q -c -h --since --from --to --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
+            opts="-o -q -c -h --from --output --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --since --to --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --since)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --to)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4312,6 +4304,14 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
@@ -4328,7 +4328,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__tail)
-            opts="-z -o -q -c -h --since --delay --interval --timezone --exclude-label --batch --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
+            opts="-z -o -q -c -h --since --delay --interval --batch --timezone --exclude-label --output --no-labels --quiet --addr --url --api-prefix --org-id --username --password-file --password --bearer-token-file --bearer-token --ca-cert --ca-file --tls-skip-verify --insecure-skip-verify --cert --cert-file --key --key-file --proxy-url --timeout --config --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4346,6 +4346,10 @@ _tailship() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --timezone)
                     COMPREPLY=($(compgen -W "UTC Local" -- "${cur}"))
                     return 0
@@ -4355,10 +4359,6 @@ _tailship() {
                     return 0
                     ;;
                 --exclude-label)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --batch)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

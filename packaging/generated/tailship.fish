@@ -281,11 +281,11 @@ backward\t'Newest first (the service\'s default)'"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s z -l timezone -d 'Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime)' -r -f -a "UTC\t'Coordinated Universal Time (Z)'
 Local\t'The local zone: TZ, else /etc/localtime'"
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l exclude-label -d 'Labels left out of the printed label sets (repeatable)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand query" -l step -d 'A metric query over a range: time between its points, such as 1m [default: the range / 250, at least 1s]' -r
-complete -c tailship -n "__fish_tailship_using_subcommand query" -l batch -d 'Entries per request when paging' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l step -d 'A metric query over a range: time between its points, such as 1m [default: the range / 250, at least 1s]' -r
+complete -c tailship -n "__fish_tailship_using_subcommand query" -l batch -d 'Entries per request when paging' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l url -l addr -d 'Base URL of the log service (or a full push URL; `--addr` as logcli has it)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l api-prefix -d 'Path prefix of the log API: /logstore/api/v1 (the spec\'s) or /loki/api/v1 (Loki); unset, the service is asked' -r
 complete -c tailship -n "__fish_tailship_using_subcommand query" -l org-id -d 'Tenant sent as X-Scope-OrgID (`a|b` queries several tenants)' -r
@@ -345,10 +345,10 @@ complete -c tailship -n "__fish_tailship_using_subcommand instant-query" -s h -l
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l since -d 'Also print lines this far back before following, such as 5m' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l delay -d 'How far behind now each poll ends. Each poll also looks 10s further back again, so a line stored up to that late still shows (once)' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l interval -d 'Wait between polls' -r
+complete -c tailship -n "__fish_tailship_using_subcommand tail" -l batch -d 'Entries per request' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s z -l timezone -d 'Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime)' -r -f -a "UTC\t'Coordinated Universal Time (Z)'
 Local\t'The local zone: TZ, else /etc/localtime'"
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -l exclude-label -d 'Labels left out of the printed label sets (repeatable)' -r
-complete -c tailship -n "__fish_tailship_using_subcommand tail" -l batch -d 'Entries per request' -r
 complete -c tailship -n "__fish_tailship_using_subcommand tail" -s o -l output -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
@@ -405,9 +405,7 @@ trace\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s q -l quiet -d 'Nothing on stderr but errors (no retry warnings), as logcli\'s --quiet; RUST_LOG still wins'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -l insecure-skip-verify -l tls-skip-verify -d 'Accept any TLS certificate (self-signed test setups only; `--tls-skip-verify` as logcli has it)'
 complete -c tailship -n "__fish_tailship_using_subcommand labels" -s h -l help -d 'Print help'
-complete -c tailship -n "__fish_tailship_using_subcommand series" -l since -d 'How far back from now, such as 1h [default: 1h]' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l from -d 'Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h' -r
-complete -c tailship -n "__fish_tailship_using_subcommand series" -l to -d 'End of the range, same forms as --from [default: now]' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -s o -l output -d '`default` or `raw`: one label set per line; `jsonl`: one JSON object per line' -r -f -a "default\t'Time, labels and line (coloured on a terminal)'
 raw\t'The line alone'
 jsonl\t'One JSON object per entry'"
@@ -425,6 +423,8 @@ complete -c tailship -n "__fish_tailship_using_subcommand series" -l key-file -l
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l proxy-url -d 'HTTP(S) proxy for the requests; without it HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l timeout -d 'Request timeout, such as 10s' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -s c -l config -d 'Take connection settings from the `client` section of this config file' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l since -d 'How far back from now, such as 1h [default: 1h]' -r
+complete -c tailship -n "__fish_tailship_using_subcommand series" -l to -d 'End of the range, same forms as --from [default: now]' -r
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand series" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''

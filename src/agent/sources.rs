@@ -7,14 +7,14 @@ use std::thread::JoinHandle;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::SourceType;
+use crate::config::{Reading, SourceType};
 use crate::pipeline::SourceStages;
 use crate::plan::SourcePlan;
 use crate::positions::Positions;
 use crate::queue::ChunkSink;
 use crate::queue::Interner;
 use crate::source::docker::DockerSource;
-use crate::source::file::{FileSource, Mode};
+use crate::source::file::{FileSource, Mode, Tailing};
 use crate::source::journal::JournalSource;
 use crate::source::net::reader::{SpoolReader, StagesFor};
 use crate::source::Outlet;
@@ -73,36 +73,31 @@ pub fn start_sources(
                 f()
             })
         };
-        let thread = match src.spec.config.kind {
-            SourceType::File | SourceType::Kubernetes => {
+        let thread = match src.spec.config.kind.reading() {
+            Reading::Globs => {
                 let spec = crate::source::target::admitting(&discovered(&src.spec, &name, env, cancel), &stages);
-                let fs = FileSource::new(spec, stages, env.positions.clone(), out, env.mode)
-                    .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
+                let fs =
+                    FileSource::new(Tailing { spec, stages, positions: env.positions.clone(), out, mode: env.mode })
+                        .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 spawn(Box::new(move || fs.run()))?
             }
-            SourceType::Docker => {
-                let ds = DockerSource::new(src.spec.clone(), stages, env.positions.clone(), out, env.mode);
+            Reading::Docker => {
+                let spec = src.spec.clone();
+                let ds =
+                    DockerSource::new(Tailing { spec, stages, positions: env.positions.clone(), out, mode: env.mode });
                 spawn(Box::new(move || ds.run()))?
             }
-            SourceType::Journal => {
+            Reading::Journal => {
                 let follow = env.mode == Mode::Follow;
                 let js = JournalSource::new(&src.spec, stages, env.positions.clone(), out, follow)
                     .map_err(|e| anyhow::anyhow!("source {name}: {e}"))?;
                 spawn(Box::new(move || js.run()))?
             }
-            SourceType::Syslog
-            | SourceType::LokiPush
-            | SourceType::Otlp
-            | SourceType::Gelf
-            | SourceType::HerokuDrain
-            | SourceType::Kafka
-            | SourceType::AzureEventHubs
-            | SourceType::Gcplog
-            | SourceType::Cloudflare => {
+            Reading::Spooled => {
                 let Some(reader) = spool_reader(src, &name, env, out) else { continue };
                 spawn(Box::new(move || reader.run()))?
             }
-            SourceType::Stdin => {
+            Reading::Stdin => {
                 let Some(input) = stdin.take() else {
                     tracing::warn!(source = %name, "standard input is already read by another source; skipping");
                     continue;

@@ -341,6 +341,48 @@ pub struct ClientArgs {
     pub config: Option<PathBuf>,
 }
 
+/// Flags of every command that reads from the log service (`query`,
+/// `instant-query`, `tail`, `labels`, `series`): how much it says on stderr,
+/// and how it connects.
+#[derive(Debug, Args, Clone)]
+pub struct ServiceArgs {
+    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// How `query` and `tail` print entries.
+#[derive(Debug, Args, Clone)]
+pub struct EntryFormatArgs {
+    /// Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime).
+    #[arg(long, short = 'z', value_enum, ignore_case = true, default_value_t = TimeZone::Utc)]
+    pub timezone: TimeZone,
+    /// Labels left out of the printed label sets (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub exclude_label: Vec<String>,
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
+    pub output: OutputFormat,
+    /// Leave the labels out of the default output.
+    #[arg(long)]
+    pub no_labels: bool,
+}
+
+/// The time range of `query` and `series`.
+#[derive(Debug, Args, Clone)]
+pub struct RangeArgs {
+    /// How far before --to (default: now) the range starts, such as 15m or 2h [default: 1h].
+    #[arg(long, value_parser = crate::util::parse_duration, conflicts_with = "from", value_name = "D")]
+    pub since: Option<std::time::Duration>,
+    /// Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h.
+    #[arg(long, value_name = "T")]
+    pub from: Option<String>,
+    /// End of the range (exclusive), same forms as --from [default: now].
+    #[arg(long, value_name = "T")]
+    pub to: Option<String>,
+}
+
 /// How `query`, `tail` and `labels` print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum OutputFormat {
@@ -364,15 +406,8 @@ pub struct QueryArgs {
     /// The instant of --instant: RFC 3339, Unix nanoseconds, or an age such as 5m (default: now).
     #[arg(long, requires = "instant", value_name = "T")]
     pub time: Option<String>,
-    /// How far before --to (default: now) the range starts, such as 15m or 2h [default: 1h].
-    #[arg(long, value_parser = crate::util::parse_duration, conflicts_with = "from", value_name = "D")]
-    pub since: Option<std::time::Duration>,
-    /// Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h.
-    #[arg(long, value_name = "T")]
-    pub from: Option<String>,
-    /// End of the range (exclusive), same forms as --from [default: now].
-    #[arg(long, value_name = "T")]
-    pub to: Option<String>,
+    #[command(flatten)]
+    pub range: RangeArgs,
     /// Most entries to print; 0 prints every entry in the range.
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
@@ -385,28 +420,16 @@ pub struct QueryArgs {
     /// Follow new lines, as `tailship tail` (logcli's `query --tail`).
     #[arg(long, short = 't', conflicts_with = "instant")]
     pub tail: bool,
-    /// Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime).
-    #[arg(long, short = 'z', value_enum, ignore_case = true, default_value_t = TimeZone::Utc)]
-    pub timezone: TimeZone,
-    /// Labels left out of the printed label sets (repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub exclude_label: Vec<String>,
+    #[command(flatten)]
+    pub format: EntryFormatArgs,
     /// A metric query over a range: time between its points, such as 1m [default: the range / 250, at least 1s].
     #[arg(long, value_parser = crate::util::parse_duration, value_name = "D")]
     pub step: Option<std::time::Duration>,
     /// Entries per request when paging.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch: u64,
-    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
-    pub output: OutputFormat,
-    /// Leave the labels out of the default output.
-    #[arg(long)]
-    pub no_labels: bool,
-    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub service: ServiceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -423,25 +446,13 @@ pub struct TailArgs {
     /// Wait between polls.
     #[arg(long, default_value = "1s", value_parser = crate::util::parse_duration, value_name = "D")]
     pub interval: std::time::Duration,
-    /// Time zone of printed times: UTC or Local (the TZ environment variable, else /etc/localtime).
-    #[arg(long, short = 'z', value_enum, ignore_case = true, default_value_t = TimeZone::Utc)]
-    pub timezone: TimeZone,
-    /// Labels left out of the printed label sets (repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub exclude_label: Vec<String>,
     /// Entries per request.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub batch: u64,
-    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
-    pub output: OutputFormat,
-    /// Leave the labels out of the default output.
-    #[arg(long)]
-    pub no_labels: bool,
-    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub format: EntryFormatArgs,
+    #[command(flatten)]
+    pub service: ServiceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -454,11 +465,8 @@ pub struct LabelsArgs {
     /// `default` or `raw`: one name per line; `jsonl`: one JSON string per line.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default, hide_possible_values = true)]
     pub output: OutputFormat,
-    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub service: ServiceArgs,
 }
 
 /// The time zone of printed times.
@@ -482,34 +490,26 @@ pub struct InstantQueryArgs {
     pub time: Option<String>,
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
     pub output: OutputFormat,
-    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub service: ServiceArgs,
 }
 
+/// `--since` and `--to` keep the help series has always had.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("since", |a| a.help("How far back from now, such as 1h [default: 1h]")),
+    mut_arg("to", |a| a.help("End of the range, same forms as --from [default: now]")),
+)]
 pub struct SeriesArgs {
     /// A stream selector such as '{job="app"}' (`{}` for every stream, where the service allows it).
     pub selector: String,
-    /// How far back from now, such as 1h [default: 1h].
-    #[arg(long, value_parser = crate::util::parse_duration, conflicts_with = "from", value_name = "D")]
-    pub since: Option<std::time::Duration>,
-    /// Start of the range: RFC 3339, Unix nanoseconds, or an age such as 2h.
-    #[arg(long, value_name = "T")]
-    pub from: Option<String>,
-    /// End of the range, same forms as --from [default: now].
-    #[arg(long, value_name = "T")]
-    pub to: Option<String>,
+    #[command(flatten)]
+    pub range: RangeArgs,
     /// `default` or `raw`: one label set per line; `jsonl`: one JSON object per line.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Default)]
     pub output: OutputFormat,
-    /// Nothing on stderr but errors (no retry warnings), as logcli's --quiet; RUST_LOG still wins.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub service: ServiceArgs,
 }
 
 /// How management commands print results.

@@ -130,27 +130,13 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, HttpError>>,
 {
-    with_retry_if(policy, cancel, HttpError::is_retriable, on_retry, op).await
+    with_retry_woken(policy, cancel, None, HttpError::is_retriable, on_retry, op).await
 }
 
-/// [`with_retry`] with the caller's judgement of which errors to retry.
-pub async fn with_retry_if<T, F, Fut>(
-    policy: RetryPolicy,
-    cancel: &CancellationToken,
-    retriable: impl Fn(&HttpError) -> bool,
-    on_retry: impl FnMut(&HttpError, Duration),
-    op: F,
-) -> Result<T, HttpError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, HttpError>>,
-{
-    with_retry_woken(policy, cancel, None, retriable, on_retry, op).await
-}
-
-/// [`with_retry_if`], where `wake` (when given) ends a wait for the next try
-/// at once and starts the backoff again: a reload that corrects the URL or a
-/// password applies now, not when a backoff of up to `max_backoff` ran out.
+/// [`with_retry`] with the caller's judgement of which errors to retry, and
+/// where `wake` (when given) ends a wait for the next try at once and starts
+/// the backoff again: a reload that corrects the URL or a password applies
+/// now, not when a backoff of up to `max_backoff` ran out.
 pub async fn with_retry_woken<T, F, Fut>(
     policy: RetryPolicy,
     cancel: &CancellationToken,

@@ -151,9 +151,7 @@ impl CloudClient {
         let mut c = Checks::new();
         check_region(&mut c, region);
         c.check("name", validate::name(&p.name));
-        if let Some(d) = &p.display_name {
-            c.check("displayName", validate::display_name(d));
-        }
+        check_display_name(&mut c, p.display_name.as_deref());
         validate::scopes(&mut c, &p.scopes);
         validate::realms(&mut c, &p.realms, &p.scopes);
         if let Some(cond) = &p.conditions {
@@ -172,9 +170,7 @@ impl CloudClient {
     ) -> Result<Vec<Value>, CloudError> {
         let realm = (f.realm_type.as_deref(), f.realm_identifier.as_deref());
         let mut c = list_checks(region, ("realmType", "realmIdentifier"), realm);
-        if let Some(n) = f.page_size {
-            c.check("pageSize", validate::page_size(n));
-        }
+        check_page_size(&mut c, f.page_size);
         c.finish()?;
         let mut q = region_query(region);
         push_opt(&mut q, "name", &f.name);
@@ -196,14 +192,8 @@ impl CloudClient {
     }
 
     pub async fn update_policy(&self, region: &str, id: &str, u: &PolicyUpdate) -> Result<Value, CloudError> {
-        let mut c = Checks::new();
-        check_region(&mut c, region);
-        if id.is_empty() {
-            c.fail("accessPolicyId", "must not be empty");
-        }
-        if let Some(d) = &u.display_name {
-            c.check("displayName", validate::display_name(d));
-        }
+        let mut c = id_checks("accessPolicyId", id, region);
+        check_display_name(&mut c, u.display_name.as_deref());
         validate::scopes(&mut c, &u.scopes);
         validate::realms(&mut c, &u.realms, &u.scopes);
         if let Some(model::ConditionsUpdate::Set(cond)) = &u.conditions {
@@ -236,9 +226,7 @@ impl CloudClient {
             c.fail("accessPolicyId", "is required");
         }
         c.check("name", validate::name(&t.name));
-        if let Some(d) = &t.display_name {
-            c.check("displayName", validate::display_name(d));
-        }
+        check_display_name(&mut c, t.display_name.as_deref());
         if let Some(e) = &t.expires_at {
             c.check("expiresAt", validate::utc_time(e).map(|_| ()));
         }
@@ -260,9 +248,7 @@ impl CloudClient {
                 c.check(field, validate::utc_time(t).map(|_| ()));
             }
         }
-        if let Some(n) = f.page_size {
-            c.check("pageSize", validate::page_size(n));
-        }
+        check_page_size(&mut c, f.page_size);
         c.finish()?;
         let mut q = region_query(region);
         push_opt(&mut q, "accessPolicyId", &f.access_policy_id);
@@ -285,14 +271,8 @@ impl CloudClient {
     }
 
     pub async fn update_token(&self, region: &str, id: &str, u: &TokenUpdate) -> Result<Value, CloudError> {
-        let mut c = Checks::new();
-        check_region(&mut c, region);
-        if id.is_empty() {
-            c.fail("tokenId", "must not be empty");
-        }
-        if let Some(d) = &u.display_name {
-            c.check("displayName", validate::display_name(d));
-        }
+        let mut c = id_checks("tokenId", id, region);
+        check_display_name(&mut c, u.display_name.as_deref());
         if let Some(Some(e)) = &u.expires_at {
             c.check("expiresAt", validate::utc_time(e).map(|_| ()));
         }
@@ -378,18 +358,14 @@ impl CloudClient {
     }
 
     pub async fn delete_stack(&self, slug: &str) -> Result<(), CloudError> {
-        if slug.is_empty() {
-            return Err(Invalid(vec![("slug".into(), "must not be empty".into())]).into());
-        }
+        check_slug(slug)?;
         let mut call = Call::new(format!("delete stack `{slug}`"), format!("stack `{slug}`")).idempotent();
         call.stack_delete = Some(slug.to_string());
         self.send::<()>(Method::DELETE, &["api", "instances", slug], Vec::new(), None, &call).await.map(|_| ())
     }
 
     pub async fn stack_connections(&self, slug: &str) -> Result<Value, CloudError> {
-        if slug.is_empty() {
-            return Err(Invalid(vec![("slug".into(), "must not be empty".into())]).into());
-        }
+        check_slug(slug)?;
         let call = Call::new(format!("read the connections of stack `{slug}`"), format!("stack `{slug}`")).idempotent();
         self.send_json::<()>(Method::GET, &["api", "instances", slug, "connections"], Vec::new(), None, &call).await
     }
@@ -538,13 +514,41 @@ fn list_checks(region: &str, fields: (&str, &str), realm: (Option<&str>, Option<
     c
 }
 
-fn check_id_and_region(field: &str, id: &str, region: &str) -> Result<(), Invalid> {
+/// The checks a call on one record starts with: the region, and its ID
+/// (under the body or query key `field`).
+fn id_checks(field: &str, id: &str, region: &str) -> Checks {
     let mut c = Checks::new();
     check_region(&mut c, region);
     if id.is_empty() {
         c.fail(field, "must not be empty");
     }
-    c.finish()
+    c
+}
+
+fn check_id_and_region(field: &str, id: &str, region: &str) -> Result<(), Invalid> {
+    id_checks(field, id, region).finish()
+}
+
+/// A policy's or token's `displayName`, when one is sent.
+fn check_display_name(c: &mut Checks, display_name: Option<&str>) {
+    if let Some(d) = display_name {
+        c.check("displayName", validate::display_name(d));
+    }
+}
+
+/// A list's `pageSize`, when one is asked for.
+fn check_page_size(c: &mut Checks, page_size: Option<u32>) {
+    if let Some(n) = page_size {
+        c.check("pageSize", validate::page_size(n));
+    }
+}
+
+/// A stack's slug in a call's path.
+fn check_slug(slug: &str) -> Result<(), Invalid> {
+    if slug.is_empty() {
+        return Err(Invalid(vec![("slug".into(), "must not be empty".into())]));
+    }
+    Ok(())
 }
 
 fn check_subnets(c: &mut Checks, subnets: &[String]) {

@@ -139,18 +139,7 @@ impl ReceiverConfig {
 impl SourceType {
     /// True for sources that receive lines over the network (and spool them).
     pub fn receives(self) -> bool {
-        matches!(
-            self,
-            Self::Syslog
-                | Self::LokiPush
-                | Self::Otlp
-                | Self::Gelf
-                | Self::HerokuDrain
-                | Self::Kafka
-                | Self::AzureEventHubs
-                | Self::Gcplog
-                | Self::Cloudflare
-        )
+        self.reading() == super::Reading::Spooled
     }
 
     /// True for sources that read from Kafka brokers (and spool what they read).

@@ -72,10 +72,47 @@ impl SourceConfig {
     }
 }
 
+/// How the agent reads a source of a type. [`SourceType::reading`] is the
+/// one place that sorts the types this way, so that the agent that starts a
+/// source, the plan that compiles it and the checks agree on each new type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Files found by `include` globs (`file`, `kubernetes`).
+    Globs,
+    /// The json-file logs of the containers a Docker Engine names.
+    Docker,
+    /// The systemd journal.
+    Journal,
+    /// Standard input.
+    Stdin,
+    /// Lines received (or pulled) over the network and spooled before they
+    /// are read.
+    Spooled,
+}
+
 impl SourceType {
     /// True for sources that tail files (`file`, `kubernetes`, `docker`).
     pub fn reads_files(self) -> bool {
         matches!(self, Self::File | Self::Kubernetes | Self::Docker)
+    }
+
+    /// How the agent reads a source of this type.
+    pub fn reading(self) -> Reading {
+        match self {
+            Self::File | Self::Kubernetes => Reading::Globs,
+            Self::Docker => Reading::Docker,
+            Self::Journal => Reading::Journal,
+            Self::Stdin => Reading::Stdin,
+            Self::Syslog
+            | Self::LokiPush
+            | Self::Otlp
+            | Self::Gelf
+            | Self::HerokuDrain
+            | Self::Kafka
+            | Self::AzureEventHubs
+            | Self::Gcplog
+            | Self::Cloudflare => Reading::Spooled,
+        }
     }
 
     /// The name of the type in the config.

@@ -18,7 +18,7 @@ use super::line::{Extracted, Line};
 use super::multiline::{self, Block};
 use super::stage::{Op, Stage};
 use crate::config::{SourceConfig, SourceType};
-use crate::queue::{Chunk, Entry, Interner, StreamRef};
+use crate::queue::{Chunk, Interner, StreamRef};
 use crate::util::cut_at_char;
 
 #[cfg(test)]
@@ -248,7 +248,7 @@ impl SourceStages {
             ctx.truncated += 1;
         }
         if self.stages.is_empty() {
-            push(chunk, &ctx.stream, &line, read_ts, true, None);
+            chunk.push_entry(&ctx.stream, &line, read_ts, true, None);
             return Processed::Kept;
         }
         let mut line = Line::new(line, read_ts, true);
@@ -330,7 +330,7 @@ impl SourceStages {
         if let Some(o) = inspect {
             o.sent(stream, LineState::of(line, stream));
         }
-        push(chunk, stream, &line.text, line.ts, line.assigned, meta.as_deref());
+        chunk.push_entry(stream, &line.text, line.ts, line.assigned, meta.as_deref());
         Processed::Kept
     }
 
@@ -412,29 +412,6 @@ fn metadata_of(line: &Line<'_, '_>) -> Option<String> {
         map.insert(name.to_string(), serde_json::Value::String(truncate_label_value(v)));
     }
     Some(serde_json::Value::Object(map).to_string())
-}
-
-/// Appends a processed line (and its metadata object) to `chunk`.
-fn push(chunk: &mut Chunk, stream: &StreamRef, line: &str, ts: i64, assigned: bool, meta: Option<&str>) {
-    let start = chunk.buf.len() as u32;
-    chunk.buf.push_str(line);
-    let meta_len = match meta {
-        Some(m) => {
-            chunk.buf.push_str(m);
-            m.len() as u32
-        }
-        None => 0,
-    };
-    let stream = chunk.stream_id(stream);
-    chunk.entries.push(Entry {
-        stream,
-        ts,
-        assigned_ts: assigned,
-        start,
-        len: line.len() as u32,
-        meta: meta_len,
-        skip: false,
-    });
 }
 
 /// `namespace`, `pod` and `container` of a pod log file below `root`

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::names::one_line;
-use crate::config::{SourceConfig, SourceType};
+use crate::config::{Reading, SourceConfig, SourceType};
 use crate::discovery::glob::GlobError;
 use crate::pipeline::re2;
 use crate::pipeline::{Op, Stage};
@@ -43,35 +43,7 @@ pub fn compile(
         // (`0.log.20240501-100000`) are found by the rotation logic.
         src.include = vec![format!("{}/*/*/*.log", src.pod_root().display())];
     }
-    let files = match src.kind {
-        SourceType::File | SourceType::Kubernetes => match FileMatch::compile(&src.include, &src.exclude) {
-            Ok(m) => Some(Arc::new(m)),
-            Err(errs) => {
-                for e in errs {
-                    let field = match &e {
-                        GlobError::Include { index, .. } => format!("{key}.include[{index}]"),
-                        GlobError::Exclude { index, .. } => format!("{key}.exclude[{index}]"),
-                    };
-                    errors.push((field, e.to_string()));
-                }
-                None
-            }
-        },
-        // A docker source's files are known once the Engine says where it
-        // keeps them (`source::docker`).
-        SourceType::Stdin
-        | SourceType::Journal
-        | SourceType::Docker
-        | SourceType::Syslog
-        | SourceType::LokiPush
-        | SourceType::Otlp
-        | SourceType::Gelf
-        | SourceType::HerokuDrain
-        | SourceType::Kafka
-        | SourceType::AzureEventHubs
-        | SourceType::Gcplog
-        | SourceType::Cloudflare => None,
-    };
+    let files = file_match(&key, &src, errors);
     if src.decompression.is_some() && src.kind != SourceType::File {
         errors
             .push((format!("{key}.decompression"), format!("only a file source reads compressed files, not `{kind}`")));
@@ -124,6 +96,29 @@ pub fn compile(
         stages,
         label_names,
     })
+}
+
+/// The compiled `include`/`exclude` globs of a source that reads files by
+/// them; their errors go to `errors` under `key`.
+fn file_match(key: &str, src: &SourceConfig, errors: &mut Vec<(String, String)>) -> Option<Arc<FileMatch>> {
+    match src.kind.reading() {
+        Reading::Globs => match FileMatch::compile(&src.include, &src.exclude) {
+            Ok(m) => Some(Arc::new(m)),
+            Err(errs) => {
+                for e in errs {
+                    let field = match &e {
+                        GlobError::Include { index, .. } => format!("{key}.include[{index}]"),
+                        GlobError::Exclude { index, .. } => format!("{key}.exclude[{index}]"),
+                    };
+                    errors.push((field, e.to_string()));
+                }
+                None
+            }
+        },
+        // A docker source's files are known once the Engine says where it
+        // keeps them (`source::docker`).
+        Reading::Docker | Reading::Journal | Reading::Stdin | Reading::Spooled => None,
+    }
 }
 
 /// The labels a source adds to its lines itself.

@@ -97,7 +97,7 @@ impl Chunk {
     }
 
     pub fn line(&self, e: &Entry) -> &str {
-        // Entries are only made by `SourceStages::process`, at char boundaries.
+        // Entries are only made by `push_entry`, of whole `&str`s: at char boundaries.
         self.buf.get(e.start as usize..(e.start + e.len) as usize).unwrap_or_default()
     }
 
@@ -111,6 +111,13 @@ impl Chunk {
     /// the batcher) and its structured metadata (a JSON object), as a
     /// received line arrives (see `source/net/`).
     pub fn push_line(&mut self, stream: &StreamRef, line: &str, ts: i64, meta: Option<&str>) {
+        self.push_entry(stream, line, ts, false, meta);
+    }
+
+    /// Appends a line of `stream` at `ts` (`assigned`: a time the agent
+    /// chose, see [`Entry::assigned_ts`]) and its structured metadata (a JSON
+    /// object): the one way entries are made, for tailed and received lines.
+    pub fn push_entry(&mut self, stream: &StreamRef, line: &str, ts: i64, assigned: bool, meta: Option<&str>) {
         let start = self.buf.len() as u32;
         self.buf.push_str(line);
         let meta_len = meta.map_or(0, |m| {
@@ -121,7 +128,7 @@ impl Chunk {
         self.entries.push(Entry {
             stream,
             ts,
-            assigned_ts: false,
+            assigned_ts: assigned,
             start,
             len: line.len() as u32,
             meta: meta_len,

@@ -284,8 +284,10 @@ impl SourceSpool {
                 (None, 0)
             }
         };
-        let handle =
-            writer::Handle::start(dir.clone(), next, file, header, segment_bytes, Arc::downgrade(self)).map_err(io)?;
+        let spool = Arc::downgrade(self);
+        let segment_writer =
+            writer::Writer { dir: dir.clone(), seq: next, file, size: header, segment_bytes, spool, failing: false };
+        let handle = writer::Handle::start(segment_writer).map_err(io)?;
         *w = Some(handle);
         Ok(())
     }

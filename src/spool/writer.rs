@@ -50,21 +50,11 @@ pub(super) fn begin_segment(dir: &Path, seq: u64) -> std::io::Result<(File, u64)
 }
 
 impl Handle {
-    /// Starts the writer on segment `seq`: already begun as `file` (`size`
-    /// bytes long), or, when `file` is `None` (it could not be begun: the
-    /// disk full), to be begun by the first append that finds room.
-    pub(super) fn start(
-        dir: PathBuf,
-        seq: u64,
-        file: Option<File>,
-        size: u64,
-        segment_bytes: u64,
-        spool: Weak<SourceSpool>,
-    ) -> std::io::Result<Handle> {
+    /// Starts `w` on a thread of its own.
+    pub(super) fn start(mut w: Writer) -> std::io::Result<Handle> {
         let (tx, rx) = mpsc::channel::<Request>();
-        let name = format!("spool-{}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        let name = format!("spool-{}", w.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         std::thread::Builder::new().name(name).spawn(move || {
-            let mut w = Writer { dir, seq, file, size, segment_bytes, spool, failing: false };
             while let Ok(first) = rx.recv() {
                 let mut group = vec![first];
                 let mut bytes = group[0].bytes.len();
@@ -106,16 +96,20 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
-struct Writer {
-    dir: PathBuf,
+/// The writer of a spool directory, made by the spool and run by
+/// [`Handle::start`]: on segment `seq`, already begun as `file` (`size`
+/// bytes long), or, when `file` is `None` (it could not be begun: the disk
+/// full), to be begun by the first append that finds room.
+pub(super) struct Writer {
+    pub(super) dir: PathBuf,
     /// The segment being written, or (while `file` is none) the next to begin.
-    seq: u64,
-    file: Option<File>,
-    size: u64,
-    segment_bytes: u64,
-    spool: Weak<SourceSpool>,
-    /// Writes fail (said once until one succeeds).
-    failing: bool,
+    pub(super) seq: u64,
+    pub(super) file: Option<File>,
+    pub(super) size: u64,
+    pub(super) segment_bytes: u64,
+    pub(super) spool: Weak<SourceSpool>,
+    /// Writes fail (said once until one succeeds); false to start.
+    pub(super) failing: bool,
 }
 
 impl Writer {

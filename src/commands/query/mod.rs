@@ -23,7 +23,7 @@ pub use more::{instant_query, labels, series};
 
 use super::client_args::query_client_config;
 use super::CommandError;
-use crate::cli::{QueryArgs, TailArgs, TimeZone};
+use crate::cli::{EntryFormatArgs, QueryArgs, RangeArgs, TailArgs, TimeZone};
 use crate::client::query::{check_query, entries_limit, round_ms, Pager, QueryClient, QueryKind};
 use crate::client::retry::RetryPolicy;
 use crate::config::ClientConfig;
@@ -57,14 +57,14 @@ fn one_off_retry(c: &ClientConfig) -> RetryPolicy {
 /// The client check, with the hint each command needs.
 /// `--from`/`--to`/`--since` as (start, end) in Unix ns: `--to` or now, and
 /// `--from` or `--since` (default an hour) before the end; an empty range is a usage error.
-fn time_range(from: Option<&str>, to: Option<&str>, since: Option<Duration>, now: i64) -> anyhow::Result<(i64, i64)> {
-    let end = match to {
+fn time_range(range: &RangeArgs, now: i64) -> anyhow::Result<(i64, i64)> {
+    let end = match &range.to {
         Some(t) => parse_time_arg("--to", t, now)?,
         None => now,
     };
-    let start = match from {
+    let start = match &range.from {
         Some(f) => parse_time_arg("--from", f, now)?,
-        None => end.saturating_sub(ns(since.unwrap_or(DEFAULT_SINCE))),
+        None => end.saturating_sub(ns(range.since.unwrap_or(DEFAULT_SINCE))),
     };
     if start >= end {
         return Err(usage(format!("the range is empty: start {} is not before end {}", rfc3339(start), rfc3339(end))));
@@ -91,15 +91,15 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
                 args.query.trim()
             )));
         }
-        return more::instant(&args.query, args.time.as_deref(), args.output, &args.client, now);
+        return more::instant(&args.query, args.time.as_deref(), args.format.output, &args.service.client, now);
     }
-    let (start, end) = time_range(args.from.as_deref(), args.to.as_deref(), args.since, now)?;
+    let (start, end) = time_range(&args.range, now)?;
     if kind == QueryKind::Metric {
         return more::matrix(args, start, end);
     }
     let limit = (args.limit > 0).then_some(args.limit);
     let batch = usize::try_from(args.batch).unwrap_or(usize::MAX);
-    let (client_args, loki_addr) = connect::with_logcli_env(&args.client);
+    let (client_args, loki_addr) = connect::with_logcli_env(&args.service.client);
     let mut c = query_client_config(&client_args)?;
     let mut prefix = connect::Prefix::of(loki_addr, &mut c);
     runtime()?.block_on(async {
@@ -107,7 +107,7 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
         let cancel = CancellationToken::new();
         let direction = if args.forward { crate::client::query::Direction::Forward } else { args.direction };
         let mut pager = Pager::range(&args.query, direction, start, end, limit, batch);
-        let mut p = printer(args.output, !args.no_labels, args.timezone, &args.exclude_label);
+        let mut p = printer(&args.format);
         while let Some(req) = pager.next_request() {
             tracing::debug!(start = req.start, end = req.end, limit = req.limit, "query_range");
             let entries = match client.range(&req, &cancel).await {
@@ -145,7 +145,7 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
     if args.interval.is_zero() {
         return Err(usage("--interval must be more than 0".into()));
     }
-    let (client_args, loki_addr) = connect::with_logcli_env(&args.client);
+    let (client_args, loki_addr) = connect::with_logcli_env(&args.service.client);
     let mut c = query_client_config(&client_args)?;
     let mut prefix = connect::Prefix::of(loki_addr, &mut c);
     let policy = RetryPolicy {
@@ -161,7 +161,7 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
         // Lines stored up to the delay plus an agent's batch wait and a retry late still show.
         let overlap = ns(args.delay + TAIL_LATE_LINES);
         let mut pager = Pager::follow(&args.query, now().saturating_sub(ns(args.since)), batch, overlap);
-        let mut p = printer(args.output, !args.no_labels, args.timezone, &args.exclude_label);
+        let mut p = printer(&args.format);
         let mut backoff = None;
         loop {
             let mut wait = args.interval;
@@ -214,15 +214,10 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
 }
 
 /// The printer of `query` and `tail`.
-fn printer(
-    format: crate::cli::OutputFormat,
-    labels: bool,
-    zone: TimeZone,
-    exclude: &[String],
-) -> print::Printer<std::io::BufWriter<std::io::StdoutLock<'static>>> {
-    let mut p = stdout_printer(format, labels);
-    p.local = zone == TimeZone::Local;
-    p.exclude = exclude.to_vec();
+fn printer(f: &EntryFormatArgs) -> print::Printer<std::io::BufWriter<std::io::StdoutLock<'static>>> {
+    let mut p = stdout_printer(f.output, !f.no_labels);
+    p.local = f.timezone == TimeZone::Local;
+    p.exclude = f.exclude_label.clone();
     p
 }
 

@@ -42,16 +42,12 @@ fn with_client<T>(
 pub(super) fn as_tail(a: &QueryArgs) -> TailArgs {
     TailArgs {
         query: a.query.clone(),
-        since: a.since.unwrap_or_default(),
+        since: a.range.since.unwrap_or_default(),
         delay: std::time::Duration::from_secs(1),
         interval: std::time::Duration::from_secs(1),
         batch: a.batch,
-        output: a.output,
-        no_labels: a.no_labels,
-        quiet: a.quiet,
-        timezone: a.timezone,
-        exclude_label: a.exclude_label.clone(),
-        client: a.client.clone(),
+        format: a.format.clone(),
+        service: a.service.clone(),
     }
 }
 
@@ -83,7 +79,7 @@ pub fn instant_query(args: &InstantQueryArgs) -> anyhow::Result<()> {
             args.query.trim()
         )));
     }
-    instant(&args.query, args.time.as_deref(), args.output, &args.client, now())
+    instant(&args.query, args.time.as_deref(), args.output, &args.service.client, now())
 }
 
 /// A range metric query: every series' values from `start` to `end` every
@@ -94,8 +90,9 @@ pub(super) fn matrix(args: &QueryArgs, start: i64, end: i64) -> anyhow::Result<(
         Some(_) => return Err(usage("--step must be more than 0".into())),
         None => ((end - start) / 250).max(1_000_000_000),
     };
-    let series =
-        with_client(&args.client, async |c, cancel| c.range_matrix(&args.query, (start, end, step), cancel).await)?;
+    let series = with_client(&args.service.client, async |c, cancel| {
+        c.range_matrix(&args.query, (start, end, step), cancel).await
+    })?;
     let json: Vec<serde_json::Value> = series
         .iter()
         .map(|s| {
@@ -105,7 +102,7 @@ pub(super) fn matrix(args: &QueryArgs, start: i64, end: i64) -> anyhow::Result<(
         })
         .collect();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    match args.output {
+    match args.format.output {
         OutputFormat::Default => writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?,
         OutputFormat::Jsonl | OutputFormat::Raw => {
             for s in &json {
@@ -131,8 +128,8 @@ pub fn series(args: &SeriesArgs) -> anyhow::Result<()> {
     if super::checked(&args.selector)? == QueryKind::Metric {
         return Err(usage(format!("`{}` is a metric query; series takes a stream selector", args.selector.trim())));
     }
-    let (start, end) = super::time_range(args.from.as_deref(), args.to.as_deref(), args.since, now())?;
-    let sets = with_client(&args.client, async |c, cancel| c.series(&args.selector, start, end, cancel).await)?;
+    let (start, end) = super::time_range(&args.range, now())?;
+    let sets = with_client(&args.service.client, async |c, cancel| c.series(&args.selector, start, end, cancel).await)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for s in &sets {
         match args.output {
@@ -154,7 +151,7 @@ pub fn labels(args: &LabelsArgs) -> anyhow::Result<()> {
     }
     let now = now();
     let range = args.since.map(|d| (now.saturating_sub(ns(d)), now));
-    let names = with_client(&args.client, async |c, cancel| match &args.name {
+    let names = with_client(&args.service.client, async |c, cancel| match &args.name {
         Some(n) => c.label_values(n, range, cancel).await,
         None => c.labels(range, cancel).await,
     })?;

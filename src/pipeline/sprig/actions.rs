@@ -80,12 +80,7 @@ fn action_end(s: &str) -> Option<usize> {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
+            b'"' | b'\'' => i = string_end(b, i),
             b'`' => i += s[i + 1..].find('`')? + 1,
             b'}' if b.get(i + 1) == Some(&b'}') => return Some(i),
             _ => {}
@@ -93,6 +88,18 @@ fn action_end(s: &str) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// Where the string opening at `b[open]` (`"` or `'`) ends: the index of
+/// its closing quote, past backslash escapes; `b.len()` or more when it is
+/// not closed. Actions and pipelines skip their strings alike.
+fn string_end(b: &[u8], open: usize) -> usize {
+    let q = b[open];
+    let mut i = open + 1;
+    while i < b.len() && b[i] != q {
+        i += if b[i] == b'\\' { 2 } else { 1 };
+    }
+    i
 }
 
 /// `inner` with each quoted string that ends in an escaped backslash
@@ -247,12 +254,7 @@ fn first_command(pipeline: &str) -> (&str, &str) {
     let (mut depth, mut i) = (0usize, 0);
     while i < b.len() {
         match b[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
+            b'"' | b'\'' => i = string_end(b, i),
             b'`' => i += pipeline[i + 1..].find('`').map_or(b.len(), |n| n + 1),
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),

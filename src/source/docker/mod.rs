@@ -29,40 +29,29 @@ pub mod stream;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::file::{FileSource, Mode};
-use super::{FileMatch, Outlet, SourceSpec};
+use super::file::{FileSource, Tailing};
+use super::FileMatch;
 use crate::config::DockerHost;
 use crate::discovery::docker::api::Engine;
 use crate::discovery::docker::targets::Containers;
 use crate::discovery::docker::{refresh, watch, BACKOFF_MAX, ENGINE};
 use crate::discovery::poll::Backoff;
-use crate::pipeline::SourceStages;
-use crate::positions::Positions;
 
 /// The docker source; see the module documentation.
 pub struct DockerSource {
-    spec: SourceSpec,
-    stages: Arc<SourceStages>,
-    positions: Arc<Positions>,
-    out: Outlet,
-    mode: Mode,
+    /// The file source to be, but for the files the Engine names.
+    parts: Tailing,
 }
 
 impl DockerSource {
-    pub fn new(
-        spec: SourceSpec,
-        stages: Arc<SourceStages>,
-        positions: Arc<Positions>,
-        out: Outlet,
-        mode: Mode,
-    ) -> Self {
-        Self { spec, stages, positions, out, mode }
+    pub fn new(parts: Tailing) -> Self {
+        Self { parts }
     }
 
     /// Runs until cancelled.
     pub fn run(self) {
-        let name = self.stages.name.clone();
-        let cfg = self.spec.config.docker.clone().unwrap_or_default();
+        let name = self.parts.stages.name.clone();
+        let cfg = self.parts.spec.config.docker.clone().unwrap_or_default();
         let engine = match Engine::new(&cfg) {
             Ok(e) => e,
             Err(e) => {
@@ -70,16 +59,15 @@ impl DockerSource {
                 return;
             }
         };
-        let handle = self.out.handle.clone();
+        let handle = self.parts.out.handle.clone();
         let socket = match cfg.endpoint() {
             Ok(DockerHost::Socket(s)) => s,
             _ => {
-                let Self { spec, stages, positions, out, mode } = self;
-                handle.block_on(remote::run(engine, spec, stages, positions, out, mode));
+                handle.block_on(remote::run(engine, self.parts));
                 return;
             }
         };
-        let cancel = self.out.cancel.clone();
+        let cancel = self.parts.out.cancel.clone();
         let mut backoff = Backoff::up_to(BACKOFF_MAX);
         let root = loop {
             match handle.block_on(engine.info()) {
@@ -102,7 +90,7 @@ impl DockerSource {
         }
         let task = handle.spawn(watch(engine, cfg.clone(), containers.clone(), known, cancel, name.clone()));
         let glob = format!("{}/containers/*/*-json.log", root.display());
-        let files = match FileMatch::compile(std::slice::from_ref(&glob), &self.spec.config.exclude) {
+        let files = match FileMatch::compile(std::slice::from_ref(&glob), &self.parts.spec.config.exclude) {
             Ok(f) => f,
             Err(errs) => {
                 for e in errs {
@@ -114,11 +102,11 @@ impl DockerSource {
         };
         tracing::info!(source = %name, socket = %socket.display(), logs = %glob, containers = containers.len(),
             "docker source: reading the json-file logs of the Engine's containers");
-        let mut spec = self.spec;
-        spec.files = Some(Arc::new(files));
-        spec.labels.targets = Some(containers);
-        let spec = super::target::admitting(&spec, &self.stages);
-        match FileSource::new(spec, self.stages, self.positions, self.out, self.mode) {
+        let mut parts = self.parts;
+        parts.spec.files = Some(Arc::new(files));
+        parts.spec.labels.targets = Some(containers);
+        parts.spec = super::target::admitting(&parts.spec, &parts.stages);
+        match FileSource::new(parts) {
             Ok(fs) => fs.run(),
             Err(e) => tracing::error!(source = %name, error = %e, "docker source cannot start"),
         }

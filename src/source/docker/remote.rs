@@ -45,7 +45,7 @@ use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{AckRef, Positions};
 use crate::queue::Chunk;
-use crate::source::file::Mode;
+use crate::source::file::{Mode, Tailing};
 use crate::source::{LineFeed, Outlet, SourceSpec};
 
 /// A reader whose stream ended while its container runs opens it again after this.
@@ -126,14 +126,8 @@ struct Reader {
 
 /// Runs the containers' readers until cancelled (`Mode::Once`: until each
 /// container's log was read to its end).
-pub async fn run(
-    engine: Engine,
-    spec: SourceSpec,
-    stages: Arc<SourceStages>,
-    positions: Arc<Positions>,
-    out: Outlet,
-    mode: Mode,
-) {
+pub async fn run(engine: Engine, parts: Tailing) {
+    let Tailing { spec, stages, positions, out, mode } = parts;
     let cfg = spec.config.docker.clone().unwrap_or_default();
     let name = stages.name.clone();
     let from_end = spec.config.start_at == StartAt::End;
@@ -167,9 +161,7 @@ pub async fn run(
         };
         let Some(ev) = events.as_mut() else {
             // One-off: every reader reads to the end.
-            for (_, r) in st.readers.drain() {
-                let _ = r.task.await;
-            }
+            st.drain(false).await;
             return;
         };
         let opened = tokio::time::Instant::now();
@@ -213,10 +205,7 @@ pub async fn run(
             }
         }
     }
-    for (_, r) in st.readers.drain() {
-        r.stop.cancel();
-        let _ = r.task.await;
-    }
+    st.drain(true).await;
 }
 
 /// The readers and what the list loop remembers.
@@ -230,6 +219,16 @@ struct State {
 }
 
 impl State {
+    /// Waits until every reader ended; `stop` tells them to stop first.
+    async fn drain(&mut self, stop: bool) {
+        for (_, r) in self.readers.drain() {
+            if stop {
+                r.stop.cancel();
+            }
+            let _ = r.task.await;
+        }
+    }
+
     /// Lists the containers and starts or stops readers accordingly.
     async fn refresh(&mut self, sh: &Arc<Shared>, cfg: &DockerConfig, from_end: bool) -> Result<(), ApiError> {
         let listed = sh.engine.containers().await?;

@@ -81,6 +81,18 @@ pub enum Mode {
     Once,
 }
 
+/// What a source that tails files is made of: its spec, its stages, the
+/// positions it keeps, where its chunks go and whether it follows. A docker
+/// source holds them until its Engine says where the files are, then makes
+/// its file source of them.
+pub struct Tailing {
+    pub spec: SourceSpec,
+    pub stages: Arc<SourceStages>,
+    pub positions: Arc<Positions>,
+    pub out: Outlet,
+    pub mode: Mode,
+}
+
 /// The file source; see the module documentation.
 pub struct FileSource {
     spec: SourceSpec,
@@ -134,14 +146,9 @@ enum Turn {
 }
 
 impl FileSource {
-    /// A file source over `spec` (whose `files` holds the compiled globs).
-    pub fn new(
-        spec: SourceSpec,
-        stages: Arc<SourceStages>,
-        positions: Arc<Positions>,
-        out: Outlet,
-        mode: Mode,
-    ) -> Result<Self, String> {
+    /// A file source of `parts` (whose spec's `files` holds the compiled globs).
+    pub fn new(parts: Tailing) -> Result<Self, String> {
+        let Tailing { spec, stages, positions, out, mode } = parts;
         let files = spec.files.clone().ok_or_else(|| format!("source {}: no include globs", stages.name))?;
         Ok(Self {
             cfg: spec.config.clone(),
