@@ -65,6 +65,7 @@ fn serve(conn: TcpStream, seen: &Mutex<Seen>) {
     loop {
         let mut len = 0usize;
         let mut gzip = false;
+        let mut post = None;
         let mut line = String::new();
         // Request line and headers.
         loop {
@@ -76,6 +77,9 @@ fn serve(conn: TcpStream, seen: &Mutex<Seen>) {
             if l.is_empty() {
                 break;
             }
+            // The request line: the agent asks with OPTIONS which API prefix
+            // is served (client::prefix); a push route answers that 405.
+            post.get_or_insert_with(|| l.starts_with("post "));
             if let Some(v) = l.strip_prefix("content-length:") {
                 len = v.trim().parse().unwrap_or(0);
             }
@@ -86,6 +90,12 @@ fn serve(conn: TcpStream, seen: &Mutex<Seen>) {
         let mut body = vec![0u8; len];
         if r.read_exact(&mut body).is_err() {
             return;
+        }
+        if post != Some(true) {
+            if out.write_all(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n").is_err() {
+                return;
+            }
+            continue;
         }
         let arrived = now_ns();
         let json = tailship::receive::push::decode(&body, gzip.then_some("gzip"), 64 << 20).expect("decode");
