@@ -183,6 +183,8 @@ fn announce(plan: &Plan, lanes: &[Lane]) {
     for (key, message) in crate::plan::warnings(plan) {
         tracing::warn!(%key, "{message}");
     }
+    let bytes = crate::util::pages::release_startup();
+    tracing::debug!(bytes, "pages read only to start released");
 }
 
 /// The first phases of the shutdown: stop reading, flush and wait for
