@@ -10,6 +10,13 @@ binary that touched 11 MiB of it: most of the daemon's resident memory was
 code it never ran, beside code it did. Placed together, the code it runs is a
 few MiB of pages.
 
+The functions that run once the agent runs come first; those that only
+start it (the command line, the config, the plan) or stop it come after:
+`util::pages` drops the pages used only to start once the agent runs, and
+the ones that keep running are then few and together. A third run follows
+300 files with 50 open at a time, so parking and the scan of many files are
+placed with the rest.
+
 Run (valgrind's callgrind lists every function a run executes, however rarely):
     cargo rustc --release --bin tailship -- -C strip=none
     python3 benches/hot_symbols.py target/release/tailship
@@ -62,19 +69,28 @@ JSON_STAGES = """stages = [
 """
 
 
-def scenario(d, store, name, compression, stages, server):
-    """One `tailship run` under callgrind: start, 10 files written and one
-    rotated, /metrics and /status read when `server`, then SIGTERM."""
+def dump(agent):
+    """Ends a part of the profile: callgrind writes what ran so far to the
+    next numbered file, and counts from zero."""
+    r = subprocess.run(["callgrind_control", "--dump", str(agent.pid)], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"callgrind_control --dump {agent.pid} failed: {r.stdout}{r.stderr}")
+
+
+def scenario(d, store, name, compression, stages, server, files=10, extra=""):
+    """One `tailship run` under callgrind: start, `files` files written and
+    one rotated, /metrics and /status read when `server`, then SIGTERM.
+    Returns the profiles of the running part and of the start and stop."""
     logs = os.path.join(d, name)
     os.makedirs(logs)
-    for i in range(10):
+    for i in range(files):
         open(os.path.join(logs, f"app{i}.log"), "w").close()
     listen = f"127.0.0.1:{port()}" if server else ""
     cfg = os.path.join(d, f"{name}.toml")
     open(cfg, "w").write(
         f'[server]\nlisten = "{listen}"\n[client]\nurl = "{store}"\ncompression = "{compression}"\n'
         f'[positions]\npath = "{d}/{name}.positions.json"\n[[sources]]\ntype = "file"\n'
-        f'include = ["{logs}/*.log"]\nlabels = {{ job = "{name}" }}\n{stages}'
+        f'include = ["{logs}/*.log"]\nlabels = {{ job = "{name}" }}\n{extra}{stages}'
     )
     out = os.path.join(d, f"{name}.callgrind")
     agent = subprocess.Popen(
@@ -91,8 +107,9 @@ def scenario(d, store, name, compression, stages, server):
         return seen(store, name, 1)
 
     wait_for("the agent to start", started, 300)
+    dump(agent)  # part 1: starting
     for i in range(2000):
-        with open(os.path.join(logs, f"app{i % 10}.log"), "a") as f:
+        with open(os.path.join(logs, f"app{i % files}.log"), "a") as f:
             f.write(f'{{"level":"info","msg":"seq={i} request served"}}\n' if stages else f"seq={i} level=info msg=served\n")
     os.rename(os.path.join(logs, "app1.log"), os.path.join(logs, "app1.log.1"))
     with open(os.path.join(logs, "app1.log"), "w") as f:
@@ -101,9 +118,14 @@ def scenario(d, store, name, compression, stages, server):
     if server:
         for path in ["/metrics", "/status", "/status?format=json", "/ready"]:
             get(f"http://{listen}{path}")
+    dump(agent)  # part 2: running
     agent.send_signal(signal.SIGTERM)
     agent.wait(timeout=120)
-    return out
+    parts = sorted(p for p in os.listdir(d) if p.startswith(f"{name}.callgrind"))
+    if len(parts) != 3:
+        sys.exit(f"expected 3 profiles of {name} (start, running, stop), found {parts}")
+    running = os.path.join(d, f"{name}.callgrind.2")
+    return running, [os.path.join(d, p) for p in parts if p != f"{name}.callgrind.2"]
 
 
 def seen(store, job, n):
@@ -126,29 +148,46 @@ store_url = f"http://127.0.0.1:{sp}"
 store = subprocess.Popen([binary, "receive", "--listen", f"127.0.0.1:{sp}", "--max-query-limit", "1000000"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 try:
     wait_for("the store", lambda: get(f"{store_url}/logstore/api/v1/labels") is not None)
-    outs = [
+    runs = [
         scenario(d, store_url, "plain", "none", "", False),
         scenario(d, store_url, "json", "gzip", JSON_STAGES, True),
+        scenario(d, store_url, "many", "none", "", False, files=300, extra="max_open_files = 50\n"),
     ]
 finally:
     store.terminate()
 
-executed = set()
-for out in outs:
-    for line in open(out):
+
+def functions(path):
+    """The functions a profile counts (each named once per file)."""
+    names = set()
+    for line in open(path):
         m = re.match(r"^c?fn=\(\d+\) (.+)$", line.rstrip("\n"))
         if m:
-            executed.add(m.group(1))
+            names.add(m.group(1))
+    return names
+
+
+running, once = set(), set()
+for run, others in runs:
+    running |= functions(run)
+    for p in others:
+        once |= functions(p)
+once -= running
 nm = subprocess.run(["nm", "--defined-only", "-S", binary], capture_output=True, text=True, check=True).stdout
 text = {}
 for line in nm.splitlines():
     p = line.split()
     if len(p) == 4 and p[2] in "tTwW":
         text[p[3]] = int(p[1], 16)
-hot = sorted(n for n in executed if n in text)
-if len(hot) < 500:
-    sys.exit(f"only {len(hot)} functions found: was the binary built with symbols (-C strip=none)?")
+first = sorted(n for n in running if n in text)
+then = sorted(n for n in once if n in text)
+if len(first) < 500:
+    sys.exit(f"only {len(first)} functions found: was the binary built with symbols (-C strip=none)?")
 with open(out_path, "w") as f:
-    f.write("".join(n + "\n" for n in hot))
-print(f"{len(hot)} functions, {sum(text[n] for n in hot) / 2**20:.2f} MiB of {sum(text.values()) / 2**20:.2f} MiB of code -> {out_path}")
+    f.write("".join(n + "\n" for n in first + then))
+size = lambda names: sum(text[n] for n in names) / 2**20  # noqa: E731
+print(
+    f"{len(first)} functions running ({size(first):.2f} MiB), then {len(then)} starting or stopping "
+    f"({size(then):.2f} MiB), of {size(text):.2f} MiB of code -> {out_path}"
+)
 shutil.rmtree(d, ignore_errors=True)
