@@ -77,6 +77,23 @@ impl Tailer {
     pub fn needs_poll(&self, now: Instant) -> bool {
         self.detached || self.linked || self.feed.due_at().is_some_and(|d| d <= now)
     }
+
+    /// Is this detached file done: read to its end, which it has been for
+    /// [`DETACHED_IDLE`], or which nothing has written to for that long by
+    /// its modification time? A generation found rotated away long ago is
+    /// closed once read, not held [`DETACHED_IDLE`] more: after a mass
+    /// rotation, thousands of them wait for a descriptor each.
+    pub fn detached_done(&self, now: Instant) -> bool {
+        let Some(since) = self.idle_since.filter(|_| self.detached && !self.feed.has_pending()) else {
+            return false;
+        };
+        if now.duration_since(since) >= DETACHED_IDLE {
+            return true;
+        }
+        self.file.metadata().is_ok_and(|m| {
+            m.len() == self.offset && m.modified().is_ok_and(|t| t.elapsed().is_ok_and(|quiet| quiet >= DETACHED_IDLE))
+        })
+    }
 }
 
 /// What one read of a tailer gave.

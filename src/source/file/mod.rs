@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::fingerprint::open_regular;
-use super::tailer::{Step, Tailer, DETACHED_IDLE};
+use super::tailer::{Step, Tailer};
 use super::watch::{Events, PolledDirs, Wake};
 use super::{FileMatch, Outlet, SourceSpec, READ_BLOCK};
 use crate::config::SourceConfig;
@@ -448,8 +448,7 @@ impl FileSource {
         let mut i = 0;
         while i < self.tailers.len() {
             let t = &self.tailers[i];
-            let idle = t.idle_since.is_some_and(|s| now.duration_since(s) >= DETACHED_IDLE);
-            let done = (t.detached && idle && !t.feed.has_pending()) || (once && t.idle_since.is_some());
+            let done = t.detached_done(now) || (once && t.idle_since.is_some());
             if done {
                 let t = self.tailers.swap_remove(i);
                 t.status.set_state(FileState::Done);
