@@ -11,7 +11,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent::{agent_config, query_all, Agent};
@@ -37,18 +37,26 @@ fn rotate_all(dir: &Path, files: usize, rounds: usize, lines: usize) -> usize {
     files * (rounds + 1) * lines
 }
 
-fn mass_rotation(files: usize, rounds: usize) {
+/// A directory of logs, a store, and an agent's config following
+/// `logs/*.log` with `source_keys` (the directory lives as long as `_dir` is held).
+struct Setup {
+    _dir: tempfile::TempDir,
+    logs: PathBuf,
+    store: Receiver,
+    cfg: PathBuf,
+}
+
+fn setup(source_keys: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
     let store = Receiver::start(&["--max-query-limit", "10000000"]);
-    let cfg = agent_config(
-        dir.path(),
-        &store.base,
-        &format!("{}/*.log", logs.display()),
-        "",
-        "max_open_files = 200\nhost_label = false",
-    );
+    let cfg = agent_config(dir.path(), &store.base, &format!("{}/*.log", logs.display()), "", source_keys);
+    Setup { _dir: dir, logs, store, cfg }
+}
+
+fn mass_rotation(files: usize, rounds: usize) {
+    let Setup { _dir, logs, store, cfg } = setup("max_open_files = 200\nhost_label = false");
     let agent = Agent::start(&cfg);
     assert!(
         wait_for(Duration::from_secs(15), || agent.stderr_text().contains("tailship running")),
@@ -96,11 +104,7 @@ fn mass_rotation_long() {
 /// hold open, and each is read once, in turn.
 #[test]
 fn more_generations_than_descriptors_are_all_read_in_turn() {
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    let store = Receiver::start(&["--max-query-limit", "10000000"]);
-    let cfg = agent_config(dir.path(), &store.base, &format!("{}/*.log", logs.display()), "", "host_label = false");
+    let Setup { _dir, logs, store, cfg } = setup("host_label = false");
     let (files, rounds) = (40, 30);
     // Round 0 first, followed by the agent; then the rest while it is stopped.
     let total_first = rotate_all(&logs, files, 0, 2);
@@ -146,17 +150,7 @@ fn rotate_more(dir: &Path, files: usize, rounds: usize, lines: usize) -> usize {
 /// deadline is half that.
 #[test]
 fn generations_unwritten_for_long_are_closed_once_read_not_held() {
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    let store = Receiver::start(&["--max-query-limit", "10000000"]);
-    let cfg = agent_config(
-        dir.path(),
-        &store.base,
-        &format!("{}/*.log", logs.display()),
-        "",
-        "max_open_files = 70\nhost_label = false",
-    );
+    let Setup { _dir, logs, store, cfg } = setup("max_open_files = 70\nhost_label = false");
     let (files, rounds) = (64, 10);
     let total_first = rotate_all(&logs, files, 0, 2);
     let agent = Agent::start(&cfg);
