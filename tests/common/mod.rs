@@ -220,12 +220,18 @@ pub fn with_params(url: &str, params: &[(&str, &str)]) -> String {
 /// One blocking HTTP/1.1 request over a fresh connection (`Connection: close`).
 /// Only `http://host:port/...` URLs. Panics on I/O errors.
 pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -> HttpResponse {
+    try_request(method, url, headers, body).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`request`], with an I/O error (connect, or a reset before any answer)
+/// as `Err` naming the URL.
+pub fn try_request(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -> Result<HttpResponse, String> {
     let rest = url.strip_prefix("http://").expect("http:// URL");
     let (host, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
+    let mut s = TcpStream::connect(host).map_err(|e| format!("connect {host}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
     for (k, v) in headers {
@@ -235,15 +241,17 @@ pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &[u8]) -
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     head.push_str("\r\n");
-    s.write_all(head.as_bytes()).expect("write head");
+    s.write_all(head.as_bytes()).map_err(|e| format!("write {url}: {e}"))?;
     // A server may answer (413) before reading a large body; ignore write errors then.
     let _ = s.write_all(body);
     let mut raw = Vec::new();
     if let Err(e) = s.read_to_end(&mut raw) {
         // A reset after a complete early answer still leaves the answer in `raw`.
-        assert!(!raw.is_empty(), "read {url}: {e}");
+        if raw.is_empty() {
+            return Err(format!("read {url}: {e}"));
+        }
     }
-    parse_response(&raw)
+    Ok(parse_response(&raw))
 }
 
 fn parse_response(raw: &[u8]) -> HttpResponse {

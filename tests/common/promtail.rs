@@ -88,10 +88,37 @@ impl Promtail {
 
     /// Its `/config` page as a user copies it: the running config, every
     /// default written out (HTML entities decoded).
-    pub fn config_page(&self) -> String {
-        let r = crate::common::get(&format!("{}/config", self.base));
-        assert_eq!(r.status, 200, "{}", r.text());
-        unescape_html(&r.text())
+    pub fn config_page(&mut self) -> String {
+        self.try_config_page().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Promtail::config_page`]; `Err` with what it logged where it exits
+    /// after it began to listen (a target it fails to start). A connection
+    /// refused or reset while it still runs is tried again for 10 s.
+    pub fn try_config_page(&mut self) -> Result<String, String> {
+        let url = format!("{}/config", self.base);
+        let mut last = String::new();
+        let mut page = None;
+        wait_for(Duration::from_secs(10), || {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return true;
+            }
+            match crate::common::try_request("GET", &url, &[], b"") {
+                Ok(r) => page = Some(r),
+                Err(e) => last = e,
+            }
+            page.is_some()
+        });
+        match page {
+            Some(r) => {
+                assert_eq!(r.status, 200, "{}", r.text());
+                Ok(unescape_html(&r.text()))
+            }
+            None => {
+                let status = self.child.try_wait().ok().flatten();
+                Err(format!("no /config page ({last}); Promtail exited: {status:?}; it logged:\n{}", self.log_text()))
+            }
+        }
     }
 }
 
