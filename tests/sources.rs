@@ -97,10 +97,10 @@ fn a_restart_resumes_at_the_saved_position_without_resending() {
     append(&log, "three\n");
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 3));
-    std::thread::sleep(Duration::from_millis(500));
+    // Stopped before counting: a line it would send twice has arrived.
+    assert!(agent.terminate(Duration::from_secs(10)).success());
     let lines: Vec<String> = query_all(&r, r#"{job="test"}"#, None).into_iter().map(|e| e.line).collect();
     assert_eq!(lines, vec!["one", "two", "three"]);
-    assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 
 #[test]
@@ -321,10 +321,10 @@ fn more_files_than_max_open_files_all_ship_by_parking_idle_ones() {
         append(&dir.path().join(format!("f{i}.log")), &format!("second {i}\n"));
     }
     assert!(wait_for(Duration::from_secs(30), || stored(&r) >= 12), "{} stored: {}", stored(&r), agent.stderr_text());
-    std::thread::sleep(Duration::from_millis(300));
+    // Stopped before counting: a line it would send twice has arrived.
+    assert!(agent.terminate(Duration::from_secs(10)).success());
     let all = query_all(&r, r#"{job="test"}"#, None);
     assert_eq!(all.len(), 12, "each line once");
-    assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 
 /// Regression: a file that existed but was empty at startup was only tailed

@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{bin, get, get_with, wait_for, with_params, Receiver};
+use crate::common::{bin, get_with, wait_for, with_params, Receiver};
 
 fn drain(pipe: impl Read + Send + 'static, buf: Arc<Mutex<String>>) {
     std::thread::spawn(move || {
@@ -120,7 +120,7 @@ impl Agent {
     pub fn metrics(&self) -> String {
         match &self.metrics_addr {
             Some(a) => {
-                let r = std::panic::catch_unwind(|| get(&format!("http://{a}/metrics")));
+                let r = crate::common::try_request("GET", &format!("http://{a}/metrics"), &[], b"");
                 r.map(|r| r.text()).unwrap_or_default()
             }
             None => String::new(),

@@ -54,19 +54,23 @@ impl Promtail {
             .arg(format!("-config.file={}", config.display()))
             .current_dir(dir)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Its log goes to stderr; a config it refuses is said on stdout.
         let log = Arc::new(Mutex::new(String::new()));
-        let stderr = child.stderr.take().unwrap();
-        let sink = log.clone();
-        let reader = std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
+        let read_into = |from: Box<dyn std::io::Read + Send>| {
+            let sink = log.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(from).lines().map_while(Result::ok) {
+                    sink.lock().unwrap().push_str(&(line + "\n"));
+                }
+            })
+        };
+        let readers =
+            [read_into(Box::new(child.stdout.take().unwrap())), read_into(Box::new(child.stderr.take().unwrap()))];
         let mut p = Promtail { child, log, base: format!("http://127.0.0.1:{port}") };
         let addr = format!("127.0.0.1:{port}");
         let up = wait_for(Duration::from_secs(30), || {
@@ -78,7 +82,9 @@ impl Promtail {
         }
         let _ = p.child.kill();
         let _ = p.child.wait();
-        let _ = reader.join();
+        for r in readers {
+            let _ = r.join();
+        }
         Err(p.log_text())
     }
 
