@@ -59,6 +59,10 @@ pub struct Tailer {
     /// changed later and that no positions entry knows is a generation the
     /// agent never saw (see `file/generations.rs`).
     pub since: SystemTime,
+    /// Its content began at a truncation this process found (copytruncate):
+    /// until its first bytes are all known, a truncation again may pass for
+    /// an append (see `FileSource::look_after_fingerprint_grew`).
+    pub restarted: bool,
     /// After a restart: what the lines read again are to be (see
     /// `positions::Replay`); `None` once they were all read.
     pub replay: Option<Replay>,
@@ -241,6 +245,7 @@ impl Tailer {
         self.replay = None;
         self.feed.reset(0);
         self.since = SystemTime::now();
+        self.restarted = true;
         self.key = positions.restart(self.key, fp);
         self.status.restart(self.key);
     }
@@ -288,6 +293,7 @@ mod tests {
             queued: 0,
             linked: false,
             since: SystemTime::now(),
+            restarted: false,
             replay: None,
             status: crate::status::Status::get().track(
                 &stages.name,

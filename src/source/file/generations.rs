@@ -12,8 +12,10 @@
 //! files changed since the agent began following the old content), when a
 //! new file appears at a path while the source runs (for files changed since
 //! the source started: Docker may rotate a new container's log before a scan
-//! saw it), and at start (beside every path the positions file knows, for
-//! files changed since a scan last found that path's known content there).
+//! saw it), when the first bytes of a file found empty or truncated become
+//! known (a copytruncate meanwhile could not be told from an append), and at
+//! start (beside every path the positions file knows, for files changed
+//! since a scan last found that path's known content there).
 //! Files older than the positions' tombstones (7 days, less an hour) are
 //! never taken for generations. A sibling is a generation of
 //! `app.log` when its name is the path's name or stem followed by a rotation
@@ -65,6 +67,10 @@ const GENERATIONS_OPEN: usize = 64;
 fn path_hash(path: &Path) -> u128 {
     xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
 }
+
+/// How far behind the real time a file's times may be: the kernel stamps
+/// them from a clock that advances once a tick (4 ms at 250 Hz, 10 at 100).
+const COARSE_CLOCK: Duration = Duration::from_millis(20);
 
 /// What may stand between a file's name (or stem) and a rotation's suffix.
 const SEPARATORS: &[char] = &['.', '-', '_'];
@@ -142,6 +148,28 @@ impl FileSource {
             }
         }
         self.open_unseen();
+    }
+
+    /// Tailer `i` learned more of its first bytes, and its content was empty
+    /// or began at a truncation: its file was shorter than a fingerprint when
+    /// that content was first seen, so a copytruncate since then that left it
+    /// as short again could pass for an append (nothing, or a prefix the next
+    /// content shares, to tell them apart). The copy of what it held between
+    /// (`app.log.1`, never read) is a generation the agent never saw: looked
+    /// for beside the path, as after a truncation, but only when the
+    /// directory changed (a copy made, a file renamed) since this content
+    /// was first seen or the path's last listing. New files of a rename
+    /// rotation (never truncated) are not looked after this way.
+    pub(super) fn look_after_fingerprint_grew(&mut self, i: usize) {
+        let t = &self.tailers[i];
+        let (path, since) = (t.path.clone(), t.since);
+        let Some(dir) = path.parent() else { return };
+        let last = self.looked.get(&path_hash(&path)).map_or(since, |l| since.max(*l));
+        // File times come from a coarse clock, a tick behind the real time.
+        let last = last.checked_sub(COARSE_CLOCK).unwrap_or(SystemTime::UNIX_EPOCH);
+        if std::fs::metadata(dir).and_then(|m| m.modified()).is_ok_and(|changed| changed > last) {
+            self.read_missed_generations(&[(path, since)]);
+        }
     }
 
     /// Opens the generations found (oldest first) as far as

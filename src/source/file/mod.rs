@@ -370,6 +370,7 @@ impl FileSource {
             if read_total >= MAX_READ_PER_TURN || self.out.stopped() {
                 return Turn::More;
             }
+            let fp_len = self.tailers[i].fp.len;
             let (chunk, at_end) = match self.tailers[i].step(&mut self.buf, &self.stages, &self.positions, once) {
                 Step::Read { chunk, bytes, at_end } => {
                     read_total += bytes as u64;
@@ -393,6 +394,12 @@ impl FileSource {
                 Step::Failed => return turn,
             };
             self.queue(i, chunk);
+            let t = &self.tailers[i];
+            if t.fp.len > fp_len && (fp_len == 0 || t.restarted) {
+                // The look may open generations and park files: this turn ends.
+                self.look_after_fingerprint_grew(i);
+                return Turn::More;
+            }
             turn = Turn::Read;
             if at_end {
                 self.tailers[i].idle_since = Some(Instant::now());

@@ -181,6 +181,7 @@ impl FileSource {
             queued: offset,
             linked: is_link(path),
             since,
+            restarted: false,
         });
         self.read_through_if_over();
     }

@@ -158,6 +158,7 @@ impl FileSource {
             size: meta.len(),
             queued: offset,
             since: if same { p.since } else { std::time::SystemTime::now() },
+            restarted: false,
         });
         self.read_through_if_over();
     }

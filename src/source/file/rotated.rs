@@ -269,6 +269,7 @@ impl FileSource {
             queued: offset,
             linked: false,
             since,
+            restarted: false,
         });
     }
 }
