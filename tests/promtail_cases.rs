@@ -29,7 +29,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use agent::{free_port, query_all_at, write_file, Agent};
-use common::{bin, wait_for, Receiver};
+use common::{bin, run_parallel, wait_for, Receiver};
 
 /// One ported case: its name in Promtail's test, the `pipeline_stages`
 /// (YAML, indented under the job), the input lines and the lines expected.
@@ -281,25 +281,9 @@ fn promtails_own_stage_tests_give_promtails_results() {
     let cases = all_cases();
     // Cases are apart by their job label; a few run at once, each mostly
     // waiting on its own agent.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..3)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(c) = cases.get(i) else { return done };
-                        done.push((i, run_case(i, c, if c.tenant.is_some() { &tenants } else { &r })));
-                    }
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
-    });
-    outcomes.sort_by_key(|(i, _)| *i);
-    let same = outcomes.iter().filter(|(_, o)| *o == Outcome::Same).count();
-    let report: Vec<String> = outcomes.iter().map(|(i, o)| format!("{}: {o:?}", cases[*i].name)).collect();
+    let outcomes = run_parallel(&cases, 3, |i, c| run_case(i, c, if c.tenant.is_some() { &tenants } else { &r }));
+    let same = outcomes.iter().filter(|o| **o == Outcome::Same).count();
+    let report: Vec<String> = outcomes.iter().zip(&cases).map(|(o, c)| format!("{}: {o:?}", c.name)).collect();
     let table = report.join("\n");
     println!("{same} of {} give Promtail's result\n{table}", cases.len());
     assert!(same >= SAME_AT_LEAST, "{same} of {} give Promtail's result\n{table}", cases.len());

@@ -233,26 +233,9 @@ fn the_corpus_copied_from_promtails_config_page_converts_as_the_originals() {
         .collect();
     names.sort();
     // Each config apart (its own directory and ports); a few at once.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut outcomes: Vec<(usize, PageOutcome)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..3)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(name) = names.get(i) else { return done };
-                        done.push((i, page_outcome(&bin, &corpus.join(name))));
-                    }
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
-    });
-    outcomes.sort_by_key(|(i, _)| *i);
+    let outcomes = common::run_parallel(&names, 3, |_, name| page_outcome(&bin, &corpus.join(name)));
     let (mut same, mut refused, mut differ) = (0, Vec::new(), Vec::new());
-    for (i, outcome) in outcomes {
-        let name = &names[i];
+    for (name, outcome) in names.iter().zip(outcomes) {
         match outcome {
             PageOutcome::Same => same += 1,
             PageOutcome::Refused(why) => refused.push(format!("{name}: {why}")),

@@ -18,6 +18,30 @@ pub fn bin() -> PathBuf {
     std::env::var_os("TAILSHIP_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tailship")))
 }
 
+/// `f` over each of `items` (with its index), `workers` at once; the
+/// results in the items' order. For independent cases that mostly wait on
+/// processes of their own.
+pub fn run_parallel<T: Sync, R: Send>(items: &[T], workers: usize, f: impl Fn(usize, &T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { return done };
+                        done.push((i, f(i, item)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 /// Polls `condition` every 10ms until it holds or `deadline` has passed.
 /// Returns whether it held.
 pub fn wait_for(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
