@@ -79,9 +79,11 @@ analytics: {{ reporting_enabled: false }}
         let base = format!("http://127.0.0.1:{port}");
         let loki = Loki { child, _dir: dir, base };
         let addr = format!("127.0.0.1:{port}");
+        // Starting, it may reset a connection it accepted: asked again then.
         let ready = wait_for(Duration::from_secs(90), || {
             std::net::TcpStream::connect(&addr).is_ok()
-                && crate::common::request("GET", &format!("{}/ready", loki.base), &[], b"").status == 200
+                && crate::common::try_request("GET", &format!("{}/ready", loki.base), &[], b"")
+                    .is_ok_and(|r| r.status == 200)
         });
         assert!(ready, "Loki never became ready");
         Some(loki)
