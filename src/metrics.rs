@@ -36,6 +36,7 @@ pub struct Metrics {
     pub push_requests: IntCounterVec,
     pub push_retries: IntCounterVec,
     pub push_lines_found: IntCounterVec,
+    pub lookups: IntCounterVec,
     pub push_duration: Histogram,
     pub queue_bytes: IntGaugeVec,
     pub queue_lines: IntGaugeVec,
@@ -166,6 +167,7 @@ impl Metrics {
             push_requests: counter_vec(&r, &PUSH_REQUESTS),
             push_retries: counter_vec(&r, &PUSH_RETRIES),
             push_lines_found: counter_vec(&r, &PUSH_LINES_FOUND),
+            lookups: counter_vec(&r, &LOOKUPS),
             push_duration,
             queue_bytes: gauge_vec(&r, &QUEUE_BYTES),
             queue_lines: gauge_vec(&r, &QUEUE_LINES),
@@ -218,6 +220,7 @@ impl Metrics {
         for c in clients {
             self.lines_pushed.with_label_values(&[c]);
             self.push_retries.with_label_values(&[c]);
+            self.lookups.with_label_values(&[c]);
             for kind in ["raw", "wire"] {
                 self.bytes_pushed.with_label_values(&[c, kind]);
             }

@@ -134,19 +134,32 @@ fn basic_auth_username_file_is_read_like_password_file() {
 #[test]
 fn redirects_are_followed_unless_follow_redirects_is_false() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let store = rt.block_on(Mock::start(|_, _| Reply::empty(204)));
-    let to = format!("{}/loki/api/v1/push", store.url);
-    let front = rt.block_on(Mock::start(move |_, _| Reply::empty(308).with_header("location", &to)));
+    // A moved endpoint on the same host: followed with the push.
+    let service = rt.block_on(Mock::start(|req, _| match req.path.as_str() {
+        "/v2/loki/api/v1/push" => Reply::empty(204),
+        _ => Reply::empty(308).with_header("location", "/v2/loki/api/v1/push"),
+    }));
     let dir = tempfile::tempdir().unwrap();
-    let out = push(&config(dir.path(), &front.url, "api_prefix = \"/loki/api/v1\""), &[]);
+    let out = push(&config(dir.path(), &service.url, "api_prefix = \"/loki/api/v1\""), &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let got = store.requests();
-    assert_eq!((got.len(), got[0].method.as_str()), (1, "POST"), "a 308 keeps the method and body");
-    let cfg = config(dir.path(), &front.url, "api_prefix = \"/loki/api/v1\"\nfollow_redirects = false");
+    let stored = || service.requests().iter().filter(|r| r.path.starts_with("/v2/")).count();
+    let got = service.requests();
+    assert_eq!((stored(), got[1].method.as_str()), (1, "POST"), "a 308 keeps the method and body");
+    let cfg = config(dir.path(), &service.url, "api_prefix = \"/loki/api/v1\"\nfollow_redirects = false");
     let out = push(&cfg, &[]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("308"), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(store.requests().len(), 1, "not followed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("308") && stderr.contains("follow_redirects = false"), "{stderr}");
+    assert_eq!(stored(), 1, "not followed");
+    // Another origin (here another port): never followed, the push names where it points.
+    let elsewhere = rt.block_on(Mock::start(|_, _| Reply::empty(204)));
+    let to = format!("{}/loki/api/v1/push", elsewhere.url);
+    let front = rt.block_on(Mock::start(move |_, _| Reply::empty(308).with_header("location", &to)));
+    let out = push(&config(dir.path(), &front.url, "api_prefix = \"/loki/api/v1\""), &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("another scheme, host or port"), "{stderr}");
+    assert!(elsewhere.requests().is_empty());
 }
 
 /// A 3xx the client does not follow (here a 300 without `Location`) was

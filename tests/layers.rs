@@ -121,3 +121,62 @@ fn the_checker_sees_imports_and_skips_comments() {
     let text = "use crate::batch::Shipper;\n// crate::receive in a comment\nlet x = crate::util::now_ns();\n";
     assert_eq!(imports(text), vec![(1, "batch".to_string()), (3, "util".to_string())]);
 }
+
+/// Where an answer may be read chunk by chunk, and what bounds what is kept of it.
+const STREAM_READERS: &[(&str, &str)] = &[
+    ("discovery/docker/mod.rs", "Docker events: api::take_events keeps at most MAX_EVENT"),
+    ("discovery/kubernetes/watch.rs", "watch events: at most MAX_EVENT"),
+    ("source/docker/remote.rs", "container logs: stream::Demux keeps at most MAX_FRAME"),
+];
+
+/// What `rel` (a path under `src/`) does with HTTP outside `client::http`
+/// and `client::read`: a client built elsewhere, a whole body read elsewhere
+/// (no cap), a stream read chunk by chunk that is not listed.
+fn http_outside_client(rel: &str, text: &str) -> Vec<String> {
+    // `Client::new(` and `::builder(` of a type named just `Client` (reqwest's, imported), not `SdClient::new(`.
+    let builds = |code: &str| {
+        ["Client::builder(", "Client::new("].iter().any(|b| {
+            code.match_indices(b).any(|(i, _)| !code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        }) || ["reqwest::ClientBuilder", "reqwest::blocking", "reqwest::get("].iter().any(|b| code.contains(b))
+    };
+    const READS: &[&str] =
+        &[".text().await", ".bytes().await", ".json().await", ".json::<", "request_async(&self.http"];
+    let mut wrong = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        if rel != "client/http.rs" && builds(code) {
+            wrong.push(format!("src/{rel}:{}: an HTTP client built outside client::http", n + 1));
+        }
+        if rel != "client/read.rs" && READS.iter().any(|r| code.contains(r)) {
+            wrong.push(format!("src/{rel}:{}: an answer read outside client::read (no cap)", n + 1));
+        }
+        if rel != "client/read.rs" && code.contains(".chunk()") && !STREAM_READERS.iter().any(|(f, _)| rel == *f) {
+            wrong.push(format!("src/{rel}:{}: a stream read chunk by chunk, not listed in STREAM_READERS", n + 1));
+        }
+    }
+    wrong
+}
+
+/// Every outbound HTTP client is built by `client::http` (one redirect
+/// policy, no `Referer`) and every answer is read through `client::read`, to
+/// a cap fixed per use.
+#[test]
+fn every_http_client_is_built_and_every_answer_read_in_client() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for (_, path, text) in sources() {
+        let rel = path.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        wrong.extend(http_outside_client(&rel, &text));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_http_check_sees_clients_and_reads_outside_client() {
+    let text = "let c = reqwest::Client::builder().build()?; let s = SdClient::new(k)?;\n// resp.bytes().await in a comment\nlet b = resp.bytes().await?;\nwhile let Some(c) = r.chunk().await {}\n";
+    assert_eq!(http_outside_client("client/http.rs", text).len(), 2, "building is allowed in client::http");
+    let found = http_outside_client("alert/sender.rs", text);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found[1].starts_with("src/alert/sender.rs:3:"), "{found:?}");
+    assert!(http_outside_client("discovery/kubernetes/watch.rs", "r.chunk().await").is_empty());
+}

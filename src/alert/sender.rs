@@ -154,7 +154,7 @@ impl Sender {
         match resp {
             Ok(r) => {
                 let status = r.status().as_u16();
-                let body = r.text().await.unwrap_or_default();
+                let body = crate::client::read::error_text(r).await;
                 Ok((status, red.scrub(body.trim())))
             }
             Err(e) => Err(red.describe(&HttpError::transport("", &e))),

@@ -74,8 +74,10 @@ impl Signer {
             rb = rb.header(k, v);
         }
         let resp = rb.send().await.map_err(|e| format!("cannot reach {url}: {e}"))?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| format!("cannot read the answer of {url}: {e}"))?;
+        let (status, text) = super::read::answer(resp, super::read::Cap::Small, url)
+            .await
+            .map_err(|e| format!("cannot read the answer of {url}: {e}"))?;
+        let text = String::from_utf8_lossy(&text);
         if !status.is_success() {
             if status.as_u16() == 401 || status.as_u16() == 403 {
                 // Perhaps expired or revoked: found again next time.
@@ -84,7 +86,7 @@ impl Signer {
             let short: String = text.chars().take(300).collect();
             return Err(format!("{url} answered {status}: {short}"));
         }
-        Ok(text)
+        Ok(text.into_owned())
     }
 
     /// The keys to sign with now.
@@ -125,8 +127,10 @@ impl Signer {
             rb = rb.header(k, v);
         }
         let resp = rb.send().await.map_err(|e| format!("cannot reach STS at {url}: {e}"))?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| format!("cannot read STS's answer: {e}"))?;
+        let (status, text) = super::read::answer(resp, super::read::Cap::Small, &url)
+            .await
+            .map_err(|e| format!("cannot read STS's answer: {e}"))?;
+        let text = String::from_utf8_lossy(&text);
         if !status.is_success() {
             let short: String = text.chars().take(300).collect();
             return Err(format!("STS answered {status} to AssumeRole of {}: {short}", self.source.role_arn));
@@ -258,27 +262,21 @@ fn profile_keys(path: &std::path::Path, profile: &str) -> Option<Keys> {
 async fn imds(http: &reqwest::Client, path: &str) -> Result<String, String> {
     let base = env("AWS_EC2_METADATA_SERVICE_ENDPOINT").unwrap_or_else(|| IMDS.into());
     let base = base.trim_end_matches('/');
-    let token = http
-        .put(format!("{base}/latest/api/token"))
-        .header("X-aws-ec2-metadata-token-ttl-seconds", "21600")
-        .timeout(Duration::from_secs(2))
-        .send()
-        .await
-        .and_then(|r| r.error_for_status())
-        .map_err(|e| format!("the instance metadata service cannot be reached: {e}"))?
-        .text()
+    let token_url = format!("{base}/latest/api/token");
+    let rb =
+        http.put(&token_url).header("X-aws-ec2-metadata-token-ttl-seconds", "21600").timeout(Duration::from_secs(2));
+    let token = super::http::fetch(rb, &token_url, super::read::Cap::Small)
         .await
         .map_err(|e| format!("the instance metadata service: {e}"))?;
-    http.get(format!("{base}{path}"))
-        .header("X-aws-ec2-metadata-token", token)
-        .timeout(Duration::from_secs(2))
-        .send()
+    let url = format!("{base}{path}");
+    let rb = http
+        .get(&url)
+        .header("X-aws-ec2-metadata-token", String::from_utf8_lossy(&token).trim())
+        .timeout(Duration::from_secs(2));
+    let body = super::http::fetch(rb, &url, super::read::Cap::Small)
         .await
-        .and_then(|r| r.error_for_status())
-        .map_err(|e| format!("the instance metadata service ({path}): {e}"))?
-        .text()
-        .await
-        .map_err(|e| format!("the instance metadata service ({path}): {e}"))
+        .map_err(|e| format!("the instance metadata service ({path}): {e}"))?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// The instance role's temporary keys.

@@ -69,8 +69,8 @@ impl SdClient {
         }
         let resp = rb.send().await.map_err(|source| SdHttpError::Unreachable { url: shown.clone(), source })?;
         self.auth.answered_with(Some(resp.status()));
-        let status = resp.status().as_u16();
-        let body = resp.bytes().await.map_err(|source| SdHttpError::Unreachable { url: shown.clone(), source })?;
+        let (status, body) = super::read::answer(resp, super::read::Cap::Discovery, url).await?;
+        let status = status.as_u16();
         if !(200..300).contains(&status) {
             let body = String::from_utf8_lossy(&body).chars().take(300).collect();
             return Err(SdHttpError::Status { url: shown, status, body });

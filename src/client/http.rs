@@ -50,6 +50,9 @@ pub enum HttpError {
     Token { url: String, message: String, connect: bool },
     #[error("cannot decode the answer of {url}: {message}")]
     Decode { url: String, message: String },
+    /// The answer is larger than its use allows (see [`super::read::Cap`]): not read further.
+    #[error("the answer of {url} is larger than {} MiB; it was not read further", .cap >> 20)]
+    TooLarge { url: String, cap: usize },
     #[error("cancelled")]
     Cancelled,
 }
@@ -185,6 +188,8 @@ pub fn unix_socket_client(socket: &std::path::Path, connect: Duration) -> Result
         .user_agent(USER_AGENT)
         .unix_socket(socket)
         .connect_timeout(connect)
+        .redirect(super::redirect::policy(false))
+        .referer(false)
         .pool_idle_timeout(Duration::from_secs(60))
         .build()
         .map_err(|e| HttpError::Setting(format!("cannot build a client of {}: {e}", socket.display())))
@@ -248,9 +253,7 @@ pub fn build_client(opts: &ClientOptions) -> Result<reqwest::Client, HttpError> 
     if !opts.headers.is_empty() {
         b = b.default_headers(header_map(&opts.headers, "client.headers")?);
     }
-    if opts.no_redirects {
-        b = b.redirect(reqwest::redirect::Policy::none());
-    }
+    b = b.redirect(super::redirect::policy(!opts.no_redirects)).referer(false);
     if opts.http1_only {
         b = b.http1_only();
     }
@@ -326,7 +329,8 @@ pub fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// Sends a request; a non-2xx status becomes [`HttpError::Status`] with the
-/// (shortened) body and any `Retry-After`.
+/// (shortened) start of its body and any `Retry-After`. A 3xx is a redirect
+/// not followed (see [`super::redirect`]): its "body" says why.
 pub async fn send(rb: RequestBuilder, url: &str) -> Result<reqwest::Response, HttpError> {
     let resp = rb.send().await.map_err(|e| HttpError::transport(url, &e))?;
     let status = resp.status();
@@ -334,8 +338,18 @@ pub async fn send(rb: RequestBuilder, url: &str) -> Result<reqwest::Response, Ht
         return Ok(resp);
     }
     let retry_after = parse_retry_after(resp.headers());
-    let body = resp.text().await.unwrap_or_default();
+    let body = if status.is_redirection() {
+        let location = resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
+        super::redirect::refusal(status, location, url)
+    } else {
+        super::read::error_text(resp).await
+    };
     Err(HttpError::Status { url: redact_url(url), status, body: shorten(body.trim()), retry_after })
+}
+
+/// Sends a request and reads its whole answer, at most `cap`.
+pub async fn fetch(rb: RequestBuilder, url: &str, cap: super::read::Cap) -> Result<bytes::Bytes, HttpError> {
+    super::read::body(send(rb, url).await?, cap, url).await
 }
 
 /// What a TLS library's words mean for the operator, where they are cryptic.

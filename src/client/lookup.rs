@@ -42,6 +42,8 @@ pub fn answer_lost(e: &HttpError) -> bool {
 /// The lookups of one client (see the module documentation).
 pub struct Lookup {
     query: QueryClient,
+    /// The client's name, for `tailship_lookup_requests_total`.
+    client: String,
     /// The service cannot be read with these credentials.
     off: AtomicBool,
 }
@@ -64,7 +66,7 @@ impl Lookup {
             return None;
         }
         let query = QueryClient::new(c, RetryPolicy::of(c)).ok()?;
-        Some(Self { query, off: AtomicBool::new(false) })
+        Some(Self { query, client: c.name.clone(), off: AtomicBool::new(false) })
     }
 
     pub fn is_off(&self) -> bool {
@@ -98,6 +100,7 @@ impl Lookup {
             if self.is_off() {
                 return Ok(None);
             }
+            crate::metrics::Metrics::get().lookups.with_label_values(&[&self.client]).inc();
             let r = if retrying {
                 self.query.range_as(&req, tenant, cancel).await
             } else {

@@ -1,8 +1,9 @@
 //! Clients of the log service: the shared HTTP layer (`http`), credentials (`auth`), push
 //! bodies encoded as they are sent (`body`), the push encoder and sender (`push`), JSON escaping (`json`), retries and backoff
 //! (`retry`), push slots given back while a 429 is waited out (`slot`), the query client (`query`), looking pushes up before sending
-//! them again (`lookup`), TLS checked against a chosen name (`tls`) and
-//! OAuth 2.0 tokens (`oauth2`).
+//! them again (`lookup`), TLS checked against a chosen name (`tls`),
+//! OAuth 2.0 tokens (`oauth2`), what a redirect may do (`redirect`) and answers read to a
+//! cap per use (`read`).
 //!
 //! Not here: the cloud management and admin API clients (`crate::cloud`,
 //! `crate::admin`, over this HTTP layer) and the query language
@@ -20,6 +21,8 @@ pub mod oauth2;
 pub mod prefix;
 pub mod push;
 pub mod query;
+pub mod read;
+pub mod redirect;
 pub mod retry;
 pub mod slot;
 pub mod tls;

@@ -19,6 +19,7 @@ use oauth2::{AuthType, ClientId, ClientSecret, HttpClientError, Scope, TokenResp
 use reqwest::header::HeaderValue;
 
 use super::http::{self, ClientOptions, HttpError};
+use super::read::Cap;
 use crate::config::OAuth2Config;
 
 /// How long a token request may take when the client has no timeout of its own.
@@ -164,7 +165,12 @@ impl TokenSource {
         for (k, v) in &o.endpoint_params {
             request = request.add_extra_param(k.as_str(), v.as_str());
         }
-        request.request_async(&self.http).await.map_err(TokenError::Request)
+        let (http, url) = (self.http.clone(), o.token_url.clone());
+        let call = move |req: oauth2::HttpRequest| {
+            let (http, url) = (http.clone(), url.clone());
+            async move { capped_call(&http, req, &url).await }
+        };
+        request.request_async(&call).await.map_err(TokenError::Request)
     }
 
     fn error(&self, e: TokenError) -> HttpError {
@@ -199,6 +205,23 @@ impl TokenSource {
             TokenError::Other(message) => HttpError::Token { url, message, connect: false },
         }
     }
+}
+
+/// One request of the token exchange, its answer read to [`Cap::Small`]
+/// (the oauth2 crate's own client would read an endless answer whole).
+async fn capped_call(
+    http: &reqwest::Client,
+    req: oauth2::HttpRequest,
+    url: &str,
+) -> Result<oauth2::HttpResponse, HttpClientError<reqwest::Error>> {
+    let req: reqwest::Request = req.try_into().map_err(|e| HttpClientError::Reqwest(Box::new(e)))?;
+    let resp = http.execute(req).await.map_err(|e| HttpClientError::Reqwest(Box::new(e)))?;
+    let mut answer = oauth2::http::Response::builder().status(resp.status());
+    for (name, value) in resp.headers() {
+        answer = answer.header(name, value);
+    }
+    let body = super::read::body(resp, Cap::Small, url).await.map_err(|e| HttpClientError::Other(e.to_string()))?;
+    answer.body(body.to_vec()).map_err(HttpClientError::Http)
 }
 
 enum TokenError {

@@ -101,6 +101,8 @@ struct Resend {
     wire: Mutex<Bytes>,
     unsure: AtomicBool,
     failed_lookups: AtomicU32,
+    /// The last attempt's error was its lookup's, not a push's.
+    lookup_failed: AtomicBool,
     tenant_header: Option<HeaderValue>,
 }
 
@@ -313,7 +315,15 @@ impl Pusher {
             wire: Mutex::new(wire),
             unsure: AtomicBool::new(false),
             failed_lookups: AtomicU32::new(0),
-            tenant_header: tenant.and_then(|t| HeaderValue::from_str(t).ok()),
+            lookup_failed: AtomicBool::new(false),
+            tenant_header: tenant.and_then(|t| match HeaderValue::from_str(t) {
+                Ok(h) => Some(h),
+                Err(_) => {
+                    // Every way a tenant comes in is checked against the service's rules first.
+                    tracing::error!(client = %self.name, tenant = %t.escape_debug(), "a tenant that is not a header value; pushed without one");
+                    None
+                }
+            }),
         };
         let m = Metrics::get();
         retry::with_retry_woken(
@@ -326,19 +336,35 @@ impl Pusher {
                 if let Some(p) = promtail::get() {
                     p.retried(&self.target().host, tenant.unwrap_or(""));
                 }
-                self.on_retry(err, wait, slot);
+                let lookup = resend.lookup_failed.swap(false, Ordering::Relaxed);
+                self.on_retry(err, wait, slot, tenant, lookup);
             },
             || self.attempt(&resend, gzipped, tenant, abort, slot),
         )
         .await
     }
 
-    /// Before a retry: a 429 gives the push slot back meanwhile; a
+    /// Before a retry: a 429, or a 401/403 of one tenant's batch, gives
+    /// the push slot back meanwhile (see [`super::slot`]); a
     /// misconfiguration is logged once per status.
-    fn on_retry(&self, err: &HttpError, wait: std::time::Duration, slot: Option<&super::slot::PushSlot>) {
+    fn on_retry(
+        &self,
+        err: &HttpError,
+        wait: std::time::Duration,
+        slot: Option<&super::slot::PushSlot>,
+        tenant: Option<&str>,
+        lookup: bool,
+    ) {
         let status = err.status().map(|s| s.as_u16());
-        if let (Some(429), Some(slot)) = (status, slot) {
-            slot.release();
+        if let Some(slot) = slot {
+            if super::slot::gives_back(status, tenant.is_some()) {
+                slot.release();
+            }
+        }
+        if lookup {
+            tracing::warn!(client = %self.name, error = %err, retry_in = ?wait,
+                "cannot look up a push whose answer was lost (it is not sent again before it is); retrying the lookup");
+            return;
         }
         if status.is_some_and(|s| (300..500).contains(&s) && s != 429) {
             // Misconfigured or not allowed: say so once per status; the lines wait on disk.
@@ -388,6 +414,7 @@ impl Pusher {
                     if e.status().is_none() || resend.failed_lookups.fetch_add(1, Ordering::Relaxed) < LOOKUP_TRIES =>
                 {
                     resend.unsure.store(true, Ordering::Relaxed);
+                    resend.lookup_failed.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
                 Err(e) => {
@@ -397,7 +424,7 @@ impl Pusher {
             }
         }
         let body = resend.wire.lock().map(|w| w.clone()).unwrap_or_default();
-        let r = self.send_once(&target, body, gzipped, resend.tenant_header.as_ref()).await;
+        let r = self.send_once(&target, body, gzipped, tenant, resend.tenant_header.as_ref()).await;
         if r.as_ref().is_err_and(lookup::answer_lost) {
             resend.unsure.store(true, Ordering::Relaxed);
         }
@@ -445,6 +472,7 @@ impl Pusher {
         target: &Target,
         body: Bytes,
         gzipped: bool,
+        tenant_name: Option<&str>,
         tenant: Option<&HeaderValue>,
     ) -> Result<(), HttpError> {
         let m = Metrics::get();
@@ -469,11 +497,12 @@ impl Pusher {
         .await;
         target.auth.answered(&r);
         m.push_duration.observe(started.elapsed().as_secs_f64());
-        crate::status::Status::get().push_request(
-            &self.name,
-            started.elapsed(),
-            r.as_ref().err().map(|e| e.to_string()),
-        );
+        // A refusal of one tenant names it (on `/ready` and `/status`).
+        let error = r.as_ref().err().map(|e| match (tenant_name, e.status().map(|s| s.as_u16())) {
+            (Some(t), Some(401 | 403 | 429)) => format!("tenant {t}: {e}"),
+            _ => e.to_string(),
+        });
+        crate::status::Status::get().push_request(&self.name, started.elapsed(), error.clone());
         let label = match &r {
             Ok(resp) => resp.status().as_u16().to_string(),
             Err(HttpError::Status { status, .. }) => status.as_u16().to_string(),
@@ -489,7 +518,7 @@ impl Pusher {
         }
         m.push_requests.with_label_values(&[&*self.name, label.as_str()]).inc();
         let failed_before = self.health.push_error_of(&self.name).is_some();
-        self.health.push_result(&self.name, r.as_ref().err().map(|e| e.to_string()));
+        self.health.push_result(&self.name, error);
         if failed_before && r.is_ok() {
             tracing::info!(client = %self.name, url = %crate::util::secrets::scrub(&target.url), "pushes succeed again");
         }

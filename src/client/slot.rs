@@ -5,13 +5,26 @@
 //! spends nearly all its time waiting for its next attempt; holding a slot
 //! through those waits would let one refused tenant stop every other
 //! tenant's pushes. So the slot is handed back for the wait and taken again
-//! for the next attempt. Other failures (the service down or erring) keep
+//! for the next attempt. The same for a 401 or 403 answered to a batch of
+//! one tenant (a gateway that refuses that tenant, or a service that does
+//! not know it): the other tenants' batches go on. Other failures (the
+//! service down or erring, or a refusal of a single-tenant client) keep
 //! it: every batch would fail alike, and freeing slots would only send more
 //! of them at once when it returns.
 
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// True when a batch answered `status` gives its slot back while it waits:
+/// a 429, or a 401/403 of a batch that carries a tenant.
+pub fn gives_back(status: Option<u16>, has_tenant: bool) -> bool {
+    match status {
+        Some(429) => true,
+        Some(401 | 403) => has_tenant,
+        _ => false,
+    }
+}
 
 /// One batch's claim on the client's push slots.
 pub struct PushSlot {
@@ -52,6 +65,14 @@ impl PushSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tenants_refusal_and_a_429_give_the_slot_back_other_failures_keep_it() {
+        assert!(gives_back(Some(429), false));
+        assert!(gives_back(Some(401), true) && gives_back(Some(403), true));
+        assert!(!gives_back(Some(401), false), "a single-tenant client's 401 is every batch's");
+        assert!(!gives_back(Some(503), true) && !gives_back(None, true) && !gives_back(Some(404), true));
+    }
 
     #[tokio::test]
     async fn a_released_slot_serves_another_batch_and_is_taken_back() {

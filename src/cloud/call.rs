@@ -45,7 +45,7 @@ where
     })
     .await;
     let (resp, url) = outcome.and_then(|r| r)?;
-    let bytes = resp.bytes().await.map_err(|e| HttpError::transport(&url, &e))?;
+    let bytes = crate::client::read::body(resp, crate::client::read::Cap::Small, &url).await?;
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(None);
     }

@@ -10,7 +10,8 @@ use anyhow::Context;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
 use crate::cli::TopArgs;
-use crate::client::http::{build_client, is_plain_http, ClientOptions};
+use crate::client::http::{self, build_client, is_plain_http, ClientOptions, HttpError};
+use crate::client::read::Cap;
 use crate::status::report::Report;
 use crate::status::view;
 
@@ -37,10 +38,6 @@ struct Poller {
     rt: tokio::runtime::Runtime,
 }
 
-/// The largest status `top` reads: an agent's is a few hundred KiB at most
-/// (200 files done, every file followed); an endless body once grew `top` to 323 MB.
-const MAX_STATUS_BYTES: usize = 16 << 20;
-
 impl Poller {
     fn new(url: &str) -> anyhow::Result<Self> {
         let url = status_url(url);
@@ -52,20 +49,15 @@ impl Poller {
 
     fn poll(&self) -> anyhow::Result<Report> {
         self.rt.block_on(async {
-            let resp = self.client.get(&self.url).send().await.with_context(|| format!("cannot reach {}", self.url))?;
-            let status = resp.status();
-            anyhow::ensure!(status.is_success(), "{} answered {status}", self.url);
-            let mut resp = resp;
-            let mut body = Vec::new();
-            while let Some(chunk) = resp.chunk().await.with_context(|| format!("cannot read {}", self.url))? {
-                anyhow::ensure!(
-                    body.len() + chunk.len() <= MAX_STATUS_BYTES,
+            let rb = self.client.get(&self.url);
+            let body = http::fetch(rb, &self.url, Cap::Status).await.map_err(|e| match e {
+                HttpError::TooLarge { .. } => anyhow::anyhow!(
                     "{} sent more than {} MiB: not a tailship status",
                     self.url,
-                    MAX_STATUS_BYTES >> 20
-                );
-                body.extend_from_slice(&chunk);
-            }
+                    Cap::Status.bytes() >> 20
+                ),
+                e => anyhow::Error::new(e),
+            })?;
             serde_json::from_slice::<Report>(&body).with_context(|| format!("{} is not a tailship status", self.url))
         })
     }

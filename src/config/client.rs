@@ -45,8 +45,10 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
         e("client.api_prefix", format!("`{p}` must start with `/`"));
     }
     if let Some(t) = &c.tenant_id {
-        if t.is_empty() || t.contains('|') {
-            e("client.tenant_id", "must be one non-empty tenant (a push cannot carry `a|b`)".into());
+        if t.contains('|') {
+            e("client.tenant_id", "must be one tenant (a push cannot carry `a|b`)".into());
+        } else if let Some(why) = crate::util::tenant_problem(t) {
+            e("client.tenant_id", format!("`{}`: {why}", t.escape_debug()));
         }
     }
     if !(1..=9).contains(&c.compression_level) {

@@ -460,8 +460,10 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
         }
     }
     if let Some(t) = &s.tenant_id {
-        if t.is_empty() || t.contains('|') {
-            e(&format!("{key}.tenant_id"), "must be one non-empty tenant".into());
+        if t.contains('|') {
+            e(&format!("{key}.tenant_id"), "must be one tenant (a push cannot carry `a|b`)".into());
+        } else if let Some(why) = crate::util::tenant_problem(t) {
+            e(&format!("{key}.tenant_id"), format!("`{}`: {why}", t.escape_debug()));
         }
     }
     if s.max_line_bytes.get() < 16 {

@@ -122,8 +122,10 @@ impl Azure {
         form.push(("scope", scope.to_string()));
         let resp =
             self.client.http.post(&url).form(&form).send().await.map_err(|e| format!("cannot reach {url}: {e}"))?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| format!("{url}: {e}"))?;
+        let (status, text) = crate::client::read::answer(resp, crate::client::read::Cap::Small, &url)
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        let text = String::from_utf8_lossy(&text);
         if !status.is_success() {
             let short: String = text.chars().take(300).collect();
             return Err(format!("{url} answered {status}: {short}"));
@@ -155,8 +157,10 @@ impl Azure {
             .send()
             .await
             .map_err(|e| format!("the managed identity endpoint cannot be reached: {e}"))?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| format!("the managed identity endpoint: {e}"))?;
+        let (status, text) = crate::client::read::answer(resp, crate::client::read::Cap::Small, IMDS)
+            .await
+            .map_err(|e| format!("the managed identity endpoint: {e}"))?;
+        let text = String::from_utf8_lossy(&text);
         if !status.is_success() {
             return Err(format!(
                 "the managed identity endpoint answered {status}: {}",

@@ -310,7 +310,7 @@ impl Catalog {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        let body = resp.bytes().await.map_err(|source| ConsulError::Unreachable { url, source })?;
+        let (_, body) = crate::client::read::answer(resp, crate::client::read::Cap::Discovery, &url).await?;
         if !(200..300).contains(&status) {
             let body = String::from_utf8_lossy(&body).chars().take(300).collect();
             return Err(ConsulError::Status { what: path.to_string(), status, body });
@@ -363,11 +363,11 @@ impl Catalog {
                 503 => "critical",
                 404 => continue,
                 status => {
-                    let body = resp.text().await.unwrap_or_default().chars().take(300).collect();
+                    let body = crate::client::read::error_text(resp).await.chars().take(300).collect();
                     return Err(ConsulError::Status { what: path, status, body });
                 }
             };
-            let body = resp.bytes().await.map_err(|source| ConsulError::Unreachable { url, source })?;
+            let body = crate::client::read::body(resp, crate::client::read::Cap::Discovery, &url).await?;
             let infos: Vec<AgentServiceChecks> =
                 serde_json::from_slice(&body).map_err(|source| ConsulError::Decode { what: path.clone(), source })?;
             for i in infos {

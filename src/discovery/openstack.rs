@@ -215,7 +215,9 @@ impl Openstack {
             .map_err(|e| format!("cannot reach Keystone at {url}: {e}"))?;
         let status = resp.status();
         let token = resp.headers().get("X-Subject-Token").and_then(|v| v.to_str().ok()).map(str::to_string);
-        let body = resp.bytes().await.map_err(|e| format!("cannot read Keystone's answer: {e}"))?;
+        let (_, body) = crate::client::read::answer(resp, crate::client::read::Cap::Small, &url)
+            .await
+            .map_err(|e| format!("cannot read Keystone's answer: {e}"))?;
         if !status.is_success() {
             let text: String = String::from_utf8_lossy(&body).chars().take(300).collect();
             return Err(format!("Keystone answered {status}: {text}"));

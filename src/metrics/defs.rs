@@ -22,7 +22,7 @@ pub(super) const LINES_DROPPED: Def = Def {
 };
 pub(super) const LINES_REPAIRED: Def = Def {
     name: "tailship_lines_repaired_total",
-    help: "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines; journal_binary: a journal MESSAGE given as bytes, decoded; stream_limit: the stages' labels left off at the source's max_streams).",
+    help: "Lines changed before sending, by reason (invalid_utf8: replacement characters; truncated: over max_line_bytes; multiline_max: a multiline entry cut at max_lines; journal_binary: a journal MESSAGE given as bytes, decoded; stream_limit: the stages' labels left off at the source's max_streams; invalid_tenant: a tenant stage's value the service would refuse, the source's tenant kept).",
     labels: &["source", "reason"],
 };
 pub(super) const LINES_UNPARSED: Def = Def {
@@ -55,6 +55,11 @@ pub(super) const PUSH_RETRIES: Def = Def {
 pub(super) const PUSH_LINES_FOUND: Def = Def {
     name: "tailship_push_lines_found_stored_total",
     help: "Lines of pushes whose answer was lost that a lookup found stored, so they were not sent again, per client.",
+    labels: &["client"],
+};
+pub(super) const LOOKUPS: Def = Def {
+    name: "tailship_lookup_requests_total",
+    help: "Queries made to look up lines whose delivery was unsure (read again after a restart, or a push whose answer was lost), per client.",
     labels: &["client"],
 };
 

@@ -217,16 +217,33 @@ pub fn label_drop<'s>(line: &mut Line<'s, '_>, names: &'s [String]) {
     }
 }
 
-/// A `tenant` stage: the line's tenant, when the value is there and not empty.
-pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, String)]) {
+/// A `tenant` stage: the line's tenant, when the value is there and not
+/// empty. A value the service would refuse (Loki's rules, see
+/// [`crate::util::tenant_problem`]) is not sent as a header it cannot be:
+/// the line keeps the tenant it had and false is returned (counted as
+/// repaired, `invalid_tenant`).
+pub fn tenant(line: &mut Line<'_, '_>, from: &TenantFrom, base: &[(String, String)]) -> bool {
     let found = match from {
         TenantFrom::Extracted(name) => line.extracted.get(name),
         TenantFrom::Label(name) => line.label(name, base),
         TenantFrom::Value(v) => Some(v.as_str()),
     };
-    if let Some(t) = found.filter(|t| !t.is_empty()) {
-        line.tenant = Some(t.to_string());
+    let Some(t) = found.filter(|t| !t.is_empty()) else { return true };
+    if let Some(why) = crate::util::tenant_problem(t) {
+        warn_invalid_tenant(t, why);
+        return false;
     }
+    line.tenant = Some(t.to_string());
+    true
+}
+
+/// Says once per process that a `tenant` stage met a value the service would refuse.
+fn warn_invalid_tenant(t: &str, why: &str) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        let shown: String = t.escape_debug().take(160).collect();
+        tracing::warn!(tenant = %shown, "a tenant stage's value cannot be a tenant ID ({why}): such lines keep their source's tenant and are counted in tailship_lines_repaired_total{{reason=\"invalid_tenant\"}}");
+    });
 }
 
 /// A stage's `labels` and `structured_metadata` picks, at this point of the

@@ -46,6 +46,8 @@ pub struct FileContext {
     pub truncated: u64,
     /// Lines that kept their file's stream at `max_streams`.
     pub stream_limited: u64,
+    /// Lines whose `tenant` stage found a value the service would refuse.
+    pub invalid_tenant: u64,
     /// Lines dropped by `drop` stages, by reason.
     pub dropped: Vec<(String, u64)>,
     pub limited: u64,
@@ -66,6 +68,10 @@ impl FileContext {
         if self.stream_limited > 0 {
             m.lines_repaired.with_label_values(&[source, "stream_limit"]).inc_by(self.stream_limited);
             self.stream_limited = 0;
+        }
+        if self.invalid_tenant > 0 {
+            m.lines_repaired.with_label_values(&[source, "invalid_tenant"]).inc_by(self.invalid_tenant);
+            self.invalid_tenant = 0;
         }
         for (reason, n) in &mut self.dropped {
             if *n > 0 {

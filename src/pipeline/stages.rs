@@ -170,6 +170,7 @@ impl SourceStages {
             invalid_utf8: 0,
             truncated: 0,
             stream_limited: 0,
+            invalid_tenant: 0,
             dropped: Vec::new(),
             limited: 0,
             unparsed: [0; 4],

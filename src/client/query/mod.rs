@@ -222,7 +222,7 @@ impl QueryClient {
         let resp = async { http::send(self.auth.apply(rb).await?, &shown).await }.instrument(span).await;
         self.auth.answered(&resp);
         let resp = resp?;
-        let bytes = resp.bytes().await.map_err(|e| HttpError::transport(&shown, &e))?;
+        let bytes = super::read::body(resp, super::read::Cap::QueryPage, &shown).await?;
         let env: Envelope<T> = serde_json::from_slice(&bytes)
             .map_err(|e| HttpError::Decode { url: http::redact_url(&shown), message: e.to_string() })?;
         Ok(env.data)

@@ -247,9 +247,8 @@ impl Engine {
             .await
             .map_err(|source| ApiError::Unreachable { socket: self.socket.clone(), source })?;
         self.auth.answered_with(Some(resp.status()));
-        let status = resp.status().as_u16();
-        let body =
-            resp.bytes().await.map_err(|source| ApiError::Unreachable { socket: self.socket.clone(), source })?;
+        let (status, body) = crate::client::read::answer(resp, crate::client::read::Cap::Discovery, path).await?;
+        let status = status.as_u16();
         if !(200..300).contains(&status) {
             let body = String::from_utf8_lossy(&body).chars().take(300).collect();
             return Err(ApiError::Status { what: path.to_string(), status, body });
@@ -269,7 +268,7 @@ impl Engine {
         self.auth.answered_with(Some(resp.status()));
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
-            let body = resp.text().await.unwrap_or_default().chars().take(300).collect();
+            let body = crate::client::read::error_text(resp).await.chars().take(300).collect();
             return Err(ApiError::Status { what: path.to_string(), status, body });
         }
         Ok(resp)
@@ -355,8 +354,16 @@ pub fn take_events(buf: &mut Vec<u8>, chunk: &[u8]) -> Vec<Event> {
         }
     }
     buf.drain(..used);
+    if buf.len() > MAX_EVENT {
+        // An event that never ends (an Engine's is a few hundred bytes): dropped, not grown.
+        tracing::warn!("a Docker Engine event longer than {} KiB; dropped", MAX_EVENT >> 10);
+        buf.clear();
+    }
     out
 }
+
+/// The longest Docker Engine event kept while its end is awaited.
+const MAX_EVENT: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {

@@ -230,7 +230,7 @@ impl Api {
             return Err(KubeError::Gone);
         }
         if !(200..300).contains(&status) {
-            let body = resp.text().await.unwrap_or_default().chars().take(300).collect();
+            let body = crate::client::read::error_text(resp).await.chars().take(300).collect();
             return Err(KubeError::Status { status, body });
         }
         Ok(resp)
@@ -239,7 +239,8 @@ impl Api {
     /// Every object of `res`, and the list's resourceVersion.
     pub async fn list(&self, res: &Resource) -> Result<ObjectList, KubeError> {
         let b = self.request(res, &[]).await?.timeout(CALL);
-        let body = self.send(b).await?.bytes().await.map_err(KubeError::Unreachable)?;
+        let body =
+            crate::client::read::body(self.send(b).await?, crate::client::read::Cap::Discovery, &res.path).await?;
         serde_json::from_slice(&body).map_err(|source| KubeError::Decode { what: "list", source })
     }
 

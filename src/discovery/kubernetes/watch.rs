@@ -17,6 +17,10 @@ use tokio_util::sync::CancellationToken;
 use super::api::{Api, KubeError, Resource, WatchEvent};
 use crate::discovery::poll::{poll, Backoff, Discovery};
 
+/// The longest watch event kept while its end is awaited (an object of the
+/// API; a pod is a few KiB).
+const MAX_EVENT: usize = crate::client::read::Cap::Discovery.bytes();
+
 /// Failed lists and watches back off up to this.
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
@@ -103,6 +107,14 @@ impl Discovery for ListWatch {
             };
             self.buf.extend_from_slice(&bytes);
             if !apply_events(&mut self.buf, &self.res, &*self.store, &mut self.version) {
+                break;
+            }
+            if self.buf.len() > MAX_EVENT {
+                // An event that never ends: the server (or what stands in
+                // between) is broken; list again rather than grow.
+                tracing::warn!(resource = %self.res.path, "a watch event larger than {} MiB; listing again", MAX_EVENT >> 20);
+                self.buf.clear();
+                self.version = None;
                 break;
             }
         }

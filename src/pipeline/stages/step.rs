@@ -131,7 +131,11 @@ impl SourceStages {
             Op::LabelAllow(allow) => apply::label_allow(line, allow, &ctx.stream.labels),
             Op::StaticLabels(labels) => apply::static_labels(line, labels),
             Op::LabelDrop(names) => apply::label_drop(line, names),
-            Op::Tenant(from) => apply::tenant(line, from, &ctx.stream.labels),
+            Op::Tenant(from) => {
+                if !apply::tenant(line, from, &ctx.stream.labels) {
+                    ctx.invalid_tenant += 1;
+                }
+            }
             Op::Template { source, template } => apply::template(line, source, template),
             Op::Truncate { limit, suffix, target } => {
                 if pack::truncate(line, *limit, suffix, target, &ctx.stream.labels) {

@@ -23,7 +23,13 @@ pub(super) fn tenant(t: &TenantStage, names: &Names, e: &mut Errors<'_>) -> Opti
             e(".tenant.label", format!("`{l}` is not a valid label name"));
             None
         }
-        (None, None, Some(v)) if !v.is_empty() => Some(Op::Tenant(TenantFrom::Value(v.clone()))),
+        (None, None, Some(v)) if !v.is_empty() => match crate::util::tenant_problem(v) {
+            None => Some(Op::Tenant(TenantFrom::Value(v.clone()))),
+            Some(why) => {
+                e(".tenant.value", format!("`{}`: {why}", v.escape_debug()));
+                None
+            }
+        },
         _ => {
             e(".tenant", "needs exactly one of `source` (an extracted value), `label` or `value` (not empty)".into());
             None

@@ -202,8 +202,7 @@ impl Puller {
             .get(&self.url)
             .query(&[("start", stamp(from)), ("end", stamp(to)), ("fields", self.fields.clone())])
             .bearer_auth(self.token.expose());
-        let resp = http::send(rb, &self.url).await?;
-        resp.bytes().await.map_err(|e| HttpError::transport(&self.url, &e))
+        http::fetch(rb, &self.url, crate::client::read::Cap::QueryPage).await
     }
 
     /// The body's lines as spool records.

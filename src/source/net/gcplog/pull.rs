@@ -170,7 +170,8 @@ impl Puller {
                 r = http::send(rb, &url) => r?,
                 _ = stop.cancelled() => return Err(PullError::Stopped),
             };
-            let bytes = resp.bytes().await.map_err(|e| HttpError::transport(&url, &e))?;
+            // A page of messages: a larger one is an error naming its size (lower `max_messages`).
+            let bytes = crate::client::read::body(resp, crate::client::read::Cap::QueryPage, &url).await?;
             serde_json::from_slice(&bytes).map_err(|e| PullError::Answer(e.to_string()))?
         };
         if pulled.received.is_empty() {
