@@ -32,6 +32,9 @@ pub(super) struct Sealed {
     pub(super) permits: Vec<OwnedSemaphorePermit>,
     pub(super) sources: HashMap<Arc<str>, u64>,
     pub(super) oldest: Instant,
+    /// Its streams, by a hash of their labels: a batch holding one of them
+    /// waits for this one to be over (see `deliver`).
+    pub(super) streams: Vec<u64>,
 }
 
 /// A tenant's batch being filled.
@@ -42,6 +45,8 @@ struct Pending {
     body: Streams,
     /// Streams' indexes in `body`, by stream pointer.
     index: HashMap<usize, usize>,
+    /// The hashes of the streams' labels (see [`Sealed::streams`]).
+    streams: Vec<u64>,
     size: usize,
     lines: usize,
     raw_bytes: usize,
@@ -59,6 +64,7 @@ impl Pending {
             seq: *seq,
             body: Streams::default(),
             index: HashMap::new(),
+            streams: Vec::new(),
             size: BODY_OVERHEAD,
             lines: 0,
             raw_bytes: 0,
@@ -78,6 +84,7 @@ impl Pending {
         let (i, framing) = self.body.add_stream(stream);
         self.size += framing + STREAM_OVERHEAD;
         self.index.insert(key, i);
+        self.streams.push(super::stream_key(stream));
         i
     }
 
@@ -111,6 +118,9 @@ pub(super) async fn run(
             c = rx.recv() => c,
             _ = sleep_until_opt(deadline.map(Into::into)) => {
                 b.seal_due().await;
+                if let Some(r) = reconciler.as_ref() {
+                    r.tidy();
+                }
                 continue;
             }
         };
@@ -364,7 +374,8 @@ async fn seal(mut p: Pending, tenant: Option<Arc<str>>, positions: &Positions, o
         p.oldest,
     );
     let body = (lines > 0).then(|| Box::new(p.body) as Body);
-    let sealed = Sealed { seq, tenant, body, lines, raw_bytes, acks, permits, sources, oldest };
+    let streams = std::mem::take(&mut p.streams);
+    let sealed = Sealed { seq, tenant, body, lines, raw_bytes, acks, permits, sources, oldest, streams };
     // The pushers end only after this channel closes, so a send cannot fail
     // while the batcher runs; if it did, the batch stays unacknowledged.
     let _ = out.send(sealed).await;

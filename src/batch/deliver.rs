@@ -104,17 +104,56 @@ pub(super) async fn run(
     crate::status::Status::get().batches_in_flight(&client, 0);
 }
 
-/// One tenant's lane: its batches in order, each a turn of the lane's own
+/// The streams of a lane's batches on their way: a batch that holds one
+/// of them waits until it is free (one push of a stream at a time).
+#[derive(Default)]
+struct Busy {
+    streams: Mutex<std::collections::HashSet<u64>>,
+    freed: tokio::sync::Notify,
+}
+
+impl Busy {
+    /// Waits until none of `streams` is on its way, then marks them so.
+    async fn claim(&self, streams: &[u64]) {
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if let Ok(mut busy) = self.streams.lock() {
+                if !streams.iter().any(|k| busy.contains(k)) {
+                    busy.extend(streams.iter().copied());
+                    return;
+                }
+            } else {
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    fn release(&self, streams: &[u64]) {
+        if let Ok(mut busy) = self.streams.lock() {
+            for k in streams {
+                busy.remove(k);
+            }
+        }
+        self.freed.notify_waiters();
+    }
+}
+
+/// One tenant's lane: its batches in order, each waiting until no batch
+/// on its way holds one of its streams, then a turn of the lane's own
 /// slots, then a turn to compress, then a push slot. Ends when the batches
 /// end, or after [`LANE_IDLE`] with nothing on its way.
 async fn lane(mut rx: mpsc::UnboundedReceiver<Sealed>, s: Arc<Shared>) {
     let own_slots = Arc::new(Semaphore::new(s.max_in_flight));
+    let busy = Arc::new(Busy::default());
     let mut tasks = JoinSet::new();
     loop {
         tokio::select! {
             batch = rx.recv() => match batch {
                 Some(batch) => {
-                    if !start(batch, &s, &own_slots, &mut tasks).await {
+                    if !start(batch, &s, &own_slots, &busy, &mut tasks).await {
                         break;
                     }
                 }
@@ -138,8 +177,17 @@ async fn lane(mut rx: mpsc::UnboundedReceiver<Sealed>, s: Arc<Shared>) {
 }
 
 /// Starts `batch`'s push once it has its turns. False when the slots closed.
-async fn start(mut batch: Sealed, s: &Arc<Shared>, own_slots: &Arc<Semaphore>, tasks: &mut JoinSet<()>) -> bool {
-    // The lane's slot first: a lane whose batches all wait out 429s holds
+async fn start(
+    mut batch: Sealed,
+    s: &Arc<Shared>,
+    own_slots: &Arc<Semaphore>,
+    busy: &Arc<Busy>,
+    tasks: &mut JoinSet<()>,
+) -> bool {
+    // Its streams free first: a batch of a stream goes only once the one
+    // before it is over (delivered, refused or given up).
+    busy.claim(&batch.streams).await;
+    // The lane's slot next: a lane whose batches all wait out 429s holds
     // no turn to compress and no push slot another tenant could use.
     let Ok(own) = own_slots.clone().acquire_owned().await else { return false };
     // A turn to compress, then a push slot: a batch waiting for either
@@ -156,6 +204,7 @@ async fn start(mut batch: Sealed, s: &Arc<Shared>, own_slots: &Arc<Semaphore>, t
     // starts, and the budget would not bound batches in flight.)
     let permits = std::mem::take(&mut batch.permits);
     let s = s.clone();
+    let busy = busy.clone();
     tasks.spawn(async move {
         let _own = own;
         let outcome = match batch.body.take() {
@@ -165,6 +214,7 @@ async fn start(mut batch: Sealed, s: &Arc<Shared>, own_slots: &Arc<Semaphore>, t
             _ => (PushOutcome::Delivered, 0),
         };
         drop(slot);
+        busy.release(&batch.streams);
         if batch.lines > 0 {
             promtail_counts(&s.pusher, &outcome, &batch);
         }

@@ -10,7 +10,11 @@
 //! `batch.max_bytes`, or when its oldest line has waited `batch.max_wait`.
 //! Sealing registers the batch's file offsets with the positions store (in
 //! seal order) and hands the body to the pushers, of which at most
-//! `batch.max_in_flight` run at once, in one lane per tenant (`deliver.rs`). An acknowledgement
+//! `batch.max_in_flight` run at once, in one lane per tenant (`deliver.rs`). Two batches
+//! that hold one stream are never on their way together: the later waits for
+//! the earlier to be over, as Promtail's one batch at a time does (Loki 3.7's
+//! WAL replay drops entries of one of two parallel pushes of a stream as
+//! duplicates after a restart, though it acknowledged both). An acknowledgement
 //! moves the files' positions and returns the batch's queue budget.
 //!
 //! Not here: the HTTP push itself (`crate::client::push`), the queue budget
@@ -33,6 +37,17 @@ use crate::client::push::Pusher;
 use crate::config::ClientConfig;
 use crate::positions::Positions;
 use crate::queue::{Budget, ChunkSink, StreamRef};
+
+/// A stream's key for "one push of it at a time": a hash of its tenant and
+/// labels, so two sources with the same labels count as one stream (as the
+/// service sees them).
+fn stream_key(stream: &StreamRef) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    stream.tenant.hash(&mut h);
+    stream.labels_json.hash(&mut h);
+    h.finish()
+}
 
 /// Settings of the batcher and pushers.
 #[derive(Debug, Clone, Copy)]

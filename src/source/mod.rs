@@ -13,6 +13,7 @@ pub mod journal;
 pub mod lines;
 pub mod multiline;
 pub mod net;
+pub mod replay;
 pub mod stdin;
 pub mod tailer;
 pub mod target;

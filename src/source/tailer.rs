@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::{fingerprint, LineFeed};
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
-use crate::positions::{AckRef, Again, Fingerprint, Positions, Replay, FINGERPRINT_BYTES};
+use crate::positions::{AckRef, Fingerprint, Positions, Replay, FINGERPRINT_BYTES};
 use crate::queue::Chunk;
 use crate::util::now_ns;
 
@@ -194,42 +194,10 @@ impl Tailer {
     /// file's lines in flight), the others get the timestamps they first had.
     fn replay_into(&mut self, chunk: &mut Chunk) {
         let Some(r) = self.replay.as_mut() else { return };
-        let end = self.feed.safe_offset();
-        if !r.fits(chunk.entries.len(), end) {
-            tracing::warn!(path = %self.path.display(), "the lines read again are not cut as they were before the last stop \
-                (a partial line, a multiline block ended by its wait); they and the rest in flight then are sent as read");
-            self.replay = None;
+        if !super::replay::ended(super::replay::apply(r, chunk, self.feed.safe_offset()), &self.path.display()) {
             return;
         }
-        let (mut skipped, mut resent) = (0u32, 0u32);
-        for e in chunk.entries.iter_mut() {
-            match r.next_line() {
-                None => {}
-                Some(Again::Skip) => {
-                    e.skip = true;
-                    skipped += 1;
-                }
-                Some(Again::Send(ts)) => {
-                    if let Some(ts) = ts {
-                        e.ts = ts;
-                        e.assigned_ts = false;
-                    }
-                    resent += 1;
-                }
-            }
-        }
-        chunk.replayed = resent;
-        chunk.skipped = skipped;
-        // Resent ones are counted once the batcher looked them up (`batch/reconcile.rs`).
-        Metrics::get().lines_replayed.with_label_values(&[&chunk.source, "skipped"]).inc_by(u64::from(skipped));
-        if !r.chunk_done(end) {
-            tracing::warn!(path = %self.path.display(), "the lines read again do not match the records of lines in flight at the last stop; \
-                the rest are sent as read");
-            self.replay = None;
-        } else if r.is_done() {
-            tracing::info!(path = %self.path.display(), "lines in flight at the last stop were read again");
-            self.replay = None;
-        }
+        self.replay = None;
     }
 
     /// The file was truncated or rewritten: start it again at 0, under a new

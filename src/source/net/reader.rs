@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use crate::metrics::Metrics;
 use crate::pipeline::{FileContext, SourceStages};
-use crate::positions::{AckRef, Fingerprint, Positions, FINGERPRINT_BYTES};
+use crate::positions::{AckRef, Fingerprint, Positions, Replay, FINGERPRINT_BYTES};
 use crate::queue::{Chunk, Interner, StreamRef};
 use crate::source::Outlet;
 use crate::spool::{segment_path, Record, SourceSpool, StreamDef};
@@ -78,6 +78,10 @@ struct Segment {
     offset: u64,
     /// The stream lines read so far, by id, with the stream each became.
     defs: HashMap<u32, (StreamDef<'static>, Option<StreamRef>)>,
+    /// After a restart: how the records past the delivered offset went
+    /// out, so that those of acknowledged batches are not sent again and
+    /// the others go as they went (see [`crate::source::replay`]).
+    replay: Option<Replay>,
 }
 
 /// The stream lines of `file` before `offset`.
@@ -175,8 +179,9 @@ impl SpoolReader {
                 });
             }
         }
-        for seg in open.values() {
+        for seg in open.values_mut() {
             let size = seg.file.metadata().map(|m| m.len()).unwrap_or(seg.offset);
+            self.positions.keep_replay(seg.key, seg.replay.take(), seg.offset);
             self.positions.release(seg.key, size, seg.offset);
         }
     }
@@ -197,7 +202,8 @@ impl SpoolReader {
             None => (self.positions.track(&path, Fingerprint::of(&prefix), meta.dev(), meta.ino(), 0), 0),
         };
         let defs = if offset > 0 { defs_before(&file, offset) } else { HashMap::new() };
-        Some(Segment { seq, key, file, offset, defs })
+        let replay = self.positions.take_replay(key, offset);
+        Some(Segment { seq, key, file, offset, defs, replay })
     }
 
     /// Reads what `seg` holds past its offset into one chunk and queues it.
@@ -206,7 +212,12 @@ impl SpoolReader {
         // A record longer than one read (a long message) is read whole: the
         // buffer grows until it holds a record's end.
         // Only what was synced: a group whose write failed is cut off again.
-        let avail = self.spool.synced(seg.seq).saturating_sub(seg.offset) as usize;
+        let mut avail = self.spool.synced(seg.seq).saturating_sub(seg.offset) as usize;
+        // During a replay a read stops where the current record of lines in
+        // flight ends, so that each chunk lies within one record.
+        if let Some(b) = seg.replay.as_ref().and_then(|r| r.boundary()).filter(|b| *b > seg.offset) {
+            avail = avail.min((b - seg.offset) as usize);
+        }
         if avail == 0 {
             return Some(false);
         }
@@ -259,6 +270,12 @@ impl SpoolReader {
         if damaged > 0 {
             tracing::warn!(source = %self.name, segment = seg.seq, records = damaged, "damaged spool records skipped");
             Metrics::get().lines_dropped.with_label_values(&[&self.name, "spool_damaged"]).inc_by(damaged);
+        }
+        if let Some(r) = seg.replay.as_mut() {
+            let path = segment_path(&self.spool.dir, seg.seq);
+            if crate::source::replay::ended(crate::source::replay::apply(r, &mut chunk, end), &path.display()) {
+                seg.replay = None;
+            }
         }
         let lines = chunk.entries.len() as u64;
         chunk.ack = Some(AckRef { file: seg.key, offset: end });
