@@ -12,6 +12,7 @@ mod cli;
 mod common;
 #[path = "common/loki.rs"]
 mod loki;
+mod mockhttp;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Output, Stdio};
@@ -21,6 +22,7 @@ use agent::{agent_config, query_all, Agent};
 use cli::{ok, run, tailship};
 use common::{wait_for, Receiver};
 use loki::Loki;
+use mockhttp::{Mock, Reply, Req};
 
 /// `tailship push -` of `lines` with `args`.
 fn push_stdin(args: &[&str], lines: &str) -> Output {
@@ -170,4 +172,135 @@ fn a_url_where_neither_prefix_answers_is_said_at_start() {
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("neither /logstore/api/v1 nor /loki/api/v1 answers"), "{err}");
+}
+
+/// The spec's log API (`/logstore/api/v1`): push, range and instant query,
+/// label names and label values, nothing else.
+fn in_specs_api(method: &str, path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/logstore/api/v1/") else { return false };
+    match method {
+        "POST" => rest == "push",
+        "GET" => {
+            matches!(rest, "query_range" | "query" | "labels")
+                || rest.strip_prefix("label/").and_then(|r| r.strip_suffix("/values")).is_some_and(|n| !n.contains('/'))
+        }
+        _ => false,
+    }
+}
+
+/// A service that follows the spec and nothing more: its API answers, any
+/// other request is 404 (or 405 on one of its paths), and every request is kept.
+fn spec_service(req: &Req, _: usize) -> Reply {
+    if in_specs_api(&req.method, &req.path) {
+        return match req.path.rsplit('/').next() {
+            Some("push") => Reply::empty(204),
+            Some("query_range") => {
+                Reply::ok(serde_json::json!({"status": "success", "data": {"resultType": "streams", "result": []}}))
+            }
+            Some("query") => {
+                Reply::ok(serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": []}}))
+            }
+            _ => Reply::ok(serde_json::json!({"status": "success", "data": []})),
+        };
+    }
+    let known = ["push", "query_range", "query", "labels"].iter().any(|p| req.path == format!("/logstore/api/v1/{p}"));
+    if known {
+        Reply::text(405, "method not allowed")
+    } else {
+        Reply::text(404, "404 page not found")
+    }
+}
+
+fn outside(requests: &[Req]) -> Vec<String> {
+    requests.iter().filter(|r| !in_specs_api(&r.method, &r.path)).map(|r| format!("{} {}", r.method, r.path)).collect()
+}
+
+/// Measured: with no `api_prefix`, the agent asked `OPTIONS .../push` at
+/// start, which the spec does not define; its log service answered 405 and
+/// logged a request outside its API, twice per start. The question is now a
+/// request the spec defines (label names), answered at once by its service.
+#[test]
+fn a_default_config_asks_the_specs_service_nothing_outside_its_api() {
+    // A recording service following the spec: the agent (two starts) and `tailship push`.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(Mock::start(spec_service));
+    for start in 0..2 {
+        // Uncompressed, to read the pushes; nothing else set.
+        let dir = tempfile::tempdir().unwrap();
+        let agent = agent_with_a_line(dir.path(), &mock.url, "compression = \"none\"", &format!("start {start}"));
+        assert!(
+            wait_for(Duration::from_secs(20), || mock
+                .requests()
+                .iter()
+                .any(|r| r.method == "POST" && r.body.contains(&format!("start {start}")))),
+            "{:?}\n{}",
+            mock.requests(),
+            agent.stderr_text()
+        );
+        assert!(agent.stderr_text().contains("the service answers at /logstore/api/v1"), "{}", agent.stderr_text());
+        assert!(agent.terminate(Duration::from_secs(20)).success());
+    }
+    let o = push_stdin(&["--url", &mock.url, "--label", "job=pushed"], "pushed\n");
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("answers at /logstore/api/v1"), "{o:?}");
+    let requests = mock.requests();
+    assert_eq!(outside(&requests), Vec::<String>::new(), "requests outside the spec's API");
+    let asked = requests.iter().filter(|r| r.method == "GET" && r.path == "/logstore/api/v1/labels").count();
+    assert_eq!(asked, 3, "one question per start: {requests:?}");
+
+    // `tailship receive`, the spec's service as this project implements it: it counts such requests.
+    let store = Receiver::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agent_with_a_line(dir.path(), &store.base, "", "to the store");
+    assert!(
+        wait_for(Duration::from_secs(20), || store.stats()["entries"].as_u64() == Some(1)),
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    ok(&push_stdin(&["--url", &store.base, "--label", "job=pushed"], "pushed\n"));
+    let stats = store.stats();
+    assert_eq!(stats["entries"].as_u64(), Some(2), "{stats}");
+    assert_eq!(stats["outside_api"], serde_json::json!({}), "{stats}\n{}", store.stderr_text());
+    assert!(!store.stderr_text().contains("outside the log API"), "{}", store.stderr_text());
+}
+
+/// A URL that names its prefix, as an `api_prefix` does, is not asked about at all.
+#[test]
+fn a_url_ending_in_a_known_prefix_is_not_asked_about() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(Mock::start(spec_service));
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/logstore/api/v1", mock.url);
+    let agent = agent_with_a_line(dir.path(), &url, "compression = \"none\"", "named");
+    assert!(wait_for(Duration::from_secs(20), || mock.requests().iter().any(|r| r.body.contains("named"))));
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    ok(&push_stdin(&["--url", &url], "pushed\n"));
+    let requests = mock.requests();
+    assert!(requests.iter().all(|r| r.method == "POST" && r.path == "/logstore/api/v1/push"), "{requests:?}");
+    // `check` shows the split.
+    let cfg = dir.path().join("tailship.toml");
+    let o = run(&["check", "--config", &cfg.display().to_string()], &[]);
+    let text = ok(&o);
+    assert!(
+        text.contains(&format!("url = \"{}\"", mock.url)) && text.contains("api_prefix = \"/logstore/api/v1\""),
+        "{text}"
+    );
+}
+
+/// The question (label names) against a Loki with tenants: with the tenant
+/// it answers 200, without one 401 (no org id); both say the route is
+/// there, and the spec's prefix answers 404.
+#[test]
+fn against_a_real_loki_with_tenants_a_bare_url_finds_lokis_prefix_with_or_without_a_tenant() {
+    let Some(loki) = Loki::start_tenants("") else { return };
+    let o = push_stdin(&["--url", &loki.base, "--org-id", "team-a", "--label", "job=tenant"], "with a tenant\n");
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("answers at /loki/api/v1"), "{o:?}");
+    assert!(wait_for(Duration::from_secs(10), || loki.tenant_lines(Some("team-a"), r#"{job="tenant"}"#).len() == 1));
+    // Without a tenant, Loki refuses the push itself (401), at the right prefix.
+    let o = push_stdin(&["--url", &loki.base, "--label", "job=tenant"], "no tenant\n");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("answers at /loki/api/v1"), "{err}");
+    assert!(err.contains("401") && err.contains("/loki/api/v1/push"), "{err}");
 }

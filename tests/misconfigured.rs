@@ -201,6 +201,58 @@ fn a_token_echoed_by_the_service_is_scrubbed_from_logs_and_ready() {
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
 
+/// Every piece of `secret` of 8 characters (the scrubber's shortest) or more
+/// is absent from `text`: a piece of 8 is in any longer piece.
+fn assert_no_piece(what: &str, text: &str, secret: &str) {
+    let chars: Vec<char> = secret.chars().collect();
+    for w in chars.windows(8) {
+        let piece: String = w.iter().collect();
+        assert!(!text.contains(&piece), "{what} shows a piece of the secret ({piece}):\n{text}");
+    }
+}
+
+/// Measured: a service echoing the `Authorization` header in a 401 body past
+/// its first KiB. The body was cut to 1 KiB before it was scrubbed: the cut
+/// token matched no secret, and 39 of its 40 characters were in the log, on
+/// `/ready` and in `/status.json`. Each answer here puts the cut at another
+/// place in the token (39 characters of it before the cut, then 38, ... 8).
+#[test]
+fn a_token_echoed_across_the_cut_of_a_long_401_body_leaves_no_piece_anywhere() {
+    const TOKEN: &str = "tok-CUT-0123456789abcdefghijklmnopqrstuv";
+    assert_eq!(TOKEN.len(), 40);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(Mock::start(|req, i| {
+        let auth = req.header("authorization").unwrap_or("").to_string();
+        // 1024 bytes are kept: the padding, "Bearer " and 39 - (i % 32) characters of the token.
+        let pad = "x".repeat(1024 - "Bearer ".len() - 39 + i % 32);
+        Reply::text(401, &format!("{pad}{auth} is not a valid credential for this tenant"))
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, lines(5)).unwrap();
+    let cfg =
+        agent_config(dir.path(), &mock.url, &log.display().to_string(), &format!("bearer_token = \"{TOKEN}\""), "");
+    let agent = Agent::start_with(&cfg, &[("RUST_LOG", "debug")]);
+    assert!(
+        wait_for(Duration::from_secs(30), || mock.requests().len() >= 33 && agent.stderr_text().contains("401")),
+        "{} requests: {}",
+        mock.requests().len(),
+        agent.stderr_text()
+    );
+    assert!(mock.requests().iter().any(|r| r.header("authorization") == Some(&format!("Bearer {TOKEN}"))));
+    let (status, ready_text) = ready(&agent);
+    assert_eq!(status, 503);
+    assert!(ready_text.contains("401"), "{ready_text}");
+    let status_json = get(&format!("http://{}/status.json", agent.metrics_addr.clone().unwrap())).text();
+    assert!(status_json.contains("401"), "{status_json}");
+    let log = agent.stderr_text();
+    for (what, text) in [("the log", &log), ("/ready", &ready_text), ("/status.json", &status_json)] {
+        assert_no_piece(what, text, TOKEN);
+    }
+    assert!(log.contains("Bearer <redacted>"), "{log}");
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+}
+
 /// `push --give-up-after` said "no push failed" when a push had failed and a
 /// retry then succeeded (the success cleared the error it reported).
 #[test]

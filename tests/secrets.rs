@@ -8,13 +8,15 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+mod mockhttp;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use agent::Agent;
-use common::{bin, wait_for, Receiver};
+use agent::{agent_config, Agent};
+use common::{bin, get, wait_for, Receiver};
+use mockhttp::{Mock, Reply};
 
 const PASSWORD: &str = "pw-S3CRET-basic-7f3a9";
 const TOKEN: &str = "tok-S3CRET-bearer-91c2e";
@@ -218,4 +220,74 @@ fn bearer_token_never_appears_in_logs_metrics_or_check_output_even_when_refused(
         // Next round reads the file again from the start.
         let _ = std::fs::remove_file(dir.path().join("positions.json"));
     }
+}
+
+/// Every piece of `secret` of 8 characters (the scrubber's shortest) or more
+/// is absent from `text`: a piece of 8 is in any longer piece.
+fn assert_no_piece(what: &str, text: &str, secret: &str) {
+    let chars: Vec<char> = secret.chars().collect();
+    for w in chars.windows(8) {
+        let piece: String = w.iter().collect();
+        assert!(!text.contains(&piece), "{what} shows a piece of the secret ({piece}):\n{text}");
+    }
+}
+
+/// Measured: with `--log-format json`, a token holding `"` or `\` was escaped
+/// (`\"`, `\\`) before the scrubber read the line, which then matched no
+/// secret: the whole token was in the log when a service echoed it. Now no
+/// form of it is (the service echoes it as it is, JSON-escaped and
+/// percent-encoded; the log escapes each again): not a piece of 8 characters
+/// of the token as it is, JSON-escaped once or twice; and every line is still JSON.
+#[test]
+fn a_token_with_a_quote_and_a_backslash_echoed_by_the_service_never_appears_in_the_json_log() {
+    const QUOTED: &str = r#"tok"JSON\S3CRET-quote-7b2e"#;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mock = rt.block_on(Mock::start(|req, _| {
+        let auth = req.header("authorization").unwrap_or("").to_string();
+        if req.method == "POST" {
+            // As a gateway might answer: the header as it came, as JSON, and percent-encoded in a URL.
+            let json = serde_json::json!({ "error": "invalid token", "got": auth });
+            let encoded: String = auth
+                .bytes()
+                .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+                .collect();
+            Reply::text(401, &format!("bad credentials: {auth} ({json}; see /login?retry={encoded})"))
+        } else {
+            Reply::text(401, &format!("bad credentials: {auth}"))
+        }
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, "one\ntwo\n").unwrap();
+    // A TOML literal string: the token as it is.
+    let cfg =
+        agent_config(dir.path(), &mock.url, &log.display().to_string(), &format!("bearer_token = '{QUOTED}'"), "");
+    let agent = Agent::start_with(&cfg, &[("RUST_LOG", "debug"), ("TAILSHIP_LOG_FORMAT", "json")]);
+    assert!(
+        wait_for(Duration::from_secs(30), || agent.metric("tailship_push_retries_total") >= 3.0
+            && agent.stderr_text().contains("bad credentials")),
+        "{}",
+        agent.stderr_text()
+    );
+    assert!(mock.requests().iter().any(|r| r.header("authorization") == Some(&format!("Bearer {QUOTED}"))));
+    let addr = agent.metrics_addr.clone().unwrap();
+    let ready = get(&format!("http://{addr}/ready"));
+    assert_eq!(ready.status, 503);
+    let ready = ready.text();
+    let status = get(&format!("http://{addr}/status.json")).text();
+    let log = agent.stderr_text();
+    assert!(agent.terminate(Duration::from_secs(30)).success());
+    for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    }
+    let escaped = serde_json::to_string(QUOTED).unwrap();
+    let escaped = &escaped[1..escaped.len() - 1];
+    let twice = serde_json::to_string(escaped).unwrap();
+    let twice = &twice[1..twice.len() - 1];
+    for (what, text) in [("the JSON log", &log), ("/ready", &ready), ("/status.json", &status)] {
+        for form in [QUOTED, escaped, twice] {
+            assert_no_piece(what, text, form);
+        }
+    }
+    assert!(log.contains("Bearer <redacted>"), "{log}");
 }

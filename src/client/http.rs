@@ -370,7 +370,12 @@ fn transport_hint(url: &str, message: &str) -> Option<&'static str> {
     None
 }
 
+/// `s` scrubbed of secrets, then cut to [`MAX_ERROR_BODY`]: scrubbed whole
+/// first, as a secret the service echoes across the cut would be cut to a
+/// piece that matches no secret.
 fn shorten(s: &str) -> String {
+    let s = crate::util::secrets::scrub(s);
+    let s = s.as_ref();
     let cut = crate::util::cut_at_char(s, MAX_ERROR_BODY);
     if cut.len() == s.len() {
         s.to_string()

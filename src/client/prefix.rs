@@ -1,13 +1,20 @@
 //! Which log API a bare service URL serves: Loki's (`/loki/api/v1`) or the
 //! spec's (`/logstore/api/v1`, what `tailship receive` serves).
 //!
-//! A client whose `api_prefix` is unset asks once, at start: an `OPTIONS`
-//! request for `{url}{prefix}/push` under each prefix, the spec's first.
-//! Both services route only `POST` there, so a prefix they serve answers
-//! 405 (or 401 when credentials are wrong) and one they do not serve
-//! answers 404; nothing is pushed and nothing is counted as a push. (Not a
-//! `GET`: Loki 3.7 answers a `GET` of its push path 404 once it is up.) An explicit `api_prefix`
-//! (or a push URL in `url`) is never second-guessed.
+//! A client whose `api_prefix` is unset asks once, at start: `GET
+//! {url}{prefix}/labels` under each prefix, the spec's first, until one
+//! answers other than 404. Label names are a request both APIs define (the
+//! spec's log API and Loki's), with no parameter required, that reads
+//! nothing but the names: a prefix the service serves answers 200 (or 401 or
+//! 403 when the credentials are wrong or may not read), one it does not
+//! serve answers 404. So the spec's service sees only a request of its own
+//! API (it answers the first one), and nothing is pushed. (The probe was an
+//! `OPTIONS` of the push path, which the spec does not define: its service
+//! answered 405 and logged a request outside its API at every start.)
+//!
+//! Nothing is asked where the config says which: an explicit `api_prefix`,
+//! or a `url` that ends in a push path or in a known prefix (split by the
+//! config's checks) is never second-guessed.
 
 use std::time::Duration;
 
@@ -51,8 +58,8 @@ pub async fn probe(c: &ClientConfig) -> Found {
     };
     let timeout = c.timeout.get().min(PROBE_TIMEOUT);
     for prefix in [SPEC_API_PREFIX, LOKI_API_PREFIX] {
-        let url = http::join_url(&c.url, prefix, "push");
-        let mut rb = client.request(reqwest::Method::OPTIONS, &url).timeout(timeout);
+        let url = http::join_url(&c.url, prefix, "labels");
+        let mut rb = client.get(&url).timeout(timeout);
         if let Some(t) = &c.tenant_id {
             rb = rb.header("X-Scope-OrgID", t);
         }

@@ -2,7 +2,7 @@
 //! URL, auth, TLS (CA, client certificate), proxy, extra headers, batching
 //! and retry. Secret files are read into their values here.
 
-use super::schema::{ClientConfig, MAX_BATCH_BYTES};
+use super::schema::{ClientConfig, LOKI_API_PREFIX, MAX_BATCH_BYTES, SPEC_API_PREFIX};
 use super::tls::validate_tls;
 use crate::util::read_secret_file;
 
@@ -133,10 +133,16 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
 
 /// A full push URL (`.../loki/api/v1/push`, as Promtail users write it) in
 /// `client.url`: the URL keeps scheme, credentials, host and port, and the
-/// path before `/push` becomes `api_prefix`.
+/// path before `/push` becomes `api_prefix`. So does a URL whose path ends
+/// in a known prefix (`http://loki:3100/loki/api/v1`), unless `api_prefix`
+/// is set: the URL says which API it is, and nobody needs to ask.
 fn split_push_url(c: &mut ClientConfig, u: &reqwest::Url) {
     let path = u.path().trim_end_matches('/');
-    let Some(prefix) = path.strip_suffix("/push") else { return };
+    let prefix = match path.strip_suffix("/push") {
+        Some(prefix) => prefix,
+        None if c.api_prefix.is_none() && [SPEC_API_PREFIX, LOKI_API_PREFIX].iter().any(|p| path.ends_with(p)) => path,
+        None => return,
+    };
     let mut base = u.clone();
     base.set_path("");
     base.set_query(None);

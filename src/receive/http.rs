@@ -46,6 +46,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route(&format!("{hook}/"), post(webhook::post).get(webhook::get))
         .route(hook, post(webhook::post).get(webhook::get))
         .merge(api)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(shared.opts.max_body))
         .with_state(shared)
 }
@@ -82,8 +83,27 @@ impl IntoResponse for ApiError {
     }
 }
 
-async fn not_found() -> Response {
+/// A request outside the API (no such path, or a method the path does not
+/// take): logged and counted in `/stats` (`outside_api`), as the spec's log
+/// service logs them, so that a client asking what the API does not define shows.
+fn outside_api(sh: &Shared, method: &axum::http::Method, uri: &axum::http::Uri, status: StatusCode) {
+    let what = format!("{method} {}", crate::util::cut_at_char(uri.path(), 200));
+    tracing::warn!(request = %what, status = status.as_u16(), "a request outside the log API");
+    sh.counters.count_outside_api(what);
+}
+
+async fn not_found(State(sh): State<Arc<Shared>>, method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    outside_api(&sh, &method, &uri, StatusCode::NOT_FOUND);
     text(StatusCode::NOT_FOUND, "404 page not found")
+}
+
+async fn method_not_allowed(
+    State(sh): State<Arc<Shared>>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+) -> Response {
+    outside_api(&sh, &method, &uri, StatusCode::METHOD_NOT_ALLOWED);
+    text(StatusCode::METHOD_NOT_ALLOWED, "405 method not allowed")
 }
 
 async fn stats(State(sh): State<Arc<Shared>>) -> Response {

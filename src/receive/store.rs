@@ -56,6 +56,9 @@ pub struct Stats {
     pub duplicates: u64,
     /// Alerts received on the formatted webhook.
     pub alerts: u64,
+    /// Requests outside the API (a path it does not serve, or a method the
+    /// path does not take), by `METHOD /path`.
+    pub outside_api: BTreeMap<String, u64>,
 }
 
 /// The counters, updated without taking the store lock.
@@ -68,12 +71,21 @@ pub(crate) struct Counters {
     streams: AtomicU64,
     duplicates: AtomicU64,
     pub(crate) alerts: AtomicU64,
+    outside_api: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Counters {
     pub(crate) fn count_request(&self, status: u16) {
         if let Ok(mut m) = self.requests.lock() {
             *m.entry(status).or_default() += 1;
+        }
+    }
+
+    /// Counts a request outside the API; past 100 different ones, as `(others)`.
+    pub(crate) fn count_outside_api(&self, what: String) {
+        if let Ok(mut m) = self.outside_api.lock() {
+            let what = if m.len() < 100 || m.contains_key(&what) { what } else { "(others)".to_string() };
+            *m.entry(what).or_default() += 1;
         }
     }
 
@@ -88,6 +100,7 @@ impl Counters {
             streams: self.streams.load(Ordering::Relaxed),
             duplicates: self.duplicates.load(Ordering::Relaxed),
             alerts: self.alerts.load(Ordering::Relaxed),
+            outside_api: self.outside_api.lock().map(|m| m.clone()).unwrap_or_default(),
         }
     }
 }
