@@ -25,10 +25,22 @@ const HISTORY: usize = 300;
 /// `url` as the status URL: an endpoint gets `/status.json` appended.
 fn status_url(url: &str) -> String {
     let url = url.trim_end_matches('/');
+    // `127.0.0.1:9080`, as `server.listen` is written: plain HTTP.
+    let url = if url.contains("://") { url.to_string() } else { format!("http://{url}") };
     if url.ends_with("/status.json") {
         url.to_string()
     } else {
         format!("{url}/status.json")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_address_without_a_scheme_is_plain_http() {
+        assert_eq!(super::status_url("127.0.0.1:9080"), "http://127.0.0.1:9080/status.json");
+        assert_eq!(super::status_url("https://h:9080/"), "https://h:9080/status.json");
+        assert_eq!(super::status_url("http://h/status.json"), "http://h/status.json");
     }
 }
 
