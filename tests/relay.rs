@@ -468,7 +468,7 @@ fn received_label_sets_quiet_for_the_idle_period_are_forgotten_so_new_pods_keep_
     let store = Recorder::start();
     let listen = format!("127.0.0.1:{}", free_port());
     let url = format!("{}/loki/api/v1/push", store.base);
-    let extra = "max_streams = 20\nstream_idle_period = \"3s\"";
+    let extra = "max_streams = 20\nstream_idle_period = \"5s\"";
     let relay = Agent::start(&relay_config(dir.path(), &listen, &url, extra, ""));
     wait_ready(&format!("http://{listen}/ready"));
     let push_url = format!("http://{listen}/loki/api/v1/push");
