@@ -8,16 +8,19 @@ mod agent;
 mod common;
 #[path = "common/loki_proto.rs"]
 mod loki_proto;
+#[path = "common/recorder.rs"]
+mod recorder;
 
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent::{free_port, query_all, write_file, Agent};
 use common::{request, wait_for, Receiver};
 use loki_proto::{EntryAdapter, LabelPair, PushRequest, StreamAdapter, Timestamp};
 use prost::Message;
+use recorder::Recorder;
 
 /// A relay's config: a `loki_push` source on `listen`, shipping to `url`.
 fn relay_config(dir: &Path, listen: &str, url: &str, source_extra: &str, top: &str) -> PathBuf {
@@ -447,4 +450,74 @@ fn a_source_removed_while_the_agent_was_down_has_its_spool_delivered_at_the_next
 
 fn now_secs() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64
+}
+
+/// Issue #50: a relay's `max_streams` never forgot a label set. Short-lived
+/// pods each pushed a line and stopped; once as many as the bound had come
+/// and gone, every new pod's lines lost their labels until a restart, while
+/// Loki counts only active streams. A label set quiet for
+/// `stream_idle_period` is forgotten and its room goes to the next pod; one
+/// that keeps pushing keeps its stream.
+#[test]
+fn received_label_sets_quiet_for_the_idle_period_are_forgotten_so_new_pods_keep_their_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Recorder::start();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let url = format!("{}/loki/api/v1/push", store.base);
+    let extra = "max_streams = 20\nstream_idle_period = \"5s\"";
+    let relay = Agent::start(&relay_config(dir.path(), &listen, &url, extra, ""));
+    wait_ready(&format!("http://{listen}/ready"));
+    let push_url = format!("http://{listen}/loki/api/v1/push");
+    let push = |pod: &str, line: &str| {
+        let body = common::push_body(&[("app", "web"), ("pod", pod)], &[(now_ns(), line)]);
+        let r = common::post_json(&push_url, &body);
+        assert_eq!(r.status, 204, "{}", r.text());
+    };
+    // Twenty pods fill the bound: nineteen push a line and stop, `steady` goes on.
+    push("steady", "steady 0");
+    for i in 0..19 {
+        push(&format!("short-{i}"), &format!("short {i}"));
+    }
+    assert!(wait_for(Duration::from_secs(30), || store.len() >= 20), "{}", relay.stderr_text());
+    assert!(store.entries().iter().all(|e| e.labels.contains_key("pod")), "the first twenty keep their labels");
+    // A new pod every 200 ms, and a line of `steady`, until a new pod keeps its labels.
+    let (mut steady, mut probes) = (1, 0);
+    let mut last = Instant::now() - Duration::from_secs(1);
+    let admitted = wait_for(Duration::from_secs(60), || {
+        if last.elapsed() >= Duration::from_millis(200) {
+            push("steady", &format!("steady {steady}"));
+            push(&format!("new-{probes}"), &format!("probe {probes}"));
+            (steady, probes, last) = (steady + 1, probes + 1, Instant::now());
+        }
+        store.entries().iter().any(|e| e.labels.get("pod").is_some_and(|p| p.starts_with("new-")))
+    });
+    assert!(admitted, "after {probes} new pods none kept its labels: {}", relay.stderr_text());
+    assert!(wait_for(Duration::from_secs(30), || store.len() >= 20 + steady - 1 + probes), "every line arrives");
+    let all = store.entries();
+    let relay_only: std::collections::BTreeMap<String, String> = [("relayed_by".to_string(), "r1".to_string())].into();
+    let left_off: Vec<_> = all.iter().filter(|e| e.line.starts_with("probe ") && e.labels == relay_only).collect();
+    assert!(!left_off.is_empty(), "while the twenty were active a new pod's labels were left off");
+    let steady_lines: Vec<_> = all.iter().filter(|e| e.line.starts_with("steady ")).collect();
+    assert_eq!(steady_lines.len(), steady);
+    assert!(
+        steady_lines.iter().all(|e| e.labels.get("pod").map(String::as_str) == Some("steady")),
+        "a pod that keeps pushing keeps its stream: {steady_lines:?}"
+    );
+    // Every new pod after the first admitted keeps its labels too (the quiet ones' room is free).
+    let first = all
+        .iter()
+        .filter_map(|e| e.labels.get("pod").and_then(|p| p.strip_prefix("new-")).and_then(|n| n.parse::<usize>().ok()))
+        .min()
+        .unwrap();
+    for e in all.iter().filter(|e| e.line.starts_with("probe ")) {
+        let n: usize = e.line["probe ".len()..].parse().unwrap();
+        if n >= first {
+            assert_eq!(e.labels.get("pod"), Some(&format!("new-{n}")), "{e:?}");
+        }
+    }
+    assert!(relay.metric("tailship_lines_repaired_total") >= left_off.len() as f64);
 }

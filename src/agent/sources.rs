@@ -157,6 +157,7 @@ fn spool_reader(src: &SourcePlan, name: &Arc<str>, env: &SourceEnv, out: Outlet)
         interner: env.interner.clone(),
         structured_metadata: env.structured_metadata,
         max_streams: config.stream_bound(),
+        stream_idle: config.stream_idle(),
         out,
     })
 }

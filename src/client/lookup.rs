@@ -107,10 +107,17 @@ impl Lookup {
                 self.query.range_once_as(&req, tenant).await
             };
             match r {
-                Ok(entries) => {
-                    let (fresh, _) = pager.accept(&req, entries);
-                    stored.extend(fresh.into_iter().map(|e| (e.ts, e.line)));
-                }
+                Ok(entries) => match pager.accept(&req, entries) {
+                    Ok((fresh, _)) => stored.extend(fresh.into_iter().map(|e| (e.ts, e.line))),
+                    Err(e) => {
+                        // A service whose pages cannot be paged through cannot be looked up in.
+                        if !self.off.swap(true, Ordering::Relaxed) {
+                            tracing::warn!(error = %e, "cannot page through the service's answers to look up lines \
+                                whose delivery is unsure; lookups are off and such lines are sent again as they were");
+                        }
+                        return Ok(None);
+                    }
+                },
                 Err(e) if cancel.is_cancelled() || matches!(e, HttpError::Cancelled) => {
                     return Err(HttpError::Cancelled)
                 }
@@ -120,6 +127,13 @@ impl Lookup {
                     return Ok(None);
                 }
             }
+        }
+        if pager.outside() > 0 {
+            tracing::warn!(
+                stream = selector,
+                dropped = pager.outside(),
+                "the service answered entries outside the range asked for; they were dropped"
+            );
         }
         Ok(Some(stored))
     }
@@ -241,5 +255,57 @@ mod tests {
         for (code, lost) in [(500, true), (502, true), (504, true), (503, false), (429, false), (400, false)] {
             assert_eq!(answer_lost(&s(code)), lost, "{code}");
         }
+    }
+
+    /// A log API on 127.0.0.1 holding entries at 0, 1, ..., 4999 ns that
+    /// answers each range query from `widen` before its `start` to `widen`
+    /// past its `end`; returns its URL.
+    async fn widening_api(widen: i64) -> String {
+        use axum::extract::Query;
+        let answer = move |Query(q): Query<std::collections::HashMap<String, String>>| async move {
+            let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
+            let (start, end, limit) = (num("start") - widen, num("end") + widen, num("limit") as usize);
+            let values: Vec<serde_json::Value> = (0..5000i64)
+                .filter(|t| *t >= start && *t < end)
+                .take(limit)
+                .map(|t| serde_json::json!([t.to_string(), format!("line {t}")]))
+                .collect();
+            axum::Json(serde_json::json!({"status": "success", "data": {
+                "resultType": "streams", "result": [{"stream": {"job": "a"}, "values": values}]
+            }}))
+        };
+        let app = axum::Router::new().fallback(answer);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        url
+    }
+
+    fn lookup(url: &str) -> Lookup {
+        let c = ClientConfig { url: url.to_string(), ..ClientConfig::default() };
+        Lookup::new(&c).expect("lookups on")
+    }
+
+    #[tokio::test]
+    async fn a_lookup_keeps_to_its_range_and_stops_on_a_page_it_cannot_pass() {
+        let cancel = CancellationToken::new();
+        // Widened by 25 ns: entries outside [2000, 2500] come back and are dropped.
+        let l = lookup(&widening_api(25).await);
+        let found = l.stored(r#"{job="a"}"#, None, (2000, 2500), false, &cancel).await.unwrap().expect("looked up");
+        let mut ts: Vec<i64> = found.iter().map(|(t, _)| *t).collect();
+        ts.sort_unstable();
+        assert_eq!(ts, (2000..=2500).collect::<Vec<_>>());
+        assert!(!l.is_off());
+        // Widened by more than a page (1,000 entries) before `start`: the
+        // pager stops; lookups are off and the lines go again as they were.
+        let l = lookup(&widening_api(1500).await);
+        let found = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            l.stored(r#"{job="a"}"#, None, (2000, 2500), false, &cancel),
+        )
+        .await
+        .expect("the lookup ends");
+        assert_eq!(found.unwrap(), None);
+        assert!(l.is_off());
     }
 }

@@ -170,6 +170,14 @@ impl SourceConfig {
 
 /// A network source's own keys, and the keys they do not take.
 pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if !s.kind.receives() && s.stream_idle_period.is_some() {
+        e(
+            &format!("{key}.stream_idle_period"),
+            "stream_idle_period is for network and pulling sources (label sets they receive); a file source's \
+             streams are freed with its files"
+                .into(),
+        );
+    }
     if !s.kind.receives() || s.kind.consumes() {
         for (k, set) in
             [("listen", s.listen.is_some()), ("protocol", s.protocol.is_some()), ("receiver", s.receiver.is_some())]

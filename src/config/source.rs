@@ -17,6 +17,13 @@ pub const DEFAULT_MAX_STREAMS: usize = 1000;
 /// stream limit (`max_global_streams_per_user`), so a relay never merges
 /// streams the service would have kept.
 pub const DEFAULT_RECEIVED_STREAMS: usize = 5000;
+/// A receiver's `stream_idle_period` unless set: Loki's own stream idle
+/// time, its ingester's `chunk_idle_period` (30m by default in Loki's
+/// configuration reference, `-ingester.chunks-idle-period`; its
+/// `chunk_retain_period` after the flush is 0s by default): a stream that
+/// went that long without a line is flushed and stops counting toward the
+/// tenant's stream limit.
+pub const DEFAULT_STREAM_IDLE: HumanDuration = HumanDuration::secs(30 * 60);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +76,11 @@ impl SourceConfig {
             None if self.kind.receives() => DEFAULT_RECEIVED_STREAMS,
             None => DEFAULT_MAX_STREAMS,
         }
+    }
+
+    /// `stream_idle_period`, or Loki's stream idle time (zero: never forgotten).
+    pub fn stream_idle(&self) -> std::time::Duration {
+        self.stream_idle_period.unwrap_or(DEFAULT_STREAM_IDLE).get()
     }
 }
 
@@ -199,6 +211,12 @@ pub struct SourceConfig {
     /// the label sets it receives too. Unset: see [`SourceConfig::stream_bound`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_streams: Option<usize>,
+    /// Network and pulling sources: a received label set that brings no
+    /// line for this long no longer counts toward `max_streams`, as Loki
+    /// forgets an idle stream (0: never forgotten). Unset: 30m, Loki's
+    /// `chunk_idle_period`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_idle_period: Option<HumanDuration>,
     /// A last line without a newline is shipped after this long idle.
     pub partial_line_wait: HumanDuration,
     /// Add a `host` label with this machine's hostname.
@@ -282,6 +300,7 @@ impl Default for SourceConfig {
             max_open_files: 1024,
             max_line_bytes: HumanSize(256 << 10),
             max_streams: None,
+            stream_idle_period: None,
             partial_line_wait: HumanDuration::secs(3),
             host_label: true,
             multiline: None,

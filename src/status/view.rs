@@ -12,12 +12,7 @@ use ratatui::Frame;
 use super::report::Report;
 
 /// `s` with control characters escaped (`\n`, `\u{1b}`), safe to print on a terminal.
-pub fn clean(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_string();
-    }
-    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
+pub use crate::util::escape_controls as clean;
 
 /// Bytes with a binary unit: `512 B`, `1.5 KiB`.
 pub fn bytes(n: f64) -> String {

@@ -292,6 +292,17 @@ pub fn now_ns() -> i128 {
     }
 }
 
+/// `s` with control characters escaped (`\n`, `\t`, `\u{1b}`, `\u{9b}`),
+/// safe to print on a terminal: a line or a label from a sender cannot set
+/// the terminal's title, clear its screen or move its cursor. What `tailship
+/// top` and the query commands print on a terminal goes through this.
+pub fn escape_controls(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 /// `s` cut to at most `max` bytes, at a character boundary.
 pub fn cut_at_char(s: &str, max: usize) -> &str {
     if s.len() <= max {

@@ -12,7 +12,7 @@
 mod pager;
 mod series;
 
-pub use pager::{Pager, RangeRequest};
+pub use pager::{NoProgress, Pager, RangeRequest};
 pub use series::Series;
 
 use std::collections::BTreeMap;

@@ -27,6 +27,18 @@
 //! request ask for more than `batch`; against a service that caps `limit`
 //! (5,000 by default) such a run can end the query with that service's 400.
 //!
+//! The service's answer is not taken on trust:
+//!
+//! - entries outside the range asked for (`[start, end)`) are dropped and
+//!   counted ([`Pager::outside`]): a service that widens the range (rounds
+//!   `start` down to its own precision, say) would otherwise print entries
+//!   twice, and one whose page ends before `start` would move `start` back
+//!   and page for ever;
+//! - `start` (forward) and `end` (backward) only ever move on;
+//! - a full page that brings nothing new (or, for a tail, leaves the next
+//!   request what this one was) cannot be paged past: [`Pager::accept`]
+//!   returns [`NoProgress`] instead of asking the same again.
+//!
 //! A tail ([`Pager::follow`]) cannot take a short page as the end of a
 //! window: a line stored late (an agent's batch wait, a retried push, a
 //! timestamp from the line) lands in a window already polled. So each
@@ -39,6 +51,32 @@
 use std::collections::HashSet;
 
 use super::{Direction, Entry};
+
+/// A page that cannot be paged past: the service answered a full page (as
+/// many entries as asked for) and none of them was new within the range
+/// asked, so asking again would bring the same.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the service answered {answered} entries to a request for {limit} from {} to {} and none was new{}: \
+     paging cannot go on",
+    time(*start),
+    time(*end),
+    if *outside > 0 { format!(" ({outside} of them outside that range)") } else { String::new() }
+)]
+pub struct NoProgress {
+    /// The request's range (Unix ns; `end` exclusive) and limit.
+    pub start: i64,
+    pub end: i64,
+    pub limit: usize,
+    /// Entries in the answer, and how many of them were outside the range.
+    pub answered: usize,
+    pub outside: usize,
+}
+
+/// RFC 3339 in UTC with nanoseconds.
+fn time(ts: i64) -> String {
+    chrono::DateTime::from_timestamp_nanos(ts).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+}
 
 /// One `query_range` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +107,8 @@ pub struct Pager {
     overlap: i64,
     /// A tail's entries returned since `start` (see the module header).
     shown: HashSet<(i64, String, String)>,
+    /// Entries answered outside the range asked for, dropped (see the module header).
+    outside: u64,
     done: bool,
 }
 
@@ -87,6 +127,7 @@ impl Pager {
             follow: false,
             overlap: 0,
             shown: HashSet::new(),
+            outside: 0,
             done: limit == Some(0),
         }
     }
@@ -108,6 +149,21 @@ impl Pager {
     /// Where the next request starts (inclusive).
     pub fn start(&self) -> i64 {
         self.start
+    }
+
+    /// Entries the service answered outside the range asked for, dropped so far.
+    pub fn outside(&self) -> u64 {
+        self.outside
+    }
+
+    /// Drops the entries of `entries` outside `req`'s range, counting them;
+    /// returns how many were dropped.
+    fn keep_asked(&mut self, req: &RangeRequest, entries: &mut Vec<Entry>) -> usize {
+        let before = entries.len();
+        entries.retain(|e| e.ts >= req.start && e.ts < req.end);
+        let dropped = before - entries.len();
+        self.outside += dropped as u64;
+        dropped
     }
 
     /// The next request of a fixed range, or `None` when paging is over.
@@ -135,9 +191,19 @@ impl Pager {
 
     /// Takes the answer to `req`; returns the entries not returned before, in
     /// order, and whether the page was full (more may be waiting at once).
-    pub fn accept(&mut self, req: &RangeRequest, mut entries: Vec<Entry>) -> (Vec<Entry>, bool) {
+    /// Entries outside `req`'s range are dropped and counted; a full page
+    /// that leaves nothing to ask next but the same is [`NoProgress`].
+    pub fn accept(&mut self, req: &RangeRequest, mut entries: Vec<Entry>) -> Result<(Vec<Entry>, bool), NoProgress> {
+        let answered = entries.len();
+        let full = answered >= req.limit;
+        let outside = self.keep_asked(req, &mut entries);
+        let no_progress = NoProgress { start: req.start, end: req.end, limit: req.limit, answered, outside };
         if self.follow {
-            return self.accept_follow(req, entries);
+            let (fresh, more) = self.accept_follow(req, entries, full);
+            if full && fresh.is_empty() && self.next_request().as_ref() == Some(req) {
+                return Err(no_progress);
+            }
+            return Ok((fresh, more));
         }
         // A stable sort keeps the service's order within one timestamp.
         match self.direction {
@@ -182,27 +248,30 @@ impl Pager {
         }
         match (brought_new, last_ts) {
             (true, Some(ts)) => {
+                // Every entry kept is within the range asked: these only move on.
                 match self.direction {
-                    Direction::Forward => self.start = ts,
-                    Direction::Backward => self.end = ts.saturating_add(1),
+                    Direction::Forward => self.start = self.start.max(ts),
+                    Direction::Backward => self.end = self.end.min(ts.saturating_add(1)),
                 }
                 self.boundary = Some((ts, seen_now));
             }
-            _ if self.follow => {
-                self.start = req.end;
-                self.boundary = None;
+            // A full page holds something new from a service that keeps to
+            // the range and the limit (see the module header): asking again
+            // would bring the same.
+            _ if full => {
+                self.done = true;
+                return Err(no_progress);
             }
             _ => self.done = true,
         }
-        (fresh, brought_new && !self.done)
+        Ok((fresh, brought_new && !self.done))
     }
 
     /// A tail's [`Pager::accept`]: entries shown before are skipped; a full
     /// page moves on from its last timestamp, a short one back to `overlap`
     /// before its end.
-    fn accept_follow(&mut self, req: &RangeRequest, mut entries: Vec<Entry>) -> (Vec<Entry>, bool) {
+    fn accept_follow(&mut self, req: &RangeRequest, mut entries: Vec<Entry>, full: bool) -> (Vec<Entry>, bool) {
         entries.sort_by_key(|e| e.ts);
-        let full = entries.len() >= req.limit;
         let last_ts = entries.last().map(|e| e.ts);
         let mut fresh = Vec::with_capacity(entries.len());
         let mut at_last = HashSet::new();
@@ -290,7 +359,7 @@ mod tests {
         while let Some(r) = p.next_request() {
             n += 1;
             assert!(n < 10_000, "pager loops");
-            let (fresh, _) = p.accept(&r, serve(all, &r, n % 2 == 0));
+            let (fresh, _) = p.accept(&r, serve(all, &r, n % 2 == 0)).unwrap();
             got.extend(fresh.into_iter().map(|e| e.line));
         }
         got
@@ -335,7 +404,7 @@ mod tests {
         let mut n = 0;
         while let Some(r) = p.next_request() {
             assert!(r.limit <= 10, "{r:?}");
-            n += p.accept(&r, serve(&all, &r, false)).0.len();
+            n += p.accept(&r, serve(&all, &r, false)).unwrap().0.len();
         }
         assert_eq!(n, all.len());
     }
@@ -355,7 +424,7 @@ mod tests {
                     assert!(n < 10_000, "pager loops");
                     let mut page = serve(&all, &r, n % 2 == 0);
                     page.truncate(cap);
-                    got.extend(p.accept(&r, page).0.into_iter().map(|e| e.line));
+                    got.extend(p.accept(&r, page).unwrap().0.into_iter().map(|e| e.line));
                 }
                 let set: HashSet<_> = got.iter().collect();
                 assert_eq!((got.len(), set.len()), (all.len(), all.len()), "cap {cap} {dir:?}");
@@ -384,7 +453,7 @@ mod tests {
             assert!(n < 1000);
             match p.request_until(end) {
                 Some(r) => {
-                    let (fresh, full) = p.accept(&r, serve(&all, &r, n % 3 == 0));
+                    let (fresh, full) = p.accept(&r, serve(&all, &r, n % 3 == 0)).unwrap();
                     got.extend(fresh.into_iter().map(|e| e.line));
                     if !full {
                         end += 1;
@@ -406,7 +475,7 @@ mod tests {
         let mut shown = Vec::new();
         let poll = |p: &mut Pager, stored: &[Entry], end: i64, shown: &mut Vec<String>| loop {
             let Some(r) = p.request_until(end) else { return };
-            let (fresh, full) = p.accept(&r, serve(stored, &r, false));
+            let (fresh, full) = p.accept(&r, serve(stored, &r, false)).unwrap();
             shown.extend(fresh.into_iter().map(|e| e.line));
             if !full {
                 return;
@@ -421,5 +490,105 @@ mod tests {
         }
         let want: Vec<String> = (1..=10).map(|i| format!("l{}", i * 10)).collect();
         assert_eq!(shown, want, "each line once, in order");
+    }
+
+    /// A service that answers from `widen` before the `start` asked (it
+    /// rounds `start` down, say), and to `widen` past the `end`.
+    fn serve_widened(all: &[Entry], r: &RangeRequest, widen: i64) -> Vec<Entry> {
+        let wide = RangeRequest { start: r.start - widen, end: r.end + widen, ..r.clone() };
+        serve(all, &wide, false)
+    }
+
+    #[test]
+    fn entries_outside_the_range_asked_are_dropped_counted_and_never_move_the_range_back() {
+        let s = stream("a");
+        // One entry per ns from 0 to 999; a service widening by 20 (less than a page).
+        let all: Vec<Entry> = (0..1000).map(|i| entry(&s, i, &format!("l{i}"))).collect();
+        for dir in [Direction::Forward, Direction::Backward] {
+            let mut p = Pager::range("{}", dir, 500, 900, None, 100);
+            let mut got = Vec::new();
+            let mut n = 0;
+            while let Some(r) = p.next_request() {
+                n += 1;
+                assert!(n < 100, "pager loops");
+                let (start, end) = (p.start, p.end);
+                got.extend(p.accept(&r, serve_widened(&all, &r, 20)).unwrap().0.into_iter().map(|e| e.ts));
+                assert!(p.start >= start && p.end <= end, "{dir:?}: the range moved back");
+            }
+            let mut sorted = got.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (500..900).collect::<Vec<_>>(), "{dir:?}: each entry of the range once");
+            assert!(p.outside() > 0, "{dir:?}: the entries outside were counted");
+        }
+    }
+
+    #[test]
+    fn a_full_page_with_nothing_new_is_an_error_not_a_loop() {
+        let s = stream("a");
+        let all: Vec<Entry> = (0..1000).map(|i| entry(&s, i, &format!("l{i}"))).collect();
+        // The service answers from 1,000 before `start`: a whole page before it.
+        let mut p = Pager::range("{}", Direction::Forward, 500, 2000, None, 100);
+        let r = p.next_request().unwrap();
+        let e = p.accept(&r, serve_widened(&all, &r, 1000)).unwrap_err();
+        assert_eq!((e.answered, e.outside, e.limit), (100, 100, 100));
+        assert!(e.to_string().contains("paging cannot go on"), "{e}");
+        assert!(p.next_request().is_none(), "the pager stops");
+        // A service that ignores `start`: the first page, then the same again.
+        let mut p = Pager::range("{}", Direction::Forward, 0, 2000, None, 100);
+        let ignore_start = |r: &RangeRequest| serve(&all, &RangeRequest { start: 0, ..r.clone() }, false);
+        let r = p.next_request().unwrap();
+        assert_eq!(p.accept(&r, ignore_start(&r)).unwrap().0.len(), 100);
+        let r = p.next_request().unwrap();
+        let e = p.accept(&r, ignore_start(&r)).unwrap_err();
+        assert_eq!((e.answered, e.outside), (100, 99), "{e}");
+        // A short page with nothing new is the end, not an error.
+        let mut p = Pager::range("{}", Direction::Forward, 0, 50, None, 100);
+        let r = p.next_request().unwrap();
+        assert_eq!(p.accept(&r, serve(&all, &r, false)).unwrap().0.len(), 50);
+        let r = p.next_request().expect("a short page with new entries may be a capped one");
+        assert!(p.accept(&r, serve(&all, &r, false)).unwrap().0.is_empty());
+        assert!(p.next_request().is_none());
+    }
+
+    #[test]
+    fn a_tail_drops_entries_outside_its_window_and_stops_on_a_page_it_cannot_pass() {
+        let s = stream("a");
+        let all: Vec<Entry> = (0..100).map(|i| entry(&s, i * 10, &format!("l{i}"))).collect();
+        let mut p = Pager::follow("{}", 500, 10, 0);
+        let mut shown = Vec::new();
+        let mut end = 510;
+        let mut n = 0;
+        while end <= 1000 {
+            n += 1;
+            assert!(n < 1000, "tail loops");
+            let Some(r) = p.request_until(end) else {
+                end += 10;
+                continue;
+            };
+            let start = p.start;
+            let (fresh, full) = p.accept(&r, serve_widened(&all, &r, 5)).unwrap();
+            assert!(p.start >= start, "the tail moved back");
+            shown.extend(fresh.into_iter().map(|e| e.ts));
+            if !full {
+                end += 10;
+            }
+        }
+        assert_eq!(shown, (50..100).map(|i| i * 10).collect::<Vec<_>>(), "each line of the window once, in order");
+        assert!(p.outside() > 0);
+        // A service answering a full page from before the window, again and
+        // again, to a tail that looks back over the whole window each time.
+        let mut p = Pager::follow("{}", 500, 10, 500);
+        let mut errors = 0;
+        for _ in 0..5 {
+            let Some(r) = p.request_until(1000) else { break };
+            match p.accept(&r, serve_widened(&all, &r, 1000)) {
+                Ok((fresh, _)) => assert!(fresh.is_empty()),
+                Err(_) => {
+                    errors += 1;
+                    break;
+                }
+            }
+        }
+        assert_eq!(errors, 1, "the tail stops with an error");
     }
 }

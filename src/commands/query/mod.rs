@@ -124,14 +124,35 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
                     _ => return Err(prefix.explain(e, &c)),
                 },
             };
-            let (fresh, _) = pager.accept(&req, entries);
+            let accepted = pager.accept(&req, entries);
+            let fresh = match accepted {
+                Ok((fresh, _)) => fresh,
+                Err(e) => {
+                    p.flush()?;
+                    say_outside(&pager);
+                    return Err(e.into());
+                }
+            };
             for e in &fresh {
                 p.entry(e)?;
             }
         }
         p.flush()?;
+        say_outside(&pager);
         Ok(())
     })
+}
+
+/// Says on stderr how many entries the service answered outside the range
+/// asked for (the pager dropped them), if any.
+fn say_outside(pager: &Pager) {
+    let n = pager.outside();
+    if n > 0 {
+        tracing::warn!(
+            "the service answered {n} {} outside the time range asked for; dropped, not printed",
+            if n == 1 { "entry" } else { "entries" }
+        );
+    }
 }
 
 /// How late past `--delay` a tail still shows a line: each poll looks this
@@ -173,7 +194,23 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
                 match answer {
                     Ok(entries) => {
                         backoff = None;
-                        let (fresh, more) = pager.accept(&req, entries);
+                        let outside = pager.outside();
+                        let accepted = pager.accept(&req, entries);
+                        if outside == 0 && pager.outside() > 0 {
+                            // Said at once (a tail runs until stopped) and counted to the end.
+                            tracing::warn!(
+                                "the service answers entries outside the time range asked for; they are dropped, \
+                                 not printed (counted until the tail stops)"
+                            );
+                        }
+                        let (fresh, more) = match accepted {
+                            Ok(page) => page,
+                            Err(e) => {
+                                p.flush()?;
+                                say_outside(&pager);
+                                return Err(e.into());
+                            }
+                        };
                         for e in &fresh {
                             p.entry(e)?;
                         }
@@ -209,6 +246,7 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
             }
         }
         p.flush()?;
+        say_outside(&pager);
         Ok(())
     })
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{with_logcli_env, Prefix};
-use super::print::stdout_printer;
+use super::print::{escape_wanted, json_for_terminal, stdout_printer};
 use super::time::{now, ns, parse_time_arg};
 use super::{one_off_retry, runtime, usage};
 use crate::cli::{ClientArgs, InstantQueryArgs, LabelsArgs, OutputFormat, QueryArgs, SeriesArgs, TailArgs};
@@ -102,11 +102,13 @@ pub(super) fn matrix(args: &QueryArgs, start: i64, end: i64) -> anyhow::Result<(
         })
         .collect();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let escape = escape_wanted();
+    let shown = |text: String| if escape { json_for_terminal(text) } else { text };
     match args.format.output {
-        OutputFormat::Default => writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?,
+        OutputFormat::Default => writeln!(out, "{}", shown(serde_json::to_string_pretty(&json)?))?,
         OutputFormat::Jsonl | OutputFormat::Raw => {
             for s in &json {
-                writeln!(out, "{s}")?;
+                writeln!(out, "{}", shown(s.to_string()))?;
             }
         }
     }
@@ -131,12 +133,17 @@ pub fn series(args: &SeriesArgs) -> anyhow::Result<()> {
     let (start, end) = super::time_range(&args.range, now())?;
     let sets = with_client(&args.service.client, async |c, cancel| c.series(&args.selector, start, end, cancel).await)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let escape = escape_wanted();
     for s in &sets {
-        match args.output {
-            OutputFormat::Jsonl => writeln!(out, "{}", serde_json::to_string(s)?)?,
-            OutputFormat::Default | OutputFormat::Raw => {
-                writeln!(out, "{}", crate::client::query::Stream::new(s.clone()).display)?
-            }
+        // Values are quoted (JSON's escapes); names too are escaped on a terminal.
+        let text = match args.output {
+            OutputFormat::Jsonl => serde_json::to_string(s)?,
+            OutputFormat::Default | OutputFormat::Raw => crate::client::query::Stream::new(s.clone()).display,
+        };
+        match (escape, args.output) {
+            (false, _) => writeln!(out, "{text}")?,
+            (true, OutputFormat::Jsonl) => writeln!(out, "{}", json_for_terminal(text))?,
+            (true, _) => writeln!(out, "{}", crate::util::escape_controls(&text))?,
         }
     }
     out.flush()?;

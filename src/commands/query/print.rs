@@ -1,6 +1,14 @@
 //! How `query`, `tail` and `labels` print: the default lines (coloured on a
 //! terminal), `raw` and `jsonl`.
+//!
+//! Lines, label names and values come from whoever pushed them: on a
+//! terminal their control characters are escaped
+//! ([`crate::util::escape_controls`], as `tailship top` shows names), so a
+//! line cannot set the terminal's title, clear its screen or move its
+//! cursor. Into a pipe or a file they are written as stored (`-o raw` is
+//! byte-exact); JSON escapes them itself.
 
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
 use serde::Serialize;
@@ -74,6 +82,8 @@ pub(super) struct Printer<W: Write> {
     format: OutputFormat,
     labels: bool,
     color: bool,
+    /// Control characters escaped (stdout is a terminal).
+    escape: bool,
     /// Times in the local zone (`--timezone Local`).
     pub(super) local: bool,
     /// Labels left out of printed label sets (`--exclude-label`).
@@ -81,6 +91,15 @@ pub(super) struct Printer<W: Write> {
 }
 
 impl<W: Write> Printer<W> {
+    /// `s` as it may be printed: control characters escaped on a terminal.
+    fn shown<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if self.escape {
+            Cow::Owned(crate::util::escape_controls(s))
+        } else {
+            Cow::Borrowed(s)
+        }
+    }
+
     pub(super) fn entry(&mut self, e: &Entry) -> io::Result<()> {
         let trimmed;
         let (labels, display) = if self.exclude.is_empty() {
@@ -96,8 +115,9 @@ impl<W: Write> Printer<W> {
             trimmed = crate::client::query::Stream::new(kept);
             (&trimmed.labels, &trimmed.display)
         };
+        let (display, line) = (self.shown(display), self.shown(&e.line));
         match self.format {
-            OutputFormat::Raw => writeln!(self.out, "{}", e.line),
+            OutputFormat::Raw => writeln!(self.out, "{line}"),
             OutputFormat::Jsonl => {
                 let j = JsonEntry {
                     labels: self.labels.then_some(labels),
@@ -110,12 +130,10 @@ impl<W: Write> Printer<W> {
             OutputFormat::Default => {
                 let time = time_in(e.ts, self.local, false);
                 match (self.labels, self.color) {
-                    (true, true) => {
-                        writeln!(self.out, "{DIM}{time}{RESET} {CYAN}{display}{RESET} {}", e.line)
-                    }
-                    (true, false) => writeln!(self.out, "{time} {display} {}", e.line),
-                    (false, true) => writeln!(self.out, "{DIM}{time}{RESET} {}", e.line),
-                    (false, false) => writeln!(self.out, "{time} {}", e.line),
+                    (true, true) => writeln!(self.out, "{DIM}{time}{RESET} {CYAN}{display}{RESET} {line}"),
+                    (true, false) => writeln!(self.out, "{time} {display} {line}"),
+                    (false, true) => writeln!(self.out, "{DIM}{time}{RESET} {line}"),
+                    (false, false) => writeln!(self.out, "{time} {line}"),
                 }
             }
         }
@@ -127,13 +145,14 @@ impl<W: Write> Printer<W> {
                 let j = JsonSample { ts: s.ts.to_string(), time: rfc3339(s.ts), labels: &s.labels, value: &s.value };
                 self.json(&j)
             }
-            OutputFormat::Raw => writeln!(self.out, "{}", s.value),
+            OutputFormat::Raw => writeln!(self.out, "{}", self.shown(&s.value)),
             OutputFormat::Default => {
                 let labels = crate::client::query::Stream::new(s.labels.clone()).display;
+                let (labels, value) = (self.shown(&labels), self.shown(&s.value));
                 if self.color {
-                    writeln!(self.out, "{CYAN}{labels}{RESET} {}", s.value)
+                    writeln!(self.out, "{CYAN}{labels}{RESET} {value}")
                 } else {
-                    writeln!(self.out, "{labels} {}", s.value)
+                    writeln!(self.out, "{labels} {value}")
                 }
             }
         }
@@ -142,12 +161,13 @@ impl<W: Write> Printer<W> {
     pub(super) fn name(&mut self, n: &str) -> io::Result<()> {
         match self.format {
             OutputFormat::Jsonl => self.json(&n),
-            OutputFormat::Default | OutputFormat::Raw => writeln!(self.out, "{n}"),
+            OutputFormat::Default | OutputFormat::Raw => writeln!(self.out, "{}", self.shown(n)),
         }
     }
 
     fn json(&mut self, v: &impl Serialize) -> io::Result<()> {
-        let mut s = serde_json::to_string(v).map_err(io::Error::other)?;
+        let s = serde_json::to_string(v).map_err(io::Error::other)?;
+        let mut s = if self.escape { json_for_terminal(s) } else { s };
         s.push('\n');
         self.out.write_all(s.as_bytes())
     }
@@ -157,12 +177,28 @@ impl<W: Write> Printer<W> {
     }
 }
 
+/// JSON text with the control characters JSON leaves as they are (DEL and
+/// the C1 range, `\u{9b}` among them: CSI to some terminals) written as
+/// `\u` escapes, for a terminal; the same JSON values.
+pub(super) fn json_for_terminal(s: String) -> String {
+    if !s.chars().any(char::is_control) {
+        return s;
+    }
+    s.chars().map(|c| if c.is_control() { format!("\\u{:04x}", c as u32) } else { c.to_string() }).collect()
+}
+
+/// Whether what is printed on stdout has its control characters escaped: on a terminal.
+pub(super) fn escape_wanted() -> bool {
+    io::stdout().is_terminal()
+}
+
 pub(super) fn stdout_printer(format: OutputFormat, labels: bool) -> Printer<io::BufWriter<io::StdoutLock<'static>>> {
     Printer {
         out: io::BufWriter::new(io::stdout().lock()),
         format,
         labels,
         color: color_wanted(),
+        escape: escape_wanted(),
         local: false,
         exclude: Vec::new(),
     }
@@ -181,12 +217,27 @@ mod tests {
         let e = Entry { ts: 1_700_000_000_000_000_001, stream, line: "hello \"x\"".into() };
         let mut out = Vec::new();
         for (format, labels) in [(OutputFormat::Default, true), (OutputFormat::Default, false)] {
-            let mut p = Printer { out: &mut out, format, labels, color: false, local: false, exclude: Vec::new() };
+            let mut p = Printer {
+                out: &mut out,
+                format,
+                labels,
+                color: false,
+                escape: false,
+                local: false,
+                exclude: Vec::new(),
+            };
             p.entry(&e).unwrap();
         }
         for format in [OutputFormat::Raw, OutputFormat::Jsonl] {
-            let mut p =
-                Printer { out: &mut out, format, labels: true, color: false, local: false, exclude: Vec::new() };
+            let mut p = Printer {
+                out: &mut out,
+                format,
+                labels: true,
+                color: false,
+                escape: false,
+                local: false,
+                exclude: Vec::new(),
+            };
             p.entry(&e).unwrap();
         }
         let text = String::from_utf8(out).unwrap();
@@ -200,5 +251,52 @@ mod tests {
             lines[3],
             r#"{"labels":{"job":"a"},"line":"hello \"x\"","timestamp":"2023-11-14T22:13:20.000000001Z","ts":"1700000000000000001"}"#
         );
+    }
+
+    #[test]
+    fn on_a_terminal_control_characters_of_lines_and_labels_are_escaped_and_json_stays_json() {
+        let hostile = "a\x1b]0;pwned\x07b\x1b[2J\u{9b}c";
+        let labels: Labels = [(format!("n{hostile}"), hostile.to_string())].into_iter().collect();
+        let stream = Arc::new(Stream::new(labels));
+        let e = Entry { ts: 1, stream, line: hostile.into() };
+        for format in [OutputFormat::Default, OutputFormat::Raw, OutputFormat::Jsonl] {
+            for escape in [true, false] {
+                let mut out = Vec::new();
+                let mut p = Printer {
+                    out: &mut out,
+                    format,
+                    labels: true,
+                    color: false,
+                    escape,
+                    local: false,
+                    exclude: vec![],
+                };
+                p.entry(&e).unwrap();
+                p.name(hostile).unwrap();
+                p.sample(&Sample { labels: e.stream.labels.clone(), ts: 1, value: hostile.into() }).unwrap();
+                let text = String::from_utf8(out).unwrap();
+                let (esc_bel, c1) = (text.contains('\x1b') || text.contains('\x07'), text.contains('\u{9b}'));
+                if escape {
+                    assert!(!esc_bel && !c1, "{format:?}: {text:?}");
+                } else if format == OutputFormat::Jsonl {
+                    assert!(!esc_bel && c1, "JSON escapes C0 itself, not C1: {text:?}");
+                } else {
+                    assert!(esc_bel && c1, "into a pipe as stored: {format:?}: {text:?}");
+                }
+                if format == OutputFormat::Jsonl {
+                    for l in text.lines() {
+                        let v: serde_json::Value = serde_json::from_str(l).expect("still JSON");
+                        assert!(l.contains("pwned"), "{v}");
+                    }
+                    if escape {
+                        let v: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+                        assert_eq!(v["line"], hostile, "the same value");
+                    }
+                }
+                if format == OutputFormat::Raw && !escape {
+                    assert!(text.starts_with(&format!("{hostile}\n")), "raw into a pipe is byte-exact");
+                }
+            }
+        }
     }
 }

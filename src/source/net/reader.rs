@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::metrics::Metrics;
 use crate::pipeline::{FileContext, SourceStages};
@@ -55,6 +55,9 @@ pub struct SpoolReader {
     /// Received label sets per tenant beyond which a line keeps the source's
     /// own labels (see [`super::streams`]); 0: no bound.
     pub max_streams: usize,
+    /// A received label set that brought no line for this long no longer
+    /// counts toward `max_streams`; zero: never forgotten.
+    pub stream_idle: Duration,
     pub out: Outlet,
 }
 
@@ -77,15 +80,23 @@ struct Segment {
     /// Where the next record starts (the offset handed on).
     offset: u64,
     /// The stream lines read so far, by id, with the stream each became.
-    defs: HashMap<u32, (StreamDef<'static>, Option<StreamRef>)>,
+    defs: HashMap<u32, (StreamDef<'static>, Option<Known>)>,
     /// After a restart: how the records past the delivered offset went
     /// out, so that those of acknowledged batches are not sent again and
     /// the others go as they went (see [`crate::source::replay`]).
     replay: Option<Replay>,
 }
 
+/// The stream a stream line became with its own labels, and the key of its
+/// label set in [`ReceivedStreams`] (asked again for each line: a label set
+/// forgotten while quiet needs room again).
+struct Known {
+    stream: StreamRef,
+    key: Option<u64>,
+}
+
 /// The stream lines of `file` before `offset`.
-fn defs_before(file: &File, offset: u64) -> HashMap<u32, (StreamDef<'static>, Option<StreamRef>)> {
+fn defs_before(file: &File, offset: u64) -> HashMap<u32, (StreamDef<'static>, Option<Known>)> {
     let mut defs = HashMap::new();
     let mut at = 0u64;
     let mut carry: Vec<u8> = Vec::new();
@@ -116,7 +127,7 @@ impl SpoolReader {
         let mut finished: HashSet<u64> = HashSet::new();
         let mut watch = self.spool.watch();
         let mut streams: Streams = HashMap::new();
-        let mut received = ReceivedStreams::new(self.max_streams);
+        let mut received = ReceivedStreams::new(self.max_streams, self.stream_idle);
         while !self.out.stopped() {
             if self.spool.is_retired() {
                 // Its source is gone: no receiver keeps its gauge.
@@ -221,6 +232,7 @@ impl SpoolReader {
         if avail == 0 {
             return Some(false);
         }
+        received.tick(Instant::now());
         let mut want = READ_BYTES.min(avail);
         let (buf, last_nl) = loop {
             let mut buf = vec![0u8; want];
@@ -292,7 +304,7 @@ impl SpoolReader {
     fn add(
         &mut self,
         r: &Record<'_>,
-        defs: &mut HashMap<u32, (StreamDef<'static>, Option<StreamRef>)>,
+        defs: &mut HashMap<u32, (StreamDef<'static>, Option<Known>)>,
         chunk: &mut Chunk,
         streams: &mut Streams,
         received: &mut ReceivedStreams,
@@ -316,13 +328,17 @@ impl SpoolReader {
             },
             None => (r.tenant.as_deref(), &r.labels, None),
         };
-        if let Some(Some(stream)) = known.as_deref() {
+        let set_key = match known.as_deref() {
+            Some(Some(k)) => k.key,
+            _ => received.key(tenant, labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))),
+        };
+        let own = received.admit(&self.name, tenant, set_key);
+        if let (true, Some(Some(k))) = (own, known.as_deref()) {
             if self.stages.is_none() {
-                chunk.push_line(stream, line, r.ts, meta.as_deref());
+                chunk.push_line(&k.stream, line, r.ts, meta.as_deref());
                 return true;
             }
         }
-        let own = received.admit(&self.name, tenant, labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
         let labels: &[_] = if own { labels.as_slice() } else { &[] };
         if let Some(stages) = &mut self.stages {
             let tenant = tenant.map(str::to_string).or_else(|| self.default_tenant.as_deref().map(str::to_string));
@@ -367,7 +383,8 @@ impl SpoolReader {
             }
         };
         if let Some(known) = known {
-            *known = Some(stream.clone());
+            // A label set left off is asked for again with its next line.
+            *known = own.then(|| Known { stream: stream.clone(), key: set_key });
         }
         chunk.push_line(&stream, line, r.ts, meta.as_deref());
         true
