@@ -437,7 +437,7 @@ async fn lines_skipped_on_a_replay_are_recorded_so_the_next_replay_stays_in_line
     tokio::spawn(async move { axum::serve(listener, app).await });
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let file = PositionsFile::load(&path);
+    let file = PositionsFile::load(&path, false).unwrap();
     let (positions, _) = file.client(tailship::config::DEFAULT_CLIENT, None);
     let key = positions.track(std::path::Path::new("/log/a"), Fingerprint::of(b"line 0"), 1, 1, 0);
     file.save().unwrap();
@@ -482,7 +482,7 @@ async fn lines_skipped_on_a_replay_are_recorded_so_the_next_replay_stays_in_line
     abort.cancel();
     drop(file);
 
-    let file = PositionsFile::load(&path);
+    let file = PositionsFile::load(&path, false).unwrap();
     let (q, _) = file.client(tailship::config::DEFAULT_CLIENT, None);
     let (key, start) = q.resume(b"line 0\nline 1\n", std::path::Path::new("/log/a"), 1, 1).unwrap();
     assert_eq!(start, 0);

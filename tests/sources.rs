@@ -103,17 +103,23 @@ fn a_restart_resumes_at_the_saved_position_without_resending() {
     assert_eq!(lines, vec!["one", "two", "three"]);
 }
 
+/// A corrupt positions file stops `run` (exit 2, nothing sent); asked to
+/// start fresh, the agent moves it aside and starts.
 #[test]
-fn a_corrupt_positions_file_is_moved_aside_and_the_agent_starts() {
+fn a_corrupt_positions_file_stops_run_until_it_is_moved_aside_on_request() {
     let r = Receiver::start(BIG);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("positions.json"), "{\"version\":1,\"files\":[{\"pa").unwrap();
     std::fs::write(dir.path().join("a.log"), "line\n").unwrap();
     let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.log", dir.path().display()), "", "");
-    let agent = Agent::start(&cfg);
+    let mut agent = Agent::start(&cfg);
+    let status = agent.exit_within(Duration::from_secs(20));
+    assert_eq!(status.and_then(|s| s.code()), Some(2), "{}", agent.stderr_text());
+    assert_eq!(stored(&r), 0);
+    let agent = Agent::start_args(&cfg, &[], &[], &["--fresh-positions"]);
     assert!(wait_for(Duration::from_secs(20), || stored(&r) >= 1), "{}", agent.stderr_text());
     assert!(dir.path().join("positions.json.corrupt").exists());
-    assert!(agent.stderr_text().contains("corrupt"));
+    assert!(agent.stderr_text().contains("moved it aside"));
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 

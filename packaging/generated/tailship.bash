@@ -4180,7 +4180,7 @@ _tailship() {
             return 0
             ;;
         tailship__subcmd__run)
-            opts="-c -h --config --log-format --log-level --help"
+            opts="-c -h --config --fresh-positions --log-format --log-level --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -60,6 +60,7 @@ warn\t''
 info\t''
 debug\t''
 trace\t''"
+complete -c tailship -n "__fish_tailship_using_subcommand run" -l fresh-positions -d 'Start without the positions file if it exists but cannot be read or is corrupt (without this, `run` exits 2 naming it): it is moved aside to `<path>.corrupt` and files are read again per `start_at`. Once; the config key is `positions.on_unreadable = "start_fresh"`'
 complete -c tailship -n "__fish_tailship_using_subcommand run" -s h -l help -d 'Print help'
 complete -c tailship -n "__fish_tailship_using_subcommand check" -s c -l config -d 'The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, as for `run`]' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand check" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
@@ -487,7 +488,7 @@ complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fis
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -f -a "promtail" -d 'Print the tailship config (TOML) equivalent to a Promtail config on stdout; what has no equivalent is listed on stderr, numbered, by its Promtail key. Exit 2 on unreadable or invalid YAML'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and not __fish_seen_subcommand_from promtail help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l positions -d 'Promtail\'s positions file (its `positions.filename`): written as tailship\'s positions file (each path\'s offset, with its fingerprint read now), so shipping goes on where Promtail stopped; files it cannot carry over are listed on stderr' -r -F
-complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l positions-out -d 'Where tailship\'s positions file is written (default: the converted config\'s positions.path)' -r -F
+complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l positions-out -d 'Where tailship\'s positions file is written, and the converted config\'s positions.path [default: /var/lib/tailship/positions.json, which the packaged service may write]. Written by root into a directory another user owns, the file is given to that user' -r -F
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l log-format -d 'Log format on stderr: human text, or one JSON object per line for collectors' -r -f -a "text\t''
 json\t''"
 complete -c tailship -n "__fish_tailship_using_subcommand convert; and __fish_seen_subcommand_from promtail" -l log-level -d 'Log level on stderr (over RUST_LOG, which also takes per-module directives)' -r -f -a "error\t''

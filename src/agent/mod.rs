@@ -55,7 +55,8 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     sources::fit_open_files(&mut plan, fd_limit);
     let config = &plan.config;
     let health = Health::new();
-    let file = Arc::new(PositionsFile::load(&config.positions.path));
+    let fresh = config.positions.on_unreadable == crate::config::OnUnreadable::StartFresh;
+    let file = Arc::new(PositionsFile::load(&config.positions.path, fresh)?);
     // Alerts: a tap rides in each client's batcher; the engine flushes when the batchers end.
     let (first_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?;
     let mut first_tap = Some(first_tap);

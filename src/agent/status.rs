@@ -77,7 +77,7 @@ impl Board {
             health,
             lanes: Mutex::default(),
             queue_max: plan.config.queue.max_bytes.get(),
-            positions_path: plan.config.positions.path.display().to_string(),
+            positions_path: crate::util::pathtext::text(&plan.config.positions.path).into_owned(),
             plan: Mutex::default(),
             watched: Default::default(),
             wake: tokio::sync::Notify::new(),
@@ -323,7 +323,7 @@ impl Board {
         let [lines_per_s, bytes_per_s] = f.rates(now);
         FileReport {
             target: crate::status::Status::get().target_of(f).map(|t| t.to_string()),
-            path: path.display().to_string(),
+            path: crate::util::pathtext::text(&path).into_owned(),
             state,
             delivered_offset,
             read_offset,

@@ -109,7 +109,9 @@ pub struct ConvertPromtailArgs {
     /// stopped; files it cannot carry over are listed on stderr.
     #[arg(long, value_name = "FILE")]
     pub positions: Option<PathBuf>,
-    /// Where tailship's positions file is written (default: the converted config's positions.path).
+    /// Where tailship's positions file is written, and the converted config's positions.path
+    /// [default: /var/lib/tailship/positions.json, which the packaged service may write]. Written
+    /// by root into a directory another user owns, the file is given to that user.
     #[arg(long, value_name = "FILE", requires = "positions")]
     pub positions_out: Option<PathBuf>,
 }
@@ -176,6 +178,12 @@ pub struct RunArgs {
     /// The config file (TOML, or YAML by extension) [default: /etc/tailship/tailship.toml, where the Debian package puts it].
     #[arg(long, short = 'c', env = "TAILSHIP_CONFIG")]
     pub config: Option<PathBuf>,
+    /// Start without the positions file if it exists but cannot be read or is
+    /// corrupt (without this, `run` exits 2 naming it): it is moved aside to
+    /// `<path>.corrupt` and files are read again per `start_at`. Once; the
+    /// config key is `positions.on_unreadable = "start_fresh"`.
+    #[arg(long)]
+    pub fresh_positions: bool,
 }
 
 /// Where `run` and `check` look without `--config`: the Debian package's config.

@@ -71,6 +71,9 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
             report.journals,
             to.display()
         )?;
+        if let Some(owner) = &report.owner {
+            writeln!(err, "# {}: {owner}", to.display())?;
+        }
         if !report.skipped.is_empty() {
             writeln!(err, "# not carried over ({}):", report.skipped.len())?;
             for (key, why) in &report.skipped {

@@ -313,12 +313,33 @@ impl Default for QueueConfig {
 pub struct PositionsConfig {
     pub path: PathBuf,
     pub sync_period: HumanDuration,
+    /// What `run` does with a positions file (or a log beside it) that exists
+    /// but cannot be read (permissions, a directory in its place) or is
+    /// corrupt: `stop` (exit 2 naming it: nothing is read again behind the
+    /// operator's back) or `start_fresh` (moved aside to `.corrupt`; files are
+    /// read again per `start_at`). `run --fresh-positions` is `start_fresh` once.
+    pub on_unreadable: OnUnreadable,
 }
 
 impl Default for PositionsConfig {
     fn default() -> Self {
-        Self { path: PathBuf::from("/var/lib/tailship/positions.json"), sync_period: HumanDuration::secs(10) }
+        Self {
+            path: PathBuf::from("/var/lib/tailship/positions.json"),
+            sync_period: HumanDuration::secs(10),
+            on_unreadable: OnUnreadable::Stop,
+        }
     }
+}
+
+/// `positions.on_unreadable`: see [`PositionsConfig`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnUnreadable {
+    /// `run` exits 2 naming the file and how to start without it.
+    #[default]
+    Stop,
+    /// The file is moved aside to `<path>.corrupt` and the agent starts without positions.
+    StartFresh,
 }
 
 /// Which streams a rule watches: a table of label equalities (`{ job = "app" }`),

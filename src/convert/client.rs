@@ -1,8 +1,6 @@
 //! Promtail's `server`, `clients` and `positions` as tailship's `[server]`,
 //! `[client]` and `[positions]`.
 
-use std::path::Path;
-
 use super::render::{Section, Val};
 use super::yaml::{list, truthy, Map, Report};
 use yaml_rust2::Yaml;
@@ -300,44 +298,79 @@ pub fn split_url(url: &str) -> (String, Option<String>) {
     }
 }
 
-/// `positions`: tailship keeps its own file beside Promtail's (Promtail's
-/// YAML offsets cannot be read), so the first start reads per `start_at`
-/// unless `--positions` carries Promtail's offsets over into it.
+/// Where the converted config keeps tailship's positions file: the packaged
+/// service's state directory (`StateDirectory=tailship` in
+/// systemd/tailship.service), the only one it may write. Beside Promtail's
+/// file, as earlier conversions put it, the service could not write it.
+pub const SERVICE_POSITIONS: &str = "/var/lib/tailship/positions.json";
+/// Where network sources spool (`spool.path`'s default), in the same directory.
+pub const SERVICE_SPOOL: &str = "/var/lib/tailship/spool";
+
+/// `positions`: tailship keeps its own positions file (Promtail's YAML
+/// offsets cannot be read) where the packaged service can write it, or at
+/// `--positions-out`; `--positions` carries Promtail's offsets over into it.
+/// The notes name it and the spool, whether or not Promtail's config has
+/// `positions`.
 pub fn positions(y: Option<&Yaml>, options: &super::Options, out: &mut Section, r: &mut Report) {
-    let Some(y) = y else { return };
-    let mut m = Map::new("positions", y, r);
-    if let Some(f) = m.text("filename", r) {
-        let dir = Path::new(&f).parent().map(|d| d.display().to_string()).unwrap_or_default();
-        let path = match &options.positions_out {
-            Some(p) => p.clone(),
-            None if dir.is_empty() => "tailship-positions.json".into(),
-            None => format!("{dir}/tailship-positions.json"),
-        };
-        if options.carry_positions {
-            out.set_noted("path", Val::str(path), "Promtail's offsets carried over by convert --positions");
-            r.note(
-                m.key("filename"),
-                "tailship keeps its own positions file: --positions carried Promtail's offsets over into it, so \
-                 shipping goes on where Promtail stopped (stop Promtail before starting tailship)",
-            );
-        } else {
-            out.set_noted(
-                "path",
-                Val::str(path),
-                "beside Promtail's (convert --positions carries Promtail's offsets over)",
-            );
-            r.note(
-                m.key("filename"),
-                "tailship keeps its own positions file: convert with `--positions FILE` to carry Promtail's offsets \
-                 over (otherwise files already shipped are read again from the start)",
-            );
-        }
-    }
+    let path = options.positions_out.clone().unwrap_or_else(|| SERVICE_POSITIONS.to_string());
+    let service = options.positions_out.is_none();
+    let mut m = y.map(|y| Map::new("positions", y, r));
+    let promtail = m.as_mut().and_then(|m| m.text("filename", r));
+    let key = match &m {
+        Some(m) if promtail.is_some() => m.key("filename"),
+        _ => "positions".to_string(),
+    };
+    let comment = if options.carry_positions {
+        "Promtail's offsets carried over by convert --positions"
+    } else if service {
+        "the packaged service's state directory (convert --positions carries Promtail's offsets over)"
+    } else {
+        "--positions-out (convert --positions carries Promtail's offsets over)"
+    };
+    out.set_noted("path", Val::str(&path), comment);
+    let whose = match &promtail {
+        Some(f) => format!("not Promtail's {f}"),
+        None => "Promtail kept none".to_string(),
+    };
+    let place = if service {
+        "the packaged service's state directory, /var/lib/tailship (owned by user tailship; the unit may write \
+         nowhere else)"
+    } else {
+        "as --positions-out says: the user tailship runs as must be able to write there (the packaged service may \
+         write only /var/lib/tailship)"
+    };
+    let carried = if options.carry_positions {
+        "--positions carried Promtail's offsets over into it, so shipping goes on where Promtail stopped (stop \
+         Promtail before starting tailship)"
+    } else {
+        "convert with `--positions FILE` (Promtail's positions file) to carry Promtail's offsets over (otherwise \
+         files already shipped are read again per start_at)"
+    };
+    r.note(
+        key,
+        format!(
+            "tailship keeps its own positions file ({whose}) at {path} and network sources' spool at \
+             {SERVICE_SPOOL} (spool.path): {place}; {carried}"
+        ),
+    );
+    let Some(mut m) = m else { return };
     if let Some(s) = m.text("sync_period", r) {
         out.set("sync_period", Val::str(s));
     }
-    if m.text("ignore_invalid_yaml", r).is_some() {
-        r.note(m.key("ignore_invalid_yaml"), "tailship always moves a corrupt positions file aside and starts over");
+    if let Some(v) = m.text("ignore_invalid_yaml", r) {
+        if truthy(&v) {
+            out.set_noted(
+                "on_unreadable",
+                Val::str("start_fresh"),
+                "ignore_invalid_yaml: a positions file that cannot be read is moved aside",
+            );
+        }
+        r.note(
+            m.key("ignore_invalid_yaml"),
+            "positions.on_unreadable: a positions file that cannot be read or is corrupt stops `tailship run` \
+             (exit 2, as Promtail stops on invalid YAML) unless it is \"start_fresh\" (what ignore_invalid_yaml: \
+             true converts to): moved aside to .corrupt, files read again per start_at",
+        );
     }
     m.finish(r, "no tailship equivalent");
 }

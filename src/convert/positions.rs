@@ -33,6 +33,8 @@ pub struct ImportReport {
     pub files: usize,
     pub journals: usize,
     pub skipped: Vec<(String, String)>,
+    /// Who may read the file written, when the agent's user may not be the one that ran `convert`.
+    pub owner: Option<String>,
 }
 
 /// Reads Promtail's positions file `from` and writes tailship's to `to`.
@@ -81,7 +83,51 @@ pub fn import(from: &Path, to: &Path) -> Result<ImportReport, PositionsImportErr
     crate::positions::write_imported(to, &files, &journals)?;
     report.files = files.len();
     report.journals = journals.len();
+    report.owner = give_to_directory_owner(to);
     Ok(report)
+}
+
+/// `convert` runs as root, the agent as its own user (the packaged service:
+/// tailship): a positions file root wrote (mode 0600) could not be read by
+/// it, and the agent started without Promtail's offsets (issue 50). Written
+/// by root into a directory another user owns (/var/lib/tailship once the
+/// service ran), the file is given to that user; into a directory root
+/// owns, it stays root's (systemd gives /var/lib/tailship and all in it to
+/// the service's user at its start when root owns the directory). Says what
+/// was done, or what is left to do.
+fn give_to_directory_owner(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let meta = std::fs::metadata(dir).ok()?;
+    if meta.uid() == 0 {
+        return Some(format!(
+            "written by root (mode 0600) in {}, which root owns: the packaged service (systemd's StateDirectory) \
+             gives /var/lib/tailship and what is in it to user tailship when it starts; an agent run otherwise as \
+             another user needs `chown -R USER: {}` first",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    match std::os::unix::fs::chown(path, Some(meta.uid()), Some(meta.gid())) {
+        Ok(()) => Some(format!(
+            "owned by uid {} gid {}, like {}, so the agent running as that user reads it",
+            meta.uid(),
+            meta.gid(),
+            dir.display()
+        )),
+        Err(e) => Some(format!(
+            "cannot give it to the owner of {} (uid {}): {e}; the agent's user must be able to read it",
+            dir.display(),
+            meta.uid()
+        )),
+    }
 }
 
 /// The file at `path` delivered to `offset`, known by its first bytes now.

@@ -54,12 +54,25 @@ struct Loaded {
 }
 
 impl PositionsFile {
-    /// Reads the file; a missing file is empty, a corrupt one is moved aside
-    /// to `<path>.corrupt` (logged) and is empty too.
-    pub fn load(path: &Path) -> Self {
+    /// Reads the file and the logs beside it; a missing file is empty. A
+    /// file (or log) that exists but cannot be read, or is corrupt, is an
+    /// error naming it and what to do, and is left as it is; unless `fresh`
+    /// (`positions.on_unreadable = "start_fresh"`, `run --fresh-positions`):
+    /// then it is moved aside to `<path>.corrupt` (logged) and is empty.
+    /// Starting without positions the operator did not ask for sent
+    /// everything again (issue 50).
+    pub fn load(path: &Path, fresh: bool) -> Result<Self, PositionsError> {
         let mut loaded = Loaded::default();
         let mut first_log = 0;
-        if let Some(saved) = persist::read(path) {
+        let saved = match persist::read(path) {
+            Ok(saved) => saved,
+            Err(why) if fresh => {
+                persist::set_aside(path, &why);
+                None
+            }
+            Err(why) => return Err(PositionsError::Unreadable { path: path.to_path_buf(), why }),
+        };
+        if let Some(saved) = saved {
             first_log = saved.wal;
             let (files, journals);
             if let Some(one) = saved.one.filter(|_| saved.clients.is_none()) {
@@ -72,11 +85,16 @@ impl PositionsFile {
                 files = loaded.by_client.values().map(|s| s.files.len()).sum();
                 journals = loaded.by_client.values().map(|s| s.journals.len()).sum();
             }
-            tracing::info!(path = %path.display(), files, journals, clients = loaded.by_client.len().max(1), "loaded positions");
+            tracing::info!(path = %crate::util::pathtext::text(path), files, journals, clients = loaded.by_client.len().max(1), "loaded positions");
         }
-        let (records, last_log) = wal::read(path, first_log);
+        let (records, logs) = match wal::read(path, first_log, fresh) {
+            Ok(read) => read,
+            Err((log, e)) => {
+                return Err(PositionsError::Unreadable { path: log, why: persist::Unreadable::Io(e) });
+            }
+        };
         if !records.is_empty() {
-            tracing::info!(path = %path.display(), records = records.len(), "applied the positions log written since");
+            tracing::info!(path = %crate::util::pathtext::text(path), records = records.len(), "applied the positions log written since");
         }
         for r in &records {
             let state = match (&mut loaded.one, r.client()) {
@@ -88,13 +106,24 @@ impl PositionsFile {
             };
             wal::apply(state, r);
         }
-        Self {
+        persist::remove_stale_temps(path);
+        Ok(Self {
             path: Some(path.to_path_buf()),
             loaded: Mutex::new(loaded),
             clients: Mutex::default(),
             acked: Arc::new(tokio::sync::Notify::new()),
-            wal: Some(Arc::new(Wal::open(path, last_log))),
-        }
+            wal: Some(Arc::new(Wal::open(path, first_log, &logs))),
+        })
+    }
+
+    /// Reads the positions file at `path` and the logs beside it as
+    /// [`PositionsFile::load`] does, changing nothing: `check`'s test that
+    /// `run` can load them.
+    pub fn probe(path: &Path) -> Result<(), PositionsError> {
+        let saved = persist::read(path).map_err(|why| PositionsError::Unreadable { path: path.to_path_buf(), why })?;
+        wal::read(path, saved.map_or(0, |s| s.wal), false)
+            .map_err(|(log, e)| PositionsError::Unreadable { path: log, why: persist::Unreadable::Io(e) })?;
+        Ok(())
     }
 
     /// Positions kept in memory only.
@@ -172,13 +201,15 @@ impl PositionsFile {
         if !dirty {
             return Ok(());
         }
-        // A new log first: the state taken next holds everything the older ones say.
+        // A new log first (or the one a failed save started: no more than
+        // one per save that succeeds): the state taken next holds
+        // everything the older ones say.
         let gen = self.wal.as_ref().map_or(0, |w| w.next_generation());
         let saved: BTreeMap<String, persist::Saving<'_>> =
             clients.iter().map(|(k, p)| (k.clone(), p.saving())).collect();
         let r = persist::write(path, saved, gen);
         match (&r, &self.wal) {
-            (Ok(()), Some(w)) => w.remove_before(gen),
+            (Ok(()), Some(w)) => w.saved(gen),
             (Ok(()), None) => {}
             (Err(_), _) => {
                 for (_, p) in &clients {

@@ -29,7 +29,8 @@ impl Positions {
             c: c.clone(),
             k: key,
             id: wal::Ident {
-                path: f.path.to_path_buf(),
+                path: crate::util::pathtext::text(&f.path).into_owned(),
+                px: crate::util::pathtext::is_escaped(&f.path),
                 fp: format!("{:016x}", { f.fp.hash }),
                 fl: f.fp.len,
                 dev: f.dev,

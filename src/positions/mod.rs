@@ -13,8 +13,12 @@
 //! kept as a hint only: an inode reused by a new file has another fingerprint.
 //!
 //! The file is versioned JSON written atomically: a temp file, `fsync`,
-//! `rename`, then `fsync` of the directory. A corrupt file is moved aside to
-//! `<path>.corrupt` and the agent starts afresh per `start_at`.
+//! `rename`, then `fsync` of the directory. A file that exists but cannot be
+//! read or is corrupt is an error that stops `run` (exit 2, naming it); asked
+//! to (`positions.on_unreadable = "start_fresh"`, `run --fresh-positions`),
+//! the agent moves it aside to `<path>.corrupt` and starts afresh per
+//! `start_at`. Paths are written as text (`util::pathtext`): a file name
+//! that is not UTF-8 is escaped, and marked so, to read back as its bytes.
 //!
 //! Journal sources keep a cursor instead of an offset, under the same
 //! acknowledgement rules (see [`journal`]).
@@ -35,7 +39,7 @@ mod wal;
 use entry::FileState;
 pub use file::{write_imported, Imported, PositionsFile, Start};
 pub use flight::{Again, Flight, Replay, Run};
-pub use persist::write_atomically_with;
+pub use persist::{write_atomically_with, Unreadable};
 
 /// Where a chunk's lines came from, so the position can advance once they are acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,8 +123,46 @@ impl State {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PositionsError {
-    #[error("cannot write positions file {path}: {source}")]
+    #[error("cannot write positions file {}: {source}", crate::util::pathtext::text(path))]
     Write { path: PathBuf, source: std::io::Error },
+    /// The positions file, or a log beside it (`path`), exists but cannot be
+    /// read or is corrupt: `run` stops (exit 2) with this text, which says
+    /// what to do.
+    #[error("{}", unreadable_text(path, why))]
+    Unreadable { path: PathBuf, why: persist::Unreadable },
+}
+
+/// See [`PositionsError::Unreadable`].
+fn unreadable_text(path: &Path, why: &persist::Unreadable) -> String {
+    let shown = crate::util::pathtext::text(path);
+    let log = path.file_name().is_some_and(|n| n.to_string_lossy().contains(".wal-"));
+    let what = if log { "positions log" } else { "positions file" };
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let (problem, fix) = match why {
+        persist::Unreadable::Io(e) if e.kind() == std::io::ErrorKind::PermissionDenied => (
+            format!("cannot be read by this user (uid {uid}): {e}"),
+            "Let the user tailship runs as read and write it and its directory (the packaged service runs as              user tailship: `chown -R tailship:tailship /var/lib/tailship`)"
+                .to_string(),
+        ),
+        persist::Unreadable::Io(e) => {
+            (format!("cannot be read: {e}"), format!("Put the {what} back at {shown} (or remove what is there)"))
+        }
+        persist::Unreadable::Corrupt(reason) => {
+            (format!("is corrupt: {reason}"), "Restore it from a backup".to_string())
+        }
+    };
+    let aside = if log {
+        "skips it".to_string()
+    } else {
+        format!("moves it aside to {}", crate::util::pathtext::text(&persist::aside_path(path)))
+    };
+    format!(
+        "{what} {shown} {problem}. tailship did not start and left it as it is: without the positions in it, \
+         files already shipped would be read and sent again. {fix}; or start without it: \
+         `tailship run --fresh-positions` (or positions.on_unreadable = \"start_fresh\" in the config) {aside} \
+         and reads files again per start_at"
+    )
 }
 
 /// One client's positions (see the module documentation). The positions

@@ -1,6 +1,7 @@
-//! The positions file: versioned JSON, loaded at start (a corrupt file is
-//! set aside, never crash-looped on) and written atomically: a temp file,
-//! `fsync`, `rename`, then `fsync` of the directory.
+//! The positions file: versioned JSON, loaded at start (a file that cannot
+//! be read or is corrupt is an error, left as it is, or set aside when asked:
+//! see `PositionsFile::load`) and written atomically: a temp file, `fsync`,
+//! `rename`, then `fsync` of the directory.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -14,7 +15,12 @@ use crate::metrics::Metrics;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct SavedFile {
-    path: PathBuf,
+    /// The path as text (`util::pathtext`): escaped when it is not UTF-8.
+    path: String,
+    /// Set when `path` is escaped (a name that is not UTF-8): serde cannot
+    /// write such a path as a JSON string, and every save failed on it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    path_escaped: bool,
     fingerprint: String,
     fingerprint_len: u32,
     #[serde(default)]
@@ -50,6 +56,10 @@ pub(super) struct SavedFile {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 /// One client's positions as saved: the whole file in version 1 (one
@@ -110,7 +120,8 @@ impl SavedState {
                 }
             };
             let fp = Fingerprint { hash, len: f.fingerprint_len };
-            let mut entry = FileState::new(f.path.into_boxed_path(), fp, f.dev, f.ino, f.offset);
+            let path = crate::util::pathtext::from_text(&f.path, f.path_escaped);
+            let mut entry = FileState::new(path.into_boxed_path(), fp, f.dev, f.ino, f.offset);
             entry.active = false;
             entry.updated_at = f.updated_at;
             entry.size = f.size.max(f.offset);
@@ -163,7 +174,8 @@ fn saved_file(k: u64, f: &FileState, now: u64) -> SavedFile {
         key: Some(k),
         pending: f.pending().copied().collect(),
         flight: f.records().cloned().collect(),
-        path: f.path.to_path_buf(),
+        path: crate::util::pathtext::text(&f.path).into_owned(),
+        path_escaped: crate::util::pathtext::is_escaped(&f.path),
         fingerprint: format!("{:016x}", { f.fp.hash }),
         fingerprint_len: f.fp.len,
         dev: f.dev,
@@ -262,31 +274,27 @@ impl Positions {
     }
 }
 
-/// Reads a positions file: `None` for a missing or corrupt one (a corrupt
-/// one is moved aside to `<path>.corrupt`, logged).
-pub(super) fn read(path: &Path) -> Option<SavedFileV> {
-    match std::fs::read(path) {
-        Ok(bytes) => match serde_json::from_slice::<SavedFileV>(&bytes) {
-            Ok(saved) if saved.version == ONE_CLIENT && saved.one.is_some() => Some(saved),
-            Ok(saved) if saved.version == PER_CLIENT && saved.clients.is_some() => Some(saved),
-            Ok(saved) if saved.version == ONE_CLIENT || saved.version == PER_CLIENT => {
-                set_aside(path, "no positions in it");
-                None
-            }
-            Ok(saved) => {
-                set_aside(path, &format!("unknown version {}", saved.version));
-                None
-            }
-            Err(e) => {
-                set_aside(path, &e.to_string());
-                None
-            }
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "cannot read positions file; starting without positions");
-            None
+/// Reads a positions file: `None` for a missing one; an error for one
+/// that exists but cannot be read or is corrupt (it is left as it is: see
+/// [`set_aside`] and `PositionsFile::load`).
+pub(super) fn read(path: &Path) -> Result<Option<SavedFileV>, Unreadable> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Unreadable::Io(e)),
+    };
+    match serde_json::from_slice::<SavedFileV>(&bytes) {
+        Ok(saved) if saved.version == ONE_CLIENT && saved.one.is_some() => Ok(Some(saved)),
+        Ok(saved) if saved.version == PER_CLIENT && saved.clients.is_some() => Ok(Some(saved)),
+        Ok(saved) if saved.version == ONE_CLIENT || saved.version == PER_CLIENT => {
+            Err(Unreadable::Corrupt("no positions in it".into()))
         }
+        Ok(saved) => Err(Unreadable::Corrupt(format!(
+            "version {} (this tailship reads versions {ONE_CLIENT} and {PER_CLIENT}: was it written by a newer one?)",
+            saved.version
+        ))),
+        Err(e) if bytes.is_empty() => Err(Unreadable::Corrupt(format!("empty ({e})"))),
+        Err(e) => Err(Unreadable::Corrupt(e.to_string())),
     }
 }
 
@@ -321,18 +329,60 @@ pub(super) fn write<S: Serialize>(
     r.map_err(|source| PositionsError::Write { path: path.to_path_buf(), source })
 }
 
-fn set_aside(path: &Path, why: &str) {
-    let aside = path.with_extension("json.corrupt");
-    let aside = if path.extension().is_some_and(|e| e == "json") {
-        aside
-    } else {
-        PathBuf::from(format!("{}.corrupt", path.display()))
-    };
+/// Where [`set_aside`] moves the positions file at `path`: `<name>.corrupt`.
+pub(super) fn aside_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".corrupt");
+    PathBuf::from(name)
+}
+
+/// Moves a positions file that cannot be read aside to `<path>.corrupt`
+/// (`positions.on_unreadable = "start_fresh"` or `run --fresh-positions`),
+/// replacing an older one there. Logged.
+pub(super) fn set_aside(path: &Path, why: &Unreadable) {
+    let aside = aside_path(path);
+    let shown = crate::util::pathtext::text(path);
     match std::fs::rename(path, &aside) {
-        Ok(()) => tracing::warn!(path = %path.display(), moved_to = %aside.display(), reason = why,
-            "positions file is corrupt; moved it aside and starting without positions"),
-        Err(e) => tracing::warn!(path = %path.display(), reason = why, error = %e,
-            "positions file is corrupt and cannot be moved aside; starting without positions"),
+        Ok(()) => tracing::warn!(path = %shown, moved_to = %crate::util::pathtext::text(&aside), reason = %why,
+            "positions file cannot be read; moved it aside and starting without positions, as asked (files are read again per start_at)"),
+        Err(e) => tracing::warn!(path = %shown, reason = %why, error = %e,
+            "positions file cannot be read nor moved aside; starting without positions, as asked (files are read again per start_at)"),
+    }
+}
+
+/// Why a positions file (or a log beside it) that exists was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum Unreadable {
+    #[error("{0}")]
+    Io(std::io::Error),
+    #[error("it is corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// The prefix of the temp files [`write_atomically_with`] writes `path` through.
+fn temp_prefix(path: &Path) -> String {
+    format!(".{}.", path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "positions".into()))
+}
+
+/// Removes temp files of `path` left by a process killed while it wrote
+/// them (one at each such kill, never removed before: the disk the
+/// positions use stays bounded). Called at load, before any is written.
+pub(super) fn remove_stale_temps(path: &Path) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let prefix = temp_prefix(path);
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        // tempfile's random part: 6 characters.
+        if name.len() == prefix.len() + 6 + ".tmp".len() && name.starts_with(&prefix) && name.ends_with(".tmp") {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
     }
 }
 
@@ -351,13 +401,7 @@ pub fn write_atomically_with(
     // A fresh temp file with a random name, created exclusively (O_EXCL, so a
     // planted file or symlink of any name is never followed or overwritten),
     // in the positions directory so the rename stays on one file system.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(
-            ".{}.",
-            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "positions".into())
-        ))
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(&temp_prefix(path)).rand_bytes(6).suffix(".tmp").tempfile_in(&dir)?;
     fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     // On failure the temp file is removed when `tmp` drops.

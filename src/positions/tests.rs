@@ -51,11 +51,16 @@ fn save_load_and_corrupt_file_moved_aside() {
     p.register(1, &[AckRef { file: k, offset: 6 }]);
     p.ack(1, &[AckRef { file: k, offset: 6 }]);
     f.save().unwrap();
-    let q = one(&PositionsFile::load(&path));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
     assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
     assert_eq!(q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), None, "already tailed");
     std::fs::write(&path, b"{not json").unwrap();
-    let r = one(&PositionsFile::load(&path));
+    // Not read: an error naming the file and how to start without it; the file stays.
+    let e = PositionsFile::load(&path, false).unwrap_err().to_string();
+    assert!(e.contains(&path.display().to_string()) && e.contains("corrupt") && e.contains("--fresh-positions"), "{e}");
+    assert!(path.exists() && !dir.path().join("positions.json.corrupt").exists());
+    // Asked to start fresh: moved aside.
+    let r = one(&PositionsFile::load(&path, true).unwrap());
     assert!(r.resume(b"hello\n", Path::new("/log/a"), 7, 9).is_none());
     assert!(dir.path().join("positions.json.corrupt").exists());
 }
@@ -115,7 +120,7 @@ fn journal_cursors_are_saved_beside_files_and_old_files_still_load() {
         now_secs()
     );
     std::fs::write(&path, old).unwrap();
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let p = one(&f);
     assert_eq!(p.lock().files.len(), 1, "the old file's position loads");
     let (k, _) = p.journal_resume("sys", Some(Path::new("/var/log/journal")));
@@ -126,7 +131,7 @@ fn journal_cursors_are_saved_beside_files_and_old_files_still_load() {
     f.save().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"journals\"") && text.contains("s=1;i=2"), "{text}");
-    let q = one(&PositionsFile::load(&path));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
     assert_eq!(q.lock().files.len(), 1);
     assert_eq!(q.journal_resume("sys", None).1, None, "another journal (the system one)");
     assert_eq!(q.journal_resume("sys", Some(Path::new("/var/log/journal"))).1.as_deref(), Some("s=1;i=2"));
@@ -151,7 +156,7 @@ fn a_reloaded_journal_source_goes_on_from_what_its_predecessor_queued() {
 fn tracking_a() -> (tempfile::TempDir, PathBuf, PositionsFile, Arc<Positions>, u64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let p = one(&f);
     let k = p.track(Path::new("/log/a"), Fingerprint::of(b"hello\n"), 7, 9, 0);
     (dir, path, f, p, k)
@@ -172,7 +177,7 @@ fn delivered(p: &Positions, offset: u64) {
 fn a_one_client_file_loads_for_each_of_several_clients_and_is_saved_per_client() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     delivered(&one(&f), 6);
     f.save().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
@@ -181,7 +186,7 @@ fn a_one_client_file_loads_for_each_of_several_clients_and_is_saved_per_client()
         "the one-client form writes version 1: {text}"
     );
     // The same file under [[clients]] a and b: both go on from offset 6.
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let (a, start_a) = f.client("a", None);
     let (b, _) = f.client("b", None);
     assert_eq!(start_a, Start::Saved);
@@ -193,7 +198,7 @@ fn a_one_client_file_loads_for_each_of_several_clients_and_is_saved_per_client()
     f.save().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"version\": 2") && text.contains("\"clients\""), "{text}");
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     assert_eq!(f.client("a", None).0.committed(0), Some(6));
     assert_eq!(f.client("b", None).0.committed(0), Some(12));
 }
@@ -202,11 +207,11 @@ fn a_one_client_file_loads_for_each_of_several_clients_and_is_saved_per_client()
 fn a_new_client_starts_where_the_others_are_unless_its_start_at_says_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     delivered(&f.client("a", None).0, 6);
     delivered(&f.client("b", None).0, 4);
     f.save().unwrap();
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let (c, start) = f.client("c", None);
     assert_eq!(start, Start::Others);
     assert_eq!(c.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)), "the furthest of the others");
@@ -223,7 +228,7 @@ fn a_new_client_starts_where_the_others_are_unless_its_start_at_says_otherwise()
 fn a_removed_client_is_not_written_again() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     delivered(&f.client("a", None).0, 6);
     delivered(&f.client("gone", None).0, 6);
     f.save().unwrap();
@@ -238,11 +243,11 @@ fn a_removed_client_is_not_written_again() {
 fn a_client_added_later_starts_where_the_running_ones_are_not_where_the_file_was() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     delivered(&one(&f), 6);
     f.save().unwrap();
     // Started again from that version-1 file; the running client moves on.
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let a = one(&f);
     assert_eq!(a.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9), Some((0, 6)));
     a.register(2, &[AckRef { file: 0, offset: 12 }]);
@@ -269,7 +274,7 @@ fn the_log_carries_acknowledgements_and_lines_in_flight_past_a_crash() {
     p.ack(1, &[AckRef { file: k, offset: 10 }]);
     // A kill -9: nothing saved since the track.
     drop(f);
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let q = one(&f);
     let (k2, offset) = q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9).unwrap();
     assert_eq!(offset, 20, "acknowledged through the log");
@@ -309,7 +314,7 @@ fn lines_in_flight_are_saved_and_loaded_with_what_was_delivered() {
     p.ack(5, &[AckRef { file: k, offset: 0 }]);
     f.save().unwrap();
     drop(f);
-    let q = one(&PositionsFile::load(&path));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
     let (k2, offset) = q.resume(b"hello\nworld\n", Path::new("/log/a"), 7, 9).unwrap();
     assert_eq!(offset, 0);
     let mut r = q.take_replay(k2, offset).unwrap();
@@ -323,7 +328,7 @@ fn lines_in_flight_are_saved_and_loaded_with_what_was_delivered() {
 fn a_journal_cursor_acknowledged_after_the_last_save_survives_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("positions.json");
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let p = one(&f);
     let (k, _) = p.journal_resume("sys", None);
     f.save().unwrap();
@@ -331,7 +336,7 @@ fn a_journal_cursor_acknowledged_after_the_last_save_survives_a_crash() {
     p.register(9, &[AckRef { file: k, offset: m }]);
     p.ack(9, &[AckRef { file: k, offset: m }]);
     drop(f);
-    let q = one(&PositionsFile::load(&path));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
     assert_eq!(q.journal_resume("sys", None).1.as_deref(), Some("cursor-7"));
 }
 
@@ -345,7 +350,7 @@ fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
     p.register(1, &[AckRef { file: k, offset: 30 }]);
     f.save().unwrap();
     drop(f);
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let q = one(&f);
     let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
     let mut r = q.take_replay(k, start).unwrap();
@@ -362,7 +367,7 @@ fn what_a_stopped_source_did_not_read_again_goes_to_the_next_one() {
     q.keep_replay(k, Some(again), 20);
     f.save().unwrap();
     drop(f);
-    let q = one(&PositionsFile::load(&path));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
     let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
     assert_eq!(start, 0);
     let mut r = q.take_replay(k, start).unwrap();
@@ -391,7 +396,7 @@ fn an_agent_killed_twice_before_a_save_replays_each_line_as_it_last_went() {
     p.ack(2, &[AckRef { file: k, offset: 80 }]);
     drop(f);
     // The second: lines 0..4 sent again in batch 9 (not acknowledged), 4..8 skipped.
-    let f = PositionsFile::load(&path);
+    let f = PositionsFile::load(&path, false).unwrap();
     let q = one(&f);
     let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
     assert_eq!(start, 0);
@@ -410,7 +415,7 @@ fn an_agent_killed_twice_before_a_save_replays_each_line_as_it_last_went() {
     q.register(10, &[AckRef { file: k, offset: 80 }]);
     drop(f);
     // The third: each line as it last went.
-    let q = one(&PositionsFile::load(&path));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
     let (k, start) = q.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
     let mut r = q.take_replay(k, start).unwrap();
     let mut fates = Vec::new();
@@ -454,4 +459,126 @@ fn resume_finds_each_of_many_files_by_its_first_bytes_through_fingerprint_change
         assert_eq!(got.map(|g| g.0), Some(keys[i]), "file {i}");
     }
     assert_eq!(p.resume(b"rewritten seven\nmore", Path::new("/l/7"), 1, 7).map(|g| g.0), Some(restarted));
+}
+
+/// The positions logs beside `dir`'s positions file.
+fn logs_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".wal-"))
+        .count()
+}
+
+/// A file name that is not UTF-8 is saved (every save failed on it: serde
+/// writes no such path as a JSON string), escaped with its mark, and loaded
+/// back as the very bytes; its log records too.
+#[test]
+fn a_file_name_that_is_not_utf8_is_saved_and_loaded_as_its_bytes() {
+    use std::os::unix::ffi::OsStringExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("positions.json");
+    let bad = PathBuf::from(std::ffi::OsString::from_vec(b"/log/bad\xff\\.log".to_vec()));
+    let f = PositionsFile::load(&path, false).unwrap();
+    let p = one(&f);
+    let k = p.track(&bad, Fingerprint::of(b"bad\n"), 7, 9, 0);
+    p.track(Path::new("/log/good"), Fingerprint::of(b"good\n"), 7, 10, 0);
+    p.register(1, &[AckRef { file: k, offset: 4 }]);
+    p.ack(1, &[AckRef { file: k, offset: 4 }]);
+    f.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(r#""path": "/log/bad\\xff\\\\.log""#) && text.contains(r#""path_escaped": true"#), "{text}");
+    // Acknowledged after the save: in the log only.
+    p.flight(k, 8, 1, vec![Run { batch: 2, ts: Some(5), count: 1, delivered: false }]);
+    p.register(2, &[AckRef { file: k, offset: 8 }]);
+    p.ack(2, &[AckRef { file: k, offset: 8 }]);
+    drop((p, f));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
+    let (k2, offset) = q.resume(b"bad\nmore\n", &bad, 7, 9).expect("known");
+    assert_eq!(offset, 8);
+    q.release(k2, 8, 8);
+    assert!(q.orphans().iter().any(|o| o.path == bad), "the very bytes");
+}
+
+/// A save that fails (a directory where the positions file goes) starts
+/// no other log: every failed save used to leave one more, with 4 MiB set
+/// aside, never removed (issue 50). What was acknowledged meanwhile is
+/// written by the first save that can be.
+#[test]
+fn failing_saves_start_no_new_logs() {
+    let (dir, path, f, p, k) = tracking_a();
+    f.save().unwrap();
+    assert_eq!(logs_in(dir.path()), 1);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir_all(path.join("in")).unwrap();
+    for seq in 1..30u64 {
+        p.register(seq, &[AckRef { file: k, offset: seq }]);
+        p.ack(seq, &[AckRef { file: k, offset: seq }]);
+        assert!(f.save().is_err());
+    }
+    assert!(logs_in(dir.path()) <= 2, "{} logs after 29 failed saves", logs_in(dir.path()));
+    std::fs::remove_dir_all(&path).unwrap();
+    f.save().unwrap();
+    assert_eq!(logs_in(dir.path()), 1);
+    drop((p, f));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
+    assert_eq!(q.resume(b"hello\n", Path::new("/log/a"), 7, 9), Some((0, 29)));
+}
+
+/// Starts that end before any save (a crash loop) add no log each: a start
+/// goes on with the newest, and what every run acknowledged is kept.
+#[test]
+fn restarts_without_a_save_go_on_with_the_newest_log() {
+    let (dir, path, f, p, k) = tracking_a();
+    f.save().unwrap();
+    drop((p, f));
+    for seq in 1..10u64 {
+        let f = PositionsFile::load(&path, false).unwrap();
+        let p = one(&f);
+        let (k, _) = p.resume(b"hello\n", Path::new("/log/a"), 7, 9).unwrap();
+        p.register(seq, &[AckRef { file: k, offset: seq }]);
+        p.ack(seq, &[AckRef { file: k, offset: seq }]);
+        assert!(logs_in(dir.path()) <= 2, "{} logs after {seq} starts", logs_in(dir.path()));
+    }
+    let _ = k;
+    let q = one(&PositionsFile::load(&path, false).unwrap());
+    assert_eq!(q.resume(b"hello\n", Path::new("/log/a"), 7, 9).map(|(_, o)| o), Some(9));
+}
+
+/// A log past its limit stops growing (its records held) while saves fail,
+/// and the save after the first that succeeds starts another with them.
+#[test]
+fn a_log_stops_growing_at_its_limit() {
+    let (dir, path, f, p, k) = tracking_a();
+    f.save().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir_all(path.join("in")).unwrap();
+    let size = || -> u64 {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name().to_string_lossy().contains(".wal-"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    };
+    let mut seq = 0;
+    while seq < 20_000 {
+        seq += 1;
+        p.register(seq, &[AckRef { file: k, offset: seq }]);
+        p.ack(seq, &[AckRef { file: k, offset: seq }]);
+        if seq % 1000 == 0 {
+            assert!(f.save().is_err());
+        }
+    }
+    assert!(size() <= 2 * wal::MAX_LOG_BYTES, "{} bytes of logs", size());
+    assert!(logs_in(dir.path()) <= 2);
+    std::fs::remove_dir_all(&path).unwrap();
+    f.save().unwrap();
+    f.save().unwrap_or_else(|e| panic!("{e}"));
+    p.register(seq + 1, &[AckRef { file: k, offset: seq + 1 }]);
+    p.ack(seq + 1, &[AckRef { file: k, offset: seq + 1 }]);
+    f.save().unwrap();
+    assert_eq!(logs_in(dir.path()), 1);
+    drop((p, f));
+    let q = one(&PositionsFile::load(&path, false).unwrap());
+    assert_eq!(q.resume(b"hello\n", Path::new("/log/a"), 7, 9), Some((0, seq + 1)));
 }

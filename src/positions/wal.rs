@@ -21,6 +21,14 @@
 //! on, in order (records already in the file are recognised, so applying one
 //! twice changes nothing). A line torn by a crash is skipped.
 //!
+//! The disk the logs take is bounded whatever fails: a save that fails
+//! starts no other log (the next save stays with the one the failed save
+//! started, so at most two are kept: the one the positions file on disk
+//! names and that one), a start goes on with the newest log rather than
+//! adding one, and a log stops growing at [`MAX_LOG_BYTES`] (its records are
+//! then held, as when it cannot be written). Every failed save used to leave
+//! a new log with 4 MiB reserved, never removed (issue 50: 120 MiB in 30 s).
+//!
 //! A full disk loses no record: each log is given [`RESERVE_BYTES`] of room
 //! when it is created (`fallocate`, its size unchanged), so its appends
 //! need no new blocks; a write that fails all the same is cut back off the
@@ -39,7 +47,11 @@ use super::flight::Flight;
 /// A file's identity in an `f` record, for a file the positions file did not know yet.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Ident {
-    pub(super) path: PathBuf,
+    /// The path as text (`util::pathtext`).
+    pub(super) path: String,
+    /// `path` is escaped (a name that is not UTF-8).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) px: bool,
     pub(super) fp: String,
     pub(super) fl: u32,
     pub(super) dev: u64,
@@ -95,6 +107,9 @@ struct Inner {
     buf: Vec<u8>,
     /// Said once: the log cannot be written (lines may be sent twice after a crash).
     warned: bool,
+    /// A save took this generation and has not written the positions file
+    /// since (it failed, or it is under way): the next save stays with it.
+    unsaved: bool,
 }
 
 /// Buffered records past this many bytes are written at once.
@@ -105,23 +120,38 @@ const WRITE_AT: usize = 64 << 10;
 const RESERVE_BYTES: [i64; 4] = [4 << 20, 1 << 20, 256 << 10, 64 << 10];
 /// Records held while the log cannot be written, at most (past it the oldest go: lines may then be sent twice).
 const MAX_HELD_BYTES: usize = 64 << 20;
+/// A log grows to this size at most: past it, records are held (see
+/// [`MAX_HELD_BYTES`]) until a save starts another. Written every second,
+/// the positions file keeps logs far smaller; only saves failing for long
+/// (a directory made read-only under an open log) reach it.
+#[cfg(not(test))]
+pub(super) const MAX_LOG_BYTES: u64 = 64 << 20;
+#[cfg(test)]
+pub(super) const MAX_LOG_BYTES: u64 = 64 << 10;
 
 /// The log file of generation `gen` beside the positions file `base`.
 fn path_of(base: &Path, gen: u64) -> PathBuf {
-    let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "positions".into());
-    base.with_file_name(format!("{name}.wal-{gen:08}"))
+    let mut name = base.file_name().map_or_else(|| "positions".into(), |n| n.to_os_string());
+    name.push(format!(".wal-{gen:08}"));
+    base.with_file_name(name)
 }
 
 /// The generations of logs beside `base`, in order.
 fn generations(base: &Path) -> Vec<u64> {
+    use std::os::unix::ffi::OsStrExt;
     let Some(dir) = base.parent().map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d }) else {
         return Vec::new();
     };
-    let prefix = format!("{}.wal-", base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    let mut prefix = base.file_name().map(|n| n.as_bytes().to_vec()).unwrap_or_default();
+    prefix.extend_from_slice(b".wal-");
     let mut gens: Vec<u64> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().to_str()?.strip_prefix(&prefix)?.parse().ok())
+                .filter_map(|e| {
+                    let name = e.file_name();
+                    let gen = name.as_bytes().strip_prefix(prefix.as_slice())?;
+                    std::str::from_utf8(gen).ok()?.parse().ok()
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -130,13 +160,27 @@ fn generations(base: &Path) -> Vec<u64> {
 }
 
 /// The records of every log from generation `from` on, in order, and the
-/// highest generation found.
-pub(super) fn read(base: &Path, from: u64) -> (Vec<Record>, u64) {
+/// generations of every log found. A log that exists but cannot be read is
+/// an error (its path), or skipped with `skip_unreadable`.
+pub(super) fn read(
+    base: &Path,
+    from: u64,
+    skip_unreadable: bool,
+) -> Result<(Vec<Record>, Vec<u64>), (PathBuf, std::io::Error)> {
     let gens = generations(base);
-    let last = gens.last().copied().unwrap_or(0);
     let mut out = Vec::new();
-    for g in gens.into_iter().filter(|g| *g >= from) {
-        let Ok(bytes) = std::fs::read(path_of(base, g)) else { continue };
+    for g in gens.iter().copied().filter(|g| *g >= from) {
+        let path = path_of(base, g);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) if skip_unreadable => {
+                tracing::warn!(path = %crate::util::pathtext::text(&path), error = %e,
+                    "cannot read the positions log; going on without it, as asked (its lines may be sent again)");
+                continue;
+            }
+            Err(e) => return Err((path, e)),
+        };
         for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
             // A line torn by a crash (or by a full disk) is skipped.
             if let Ok(r) = serde_json::from_slice::<Record>(line) {
@@ -144,23 +188,69 @@ pub(super) fn read(base: &Path, from: u64) -> (Vec<Record>, u64) {
             }
         }
     }
-    (out, last)
+    Ok((out, gens))
 }
 
 impl Wal {
-    /// A log of a generation after every one beside `base` (and after `after`).
-    pub(super) fn open(base: &Path, after: u64) -> Wal {
-        let gen = generations(base).last().copied().unwrap_or(0).max(after) + 1;
+    /// The log to append to, beside `base`, whose positions file names
+    /// generation `first` (`gens`: the generations found, read at load).
+    /// Logs before `first` are held by the positions file and removed; the
+    /// newest of the others is gone on with (a start adds no log: an agent
+    /// restarted again and again before it could save used to leave one
+    /// more each time); else a new one is made.
+    pub(super) fn open(base: &Path, first: u64, gens: &[u64]) -> Wal {
+        for g in gens.iter().filter(|g| **g < first) {
+            let _ = std::fs::remove_file(path_of(base, *g));
+        }
         let wal = Wal {
             base: base.to_path_buf(),
-            inner: Mutex::new(Inner { gen, file: None, len: 0, buf: Vec::with_capacity(4096), warned: false }),
+            inner: Mutex::new(Inner {
+                gen: 0,
+                file: None,
+                len: 0,
+                buf: Vec::with_capacity(4096),
+                warned: false,
+                unsaved: false,
+            }),
         };
-        let file = wal.create(gen, false);
+        let newest = gens.iter().copied().filter(|g| *g >= first).max();
+        // Gone on with: the next save stays with it too (at most two logs are kept).
+        let (gen, file, unsaved) = match newest.and_then(|g| wal.continue_log(g).map(|f| (g, f))) {
+            Some((g, f)) => (g, Some(f), true),
+            None => {
+                let g = gens.last().copied().unwrap_or(0).max(first) + 1;
+                (g, wal.create(g, false), false)
+            }
+        };
         let mut inner = wal.lock();
+        inner.gen = gen;
         inner.len = file.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
         inner.file = file;
+        inner.unsaved = unsaved;
         drop(inner);
         wal
+    }
+
+    /// Opens the existing log of generation `gen` to go on with it (ended
+    /// with a line end, so a line a crash tore stays alone and skipped).
+    fn continue_log(&self, gen: u64) -> Option<File> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = path_of(&self.base, gen);
+        let mut f = std::fs::OpenOptions::new().read(true).append(true).open(&path).ok()?;
+        let len = f.metadata().ok()?.len();
+        if len >= MAX_LOG_BYTES {
+            return None;
+        }
+        if len > 0 {
+            let mut last = [0u8];
+            f.seek(SeekFrom::Start(len - 1)).ok()?;
+            f.read_exact(&mut last).ok()?;
+            if last[0] != b'\n' {
+                f.write_all(b"\n").ok()?;
+            }
+        }
+        reserve(&f);
+        Some(f)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -189,8 +279,15 @@ impl Wal {
     /// Appends `record`; with `now`, writes what waits (this record included).
     pub(super) fn append(&self, record: &Record, now: bool) {
         let mut inner = self.lock();
-        if serde_json::to_writer(&mut inner.buf, record).is_ok() {
-            inner.buf.push(b'\n');
+        let at = inner.buf.len();
+        match serde_json::to_writer(&mut inner.buf, record) {
+            Ok(()) => inner.buf.push(b'\n'),
+            // Nothing of it stays: a record cut where serializing stopped
+            // tore the next one too (issue 50, a path that was not UTF-8).
+            Err(e) => {
+                inner.buf.truncate(at);
+                tracing::warn!(error = %e, "a positions log record cannot be written; a crash may send its lines twice");
+            }
         }
         // A burst of records (thousands of files starting at once) is
         // written as it comes rather than held in one growing buffer (but
@@ -204,7 +301,12 @@ impl Wal {
         if inner.buf.is_empty() {
             return;
         }
+        let full = inner.len + inner.buf.len() as u64 > MAX_LOG_BYTES;
         let r = match inner.file.as_mut() {
+            Some(_) if full => Err(std::io::Error::other(format!(
+                "the log reached its limit of {} (the positions file has not been written for long)",
+                crate::util::format_size(MAX_LOG_BYTES)
+            ))),
             Some(f) => {
                 let r = f.write_all(&inner.buf);
                 if r.is_err() {
@@ -242,31 +344,55 @@ impl Wal {
 
     /// Starts the next generation (what waits goes to the current one first)
     /// and returns its number: a positions file written from now on holds
-    /// everything the earlier ones say.
+    /// everything the earlier ones say. While the save that started the
+    /// current one has not succeeded, no other is started: the current one
+    /// is returned (applying its records again changes nothing).
     pub(super) fn next_generation(&self) -> u64 {
         let mut inner = self.lock();
         Self::write_out(&mut inner);
-        if !inner.buf.is_empty() {
+        if inner.unsaved {
+            return inner.gen;
+        }
+        let full = inner.file.is_some() && inner.len + inner.buf.len() as u64 > MAX_LOG_BYTES;
+        if !inner.buf.is_empty() && !full {
             // The current log cannot be written: stay with it, so what it holds
             // and what is held go together once there is room.
             return inner.gen;
         }
         let gen = inner.gen + 1;
-        match self.create(gen, inner.file.is_some()) {
+        match self.create(gen, inner.file.is_some() && !full) {
             Some(f) => {
                 inner.gen = gen;
                 inner.len = f.metadata().map_or(0, |m| m.len());
                 inner.file = Some(f);
+                inner.unsaved = true;
+                // Records held while the last one was full: in the new one
+                // (the state saved next holds them too).
+                Self::write_out(&mut inner);
             }
             // Not created (the disk full): the current one goes on.
             None if inner.file.is_some() => {}
-            None => inner.gen = gen,
+            None => {
+                inner.gen = gen;
+                inner.unsaved = true;
+            }
         }
         inner.gen
     }
 
-    /// The positions file holding generation `gen`'s start is on disk: earlier logs go.
-    pub(super) fn remove_before(&self, gen: u64) {
+    /// The positions file holding generation `gen`'s start is on disk:
+    /// earlier logs go, and the next save starts a new one.
+    pub(super) fn saved(&self, gen: u64) {
+        let mut inner = self.lock();
+        if inner.gen == gen {
+            inner.unsaved = false;
+        }
+        drop(inner);
+        self.remove_before(gen);
+    }
+
+    /// Earlier logs than `gen` go.
+    fn remove_before(&self, gen: u64) {
         for g in generations(&self.base).into_iter().filter(|g| *g < gen) {
             let _ = std::fs::remove_file(path_of(&self.base, g));
         }
@@ -279,9 +405,11 @@ impl Wal {
 /// False when none fits (a file system that cannot reserve counts as done).
 fn reserve(f: &File) -> bool {
     use std::os::fd::AsRawFd;
+    // Past its end: a log gone on with after a start has room for what comes.
+    let at = f.metadata().map_or(0, |m| m.len()) as i64;
     for bytes in RESERVE_BYTES {
         // SAFETY: fallocate on an open descriptor; KEEP_SIZE leaves the file's length alone.
-        if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, bytes) } == 0 {
+        if unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, at, bytes) } == 0 {
             return true;
         }
         if std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP) {
@@ -305,7 +433,8 @@ pub(super) fn apply(state: &mut super::State, record: &Record) {
             }
             let f = state.files.entry(*k).or_insert_with(|| {
                 let fp = super::Fingerprint { hash: u64::from_str_radix(&id.fp, 16).unwrap_or(0), len: id.fl };
-                let mut f = super::FileState::new(id.path.clone().into_boxed_path(), fp, id.dev, id.ino, flight.from);
+                let path = crate::util::pathtext::from_text(&id.path, id.px);
+                let mut f = super::FileState::new(path.into_boxed_path(), fp, id.dev, id.ino, flight.from);
                 f.active = false;
                 f.size = flight.to;
                 f

@@ -83,7 +83,7 @@ impl FileLabels {
 
     /// Whether the file at `path` is read at all (see [`FileLabels::resolve`]).
     pub fn admits(&self, stages: &SourceStages, path: &Path) -> bool {
-        !self.is_active() || self.resolve(stages, Some(&path.to_string_lossy())).is_some()
+        !self.is_active() || self.resolve(stages, Some(&crate::util::pathtext::text(path))).is_some()
     }
 }
 

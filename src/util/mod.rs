@@ -11,6 +11,7 @@ pub const DEFAULT_CLIENT: &str = "default";
 pub mod clock;
 pub mod conns;
 pub mod pages;
+pub mod pathtext;
 pub mod secrets;
 pub mod serve;
 pub mod yaml;

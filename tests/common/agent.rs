@@ -52,6 +52,11 @@ impl Agent {
     /// [`Agent::start_with`] behind a wrapper command, such as
     /// `setpriv --reuid=65534 ...` to run the agent as another user.
     pub fn start_wrapped(config: &Path, env: &[(&str, &str)], wrapper: &[&str]) -> Agent {
+        Self::start_args(config, env, wrapper, &[])
+    }
+
+    /// [`Agent::start_wrapped`] with `args` after `run --config CONFIG`.
+    pub fn start_args(config: &Path, env: &[(&str, &str)], wrapper: &[&str], args: &[&str]) -> Agent {
         let mut cmd = match wrapper.split_first() {
             Some((program, args)) => {
                 let mut c = Command::new(program);
@@ -60,15 +65,25 @@ impl Agent {
             }
             None => Command::new(bin()),
         };
-        cmd.args(["run", "--config"]).arg(config).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd.args(["run", "--config"]).arg(config).args(args);
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         cmd.env("RUST_LOG", "info");
+        // A converted Promtail config keeps its positions where the packaged
+        // service writes them (/var/lib/tailship): a test's agent keeps them
+        // beside its config, apart from every other test's.
+        let text = std::fs::read_to_string(config).unwrap_or_default();
+        if text.contains("\"/var/lib/tailship/positions.json\"")
+            && !env.iter().any(|(k, _)| *k == "TAILSHIP_POSITIONS__PATH")
+        {
+            let dir = config.parent().unwrap_or(Path::new("."));
+            cmd.env("TAILSHIP_POSITIONS__PATH", dir.join("tailship-positions.json"));
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn().expect("spawn tailship run");
         let stderr = Arc::new(Mutex::new(String::new()));
         drain(child.stderr.take().expect("stderr"), stderr.clone());
-        let text = std::fs::read_to_string(config).unwrap_or_default();
         let metrics_addr = text
             .lines()
             .find(|l| l.trim_start().starts_with("listen"))
@@ -107,6 +122,17 @@ impl Agent {
                 panic!("agent did not exit within {deadline:?} of SIGTERM: {}", self.stderr_text());
             }
         }
+    }
+
+    /// Its exit status once it exits by itself (waits up to `deadline`; `None` if it runs on).
+    pub fn exit_within(&mut self, deadline: Duration) -> Option<ExitStatus> {
+        let child = self.child.as_mut().expect("child");
+        let mut status = None;
+        wait_for(deadline, || {
+            status = child.try_wait().expect("try_wait");
+            status.is_some()
+        });
+        status
     }
 
     /// `kill -9`, and wait for it to be gone.

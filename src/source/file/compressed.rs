@@ -73,7 +73,7 @@ impl FileSource {
         };
         tracing::info!(path = %path.display(), ?format, "reading compressed file");
         self.event("opened");
-        let filename = path.to_string_lossy().into_owned();
+        let filename = crate::util::pathtext::text(path).into_owned();
         let mut feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), 0);
         let file = BufReader::new(file);
         let last = &mut b'\n';

@@ -155,7 +155,7 @@ impl FileSource {
         self.too_old.remove(&(dev, ino));
         tracing::debug!(source = %name, path = %path.display(), offset, "tailing file");
         self.event("opened");
-        let filename = path.to_string_lossy().into_owned();
+        let filename = crate::util::pathtext::text(path).into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
         if let Some(target) = self.spec.labels.targets.as_ref().and_then(|t| t.meta(path)) {

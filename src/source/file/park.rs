@@ -134,7 +134,7 @@ impl FileSource {
             self.event("truncated");
         }
         self.event("opened");
-        let filename = path.to_string_lossy().into_owned();
+        let filename = crate::util::pathtext::text(&path).into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         p.status.set_state(FileState::Following);
         if !same {

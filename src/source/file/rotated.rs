@@ -246,7 +246,7 @@ impl FileSource {
         since: SystemTime,
     ) {
         let (path, file, meta) = found;
-        let filename = label_path.to_string_lossy().into_owned();
+        let filename = crate::util::pathtext::text(label_path).into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         self.event("opened");
         let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
