@@ -34,16 +34,6 @@ fn status_url(url: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn an_address_without_a_scheme_is_plain_http() {
-        assert_eq!(super::status_url("127.0.0.1:9080"), "http://127.0.0.1:9080/status.json");
-        assert_eq!(super::status_url("https://h:9080/"), "https://h:9080/status.json");
-        assert_eq!(super::status_url("http://h/status.json"), "http://h/status.json");
-    }
-}
-
 struct Poller {
     url: String,
     client: reqwest::Client,
@@ -141,6 +131,13 @@ mod tests {
         assert_eq!(status_url("http://127.0.0.1:9080"), "http://127.0.0.1:9080/status.json");
         assert_eq!(status_url("http://h/agent/"), "http://h/agent/status.json");
         assert_eq!(status_url("http://h/agent/status.json"), "http://h/agent/status.json");
+    }
+
+    /// `tailship top --url 127.0.0.1:9080` failed with "relative URL without a base".
+    #[test]
+    fn an_address_without_a_scheme_is_plain_http() {
+        assert_eq!(status_url("127.0.0.1:9080"), "http://127.0.0.1:9080/status.json");
+        assert_eq!(status_url("https://h:9080/"), "https://h:9080/status.json");
     }
 
     #[test]
