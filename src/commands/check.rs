@@ -52,6 +52,9 @@ fn looks_like_promtail(path: &std::path::Path) -> bool {
     yaml && std::fs::read_to_string(path).is_ok_and(|text| text.lines().any(|l| l.starts_with("scrape_configs:")))
 }
 
+/// A problem or warning of [`state_paths`]: the key, and what is wrong.
+type Found = (&'static str, String);
+
 /// What `run` reads and writes on disk, tested as the user running `check`
 /// (run it as the agent's user: `sudo -u tailship tailship check`): the
 /// positions file and the logs beside it can be read and are not corrupt
@@ -59,7 +62,7 @@ fn looks_like_promtail(path: &std::path::Path) -> bool {
 /// directory, when a network source uses it or it holds segments, can be
 /// read and written, and every file in it. Problems, and warnings (a
 /// positions file `run` would start without, as the config says).
-fn state_paths(plan: &crate::plan::Plan) -> (Vec<(&'static str, String)>, Vec<(&'static str, String)>) {
+fn state_paths(plan: &crate::plan::Plan) -> (Vec<Found>, Vec<Found>) {
     use crate::util::pathtext::text;
     let (mut problems, mut warnings) = (Vec::new(), Vec::new());
     let user = user_text();

@@ -201,9 +201,8 @@ impl PositionsFile {
         if !dirty {
             return Ok(());
         }
-        // A new log first (or the one a failed save started: no more than
-        // one per save that succeeds): the state taken next holds
-        // everything the older ones say.
+        // A new log first (none after a failed save, until one succeeds):
+        // the state taken next holds everything the older ones say.
         let gen = self.wal.as_ref().map_or(0, |w| w.next_generation());
         let saved: BTreeMap<String, persist::Saving<'_>> =
             clients.iter().map(|(k, p)| (k.clone(), p.saving())).collect();
@@ -211,7 +210,10 @@ impl PositionsFile {
         match (&r, &self.wal) {
             (Ok(()), Some(w)) => w.saved(gen),
             (Ok(()), None) => {}
-            (Err(_), _) => {
+            (Err(_), w) => {
+                if let Some(w) = w {
+                    w.failed(gen);
+                }
                 for (_, p) in &clients {
                     p.set_dirty();
                 }

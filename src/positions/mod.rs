@@ -158,8 +158,8 @@ fn unreadable_text(path: &Path, why: &persist::Unreadable) -> String {
         format!("moves it aside to {}", crate::util::pathtext::text(&persist::aside_path(path)))
     };
     format!(
-        "{what} {shown} {problem}. tailship did not start and left it as it is: without the positions in it, \
-         files already shipped would be read and sent again. {fix}; or start without it: \
+        "{what} {shown} {problem}. `tailship run` does not start with it, and leaves it as it is: without the \
+         positions in it, files already shipped would be read and sent again. {fix}; or start without it: \
          `tailship run --fresh-positions` (or positions.on_unreadable = \"start_fresh\" in the config) {aside} \
          and reads files again per start_at"
     )

@@ -378,10 +378,9 @@ pub(super) fn remove_stale_temps(path: &Path) {
         let name = e.file_name();
         let name = name.to_string_lossy();
         // tempfile's random part: 6 characters.
-        if name.len() == prefix.len() + 6 + ".tmp".len() && name.starts_with(&prefix) && name.ends_with(".tmp") {
-            if e.file_type().is_ok_and(|t| t.is_file()) {
-                let _ = std::fs::remove_file(e.path());
-            }
+        let ours = name.len() == prefix.len() + 6 + ".tmp".len() && name.starts_with(&prefix) && name.ends_with(".tmp");
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }

@@ -22,9 +22,9 @@
 //! twice changes nothing). A line torn by a crash is skipped.
 //!
 //! The disk the logs take is bounded whatever fails: a save that fails
-//! starts no other log (the next save stays with the one the failed save
-//! started, so at most two are kept: the one the positions file on disk
-//! names and that one), a start goes on with the newest log rather than
+//! leaves no log of its own (what reached the log it started is appended to
+//! the one before, and it is removed; the saves after stay with that one
+//! until one succeeds), a start goes on with the newest log rather than
 //! adding one, and a log stops growing at [`MAX_LOG_BYTES`] (its records are
 //! then held, as when it cannot be written). Every failed save used to leave
 //! a new log with 4 MiB reserved, never removed (issue 50: 120 MiB in 30 s).
@@ -107,9 +107,12 @@ struct Inner {
     buf: Vec<u8>,
     /// Said once: the log cannot be written (lines may be sent twice after a crash).
     warned: bool,
-    /// A save took this generation and has not written the positions file
-    /// since (it failed, or it is under way): the next save stays with it.
+    /// A save failed on this generation: the saves after stay with it
+    /// (start no other) until one succeeds.
     unsaved: bool,
+    /// The log before the current one, while the save that started the
+    /// current one is under way: a failed save goes back to it.
+    prev: Option<(u64, File, u64)>,
 }
 
 /// Buffered records past this many bytes are written at once.
@@ -211,22 +214,21 @@ impl Wal {
                 buf: Vec::with_capacity(4096),
                 warned: false,
                 unsaved: false,
+                prev: None,
             }),
         };
         let newest = gens.iter().copied().filter(|g| *g >= first).max();
-        // Gone on with: the next save stays with it too (at most two logs are kept).
-        let (gen, file, unsaved) = match newest.and_then(|g| wal.continue_log(g).map(|f| (g, f))) {
-            Some((g, f)) => (g, Some(f), true),
+        let (gen, file) = match newest.and_then(|g| wal.continue_log(g).map(|f| (g, f))) {
+            Some((g, f)) => (g, Some(f)),
             None => {
                 let g = gens.last().copied().unwrap_or(0).max(first) + 1;
-                (g, wal.create(g, false), false)
+                (g, wal.create(g, false))
             }
         };
         let mut inner = wal.lock();
         inner.gen = gen;
         inner.len = file.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
         inner.file = file;
-        inner.unsaved = unsaved;
         drop(inner);
         wal
     }
@@ -344,9 +346,9 @@ impl Wal {
 
     /// Starts the next generation (what waits goes to the current one first)
     /// and returns its number: a positions file written from now on holds
-    /// everything the earlier ones say. While the save that started the
-    /// current one has not succeeded, no other is started: the current one
-    /// is returned (applying its records again changes nothing).
+    /// everything the earlier ones say. After a failed save, none is
+    /// started until a save succeeds: the current one is returned
+    /// (applying its records again changes nothing).
     pub(super) fn next_generation(&self) -> u64 {
         let mut inner = self.lock();
         Self::write_out(&mut inner);
@@ -362,20 +364,18 @@ impl Wal {
         let gen = inner.gen + 1;
         match self.create(gen, inner.file.is_some() && !full) {
             Some(f) => {
+                let len = f.metadata().map_or(0, |m| m.len());
+                let old = inner.file.replace(f);
+                inner.prev = old.map(|o| (inner.gen, o, inner.len));
                 inner.gen = gen;
-                inner.len = f.metadata().map_or(0, |m| m.len());
-                inner.file = Some(f);
-                inner.unsaved = true;
+                inner.len = len;
                 // Records held while the last one was full: in the new one
                 // (the state saved next holds them too).
                 Self::write_out(&mut inner);
             }
             // Not created (the disk full): the current one goes on.
             None if inner.file.is_some() => {}
-            None => {
-                inner.gen = gen;
-                inner.unsaved = true;
-            }
+            None => inner.gen = gen,
         }
         inner.gen
     }
@@ -384,11 +384,41 @@ impl Wal {
     /// earlier logs go, and the next save starts a new one.
     pub(super) fn saved(&self, gen: u64) {
         let mut inner = self.lock();
-        if inner.gen == gen {
-            inner.unsaved = false;
-        }
+        inner.prev = None;
+        inner.unsaved = false;
         drop(inner);
         self.remove_before(gen);
+    }
+
+    /// The save that started generation `gen` failed: what reached its log
+    /// is appended to the log before it, which goes on (the saves after stay
+    /// with it until one succeeds), and its log is removed. A failed save so
+    /// leaves no log of its own (each used to leave one, with 4 MiB set
+    /// aside). When that cannot be done (the disk full), its log goes on.
+    pub(super) fn failed(&self, gen: u64) {
+        let mut inner = self.lock();
+        inner.unsaved = true;
+        let Some((pgen, mut pfile, plen)) = inner.prev.take() else { return };
+        if inner.gen != gen {
+            return;
+        }
+        Self::write_out(&mut inner);
+        let path = path_of(&self.base, gen);
+        let moved = match std::fs::read(&path) {
+            Ok(bytes) if inner.buf.is_empty() && bytes.len() as u64 == inner.len => {
+                let r = pfile.write_all(&bytes);
+                if r.is_err() {
+                    let _ = pfile.set_len(plen);
+                }
+                r.is_ok().then_some(bytes.len() as u64)
+            }
+            _ => None,
+        };
+        let Some(n) = moved else { return };
+        inner.file = Some(pfile);
+        inner.gen = pgen;
+        inner.len = plen + n;
+        let _ = std::fs::remove_file(&path);
     }
 
     /// Earlier logs than `gen` go.
