@@ -140,7 +140,7 @@ fn one_input(
     // The file's labels as the agent gives them: `filename` is the path as
     // the globs see it (absolute), then the source's relabel rules.
     let filename = (!stdin).then(|| std::path::absolute(input).unwrap_or_else(|_| input.to_path_buf()));
-    let filename = filename.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let filename = filename.as_ref().map(|p| crate::util::pathtext::text(p).into_owned());
     printer.input(&shown, &source.name, source.stages.len());
     let Some(labels) = source.spec.labels.resolve(&stages, filename.as_deref()) else {
         printer.note("a relabel rule drops this file: the agent would not read it");

@@ -280,7 +280,10 @@ impl Positions {
 pub(super) fn read(path: &Path) -> Result<Option<SavedFileV>, Unreadable> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // Missing, or a file in place of a directory on its way: there is none.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            return Ok(None)
+        }
         Err(e) => return Err(Unreadable::Io(e)),
     };
     match serde_json::from_slice::<SavedFileV>(&bytes) {
