@@ -91,6 +91,10 @@ fn copytruncate_with_old_lines_in_flight_never_commits_an_old_offset_for_the_new
 /// position past lines still unacknowledged in the first; a kill -9 before the
 /// first was delivered lost them. Now a batch sealed in the middle of a chunk
 /// holds that file's position back until it, too, is acknowledged.
+///
+/// Batches of one stream no longer go at once (one push of a stream at a
+/// time), so the chunk's parts here are two tenants' (a `tenant` stage), whose
+/// batches go in lanes of their own and may be acknowledged in any order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledged() {
     use std::collections::BTreeMap;
@@ -135,7 +139,10 @@ async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledg
     let abort = tokio_util::sync::CancellationToken::new();
     let settings = BatchSettings { max_bytes: 2048, max_wait: Duration::from_millis(20), max_in_flight: 4 };
     let pipeline = Shipper::start(settings, 16 << 20, pusher, positions.clone(), abort.clone());
-    let stream = Interner::new().intern(None, BTreeMap::from([("job".to_string(), "split".to_string())]));
+    let interner = Interner::new();
+    let labels = || BTreeMap::from([("job".to_string(), "split".to_string())]);
+    let (refused, taken): (Arc<str>, Arc<str>) = (Arc::from("refused"), Arc::from("taken"));
+    let (first, second) = (interner.intern(Some(&refused), labels()), interner.intern(Some(&taken), labels()));
     // One chunk of 40 lines of 100 bytes: about 20 fit in a batch.
     let mut chunk = Chunk::new(Arc::from("split"));
     let mut offset = 0u64;
@@ -144,7 +151,7 @@ async fn a_chunk_split_across_batches_commits_only_when_every_part_is_acknowledg
         let start = chunk.buf.len() as u32;
         chunk.buf.push_str(&line);
         let ts = tailship::util::now_ns() as i64;
-        let sid = chunk.stream_id(&stream);
+        let sid = chunk.stream_id(if i < 10 { &first } else { &second });
         chunk.entries.push(Entry {
             stream: sid,
             ts,

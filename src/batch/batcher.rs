@@ -192,6 +192,7 @@ impl Batcher {
             tap: !chunk.echo,
             runs: Vec::new(),
             last: i64::MIN,
+            tenants: Vec::new(),
         };
         let mut last_tenant: Option<Option<Arc<str>>> = None;
         // Entries come in runs of one stream (a file's lines): look the stream,
@@ -208,7 +209,7 @@ impl Batcher {
         if let Some(tap) = self.tap.as_mut().filter(|_| c.tap) {
             tap.flush();
         }
-        self.finish_chunk(chunk, c, last_tenant);
+        self.finish_chunk(chunk, c, last_tenant).await;
     }
 
     /// Batches a run of one stream's lines, sealing batches that fill up.
@@ -228,7 +229,11 @@ impl Batcher {
             }
             let p = self.pending.entry(tenant.clone()).or_insert_with(|| Pending::new(c.now, &mut self.seq));
             let tap = self.tap.as_deref_mut().filter(|_| c.tap);
+            let from = i;
             i = fill(p, tap, self.s.max_bytes, chunk, stream, (run, i), c);
+            if i > from && !c.tenants.contains(&tenant) {
+                c.tenants.push(tenant.clone());
+            }
             if i < run.len() {
                 // The batch is full: seal it and go on with a new one. It holds
                 // part of this chunk, whose position goes with a later batch: a
@@ -249,9 +254,23 @@ impl Batcher {
     /// The chunk's position and budget go with the batch holding its last line
     /// (or, for a chunk whose lines were all dropped, the batch of its tenant-less
     /// default): acknowledging that batch proves every earlier line was handled.
-    fn finish_chunk(&mut self, mut chunk: Chunk, c: Taking, last_tenant: Option<Option<Arc<str>>>) {
+    ///
+    /// A chunk whose lines went to other tenants' open batches too has those
+    /// sealed first: their marks (offset 0) must be registered before the
+    /// batch with the chunk's position, or acknowledging it would move the
+    /// position past their lines while they are still on their way (found
+    /// when `regression::a_chunk_split_across_batches_...` moved to two
+    /// tenants: the position passed 10 lines never acknowledged).
+    async fn finish_chunk(&mut self, mut chunk: Chunk, c: Taking, last_tenant: Option<Option<Arc<str>>>) {
         if let Some(a) = c.record.filter(|_| !c.runs.is_empty()) {
             self.positions.flight(a.file, a.offset, c.lines, c.runs);
+        }
+        if chunk.ack.is_some() {
+            for t in c.tenants.iter().filter(|t| last_tenant.as_ref() != Some(*t)) {
+                if let Some(p) = self.pending.remove(t) {
+                    seal(p, t.clone(), &self.positions, &self.out).await;
+                }
+            }
         }
         let tenant = last_tenant.unwrap_or_else(|| chunk_tenant_hint(&self.pending));
         let p = self.pending.entry(tenant).or_insert_with(|| Pending::new(c.now, &mut self.seq));
@@ -281,6 +300,8 @@ struct Taking {
     runs: Vec<Run>,
     /// The last timestamp of the stream being batched.
     last: i64,
+    /// The tenants whose open batch took lines of this chunk.
+    tenants: Vec<Option<Arc<str>>>,
 }
 
 impl Taking {
