@@ -124,22 +124,34 @@ pub fn query(args: &QueryArgs) -> anyhow::Result<()> {
                 },
             };
             let accepted = pager.accept(&req, entries);
-            let fresh = match accepted {
-                Ok((fresh, _)) => fresh,
-                Err(e) => {
-                    p.flush()?;
-                    say_outside(&pager);
-                    return Err(e.into());
-                }
-            };
-            for e in &fresh {
-                p.entry(e)?;
-            }
+            print_page(accepted, &pager, &mut p)?;
         }
         p.flush()?;
         say_outside(&pager);
         Ok(())
     })
+}
+
+/// Prints a page the pager accepted; true when it was full (more may be
+/// waiting). A page that made no progress ends the command, with what was
+/// printed flushed and the entries dropped said.
+fn print_page<W: std::io::Write>(
+    accepted: Result<(Vec<crate::client::query::Entry>, bool), crate::client::query::NoProgress>,
+    pager: &Pager,
+    p: &mut print::Printer<W>,
+) -> anyhow::Result<bool> {
+    let (fresh, more) = match accepted {
+        Ok(page) => page,
+        Err(e) => {
+            p.flush()?;
+            say_outside(pager);
+            return Err(e.into());
+        }
+    };
+    for e in &fresh {
+        p.entry(e)?;
+    }
+    Ok(more)
 }
 
 /// Says on stderr how many entries the service answered outside the range

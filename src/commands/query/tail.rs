@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::client_args::query_client_config;
 use super::time::{now, ns};
-use super::{checked, connect, printer, runtime, say_outside, usage};
+use super::{checked, connect, print_page, printer, runtime, say_outside, usage};
 use crate::cli::TailArgs;
 use crate::client::query::{entries_limit, round_ms, Pager, QueryClient, QueryKind};
 use crate::client::retry::RetryPolicy;
@@ -65,17 +65,7 @@ pub fn tail(args: &TailArgs) -> anyhow::Result<()> {
                                  not printed (counted until the tail stops)"
                             );
                         }
-                        let (fresh, more) = match accepted {
-                            Ok(page) => page,
-                            Err(e) => {
-                                p.flush()?;
-                                say_outside(&pager);
-                                return Err(e.into());
-                            }
-                        };
-                        for e in &fresh {
-                            p.entry(e)?;
-                        }
+                        let more = print_page(accepted, &pager, &mut p)?;
                         p.flush()?;
                         if more {
                             // A full page: the rest is waiting now.
