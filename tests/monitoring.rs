@@ -25,6 +25,9 @@ fn monitoring_dir() -> PathBuf {
 
 const RULES: &str = "tailship.rules.yml";
 const RULE_TESTS: &str = "tailship.rules.test.yml";
+/// The rules as `rules.py --kubernetes-pods` writes them, and their tests.
+const K8S_RULES: &str = "tailship.rules.kubernetes-pods.yml";
+const K8S_RULE_TESTS: &str = "tailship.rules.kubernetes-pods.test.yml";
 const DASHBOARD: &str = "tailship.dashboard.json";
 
 /// Metrics Prometheus makes itself rather than scraping them.
@@ -56,7 +59,8 @@ fn dashboard_exprs() -> Vec<String> {
     for var in dash["templating"]["list"].as_array().expect("variables") {
         if let Some(q) = var["query"]["query"].as_str() {
             // label_values(METRIC, LABEL) is Grafana's; the metric is what Prometheus sees.
-            let metric = q.trim_start_matches("label_values(").split(',').next().unwrap().trim();
+            let inner = q.trim_start_matches("label_values(").trim_end_matches(')');
+            let metric = inner.rsplit_once(',').map_or(inner, |(m, _)| m).trim();
             out.push(metric.to_string());
         }
     }
@@ -66,7 +70,7 @@ fn dashboard_exprs() -> Vec<String> {
 
 /// A dashboard query as Prometheus receives it: Grafana's variables replaced.
 fn as_prometheus_sees_it(expr: &str) -> String {
-    expr.replace("$__rate_interval", "5m").replace("$instance", ".*")
+    expr.replace("$__rate_interval", "5m").replace("$instance", ".*").replace("$cluster", ".*").replace("$job", ".*")
 }
 
 /// The metric names an expression reads (the agent's and the process's).
@@ -96,17 +100,64 @@ fn promtool() -> Option<PathBuf> {
 #[test]
 fn the_alert_rules_pass_their_promtool_unit_tests() {
     let Some(promtool) = promtool() else { return };
-    let check = Command::new(&promtool).args(["check", "rules", RULES]).current_dir(monitoring_dir()).output().unwrap();
-    assert!(
-        check.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&check.stdout),
-        String::from_utf8_lossy(&check.stderr)
-    );
-    let test =
-        Command::new(&promtool).args(["test", "rules", RULE_TESTS]).current_dir(monitoring_dir()).output().unwrap();
-    let out = format!("{}{}", String::from_utf8_lossy(&test.stdout), String::from_utf8_lossy(&test.stderr));
-    assert!(test.status.success() && out.contains("SUCCESS"), "{out}");
+    for (rules, tests) in [(RULES, RULE_TESTS), (K8S_RULES, K8S_RULE_TESTS)] {
+        let check =
+            Command::new(&promtool).args(["check", "rules", rules]).current_dir(monitoring_dir()).output().unwrap();
+        assert!(
+            check.status.success(),
+            "{rules}: {}{}",
+            String::from_utf8_lossy(&check.stdout),
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let test =
+            Command::new(&promtool).args(["test", "rules", tests]).current_dir(monitoring_dir()).output().unwrap();
+        let out = format!("{}{}", String::from_utf8_lossy(&test.stdout), String::from_utf8_lossy(&test.stderr));
+        assert!(test.status.success() && out.contains("SUCCESS"), "{tests}: {out}");
+    }
+}
+
+/// `rules.py` with `args`: the rules it writes.
+fn rules_py(args: &[&str]) -> String {
+    let out = Command::new("python3").arg(monitoring_dir().join("rules.py")).args(args).output().unwrap();
+    assert!(out.status.success(), "rules.py {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Before: TailshipDown selected `up{job="tailship"}` whatever the scrape,
+/// so on Kubernetes (job `kubernetes-pods`) it never fired. The selector is
+/// now said in one place, `rules.py`, and both packaged files are its output.
+#[test]
+fn the_packaged_rules_are_what_rules_py_writes_for_their_selector() {
+    let read = |f: &str| std::fs::read_to_string(monitoring_dir().join(f)).unwrap();
+    assert_eq!(rules_py(&[]), read(RULES), "{RULES} is stale: python3 rules.py > {RULES}");
+    assert_eq!(rules_py(&["--kubernetes-pods"]), read(K8S_RULES), "python3 rules.py --kubernetes-pods > {K8S_RULES}");
+    let custom = rules_py(&["--selector", r#"job="agents",team="logs""#]);
+    assert!(custom.contains(r#"expr: up{job="agents",team="logs"} == 0"#), "{custom}");
+    assert_eq!(custom.matches("up{").count(), 1, "only TailshipDown needs the selector");
+    let bad = Command::new("python3")
+        .arg(monitoring_dir().join("rules.py"))
+        .args(["--selector", r#"job="x"} or vector(1)"#])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("not a list of label matchers"));
+}
+
+#[test]
+fn the_dashboard_filters_every_query_by_cluster_job_and_instance() {
+    let text = std::fs::read_to_string(monitoring_dir().join(DASHBOARD)).unwrap();
+    let dash: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let vars: Vec<&str> =
+        dash["templating"]["list"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(vars, ["datasource", "cluster", "job", "instance"]);
+    for panel in dash["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = target["expr"].as_str().unwrap();
+            let selectors = expr.matches('{').count();
+            for var in ["cluster=~\"$cluster\"", "job=~\"$job\"", "instance=~\"$instance\""] {
+                assert_eq!(expr.matches(var).count(), selectors, "{expr}: every selector needs {var}");
+            }
+        }
+    }
 }
 
 #[test]
