@@ -48,11 +48,19 @@ pub(super) struct InFlight {
     /// source that stopped before it read them all again): what the source
     /// does with the lines it reads again (`Positions::take_replay`).
     pub(super) replay: VecDeque<Flight>,
+    /// Records handed to a source for its replay: saved still, until the
+    /// file is delivered past them. Until the source has read the lines
+    /// again and this run's records of them are written (after a lookup that
+    /// may wait minutes for the service), they are the only record of what
+    /// the lines went out as: a second crash meanwhile sent them again with
+    /// new timestamps, and Loki kept both copies. Of two records of one
+    /// stretch, a replay takes the later run's (`Replay::of`).
+    pub(super) taken: VecDeque<Flight>,
 }
 
 impl InFlight {
     fn is_empty(&self) -> bool {
-        self.pending.is_empty() && self.flight.is_empty() && self.replay.is_empty()
+        self.pending.is_empty() && self.flight.is_empty() && self.replay.is_empty() && self.taken.is_empty()
     }
 }
 
@@ -106,6 +114,7 @@ impl FileState {
             l.pending.clear();
             if records {
                 l.replay.clear();
+                l.taken.clear();
                 l.flight.clear();
             }
         }
@@ -121,9 +130,10 @@ impl FileState {
         self.lines.as_ref().is_none_or(|l| l.pending.is_empty())
     }
 
-    /// Records of lines in flight: earlier runs' first, then this one's.
+    /// Records of lines in flight: earlier runs' first (those not yet
+    /// handed to a source, then those handed), then this one's.
     pub(super) fn records(&self) -> impl Iterator<Item = &Flight> {
-        self.lines.iter().flat_map(|l| l.replay.iter().chain(l.flight.iter()))
+        self.lines.iter().flat_map(|l| l.replay.iter().chain(l.taken.iter()).chain(l.flight.iter()))
     }
 
     /// This run's records only.
@@ -150,6 +160,7 @@ impl FileState {
         if changed {
             flight::prune(&mut l.flight, self.committed);
             flight::prune(&mut l.replay, self.committed);
+            flight::prune(&mut l.taken, self.committed);
         }
         self.tidy();
         changed

@@ -49,10 +49,13 @@ impl Positions {
         let mut st = self.lock();
         let f = st.files.get_mut(&key)?;
         let committed = f.committed;
-        let replay = &mut f.lines().replay;
-        flight::prune(replay, committed);
-        let r = Replay::of(replay.make_contiguous(), start);
-        replay.clear();
+        let lines = f.lines();
+        flight::prune(&mut lines.replay, committed);
+        let r = Replay::of(lines.replay.make_contiguous(), start);
+        // Saved still (see `InFlight::taken`), never handed out twice.
+        for record in std::mem::take(&mut lines.replay) {
+            flight::add(&mut lines.taken, record);
+        }
         f.tidy();
         r
     }

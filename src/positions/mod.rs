@@ -509,4 +509,6 @@ impl Fingerprint {
 }
 
 #[cfg(test)]
+mod replay_tests;
+#[cfg(test)]
 mod tests;

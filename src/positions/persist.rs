@@ -134,6 +134,7 @@ impl SavedState {
                     super::flight::add(&mut all, r);
                     all
                 }),
+                taken: VecDeque::new(),
             });
             state.files.insert(key, entry);
         }
