@@ -14,6 +14,8 @@ use crate::logging::LogFormat;
 #[command(
     name = "tailship",
     version,
+    // `--version` names the commit of a release build (build.rs); `-V` and the man page do not.
+    long_version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("TAILSHIP_COMMIT"), ")"),
     about = "Tail files and stdin, label lines into streams, and ship them to a log service without losing any."
 )]
 pub struct Cli {

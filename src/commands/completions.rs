@@ -30,7 +30,8 @@ pub fn man() -> anyhow::Result<()> {
 /// create`) with its synopsis and options, then environment, files and exit
 /// status. One page rather than one per command, so `man tailship` has it all.
 fn render_man(out: &mut Vec<u8>) -> std::io::Result<()> {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    // The page is the same for every build: the version without the commit `--version` adds.
+    let mut cmd = Cli::command().disable_help_subcommand(true).long_version(None::<&str>);
     cmd.build();
     let page = clap_mangen::Man::new(cmd.clone());
     page.render_title(out)?;
