@@ -145,6 +145,16 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
         Ok(t) => t,
         Err(m) => return (None, vec![err("", m)]),
     };
+    // A Promtail config: what to do with it, rather than each of its keys
+    // listed as unknown (`scrape_configs`, `server.http_listen_port`, ...).
+    if tree.get("scrape_configs").is_some() {
+        let shown = crate::util::pathtext::text(path);
+        let hint = format!(
+            "this looks like a Promtail config (tailship has no scrape_configs): run `tailship convert promtail \
+             {shown} > tailship.toml`, then use that"
+        );
+        return (None, vec![err("scrape_configs", hint)]);
+    }
     let mut errors = Vec::new();
 
     let mut tree = tree;
