@@ -195,6 +195,7 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
     errors.extend(type_errors);
     let mut config = parsed;
     if let Some(c) = &mut config {
+        mark_default_urls(&tree, c);
         for (key, message) in validate(c) {
             errors.push(err(&key, message));
         }
@@ -211,6 +212,16 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
         }
     }
     (config, errors)
+}
+
+/// Marks each client whose `url` the file (and the environment) left out.
+fn mark_default_urls(tree: &Value, c: &mut Config) {
+    let unset = |client: Option<&Value>| client.and_then(|v| v.get("url")).is_none();
+    c.client.url_defaulted = unset(tree.get("client"));
+    let listed = tree.get("clients").and_then(Value::as_array);
+    for (i, client) in c.clients.iter_mut().enumerate() {
+        client.url_defaulted = unset(listed.and_then(|l| l.get(i)));
+    }
 }
 
 /// Parses a config file's text into a JSON tree, choosing TOML or YAML by extension.
