@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +37,7 @@ pub struct Metrics {
     pub push_retries: IntCounterVec,
     pub push_lines_found: IntCounterVec,
     pub lookups: IntCounterVec,
-    pub push_duration: Histogram,
+    pub push_duration: HistogramVec,
     pub queue_bytes: IntGaugeVec,
     pub queue_lines: IntGaugeVec,
     pub queue_max_bytes: IntGaugeVec,
@@ -150,9 +150,13 @@ impl Metrics {
         {
             let _ = r.register(Box::new(ProcessMetrics(prometheus::process_collector::ProcessCollector::for_self())));
         }
-        let push_duration = Histogram::with_opts(
-            HistogramOpts::new("tailship_push_duration_seconds", "Duration of one push request, retries excluded.")
-                .buckets(vec![0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
+        let push_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "tailship_push_duration_seconds",
+                "Duration of one push request of a client, retries excluded.",
+            )
+            .buckets(vec![0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
+            &["client"],
         )
         .expect("valid metric definition");
         r.register(Box::new(push_duration.clone())).expect("metric registered once");
@@ -221,6 +225,7 @@ impl Metrics {
             self.lines_pushed.with_label_values(&[c]);
             self.push_retries.with_label_values(&[c]);
             self.lookups.with_label_values(&[c]);
+            self.push_duration.with_label_values(&[c]);
             for kind in ["raw", "wire"] {
                 self.bytes_pushed.with_label_values(&[c, kind]);
             }

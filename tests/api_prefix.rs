@@ -304,3 +304,34 @@ fn against_a_real_loki_with_tenants_a_bare_url_finds_lokis_prefix_with_or_withou
     assert!(err.contains("answers at /loki/api/v1"), "{err}");
     assert!(err.contains("401") && err.contains("/loki/api/v1/push"), "{err}");
 }
+
+/// The Debian package's config set `api_prefix = "/logstore/api/v1"`: an
+/// operator who edited only its `url` to point at a Loki got 404s and
+/// shipped nothing. Without the key the agent asks the service.
+#[test]
+fn the_debian_config_with_only_its_url_edited_ships_to_a_real_loki() {
+    let Some(loki) = Loki::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(logs.join("syslog"), "from the debian config\n").unwrap();
+    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/packaging/deb/tailship.toml")).unwrap();
+    assert!(shipped.contains("url = \"http://127.0.0.1:3100\""), "{shipped}");
+    // The operator's one edit; the rest only moves the host's paths into the test's directory.
+    let text = shipped
+        .replace("url = \"http://127.0.0.1:3100\"", &format!("url = \"{}\"", loki.base))
+        .replace("/var/log/", &format!("{}/", logs.display()))
+        .replace("/var/lib/tailship", &dir.path().display().to_string())
+        .replace("127.0.0.1:9080", &format!("127.0.0.1:{}", agent::free_port()));
+    let cfg = agent::write_file(dir.path(), "tailship.toml", &text);
+    // Without journalctl on PATH the optional journal source is left out.
+    let agent = Agent::start_with(&cfg, &[("PATH", "/nonexistent")]);
+    let arrived = wait_for(Duration::from_secs(30), || {
+        loki.lines(r#"{job="varlogs"}"#).contains(&"from the debian config".to_string())
+    });
+    assert!(arrived, "{}", agent.stderr_text());
+    let log = agent.stderr_text();
+    assert!(log.contains("the service answers at /loki/api/v1"), "{log}");
+    assert!(!log.contains("404"), "{log}");
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}

@@ -1,6 +1,7 @@
 //! `--log-level` on every command (over `RUST_LOG`), `check --quiet` (the
-//! exit code and the problems only), and `check` given a Promtail YAML
-//! pointing at `tailship convert promtail`. The real binary, real files.
+//! exit code and the problems only), and `check` (and `run`) given a
+//! Promtail YAML pointing at `tailship convert promtail`, and at nothing
+//! else. The real binary, real files.
 
 #[path = "common/agent.rs"]
 mod agent;
@@ -121,4 +122,32 @@ fn check_given_a_promtail_config_says_to_convert_it() {
     let o = tailship(&["check", "--config", own.to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!stderr(&o).contains("Promtail"), "{}", stderr(&o));
+}
+
+/// `check` on a Promtail YAML suggested `convert`, then listed
+/// `scrape_configs` and six more of its keys as unknown (and the lack of
+/// `[[sources]]`), where the hint alone is what to do. `run` says the same.
+#[test]
+fn check_on_a_promtail_yaml_gives_the_convert_hint_alone_not_its_keys_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("promtail.yml");
+    std::fs::write(
+        &path,
+        "server:\n  http_listen_port: 9080\n  grpc_listen_port: 0\npositions:\n  filename: /tmp/positions.yaml\n\
+         clients:\n  - url: http://loki:3100/loki/api/v1/push\n    batchwait: 1s\n    external_labels: { host: '${HOSTNAME}' }\n\
+         limits_config:\n  readline_rate_enabled: true\ntarget_config:\n  sync_period: 10s\n\
+         scrape_configs:\n  - job_name: system\n    static_configs:\n      - targets: [localhost]\n        \
+         labels: { job: varlogs, __path__: /var/log/*log }\n",
+    )
+    .unwrap();
+    for cmd in ["check", "run"] {
+        let o = tailship(&[cmd, "--config", path.to_str().unwrap()], &[("HOSTNAME", "")]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(&format!("tailship convert promtail {}", path.display())), "{cmd}: {err}");
+        assert!(err.contains("(1 problem)") && err.contains("key `scrape_configs`"), "{cmd}: {err}");
+        for not in ["unknown key", "http_listen_port", "batchwait", "HOSTNAME", "[[sources]]", "limits_config"] {
+            assert!(!err.contains(not), "{cmd} says only the hint, not {not:?}: {err}");
+        }
+    }
 }

@@ -329,3 +329,65 @@ fn a_misspelled_http_client_key_of_a_discovery_table_exits_2_naming_it() {
         assert_bad(&text, &format!("sources[0].{table}.{key}"), "unknown key");
     }
 }
+
+/// A config with no `client.url` pushed to http://127.0.0.1:3100 without a
+/// word. `check` and `run` now say which service it pushes to; a URL given
+/// by `TAILSHIP_CLIENT__URL` counts as given, and each `[[clients]]` entry
+/// without one is named.
+#[test]
+fn a_config_without_client_url_says_at_start_and_in_check_which_service_it_pushes_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:{port}\"\n[positions]\npath = \"{d}/positions.json\"\n\
+         [[sources]]\ntype = \"file\"\ninclude = [\"{d}/*.log\"]\n"
+    );
+    let said = "client.url: not set: lines are pushed to http://127.0.0.1:3100, the default";
+    let (out, all) = check(&text, "toml", &[]);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(said), "{all}");
+    let (out, all) = check(&text, "toml", &[("TAILSHIP_CLIENT__URL", "http://127.0.0.1:3100")]);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(!all.contains("not set"), "a URL from the environment is a URL given: {all}");
+    let listed =
+        format!("{text}[[clients]]\nname = \"a\"\nurl = \"http://127.0.0.1:3100\"\n[[clients]]\nname = \"b\"\n");
+    let (out, all) = check(&listed, "toml", &[]);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("clients[1].url: not set: lines are pushed to http://127.0.0.1:3100"), "{all}");
+    assert!(!all.contains("clients[0].url"), "{all}");
+    // `run` says it at start.
+    let path = dir.path().join("tailship.toml");
+    std::fs::write(&path, &text).unwrap();
+    let mut child = Command::new(bin())
+        .args(["run", "--config"])
+        .arg(&path)
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut log = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !log.contains("not set: lines are pushed to http://127.0.0.1:3100") {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => log.push_str(&(line + "\n")),
+            Err(_) => break,
+        }
+    }
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    assert!(log.contains("key=client.url") && log.contains("pushed to http://127.0.0.1:3100"), "{log}");
+}

@@ -2,7 +2,8 @@
 //! `promtool test rules` unit tests, every query of the rules and of the
 //! Grafana dashboard parses, and every metric they name is served by a
 //! running agent (`tailship run` shipping a file to a `tailship receive`,
-//! with a push receiver that refused a request).
+//! with a push receiver that refused a request); push durations are told
+//! apart per client.
 //!
 //! promtool comes with Debian's `prometheus` package (`.ci/run` installs it);
 //! where it is absent the promtool checks say so and skip.
@@ -291,4 +292,41 @@ fn the_books_monitoring_chapter_names_every_alert_rule_and_metric() {
         .filter(|n| !chapter.contains(&format!("`{n}`")) && !chapter.contains(&format!("`{n}{{")))
         .collect();
     assert!(undocumented.is_empty(), "book/src/operations/monitoring.md does not name: {undocumented:?}");
+}
+
+/// `tailship_push_duration_seconds` had no `client` label: with two
+/// services, a slow one could not be told from a fast one. Two clients, one
+/// service answering at once and one after 300 ms: each has its own
+/// series, and only the slow one's pushes average 300 ms or more.
+#[test]
+fn push_durations_are_per_client_so_a_slow_service_is_told_from_a_fast_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fast, slow) = (Receiver::start(&[]), Receiver::start(&["--latency", "300ms"]));
+    std::fs::write(dir.path().join("app.log"), "one line\n").unwrap();
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:{port}\"\n[positions]\npath = \"{d}/positions.json\"\n\
+         [[sources]]\ntype = \"file\"\ninclude = [\"{d}/*.log\"]\nscan_interval = \"200ms\"\n\
+         [[clients]]\nname = \"fast\"\nurl = \"{fast}\"\nbatch = {{ max_wait = \"100ms\" }}\n\
+         [[clients]]\nname = \"slow\"\nurl = \"{slow}\"\nbatch = {{ max_wait = \"100ms\" }}\n",
+        port = free_port(),
+        d = dir.path().display(),
+        fast = fast.base,
+        slow = slow.base,
+    );
+    let config = agent::write_file(dir.path(), "tailship.toml", &text);
+    let agent = Agent::start(&config);
+    let delivered = |c: &str| agent.metric(&format!("tailship_push_lines_total{{client=\"{c}\"}}")) >= 1.0;
+    assert!(wait_for(Duration::from_secs(30), || delivered("fast") && delivered("slow")), "{}", agent.stderr_text());
+    let text = agent.metrics();
+    let mean = |c: &str| {
+        let v = |part: &str| {
+            agent::metric_value(&text, &format!("tailship_push_duration_seconds_{part}{{client=\"{c}\"}}"))
+        };
+        let count = v("count");
+        assert!(count >= 1.0, "{c}: {text}");
+        v("sum") / count
+    };
+    assert!(mean("slow") >= 0.3, "{text}");
+    assert!(mean("fast") < 0.3, "{text}");
+    assert!(agent.terminate(Duration::from_secs(15)).success());
 }

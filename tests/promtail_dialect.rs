@@ -3,11 +3,15 @@
 //! extracted, one metric name with two types) make `convert` (and `check`)
 //! exit 2 naming the file and the key; RE2 regexes (a bare `{`, `\Q...\E`, `(?<name>)`) carry
 //! over and do what they do in Promtail; `${VAR:default}` references are
-//! expanded when tailship loads the converted config.
+//! expanded when tailship loads the converted config; and a config's
+//! `${...}` references and `$$` read as the real Promtail's
+//! `-config.expand-env=true` reads them.
 
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/promtail.rs"]
+mod promtail;
 
 use std::process::Command;
 use std::time::Duration;
@@ -218,4 +222,137 @@ fn dollars_are_doubled_only_where_tailship_would_expand_them() {
         assert_eq!(e.labels.get(name).and_then(|v| v.as_str()), Some(value), "{name}: {:?}", e.labels);
     }
     assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
+/// Values as written, and what the real Promtail 3.6.15 makes of them with
+/// `-config.expand-env=true` (SET_V=val, EMPTY_V empty, UNSET_V and
+/// UNSET_W unset).
+const EXPAND_ENV: &[(&str, &str)] = &[
+    ("${SET_V}", "val"),
+    ("${SET_V:-x}", "val"),
+    ("${UNSET_V:-dflt}", "dflt"),
+    ("${EMPTY_V:-dflt}", "dflt"),
+    ("${UNSET_V:=eq}", "eq"),
+    ("${EMPTY_V=eq}", "eq"),
+    ("${UNSET_V:-${SET_V}}", "val"),
+    ("${UNSET_V:-${UNSET_W:-deep}}", "deep"),
+    ("${UNSET_V:-a${SET_V}b}c", "avalbc"),
+    ("${UNSET_V:-a}b}", "ab}"),
+    ("${UNSET_V:-x$$y}", "x$$y"),
+    ("$${SET_V}", "${SET_V}"),
+    ("$${UNSET_V:-${SET_V}}", "${UNSET_V:-val}"),
+    ("$$${SET_V}", "$val"),
+    ("$$$${SET_V}", "$${SET_V}"),
+    ("x$$y", "x$y"),
+    ("$SET_V", "$SET_V"),
+    ("end$", "end$"),
+];
+
+/// `${VAR:-default}` with a reference as its default came out as the text
+/// `${SET_V}`, and `${VAR:=default}` was refused: a config's references
+/// now read as Promtail's `-config.expand-env` reads them (checked against
+/// the real Promtail where it is in `../shared/peers`). A variable unset
+/// without a default stays an error naming it, where Promtail puts "".
+#[test]
+fn references_and_dollars_read_as_promtails_expand_env_reads_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let labels: Vec<String> = EXPAND_ENV.iter().enumerate().map(|(i, (v, _))| format!("l{i} = '{v}'")).collect();
+    let extra = format!("external_labels = {{ {} }}", labels.join(", "));
+    let cfg = agent_config(dir, "http://127.0.0.1:3100", &format!("{}/*.log", dir.display()), &extra, "");
+    let check = |cfg: &std::path::Path| {
+        Command::new(bin())
+            .args(["check", "--config"])
+            .arg(cfg)
+            .env("SET_V", "val")
+            .env("EMPTY_V", "")
+            .env_remove("UNSET_V")
+            .env_remove("UNSET_W")
+            .output()
+            .unwrap()
+    };
+    let out = check(&cfg);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: toml::Table = String::from_utf8_lossy(&out.stdout).parse().unwrap();
+    let ours = &printed["client"]["external_labels"];
+    for (i, (written, want)) in EXPAND_ENV.iter().enumerate() {
+        assert_eq!(ours[&format!("l{i}")].as_str(), Some(*want), "{written}");
+    }
+    let unset =
+        agent_config(dir, "http://127.0.0.1:3100", "/tmp/x.log", "external_labels = { host = '${UNSET_V}' }", "");
+    let out = check(&unset);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("key `client.external_labels.host`") && err.contains("UNSET_V is not set"), "{err}");
+    // The table is what the real Promtail gives.
+    let Some(theirs) = promtail_expanded(dir, EXPAND_ENV.iter().map(|(v, _)| *v)) else { return };
+    for (i, (written, want)) in EXPAND_ENV.iter().enumerate() {
+        assert_eq!(theirs.get(&format!("l{i}")).map(String::as_str), Some(*want), "Promtail's {written}");
+    }
+}
+
+/// The real Promtail's reading of `values` with `-config.expand-env=true`
+/// (as `external_labels` l0, l1, ...: its `-print-config-stderr`), or
+/// `None` (skipped, saying so) without its binary.
+fn promtail_expanded<'a>(
+    dir: &std::path::Path,
+    values: impl Iterator<Item = &'a str>,
+) -> Option<std::collections::BTreeMap<String, String>> {
+    use std::io::BufRead;
+    let Some(bin) = promtail::binary() else {
+        eprintln!("no Promtail binary in ../shared/peers: the comparison is skipped");
+        return None;
+    };
+    let labels: String = values.enumerate().map(|(i, v)| format!("      l{i}: '{v}'\n")).collect();
+    let yaml = format!(
+        "server: {{ disable: true }}\npositions: {{ filename: {}/promtail-positions.yaml }}\n\
+         clients:\n  - url: http://127.0.0.1:9/loki/api/v1/push\n    external_labels:\n{labels}scrape_configs: []\n",
+        dir.display()
+    );
+    let cfg = write_file(dir, "promtail.yaml", &yaml);
+    let mut child = Command::new(bin)
+        .arg(format!("-config.file={}", cfg.display()))
+        .args(["-config.expand-env=true", "-print-config-stderr", "-dry-run"])
+        .current_dir(dir)
+        .env("SET_V", "val")
+        .env("EMPTY_V", "")
+        .env_remove("UNSET_V")
+        .env_remove("UNSET_W")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The printed config's `external_labels` block, until a line indented no deeper.
+    let (mut block, mut indent) = (String::new(), None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        let depth = line.len() - line.trim_start().len();
+        match indent {
+            // Printed as a literal block (`external_labels: |`) holding the mapping's YAML.
+            None if line.trim().starts_with("external_labels:") => indent = Some(depth),
+            Some(d) if depth > d => block.push_str(&format!("{line}\n")),
+            Some(_) => break,
+            None => {}
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let margin = block.lines().map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
+    let block: String = block.lines().map(|l| format!("{}\n", &l[margin..])).collect();
+    let doc = yaml_rust2::YamlLoader::load_from_str(&block).unwrap_or_else(|e| panic!("{e}: {block}"));
+    let map = doc.first().and_then(|d| d.as_hash()).unwrap_or_else(|| panic!("no external_labels: {block}"));
+    Some(
+        map.iter()
+            .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str().unwrap_or_default().to_string())))
+            .collect(),
+    )
 }

@@ -3,11 +3,19 @@
 //! `inc`, `dec`, `sub`) and histograms (buckets, durations read as seconds)
 //! scraped from the agent's `/metrics` with the lines' labels; idle series
 //! removed after `max_idle_duration`; bad options refused by `check` naming
-//! the key; and `convert promtail` carrying the stage over.
+//! the key; and `convert promtail` carrying the stage over. Then the lines
+//! Promtail's stages drop, counted as the real Promtail counts them
+//! (`logentry_dropped_lines_total`, `..._by_label_total`), and every family
+//! the real Promtail serves either served alike or listed as not served on
+//! the differences page.
 
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/promtail.rs"]
+mod promtail;
+#[path = "common/scrape.rs"]
+mod scrape;
 
 use std::process::Command;
 use std::time::Duration;
@@ -155,4 +163,124 @@ fn convert_carries_the_metrics_stage_over_and_refuses_what_promtail_refuses() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("pipeline_stages[1].metrics.m.config.action"), "{stderr}");
+}
+
+/// Stages of every kind that drops a line in Promtail: `drop` (default
+/// reason), `match` with `action: drop` (its own reason), a `json` stage's
+/// `drop_malformed` (which Promtail does not count) and a `limit` by label.
+const DROPPING_STAGES: &str = r#"    pipeline_stages:
+      - drop: { expression: debug }
+      - match: { selector: '{job="app"} |= "three"', action: drop, drop_counter_reason: threes }
+      - match:
+          selector: '{job="app"} |= "json:"'
+          stages:
+            - json: { expressions: { level: level }, drop_malformed: true }
+      - limit: { rate: 0.01, burst: 1, drop: true, by_label_name: job }
+"#;
+
+/// A Promtail config reading `dir/app.log` through [`DROPPING_STAGES`],
+/// serving on `port` and pushing to `push`.
+fn dropping_job(dir: &std::path::Path, port: u16, push: &str, name: &str) -> String {
+    format!(
+        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: {port}, grpc_listen_port: 0, log_level: warn }}\n\
+         positions: {{ filename: {d}/{name}-positions.yaml, sync_period: 200ms }}\n\
+         clients:\n  - url: {push}\n    tenant_id: team-a\n\
+         scrape_configs:\n  - job_name: app\n    static_configs:\n      - targets: [localhost]\n        \
+         labels: {{ job: app, __path__: {d}/app.log }}\n{DROPPING_STAGES}",
+        d = dir.display()
+    )
+}
+
+/// The `logentry_*` samples of a scrape: name, labels, value.
+fn logentry(s: &scrape::Scrape) -> Vec<String> {
+    let mut out: Vec<String> = s
+        .samples
+        .iter()
+        .filter(|(n, _, _)| n.starts_with("logentry_"))
+        .map(|(n, l, v)| format!("{n}{l:?} {v}"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The names (`` `name` ``, or a prefix `` `name_*` ``) the differences
+/// page lists as not served.
+fn listed_as_not_served() -> Vec<String> {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/promtail-differences.md")).unwrap();
+    let start = page.find("- **Not served**").expect("a Not served entry");
+    let rest = &page[start + 2..];
+    let end = [rest.find("\n- "), rest.find("\n\n")].into_iter().flatten().min().unwrap_or(rest.len());
+    rest[..end].split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+/// tailship served no `logentry_dropped_lines_total`, which dashboards built
+/// on Promtail read for the lines its stages drop, and the differences page
+/// did not say so. Now the real Promtail 3.6.15 and tailship (on `convert`'s
+/// conversion of the same config) read the same file through the same
+/// dropping stages and serve the same `logentry_*` series, to the value;
+/// and every family the real Promtail serves is served by tailship with its
+/// type and label names, or named on the differences page as not served.
+#[test]
+fn stage_drops_count_in_logentry_dropped_lines_as_the_real_promtail_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = "one\ntwo debug\nthree\njson: oops\n".to_string();
+    (0..10).for_each(|i| lines.push_str(&format!("line {i}\n")));
+    write_file(dir.path(), "app.log", &lines);
+    let want = [
+        r#"logentry_dropped_lines_by_label_total{"label_name": "job", "label_value": "app"} 10"#,
+        r#"logentry_dropped_lines_total{"reason": "drop_stage"} 1"#,
+        r#"logentry_dropped_lines_total{"reason": "ratelimit_drop_stage"} 10"#,
+        r#"logentry_dropped_lines_total{"reason": "threes"} 1"#,
+    ];
+    // tailship, on the conversion.
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1"]);
+    let yaml = write_file(
+        dir.path(),
+        "ours.yaml",
+        &dropping_job(dir.path(), agent::free_port(), &format!("{}/loki/api/v1/push", r.base), "ours"),
+    );
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&yaml).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let toml = String::from_utf8_lossy(&out.stdout).replace("/var/lib/tailship", &dir.path().display().to_string());
+    let agent = Agent::start(&write_file(dir.path(), "tailship.toml", &toml));
+    let mut ours = scrape::Scrape::parse("");
+    let counted = wait_for(Duration::from_secs(30), || {
+        ours = scrape::Scrape::parse(&agent.metrics());
+        logentry(&ours) == want && ours.value("promtail_sent_entries_total", &[("host", &r.addr)]) == Some(1.0)
+    });
+    assert!(counted, "{:#?}\n{}\n{toml}", logentry(&ours), agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+
+    // The real Promtail, on the same file and stages (pushing nowhere).
+    let port = agent::free_port();
+    let push = format!("http://127.0.0.1:{}/loki/api/v1/push", agent::free_port());
+    let cfg = write_file(dir.path(), "promtail.yaml", &dropping_job(dir.path(), port, &push, "promtail"));
+    let Some(p) = promtail::Promtail::start(dir.path(), &cfg, port) else { return };
+    let mut theirs = scrape::Scrape::parse("");
+    let counted = wait_for(Duration::from_secs(30), || {
+        theirs = scrape::Scrape::parse(&common::get(&format!("{}/metrics", p.base)).text());
+        logentry(&theirs).len() == want.len() && theirs.has("promtail_read_bytes_total")
+    });
+    assert!(counted, "{:#?}\n{}", logentry(&theirs), p.log_text());
+    assert_eq!(logentry(&theirs), want, "the real Promtail's counts");
+
+    let not_served = listed_as_not_served();
+    let listed = |name: &str| {
+        not_served.iter().any(|n| n == name || n.strip_suffix('*').is_some_and(|prefix| name.starts_with(prefix)))
+    };
+    let (ours, theirs) = (ours.families(|_| true), theirs.families(|_| true));
+    let mut unlisted = Vec::new();
+    for (name, (kind, labels)) in &theirs {
+        match ours.get(name) {
+            Some((our_kind, our_labels)) => {
+                assert_eq!(our_kind, kind, "{name}'s type");
+                assert_eq!(our_labels, labels, "{name}'s label names");
+            }
+            None if !listed(name) => unlisted.push(name.clone()),
+            None => {}
+        }
+    }
+    assert!(unlisted.is_empty(), "served by Promtail, not by tailship, and not listed as not served: {unlisted:?}");
+    let stale: Vec<&String> = not_served.iter().filter(|n| ours.contains_key(n.as_str())).collect();
+    assert!(stale.is_empty(), "listed as not served, but served: {stale:?}");
 }

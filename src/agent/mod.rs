@@ -40,10 +40,17 @@ use crate::queue::{ChunkSink, Interner};
 use crate::source::file::Mode;
 
 /// `server.*`: a request in progress at shutdown gets a second to finish.
+/// At `max_connections`, the connection silent longest makes room for a
+/// new one at once (no [`crate::util::serve::MIN_IDLE`]): the endpoint's
+/// clients (probes, scrapers, `top`) speak plain HTTP and send their request
+/// as soon as they connect, so a connection silent the longest has nothing
+/// coming, and a probe must not wait a second per 64 idle connections
+/// (a Kubernetes probe gives up after 1 s).
 fn endpoint_limits(c: &crate::config::ServerConfig) -> crate::util::serve::ServeLimits {
     crate::util::serve::ServeLimits {
         header_timeout: c.header_read_timeout.get(),
         max_connections: c.max_connections,
+        min_idle: Duration::ZERO,
         shutdown_grace: Duration::from_secs(1),
     }
 }

@@ -496,7 +496,7 @@ impl Pusher {
         .instrument(span.clone())
         .await;
         target.auth.answered(&r);
-        m.push_duration.observe(started.elapsed().as_secs_f64());
+        m.push_duration.with_label_values(&[&*self.name]).observe(started.elapsed().as_secs_f64());
         // A refusal of one tenant names it (on `/ready` and `/status`).
         let error = r.as_ref().err().map(|e| match (tenant_name, e.status().map(|s| s.as_u16())) {
             (Some(t), Some(401 | 403 | 429)) => format!("tenant {t}: {e}"),

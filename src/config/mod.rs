@@ -44,8 +44,8 @@ pub use cloudflare::{CloudflareConfig, FieldsType};
 pub use clouds::{AzureConfig, Ec2Config, GceConfig, OpenstackConfig, OpenstackRole, AZURE_CLOUDS};
 pub use consul::ConsulConfig;
 pub use discovery::{DockerConfig, DockerHost, RelabelConfig, SwarmRole, DEFAULT_DOCKER_HOST};
-pub use expand::expand_str;
 use expand::expand_vars;
+pub use expand::{expand_str, reference_len};
 pub use files::{CompressionFormat, DecompressionConfig, FileSdConfig};
 pub use gcplog::{GcplogConfig, SubscriptionType};
 pub use http::HttpKeys;
@@ -145,6 +145,16 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
         Ok(t) => t,
         Err(m) => return (None, vec![err("", m)]),
     };
+    // A Promtail config: what to do with it, rather than each of its keys
+    // listed as unknown (`scrape_configs`, `server.http_listen_port`, ...).
+    if tree.get("scrape_configs").is_some() {
+        let shown = crate::util::pathtext::text(path);
+        let hint = format!(
+            "this looks like a Promtail config (tailship has no scrape_configs): run `tailship convert promtail \
+             {shown} > tailship.toml`, then use that"
+        );
+        return (None, vec![err("scrape_configs", hint)]);
+    }
     let mut errors = Vec::new();
 
     let mut tree = tree;
@@ -185,6 +195,7 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
     errors.extend(type_errors);
     let mut config = parsed;
     if let Some(c) = &mut config {
+        mark_default_urls(&tree, c);
         for (key, message) in validate(c) {
             errors.push(err(&key, message));
         }
@@ -201,6 +212,16 @@ pub fn load_parts(path: &Path, text: &str, env: &[(String, String)]) -> (Option<
         }
     }
     (config, errors)
+}
+
+/// Marks each client whose `url` the file (and the environment) left out.
+fn mark_default_urls(tree: &Value, c: &mut Config) {
+    let unset = |client: Option<&Value>| client.and_then(|v| v.get("url")).is_none();
+    c.client.url_defaulted = unset(tree.get("client"));
+    let listed = tree.get("clients").and_then(Value::as_array);
+    for (i, client) in c.clients.iter_mut().enumerate() {
+        client.url_defaulted = unset(listed.and_then(|l| l.get(i)));
+    }
 }
 
 /// Parses a config file's text into a JSON tree, choosing TOML or YAML by extension.

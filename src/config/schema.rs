@@ -175,6 +175,10 @@ pub struct ClientConfig {
     pub follow_redirects: bool,
     /// Offer HTTP/2 over TLS (off: HTTP/1.1 only).
     pub http2: bool,
+    /// `url` was not given (in the file or by `TAILSHIP_CLIENT__URL`): the
+    /// default is used, which `check` and `run` say.
+    #[serde(skip)]
+    pub url_defaulted: bool,
 }
 
 /// See [`ClientConfig::reconcile`].
@@ -239,6 +243,7 @@ impl Default for ClientConfig {
             reconcile: Reconcile::Auto,
             follow_redirects: true,
             http2: true,
+            url_defaulted: false,
         }
     }
 }

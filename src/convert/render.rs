@@ -135,31 +135,44 @@ pub fn string(s: &str) -> String {
 }
 
 /// `s` with each `$` that tailship's config loading would read doubled
-/// (`$$` is a `$` there): a `$` before another `$` or before a `{` that opens
-/// no `${1}` group reference. Any other `$` (`$1`, `cost $5`, `end$`) stays
-/// as written, and so do `${NAME}` and `${NAME:-default}`, which tailship
-/// expands from the environment as Promtail does with `-config.expand-env`.
+/// (`$$` is a `$` there): a `$` before a `{` that opens no reference, and
+/// each `$` of a run of them before anything else. A lone `$` (`$1`,
+/// `cost $5`, `end$`) stays as written, and so do `${NAME}`,
+/// `${NAME:-default}` and `$${...}` (Promtail's escape of a literal `${`
+/// under `-config.expand-env`), which tailship reads as Promtail does with
+/// that flag.
 pub fn dollars(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
-    // Inside a run of `$`s that is written doubled: the rest of the run is too.
-    let mut doubling = false;
     while let Some(pos) = rest.find('$') {
-        if pos > 0 {
-            doubling = false;
-        }
         out.push_str(&rest[..pos]);
-        let after = &rest[pos..];
-        if let Some(len) = env_reference(after) {
-            out.push_str(&after[..len]);
-            rest = &after[len..];
-            doubling = false;
+        let at = &rest[pos..];
+        let run = at.bytes().take_while(|b| *b == b'$').count();
+        let after = &at[run..];
+        if !after.starts_with('{') {
+            if run == 1 {
+                out.push('$');
+            } else {
+                out.push_str(&"$$".repeat(run));
+            }
+            rest = after;
             continue;
         }
-        let next = &after[1..];
-        doubling = doubling || next.starts_with('$') || (next.starts_with('{') && !group_reference(next));
-        out.push_str(if doubling { "$$" } else { "$" });
-        rest = next;
+        // Before `{`: `$$` pairs are escapes, read alike by both; kept.
+        let pairs = run / 2 * 2;
+        out.push_str(&at[..pairs]);
+        let one = &at[pairs..];
+        rest = one;
+        if run % 2 == 0 {
+            continue;
+        }
+        if let Some(len) = env_reference(one) {
+            out.push_str(&one[..len]);
+            rest = &one[len..];
+        } else {
+            out.push_str(if group_reference(&one[1..]) { "$" } else { "$$" });
+            rest = &one[1..];
+        }
     }
     out.push_str(rest);
     out
@@ -198,16 +211,10 @@ pub fn colon_defaults(text: &str) -> String {
     out
 }
 
-/// The length of a `${NAME}` or `${NAME:-default}` reference at the start of
-/// `s` (a name of letters, digits and `_`, not all digits).
+/// The length of a reference tailship expands at the start of `s`
+/// (`${NAME}`, `${NAME:-default}`, `${NAME:=default}`; not `${1}`).
 pub fn env_reference(s: &str) -> Option<usize> {
-    let body = s.strip_prefix("${")?;
-    let end = body.find('}')?;
-    let name = body[..end].split(":-").next().unwrap_or("");
-    let ok = !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !name.bytes().all(|b| b.is_ascii_digit());
-    ok.then_some(end + 3)
+    crate::config::reference_len(s)
 }
 
 fn basic(s: &str) -> String {
@@ -243,7 +250,8 @@ mod tests {
         }
         assert_eq!(string(r"^\d+"), r"'^\d+'");
         assert_eq!(dollars("${1}x$ ${HOME} ${A:-b} $$"), "${1}x$ ${HOME} ${A:-b} $$$$");
-        assert_eq!(dollars("$1 end$ ${ $${HOME} ${a b}"), "$1 end$ $${ $$${HOME} $${a b}");
+        assert_eq!(dollars("$1 end$ ${ $${HOME} ${a b}"), "$1 end$ $${ $${HOME} $${a b}");
+        assert_eq!(dollars("$${1}x $$${HOME} ${A:-${B}} ${A:=b}"), "$${1}x $$${HOME} ${A:-${B}} ${A:=b}");
         assert_eq!(key("a.b"), "\"a.b\"");
     }
 

@@ -16,7 +16,13 @@
 //!   scraped, as Promtail reads a tailer's position and size;
 //! - `promtail_mutated_entries_total` (lines cut at `max_line_bytes`, which
 //!   Promtail cuts per client) is the sources' own count of truncated lines,
-//!   charged at scrape to each client the source ships to.
+//!   charged at scrape to each client the source ships to;
+//! - `logentry_dropped_lines_total{reason}` (lines dropped by `drop`,
+//!   `match` and `sampling` stages under their `drop_counter_reason`, and by
+//!   `limit` stages as `ratelimit_drop_stage`) and
+//!   `logentry_dropped_lines_by_label_total{label_name,label_value}` (a
+//!   `limit` stage's `by_label_name` drops) are counted by the sources with
+//!   their other drops, once per read block.
 //!
 //! Names, types and labels are those of Promtail 3.6 (its `client` and
 //! `targets/file` packages): `read_bytes_total` and `file_bytes_total` are
@@ -36,6 +42,17 @@ use crate::status::report::FileState;
 /// the first batch of a tenant, as Promtail does.
 pub const REASONS: [&str; 4] = ["ingester_error", "rate_limited", "stream_limited", "line_too_long"];
 
+/// The `reason` of `logentry_dropped_lines_total` for a line over a
+/// `limit` stage's rate (Promtail's `ratelimit_drop_stage`).
+pub const LIMIT_REASON: &str = "ratelimit_drop_stage";
+
+/// The most `(label_name, label_value)` series of
+/// `logentry_dropped_lines_by_label_total`; one more forgets them all, as
+/// Promtail forgets them when its limit stage's values reach
+/// `max_distinct_labels` (at least 10,000): a label's values cannot grow
+/// the series without bound.
+const MAX_BY_LABEL: usize = 10_000;
+
 /// Promtail's `promtail_*` metrics; see the module documentation.
 pub struct PromtailMetrics {
     encoded_bytes: IntCounterVec,
@@ -47,6 +64,8 @@ pub struct PromtailMetrics {
     request_duration: HistogramVec,
     pub reload_success: IntCounter,
     pub reload_fail: IntCounter,
+    stage_dropped: IntCounterVec,
+    dropped_by_label: Mutex<BTreeMap<(String, String), u64>>,
     setup: Mutex<Setup>,
 }
 
@@ -108,6 +127,8 @@ impl PromtailMetrics {
                 .expect("valid metric definition"),
             reload_fail: IntCounter::new("promtail_config_reload_fail_total", "Number of reload fail times.")
                 .expect("valid metric definition"),
+            stage_dropped: counter_vec("logentry_dropped_lines_total", STAGE_DROPS_HELP, &[reason]),
+            dropped_by_label: Mutex::new(BTreeMap::new()),
             setup: Mutex::new(Setup::default()),
         }
     }
@@ -133,6 +154,21 @@ impl PromtailMetrics {
     pub fn dropped(&self, host: &str, tenant: &str, reason: &str, entries: u64, bytes: u64) {
         self.dropped_entries.with_label_values(&[host, tenant, reason]).inc_by(entries);
         self.dropped_bytes.with_label_values(&[host, tenant, reason]).inc_by(bytes);
+    }
+
+    /// `n` lines were dropped by a stage for `reason`.
+    pub fn stage_dropped(&self, reason: &str, n: u64) {
+        self.stage_dropped.with_label_values(&[reason]).inc_by(n);
+    }
+
+    /// `n` lines were over a `limit` stage's rate by label `name`, whose value was `value`.
+    pub fn dropped_by_label(&self, name: &str, value: &str, n: u64) {
+        let Ok(mut all) = self.dropped_by_label.lock() else { return };
+        let key = (name.to_string(), value.to_string());
+        if all.len() >= MAX_BY_LABEL && !all.contains_key(&key) {
+            all.clear();
+        }
+        *all.entry(key).or_default() += n;
     }
 
     /// A batch is tried again.
@@ -215,11 +251,30 @@ impl Collector for Collect {
         out.extend(m.request_duration.collect());
         out.extend(m.reload_success.collect());
         out.extend(m.reload_fail.collect());
+        out.extend(m.stage_dropped.collect());
+        out.extend(by_label(m));
         out.extend(mutated(&setup));
         out.extend(files(&setup));
         out.extend(build_info());
         out
     }
+}
+
+/// Promtail's help text of both `logentry_dropped_lines*` families.
+const STAGE_DROPS_HELP: &str = "A count of all log lines dropped as a result of a pipeline stage";
+
+/// `logentry_dropped_lines_by_label_total`, from the counts kept (none
+/// shown before the first drop, as in Promtail).
+fn by_label(m: &PromtailMetrics) -> Vec<proto::MetricFamily> {
+    let Ok(all) = m.dropped_by_label.lock() else { return Vec::new() };
+    if all.is_empty() {
+        return Vec::new();
+    }
+    let c = counter_vec("logentry_dropped_lines_by_label_total", STAGE_DROPS_HELP, &["label_name", "label_value"]);
+    for ((name, value), n) in all.iter() {
+        c.with_label_values(&[name, value]).inc_by(*n);
+    }
+    c.collect()
 }
 
 fn gauge_vec(name: &str, help: &str, labels: &[&str]) -> GaugeVec {
@@ -340,5 +395,24 @@ mod tests {
         assert_eq!(host_of("https://logs.example.com/loki/api/v1/push"), "logs.example.com");
         assert_eq!(host_of("http://[::1]:3100"), "[::1]:3100");
         assert_eq!(host_of("not a url"), "");
+    }
+
+    #[test]
+    fn drops_by_label_are_forgotten_past_the_bound_as_promtail_forgets_them() {
+        let m = PromtailMetrics::new();
+        m.dropped_by_label("job", "app", 3);
+        m.dropped_by_label("job", "app", 2);
+        assert_eq!(m.dropped_by_label.lock().unwrap()[&("job".to_string(), "app".to_string())], 5);
+        for i in 1..MAX_BY_LABEL {
+            m.dropped_by_label("job", &i.to_string(), 1);
+        }
+        assert_eq!(m.dropped_by_label.lock().unwrap().len(), MAX_BY_LABEL);
+        m.dropped_by_label("job", "one more", 1);
+        let all = m.dropped_by_label.lock().unwrap();
+        assert_eq!(all.len(), 1, "a value past the bound forgets the others");
+        drop(all);
+        let families = by_label(&m);
+        assert_eq!(families[0].name(), "logentry_dropped_lines_by_label_total");
+        assert!(by_label(&PromtailMetrics::new()).is_empty(), "nothing before the first drop");
     }
 }

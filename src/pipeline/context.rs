@@ -48,9 +48,18 @@ pub struct FileContext {
     pub stream_limited: u64,
     /// Lines whose `tenant` stage found a value the service would refuse.
     pub invalid_tenant: u64,
-    /// Lines dropped by `drop` stages, by reason.
+    /// Lines dropped by `drop`, `match` and `sampling` stages, by reason
+    /// (their `reason`, Promtail's `drop_counter_reason`).
     pub dropped: Vec<(String, u64)>,
+    /// Lines a `json` stage dropped as malformed (`drop_malformed`; not
+    /// among Promtail's stage drops).
+    pub malformed_json: u64,
+    /// Lines over a `limit` stage's rate.
     pub limited: u64,
+    /// Of those, by the limiting label's (name, value), for Promtail's
+    /// `logentry_dropped_lines_by_label_total`: counted only while
+    /// Promtail's metrics are on.
+    pub limited_by: Vec<(String, String, u64)>,
     /// Lines a parsing stage could not parse, by [`PARSING`] index.
     pub unparsed: [u64; 4],
 }
@@ -59,6 +68,7 @@ impl FileContext {
     /// Adds the repaired and dropped counts to the metrics and zeroes them.
     pub fn flush_counts(&mut self, source: &str) {
         let m = Metrics::get();
+        let promtail = crate::metrics::promtail::get();
         if self.invalid_utf8 > 0 {
             m.lines_repaired.with_label_values(&[source, "invalid_utf8"]).inc_by(self.invalid_utf8);
         }
@@ -76,11 +86,26 @@ impl FileContext {
         for (reason, n) in &mut self.dropped {
             if *n > 0 {
                 m.lines_dropped.with_label_values(&[source, reason]).inc_by(*n);
+                if let Some(p) = promtail {
+                    p.stage_dropped(reason, *n);
+                }
                 *n = 0;
             }
         }
+        if self.malformed_json > 0 {
+            m.lines_dropped.with_label_values(&[source, "malformed_json"]).inc_by(self.malformed_json);
+            self.malformed_json = 0;
+        }
         if self.limited > 0 {
             m.lines_dropped.with_label_values(&[source, "limit"]).inc_by(self.limited);
+            if let Some(p) = promtail {
+                p.stage_dropped(crate::metrics::promtail::LIMIT_REASON, self.limited);
+            }
+        }
+        for (name, value, n) in self.limited_by.drain(..) {
+            if let Some(p) = promtail {
+                p.dropped_by_label(&name, &value, n);
+            }
         }
         for (i, n) in self.unparsed.iter_mut().enumerate() {
             if *n > 0 {

@@ -172,7 +172,9 @@ impl SourceStages {
             stream_limited: 0,
             invalid_tenant: 0,
             dropped: Vec::new(),
+            malformed_json: 0,
             limited: 0,
+            limited_by: Vec::new(),
             unparsed: [0; 4],
         }
     }
@@ -396,6 +398,14 @@ impl SourceStages {
 }
 
 /// Adds one to the drop count of `reason`.
+/// A line over a `limit` stage's rate by label `name`, whose value is `value`.
+fn count_limited_by(slots: &mut Vec<(String, String, u64)>, name: &str, value: &str) {
+    match slots.iter_mut().find(|(n, v, _)| n == name && v == value) {
+        Some(slot) => slot.2 += 1,
+        None => slots.push((name.to_string(), value.to_string(), 1)),
+    }
+}
+
 fn count_drop(ctx: &mut FileContext, reason: &str) {
     match ctx.dropped.iter_mut().find(|(r, _)| r == reason) {
         Some(slot) => slot.1 += 1,

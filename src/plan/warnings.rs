@@ -19,6 +19,7 @@ pub const SERVICE_MAX_LABELS: usize = 15;
 /// the globs name now.
 pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
     let mut out = plan.skipped.clone();
+    default_urls(plan, &mut out);
     let mut claimed: BTreeMap<PathBuf, Vec<usize>> = BTreeMap::new();
     for (i, s) in plan.config.sources.iter().enumerate() {
         let key = format!("sources[{i}]");
@@ -102,6 +103,24 @@ pub fn warnings(plan: &Plan) -> Vec<(String, String)> {
         ));
     }
     out
+}
+
+/// A client whose `url` was left out pushes to the default, a service on
+/// this host: said, with the URL, so that a config that forgot the key is
+/// not taken for one shipping somewhere.
+fn default_urls(plan: &Plan, out: &mut Vec<(String, String)>) {
+    let listed = !plan.config.clients.is_empty();
+    for (i, c) in plan.config.clients().iter().enumerate().filter(|(_, c)| c.url_defaulted) {
+        let key = if listed { format!("clients[{i}].url") } else { "client.url".to_string() };
+        out.push((
+            key,
+            format!(
+                "not set: lines are pushed to {}, the default (a log service on this host); set it to the log \
+                 service's URL",
+                c.url
+            ),
+        ));
+    }
 }
 
 /// A journal source that cannot read here yet: `check` says so and passes,

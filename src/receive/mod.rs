@@ -254,6 +254,7 @@ impl EmbeddedStore {
         let limits = crate::util::serve::ServeLimits {
             header_timeout: self.shared.opts.header_timeout,
             max_connections: self.shared.opts.max_connections,
+            min_idle: crate::util::serve::MIN_IDLE,
             shutdown_grace: SHUTDOWN_GRACE,
         };
         crate::util::serve::serve(listener, self.router(), limits, shutdown).await;

@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+/// The longest wait before the open connections are looked at again.
+const POLL: Duration = Duration::from_millis(50);
+
 /// What a connection did last: read time and requests in progress.
 #[derive(Debug)]
 pub struct Activity {
@@ -141,6 +144,15 @@ impl Conns {
         Some(Conn { table: self.clone(), id, activity, close })
     }
 
+    /// How long until an open connection has been silent `min_idle` (if it
+    /// says nothing meanwhile), between 1 and [`POLL`] ms; [`POLL`] when
+    /// every one is busy (a request ending wakes no one: looked at again).
+    fn until_one_is_idle(&self) -> Duration {
+        let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let soonest = open.iter().filter_map(|e| e.activity.idle()).map(|d| self.min_idle.saturating_sub(d)).min();
+        soonest.unwrap_or(POLL).clamp(Duration::from_millis(1), POLL)
+    }
+
     /// Admits a connection, waiting (until `stop`) while every open one is
     /// busy or recently active. `None` once stopped.
     pub async fn admit_waiting(self: &Arc<Self>, stop: &CancellationToken, mut evicted: impl FnMut()) -> Option<Conn> {
@@ -152,7 +164,7 @@ impl Conns {
             tokio::select! {
                 _ = freed => {}
                 // One may have become idle enough meanwhile.
-                _ = tokio::time::sleep(self.min_idle.max(Duration::from_millis(50))) => {}
+                _ = tokio::time::sleep(self.until_one_is_idle()) => {}
                 _ = stop.cancelled() => return None,
             }
         }

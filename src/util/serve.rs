@@ -7,11 +7,15 @@
 //!   timeout, started whenever the connection waits for a request); then it
 //!   is closed. That is the idle timeout as well.
 //! - At most `max_connections` are open at once. A new client past it
-//!   closes the connection silent longest (at least [`MIN_IDLE`], and not in
-//!   the middle of a request: see [`super::conns`]); when every one is busy,
+//!   closes the connection silent longest (silent `min_idle` at least, and
+//!   not in the middle of a request: see [`super::conns`]); when none is,
 //!   it waits in the kernel's accept queue, holding no descriptor of ours,
 //!   so a flood of connections cannot take the descriptors log files and
-//!   positions need, and idle ones cannot shut out a health probe.
+//!   positions need, and idle ones cannot shut out a health probe. The
+//!   receivers give a new connection [`MIN_IDLE`] to say something (a TLS
+//!   handshake, a syslog sender that connects before it has a message); the
+//!   agent's own endpoint gives none, so its probes never wait on idle
+//!   connections, however many.
 //! - On shutdown the listener closes at once, idle connections close at once,
 //!   and a request in progress gets `shutdown_grace` to finish; nothing waits
 //!   longer on a client.
@@ -32,6 +36,8 @@ use super::conns::{Activity, Conns, Tracked};
 pub struct ServeLimits {
     pub header_timeout: Duration,
     pub max_connections: usize,
+    /// How long a connection must have been silent to be closed for a new one.
+    pub min_idle: Duration,
     pub shutdown_grace: Duration,
 }
 
@@ -58,7 +64,7 @@ pub struct ServeExtras {
     pub evicted: Option<prometheus::IntCounter>,
 }
 
-/// How long a connection must have been silent to be closed for a new one.
+/// How long a receiver's connection must have been silent to be closed for a new one.
 pub const MIN_IDLE: Duration = Duration::from_secs(1);
 
 /// [`serve`] with [`ServeExtras`].
@@ -69,7 +75,7 @@ pub async fn serve_counted(
     shutdown: CancellationToken,
     extras: ServeExtras,
 ) {
-    let conns = Conns::new(limits.max_connections, MIN_IDLE);
+    let conns = Conns::new(limits.max_connections, limits.min_idle);
     let mut connections = JoinSet::new();
     let mut accept_errors = 0u64;
     loop {

@@ -6,7 +6,7 @@ use super::super::line::Line;
 use super::super::multiline::{self, Block};
 use super::super::stage::{take_shared, Op, Stage};
 use super::super::{apply, json, metrics, pack};
-use super::{count_drop, FileContext, Processed, SourceStages};
+use super::{count_drop, count_limited_by, FileContext, Processed, SourceStages};
 use crate::queue::Chunk;
 
 /// Where a line goes after a stage.
@@ -56,7 +56,8 @@ impl SourceStages {
             Op::Json { fields, source, drop_malformed } => {
                 if json::apply(line, fields, source.as_deref()) == json::Parsed::Malformed {
                     if *drop_malformed {
-                        return drop(ctx, "malformed_json");
+                        ctx.malformed_json += 1;
+                        return Flow::Stop(Processed::Dropped);
                     }
                     ctx.unparsed[0] += 1;
                 }
@@ -86,11 +87,14 @@ impl SourceStages {
                 }
             }
             Op::Limit { rate, burst, by_label: Some(by), .. } => {
-                let over =
-                    line.label(&by.name, &ctx.stream.labels).is_some_and(|v| !by.take(v, *rate, *burst, read_ts));
-                if over {
-                    ctx.limited += 1;
-                    return Flow::Stop(Processed::Dropped);
+                if let Some(v) = line.label(&by.name, &ctx.stream.labels) {
+                    if !by.take(v, *rate, *burst, read_ts) {
+                        ctx.limited += 1;
+                        if crate::metrics::promtail::get().is_some() {
+                            count_limited_by(&mut ctx.limited_by, &by.name, v);
+                        }
+                        return Flow::Stop(Processed::Dropped);
+                    }
                 }
             }
             Op::Limit { rate, burst, by_label: None, drop: dropping, bucket } => {

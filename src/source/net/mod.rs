@@ -222,6 +222,7 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
         // see http::HttpReceiver::read); an idle kept-alive connection goes then too.
         header_timeout: r.idle_timeout.get().min(r.request_timeout.get()),
         max_connections: r.max_connections,
+        min_idle: crate::util::serve::MIN_IDLE,
         shutdown_grace: std::time::Duration::from_secs(1),
     };
     let m = metrics::NetMetrics::get();
