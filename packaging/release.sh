@@ -41,7 +41,7 @@ mkdir -p "$dist"
 printf '# tailship %s\n%s\n' "$version" "$notes" >"$dist/NOTES.md"
 
 cargo build --release --locked --target "$target" --bin tailship
-bin=target/$target/release/tailship
+bin=${CARGO_TARGET_DIR:-target}/$target/release/tailship
 # Static: no program interpreter and no shared library needed.
 if readelf -l "$bin" | grep -q 'Requesting program interpreter' || readelf -d "$bin" | grep -q '(NEEDED)'; then
     echo "release.sh: $bin is not statically linked" >&2
