@@ -96,6 +96,8 @@ fn the_daemonset_gets_a_namespace_of_its_own_and_only_it_is_privileged() {
     // The agent's own logs are not shipped (a loop on errors): its pods' folder under the new namespace.
     let config = s(&one(&objs, "ConfigMap")["data"]["tailship.toml"]).to_string();
     assert!(config.contains(r#"exclude = ["/var/log/pods/tailship_tailship-*/**"]"#), "{config}");
+    // No prefix fixed for one service: the agent asks whichever it is pointed at (as the .deb's config).
+    assert!(!config.contains("api_prefix ="), "{config}");
 }
 
 #[test]
