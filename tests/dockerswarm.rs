@@ -298,7 +298,9 @@ scrape_configs:
         root = containers.display(),
     );
     let cfg = convert_and_check(dir.path(), &yaml, "dockerswarm_sd_configs");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    // The rules give `__host__` the task's node: as Promtail, the agent reads
+    // the tasks of its own host only, the one `$HOSTNAME` names.
+    let agent = tokio::task::spawn_blocking(move || Agent::start_with(&cfg, &[("HOSTNAME", "swarm-1")])).await.unwrap();
     let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{job="mon/web"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
     let e = &all()[0];
