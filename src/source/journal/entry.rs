@@ -9,6 +9,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
+use crate::config::UnitLabel;
+
 /// A field's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Field {
@@ -126,13 +128,23 @@ pub struct RawEntry {
 /// adds `__CURSOR`, `__REALTIME_TIMESTAMP` and a few others of its own.
 pub const OUTPUT_FIELDS: &str = "MESSAGE,PRIORITY,_SYSTEMD_UNIT,SYSLOG_IDENTIFIER,_HOSTNAME";
 
+/// The entry's address fields: journalctl prints them with every entry;
+/// Promtail 3.6's journal reader puts none of them among an entry's fields.
+pub const ADDRESS_FIELDS: &[&str] = &["__CURSOR", "__REALTIME_TIMESTAMP", "__MONOTONIC_TIMESTAMP"];
+
+/// Whether journalctl's field `k` is one of the entry's fields: never its
+/// own `__SEQNUM` and `__SEQNUM_ID` (Promtail's reader has no such fields),
+/// the address fields only with `address`.
+pub fn is_entry_field(k: &str, address: bool) -> bool {
+    k != "__SEQNUM" && k != "__SEQNUM_ID" && (address || !ADDRESS_FIELDS.contains(&k))
+}
+
 /// The whole entry as Promtail's `journal.json` ships it: a JSON object of
 /// every field as a string (a field set more than once: its last value, as
 /// Promtail's journal reader keeps; bytes as text, invalid UTF-8 replaced),
-/// keys sorted and `<`, `>`, `&` escaped as Go's encoder writes them.
-/// journalctl's own `__SEQNUM` and `__SEQNUM_ID` are left out: Promtail's
-/// reader has no such fields.
-pub fn whole_entry_json(line: &[u8]) -> Result<String, serde_json::Error> {
+/// keys sorted and `<`, `>`, `&` escaped as Go's encoder writes them. The
+/// fields are those of [`is_entry_field`].
+pub fn whole_entry_json(line: &[u8], address: bool) -> Result<String, serde_json::Error> {
     fn last(f: &Field) -> Option<String> {
         match f {
             Field::Many(v) => v.iter().rev().find_map(last),
@@ -143,7 +155,7 @@ pub fn whole_entry_json(line: &[u8]) -> Result<String, serde_json::Error> {
     let fields: std::collections::BTreeMap<String, Field> = serde_json::from_slice(line)?;
     let strings: std::collections::BTreeMap<String, String> = fields
         .into_iter()
-        .filter(|(k, _)| k != "__SEQNUM" && k != "__SEQNUM_ID")
+        .filter(|(k, _)| is_entry_field(k, address))
         .filter_map(|(k, v)| last(&v).map(|t| (k, t)))
         .collect();
     let text = serde_json::to_string(&strings)?;
@@ -190,7 +202,17 @@ impl RawEntry {
 
     /// The `unit` label: `_SYSTEMD_UNIT`, else `SYSLOG_IDENTIFIER`.
     pub fn unit(&self) -> Option<Cow<'_, str>> {
-        self.unit.as_ref().and_then(Field::text).or_else(|| self.identifier.as_ref().and_then(Field::text))
+        self.unit_by(UnitLabel::UnitOrIdentifier)
+    }
+
+    /// The `unit` label as `how` says.
+    pub fn unit_by(&self, how: UnitLabel) -> Option<Cow<'_, str>> {
+        let unit = || self.unit.as_ref().and_then(Field::text);
+        match how {
+            UnitLabel::UnitOrIdentifier => unit().or_else(|| self.identifier.as_ref().and_then(Field::text)),
+            UnitLabel::SystemdUnit => unit(),
+            UnitLabel::None => None,
+        }
     }
 
     /// The `level` label, from `PRIORITY`.
@@ -218,6 +240,8 @@ mod tests {
         assert_eq!((&*msg, binary), (&b"bin\xff\x00"[..], true));
         assert_eq!(e.level(), Some("error"));
         assert_eq!(e.unit().as_deref(), Some("cron"), "the first of a repeated field");
+        assert_eq!(e.unit_by(UnitLabel::SystemdUnit), None, "no _SYSTEMD_UNIT: no unit as Promtail's rule gives it");
+        assert_eq!(e.unit_by(UnitLabel::None), None);
         assert_eq!(e.host(), None);
         let e = RawEntry::parse(
             br#"{"MESSAGE":"hi","_SYSTEMD_UNIT":"nginx.service","SYSLOG_IDENTIFIER":"nginx","PRIORITY":"9"}"#,
@@ -234,8 +258,13 @@ mod tests {
     fn the_whole_entry_is_promtails_json_of_its_fields() {
         let line = br#"{"__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123","__SEQNUM":"7","__SEQNUM_ID":"x","MESSAGE":[98,105,110,255],"SYSLOG_IDENTIFIER":["cron","CRON"],"_HOSTNAME":null,"A":"<a & b>"}"#;
         assert_eq!(
-            whole_entry_json(line).unwrap(),
+            whole_entry_json(line, true).unwrap(),
             r#"{"A":"\u003ca \u0026 b\u003e","MESSAGE":"bin�","SYSLOG_IDENTIFIER":"CRON","__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123"}"#
+        );
+        // Promtail 3.6's line: no address fields.
+        assert_eq!(
+            whole_entry_json(line, false).unwrap(),
+            r#"{"A":"\u003ca \u0026 b\u003e","MESSAGE":"bin�","SYSLOG_IDENTIFIER":"CRON"}"#
         );
     }
 
