@@ -24,6 +24,7 @@ mod entries;
 #[path = "promtail_corpus/golayout.rs"]
 mod golayout;
 #[path = "promtail_corpus/inputs.rs"]
+#[allow(dead_code)]
 mod inputs;
 #[path = "promtail_journal/jobs.rs"]
 mod jobs;

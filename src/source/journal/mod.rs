@@ -55,7 +55,7 @@ use tokio::io::BufReader;
 use lines::{collect_stderr, next_line, no_watch_limits, Line, LineBuf};
 
 pub use command::{check_match, find_journalctl, Start};
-pub use entry::{level_name, Field, RawEntry};
+pub use entry::{level_name, priority_keyword, Field, RawEntry};
 
 use super::{Outlet, SourceSpec};
 use crate::config::{SourceConfig, StageConfig, StartAt};
@@ -133,7 +133,7 @@ enum Ended {
 }
 
 /// An entry's `unit`, `level` and `host`, and the labels its relabel rules made.
-type LabelSet = (Option<String>, Option<&'static str>, Option<String>, Vec<(String, String)>);
+type LabelSet = (Option<String>, Option<String>, Option<String>, Vec<(String, String)>);
 
 /// What a reader keeps across runs of journalctl.
 struct ReadState {
@@ -546,7 +546,7 @@ impl JournalSource {
         if let Some(u) = &key.0 {
             labels.push(("unit", u));
         }
-        if let Some(l) = key.1 {
+        if let Some(l) = &key.1 {
             labels.push(("level", l));
         }
         if let Some(h) = &key.2 {

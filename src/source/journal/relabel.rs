@@ -2,7 +2,7 @@
 //! its `relabel_configs`: every field of an entry is offered to the rules as
 //! `__journal_<field, lowercased>` (a field set more than once: its last
 //! value), with `__journal_priority_keyword`, the syslog name of `PRIORITY`
-//! (`emerg` ... `debug`). `__CURSOR`, `__REALTIME_TIMESTAMP` and
+//! (`emerg` ... `debug`; another value as it is, as Promtail has it). `__CURSOR`, `__REALTIME_TIMESTAMP` and
 //! `__MONOTONIC_TIMESTAMP` are fields too (`__journal___cursor`, ...) unless
 //! the source's `address_fields` is off (Promtail 3.6's reader offers none
 //! of them); journalctl's `__SEQNUM` and `__SEQNUM_ID` never are (Promtail
@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use super::entry::{is_entry_field, level_name, Field};
+use super::entry::{is_entry_field, priority_keyword, Field};
 use crate::relabel::{strip_internal, Labels, Rules};
 use crate::util::cut_at_char;
 
@@ -35,9 +35,7 @@ pub fn labels_of(
         }
         let Some(text) = last_text(v) else { continue };
         if k == "PRIORITY" {
-            if let Some(kw) = level_name(&text) {
-                labels.insert("__journal_priority_keyword".into(), kw.into());
-            }
+            labels.insert("__journal_priority_keyword".into(), priority_keyword(&text).into_owned());
         }
         labels.insert(format!("__journal_{}", k.to_ascii_lowercase()), text);
     }
