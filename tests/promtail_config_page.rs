@@ -211,6 +211,7 @@ const PROMTAIL_REFUSES: &[&str] = &[
     "augustoliks_lab_loki_promtail_config.yaml",
     "gabee01_hassio_monitoring_stack_promtail.yaml",
     "gabee01_hassio_prometheus_promtail_promtail.yaml",
+    "gabysbrain_machine_config_promtail.yaml",
     "gerritcodereview_gerrit_monitoring_promtail_promtaillocalconfig.yaml",
     "mateussouzaweb_hub_promtail_promtail.yaml",
     "mykalmachon_observable_nginx_promtail_config.yaml",

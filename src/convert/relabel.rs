@@ -44,7 +44,29 @@ pub fn journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
     if dry.untranslated.is_empty() {
         return native_journal(key, rules, r);
     }
+    if reads_job_labels(rules) {
+        r.note(
+            key,
+            "Promtail's journal rules see the job's labels beside the journal fields; tailship's see the \
+             journal fields only, and adds the job's labels after them",
+        );
+    }
     Relabel { rules: as_is(key, rules, &[], &[], r), ..Relabel::default() }
+}
+
+/// Whether a journal job's rules read or drop labels other than the
+/// `__journal_*` fields (the job's own labels, in Promtail).
+fn reads_job_labels(rules: Option<&Yaml>) -> bool {
+    rules.and_then(Yaml::as_vec).into_iter().flatten().any(|rule| {
+        let action = rule["action"].as_str().unwrap_or("replace").to_ascii_lowercase();
+        let other_source = rule["source_labels"]
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .filter_map(Yaml::as_str)
+            .any(|l| !l.starts_with("__journal_"));
+        other_source || matches!(action.as_str(), "labeldrop" | "labelkeep" | "labelmap")
+    })
 }
 
 /// [`journal`] without relabel rules: what each rule does is done otherwise,

@@ -14,8 +14,9 @@ pub struct Held {
     on: bool,
     /// The number of the last entry read.
     seq: u64,
-    /// `(number, cursor)` of the entries read since no block was held
-    /// (the last one before the oldest held entry first).
+    /// `(number, cursor)` of the entries read since no block was held, and
+    /// of the last one read before (the last one before the oldest held
+    /// entry first).
     recent: VecDeque<(u64, String)>,
 }
 
@@ -39,7 +40,10 @@ impl Held {
     /// no such entry was read.
     pub fn safe(&mut self, held_from: Option<u64>, last: Option<String>) -> Option<String> {
         let Some(h) = held_from else {
-            self.recent.clear();
+            // Only the last entry read is kept: a block that begins after it
+            // saves its cursor.
+            let keep = self.recent.len().saturating_sub(1);
+            self.recent.drain(..keep);
             return last;
         };
         while self.recent.len() >= 2 && self.recent[1].0 < h {
