@@ -206,7 +206,8 @@ fn page_outcome(bin: &Path, path: &Path) -> PageOutcome {
 }
 
 /// Corpus configs Promtail 3.6 refuses (keys of other versions or of Loki,
-/// a string where a boolean goes) or runs without a page (`server.disable`).
+/// a string where a boolean goes, two clients without names) or runs
+/// without a page (`server.disable`).
 const PROMTAIL_REFUSES: &[&str] = &[
     "augustoliks_lab_loki_promtail_config.yaml",
     "gabee01_hassio_monitoring_stack_promtail.yaml",
@@ -215,6 +216,7 @@ const PROMTAIL_REFUSES: &[&str] = &[
     "gerritcodereview_gerrit_monitoring_promtail_promtaillocalconfig.yaml",
     "mateussouzaweb_hub_promtail_promtail.yaml",
     "mykalmachon_observable_nginx_promtail_config.yaml",
+    "runalsh_observability_stack_etc_promtail_config.yaml",
 ];
 
 /// Corpus configs whose page does not convert as the original, and why.

@@ -189,7 +189,7 @@ impl<'a> Job<'a> {
         if self.file_sd.is_some() {
             r.skip(m.key("file_sd_configs"), "a job reads files or the journal, not both: the files are left out");
         }
-        let mut s = journal_source(&m.key("journal"), j, &self.name, &self.relabel, r);
+        let mut s = journal_source(&m.key("journal"), j, &self.name, &self.relabel, !self.external.is_empty(), r);
         self.finish(&mut s);
         out.push(s);
     }
@@ -328,7 +328,15 @@ fn file_source(
 }
 
 /// A `journal` block as a journal source.
-fn journal_source(key: &str, y: &Yaml, name: &str, relabel: &relabel::Relabel, r: &mut Report) -> Section {
+/// `external`: the client has external labels (the source carries them).
+fn journal_source(
+    key: &str,
+    y: &Yaml,
+    name: &str,
+    relabel: &relabel::Relabel,
+    external: bool,
+    r: &mut Report,
+) -> Section {
     let mut m = Map::new(key, y, r);
     let mut s = Section { comments: vec![format!("Promtail job `{name}` ({key})")], entries: Vec::new() };
     s.set("type", Val::str("journal"));
@@ -365,8 +373,13 @@ fn journal_source(key: &str, y: &Yaml, name: &str, relabel: &relabel::Relabel, r
     if labels.is_empty() && relabel.labels.is_empty() && relabel.rules.is_empty() && relabel.builtin.is_empty() {
         r.note(
             key,
-            "the job gives its entries no labels: Promtail drops every entry (\"no labels\"), and so does \
-             tailship (counted as journal_no_labels)",
+            if external {
+                "the job gives its entries no labels: Promtail drops every entry (\"no labels\") before it adds \
+                 the client's external_labels; tailship's source carries them, so it ships the entries"
+            } else {
+                "the job gives its entries no labels: Promtail drops every entry (\"no labels\"), and so does \
+                 tailship (counted as journal_no_labels)"
+            },
         );
     }
     s

@@ -5,14 +5,18 @@
 //! reads its output, one JSON object per line:
 //!
 //! 1. **Start**: after the source's saved cursor (`--after-cursor`) when the
-//!    positions file has one; otherwise per `start_at`: `beginning` reads the
-//!    entries of the last `max_age` (all of them when it is 0), `end` the
-//!    entries from the agent's start on.
+//!    positions file has one (with `cursor_max_age`, only when its entry is
+//!    no older than `max_age`, as Promtail); otherwise per `start_at`:
+//!    `beginning` reads the entries of the last `max_age` (all of them when
+//!    it is 0), `end` the entries from the agent's start on.
 //! 2. **Read**: each line is one entry ([`entry`]): `MESSAGE` is the line
 //!    (a byte array, journalctl's form of binary or non-UTF-8 values, is
 //!    decoded, repaired and counted), `__REALTIME_TIMESTAMP` its time in ns,
-//!    and `unit`, `level` and `host` its labels. The source's stages run on
-//!    it as on a file's line. Entries go into a chunk, and the chunk goes to
+//!    and `unit`, `level` and `host` its labels (as `unit_label`,
+//!    `level_label` and `host_label` say; an entry left with no label at all
+//!    is dropped and counted, as Promtail drops it). The source's stages run
+//!    on it as on a file's line; `multiline` stages hold entries, and while
+//!    they do the cursor saved is the one before them (see [`held`]). Entries go into a chunk, and the chunk goes to
 //!    the queue as soon as journalctl has no further whole line ready, or
 //!    when it is full. While the queue is full the source waits and reads
 //!    nothing: journalctl blocks on its full pipe and the entries wait in the
