@@ -500,24 +500,7 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
     if s.docker.is_some() && s.kind != SourceType::Docker {
         e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
     }
-    if s.kind != SourceType::Journal {
-        if s.path.is_some() {
-            e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
-        }
-        for (k, set) in [
-            ("matches", !s.matches.is_empty()),
-            ("optional", s.optional),
-            ("json", s.json),
-            ("cursor_max_age", s.cursor_max_age),
-            ("unit_label", s.unit_label != UnitLabel::UnitOrIdentifier),
-            ("level_label", !s.level_label),
-            ("address_fields", !s.address_fields),
-        ] {
-            if set {
-                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
-            }
-        }
-    }
+    journal_only_keys(key, s, e);
     if let Some(t) = &s.tenant_id {
         if t.contains('|') {
             e(&format!("{key}.tenant_id"), "must be one tenant (a push cannot carry `a|b`)".into());
@@ -534,6 +517,28 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
         }
         if m.max_lines == 0 {
             e(&format!("{key}.multiline.max_lines"), "must be at least 1".into());
+        }
+    }
+}
+
+/// Keys only a journal source takes, set on another source.
+fn journal_only_keys(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if s.kind != SourceType::Journal {
+        if s.path.is_some() {
+            e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
+        }
+        for (k, set) in [
+            ("matches", !s.matches.is_empty()),
+            ("optional", s.optional),
+            ("json", s.json),
+            ("cursor_max_age", s.cursor_max_age),
+            ("unit_label", s.unit_label != UnitLabel::UnitOrIdentifier),
+            ("level_label", !s.level_label),
+            ("address_fields", !s.address_fields),
+        ] {
+            if set {
+                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
+            }
         }
     }
 }
