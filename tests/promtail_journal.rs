@@ -28,6 +28,10 @@ mod golayout;
 mod inputs;
 #[path = "promtail_journal/jobs.rs"]
 mod jobs;
+// The corpus' rewriting (its `Kind`, `${VAR}` filling, Go booleans) leans on it.
+#[path = "promtail_corpus/kube.rs"]
+#[allow(dead_code)]
+mod kube;
 #[path = "common/loki_proto.rs"]
 mod loki_proto;
 #[path = "common/promtail.rs"]
