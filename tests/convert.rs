@@ -264,7 +264,11 @@ fn a_journal_job_becomes_a_journal_source() {
          ]\n\
          max_age = \"12h\"\n\
          labels = { job = \"systemd-journal\", cluster = \"prod-eu\" }\n\
-         host_label = false  # Promtail's job had no host label"
+         host_label = false  # Promtail's job had no host label\n\
+         unit_label = \"none\"  # Promtail's job had no unit label\n\
+         level_label = false  # Promtail's job had no level label\n\
+         address_fields = false  # Promtail 3.6 shows no __CURSOR, __REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP\n\
+         cursor_max_age = true  # as Promtail: a saved cursor older than max_age is not resumed"
     );
     assert!(toml.contains("# Promtail job `journal` (scrape_configs[2].journal)\n[[sources]]"), "{toml}");
     let parsed: toml::Table = toml::from_str(&toml).expect("the output is TOML");

@@ -209,16 +209,19 @@ fn page_outcome(bin: &Path, path: &Path) -> PageOutcome {
 }
 
 /// Corpus configs Promtail 3.6 refuses (keys of other versions or of Loki,
-/// a string where a boolean goes) or runs without a page (`server.disable`).
+/// a string where a boolean goes, two clients without names) or runs
+/// without a page (`server.disable`).
 const PROMTAIL_REFUSES: &[&str] = &[
     // `limits_config.maxline_size`, a key Promtail 3.6 does not know.
     "290298661_pixel_fleet_observability_loki_promtail_config.yaml",
     "augustoliks_lab_loki_promtail_config.yaml",
     "gabee01_hassio_monitoring_stack_promtail.yaml",
     "gabee01_hassio_prometheus_promtail_promtail.yaml",
+    "gabysbrain_machine_config_promtail.yaml",
     "gerritcodereview_gerrit_monitoring_promtail_promtaillocalconfig.yaml",
     "mateussouzaweb_hub_promtail_promtail.yaml",
     "mykalmachon_observable_nginx_promtail_config.yaml",
+    "runalsh_observability_stack_etc_promtail_config.yaml",
 ];
 
 /// Corpus configs whose page does not convert as the original, and why.

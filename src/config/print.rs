@@ -59,7 +59,17 @@ fn proxy_shown(url: &str) -> String {
 /// Source keys that mean something for files only.
 const FILE_ONLY_KEYS: &[&str] = &["include", "exclude", "start_at", "ignore_older", "scan_interval", "max_open_files"];
 /// Source keys that mean something for journal sources only.
-const JOURNAL_ONLY_KEYS: &[&str] = &["path", "matches", "max_age", "optional", "json"];
+const JOURNAL_ONLY_KEYS: &[&str] = &[
+    "path",
+    "matches",
+    "max_age",
+    "optional",
+    "json",
+    "cursor_max_age",
+    "unit_label",
+    "level_label",
+    "address_fields",
+];
 /// Source keys a journal source does not use.
 const JOURNAL_UNUSED_KEYS: &[&str] =
     &["include", "exclude", "ignore_older", "scan_interval", "max_open_files", "partial_line_wait", "multiline"];

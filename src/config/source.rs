@@ -153,6 +153,19 @@ impl SourceType {
 /// service would refuse as too old (over 7 days).
 pub const DEFAULT_JOURNAL_MAX_AGE: HumanDuration = HumanDuration::secs(7 * 3600);
 
+/// A journal source's `unit` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitLabel {
+    /// `_SYSTEMD_UNIT`, else `SYSLOG_IDENTIFIER` (kernel messages: `kernel`).
+    #[default]
+    UnitOrIdentifier,
+    /// `_SYSTEMD_UNIT` only, as Promtail's `__journal__systemd_unit` rule gives it.
+    SystemdUnit,
+    /// No `unit` label.
+    None,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum StartAt {
@@ -198,6 +211,19 @@ pub struct SourceConfig {
     /// Journal: with no saved cursor and `start_at = "beginning"`, entries
     /// older than this are skipped (0: the whole journal).
     pub max_age: HumanDuration,
+    /// Journal: a saved cursor whose entry is older than `max_age` is not
+    /// resumed from; the source starts as without one (Promtail's journal
+    /// target does so; off by default: a cursor is resumed from however old).
+    pub cursor_max_age: bool,
+    /// Journal: where the `unit` label comes from (see [`UnitLabel`]).
+    pub unit_label: UnitLabel,
+    /// Journal: add a `level` label, the syslog name of `PRIORITY`.
+    pub level_label: bool,
+    /// Journal: the entry's address fields (`__CURSOR`,
+    /// `__REALTIME_TIMESTAMP`, `__MONOTONIC_TIMESTAMP`) in the `json` line
+    /// and offered to `relabel` rules as `__journal___cursor`, ...;
+    /// Promtail 3.6 shows neither.
+    pub address_fields: bool,
     /// Skip files not modified for this long (0 turns it off).
     pub ignore_older: HumanDuration,
     /// How often globs are rescanned (file events wake the scan earlier).
@@ -295,6 +321,10 @@ impl Default for SourceConfig {
             optional: false,
             json: false,
             max_age: DEFAULT_JOURNAL_MAX_AGE,
+            cursor_max_age: false,
+            unit_label: UnitLabel::UnitOrIdentifier,
+            level_label: true,
+            address_fields: true,
             ignore_older: HumanDuration::secs(24 * 3600),
             scan_interval: HumanDuration::secs(10),
             max_open_files: 1024,
@@ -446,7 +476,9 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
             if s.multiline.is_some() {
                 e(
                     &format!("{key}.multiline"),
-                    "multiline is for file and stdin sources: a journal entry is one message".into(),
+                    "multiline is for file and stdin sources: a journal source joins entries with a `multiline` \
+                     stage in its `stages`"
+                        .into(),
                 );
             }
             if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
@@ -468,16 +500,7 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
     if s.docker.is_some() && s.kind != SourceType::Docker {
         e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
     }
-    if s.kind != SourceType::Journal {
-        if s.path.is_some() {
-            e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
-        }
-        for (k, set) in [("matches", !s.matches.is_empty()), ("optional", s.optional), ("json", s.json)] {
-            if set {
-                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
-            }
-        }
-    }
+    journal_only_keys(key, s, e);
     if let Some(t) = &s.tenant_id {
         if t.contains('|') {
             e(&format!("{key}.tenant_id"), "must be one tenant (a push cannot carry `a|b`)".into());
@@ -494,6 +517,28 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
         }
         if m.max_lines == 0 {
             e(&format!("{key}.multiline.max_lines"), "must be at least 1".into());
+        }
+    }
+}
+
+/// Keys only a journal source takes, set on another source.
+fn journal_only_keys(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if s.kind != SourceType::Journal {
+        if s.path.is_some() {
+            e(&format!("{key}.path"), "path is for journal sources (a file source takes include globs)".into());
+        }
+        for (k, set) in [
+            ("matches", !s.matches.is_empty()),
+            ("optional", s.optional),
+            ("json", s.json),
+            ("cursor_max_age", s.cursor_max_age),
+            ("unit_label", s.unit_label != UnitLabel::UnitOrIdentifier),
+            ("level_label", !s.level_label),
+            ("address_fields", !s.address_fields),
+        ] {
+            if set {
+                e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
+            }
         }
     }
 }

@@ -71,6 +71,8 @@ impl<'a> Job<'a> {
         let journal = m.get("journal");
         if journal.is_some() {
             pipe.drop_container_stages(&pipe_key, r);
+            // A journal source joins entries with a `multiline` stage, first in its list.
+            pipe.multiline_as_stage();
         }
         let relabel = match journal {
             Some(_) => relabel::journal(&m.key("relabel_configs"), m.get("relabel_configs"), r),
@@ -187,7 +189,7 @@ impl<'a> Job<'a> {
         if self.file_sd.is_some() {
             r.skip(m.key("file_sd_configs"), "a job reads files or the journal, not both: the files are left out");
         }
-        let mut s = journal_source(&m.key("journal"), j, &self.name, &self.relabel, &self.pipe, r);
+        let mut s = journal_source(&m.key("journal"), j, &self.name, &self.relabel, !self.external.is_empty(), r);
         self.finish(&mut s);
         out.push(s);
     }
@@ -324,12 +326,13 @@ fn file_source(
 }
 
 /// A `journal` block as a journal source.
+/// `external`: the client has external labels (the source carries them).
 fn journal_source(
     key: &str,
     y: &Yaml,
     name: &str,
     relabel: &relabel::Relabel,
-    pipe: &stages::Pipeline,
+    external: bool,
     r: &mut Report,
 ) -> Section {
     let mut m = Map::new(key, y, r);
@@ -357,23 +360,54 @@ fn journal_source(
     if let Some(a) = m.text("max_age", r) {
         s.set("max_age", Val::str(a));
     }
-    if m.text("json", r).is_some_and(|v| truthy(&v)) {
+    let json = m.text("json", r).is_some_and(|v| truthy(&v));
+    if json {
         s.set("json", Val::Bool(true));
     }
-    s.set("labels", Val::pairs(&m.pairs("labels", r)));
+    let labels = m.pairs("labels", r);
+    s.set("labels", Val::pairs(&labels));
     m.finish(r, NO_EQUIVALENT);
+    promtail_journal(&mut s, relabel, json);
+    if labels.is_empty() && relabel.labels.is_empty() && relabel.rules.is_empty() && relabel.builtin.is_empty() {
+        r.note(
+            key,
+            if external {
+                "the job gives its entries no labels: Promtail drops every entry (\"no labels\") before it adds \
+                 the client's external_labels; tailship's source carries them, so it ships the entries"
+            } else {
+                "the job gives its entries no labels: Promtail drops every entry (\"no labels\"), and so does \
+                 tailship (counted as journal_no_labels)"
+            },
+        );
+    }
+    s
+}
+
+/// The journal source's keys that make it read as Promtail's journal target:
+/// only the labels the job's rules ask for, the JSON line and the fields
+/// the rules see without the address fields, a saved cursor older than
+/// `max_age` not resumed from.
+fn promtail_journal(s: &mut Section, relabel: &relabel::Relabel, json: bool) {
     let asked: Vec<&str> = relabel.builtin.iter().map(String::as_str).collect();
     if !asked.contains(&"host") {
         s.set_noted("host_label", Val::Bool(false), "Promtail's job had no host label");
     }
-    let extra: Vec<&str> = ["unit", "level"].into_iter().filter(|l| !asked.contains(l)).collect();
-    if !extra.is_empty() {
-        r.note(key, format!("tailship's journal source always adds the label(s) {}", extra.join(", ")));
+    if asked.contains(&"unit") {
+        s.set_noted("unit_label", Val::str("systemd_unit"), "Promtail's `__journal__systemd_unit` rule: no fallback");
+    } else {
+        s.set_noted("unit_label", Val::str("none"), "Promtail's job had no unit label");
     }
-    if pipe.multiline.is_some() {
-        r.skip(format!("{key}.multiline"), "the journal source joins no lines: the multiline stage is left out");
+    if !asked.contains(&"level") {
+        s.set_noted("level_label", Val::Bool(false), "Promtail's job had no level label");
     }
-    s
+    if json || !relabel.rules.is_empty() {
+        s.set_noted(
+            "address_fields",
+            Val::Bool(false),
+            "Promtail 3.6 shows no __CURSOR, __REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP",
+        );
+    }
+    s.set_noted("cursor_max_age", Val::Bool(true), "as Promtail: a saved cursor older than max_age is not resumed");
 }
 
 /// `FIELD=value` with a journal field name (upper-case letters, digits, `_`).

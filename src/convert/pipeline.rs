@@ -289,6 +289,14 @@ impl Pipeline {
             || self.stages.iter().any(|s| s.extracts_any() || s.extracts().iter().any(|n| n == name))
     }
 
+    /// A leading `multiline` as the first stage instead of the source's
+    /// rule (a journal source has no rule: its stage joins entries).
+    pub fn multiline_as_stage(&mut self) {
+        if let Some(ml) = self.multiline.take() {
+            self.stages.insert(0, Stage::plain(Kind::Multiline(ml)));
+        }
+    }
+
     /// Leaves out the `cri` and `docker` stages (a journal entry is no
     /// container log line, and tailship refuses them there); reports them.
     pub fn drop_container_stages(&mut self, key: &str, r: &mut Report) {

@@ -9,8 +9,8 @@
 //! - a fixed label (`target_label` and `replacement`, no `source_labels`)
 //!   becomes a source label;
 //! - the journal fields Promtail users relabel (`__journal__systemd_unit` to
-//!   `unit`, `__journal__hostname` to `host`, `__journal_priority_keyword`
-//!   to `level`) are labels the journal source adds by itself;
+//!   `unit`, `__journal_priority_keyword` to `level`) are labels the journal
+//!   source adds by itself (`unit_label = "systemd_unit"`, `level_label`);
 //! - `keep` of journal units by a list of names becomes journal `matches`.
 
 use super::render::Val;
@@ -32,8 +32,9 @@ pub struct Relabel {
 }
 
 /// The journal fields whose relabelling tailship's journal source does itself.
-const BUILTIN: &[(&str, &str)] =
-    &[("__journal__systemd_unit", "unit"), ("__journal__hostname", "host"), ("__journal_priority_keyword", "level")];
+/// (`__journal__hostname` to `host` is not one: the source's `host` falls
+/// back to this machine's name, Promtail's label is the entry's only.)
+const BUILTIN: &[(&str, &str)] = &[("__journal__systemd_unit", "unit"), ("__journal_priority_keyword", "level")];
 
 /// Converts the rules of a journal job at `key`: as source labels, journal
 /// matches and built-in labels when each rule is one of those, else as they are.
@@ -43,7 +44,29 @@ pub fn journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
     if dry.untranslated.is_empty() {
         return native_journal(key, rules, r);
     }
+    if reads_job_labels(rules) {
+        r.note(
+            key,
+            "Promtail's journal rules see the job's labels beside the journal fields; tailship's see the \
+             journal fields only, and adds the job's labels after them",
+        );
+    }
     Relabel { rules: as_is(key, rules, &[], &[], r), ..Relabel::default() }
+}
+
+/// Whether a journal job's rules read or drop labels other than the
+/// `__journal_*` fields (the job's own labels, in Promtail).
+fn reads_job_labels(rules: Option<&Yaml>) -> bool {
+    rules.and_then(Yaml::as_vec).into_iter().flatten().any(|rule| {
+        let action = rule["action"].as_str().unwrap_or("replace").to_ascii_lowercase();
+        let other_source = rule["source_labels"]
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .filter_map(Yaml::as_str)
+            .any(|l| !l.starts_with("__journal_"));
+        other_source || matches!(action.as_str(), "labeldrop" | "labelkeep" | "labelmap")
+    })
 }
 
 /// [`journal`] without relabel rules: what each rule does is done otherwise,
@@ -80,7 +103,7 @@ fn native_journal(key: &str, rules: Option<&Yaml>, r: &mut Report) -> Relabel {
                     Some((_, label)) => Err(format!(
                         "tailship's journal source labels `{s}` as `{label}` by itself; it cannot be called `{t}`"
                     )),
-                    None => Err(format!("tailship's journal source has no `{s}`; it adds unit, level and host only")),
+                    None => Err(format!("tailship's journal source has no `{s}`; it adds unit and level only")),
                 }
             }
             ("keep", [s], _) if s == "__journal__systemd_unit" && separator.is_none() => {

@@ -78,6 +78,10 @@ pub struct Line<'s, 'l> {
     pub ts: i64,
     /// True while the timestamp is the read time (no stage set one).
     pub assigned: bool,
+    /// The time the source gives the line (a journal entry's), which it
+    /// takes unless a stage sets one; `ts` stays the read time meanwhile
+    /// (a `limit` stage's clock). Kept by a `multiline` block for its line.
+    pub own_ts: Option<i64>,
     pub extracted: Extracted<'s>,
     /// Label changes over the file's stream, in the order stages made them:
     /// a value set, or `None` for a label taken away.
@@ -94,6 +98,7 @@ impl<'s, 'l> Line<'s, 'l> {
             text,
             ts,
             assigned,
+            own_ts: None,
             extracted: Extracted::default(),
             labels: Vec::new(),
             metadata: Vec::new(),

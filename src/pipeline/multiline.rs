@@ -49,6 +49,7 @@ pub struct Block {
 struct Head {
     ts: i64,
     assigned: bool,
+    own_ts: Option<i64>,
     extracted: Vec<(String, Option<String>)>,
     labels: Vec<(String, Option<String>)>,
     metadata: Vec<(String, String)>,
@@ -60,6 +61,7 @@ impl Head {
         Self {
             ts: line.ts,
             assigned: line.assigned,
+            own_ts: line.own_ts,
             extracted: line.extracted.owned_values(),
             labels: line.labels.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
             metadata: line.metadata.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
@@ -160,6 +162,7 @@ impl Block {
     pub(super) fn into_line<'s>(self, stream: StreamRef) -> Line<'s, 'static> {
         let h = self.head;
         let mut line = Line::new(Cow::Owned(self.text), h.ts, h.assigned);
+        line.own_ts = h.own_ts;
         line.extracted = Extracted::restored(stream, h.extracted);
         line.labels = h.labels.into_iter().map(|(k, v)| (Cow::Owned(k), v)).collect();
         line.metadata = h.metadata.into_iter().map(|(k, v)| (Cow::Owned(k), v)).collect();

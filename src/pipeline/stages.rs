@@ -189,7 +189,7 @@ impl SourceStages {
                 String::from_utf8_lossy(raw)
             }
         };
-        self.process_str(ctx, line, read_ts, chunk)
+        self.process_str(ctx, line, read_ts, None, chunk)
     }
 
     /// [`SourceStages::process`] for a line that comes with labels of its own
@@ -227,34 +227,43 @@ impl SourceStages {
             ctx.dynamic.clear();
         }
         // The stages run at the read time (a `limit` stage's clock); the
-        // entry then takes its own time unless a `timestamp` stage set one.
-        let before = chunk.entries.len();
-        let kept = self.process(ctx, line, crate::util::now_ns() as i64, chunk);
-        for e in chunk.entries.iter_mut().skip(before) {
-            if e.assigned_ts {
-                e.ts = ts;
-                e.assigned_ts = false;
+        // entry then takes its own time unless a `timestamp` stage set one
+        // (a `multiline` block: its first entry's).
+        let text: Cow<'_, str> = match simdutf8::basic::from_utf8(line) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => {
+                ctx.invalid_utf8 += 1;
+                String::from_utf8_lossy(line)
             }
-        }
-        kept
+        };
+        self.process_str(ctx, text, crate::util::now_ns() as i64, Some(ts), chunk)
     }
 
     /// [`SourceStages::process`] for a line already known to be UTF-8 (its
     /// whole read block was validated at once, which is cheaper than line by line).
     pub fn process_valid(&self, ctx: &mut FileContext, line: &str, read_ts: i64, chunk: &mut Chunk) -> Processed {
-        self.process_str(ctx, Cow::Borrowed(line), read_ts, chunk)
+        self.process_str(ctx, Cow::Borrowed(line), read_ts, None, chunk)
     }
 
-    fn process_str(&self, ctx: &mut FileContext, mut line: Cow<'_, str>, read_ts: i64, chunk: &mut Chunk) -> Processed {
+    /// `own`: the line's own time (see [`Line::own_ts`]).
+    fn process_str(
+        &self,
+        ctx: &mut FileContext,
+        mut line: Cow<'_, str>,
+        read_ts: i64,
+        own: Option<i64>,
+        chunk: &mut Chunk,
+    ) -> Processed {
         if line.len() > self.max_line_bytes {
             line = Cow::Owned(cut_at_char(&line, self.max_line_bytes).to_string());
             ctx.truncated += 1;
         }
         if self.stages.is_empty() {
-            chunk.push_entry(&ctx.stream, &line, read_ts, true, None);
+            chunk.push_entry(&ctx.stream, &line, own.unwrap_or(read_ts), own.is_none(), None);
             return Processed::Kept;
         }
         let mut line = Line::new(line, read_ts, true);
+        line.own_ts = own;
         line.extracted = Extracted::seeded(ctx.stream.clone());
         self.run(ctx, &mut line, 0, read_ts, chunk)
     }
@@ -333,7 +342,12 @@ impl SourceStages {
         if let Some(o) = inspect {
             o.sent(stream, LineState::of(line, stream));
         }
-        chunk.push_entry(stream, &line.text, line.ts, line.assigned, meta.as_deref());
+        // A line the source gave a time of its own takes it unless a stage set one.
+        let (ts, assigned) = match (line.assigned, line.own_ts) {
+            (true, Some(own)) => (own, false),
+            _ => (line.ts, line.assigned),
+        };
+        chunk.push_entry(stream, &line.text, ts, assigned, meta.as_deref());
         Processed::Kept
     }
 

@@ -2,7 +2,7 @@
 //! (a rate limit, per label value if asked), `sampling`, and `multiline`
 //! (lines joined into entries). `drop` and `match` have their own places.
 
-use crate::config::{LimitStage, MultilineConfig, SamplingStage, SourceType};
+use crate::config::{LimitStage, MultilineConfig, SamplingStage};
 use crate::pipeline::{ByLabel, Op};
 use crate::plan::names::{regex, Errors};
 use crate::util::is_valid_label_name;
@@ -45,12 +45,9 @@ pub(super) fn sampling(sm: &SamplingStage, e: &mut Errors<'_>) -> Option<Op> {
     Some(Op::Sampling { rate: sm.rate, reason })
 }
 
-/// A `multiline` stage: lines joined into entries that begin with `start`.
-pub(super) fn multiline(m: &MultilineConfig, kind: SourceType, e: &mut Errors<'_>) -> Option<Op> {
-    if kind == SourceType::Journal {
-        e(".multiline", "journal entries are whole already: a multiline stage goes on a file or stdin source".into());
-        return None;
-    }
+/// A `multiline` stage: lines joined into entries that begin with `start`
+/// (a journal source's entries too, as Promtail's stage joins them).
+pub(super) fn multiline(m: &MultilineConfig, e: &mut Errors<'_>) -> Option<Op> {
     if m.start.is_empty() {
         e(".multiline.start", "missing: the regex of a line that starts an entry".into());
         return None;

@@ -252,7 +252,7 @@ fn op(
         return geoip::compile(g, names, &mut e).map(Op::GeoIp);
     }
     if let Some(m) = &st.multiline {
-        return flow::multiline(m, kind, &mut e);
+        return flow::multiline(m, &mut e);
     }
     let Some(l) = st.limit.as_ref() else { return Some(Op::Labels) };
     flow::limit(l, &mut e)

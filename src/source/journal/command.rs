@@ -52,6 +52,12 @@ pub fn check_match(m: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The time of a cursor's entry, Unix microseconds: its `t=` part (hex).
+pub fn cursor_time_us(cursor: &str) -> Option<i64> {
+    let t = cursor.split(';').find_map(|part| part.strip_prefix("t="))?;
+    i64::from_str_radix(t, 16).ok()
+}
+
 /// The arguments of `journalctl` for a source reading from `start`.
 ///
 /// `--merge` keeps journalctl from reading the last boot only, which it does
@@ -92,6 +98,14 @@ pub fn args(cfg: &SourceConfig, start: &Start, follow: bool) -> Vec<OsString> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cursor_tells_its_entry_time() {
+        let c = "s=1b88;i=2;b=0123;m=2;t=6616346898577;x=711b";
+        assert_eq!(cursor_time_us(c), Some(0x6616346898577));
+        assert_eq!(cursor_time_us("s=1;i=2"), None);
+        assert_eq!(cursor_time_us("t=zz"), None);
+    }
 
     #[test]
     fn matches_are_field_equals_value() {

@@ -9,6 +9,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
+use crate::config::UnitLabel;
+
 /// A field's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Field {
@@ -126,37 +128,89 @@ pub struct RawEntry {
 /// adds `__CURSOR`, `__REALTIME_TIMESTAMP` and a few others of its own.
 pub const OUTPUT_FIELDS: &str = "MESSAGE,PRIORITY,_SYSTEMD_UNIT,SYSLOG_IDENTIFIER,_HOSTNAME";
 
+/// The entry's address fields: journalctl prints them with every entry;
+/// Promtail 3.6's journal reader puts none of them among an entry's fields.
+pub const ADDRESS_FIELDS: &[&str] = &["__CURSOR", "__REALTIME_TIMESTAMP", "__MONOTONIC_TIMESTAMP"];
+
+/// Whether journalctl's field `k` is one of the entry's fields: never its
+/// own `__SEQNUM` and `__SEQNUM_ID` (Promtail's reader has no such fields),
+/// the address fields only with `address`.
+pub fn is_entry_field(k: &str, address: bool) -> bool {
+    k != "__SEQNUM" && k != "__SEQNUM_ID" && (address || !ADDRESS_FIELDS.contains(&k))
+}
+
 /// The whole entry as Promtail's `journal.json` ships it: a JSON object of
 /// every field as a string (a field set more than once: its last value, as
 /// Promtail's journal reader keeps; bytes as text, invalid UTF-8 replaced),
-/// keys sorted and `<`, `>`, `&` escaped as Go's encoder writes them.
-/// journalctl's own `__SEQNUM` and `__SEQNUM_ID` are left out: Promtail's
-/// reader has no such fields.
-pub fn whole_entry_json(line: &[u8]) -> Result<String, serde_json::Error> {
-    fn last(f: &Field) -> Option<String> {
+/// keys sorted and `<`, `>`, `&` escaped as Go's encoder writes them. The
+/// fields are those of [`is_entry_field`].
+pub fn whole_entry_json(line: &[u8], address: bool) -> Result<String, serde_json::Error> {
+    fn last(f: &Field) -> Option<Vec<u8>> {
         match f {
             Field::Many(v) => v.iter().rev().find_map(last),
             Field::Null => None,
-            other => other.bytes().map(|(b, _)| String::from_utf8_lossy(&b).into_owned()),
+            other => other.bytes().map(|(b, _)| b.into_owned()),
         }
     }
     let fields: std::collections::BTreeMap<String, Field> = serde_json::from_slice(line)?;
-    let strings: std::collections::BTreeMap<String, String> = fields
-        .into_iter()
-        .filter(|(k, _)| k != "__SEQNUM" && k != "__SEQNUM_ID")
-        .filter_map(|(k, v)| last(&v).map(|t| (k, t)))
-        .collect();
-    let text = serde_json::to_string(&strings)?;
-    // Only string contents can hold these: the structure is braces, quotes, colons and commas.
-    Ok(text
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029"))
+    let mut out = String::with_capacity(line.len());
+    out.push('{');
+    for (k, v) in fields.iter().filter(|(k, _)| is_entry_field(k, address)) {
+        let Some(value) = last(v) else { continue };
+        if out.len() > 1 {
+            out.push(',');
+        }
+        go_json_string(k.as_bytes(), &mut out);
+        out.push(':');
+        go_json_string(&value, &mut out);
+    }
+    out.push('}');
+    Ok(out)
 }
 
-/// The `level` label of a syslog `PRIORITY` (0 to 7).
+/// `bytes` as a JSON string the way Go's encoder (and the jsoniter Promtail
+/// uses, compatible with it) writes one: `"` and `\` escaped, `\n`, `\r`
+/// and `\t` short, other control characters as `\u00xx`, `<`, `>`, `&`,
+/// U+2028 and U+2029 as `\u....`, and each byte that is not UTF-8 as the
+/// six characters `\ufffd`.
+fn go_json_string(bytes: &[u8], out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c if (c as u32) < 0x20 => {
+                    out.push_str("\\u00");
+                    out.push(HEX[(c as usize) >> 4] as char);
+                    out.push(HEX[(c as usize) & 0xf] as char);
+                }
+                c => out.push(c),
+            }
+        }
+        for _ in chunk.invalid() {
+            out.push_str("\\ufffd");
+        }
+    }
+    out.push('"');
+}
+
+/// The `level` label of a `PRIORITY`, as Promtail's
+/// `__journal_priority_keyword`: the syslog name of 0 to 7, another value as
+/// it is.
+pub fn priority_keyword(priority: &str) -> Cow<'_, str> {
+    match level_name(priority) {
+        Some(name) if priority.len() == 1 => Cow::Borrowed(name),
+        _ => Cow::Borrowed(priority),
+    }
+}
+
+/// The syslog name of a `PRIORITY` (0 to 7).
 pub fn level_name(priority: &str) -> Option<&'static str> {
     Some(match priority.trim() {
         "0" => "emerg",
@@ -190,12 +244,22 @@ impl RawEntry {
 
     /// The `unit` label: `_SYSTEMD_UNIT`, else `SYSLOG_IDENTIFIER`.
     pub fn unit(&self) -> Option<Cow<'_, str>> {
-        self.unit.as_ref().and_then(Field::text).or_else(|| self.identifier.as_ref().and_then(Field::text))
+        self.unit_by(UnitLabel::UnitOrIdentifier)
     }
 
-    /// The `level` label, from `PRIORITY`.
-    pub fn level(&self) -> Option<&'static str> {
-        level_name(&self.priority.as_ref()?.text()?)
+    /// The `unit` label as `how` says.
+    pub fn unit_by(&self, how: UnitLabel) -> Option<Cow<'_, str>> {
+        let unit = || self.unit.as_ref().and_then(Field::text);
+        match how {
+            UnitLabel::UnitOrIdentifier => unit().or_else(|| self.identifier.as_ref().and_then(Field::text)),
+            UnitLabel::SystemdUnit => unit(),
+            UnitLabel::None => None,
+        }
+    }
+
+    /// The `level` label, from `PRIORITY` (see [`priority_keyword`]).
+    pub fn level(&self) -> Option<String> {
+        Some(priority_keyword(&self.priority.as_ref()?.text()?).into_owned())
     }
 
     /// `_HOSTNAME`: the host that wrote the entry.
@@ -216,15 +280,17 @@ mod tests {
         assert_eq!(e.timestamp_ns(), Some(1_700_000_000_000_123_000));
         let (msg, binary) = e.message.as_ref().unwrap().bytes().unwrap();
         assert_eq!((&*msg, binary), (&b"bin\xff\x00"[..], true));
-        assert_eq!(e.level(), Some("error"));
+        assert_eq!(e.level().as_deref(), Some("error"));
         assert_eq!(e.unit().as_deref(), Some("cron"), "the first of a repeated field");
+        assert_eq!(e.unit_by(UnitLabel::SystemdUnit), None, "no _SYSTEMD_UNIT: no unit as Promtail's rule gives it");
+        assert_eq!(e.unit_by(UnitLabel::None), None);
         assert_eq!(e.host(), None);
         let e = RawEntry::parse(
             br#"{"MESSAGE":"hi","_SYSTEMD_UNIT":"nginx.service","SYSLOG_IDENTIFIER":"nginx","PRIORITY":"9"}"#,
         )
         .unwrap();
         assert_eq!(e.unit().as_deref(), Some("nginx.service"));
-        assert_eq!(e.level(), None);
+        assert_eq!(e.level().as_deref(), Some("9"), "another PRIORITY as it is, as Promtail's keyword");
         assert_eq!(e.timestamp_ns(), None);
         assert!(RawEntry::parse(br#"{"MESSAGE":[300]}"#).is_err());
         assert!(RawEntry::parse(b"not json").is_err());
@@ -234,14 +300,28 @@ mod tests {
     fn the_whole_entry_is_promtails_json_of_its_fields() {
         let line = br#"{"__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123","__SEQNUM":"7","__SEQNUM_ID":"x","MESSAGE":[98,105,110,255],"SYSLOG_IDENTIFIER":["cron","CRON"],"_HOSTNAME":null,"A":"<a & b>"}"#;
         assert_eq!(
-            whole_entry_json(line).unwrap(),
-            r#"{"A":"\u003ca \u0026 b\u003e","MESSAGE":"bin�","SYSLOG_IDENTIFIER":"CRON","__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123"}"#
+            whole_entry_json(line, true).unwrap(),
+            r#"{"A":"\u003ca \u0026 b\u003e","MESSAGE":"bin\ufffd","SYSLOG_IDENTIFIER":"CRON","__CURSOR":"s=1;i=2","__REALTIME_TIMESTAMP":"1700000000000123"}"#
         );
+        // Promtail 3.6's line: no address fields.
+        assert_eq!(
+            whole_entry_json(line, false).unwrap(),
+            r#"{"A":"\u003ca \u0026 b\u003e","MESSAGE":"bin\ufffd","SYSLOG_IDENTIFIER":"CRON"}"#
+        );
+    }
+
+    #[test]
+    fn a_json_line_escapes_as_gos_encoder_each_invalid_byte_as_ufffd() {
+        let line = br#"{"M":[105,110,118,32,255,254,32,10,13,9,1,34,92,226,128,168,239,191,189]}"#;
+        assert_eq!(whole_entry_json(line, false).unwrap(), r#"{"M":"inv \ufffd\ufffd \n\r\t\u0001\"\\\u2028�"}"#);
     }
 
     #[test]
     fn every_priority_has_its_syslog_name() {
         let names: Vec<_> = (0..8).map(|p| level_name(&p.to_string()).unwrap()).collect();
         assert_eq!(names, ["emerg", "alert", "crit", "error", "warning", "notice", "info", "debug"]);
+        assert_eq!(priority_keyword("3"), "error");
+        assert_eq!(priority_keyword(" 3"), " 3", "Promtail's keyword matches the digit alone");
+        assert_eq!(priority_keyword("priority-value"), "priority-value");
     }
 }

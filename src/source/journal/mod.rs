@@ -5,14 +5,18 @@
 //! reads its output, one JSON object per line:
 //!
 //! 1. **Start**: after the source's saved cursor (`--after-cursor`) when the
-//!    positions file has one; otherwise per `start_at`: `beginning` reads the
-//!    entries of the last `max_age` (all of them when it is 0), `end` the
-//!    entries from the agent's start on.
+//!    positions file has one (with `cursor_max_age`, only when its entry is
+//!    no older than `max_age`, as Promtail); otherwise per `start_at`:
+//!    `beginning` reads the entries of the last `max_age` (all of them when
+//!    it is 0), `end` the entries from the agent's start on.
 //! 2. **Read**: each line is one entry ([`entry`]): `MESSAGE` is the line
 //!    (a byte array, journalctl's form of binary or non-UTF-8 values, is
 //!    decoded, repaired and counted), `__REALTIME_TIMESTAMP` its time in ns,
-//!    and `unit`, `level` and `host` its labels. The source's stages run on
-//!    it as on a file's line. Entries go into a chunk, and the chunk goes to
+//!    and `unit`, `level` and `host` its labels (as `unit_label`,
+//!    `level_label` and `host_label` say; an entry left with no label at all
+//!    is dropped and counted, as Promtail drops it). The source's stages run
+//!    on it as on a file's line; `multiline` stages hold entries, and while
+//!    they do the cursor saved is the one before them (see [`held`]). Entries go into a chunk, and the chunk goes to
 //!    the queue as soon as journalctl has no further whole line ready, or
 //!    when it is full. While the queue is full the source waits and reads
 //!    nothing: journalctl blocks on its full pipe and the entries wait in the
@@ -40,6 +44,8 @@
 
 mod command;
 mod entry;
+mod held;
+mod lines;
 mod relabel;
 
 use std::collections::HashMap;
@@ -48,13 +54,15 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
+
+use lines::{collect_stderr, next_line, no_watch_limits, Line, LineBuf};
 
 pub use command::{check_match, find_journalctl, Start};
-pub use entry::{level_name, Field, RawEntry};
+pub use entry::{level_name, priority_keyword, Field, RawEntry};
 
 use super::{Outlet, SourceSpec};
-use crate::config::{SourceConfig, StartAt};
+use crate::config::{SourceConfig, StageConfig, StartAt};
 use crate::metrics::Metrics;
 use crate::pipeline::{FileContext, SourceStages};
 use crate::positions::{AckRef, Positions};
@@ -111,6 +119,11 @@ pub struct JournalSource {
     line_cap: usize,
     /// The source's `relabel` rules over each entry's fields (see [`relabel`]).
     relabel: Option<Arc<Rules>>,
+    /// Its stages hold entries (`multiline`): see [`held`].
+    joins: bool,
+    /// The source has no label of its own (static or `host`): an entry
+    /// that gets none from its fields is dropped, as Promtail drops it.
+    unlabelled: bool,
 }
 
 /// How one run of journalctl ended.
@@ -124,15 +137,21 @@ enum Ended {
 }
 
 /// An entry's `unit`, `level` and `host`, and the labels its relabel rules made.
-type LabelSet = (Option<String>, Option<&'static str>, Option<String>, Vec<(String, String)>);
+type LabelSet = (Option<String>, Option<String>, Option<String>, Vec<(String, String)>);
 
 /// What a reader keeps across runs of journalctl.
 struct ReadState {
     key: u64,
     /// Cursor of the last entry queued: the next run starts after it.
     cursor: Option<String>,
+    /// Cursor of the last entry read.
+    read: Option<String>,
+    /// The last cursor marked for saving (all before it handed on).
+    safe: Option<String>,
+    held: held::Held,
+    warned_unlabelled: bool,
     contexts: HashMap<LabelSet, FileContext>,
-    line: Vec<u8>,
+    line: LineBuf,
     warned_unparsable: bool,
 }
 
@@ -151,7 +170,9 @@ impl JournalSource {
         let program = find_journalctl().ok_or(JournalError::NoJournalctl)?;
         let entry_host = cfg.host_label && !cfg.labels.contains_key("host");
         let line_cap = (cfg.max_line_bytes.get() as usize).saturating_mul(8).saturating_add(64 << 10);
-        Ok(Self { cfg, stages, positions, out, follow, program, entry_host, line_cap, relabel })
+        let joins = has_multiline(&cfg.stages);
+        let unlabelled = !entry_host && stages.labels_of(None).is_empty();
+        Ok(Self { cfg, stages, positions, out, follow, program, entry_host, line_cap, relabel, joins, unlabelled })
     }
 
     /// Runs until the source is stopped (or, not following, the journal's end).
@@ -172,8 +193,13 @@ impl JournalSource {
 
     async fn run_async(self) {
         let name = self.stages.name.clone();
-        let (key, saved) = self.positions.journal_resume(&name, self.cfg.path.as_deref());
+        let (key, mut saved) = self.positions.journal_resume(&name, self.cfg.path.as_deref());
         let fallback = self.first_start();
+        if let Some(age) = saved.as_deref().and_then(|c| self.too_old(c)) {
+            tracing::info!(source = %name, age = ?age, max_age = ?self.cfg.max_age.get(),
+                "the saved cursor's entry is older than max_age (cursor_max_age): starting as without a cursor");
+            saved = None;
+        }
         let journal = self.cfg.path.as_ref().map_or("the system journal".to_string(), |p| p.display().to_string());
         match &saved {
             Some(_) => tracing::info!(source = %name, %journal, "reading the journal after its saved cursor"),
@@ -181,8 +207,17 @@ impl JournalSource {
                 tracing::info!(source = %name, %journal, start = ?fallback, "reading the journal (no saved cursor)")
             }
         }
-        let mut st =
-            ReadState { key, cursor: saved, contexts: HashMap::new(), line: Vec::new(), warned_unparsable: false };
+        let mut st = ReadState {
+            key,
+            cursor: saved.clone(),
+            read: saved.clone(),
+            safe: saved,
+            held: held::Held::new(self.joins),
+            warned_unlabelled: false,
+            contexts: HashMap::new(),
+            line: LineBuf::default(),
+            warned_unparsable: false,
+        };
         let mut backoff = MIN_BACKOFF;
         let mut no_watch_said = false;
         let restarts = Metrics::get().journal_restarts.with_label_values(&[&name]);
@@ -245,7 +280,20 @@ impl JournalSource {
         }
         // A stopped reader (shutdown, reload) is no longer a problem to report.
         crate::status::Status::get().source_problem(&name, None);
-        self.positions.journal_release(key, st.cursor);
+        // Held entries are read again by the next reader.
+        self.positions.journal_release(key, if self.joins { st.safe } else { st.cursor });
+    }
+
+    /// How old the entry of a saved `cursor` is, when `cursor_max_age` is on
+    /// and it is older than `max_age` (its time is the cursor's `t=`).
+    fn too_old(&self, cursor: &str) -> Option<Duration> {
+        let max = self.cfg.max_age.get();
+        if !self.cfg.cursor_max_age || max.is_zero() {
+            return None;
+        }
+        let t = command::cursor_time_us(cursor)?;
+        let age = Duration::from_micros(((now_ns() / 1000) as i64).saturating_sub(t).max(0) as u64);
+        (age > max).then_some(age)
     }
 
     /// Runs journalctl once from `start` and reads its output until it ends.
@@ -307,18 +355,27 @@ impl JournalSource {
         let mut last_cursor: Option<String> = None;
         let (mut entries, mut seen, mut bytes) = (0u64, 0u64, 0u64);
         loop {
+            let due = if self.joins { st.contexts.values().filter_map(FileContext::blocks_due).min() } else { None };
             let next = tokio::select! {
                 biased;
                 _ = self.out.cancel.cancelled() => return None,
+                _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now).into()), if due.is_some() => {
+                    self.flush_blocks(false, &mut chunk, st);
+                    let full_chunk = std::mem::replace(&mut chunk, Chunk::new(name.clone()));
+                    if !self.send(full_chunk, last_cursor.take(), st).await {
+                        return None;
+                    }
+                    continue;
+                }
                 n = next_line(&mut r, &mut st.line, self.line_cap) => n,
             };
             let ended = match next {
                 Ok(Line::Whole(n)) => {
                     bytes += n as u64;
                     seen += 1;
-                    let line = std::mem::take(&mut st.line);
+                    let line = std::mem::take(&mut st.line.bytes);
                     self.entry(&line, &mut chunk, &mut last_cursor, st);
-                    st.line = line;
+                    st.line.bytes = line;
                     false
                 }
                 Ok(Line::TooLong(n)) => {
@@ -337,6 +394,10 @@ impl JournalSource {
             };
             let more_ready = memchr::memchr(b'\n', r.buffer()).is_some();
             let full = chunk.buf.len() >= CHUNK_MAX_BYTES || chunk.entries.len() >= CHUNK_MAX_ENTRIES;
+            if ended && !self.follow {
+                // A one-off read: what the stages hold goes now.
+                self.flush_blocks(true, &mut chunk, st);
+            }
             if ended || full || !more_ready {
                 if seen > 0 {
                     if entries == 0 {
@@ -361,8 +422,17 @@ impl JournalSource {
 
     /// Queues `chunk` (waiting while the queue is full) with a mark for
     /// `cursor`, its last entry's; false when the source was stopped.
+    /// With `multiline` stages, the mark is for the last cursor before any
+    /// held entry instead (see [`held`]).
     async fn send(&self, mut chunk: Chunk, cursor: Option<String>, st: &mut ReadState) -> bool {
-        if let Some(c) = &cursor {
+        let marked = match self.joins {
+            false => cursor.clone(),
+            true => {
+                let held_from = st.contexts.values().filter_map(FileContext::held_from).min();
+                st.held.safe(held_from, st.read.clone()).filter(|c| st.safe.as_ref() != Some(c))
+            }
+        };
+        if let Some(c) = &marked {
             let mark = self.positions.journal_mark(st.key, c.clone());
             chunk.ack = Some(AckRef { file: st.key, offset: mark });
         }
@@ -375,7 +445,22 @@ impl JournalSource {
         if cursor.is_some() {
             st.cursor = cursor;
         }
+        if marked.is_some() {
+            st.safe = marked;
+        }
         true
+    }
+
+    /// Hands on the blocks of `multiline` stages that are due (all, with `force`).
+    fn flush_blocks(&self, force: bool, chunk: &mut Chunk, st: &mut ReadState) {
+        let now = Instant::now();
+        let read_ts = now_ns() as i64;
+        for ctx in st.contexts.values_mut() {
+            if ctx.blocks_due().is_some_and(|due| force || due <= now) {
+                self.stages.flush_blocks(ctx, now, force, read_ts, chunk);
+                ctx.flush_counts(&self.stages.name);
+            }
+        }
     }
 
     /// One line of journalctl's output into `chunk`.
@@ -392,13 +477,16 @@ impl JournalSource {
                 return;
             }
         };
-        if let Some(c) = e.cursor() {
+        let cursor = e.cursor();
+        let seq = st.held.entry(cursor.as_deref());
+        if let Some(c) = cursor {
+            st.read = Some(c.clone());
             *last_cursor = Some(c);
         }
         let whole;
         let message: std::borrow::Cow<'_, [u8]> = if self.cfg.json {
             // `json`: the whole entry is the line, with or without a MESSAGE.
-            whole = match entry::whole_entry_json(line) {
+            whole = match entry::whole_entry_json(line, self.cfg.address_fields) {
                 Ok(w) => w,
                 Err(_) => {
                     m.lines_dropped.with_label_values(&[name, "journal_unparsable"]).inc();
@@ -416,25 +504,40 @@ impl JournalSource {
             }
             message
         };
-        let relabelled = match self.relabel.as_deref().map(|rules| relabel::labels_of(rules, line)) {
-            None => Vec::new(),
-            Some(Ok(Some(labels))) => labels,
-            Some(Ok(None)) => {
-                m.lines_dropped.with_label_values(&[name, "relabel"]).inc();
-                return;
-            }
-            Some(Err(_)) => {
-                m.lines_dropped.with_label_values(&[name, "journal_unparsable"]).inc();
-                return;
-            }
-        };
+        let relabelled =
+            match self.relabel.as_deref().map(|rules| relabel::labels_of(rules, line, self.cfg.address_fields)) {
+                None => Vec::new(),
+                Some(Ok(Some(labels))) => labels,
+                Some(Ok(None)) => {
+                    m.lines_dropped.with_label_values(&[name, "relabel"]).inc();
+                    return;
+                }
+                Some(Err(_)) => {
+                    m.lines_dropped.with_label_values(&[name, "journal_unparsable"]).inc();
+                    return;
+                }
+            };
         let ts = e.timestamp_ns().unwrap_or_else(|| now_ns() as i64);
-        let unit = e.unit().map(|u| cut_at_char(&u, MAX_LABEL_VALUE).to_string());
-        let level = e.level();
+        let unit = e.unit_by(self.cfg.unit_label).map(|u| cut_at_char(&u, MAX_LABEL_VALUE).to_string());
+        let level = if self.cfg.level_label { e.level() } else { None };
         let host = if self.entry_host { e.host().map(|h| cut_at_char(&h, MAX_LABEL_VALUE).to_string()) } else { None };
+        if self.unlabelled && unit.is_none() && level.is_none() && host.is_none() && relabelled.is_empty() {
+            // Promtail drops such an entry; a stream of no labels is refused by the log service too.
+            m.lines_dropped.with_label_values(&[name, "journal_no_labels"]).inc();
+            if !std::mem::replace(&mut st.warned_unlabelled, true) {
+                tracing::warn!(source = %name, "a journal entry has no labels (the source has none of its own and \
+                    its fields gave none): dropped and counted, as Promtail drops it (said once)");
+            }
+            return;
+        }
         let key = (unit, level, host, relabelled);
         if st.contexts.len() >= MAX_CONTEXTS && !st.contexts.contains_key(&key) {
+            let now = Instant::now();
             for ctx in st.contexts.values_mut() {
+                // What `multiline` stages hold goes on before its context is dropped.
+                if ctx.blocks_due().is_some() {
+                    self.stages.flush_blocks(ctx, now, true, now_ns() as i64, chunk);
+                }
                 ctx.flush_counts(name);
             }
             st.contexts.clear();
@@ -447,7 +550,7 @@ impl JournalSource {
         if let Some(u) = &key.0 {
             labels.push(("unit", u));
         }
-        if let Some(l) = key.1 {
+        if let Some(l) = &key.1 {
             labels.push(("level", l));
         }
         if let Some(h) = &key.2 {
@@ -458,91 +561,15 @@ impl JournalSource {
             labels.retain(|(n, _)| n != k);
             labels.push((k, v));
         }
+        ctx.line_start = seq;
         self.stages.process_with_labels(ctx, &message, ts, &labels, chunk);
         ctx.flush_counts(name);
     }
 }
 
-/// One line of a child's output.
-enum Line {
-    /// A whole line is in the buffer (this many bytes read, newline included).
-    Whole(usize),
-    /// A line over the cap was skipped (this many bytes).
-    TooLong(usize),
-    /// The output ended (a last line without newline is dropped: cut off).
-    End,
-}
-
-/// Reads one line into `line` (without its newline), holding at most `cap`
-/// bytes of it.
-async fn next_line(r: &mut (impl AsyncBufRead + Unpin), line: &mut Vec<u8>, cap: usize) -> std::io::Result<Line> {
-    line.clear();
-    let mut total = 0usize;
-    let mut over = false;
-    loop {
-        let buf = r.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(Line::End);
-        }
-        let (take, done) = match memchr::memchr(b'\n', buf) {
-            Some(i) => (i, true),
-            None => (buf.len(), false),
-        };
-        if !over && line.len() + take <= cap {
-            line.extend_from_slice(&buf[..take]);
-        } else if !over {
-            over = true;
-            line.clear();
-        }
-        let used = if done { take + 1 } else { take };
-        total += used;
-        r.consume(used);
-        if done {
-            return Ok(if over { Line::TooLong(total) } else { Line::Whole(total) });
-        }
-    }
-}
-
-/// Logs journalctl's messages; returns its last one, whether any concerned
-/// the cursor (a refused `--after-cursor`), and whether it could not follow
-/// for want of inotify watches (said by the reader, once).
-async fn collect_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) -> (Option<String>, bool, bool) {
-    let mut r = BufReader::new(stderr);
-    let mut line = Vec::new();
-    let (mut last, mut cursor, mut no_watch, mut n) = (None, false, false, 0usize);
-    while let Ok(Line::Whole(_) | Line::TooLong(_)) = next_line(&mut r, &mut line, STDERR_LINE_CAP).await {
-        let text = String::from_utf8_lossy(&line).trim().to_string();
-        if text.is_empty() {
-            continue;
-        }
-        if text.to_ascii_lowercase().contains(NO_WATCH) {
-            no_watch = true;
-            tracing::debug!(source = %name, "journalctl: {text}");
-            continue;
-        }
-        n += 1;
-        if n <= STDERR_LINES_LOGGED {
-            tracing::warn!(source = %name, "journalctl: {text}");
-        } else {
-            tracing::debug!(source = %name, "journalctl: {text}");
-        }
-        cursor |= text.to_ascii_lowercase().contains("cursor");
-        last = Some(text);
-    }
-    (last, cursor, no_watch)
-}
-
-/// The inotify limits journalctl ran into, with their values and sysctl.
-fn no_watch_limits() -> String {
-    let value = |name: &str| {
-        std::fs::read_to_string(format!("/proc/sys/fs/inotify/{name}")).map_or("?".into(), |s| s.trim().to_string())
-    };
-    format!(
-        "fs.inotify.max_user_instances = {}, fs.inotify.max_user_watches = {} (other programs of this user hold \
-         them; raise them with sysctl -w and in /etc/sysctl.d/)",
-        value("max_user_instances"),
-        value("max_user_watches")
-    )
+/// Whether `stages` (or a `match`'s) hold entries: a `multiline` stage.
+fn has_multiline(stages: &[StageConfig]) -> bool {
+    stages.iter().any(|st| st.multiline.is_some() || st.match_.as_ref().is_some_and(|m| has_multiline(&m.stages)))
 }
 
 #[cfg(test)]

@@ -2,36 +2,40 @@
 //! its `relabel_configs`: every field of an entry is offered to the rules as
 //! `__journal_<field, lowercased>` (a field set more than once: its last
 //! value), with `__journal_priority_keyword`, the syslog name of `PRIORITY`
-//! (`emerg` ... `debug`). `__CURSOR`, `__REALTIME_TIMESTAMP` and
-//! `__MONOTONIC_TIMESTAMP` are fields too (`__journal___cursor`, ...), as
-//! Promtail's journal reader has them; journalctl's `__SEQNUM` and
-//! `__SEQNUM_ID` are not (Promtail has no such fields). What the rules leave, labels starting
+//! (`emerg` ... `debug`; another value as it is, as Promtail has it). `__CURSOR`, `__REALTIME_TIMESTAMP` and
+//! `__MONOTONIC_TIMESTAMP` are fields too (`__journal___cursor`, ...) unless
+//! the source's `address_fields` is off (Promtail 3.6's reader offers none
+//! of them); journalctl's `__SEQNUM` and `__SEQNUM_ID` never are (Promtail
+//! has no such fields). What the rules leave, labels starting
 //! `__` removed, labels the entry's stream; a rule that drops the set drops
 //! the entry (counted). Without rules, none of this runs: journalctl is asked
 //! for the few fields the source needs and nothing is allocated per entry.
 
 use std::collections::BTreeMap;
 
-use super::entry::{level_name, Field};
+use super::entry::{is_entry_field, priority_keyword, Field};
 use crate::relabel::{strip_internal, Labels, Rules};
 use crate::util::cut_at_char;
 
 use super::MAX_LABEL_VALUE as MAX_VALUE;
 
 /// The labels the rules make of one entry (journalctl's JSON line), sorted
-/// by name; `None` when a rule dropped the entry.
-pub fn labels_of(rules: &Rules, line: &[u8]) -> Result<Option<Vec<(String, String)>>, serde_json::Error> {
+/// by name; `None` when a rule dropped the entry. `address`: offer the
+/// address fields too (see [`is_entry_field`]).
+pub fn labels_of(
+    rules: &Rules,
+    line: &[u8],
+    address: bool,
+) -> Result<Option<Vec<(String, String)>>, serde_json::Error> {
     let fields: BTreeMap<String, Field> = serde_json::from_slice(line)?;
     let mut labels = Labels::new();
     for (k, v) in &fields {
-        if k == "__SEQNUM" || k == "__SEQNUM_ID" {
+        if !is_entry_field(k, address) {
             continue;
         }
         let Some(text) = last_text(v) else { continue };
         if k == "PRIORITY" {
-            if let Some(kw) = level_name(&text) {
-                labels.insert("__journal_priority_keyword".into(), kw.into());
-            }
+            labels.insert("__journal_priority_keyword".into(), priority_keyword(&text).into_owned());
         }
         labels.insert(format!("__journal_{}", k.to_ascii_lowercase()), text);
     }
@@ -87,7 +91,7 @@ mod tests {
             rule(&["__journal___seqnum"], Some("seqnum"), None, None),
         ])
         .unwrap();
-        let labels = labels_of(&rules, ENTRY).unwrap().unwrap();
+        let labels = labels_of(&rules, ENTRY, true).unwrap().unwrap();
         assert_eq!(
             labels,
             [
@@ -100,18 +104,30 @@ mod tests {
     }
 
     #[test]
+    fn without_address_fields_the_rules_see_no_cursor_nor_timestamps_as_promtail_3_6() {
+        let rules = Rules::compile(&[
+            rule(&["__journal___cursor"], Some("cursor"), None, None),
+            rule(&["__journal___realtime_timestamp"], Some("rt"), None, None),
+            rule(&["__journal__comm"], Some("comm"), None, None),
+        ])
+        .unwrap();
+        let labels = labels_of(&rules, ENTRY, false).unwrap().unwrap();
+        assert_eq!(labels, [("comm".into(), "nginx".into())]);
+    }
+
+    #[test]
     fn a_drop_rule_drops_the_entry_and_keep_keeps_only_what_matches() {
         let drop = Rules::compile(&[rule(&["__journal__transport"], None, Some("drop"), Some("journal"))]).unwrap();
-        assert_eq!(labels_of(&drop, ENTRY).unwrap(), None);
+        assert_eq!(labels_of(&drop, ENTRY, true).unwrap(), None);
         let keep = Rules::compile(&[rule(&["__journal__systemd_unit"], None, Some("keep"), Some("ssh.*"))]).unwrap();
-        assert_eq!(labels_of(&keep, ENTRY).unwrap(), None);
+        assert_eq!(labels_of(&keep, ENTRY, true).unwrap(), None);
         let keep = Rules::compile(&[rule(&["__journal__systemd_unit"], None, Some("keep"), Some("nginx.*"))]).unwrap();
-        assert_eq!(labels_of(&keep, ENTRY).unwrap(), Some(Vec::new()));
+        assert_eq!(labels_of(&keep, ENTRY, true).unwrap(), Some(Vec::new()));
     }
 
     #[test]
     fn a_line_that_is_not_an_entry_is_an_error() {
         let rules = Rules::compile(&[]).unwrap();
-        assert!(labels_of(&rules, b"not json").is_err());
+        assert!(labels_of(&rules, b"not json", true).is_err());
     }
 }

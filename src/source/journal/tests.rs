@@ -12,11 +12,11 @@ fn lines_of(data: &[u8], cap: usize) -> Vec<Result<Vec<u8>, usize>> {
     rt.block_on(async {
         // A buffer smaller than the lines, so lines span several fills.
         let mut r = BufReader::with_capacity(4, data);
-        let mut line = Vec::new();
+        let mut line = LineBuf::default();
         let mut out = Vec::new();
         loop {
             match next_line(&mut r, &mut line, cap).await.unwrap() {
-                Line::Whole(_) => out.push(Ok(line.clone())),
+                Line::Whole(_) => out.push(Ok(line.bytes.clone())),
                 Line::TooLong(n) => out.push(Err(n)),
                 Line::End => return out,
             }
