@@ -225,7 +225,7 @@ impl<'a> Job<'a> {
     fn read_docker(&self, m: &mut Map<'a>, ds: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &self.name, r) {
             self.finish(&mut s);
-            sd::drop_own_stage(&mut s, "docker", &self.pipe_key, r);
+            sd::note_docker_stage(&s, &self.pipe_key, r);
             sd::stream_labels(&mut s, &self.streams.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>());
             if !self.rules.is_empty() {
                 s.set("relabel", Val::Arr(self.rules.clone()));

@@ -557,3 +557,19 @@ fn a_group_name_given_twice_and_location_local_convert_as_promtail_runs_them() {
     assert_eq!(skipped(&c), ["clients"], "only the client, which this config lacks\n{}", c.toml);
     compiles(&c);
 }
+
+#[test]
+fn a_docker_sd_job_without_a_stream_rule_ships_no_stream_label() {
+    // Promtail's docker_sd_configs give a line no `stream` label unless a rule
+    // copies `__meta_docker_container_log_stream` to it; the docker source
+    // labels its lines `stream`, so the conversion drops it.
+    let yaml = "scrape_configs:\n  - job_name: docker\n    docker_sd_configs:\n      - host: unix:///var/run/docker.sock\n    \
+                relabel_configs:\n      - source_labels: [__meta_docker_container_name]\n        target_label: container\n";
+    let c = convert(yaml);
+    assert!(c.toml.contains("stages = [\n  { labeldrop = [\"stream\"] },\n]"), "{}", c.toml);
+    compiles(&c);
+    let named = convert(&format!(
+        "{yaml}      - source_labels: [__meta_docker_container_log_stream]\n        target_label: stream\n"
+    ));
+    assert!(!named.toml.contains("labeldrop"), "{}", named.toml);
+}
