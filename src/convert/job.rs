@@ -109,6 +109,11 @@ impl<'a> Job<'a> {
         if let Some(j) = self.journal {
             self.read_journal(m, j, out, r);
         } else if self.statics.is_some() || self.file_sd.is_some() || self.discovered {
+            if self.docker_sd.is_some() {
+                let why = "Promtail runs a job with static_configs or file_sd_configs as a file job and never reads \
+                           its docker_sd_configs; nor does the conversion (give the containers a job of their own)";
+                r.note(m.key("docker_sd_configs"), why);
+            }
             self.read_files(m, out, r);
         } else if let Some(ds) = self.docker_sd {
             self.read_docker(m, ds, out, r);

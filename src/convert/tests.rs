@@ -573,3 +573,16 @@ fn a_docker_sd_job_without_a_stream_rule_ships_no_stream_label() {
     ));
     assert!(!named.toml.contains("labeldrop"), "{}", named.toml);
 }
+
+#[test]
+fn docker_sd_configs_beside_static_configs_are_said_to_be_unread() {
+    let sd =
+        "    docker_sd_configs:\n      - host: unix:///var/run/docker.sock\n    pipeline_stages:\n      - docker: {}\n";
+    let c = convert(&format!("{JOB}{sd}"));
+    assert!(c.notes.iter().any(|n| n.key == "scrape_configs[0].docker_sd_configs"), "{:?}", c.notes);
+    assert!(!c.toml.contains(r#"type = "docker""#), "{}", c.toml);
+    // Alone, the job's docker stage is kept (Promtail runs it over the decoded lines), and said so.
+    let c = convert(&format!("scrape_configs:\n  - job_name: d\n{sd}"));
+    assert!(c.toml.contains("{ docker = {} }"), "{}", c.toml);
+    assert!(c.notes.iter().any(|n| n.message.contains("already decoded")), "{:?}", c.notes);
+}
