@@ -74,8 +74,8 @@ const OPEN: &[(&str, &str)] = &[
     ),
     (
         "ed_daniel_styx_promtail_promtail_config.yaml/docker",
-        "a docker stage under `match` over docker_sd_configs lines: the stderr lines' fudged times are 1 ns later \
-         than Promtail's",
+        "a docker stage under `match` over docker_sd_configs lines: in some runs the stderr lines' fudged times are \
+         1 ns later than Promtail's",
     ),
 ];
 
@@ -274,6 +274,22 @@ fn stored(mut v: Vec<Pushed>) -> Vec<Pushed> {
 fn compared(j: &DockerJob, p: Vec<Pushed>, t: Vec<Pushed>) -> Result<Vec<&'static str>, String> {
     let (mut p, mut t) = (stored(p), stored(t));
     let mut used = Vec::new();
+    // Promtail resumes a container's log from the second of the last line it
+    // read: reading a container again (its stream ended while it was still
+    // listed), it ships that second's lines again, and a docker stage gives
+    // the copies other times. Of its copies of a line, tailship's one counts
+    // (else the earliest); each line of tailship's must still be Promtail's.
+    if j.shape == Shape::Discovery && p.len() > t.len() {
+        let ours: std::collections::BTreeSet<&Pushed> = t.iter().collect();
+        let mut seen = std::collections::BTreeSet::new();
+        p.sort_by_key(|e| (!ours.contains(e), e.ts));
+        let before = p.len();
+        p.retain(|e| seen.insert((e.tenant.clone(), e.labels.clone(), e.line.clone())));
+        p.sort();
+        if p.len() != before {
+            used.push("docker-reread");
+        }
+    }
     // The text a container writes without a newline before it exits:
     // tailship ships it, Promtail's docker_sd_configs drop it.
     let unterminated = docker_jobs::output(&[]).unterminated;
@@ -312,12 +328,21 @@ fn check(outcomes: &Outcomes) {
     let (mut unexpected, mut still_open) = (Vec::new(), 0);
     for (key, o) in outcomes {
         let job = key.rsplit_once(" (").map_or(key.as_str(), |(k, _)| k);
-        if let (Err(diff), Some(why)) = (o, open.get(job)) {
-            eprintln!("== {key}: OPEN ({why})\n{diff}");
-            still_open += 1;
-            continue;
+        // An open case may or may not show in a run (Promtail's reading
+        // again depends on timing): printed either way, never failing.
+        match (o, open.get(job)) {
+            (Err(diff), Some(why)) => {
+                eprintln!("== {key}: OPEN ({why})\n{diff}");
+                still_open += 1;
+                continue;
+            }
+            (Ok(_), Some(why)) => {
+                eprintln!("== {key}: gives Promtail's result this time (open: {why})");
+                continue;
+            }
+            _ => {}
         }
-        match (o, listed.get(job).or(open.get(job))) {
+        match (o, listed.get(job)) {
             (Err(diff), Some(why)) => eprintln!("== {key}: deliberate ({why})\n{diff}"),
             (Err(diff), None) => {
                 eprintln!("== {key}: DIFFERS\n{diff}");
