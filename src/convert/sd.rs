@@ -112,6 +112,12 @@ pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
             s.set_noted("scan_interval", Val::str("1s"), "new containers' logs are opened at the next scan");
         }
         s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+        r.note(
+            &ik,
+            "a container's last text without a newline (written as it exits) is shipped, where Promtail drops it; \
+             a container read again goes on from its last byte, where Promtail ships the lines of its last second \
+             again",
+        );
         out.push(s);
     }
     out
