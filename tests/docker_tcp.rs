@@ -249,7 +249,8 @@ scrape_configs:
     let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("docker_sd_configs"), "every key translated: {stderr}");
+    let untranslated = stderr.split("# Translated with a difference").next().unwrap_or_default();
+    assert!(!untranslated.contains("docker_sd_configs"), "every key translated: {stderr}");
     let converted = write_file(dir3.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
     let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&converted).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

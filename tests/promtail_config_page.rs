@@ -215,6 +215,7 @@ const PROMTAIL_REFUSES: &[&str] = &[
     // `limits_config.maxline_size`, a key Promtail 3.6 does not know.
     "290298661_pixel_fleet_observability_loki_promtail_config.yaml",
     "augustoliks_lab_loki_promtail_config.yaml",
+    "doganconsult_shahin_production_promtail_promtail_config.yaml",
     "gabee01_hassio_monitoring_stack_promtail.yaml",
     "gabee01_hassio_prometheus_promtail_promtail.yaml",
     "gabysbrain_machine_config_promtail.yaml",
@@ -261,6 +262,11 @@ const PAGE_DIFFERS: &[(&str, &str)] = &[
     (
         "urbes_k8s_training_loki_promtail_config.yaml",
         "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
+    ),
+    (
+        "dilemmamakna_observability_stack_promtail_promtail_config.yaml",
+        "a relabel rule's `regex: ''` (the job label set only where it is empty) is left off Promtail's page, which \
+         then reads as the default `(.*)`: the page's config is not the original's",
     ),
 ];
 

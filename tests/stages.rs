@@ -303,3 +303,30 @@ fn stage_mistakes_exit_2_naming_the_key() {
         assert!(err.contains(&cfg.display().to_string()), "names the file: {err}");
     }
 }
+
+#[test]
+fn docker_fudge_goes_on_from_a_line_of_the_stream_its_label_names() {
+    // A line that does not read takes the last time plus 1 ns of the lines
+    // with its labels, `stream` included (Promtail's fudge): where the line's
+    // `stream` label is already `stdout`, a Docker line of stdout is one of
+    // them, as much as a JSON line with a time and no stream.
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(
+        &log,
+        concat!(
+            "{\"time\":\"2026-01-02T03:04:05Z\"}\n",
+            "{\"log\":\"docked\\n\",\"stream\":\"stdout\",\"time\":\"2026-01-02T03:04:07Z\"}\n",
+            "not json\n",
+        ),
+    )
+    .unwrap();
+    let stages = r#"stages = [{ static_labels = { stream = "stdout" } }, { docker = {} }]"#;
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
+    let agent = Agent::start(&cfg);
+    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 3), "{}", agent.stderr_text());
+    let got = query_all(&r, r#"{job="test"}"#, None);
+    let not_json = got.iter().find(|e| e.line == "not json").expect("the line that does not read");
+    assert_eq!(not_json.ts, 1_767_323_047_000_000_001);
+}

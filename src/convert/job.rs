@@ -111,6 +111,11 @@ impl<'a> Job<'a> {
         if let Some(j) = self.journal {
             self.read_journal(m, j, out, r);
         } else if self.statics.is_some() || self.file_sd.is_some() || self.discovered {
+            if self.docker_sd.is_some() {
+                let why = "Promtail runs a job with static_configs or file_sd_configs as a file job and never reads \
+                           its docker_sd_configs; nor does the conversion (give the containers a job of their own)";
+                r.note(m.key("docker_sd_configs"), why);
+            }
             self.read_files(m, out, r);
         } else if let Some(ds) = self.docker_sd {
             self.read_docker(m, ds, out, r);
@@ -227,7 +232,7 @@ impl<'a> Job<'a> {
     fn read_docker(&self, m: &mut Map<'a>, ds: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
         for mut s in sd::docker(&m.key("docker_sd_configs"), ds, &self.name, r) {
             self.finish(&mut s);
-            sd::drop_own_stage(&mut s, "docker", &self.pipe_key, r);
+            sd::note_docker_stage(&s, &self.pipe_key, r);
             sd::stream_labels(&mut s, &self.streams.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>());
             if !self.rules.is_empty() {
                 s.set("relabel", Val::Arr(self.rules.clone()));

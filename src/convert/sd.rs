@@ -57,20 +57,35 @@ pub fn stream_rules(rules: Option<&Yaml>) -> Vec<(usize, String)> {
 
 /// The docker source's stages for the stream rules' `targets`: each a label
 /// from the line's `stream`, first; and, as in Promtail, no `stream` label
-/// of its own unless a rule names it.
+/// of its own unless a rule names it (a job without such rules too).
 pub fn stream_labels(s: &mut Section, targets: &[String]) {
-    if targets.is_empty() {
-        return;
+    let mut stages = Vec::new();
+    if !targets.is_empty() {
+        let picks = targets.iter().map(|t| (t.clone(), Val::str("stream"))).collect();
+        stages.push(Val::Table(vec![("labels".into(), Val::Table(picks))]));
     }
-    let picks = targets.iter().map(|t| (t.clone(), Val::str("stream"))).collect();
-    let mut stages = vec![Val::Table(vec![("labels".into(), Val::Table(picks))])];
     if !targets.iter().any(|t| t == "stream") {
         stages.push(Val::Table(vec![("labeldrop".into(), Val::strs(&["stream".to_string()]))]));
     }
     if let Some(Val::Arr(rest)) = s.get("stages") {
+        // Promtail's lines extract no `stream`: its `docker` stage, run over
+        // them, labels one only from a line that is Docker's JSON.
+        if rest.iter().any(has_docker_stage) {
+            let clear = vec![("source".into(), Val::str("stream")), ("template".into(), Val::str(""))];
+            stages.push(Val::Table(vec![("template".into(), Val::Table(clear))]));
+        }
         stages.extend(rest.iter().cloned());
     }
     s.set("stages", Val::Arr(stages));
+}
+
+/// Whether stage `v` is a `docker` stage or holds one (under `match`).
+fn has_docker_stage(v: &Val) -> bool {
+    match v {
+        Val::Table(t) => t.iter().any(|(k, v)| k == "docker" || has_docker_stage(v)),
+        Val::Arr(a) => a.iter().any(has_docker_stage),
+        _ => false,
+    }
 }
 
 /// The `docker_sd_configs` list at `key` as docker sources.
@@ -97,6 +112,12 @@ pub fn docker(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
             s.set_noted("scan_interval", Val::str("1s"), "new containers' logs are opened at the next scan");
         }
         s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
+        r.note(
+            &ik,
+            "a container's last text without a newline (written as it exits) is shipped, where Promtail drops it; \
+             a container read again goes on from its last byte, where Promtail ships the lines of its last second \
+             again",
+        );
         out.push(s);
     }
     out
@@ -444,6 +465,22 @@ fn client_keys(m: &mut Map<'_>, k: &mut Vec<(String, Val)>, r: &mut Report) {
             k.push(("tls".into(), Val::Table(tls)));
         }
         tm.finish(r, "no tailship equivalent");
+    }
+}
+
+/// Notes a `docker` stage of a docker discovery job: Promtail runs it over
+/// the lines the Engine's API already decoded, and so does the conversion
+/// (it is kept): a line that is a JSON object with a `time` takes that time,
+/// and the lines after it that are not JSON that time plus 1 ns each.
+pub fn note_docker_stage(s: &Section, key: &str, r: &mut Report) {
+    let Some(Val::Arr(stages)) = s.get("stages") else { return };
+    if stages.iter().any(has_docker_stage) {
+        r.note(
+            key,
+            "under docker_sd_configs the `docker` stage runs over lines Docker already decoded, as in Promtail: \
+             a line that is a JSON object with `log`, `stream` or `time` is read as Docker's, and the lines after \
+             one with a `time` that are not JSON get that time plus 1 ns each",
+        );
     }
 }
 

@@ -562,3 +562,32 @@ fn a_group_name_given_twice_and_location_local_convert_as_promtail_runs_them() {
     assert_eq!(skipped(&c), ["clients"], "only the client, which this config lacks\n{}", c.toml);
     compiles(&c);
 }
+
+#[test]
+fn a_docker_sd_job_without_a_stream_rule_ships_no_stream_label() {
+    // Promtail's docker_sd_configs give a line no `stream` label unless a rule
+    // copies `__meta_docker_container_log_stream` to it; the docker source
+    // labels its lines `stream`, so the conversion drops it.
+    let yaml = "scrape_configs:\n  - job_name: docker\n    docker_sd_configs:\n      - host: unix:///var/run/docker.sock\n    \
+                relabel_configs:\n      - source_labels: [__meta_docker_container_name]\n        target_label: container\n";
+    let c = convert(yaml);
+    assert!(c.toml.contains("stages = [\n  { labeldrop = [\"stream\"] },\n]"), "{}", c.toml);
+    compiles(&c);
+    let named = convert(&format!(
+        "{yaml}      - source_labels: [__meta_docker_container_log_stream]\n        target_label: stream\n"
+    ));
+    assert!(!named.toml.contains("labeldrop"), "{}", named.toml);
+}
+
+#[test]
+fn docker_sd_configs_beside_static_configs_are_said_to_be_unread() {
+    let sd =
+        "    docker_sd_configs:\n      - host: unix:///var/run/docker.sock\n    pipeline_stages:\n      - docker: {}\n";
+    let c = convert(&format!("{JOB}{sd}"));
+    assert!(c.notes.iter().any(|n| n.key == "scrape_configs[0].docker_sd_configs"), "{:?}", c.notes);
+    assert!(!c.toml.contains(r#"type = "docker""#), "{}", c.toml);
+    // Alone, the job's docker stage is kept (Promtail runs it over the decoded lines), and said so.
+    let c = convert(&format!("scrape_configs:\n  - job_name: d\n{sd}"));
+    assert!(c.toml.contains("{ docker = {} }"), "{}", c.toml);
+    assert!(c.notes.iter().any(|n| n.message.contains("already decoded")), "{:?}", c.notes);
+}

@@ -72,6 +72,35 @@ fn without_trailing_newline(v: &mut Vec<Pushed>) {
     }
 }
 
+/// Docker's parts of a long line (a line the docker stage read, with its
+/// `stream`, without its `\n`) joined to what follows in the same stream,
+/// at the first part's time (a part with nothing after it stays a line).
+fn docker_parts_joined(v: &mut Vec<Pushed>) {
+    let mut streams: BTreeMap<(String, BTreeMap<String, String>), Vec<Pushed>> = BTreeMap::new();
+    for e in v.drain(..) {
+        streams.entry((e.tenant.clone(), e.labels.clone())).or_default().push(e);
+    }
+    for (_, mut entries) in streams {
+        entries.sort_by_key(|e| e.ts);
+        let mut held: Option<Pushed> = None;
+        for e in entries {
+            let part = e.labels.contains_key("stream") && !e.line.ends_with('\n');
+            let joined = match held.take() {
+                Some(mut h) => {
+                    h.line.push_str(&e.line);
+                    h
+                }
+                None => e,
+            };
+            match part {
+                true => held = Some(joined),
+                false => v.push(joined),
+            }
+        }
+        v.extend(held);
+    }
+}
+
 #[allow(clippy::ptr_arg)] // the type of every choice's function
 fn without_bom(v: &mut Vec<Pushed>) {
     for e in v.iter_mut().filter(|e| e.line.starts_with('\u{feff}')) {
@@ -92,6 +121,7 @@ fn without_unparsed(v: &mut Vec<Pushed>) {
 pub const CHOICES: &[Choice] = &[
     Choice { name: "crlf", applies: any, theirs: strip_cr, ours: same },
     Choice { name: "invalid-utf8", applies: any, theirs: one_replacement_char, ours: one_replacement_char },
+    Choice { name: "docker-split-lines", applies: with_docker, theirs: docker_parts_joined, ours: same },
     Choice { name: "docker-newline", applies: with_docker, theirs: without_trailing_newline, ours: same },
     Choice { name: "syslog-bom", applies: syslog, theirs: without_bom, ours: same },
     Choice { name: "syslog-sd-metadata", applies: syslog, theirs: same, ours: without_metadata },

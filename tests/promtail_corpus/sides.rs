@@ -87,7 +87,7 @@ pub fn promtail(bin: &Path, dir: &Path, jobs: &[Prepared], push: &str) -> Side<P
 
 /// `tailship convert promtail` of `yaml`, then `check` of its output: the
 /// TOML, or what was refused.
-fn convert_and_check(dir: &Path, name: &str, yaml: &str) -> Result<String, String> {
+pub fn convert_and_check(dir: &Path, name: &str, yaml: &str) -> Result<String, String> {
     let file = write_file(dir, &format!("{name}.yaml"), yaml);
     let out =
         Command::new(bin()).args(["convert", "promtail"]).arg(&file).env_remove("JAEGER_AGENT_HOST").output().unwrap();

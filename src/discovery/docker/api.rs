@@ -47,10 +47,6 @@ pub struct Listed {
     pub id: String,
     #[serde(rename = "Names")]
     pub names: Vec<String>,
-    #[serde(rename = "Image")]
-    pub image: String,
-    #[serde(rename = "ImageID")]
-    pub image_id: String,
     #[serde(rename = "Labels")]
     pub labels: Option<BTreeMap<String, String>>,
     #[serde(rename = "HostConfig")]

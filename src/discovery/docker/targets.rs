@@ -94,12 +94,8 @@ pub fn meta_labels(
         // As the Engine lists it (and Promtail labels it): with its leading `/`.
         m.insert("__meta_docker_container_name".into(), name.clone());
     }
-    if !c.image.is_empty() {
-        m.insert("__meta_docker_container_image".into(), c.image.clone());
-    }
-    if !c.image_id.is_empty() {
-        m.insert("__meta_docker_container_image_id".into(), c.image_id.clone());
-    }
+    // No `__meta_docker_container_image`: Promtail 3.6's discovery gives none
+    // (tests/promtail_docker.rs), so a rule reading it sets no label.
     m.insert("__meta_docker_container_network_mode".into(), c.host_config.network_mode.clone());
     for (k, v) in c.labels.iter().flatten() {
         m.insert(format!("__meta_docker_container_label_{}", sanitize(k)), v.clone());
@@ -140,7 +136,6 @@ mod tests {
         let c = Listed {
             id: "abc".into(),
             names: vec!["/web-1".into()],
-            image: "nginx:1".into(),
             labels: Some(BTreeMap::from([("com.docker.compose.service".to_string(), "web".to_string())])),
             host_config: super::super::api::ListedHostConfig { network_mode: "none".into() },
             ..Default::default()
@@ -155,6 +150,17 @@ mod tests {
         assert!(known.meta(Path::new("/d/containers/other/other-json.log")).is_none());
         known.replace(Vec::new());
         assert!(known.is_empty());
+    }
+
+    #[test]
+    fn a_container_image_gives_no_meta_label_as_in_promtail() {
+        let c: Listed = serde_json::from_str(
+            r#"{"Id":"abc","Names":["/web"],"Image":"nginx:1","ImageID":"sha256:1","HostConfig":{"NetworkMode":"none"}}"#,
+        )
+        .unwrap();
+        let m = meta_labels(&c, &HashMap::new(), &DockerConfig::default());
+        assert!(m.keys().all(|k| !k.contains("image")), "{m:?}");
+        assert_eq!(m["__meta_docker_container_name"], "/web");
     }
 
     #[test]

@@ -145,10 +145,13 @@ impl SourceStages {
             Some(d) => (d.ts, d.stream, d.message, d.complete),
             None => (None, None, None, true),
         };
+        // Promtail's `fudge` remembers times by the labels the line has once
+        // its `stream` is labelled: the stream read, else the label it has.
         let key = {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
-            (line.labels_hash(), &stream).hash(&mut h);
+            let labelled = stream.as_deref().or_else(|| line.label("stream", &ctx.stream.labels));
+            (line.labels_hash(), labelled).hash(&mut h);
             (i, h.finish())
         };
         let ts = match ts {

@@ -1,0 +1,364 @@
+//! The Docker jobs of the corpus (`tests/data/promtail_corpus`) side by
+//! side with the real Promtail 3.6.15: jobs with `docker_sd_configs` find
+//! the containers of the test's private Docker Engine (`common/dockerd.rs`),
+//! jobs with a `docker` (or `cri`) stage read json-file (or CRI) logs the
+//! test writes. Both agents run every job they accept, each pushing to its
+//! own recorder; per job the tenant, labels, line, structured metadata and
+//! timestamp (Docker's, to the nanosecond) must be Promtail's, or differ by
+//! a choice docs/promtail-differences.md lists (`compare::CHOICES`, or
+//! [`DELIBERATE`]). The containers write lines on stdout and stderr, one over
+//! 16 KiB (Docker writes it in two parts) and, when told to stop, text
+//! without a newline. Prints "N of M Docker jobs give Promtail's result".
+//! Skips, saying so, where Promtail is absent; runs the file jobs alone
+//! where dockerd is.
+
+#[path = "common/agent.rs"]
+mod agent;
+mod common;
+#[allow(dead_code)] // shared with the corpus test
+#[path = "promtail_corpus/compare.rs"]
+mod compare;
+#[path = "promtail_corpus/docker_jobs.rs"]
+mod docker_jobs;
+#[path = "common/dockerd.rs"]
+mod dockerd;
+#[allow(dead_code)] // shared with the corpus test
+#[path = "promtail_corpus/golayout.rs"]
+mod golayout;
+#[allow(dead_code)] // shared with the corpus test
+#[path = "promtail_corpus/inputs.rs"]
+mod inputs;
+#[path = "common/loki_proto.rs"]
+mod loki_proto;
+#[path = "common/promtail.rs"]
+mod promtail;
+#[path = "common/recorder.rs"]
+mod recorder;
+#[allow(dead_code)] // shared with the corpus test
+#[path = "promtail_corpus/regex_gen.rs"]
+mod regex_gen;
+#[allow(dead_code)] // shared with the corpus test
+#[path = "promtail_corpus/rewrite.rs"]
+mod rewrite;
+#[allow(dead_code)] // shared with the corpus test
+#[path = "promtail_corpus/sides.rs"]
+mod sides;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use agent::{free_port, write_file, Agent};
+use compare::Outcome;
+use docker_jobs::{DockerJob, Shape};
+use dockerd::Dockerd;
+use promtail::Promtail;
+use recorder::{Pushed, Recorder};
+use rewrite::Kind;
+
+/// Docker jobs whose result differs from Promtail's by a decision of ours,
+/// each listed in docs/promtail-differences.md: `corpus file/job_name`, and why.
+const DELIBERATE: &[(&str, &str)] = &[(
+    "abyssalforge_oriontrader_monitoring_promtail_promtail_config.yaml/docker",
+    "its replace stages put `(?i)` before the groups, which tailship's replace cannot carry: convert lists them as \
+     not translated",
+)];
+
+/// Docker jobs that differ for a reason not established yet (issue #52),
+/// printed and counted apart; each is work left, not a choice.
+const OPEN: &[(&str, &str)] = &[
+    (
+        "avoinorg_log_stack_promtail_config.yaml/docker",
+        "json and output stages after the docker stage take a `log` out of the message: the comparison's docker \
+         choices (newline, split lines) cannot tell Docker's framing from what the stages extract",
+    ),
+    (
+        "ed_daniel_styx_promtail_promtail_config.yaml/docker",
+        "a docker stage under `match` over docker_sd_configs lines: in some runs the stderr lines' fudged times are \
+         1 ns later than Promtail's",
+    ),
+];
+
+fn now_ns() -> i128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128
+}
+
+/// Waits until neither recorder has taken an entry for 4 s (120 s at most).
+fn wait_quiet(a: &Recorder, b: &Recorder) {
+    let (mut last, mut since) = ((0, 0), Instant::now());
+    common::wait_for(Duration::from_secs(120), || {
+        let now = (a.len(), b.len());
+        if now != last {
+            (last, since) = (now, Instant::now());
+        }
+        since.elapsed() > Duration::from_secs(4)
+    });
+}
+
+/// One container per discovery job, labelled and named as the job looks
+/// for, writing [`docker_jobs::output`] (its stdout from a file under
+/// `input`, mounted read-only) and waiting for `input/stop` to write the
+/// unterminated text and exit.
+fn run_containers(d: &Dockerd, jobs: &[DockerJob], input: &Path) {
+    std::fs::create_dir_all(input).unwrap();
+    let mut names = Vec::new();
+    for j in jobs.iter().filter(|j| j.shape == Shape::Discovery) {
+        let o = docker_jobs::output(&j.built);
+        std::fs::write(input.join(format!("{}.out", j.job.id)), o.stdout.join("\n") + "\n").unwrap();
+        std::fs::write(input.join(format!("{}.err", j.job.id)), o.stderr.join("\n") + "\n").unwrap();
+        std::fs::write(input.join(format!("{}.long", j.job.id)), o.long.clone() + "\n").unwrap();
+        let (labels, name) = docker_jobs::container_of(j);
+        let name = name.filter(|n| !names.contains(n)).unwrap_or_else(|| format!("corpus-{}", j.job.id));
+        names.push(name.clone());
+        let mut args: Vec<String> = vec!["--name".into(), name, "-v".into(), format!("{}:/in:ro", input.display())];
+        for (k, v) in &labels {
+            args.extend(["--label".into(), format!("{k}={v}")]);
+        }
+        let id = &j.job.id;
+        let script = format!(
+            "cat /in/{id}.out; cat /in/{id}.err >&2; cat /in/{id}.long; \
+             while [ ! -e /in/stop ]; do sleep 0.2; done; printf '{}'",
+            o.unterminated
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        d.run(&args, &script);
+    }
+}
+
+/// The config both agents run: every job of `jobs`.
+fn config_of(dir: &Path, jobs: &[&DockerJob], host: &str, push: &str, positions: &str) -> (String, u16) {
+    let scrapes = jobs.iter().map(|j| docker_jobs::rewrite(j, dir, host)).collect();
+    let http = free_port();
+    (rewrite::config(scrapes, push, http, &dir.join(positions)), http)
+}
+
+/// Promtail on every job it accepts, and the jobs it refuses with why.
+fn start_promtail(
+    bin: &Path,
+    dir: &Path,
+    jobs: &[&DockerJob],
+    host: &str,
+    push: &str,
+) -> (Promtail, BTreeMap<String, String>) {
+    let start = |set: &[&DockerJob]| {
+        let (text, http) = config_of(dir, set, host, push, "promtail-positions.yaml");
+        Promtail::try_start(bin, dir, &write_file(dir, "promtail.yaml", &text), http)
+    };
+    let mut refused = BTreeMap::new();
+    let why = match start(jobs) {
+        Ok(p) => return (p, refused),
+        Err(why) => why,
+    };
+    let mut fails = |set: &[&DockerJob]| start(set).err();
+    refused_among(jobs, Some(why), &mut fails, &mut refused);
+    let rest: Vec<&DockerJob> = jobs.iter().copied().filter(|j| !refused.contains_key(&j.job.id)).collect();
+    (start(&rest).unwrap_or_else(|e| panic!("Promtail refuses the jobs it took one by one: {e}")), refused)
+}
+
+/// tailship on the conversion of every job it accepts, and those refused.
+fn start_tailship(dir: &Path, jobs: &[&DockerJob], host: &str, push: &str) -> (Agent, BTreeMap<String, String>) {
+    let convert = |set: &[&DockerJob], name: &str| {
+        let (text, _) = config_of(dir, set, host, push, "tailship-positions.yaml");
+        sides::convert_and_check(dir, name, &text)
+    };
+    let mut refused = BTreeMap::new();
+    let why = convert(jobs, "probe").err();
+    let mut fails = |set: &[&DockerJob]| convert(set, "probe").err();
+    refused_among(jobs, why, &mut fails, &mut refused);
+    let rest: Vec<&DockerJob> = jobs.iter().copied().filter(|j| !refused.contains_key(&j.job.id)).collect();
+    let toml = convert(&rest, "tailship").unwrap_or_else(|e| panic!("the jobs taken one by one: {e}"));
+    let toml = toml.replacen("[positions]", &format!("[spool]\npath = \"{}/spool\"\n\n[positions]", dir.display()), 1);
+    (Agent::start(&write_file(dir, "tailship.toml", &toml)), refused)
+}
+
+/// [`sides::refused_among`] over Docker jobs.
+fn refused_among<'a>(
+    jobs: &[&'a DockerJob],
+    why: Option<String>,
+    fails: &mut dyn FnMut(&[&'a DockerJob]) -> Option<String>,
+    out: &mut BTreeMap<String, String>,
+) {
+    let Some(why) = why else { return };
+    if jobs.len() == 1 {
+        out.insert(jobs[0].job.id.clone(), why.lines().rev().take(3).collect::<Vec<_>>().join(" | "));
+        return;
+    }
+    let (a, b) = jobs.split_at(jobs.len() / 2);
+    for half in [a, b] {
+        let why = fails(half);
+        refused_among(half, why, fails, out);
+    }
+}
+
+#[test]
+fn the_docker_jobs_of_the_corpus_give_promtails_streams() {
+    let Some(bin) = promtail::binary() else {
+        eprintln!("SKIPPED: no Promtail binary in ../shared/peers");
+        return;
+    };
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/promtail_corpus");
+    let engine = Dockerd::start();
+    let all = docker_jobs::load(&corpus);
+    let jobs: Vec<&DockerJob> = all.iter().filter(|j| engine.is_some() || j.shape != Shape::Discovery).collect();
+    if engine.is_none() {
+        eprintln!("no dockerd here: the docker_sd_configs jobs are not run, the file jobs are");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let host = engine.as_ref().map(Dockerd::host).unwrap_or_default();
+    let start = now_ns();
+    for j in &jobs {
+        docker_jobs::write_files(j, dir, matches!(j.shape, Shape::Files { cri: true }));
+    }
+    let input = dir.join("in");
+    if let Some(d) = &engine {
+        run_containers(d, &all, &input);
+    }
+    let (theirs, ours) = (Recorder::start(), Recorder::start());
+    let (p, p_refused) = start_promtail(&bin, dir, &jobs, &host, &theirs.base);
+    let (t, t_refused) = start_tailship(dir, &jobs, &host, &ours.base);
+    wait_quiet(&theirs, &ours);
+    std::fs::write(input.join("stop"), "").unwrap();
+    wait_quiet(&theirs, &ours);
+    let window = (start, now_ns());
+    let outcomes = report(&jobs, &p_refused, &t_refused, (&theirs.entries(), &ours.entries()), window);
+    drop(p);
+    assert!(t.terminate(Duration::from_secs(15)).success());
+    drop(engine);
+    check(&outcomes);
+}
+
+type Outcomes = BTreeMap<String, Result<Vec<&'static str>, String>>;
+
+/// Per job: "same", the choices it differs by, or what differs. A file
+/// job's time inside the run is a read time and compares as "now"; a
+/// discovery job's is Docker's and compares as it is.
+fn report(
+    jobs: &[&DockerJob],
+    promtail_refused: &BTreeMap<String, String>,
+    tailship_refused: &BTreeMap<String, String>,
+    (theirs, ours): (&[Pushed], &[Pushed]),
+    window: (i128, i128),
+) -> Outcomes {
+    let by_job = |v: &[Pushed], shape_sd: bool| compare::by_job(v, if shape_sd { (0, -1) } else { window });
+    let (p_sd, t_sd, p_files, t_files) =
+        (by_job(theirs, true), by_job(ours, true), by_job(theirs, false), by_job(ours, false));
+    let mut out = BTreeMap::new();
+    for j in jobs {
+        let id = &j.job.id;
+        let outcome = match (promtail_refused.get(id), tailship_refused.get(id)) {
+            (Some(_), Some(_)) => Ok(vec!["both refuse"]),
+            (Some(why), None) => Err(format!("Promtail refuses it, tailship runs it: {why}")),
+            (None, Some(why)) => Err(format!("tailship refuses it, Promtail runs it: {why}")),
+            (None, None) => {
+                let (p, t) = if j.shape == Shape::Discovery { (&p_sd, &t_sd) } else { (&p_files, &t_files) };
+                compared(j, p.get(id).cloned().unwrap_or_default(), t.get(id).cloned().unwrap_or_default())
+            }
+        };
+        let shape = if j.shape == Shape::Discovery { "docker_sd_configs" } else { "files" };
+        out.insert(format!("{} ({shape})", j.key()), outcome);
+    }
+    out
+}
+
+/// An entry of a stream is stored once for the same time and line (Loki
+/// drops the copy); Promtail pushes some twice here.
+fn stored(mut v: Vec<Pushed>) -> Vec<Pushed> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Promtail's entries `p` and tailship's `t` of job `j` compared: the names
+/// of the choices they differ by, or what differs.
+fn compared(j: &DockerJob, p: Vec<Pushed>, t: Vec<Pushed>) -> Result<Vec<&'static str>, String> {
+    let (mut p, mut t) = (stored(p), stored(t));
+    let mut used = Vec::new();
+    // Promtail resumes a container's log from the second of the last line it
+    // read: reading a container again (its stream ended while it was still
+    // listed), it ships that second's lines again, and a docker stage gives
+    // the copies other times. Of its copies of a line, tailship's one counts
+    // (else the earliest); each line of tailship's must still be Promtail's.
+    if j.shape == Shape::Discovery && p.len() > t.len() {
+        let ours: std::collections::BTreeSet<&Pushed> = t.iter().collect();
+        let mut seen = std::collections::BTreeSet::new();
+        p.sort_by_key(|e| (!ours.contains(e), e.ts));
+        let before = p.len();
+        p.retain(|e| seen.insert((e.tenant.clone(), e.labels.clone(), e.line.clone())));
+        p.sort();
+        if p.len() != before {
+            used.push("docker-reread");
+        }
+    }
+    // The text a container writes without a newline before it exits:
+    // tailship ships it, Promtail's docker_sd_configs drop it.
+    let unterminated = docker_jobs::output(&[]).unterminated;
+    if j.shape == Shape::Discovery && p != t && t.iter().any(|e| e.line == unterminated) {
+        t.retain(|e| e.line != unterminated);
+        used.push("docker-unterminated");
+    }
+    // A discovery job's docker stage reads the lines Docker decoded: of its
+    // choices, only the newline of a line that is Docker's JSON applies.
+    if j.shape == Shape::Discovery && j.stages.iter().any(|s| s == "docker") && p != t {
+        let newline = compare::CHOICES.iter().find(|c| c.name == "docker-newline").expect("a listed choice");
+        let before = p.clone();
+        (newline.theirs)(&mut p);
+        p.sort();
+        if p != before {
+            used.push(newline.name);
+        }
+    }
+    let stages: Vec<String> = match j.shape {
+        Shape::Discovery => j.stages.iter().filter(|s| *s != "docker").cloned().collect(),
+        Shape::Files { .. } => j.stages.clone(),
+    };
+    match compare::compare(p, t, &Kind::Files, &stages) {
+        Outcome::Same => Ok(used),
+        Outcome::Chosen(names) => Ok([used, names].concat()),
+        Outcome::Differ(p, t) => Err(compare::diff_text(&p, &t)),
+    }
+}
+
+/// Prints the figures and fails on any difference [`DELIBERATE`] does not list.
+fn check(outcomes: &Outcomes) {
+    let same = outcomes.values().filter(|o| matches!(o, Ok(v) if v.is_empty())).count();
+    let chosen = outcomes.values().filter(|o| matches!(o, Ok(v) if !v.is_empty())).count();
+    let listed: BTreeMap<&str, &str> = DELIBERATE.iter().copied().collect();
+    let open: BTreeMap<&str, &str> = OPEN.iter().copied().collect();
+    let (mut unexpected, mut still_open) = (Vec::new(), 0);
+    for (key, o) in outcomes {
+        let job = key.rsplit_once(" (").map_or(key.as_str(), |(k, _)| k);
+        // An open case may or may not show in a run (Promtail's reading
+        // again depends on timing): printed either way, never failing.
+        match (o, open.get(job)) {
+            (Err(diff), Some(why)) => {
+                eprintln!("== {key}: OPEN ({why})\n{diff}");
+                still_open += 1;
+                continue;
+            }
+            (Ok(_), Some(why)) => {
+                eprintln!("== {key}: gives Promtail's result this time (open: {why})");
+                continue;
+            }
+            _ => {}
+        }
+        match (o, listed.get(job)) {
+            (Err(diff), Some(why)) => eprintln!("== {key}: deliberate ({why})\n{diff}"),
+            (Err(diff), None) => {
+                eprintln!("== {key}: DIFFERS\n{diff}");
+                unexpected.push(key.clone());
+            }
+            (Ok(_), Some(_)) => unexpected.push(format!("{key} (listed as differing, gives Promtail's result)")),
+            (Ok(v), None) if !v.is_empty() => eprintln!("== {key}: differs by our choices {v:?}"),
+            (Ok(_), None) => {}
+        }
+    }
+    eprintln!(
+        "{same} of {} Docker jobs give Promtail's result; {chosen} more once our choices apply; {} differ as listed; \
+         {still_open} differ for reasons still open; {} differ otherwise",
+        outcomes.len(),
+        DELIBERATE.len(),
+        unexpected.len()
+    );
+    assert!(unexpected.is_empty(), "differences not listed: {unexpected:#?}");
+}
