@@ -7,6 +7,8 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
+#[path = "common/loki_proto.rs"]
+mod loki_proto;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]
@@ -70,6 +72,8 @@ fn body(streams: &[(&[(&str, &str)], &[&str])]) -> String {
 /// Posts `body` to a push listener on `port`, retrying while it is not up.
 fn push(port: u16, body: &str) {
     let url = format!("http://127.0.0.1:{port}/loki/api/v1/push");
+    let up = wait_for(Duration::from_secs(20), || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    assert!(up, "nothing listens on {port}");
     let sent = wait_for(Duration::from_secs(20), || {
         std::panic::catch_unwind(|| post_json(&url, body)).is_ok_and(|r| r.status / 100 == 2)
     });

@@ -258,7 +258,7 @@ const CASES: &[Case] = &[
         stages: r#"
       - regex: { expression: 'level=(?P<lvl>\w+)' }
       - template: { source: level, template: '{{ printf "%s" .lvl }}' }
-      - template: { source: lvl_v, template: '{{ printf "%v|%q" .lvl .lvl }}' }
+      - template: { source: lvl_v, template: '{{ printf "%v|%v" .lvl .lvl }}' }
       - template: { source: lvl_p, template: '{{ print .lvl }}' }
       - labels:
           level:

@@ -173,11 +173,12 @@ pub fn is_page(doc: &Yaml) -> bool {
     ["global", "limits_config", "target_config", "wal", "tracing"].iter().all(|k| !doc[*k].is_badvalue())
 }
 
-/// A relabel rule's `replacement` of `${1}` is `$1`, the default (Go's
-/// regexp reads both alike): taken out as the default is. A `/config` page
-/// of a Promtail run with `-config.expand-env=true` shows `${1}` expanded
-/// to nothing and so leaves the key out: both give the same conversion.
-fn braced_default_replacements(doc: &mut Yaml) {
+/// Relabel rules written as the `/config` page writes them: a
+/// `replacement` of `${1}` as `$1`, the default (Go's regexp reads both
+/// alike; the page of a Promtail run with `-config.expand-env=true` shows
+/// `${1}` expanded to nothing and leaves the key out), and the `action` in
+/// lower case (`Replace` is `replace`). Defaults then go as they do.
+fn canonical_relabel_rules(doc: &mut Yaml) {
     let Some(Yaml::Array(scrapes)) = doc.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("scrape_configs".into())))
     else {
         return;
@@ -193,13 +194,19 @@ fn braced_default_replacements(doc: &mut Yaml) {
             if rule.get(&key).and_then(Yaml::as_str) == Some("${1}") {
                 rule.insert(key, Yaml::String("$1".into()));
             }
+            // Prometheus reads an action in any case; the page writes it lower.
+            let key = Yaml::String("action".into());
+            if let Some(a) = rule.get(&key).and_then(Yaml::as_str).map(str::to_ascii_lowercase) {
+                rule.insert(key, Yaml::String(a));
+            }
         }
     }
 }
 
 /// On a `/config` page (see [`is_page`]), the relabel rules whose
-/// `replacement` has no `$` while their regex captures: where Promtail ran
-/// with `-config.expand-env=true`, a `${1}` in it was expanded to nothing
+/// `replacement` has no `$` while their regex captures, and starts or ends
+/// with a joining character: where Promtail ran with
+/// `-config.expand-env=true`, a `${1}` in it was expanded to nothing
 /// (`${1}-x` shows as `-x`), and the page cannot tell. Their keys.
 pub fn replacements_to_check(doc: &Yaml) -> Vec<String> {
     let mut out = Vec::new();
@@ -209,7 +216,11 @@ pub fn replacements_to_check(doc: &Yaml) -> Vec<String> {
             let captures = rule["regex"]
                 .as_str()
                 .is_some_and(|re| crate::pipeline::re2::compile(re).is_ok_and(|c| c.captures_len() > 1));
-            let constant = rule["replacement"].as_str().is_some_and(|r| !r.contains('$'));
+            // What is left of `${1}-x` or `a/${1}`: text that starts or ends a join.
+            let joint = |c: Option<char>| c.is_some_and(|c| "-_.:/@,;| ".contains(c));
+            let constant = rule["replacement"]
+                .as_str()
+                .is_some_and(|r| !r.contains('$') && (joint(r.chars().next()) || joint(r.chars().last())));
             if action.eq_ignore_ascii_case("replace") && captures && constant {
                 out.push(format!("scrape_configs[{i}].relabel_configs[{j}].replacement"));
             }
@@ -222,7 +233,7 @@ pub fn replacements_to_check(doc: &Yaml) -> Vec<String> {
 /// the secrets the `/config` page hid, each now a `${SECRET_...}` reference.
 pub fn remove(doc: &mut Yaml) -> Vec<Hidden> {
     canonical_durations(doc);
-    braced_default_replacements(doc);
+    canonical_relabel_rules(doc);
     if let Some(Yaml::Array(scrapes)) =
         doc.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("scrape_configs".into())))
     {

@@ -33,7 +33,7 @@ fn printf(args: &[Value]) -> Out {
     }
     let mut out = String::new();
     let mut rest = args[1..].iter();
-    let mut chars = format.char_indices().peekable();
+    let mut chars = format.char_indices();
     while let Some((at, c)) = chars.next() {
         if c != '%' {
             out.push(c);
