@@ -320,81 +320,13 @@ pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report
         }
         client_keys(&mut m, &mut k, r);
         let mut rules = rules.to_vec();
-        if let Some(ns) = m.get("namespaces") {
-            let mut nm = Map::new(m.key("namespaces"), ns, r);
-            let names = nm.texts("names", r);
-            let own = nm.text("own_namespace", r).is_some_and(|v| truthy(&v));
-            nm.finish(r, "no tailship equivalent");
-            if pod && !names.is_empty() && !own {
-                let re = names.iter().map(|n| regex::escape(n)).collect::<Vec<_>>().join("|");
-                rules.insert(
-                    0,
-                    Val::Table(vec![
-                        ("source_labels".into(), Val::strs(&["__meta_kubernetes_namespace".to_string()])),
-                        ("regex".into(), Val::str(re)),
-                        ("action".into(), Val::str("keep")),
-                    ]),
-                );
-            } else if !names.is_empty() || own {
-                let mut t = Vec::new();
-                if !names.is_empty() {
-                    t.push(("names".into(), Val::strs(&names)));
-                }
-                if own {
-                    t.push(("own_namespace".into(), Val::Bool(true)));
-                }
-                k.push(("namespaces".into(), Val::Table(t)));
-            }
-        }
-        let mut selectors = Vec::new();
-        for (j, sel) in list(&m.key("selectors"), m.get("selectors"), r).iter().enumerate() {
-            let sk = format!("{}[{j}]", m.key("selectors"));
-            let mut sm = Map::new(sk.clone(), sel, r);
-            let srole = sm.text("role", r).unwrap_or_default();
-            let field = sm.text("field", r);
-            let label = sm.text("label", r);
-            sm.finish(r, "no tailship equivalent");
-
-            if pod
-                && label.is_none()
-                && field.as_deref().is_some_and(|f| f.starts_with("spec.nodeName=") && !f.contains(','))
-            {
-                r.note(sk, "tailship always watches the pods of its own node ($NODE_NAME, else the hostname)");
-                continue;
-            }
-            let mut t = vec![("role".to_string(), Val::str(srole))];
-            if let Some(l) = label {
-                t.push(("label".into(), Val::str(l)));
-            }
-            if let Some(f) = field {
-                t.push(("field".into(), Val::str(f)));
-            }
-            selectors.push(Val::Table(t));
-        }
+        namespaces(&mut m, pod, &mut rules, &mut k, r);
+        let selectors = selectors(&mut m, pod, r);
         if !selectors.is_empty() {
             k.push(("selectors".into(), Val::Arr(selectors)));
         }
-        if let Some(y) = m.get("attach_metadata") {
-            let mut am = Map::new(m.key("attach_metadata"), y, r);
-            let mut t = Vec::new();
-            for key in ["node", "namespace"] {
-                if !am.text(key, r).is_some_and(|v| truthy(&v)) {
-                    continue;
-                }
-                let applies = match key {
-                    "node" => ["pod", "endpoints", "endpointslice"].contains(&role.as_str()),
-                    _ => role != "node",
-                };
-                if applies {
-                    t.push((key.to_string(), Val::Bool(true)));
-                } else {
-                    r.note(am.key(key), format!("has no effect on role {role} (in Prometheus neither); left out"));
-                }
-            }
-            am.finish(r, "no tailship equivalent (attach_metadata takes node and namespace)");
-            if !t.is_empty() {
-                k.push(("attach_metadata".into(), Val::Table(t)));
-            }
+        if let Some(t) = attach_metadata(&mut m, &role, r) {
+            k.push(("attach_metadata".into(), t));
         }
         m.finish(r, "no tailship equivalent");
         let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
@@ -413,6 +345,94 @@ pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report
         out.push(KubeSource { section: s, rules, pod });
     }
     out
+}
+
+/// An entry's `namespaces`: for role pod, `names` as a `keep` rule put
+/// first in `rules`; otherwise the `namespaces` key of `k`.
+fn namespaces(m: &mut Map<'_>, pod: bool, rules: &mut Vec<Val>, k: &mut Vec<(String, Val)>, r: &mut Report) {
+    if let Some(ns) = m.get("namespaces") {
+        let mut nm = Map::new(m.key("namespaces"), ns, r);
+        let names = nm.texts("names", r);
+        let own = nm.text("own_namespace", r).is_some_and(|v| truthy(&v));
+        nm.finish(r, "no tailship equivalent");
+        if pod && !names.is_empty() && !own {
+            let re = names.iter().map(|n| regex::escape(n)).collect::<Vec<_>>().join("|");
+            rules.insert(
+                0,
+                Val::Table(vec![
+                    ("source_labels".into(), Val::strs(&["__meta_kubernetes_namespace".to_string()])),
+                    ("regex".into(), Val::str(re)),
+                    ("action".into(), Val::str("keep")),
+                ]),
+            );
+        } else if !names.is_empty() || own {
+            let mut t = Vec::new();
+            if !names.is_empty() {
+                t.push(("names".into(), Val::strs(&names)));
+            }
+            if own {
+                t.push(("own_namespace".into(), Val::Bool(true)));
+            }
+            k.push(("namespaces".into(), Val::Table(t)));
+        }
+    }
+}
+
+/// An entry's `selectors` as `kubernetes.selectors`.
+fn selectors(m: &mut Map<'_>, pod: bool, r: &mut Report) -> Vec<Val> {
+    let mut selectors = Vec::new();
+    for (j, sel) in list(&m.key("selectors"), m.get("selectors"), r).iter().enumerate() {
+        let sk = format!("{}[{j}]", m.key("selectors"));
+        let mut sm = Map::new(sk.clone(), sel, r);
+        let srole = sm.text("role", r).unwrap_or_default();
+        let field = sm.text("field", r);
+        let label = sm.text("label", r);
+        sm.finish(r, "no tailship equivalent");
+
+        if pod
+            && label.is_none()
+            && field.as_deref().is_some_and(|f| f.starts_with("spec.nodeName=") && !f.contains(','))
+        {
+            r.note(sk, "tailship always watches the pods of its own node ($NODE_NAME, else the hostname)");
+            continue;
+        }
+        let mut t = vec![("role".to_string(), Val::str(srole))];
+        if let Some(l) = label {
+            t.push(("label".into(), Val::str(l)));
+        }
+        if let Some(f) = field {
+            t.push(("field".into(), Val::str(f)));
+        }
+        selectors.push(Val::Table(t));
+    }
+    selectors
+}
+
+/// An entry's `attach_metadata` as `kubernetes.attach_metadata`, where it applies to `role`.
+fn attach_metadata(m: &mut Map<'_>, role: &str, r: &mut Report) -> Option<Val> {
+    if let Some(y) = m.get("attach_metadata") {
+        let mut am = Map::new(m.key("attach_metadata"), y, r);
+        let mut t = Vec::new();
+        for key in ["node", "namespace"] {
+            if !am.text(key, r).is_some_and(|v| truthy(&v)) {
+                continue;
+            }
+            let applies = match key {
+                "node" => ["pod", "endpoints", "endpointslice"].contains(&role),
+                _ => role != "node",
+            };
+            if applies {
+                t.push((key.to_string(), Val::Bool(true)));
+            } else {
+                r.note(am.key(key), format!("has no effect on role {role} (in Prometheus neither); left out"));
+            }
+        }
+        am.finish(r, "no tailship equivalent (attach_metadata takes node and namespace)");
+        if !t.is_empty() {
+            return Some(Val::Table(t));
+        }
+    }
+    None
 }
 
 /// The API server, credentials and TLS of an entry as `kubernetes` keys.
