@@ -399,24 +399,22 @@ fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_g
         .replace("@DIR@", &dir.path().display().to_string())
         .replace("@API@", &format!("https://127.0.0.1:{port}"))
         .replace("@TOKEN@", &token.display().to_string())
-        .replace("@CA@", &ca_file.display().to_string());
+        .replace("@CA@", &ca_file.display().to_string())
+        // The pods of this test live in a temporary tree.
+        .replace("/var/log/pods", &root.display().to_string());
     let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
     let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let toml = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(toml.contains("type = \"kubernetes\""), "{toml}");
-    assert!(!toml.contains("cri = "), "the source parses CRI lines itself: {toml}");
-    // The pods of this test live in a temporary tree, scanned often.
-    let toml = toml.replacen(
-        "type = \"kubernetes\"",
-        &format!("type = \"kubernetes\"\nroot = \"{}\"\nscan_interval = \"200ms\"", root.display()),
-        1,
-    );
+    // As Promtail reads it: a file source whose pod targets' `__path__` names the files.
+    assert!(toml.contains("type = \"file\"") && toml.contains("role = \"pod\""), "{toml}");
+    assert!(toml.contains("node_name_env = \"HOSTNAME\""), "{toml}");
+    assert!(toml.contains("cri = "), "the cri stage runs as a stage: {toml}");
     let cfg = write_file(dir.path(), "tailship.toml", &toml);
     cri_log(&root, "shop_cart-5d4f7b9c8d-abcde_uid-cart", "cart line");
     cri_log(&root, "kube-system_etcd-node-1_uid-etcd", "etcd line");
-    let agent = Agent::start_with(&cfg, &[("NODE_NAME", "node-1")]);
+    let agent = Agent::start_with(&cfg, &[("HOSTNAME", "node-1")]);
     let find = |text: &str| {
         agent::query_all_at(&r, "/loki/api/v1", r#"{stream="stdout"}"#, None).into_iter().find(|e| e.line == text)
     };
@@ -494,4 +492,56 @@ kubernetes = {{ api_server = "https://127.0.0.1:{closed}", token_file = "{token}
     let said = agent.stderr_text();
     assert!(said.contains("cannot reach the Kubernetes API server") && said.contains("(watching pods)"), "{said}");
     assert!(agent.terminate(Duration::from_secs(10)).success());
+}
+
+/// A pod's log is opened when its pod becomes known, not at the next scan
+/// (issue #52: pod logs were opened about 10 s late after a start, as the
+/// first scan ran before the pod list arrived): with a scan every hour,
+/// the file of a pod the watch adds later is read at once.
+#[test]
+fn a_pod_log_is_opened_as_soon_as_its_pod_is_known_not_at_the_next_scan() {
+    let (ca, tls) = private_ca();
+    let cluster: Shared = Arc::default();
+    cluster.lock().unwrap().version = 3;
+    let port = api_server(tls, cluster.clone());
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pods");
+    std::fs::create_dir_all(&root).unwrap();
+    let ca_file = write_file(dir.path(), "ca.crt", &ca);
+    let token = write_file(dir.path(), "token", "tok-123\n");
+    cri_log(&root, "shop_late-1_uid-late", "hello from late");
+    let cfg = write_file(
+        dir.path(),
+        "tailship.toml",
+        &format!(
+            r#"[server]
+listen = "127.0.0.1:{mport}"
+[client]
+url = "{url}"
+batch = {{ max_wait = "100ms" }}
+[positions]
+path = "{dir}/positions.json"
+[[sources]]
+type = "kubernetes"
+root = "{root}"
+host_label = false
+scan_interval = "1h"
+kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1h" }}
+"#,
+            mport = free_port(),
+            url = r.base,
+            dir = dir.path().display(),
+            root = root.display(),
+            ca = ca_file.display(),
+            token = token.display(),
+        ),
+    );
+    let agent = Agent::start(&cfg);
+    let watching = || cluster.lock().unwrap().requests.iter().any(|(l, _)| l.contains("watch=1"));
+    assert!(wait_for(Duration::from_secs(20), watching), "{}", agent.stderr_text());
+    event(&cluster, "ADDED", pod("shop", "late-1", "uid-late", json!({ "app": "late" }), None));
+    let find = || query_all(&r, r#"{stream="stdout"}"#, None).into_iter().find(|e| e.line == "hello from late");
+    assert!(wait_for(Duration::from_secs(20), || find().is_some()), "{}", agent.stderr_text());
+    assert_eq!(labels(&find().unwrap()).get("pod").map(String::as_str), Some("late-1"));
 }

@@ -451,7 +451,8 @@ fn bad_kubernetes_discovery_config_exits_2_naming_the_key_and_file() {
     let dir = tempfile::tempdir().unwrap();
     for (k, key, says) in [
         (r#"{ role = "nodes" }"#, "sources[0].kubernetes.role", "nodes"),
-        (r#"{ role = "pod" }"#, "sources[0].kubernetes.role", "type = \"kubernetes\""),
+        (r#"{ role = "node", node_name = "n1" }"#, "sources[0].kubernetes.node_name", "role pod"),
+        (r#"{ role = "service", node_name_env = "HOSTNAME" }"#, "sources[0].kubernetes.node_name_env", "role pod"),
         (
             r#"{ role = "node", selectors = [{ role = "node", label = "app in (a,b" }] }"#,
             "sources[0].kubernetes.selectors[0].label",
@@ -779,4 +780,122 @@ relabel = [{{ source_labels = ["__meta_kubernetes_node_name"], target_label = "_
     assert!(wait_for(Duration::from_secs(20), || warned("no-name") && warned("no-cert")), "{}", agent.stderr_text());
     assert!(query_all(&r, r#"{filename=~".+"}"#, None).is_empty());
     assert!(cluster.lock().unwrap().requests.is_empty(), "no request got through the TLS handshake");
+}
+
+fn pod_on(ns: &str, name: &str, uid: &str, node: &str, annotations: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": name, "namespace": ns, "uid": uid, "resourceVersion": "1",
+                      "labels": { "app": name }, "annotations": annotations },
+        "spec": { "nodeName": node, "containers": [{ "name": "main", "image": "registry.local/app:1",
+                  "ports": [{ "name": "http", "containerPort": 8080, "protocol": "TCP" },
+                            { "name": "metrics", "containerPort": 9100, "protocol": "TCP" }] }] },
+        "status": { "phase": "Running", "podIP": "10.1.2.3", "hostIP": "192.168.0.10",
+                    "conditions": [{ "type": "Ready", "status": "True" }],
+                    "containerStatuses": [{ "name": "main", "containerID": format!("containerd://{uid}") }] }
+    })
+}
+
+/// A converted Promtail pod job reads what its relabelled `__path__` names,
+/// as Promtail does (issue #52: tailship read every pod's log under its root
+/// whatever `__path__` said): the node from `$HOSTNAME`, its pods and
+/// namespaces asked of the API server, a static pod whose folder is named by
+/// its config hash not found by a uid path, another node's pod left out by
+/// `__host__`, a job without `__path__` shipping nothing, a container with
+/// two ports read once.
+#[test]
+fn a_promtail_pod_job_reads_exactly_the_files_its_path_names_on_the_node_hostname_names() {
+    let cluster: Shared = Arc::default();
+    let hash = "9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+    cluster.lock().unwrap().objects.insert(
+        "pods".into(),
+        vec![
+            pod_on("shop", "web", "uid-web", "node-1", json!({})),
+            pod_on("shop", "far", "uid-far", "node-2", json!({})),
+            pod_on("shop", "static-node-1", "uid-static", "node-1", json!({ "kubernetes.io/config.hash": hash })),
+            pod_on("other", "db", "uid-db", "node-1", json!({})),
+        ],
+    );
+    let port = api_server(None, cluster.clone(), None);
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (folder, line) in [
+        ("shop_web_uid-web", "web line"),
+        ("shop_far_uid-far", "far line"),
+        (&format!("shop_static-node-1_{hash}") as &str, "static line"),
+        ("other_db_uid-db", "db line"),
+    ] {
+        log(&d.join(format!("pods/{folder}/main/0.log")), &format!("2024-05-01T10:00:00.5Z stdout F {line}"));
+    }
+    let yaml = format!(
+        r#"server:
+  http_listen_port: {mport}
+clients:
+  - url: {url}/loki/api/v1/push
+scrape_configs:
+  - job_name: kubernetes-pods
+    pipeline_stages:
+      - cri: {{}}
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: http://127.0.0.1:{port}
+        namespaces:
+          names: [shop]
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_pod_node_name]
+        target_label: __host__
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+      - source_labels: [__meta_kubernetes_pod_uid, __meta_kubernetes_pod_container_name]
+        separator: /
+        target_label: __path__
+        replacement: {d}/pods/*$1/*.log
+  - job_name: no-path
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: http://127.0.0.1:{port}
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+"#,
+        mport = free_port(),
+        url = r.base,
+        d = d.display(),
+    );
+    let promtail = write_file(d, "promtail.yaml", &yaml);
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    let cfg = write_file(d, "tailship.toml", &toml.replace("/var/lib/tailship", &d.display().to_string()));
+    let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).env("HOSTNAME", "node-1").output().unwrap();
+    let said = String::from_utf8_lossy(&check.stdout).into_owned();
+    assert!(check.status.success(), "{}\n{toml}", String::from_utf8_lossy(&check.stderr));
+    assert!(said.contains("# source kubernetes-pods: the pods of node `node-1` (from $HOSTNAME)"), "{said}");
+    let agent = Agent::start_with(&cfg, &[("HOSTNAME", "node-1")]);
+    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{filename=~".+"}"#, None);
+    assert!(
+        wait_for(Duration::from_secs(30), || all().iter().any(|e| e.line == "web line")),
+        "{}\n{toml}",
+        agent.stderr_text()
+    );
+    // The other pods' files are no target's: give them the time the web pod's took, twice.
+    let requests = || cluster.lock().unwrap().requests.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>();
+    assert!(wait_for(Duration::from_secs(10), || requests().iter().filter(|l| l.contains("watch=1")).count() >= 2));
+    let seen = all();
+    let lines: Vec<&str> = seen.iter().map(|e| e.line.as_str()).collect();
+    assert_eq!(lines, ["web line"], "once, and nothing of static, far, db or the job without __path__");
+    assert_eq!(labels(&seen[0]), map(&[("pod", "web"), ("stream", "stdout")]));
+    let asked = requests();
+    assert!(
+        asked
+            .iter()
+            .any(|l| l.starts_with("GET /api/v1/namespaces/shop/pods?") && l.contains("spec.nodeName%3Dnode-1")),
+        "the job's namespace and node asked of the API server: {asked:#?}"
+    );
+    assert!(
+        !asked.iter().any(|l| l.starts_with("GET /api/v1/namespaces/other/")),
+        "no namespace the job does not name: {asked:#?}"
+    );
 }

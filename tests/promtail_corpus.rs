@@ -20,6 +20,12 @@ mod compare;
 mod golayout;
 #[path = "promtail_corpus/inputs.rs"]
 mod inputs;
+#[path = "promtail_corpus/kube.rs"]
+mod kube;
+#[path = "promtail_corpus/kube_api.rs"]
+mod kube_api;
+#[path = "promtail_corpus/kube_cluster.rs"]
+mod kube_cluster;
 #[path = "common/loki_proto.rs"]
 mod loki_proto;
 #[path = "common/promtail.rs"]
@@ -64,6 +70,16 @@ const DELIBERATE: &[(&str, &str)] = &[
         "gerritcodereview_gerrit_monitoring_promtail_promtaillocalconfig.yaml/gerrit_sshd",
         "Promtail 3.6 refuses the config (`entry_parser`, a key of Promtail 1); convert lists the key and runs the rest",
     ),
+    (
+        "notharshhaa_devops_monitoring_in_a_box_loki_promtail_config.yaml/syslog",
+        "its timestamp layout `Jan 02 15:04:05` meets syslog's space-padded day (`May  4`): Go refuses it and \
+         Promtail keeps the read time; tailship reads the line's time",
+    ),
+    (
+        "notharshhaa_devops_monitoring_in_a_box_loki_promtail_config.yaml/auth",
+        "its timestamp layout `Jan 02 15:04:05` meets syslog's space-padded day (`May  4`): Go refuses it and \
+         Promtail keeps the read time; tailship reads the line's time",
+    ),
 ];
 
 /// Writes each job's input files and builds its network messages.
@@ -88,6 +104,13 @@ fn prepare(dir: &Path, jobs: Vec<rewrite::Job>) -> Vec<Prepared> {
                     let gz = file.extension().is_some_and(|e| e == "gz");
                     std::fs::write(&file, if gz { common::gzip(&bytes) } else { bytes }).unwrap();
                 }
+                Vec::new()
+            }
+            Kind::Kubernetes => {
+                let mut lines: Vec<Vec<u8>> = inputs::common();
+                lines.extend(built.iter().map(|l| format!("{l}\n").into_bytes()));
+                let docker = stages.iter().any(|s| s == "docker");
+                kube_cluster::write_logs(&kube::root(dir, &job.id), &lines, docker);
                 Vec::new()
             }
             Kind::Syslog { rfc3164, .. } => send::syslog_messages(rfc3164, &built),
@@ -124,6 +147,13 @@ fn the_corpus_of_real_promtail_configs_gives_promtails_streams() {
     let dir = tmp.path();
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/promtail_corpus");
     let (jobs, skipped) = rewrite::load(&corpus);
+    // Kubernetes jobs discover the pods of one cluster, both agents on its node.
+    let cluster = std::sync::Arc::new(std::sync::Mutex::new(kube_api::Cluster {
+        objects: kube_cluster::objects(),
+        ..Default::default()
+    }));
+    kube::API_PORT.set(kube_api::serve(cluster.clone())).unwrap();
+    std::env::set_var("HOSTNAME", kube_cluster::NODE);
     let jobs = prepare(dir, jobs);
     let (theirs, ours) = (Recorder::start(), Recorder::start());
     let start = now_ns();
@@ -141,6 +171,9 @@ fn the_corpus_of_real_promtail_configs_gives_promtails_streams() {
     let (promtail_jobs, tailship_jobs) =
         (compare::by_job(&theirs.entries(), window), compare::by_job(&ours.entries(), window));
     let outcomes = report(&jobs, &p.refused, &t.refused, &promtail_jobs, &tailship_jobs);
+    let kinds: BTreeMap<String, &str> =
+        jobs.iter().map(|j| (format!("{}/{}", j.job.config, j.job.name), kind_name(&j.job.kind))).collect();
+    by_kind(&outcomes, &kinds);
     eprintln!("{} jobs of the corpus not run here: {}", skipped.len(), skipped_text(&skipped));
     drop(p);
     assert!(t.process.terminate(Duration::from_secs(15)).success());
@@ -180,6 +213,35 @@ fn report(
         eprintln!("{unlabelled} entries carry no corpus_job label");
     }
     out
+}
+
+fn kind_name(kind: &Kind) -> &'static str {
+    match kind {
+        Kind::Files => "file",
+        Kind::Kubernetes => "Kubernetes",
+        Kind::Syslog { .. } => "syslog",
+        Kind::Push => "push",
+    }
+}
+
+/// Prints, per kind of job, how many give Promtail's result, how many once
+/// our choices apply, and how many differ (as listed or not).
+fn by_kind(outcomes: &BTreeMap<String, Result<Vec<&'static str>, String>>, kinds: &BTreeMap<String, &str>) {
+    let mut counts: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for (key, o) in outcomes {
+        let c = counts.entry(kinds.get(key).copied().unwrap_or("?")).or_default();
+        match o {
+            Ok(v) if v.is_empty() => c[0] += 1,
+            Ok(_) => c[1] += 1,
+            Err(_) => c[2] += 1,
+        }
+    }
+    for (kind, [same, chosen, differ]) in counts {
+        eprintln!(
+            "{kind} jobs: {} of them; {same} give Promtail's result, {chosen} once our choices apply, {differ} differ",
+            same + chosen + differ
+        );
+    }
 }
 
 fn skipped_text(skipped: &[rewrite::Skipped]) -> String {

@@ -27,6 +27,12 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<()> {
     }
     let mut out = std::io::stdout().lock();
     writeln!(out, "# {}: valid", path.display())?;
+    for s in &plan.sources {
+        let cfg = s.spec.config.kubernetes.as_ref();
+        let Some(k) = cfg.filter(|k| k.role == crate::config::KubeRole::Pod) else { continue };
+        let (node, from) = crate::discovery::kubernetes::node(k);
+        writeln!(out, "# source {}: the pods of node `{node}` (from {from})", s.name)?;
+    }
     let text = crate::config::to_redacted_toml(&plan.config);
     out.write_all(crate::util::secrets::scrub(&text).as_bytes())?;
     Ok(())

@@ -143,11 +143,18 @@ http_table! {
         /// Labels of the target's node and namespace (see [`KubeAttach`]).
         #[serde(skip_serializing_if = "is_default")]
         pub attach_metadata: KubeAttach = KubeAttach::default(),
-        /// Whose pods to watch; unset: `$NODE_NAME` (the DaemonSet sets it from
-        /// `spec.nodeName`), else this machine's hostname. Role pod only.
+        /// Whose pods to watch; unset: the variable `node_name_env` names,
+        /// else this machine's host name. Role pod only.
         pub node_name: Option<String> = None,
+        /// The environment variable that names the node when `node_name` is
+        /// unset (a converted Promtail config: `HOSTNAME`, as Promtail reads
+        /// it). Unset: `$NODE_NAME` (the packaged DaemonSet sets it from
+        /// `spec.nodeName`), else `$HOSTNAME` where it is not the host name
+        /// (Promtail's DaemonSet sets it from `spec.nodeName`). Role pod only.
+        pub node_name_env: Option<String> = None,
         /// A log file whose pod is not known yet waits this long for it, then
-        /// ships with its path labels only (counted as `pod_unknown`). Role pod only.
+        /// ships with its path labels only (counted as `pod_unknown`). A
+        /// `kubernetes` source only.
         pub wait_for_pod: HumanDuration = HumanDuration::secs(5),
     }
 }
@@ -168,16 +175,13 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
             &format!("{kk}.role"),
             format!("a kubernetes source reads pod logs (role pod); role {} is for a file source (type = \"file\") whose relabel rules set `__path__`", r.as_str()),
         ),
-        (SourceType::File, KubeRole::Pod) => e(
-            &format!("{kk}.role"),
-            "a file source discovers targets with role node, service, endpoints, endpointslice or ingress; role pod is a kubernetes source (type = \"kubernetes\")".into(),
-        ),
-        (SourceType::File, _) => {
+        (SourceType::File, role) => {
             if !s.include.is_empty() || s.targets_from.is_some() {
                 e(&format!("{kk}.role"), "a source with kubernetes targets reads the files their `__path__` names; leave `include` and `targets_from` out".into());
             }
-            if k.node_name.is_some() {
-                e(&format!("{kk}.node_name"), "node_name is for role pod".into());
+            if role != KubeRole::Pod && (k.node_name.is_some() || k.node_name_env.is_some()) {
+                let which = if k.node_name.is_some() { "node_name" } else { "node_name_env" };
+                e(&format!("{kk}.{which}"), format!("{which} is for role pod"));
             }
         }
         _ => e(&kk, "`kubernetes` is for kubernetes sources and file sources".into()),

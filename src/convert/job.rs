@@ -231,16 +231,12 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// A kubernetes discovery job: a kubernetes source per config.
+    /// A kubernetes discovery job: a file source per config.
     fn read_kubernetes(&self, m: &mut Map<'a>, ks: &Yaml, out: &mut Vec<Section>, r: &mut Report) {
-        for k in sd::kubernetes(&m.key("kubernetes_sd_configs"), ks, &self.name, &self.rules, r) {
-            let mut s = k.section;
+        for mut s in sd::kubernetes(&m.key("kubernetes_sd_configs"), ks, &self.name, r) {
             self.finish(&mut s);
-            if k.pod {
-                sd::drop_own_stage(&mut s, "cri", &self.pipe_key, r);
-            }
-            if !k.rules.is_empty() {
-                s.set("relabel", Val::Arr(k.rules));
+            if !self.rules.is_empty() {
+                s.set("relabel", Val::Arr(self.rules.clone()));
             }
             out.push(s);
         }
@@ -293,6 +289,8 @@ fn file_source(
         match k.as_str() {
             "__path__" => include.push(v),
             "__path_exclude__" => exclude.push(v),
+            // Promtail reads a target of this host only (`$HOSTNAME`, else the host name).
+            "__host__" => plain.push((k, v)),
             k if k.starts_with("__") => {} // Promtail drops `__` labels after relabelling.
             _ => plain.push((k, v)),
         }

@@ -1,8 +1,8 @@
 //! Discovery jobs: `docker_sd_configs` as `type = "docker"` sources,
 //! `consul_sd_configs` as file sources with `consul` targets,
 //! `dockerswarm_sd_configs` as file sources with `dockerswarm` targets, and
-//! `kubernetes_sd_configs` as `type = "kubernetes"` sources with pod
-//! metadata (role pod) or file sources with discovered targets (the other roles).
+//! `kubernetes_sd_configs` as file sources with discovered targets (every
+//! role, pod included, as Promtail reads them).
 //!
 //! Each entry becomes one source with the job's relabel rules kept as they
 //! are (see [`super::relabel::as_is`]). What differs from Promtail is
@@ -274,22 +274,12 @@ fn consul(key: &str, y: &Yaml, name: &str, agent: bool, r: &mut Report) -> Vec<S
     out
 }
 
-/// One converted `kubernetes_sd_configs` entry: its source, the relabel
-/// rules it runs, and whether it reads pod logs (role pod: a kubernetes
-/// source, which parses CRI lines itself).
-pub struct KubeSource {
-    pub section: Section,
-    pub rules: Vec<Val>,
-    pub pod: bool,
-}
-
-/// The `kubernetes_sd_configs` list at `key`, the job's relabel `rules`
-/// given to each: its role pod entry as one kubernetes source with pod
-/// metadata (a DaemonSet agent watches its own node's pods;
-/// `namespaces.names` becomes a `keep` rule put first), and each entry of
-/// another role as a file source whose targets are discovered
-/// (`kubernetes.role`), tailed where the rules set `__path__`.
-pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report) -> Vec<KubeSource> {
+/// The `kubernetes_sd_configs` list at `key` as file sources, one per
+/// entry, with `kubernetes.role` and the job's relabel rules (the caller's):
+/// the targets of the role (for role pod, the containers of the pods of the
+/// node `$HOSTNAME` names) are tailed where the rules set `__path__`, as in
+/// Promtail.
+pub fn kubernetes(key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
     let items = list(key, Some(y), r);
     let mut out = Vec::new();
     let mut pod_found = false;
@@ -310,18 +300,27 @@ pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report
         }
         if pod && pod_found {
             m.finish(r, "left out with its entry");
-            r.skip(ik, "one role pod entry is enough: tailship watches every pod of its node once");
+            r.skip(
+                ik,
+                "one role pod entry is enough: its targets are every container of the node's pods (a second entry \
+                 names the same files)",
+            );
             continue;
         }
         pod_found |= pod;
-        let mut k: Vec<(String, Val)> = Vec::new();
-        if !pod {
-            k.push(("role".into(), Val::str(role.clone())));
+        let mut k: Vec<(String, Val)> = vec![("role".into(), Val::str(role.clone()))];
+        if pod {
+            k.push(("node_name_env".into(), Val::str("HOSTNAME")));
+            r.note(
+                m.key("role"),
+                "the pods of the node $HOSTNAME names (else the host name), as Promtail (its Helm chart sets HOSTNAME \
+                 from spec.nodeName); each container's files are those its relabelled __path__ names, and a target \
+                 without __path__ reads nothing, as in Promtail",
+            );
         }
         client_keys(&mut m, &mut k, r);
-        let mut rules = rules.to_vec();
-        namespaces(&mut m, pod, &mut rules, &mut k, r);
-        let selectors = selectors(&mut m, pod, r);
+        namespaces(&mut m, &mut k, r);
+        let selectors = selectors(&mut m, r);
         if !selectors.is_empty() {
             k.push(("selectors".into(), Val::Arr(selectors)));
         }
@@ -330,42 +329,28 @@ pub fn kubernetes(key: &str, y: &Yaml, name: &str, rules: &[Val], r: &mut Report
         }
         m.finish(r, "no tailship equivalent");
         let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };
-        if pod {
-            s.set("type", Val::str("kubernetes"));
-            s.set("name", Val::str(name));
-        } else {
-            s.set("type", Val::str("file"));
-            s.set("name", Val::str(if items.len() == 1 { name.to_string() } else { format!("{name}-{i}") }));
-        }
+        s.set("type", Val::str("file"));
+        s.set("name", Val::str(if items.len() == 1 { name.to_string() } else { format!("{name}-{i}") }));
         s.set("kubernetes", Val::Table(k));
         s.set_noted("host_label", Val::Bool(false), "Promtail adds no host label (tailship does by default)");
-        if !pod {
-            s.set_noted("scan_interval", Val::str("1s"), "a new target's files are opened at the next scan");
-        }
-        out.push(KubeSource { section: s, rules, pod });
+        s.set_noted(
+            "scan_interval",
+            Val::str("1s"),
+            "a target's new files (a container restarted) are opened at the next scan",
+        );
+        out.push(s);
     }
     out
 }
 
-/// An entry's `namespaces`: for role pod, `names` as a `keep` rule put
-/// first in `rules`; otherwise the `namespaces` key of `k`.
-fn namespaces(m: &mut Map<'_>, pod: bool, rules: &mut Vec<Val>, k: &mut Vec<(String, Val)>, r: &mut Report) {
+/// An entry's `namespaces` as the `namespaces` key of `k` (asked of the API server).
+fn namespaces(m: &mut Map<'_>, k: &mut Vec<(String, Val)>, r: &mut Report) {
     if let Some(ns) = m.get("namespaces") {
         let mut nm = Map::new(m.key("namespaces"), ns, r);
         let names = nm.texts("names", r);
         let own = nm.text("own_namespace", r).is_some_and(|v| truthy(&v));
         nm.finish(r, "no tailship equivalent");
-        if pod && !names.is_empty() && !own {
-            let re = names.iter().map(|n| regex::escape(n)).collect::<Vec<_>>().join("|");
-            rules.insert(
-                0,
-                Val::Table(vec![
-                    ("source_labels".into(), Val::strs(&["__meta_kubernetes_namespace".to_string()])),
-                    ("regex".into(), Val::str(re)),
-                    ("action".into(), Val::str("keep")),
-                ]),
-            );
-        } else if !names.is_empty() || own {
+        if !names.is_empty() || own {
             let mut t = Vec::new();
             if !names.is_empty() {
                 t.push(("names".into(), Val::strs(&names)));
@@ -379,23 +364,16 @@ fn namespaces(m: &mut Map<'_>, pod: bool, rules: &mut Vec<Val>, k: &mut Vec<(Str
 }
 
 /// An entry's `selectors` as `kubernetes.selectors`.
-fn selectors(m: &mut Map<'_>, pod: bool, r: &mut Report) -> Vec<Val> {
+fn selectors(m: &mut Map<'_>, r: &mut Report) -> Vec<Val> {
     let mut selectors = Vec::new();
     for (j, sel) in list(&m.key("selectors"), m.get("selectors"), r).iter().enumerate() {
         let sk = format!("{}[{j}]", m.key("selectors"));
-        let mut sm = Map::new(sk.clone(), sel, r);
+        let mut sm = Map::new(sk, sel, r);
         let srole = sm.text("role", r).unwrap_or_default();
         let field = sm.text("field", r);
         let label = sm.text("label", r);
         sm.finish(r, "no tailship equivalent");
 
-        if pod
-            && label.is_none()
-            && field.as_deref().is_some_and(|f| f.starts_with("spec.nodeName=") && !f.contains(','))
-        {
-            r.note(sk, "tailship always watches the pods of its own node ($NODE_NAME, else the hostname)");
-            continue;
-        }
         let mut t = vec![("role".to_string(), Val::str(srole))];
         if let Some(l) = label {
             t.push(("label".into(), Val::str(l)));

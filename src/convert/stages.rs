@@ -141,13 +141,20 @@ fn stage(p: &mut Pipeline, index: usize, k: &str, name: &str, body: &Yaml, r: &m
             }
         }
         "labeldrop" => {
+            let mut here = Vec::new();
             for l in super::yaml::list(k, Some(body), r).iter().filter_map(scalar) {
-                if l == "filename" {
-                    // Set by the source on every file line: taken off by a stage, as Promtail does.
-                    p.stages.push(Stage::plain(Kind::LabelDrop(vec![l])));
-                } else {
+                if l == "host" || p.may_be_label(&l) || p.target_labels.contains(&l) {
+                    // A static label (every target's), the source's `host`, or one a stage
+                    // sets: never set.
                     p.drop_labels.push(l);
+                } else {
+                    // Set by the source (`filename`) or by relabel rules: taken off by a
+                    // stage at this place, as Promtail does (a stage before may use it).
+                    here.push(l);
                 }
+            }
+            if !here.is_empty() {
+                p.stages.push(Stage::plain(Kind::LabelDrop(here)));
             }
         }
         "metrics" => super::metrics::convert(p, k, body, r),

@@ -402,7 +402,7 @@ scrape_configs:
 }
 
 #[test]
-fn a_kubernetes_sd_job_becomes_a_kubernetes_source_with_pod_metadata() {
+fn a_kubernetes_pod_job_becomes_a_file_source_reading_what_its_path_names() {
     let c = convert(
         r#"clients:
   - url: http://loki:3100/loki/api/v1/push
@@ -431,15 +431,20 @@ scrape_configs:
     assert_eq!(svc.kind, crate::config::SourceType::File);
     assert_eq!(svc.kubernetes.as_ref().map(|k| k.role), Some(crate::config::KubeRole::Service));
     assert_eq!(svc.relabel.len(), 1, "namespaces of role pod do not reach the service entry: {}", c.toml);
+    // Role pod: a file source too, as Promtail reads it: the pods of the node
+    // $HOSTNAME names, their namespaces asked of the API server, the files
+    // the relabelled `__path__` names, parsed by the job's own cri stage.
     let s = &config.sources[0];
-    assert_eq!(s.kind, crate::config::SourceType::Kubernetes);
-    assert!(s.kubernetes.is_some());
-    assert_eq!(s.relabel.len(), 2);
-    assert_eq!(s.relabel[0].action.as_deref(), Some("keep"));
-    assert_eq!(s.relabel[0].regex.as_deref(), Some("shop|db"));
-    assert_eq!(s.relabel[1].target_label.as_deref(), Some("app"));
-    assert_eq!(s.stages.len(), 1, "the cri stage is the source's own: {}", c.toml);
-    assert!(s.stages[0].regex.is_some());
+    assert_eq!(s.kind, crate::config::SourceType::File);
+    let k = s.kubernetes.as_ref().unwrap();
+    assert_eq!(k.role, crate::config::KubeRole::Pod);
+    assert_eq!(k.node_name_env.as_deref(), Some("HOSTNAME"));
+    assert_eq!(k.namespaces.as_ref().map(|n| n.names.clone()), Some(vec!["shop".to_string(), "db".to_string()]));
+    assert!(k.selectors.is_empty(), "the node's own selector is what tailship always asks: {}", c.toml);
+    assert_eq!(s.relabel.len(), 1);
+    assert_eq!(s.relabel[0].target_label.as_deref(), Some("app"));
+    assert_eq!(s.stages.len(), 2, "the cri stage runs as a stage: {}", c.toml);
+    assert!(s.stages[0].cri.is_some());
 }
 
 #[test]

@@ -70,6 +70,13 @@ pub trait Targets: Send + Sync + std::fmt::Debug {
     fn filename_label(&self) -> bool {
         true
     }
+
+    /// A count that grows when the targets change: the file source then
+    /// looks again at once, so a new target's files (a pod's, when the pod
+    /// list arrives) are opened without waiting for the next scan.
+    fn changes(&self) -> u64 {
+        0
+    }
 }
 
 /// What a discovery gives the file source it serves: the targets that say

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use globset::GlobMatcher;
@@ -47,6 +48,8 @@ impl Group {
 #[derive(Debug, Default)]
 pub struct SdTargets {
     groups: RwLock<Vec<Group>>,
+    /// How many times the groups were replaced (see [`Targets::changes`]).
+    changes: AtomicU64,
     /// The groups' labels went through the source's relabel rules already
     /// (discovery of Kubernetes objects), as Promtail relabels a target once.
     relabelled: bool,
@@ -55,7 +58,7 @@ pub struct SdTargets {
 impl SdTargets {
     /// Targets whose labels are relabelled before they are set.
     pub fn relabelled() -> Self {
-        Self { groups: RwLock::default(), relabelled: true }
+        Self { groups: RwLock::default(), changes: AtomicU64::new(0), relabelled: true }
     }
 
     /// Replaces the groups.
@@ -64,11 +67,20 @@ impl SdTargets {
             *g = groups;
         }
     }
+
+    /// Counts a change, once the groups and the globs naming their files are both set.
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::Release);
+    }
 }
 
 impl Targets for SdTargets {
     fn relabelled(&self) -> bool {
         self.relabelled
+    }
+
+    fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
     }
 
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>> {
@@ -109,6 +121,7 @@ pub fn publish(targets: &SdTargets, live: &LiveGlobs, groups: Vec<Group>, includ
     targets.set(groups);
     // Each glob compiled on its own.
     live.set(FileMatch::compile(&include, &[]).unwrap_or_else(|_| FileMatch::empty()));
+    targets.changed();
 }
 
 /// Where a discovery's targets go: the ones that name files (a `__path__`)
@@ -121,6 +134,9 @@ pub struct Published {
     targets: Arc<SdTargets>,
     live: Arc<LiveGlobs>,
     last: Option<Vec<Labels>>,
+    /// This machine as Promtail names it: a target whose relabelled
+    /// `__host__` names another is left out.
+    host: String,
 }
 
 /// How the targets offered become the ones published.
@@ -139,7 +155,14 @@ enum How {
 
 impl Published {
     pub fn new(name: Arc<str>, rules: Option<Arc<Rules>>, targets: Arc<SdTargets>, live: Arc<LiveGlobs>) -> Self {
-        Self { name, rules, targets, live, how: How::Rules, last: None }
+        Self { name, rules, targets, live, how: How::Rules, last: None, host: promtail_host() }
+    }
+
+    /// Targets whose `__host__` is not `host` are left out (the node a
+    /// Kubernetes pod discovery watches; else [`promtail_host`]).
+    pub fn on_host(mut self, host: String) -> Self {
+        self.host = host;
+        self
     }
 
     /// Targets whose own `__path__` names their files, kept in the order listed.
@@ -157,10 +180,11 @@ impl Published {
     /// Takes the targets found now (`from` names the discovery in
     /// messages); one whose `__path__` is no glob is given to `bad`.
     pub fn offer(&mut self, found: Vec<Labels>, from: &str, bad: &mut dyn FnMut(&str, &Labels, &globset::Error)) {
+        let host = Some(self.host.as_str());
         let tailed = match &self.how {
             How::AsListed => found.into_iter().filter(|l| l.contains_key("__path__")).collect(),
-            How::Rules => with_paths(self.rules.as_deref(), found),
-            How::Relabelled(statics) => relabel(found, statics, self.rules.as_deref()),
+            How::Rules => with_paths(self.rules.as_deref(), found, host),
+            How::Relabelled(statics) => relabel(found, statics, self.rules.as_deref(), host),
         };
         if self.last.as_ref() == Some(&tailed) {
             return;
@@ -173,28 +197,53 @@ impl Published {
     }
 }
 
+/// This machine's name as Promtail compares a target's `__host__` with it:
+/// `$HOSTNAME`, else the host name.
+pub fn promtail_host() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned())
+}
+
+/// Whether relabelled `labels` name another host than `host` in `__host__`
+/// (Promtail leaves such a target out: "wrong host").
+fn other_host(labels: &Labels, host: Option<&str>) -> bool {
+    matches!((labels.get("__host__"), host), (Some(h), Some(host)) if h != host)
+}
+
 /// Each target's labels (with the source's static labels under them) after
-/// the rules; the targets the rules drop or give no `__path__` are left out.
-fn relabel(found: Vec<Labels>, statics: &Labels, rules: Option<&Rules>) -> Vec<Labels> {
+/// the rules; the targets the rules drop, give no `__path__` or give another
+/// host's `__host__` are left out. Targets that differ only by labels the
+/// file does not ship with (`__` ones but `__path__`, `__path_exclude__`)
+/// are one, as in Promtail.
+fn relabel(found: Vec<Labels>, statics: &Labels, rules: Option<&Rules>, host: Option<&str>) -> Vec<Labels> {
     let mut out: Vec<Labels> = found
         .into_iter()
         .filter_map(|t| {
             let mut l = statics.clone();
             l.extend(t);
-            if rules.is_some_and(|r| !r.apply(&mut l)) {
+            if rules.is_some_and(|r| !r.apply(&mut l)) || other_host(&l, host) {
                 return None;
             }
             l.get("__path__").is_some_and(|p| !p.is_empty()).then_some(l)
         })
         .collect();
     out.sort();
-    out.dedup();
+    let shipped = |l: &Labels| -> Labels {
+        l.iter()
+            .filter(|(k, _)| !k.starts_with("__") || *k == "__path__" || *k == "__path_exclude__")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|l| seen.insert(shipped(l)));
     out
 }
 
 /// The targets `rules` give a `__path__`: their discovered labels with it
 /// (and `__path_exclude__`), as a target file would list them.
-pub fn with_paths(rules: Option<&Rules>, found: Vec<Labels>) -> Vec<Labels> {
+pub fn with_paths(rules: Option<&Rules>, found: Vec<Labels>, host: Option<&str>) -> Vec<Labels> {
     let mut out = Vec::new();
     for meta in found {
         let mut labels = meta.clone();
@@ -202,6 +251,9 @@ pub fn with_paths(rules: Option<&Rules>, found: Vec<Labels>) -> Vec<Labels> {
             if !rules.apply(&mut labels) {
                 continue;
             }
+        }
+        if other_host(&labels, host) {
+            continue;
         }
         let Some(path) = labels.get("__path__").filter(|p| !p.is_empty()) else { continue };
         let mut t = meta;

@@ -144,26 +144,40 @@ pub fn compile(config: Config, file: &Path) -> Result<Plan, ConfigErrors> {
 /// the config and the compiled sources alike, after errors were reported
 /// under the keys as written.
 fn skip_optional(mut config: Config, sources: Vec<SourcePlan>) -> (Config, Vec<SourcePlan>, Vec<(String, String)>) {
-    let skip = |s: &crate::config::SourceConfig| {
-        s.kind == crate::config::SourceType::Journal
+    let why = |s: &crate::config::SourceConfig| -> Option<(&'static str, String)> {
+        if s.kind == crate::config::SourceType::Journal
             && s.optional
             && crate::source::journal::find_journalctl().is_none()
+        {
+            return Some((
+                "optional",
+                "journalctl is not on PATH here: the optional journal source is left out".into(),
+            ));
+        }
+        // A static target of another host's (Promtail's `__host__`), read by none but that host.
+        let host = s.labels.get("__host__").filter(|_| s.kind == crate::config::SourceType::File)?;
+        let here = crate::discovery::publish::promtail_host();
+        (*host != here).then(|| {
+            let text = format!(
+                "`{host}` is not this host (`{here}`: $HOSTNAME, else the host name): the source reads nothing here, \
+                 as Promtail reads no target of another host"
+            );
+            ("labels.__host__", text)
+        })
     };
-    if !config.sources.iter().any(skip) {
+    if !config.sources.iter().any(|s| why(s).is_some()) {
         return (config, sources, Vec::new());
     }
     let mut skipped = Vec::new();
     let mut kept_configs = Vec::new();
     let mut kept = Vec::new();
     for (i, (c, p)) in config.sources.drain(..).zip(sources).enumerate() {
-        if skip(&c) {
-            skipped.push((
-                format!("sources[{i}].optional"),
-                format!("journalctl is not on PATH here: the optional journal source {} is left out", p.name),
-            ));
-        } else {
-            kept_configs.push(c);
-            kept.push(p);
+        match why(&c) {
+            Some((key, message)) => skipped.push((format!("sources[{i}].{key}"), format!("{message} ({})", p.name))),
+            None => {
+                kept_configs.push(c);
+                kept.push(p);
+            }
         }
     }
     config.sources = kept_configs;

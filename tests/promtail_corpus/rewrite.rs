@@ -3,7 +3,7 @@
 //! files or receives syslog or pushes keeps its labels, relabel rules and
 //! stages; its paths move under the test's directory, its listeners to
 //! loopback ports, and a `corpus_job` label (kept by `labelallow` and
-//! `labelkeep` too) tells its entries apart. `${VAR}` references are filled
+//! `labelkeep` too) tells its entries apart; `limit` stages drop nothing. `${VAR}` references are filled
 //! (`${VAR:-default}` by the default, others by the name in lower case):
 //! neither agent sees them. The configs' own `server`, `clients` and
 //! `positions` are the test's.
@@ -17,7 +17,12 @@ use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {
     Files,
-    Syslog { udp: bool, rfc3164: bool },
+    /// Kubernetes pod logs, found through the test's API server.
+    Kubernetes,
+    Syslog {
+        udp: bool,
+        rfc3164: bool,
+    },
     Push,
 }
 
@@ -102,6 +107,9 @@ fn kind(scrape: &Yaml) -> Result<Kind, String> {
     if scrape["loki_push_api"].as_hash().is_some() {
         return Ok(Kind::Push);
     }
+    if crate::kube::is_pod_job(scrape) {
+        return Ok(Kind::Kubernetes);
+    }
     let statics = scrape["static_configs"].as_vec().cloned().unwrap_or_default();
     if statics.iter().any(|s| !s["labels"]["__path__"].is_badvalue()) {
         return Ok(Kind::Files);
@@ -149,6 +157,7 @@ pub fn rewrite(job: &Job, dir: &Path, port: u16) -> Yaml {
             }
             s.insert(key("static_configs"), Yaml::Array(statics));
         }
+        Kind::Kubernetes => crate::kube::rewrite(&mut s, dir, &job.id),
         Kind::Syslog { .. } => {
             let mut sys = s.get(&key("syslog")).and_then(Yaml::as_hash).cloned().unwrap_or_default();
             sys.insert(key("listen_address"), key(&format!("127.0.0.1:{port}")));
@@ -175,6 +184,7 @@ pub fn rewrite(job: &Job, dir: &Path, port: u16) -> Yaml {
     }
     if let Some(stages) = s.get_mut(&key("pipeline_stages")) {
         keep_label(stages);
+        unlimited(stages);
     }
     if let Some(Yaml::Array(rules)) = s.get_mut(&key("relabel_configs")) {
         for r in rules.iter_mut() {
@@ -228,6 +238,24 @@ fn keep_label(stages: &mut Yaml) {
         if let Some(Yaml::Hash(m)) = h.get_mut(&key("match")) {
             if let Some(inner) = m.get_mut(&key("stages")) {
                 keep_label(inner);
+            }
+        }
+    }
+}
+
+/// `limit` stages that drop nothing here: what one drops depends on how
+/// fast each agent reads, which no two runs share.
+fn unlimited(stages: &mut Yaml) {
+    let Yaml::Array(list) = stages else { return };
+    for stage in list {
+        let Yaml::Hash(h) = stage else { continue };
+        if let Some(Yaml::Hash(l)) = h.get_mut(&key("limit")) {
+            l.insert(key("rate"), Yaml::Integer(1_000_000));
+            l.insert(key("burst"), Yaml::Integer(1_000_000));
+        }
+        if let Some(Yaml::Hash(m)) = h.get_mut(&key("match")) {
+            if let Some(inner) = m.get_mut(&key("stages")) {
+                unlimited(inner);
             }
         }
     }

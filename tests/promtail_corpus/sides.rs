@@ -36,7 +36,7 @@ fn config_of(dir: &Path, jobs: &[&Prepared], push: &str, positions: &str) -> (St
     let mut ports = BTreeMap::new();
     let mut scrapes: Vec<Yaml> = Vec::new();
     for j in jobs {
-        let port = if j.job.kind == Kind::Files { 0 } else { free_port() };
+        let port = if matches!(j.job.kind, Kind::Files | Kind::Kubernetes) { 0 } else { free_port() };
         if port != 0 {
             ports.insert(j.job.id.clone(), port);
         }

@@ -1,6 +1,6 @@
-//! Kubernetes discovery for a file source (`kubernetes.role` node, service,
-//! endpoints, endpointslice or ingress), as Promtail's file targets of
-//! `kubernetes_sd_configs`: the objects of the role are listed and watched
+//! Kubernetes discovery for a file source (`kubernetes.role` pod, node,
+//! service, endpoints, endpointslice or ingress), as Promtail's file targets
+//! of `kubernetes_sd_configs`: the objects of the role are listed and watched
 //! (with the config's `namespaces` and `selectors`); each makes targets
 //! with Prometheus' `__meta_kubernetes_*` labels ([`super::roles`]); the
 //! source's relabel rules run once per target, and a target they keep and
@@ -136,14 +136,15 @@ impl Objects {
                 let eps: Vec<EndpointSlice> = self.all("endpointslices");
                 eps.iter().flat_map(|e| endpoints::endpointslice(e, &pods, &services)).collect()
             }
-            KubeRole::Pod => Vec::new(),
+            KubeRole::Pod => self.all("pods").iter().flat_map(roles::pod).collect(),
         }
     }
 }
 
 /// The resources `cfg` watches: its role's (and, for endpoints and
-/// endpointslice, pods and services), in each of its namespaces.
-pub fn resources(cfg: &KubernetesConfig) -> Vec<Resource> {
+/// endpointslice, pods and services), in each of its namespaces; for role
+/// pod, the pods of `node` only (as Promtail asks for them).
+pub fn resources(cfg: &KubernetesConfig, node: Option<&str>) -> Vec<Resource> {
     let kinds: &[(KubeRole, &str, &str)] = match cfg.role {
         KubeRole::Node => &[(KubeRole::Node, "/api/v1", "nodes")],
         KubeRole::Service => &[(KubeRole::Service, "/api/v1", "services")],
@@ -172,7 +173,15 @@ pub fn resources(cfg: &KubernetesConfig) -> Vec<Resource> {
     }
     for (role, prefix, kind) in kinds {
         let sel = cfg.selectors.iter().find(|s| s.role == *role);
-        let (label, field) = (sel.and_then(|s| s.label.clone()), sel.and_then(|s| s.field.clone()));
+        let (label, mut field) = (sel.and_then(|s| s.label.clone()), sel.and_then(|s| s.field.clone()));
+        if let (KubeRole::Pod, KubeRole::Pod, Some(node)) = (cfg.role, role, node) {
+            let own = format!("spec.nodeName={node}");
+            field = Some(match field.filter(|f| !f.is_empty()) {
+                Some(f) if f.split(',').any(|s| s == own) => f,
+                Some(f) => format!("{f},{own}"),
+                None => own,
+            });
+        }
         if namespaces.is_empty() || *role == KubeRole::Node {
             out.push(Resource { path: format!("{prefix}/{kind}"), label, field });
         } else {
@@ -223,13 +232,24 @@ pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Fou
         }
     };
     let objects = Arc::new(Objects::default());
-    let resources = resources(cfg);
-    tracing::info!(source = %name, server = api.server(), role = cfg.role.as_str(), resources = resources.len(), "discovering targets");
+    let node = (cfg.role == KubeRole::Pod).then(|| super::node(cfg).0);
+    let resources = resources(cfg, node.as_deref());
+    match &node {
+        Some(node) => {
+            tracing::info!(source = %name, server = api.server(), role = cfg.role.as_str(), node = %node, resources = resources.len(), "discovering targets")
+        }
+        None => {
+            tracing::info!(source = %name, server = api.server(), role = cfg.role.as_str(), resources = resources.len(), "discovering targets")
+        }
+    }
     for res in resources {
         handle.spawn(watch::run(api.clone(), res, objects.clone(), cancel.clone(), name.clone()));
     }
     let (role, attach) = (cfg.role, cfg.attach_metadata);
     let mut out = Published::new(name.clone(), at.rules.clone(), targets, live).relabelled(config.labels.clone());
+    if let Some(node) = node {
+        out = out.on_host(node);
+    }
     let cancel = cancel.clone();
     handle.spawn(async move {
         loop {

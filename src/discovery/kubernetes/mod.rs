@@ -8,8 +8,9 @@
 //! (`fieldSelector=spec.nodeName=NODE`, with the pod selector of the
 //! config), then follows them. Memory holds the node's pods only.
 //!
-//! The other roles (node, service, endpoints, endpointslice, ingress) are
-//! [`discovery`]: a file source's targets, as Promtail's file targets.
+//! A file source's discovery of any role, pod included, is [`discovery`]:
+//! its targets' relabelled `__path__` names the files read, as Promtail's
+//! file targets (what a converted Promtail job runs).
 
 pub mod api;
 pub mod defaults;
@@ -26,7 +27,34 @@ use api::{Api, Resource};
 use pods::Pods;
 
 use super::{Found, Serving};
-use crate::config::{KubeRole, SourceConfig, SourceType};
+use crate::config::{KubeRole, KubernetesConfig, SourceConfig, SourceType};
+
+/// The node whose pods role pod watches, and where its name comes from:
+/// `node_name`; else the variable `node_name_env` names; else (no
+/// `node_name_env`) `$NODE_NAME`, or `$HOSTNAME` where it is not the host
+/// name (set on purpose, as Promtail's DaemonSet sets it from
+/// `spec.nodeName`; in a pod the runtime's `HOSTNAME` is the pod's name);
+/// else this machine's host name.
+pub fn node(cfg: &KubernetesConfig) -> (String, String) {
+    if let Some(n) = &cfg.node_name {
+        return (n.clone(), "kubernetes.node_name".into());
+    }
+    let var = |name: &str| std::env::var(name).ok().filter(|n| !n.is_empty());
+    let host = gethostname::gethostname().to_string_lossy().into_owned();
+    if let Some(name) = &cfg.node_name_env {
+        return match var(name) {
+            Some(n) => (n, format!("${name}")),
+            None => (host, format!("the host name (${name} is unset)")),
+        };
+    }
+    if let Some(n) = var("NODE_NAME") {
+        return (n, "$NODE_NAME".into());
+    }
+    match var("HOSTNAME").filter(|h| *h != host) {
+        Some(n) => (n, "$HOSTNAME, which is not the host name".into()),
+        None => (host, "the host name ($NODE_NAME is unset)".into()),
+    }
+}
 
 /// The pods of this node, watched by tasks on `at.handle` until
 /// `at.cancel`, to label the files of a `kubernetes` source; for a file
@@ -38,11 +66,7 @@ pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
     if config.kind != SourceType::Kubernetes {
         return Some(discovery::start(config, &cfg, at));
     }
-    let node = cfg
-        .node_name
-        .clone()
-        .or_else(|| std::env::var("NODE_NAME").ok().filter(|n| !n.is_empty()))
-        .unwrap_or_else(|| gethostname::gethostname().to_string_lossy().into_owned());
+    let node = node(&cfg).0;
     let mut pods = Pods::new(config.pod_root(), name.clone(), cfg.wait_for_pod.get());
     if cfg.namespaces.is_some() {
         pods = pods.in_namespaces(discovery::namespaces(&cfg));

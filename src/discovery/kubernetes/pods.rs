@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -181,6 +182,8 @@ pub struct Pods {
     attach: KubeAttach,
     nodes: RwLock<HashMap<String, ObjectMeta>>,
     namespace_meta: RwLock<HashMap<String, ObjectMeta>>,
+    /// Grows with every change of what is known (see [`Targets::changes`]).
+    changes: AtomicU64,
 }
 
 impl Pods {
@@ -196,6 +199,7 @@ impl Pods {
             attach: KubeAttach::default(),
             nodes: RwLock::default(),
             namespace_meta: RwLock::default(),
+            changes: AtomicU64::new(0),
         }
     }
 
@@ -315,6 +319,10 @@ impl Pods {
 }
 
 impl Targets for Pods {
+    fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
+    }
+
     fn meta(&self, path: &Path) -> Option<BTreeMap<String, String>> {
         if let Some(ns) = &self.namespaces {
             // `<ns>_<pod>_<uid>`: a namespace name has no `_`.
@@ -369,6 +377,16 @@ struct Named {
     metadata: ObjectMeta,
 }
 
+/// Counts a change of the pods when dropped: after the change is made, on
+/// every way out, so a scan the count starts finds what changed.
+struct Changed<'a>(&'a Pods);
+
+impl Drop for Changed<'_> {
+    fn drop(&mut self) {
+        self.0.changes.fetch_add(1, Ordering::Release);
+    }
+}
+
 impl Pods {
     /// The map a watch of `res` keeps, when it is not the pods' own
     /// (`/api/v1/nodes`, `/api/v1/namespaces`).
@@ -385,6 +403,7 @@ impl Pods {
 
 impl super::watch::Store for Pods {
     fn replace(&self, res: &super::api::Resource, items: Vec<serde_json::Value>) {
+        let _counted = Changed(self);
         if let Some(m) = self.metas_of(res) {
             let all = items.into_iter().filter_map(|v| serde_json::from_value::<Named>(v).ok());
             if let Ok(mut g) = m.write() {
@@ -396,6 +415,7 @@ impl super::watch::Store for Pods {
     }
 
     fn upsert(&self, res: &super::api::Resource, object: serde_json::Value) {
+        let _counted = Changed(self);
         if let Some(m) = self.metas_of(res) {
             if let (Ok(n), Ok(mut g)) = (serde_json::from_value::<Named>(object), m.write()) {
                 g.insert(n.metadata.name.clone(), n.metadata);

@@ -193,6 +193,10 @@ impl FileSource {
         let mut next_scan = Instant::now();
         let mut last_scan = Instant::now();
         let mut rescan = true;
+        // The discovery's targets as last scanned: a change (a pod listed,
+        // a target added) is looked at at once, not at the next scan.
+        let targets = self.spec.labels.targets.clone();
+        let mut targets_seen = targets.as_ref().map_or(0, |t| t.changes());
         // Set after a wait that ended with no event: with events working, an
         // open file that raised none has nothing new, and is not touched
         // (no read, no stat) until an event, a scan or its partial line is due.
@@ -210,6 +214,11 @@ impl FileSource {
                 polled_dirs.refresh(events.as_ref(), || self.files.watch_dirs(), &name);
             }
             let poll = if events.is_some() && polled_dirs.is_empty() { POLL_WITH_EVENTS } else { POLL_WITHOUT_EVENTS };
+            if let Some(t) = &targets {
+                let now = t.changes();
+                rescan |= now != targets_seen;
+                targets_seen = now;
+            }
             if rescan || Instant::now() >= next_scan {
                 last_scan = Instant::now();
                 self.scan();
