@@ -203,6 +203,32 @@ fn canonical_relabel_rules(doc: &mut Yaml) {
     }
 }
 
+/// On a `/config` page (see [`is_page`]), a relabel rule's empty keys as
+/// they were written: the page leaves out an empty `separator` (Go's
+/// `omitempty`; it writes every other rule's, `;` by default), so a rule
+/// without one had `separator: ""`; and it writes an empty `regex` as
+/// `regex: null` (the default, `(.*)`, it leaves out), which had `regex: ""`.
+pub fn restore_empty_relabel_keys(doc: &mut Yaml) {
+    let Some(Yaml::Array(scrapes)) = doc.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("scrape_configs".into())))
+    else {
+        return;
+    };
+    let key = |k: &str| Yaml::String(k.into());
+    for scrape in scrapes {
+        let Some(Yaml::Array(rules)) = scrape.as_mut_hash().and_then(|h| h.get_mut(&key("relabel_configs"))) else {
+            continue;
+        };
+        for rule in rules.iter_mut().filter_map(Yaml::as_mut_hash) {
+            if !rule.contains_key(&key("separator")) {
+                rule.insert(key("separator"), key(""));
+            }
+            if rule.get(&key("regex")).is_some_and(|r| matches!(r, Yaml::Null)) {
+                rule.insert(key("regex"), key(""));
+            }
+        }
+    }
+}
+
 /// On a `/config` page (see [`is_page`]), the relabel rules whose
 /// `replacement` has no `$` while their regex captures, and starts or ends
 /// with a joining character: where Promtail ran with

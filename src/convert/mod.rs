@@ -194,6 +194,7 @@ pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, Conver
 /// expanded.
 fn take_defaults(doc: &mut Yaml, r: &mut Report) {
     if defaults::is_page(doc) {
+        defaults::restore_empty_relabel_keys(doc);
         for key in defaults::replacements_to_check(doc) {
             r.note(
                 key,
