@@ -54,8 +54,11 @@ fn config(dir: &Path, port: u16, push_port: u16, url: &str) -> String {
     )
 }
 
-/// A push of `streams` (labels, lines).
-fn body(streams: &[(&[(&str, &str)], &[&str])]) -> String {
+/// A pushed stream: its labels and lines.
+type Stream<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+
+/// A push of `streams`.
+fn body(streams: &[Stream<'_>]) -> String {
     let streams: Vec<serde_json::Value> = streams
         .iter()
         .map(|(labels, lines)| {
@@ -116,7 +119,7 @@ fn relabel_rules_of_a_push_job_label_pushed_streams_as_in_promtail() {
     // Promtail stops at a stream its rules drop (answering 204): the rest
     // of that request is lost. So the dropped stream comes last here, and
     // the case after it is sent alone below.
-    let kept: &[(&[(&str, &str)], &[&str])] = &[
+    let kept: &[Stream<'_>] = &[
         (&[("app", "web"), ("level", "info"), ("job", "theirs"), ("__origin", "edge1")], &["web one", "web two"]),
         (&[("app", "api")], &["api one"]),
         (&[("app", "noisy")], &["noisy one"]),
@@ -150,8 +153,7 @@ fn relabel_rules_of_a_push_job_label_pushed_streams_as_in_promtail() {
 
     // A stream after a dropped one: Promtail loses it, tailship keeps it
     // (a deliberate difference).
-    let after: &[(&[(&str, &str)], &[&str])] =
-        &[(&[("app", "noisy")], &["noisy two"]), (&[("app", "db")], &["db one"])];
+    let after: &[Stream<'_>] = &[(&[("app", "noisy")], &["noisy two"]), (&[("app", "db")], &["db one"])];
     for port in [p_push, t_push] {
         push(port, &body(after));
     }
