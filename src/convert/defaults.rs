@@ -128,8 +128,8 @@ wal: { enabled: false, dir: "", cleanSegmentsOlderThan: 0s, watchConfig: { minRe
 global: { file_watch_config: { min_poll_frequency: 250ms, max_poll_frequency: 250ms } }
 "#;
 
-/// The texts Promtail's `/config` page writes for a secret.
-const HIDDEN: [&str; 2] = ["<secret>", "<redacted>"];
+/// The text Promtail's `/config` page writes for a secret.
+const HIDDEN: &str = "<secret>";
 
 /// A URL's password as the page writes it: `********`, percent-encoded.
 const HIDDEN_URL_PASSWORD: [&str; 2] = ["%2A%2A%2A%2A%2A%2A%2A%2A", "********"];
@@ -444,7 +444,7 @@ fn read_back_external_labels(client: &mut Yaml) {
 /// variable named after its key (see [`secret_var`]), pushed on `out`.
 fn find_hidden(v: &mut Yaml, path: &str, out: &mut Vec<Hidden>) {
     match v {
-        Yaml::String(s) if HIDDEN.contains(&s.as_str()) => {
+        Yaml::String(s) if s == HIDDEN => {
             let var = secret_var(path);
             *s = format!("${{{var}}}");
             out.push(Hidden { key: path.to_string(), var });
@@ -463,6 +463,10 @@ fn find_hidden(v: &mut Yaml, path: &str, out: &mut Vec<Hidden>) {
         Yaml::Hash(h) => {
             for (k, child) in h.iter_mut() {
                 let name = scalar(k).unwrap_or_default();
+                // Stages, labels and rules are the user's text: `<secret>` there is no secret the page hid.
+                if FREE_FORM.contains(&name.as_str()) {
+                    continue;
+                }
                 let p = if path.is_empty() { name } else { format!("{path}.{name}") };
                 find_hidden(child, &p, out);
             }
@@ -528,6 +532,15 @@ mod tests {
         assert_eq!(doc["scrape_configs"][0]["static_configs"], Yaml::BadValue);
         assert_eq!(doc["scrape_configs"][0]["syslog"], load("listen_address: ':1'"));
         assert_eq!(doc["scrape_configs"][0]["pipeline_stages"][0]["labels"]["level"], Yaml::Null);
+    }
+
+    #[test]
+    fn a_stages_own_secret_text_is_no_hidden_secret() {
+        let mut doc = load(
+            "scrape_configs: [{ pipeline_stages: [{ replace: { expression: 'pw=(\\S+)', replace: '<secret>' } }] }]",
+        );
+        assert!(remove(&mut doc).is_empty());
+        assert_eq!(doc["scrape_configs"][0]["pipeline_stages"][0]["replace"]["replace"].as_str(), Some("<secret>"));
     }
 
     #[test]
