@@ -899,3 +899,50 @@ scrape_configs:
         "no namespace the job does not name: {asked:#?}"
     );
 }
+
+/// A Promtail static target whose `__host__` names another host is read by
+/// none but that host, as in Promtail (issue #52: tailship read it, so a
+/// config shared by several machines shipped every machine's files from
+/// each); the one of this host ships, without a `__host__` label.
+#[test]
+fn a_static_target_of_another_host_is_not_read_and_no_host_label_ships() {
+    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    log(&d.join("mine/app.log"), "mine line");
+    log(&d.join("theirs/app.log"), "theirs line");
+    let yaml = format!(
+        r#"server:
+  http_listen_port: {mport}
+clients:
+  - url: {url}/loki/api/v1/push
+scrape_configs:
+  - job_name: mine
+    static_configs:
+      - labels: {{ job: mine, __host__: node-1, __path__: {d}/mine/*.log }}
+  - job_name: theirs
+    static_configs:
+      - labels: {{ job: theirs, __host__: node-2, __path__: {d}/theirs/*.log }}
+"#,
+        mport = free_port(),
+        url = r.base,
+        d = d.display(),
+    );
+    let promtail = write_file(d, "promtail.yaml", &yaml);
+    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let toml = String::from_utf8_lossy(&out.stdout).replace("/var/lib/tailship", &d.display().to_string());
+    let cfg = write_file(d, "tailship.toml", &toml);
+    let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).env("HOSTNAME", "node-1").output().unwrap();
+    let warned = String::from_utf8_lossy(&check.stderr).into_owned();
+    assert!(check.status.success(), "{warned}");
+    assert!(warned.contains("sources[1].labels.__host__") && warned.contains("`node-2` is not this host"), "{warned}");
+    let agent = Agent::start_with(&cfg, &[("HOSTNAME", "node-1")]);
+    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{job=~".+"}"#, None);
+    assert!(wait_for(Duration::from_secs(30), || !all().is_empty()), "{}", agent.stderr_text());
+    // The other source was left out at start: nothing of it can come later.
+    let seen = all();
+    assert_eq!(seen.iter().map(|e| e.line.as_str()).collect::<Vec<_>>(), ["mine line"]);
+    assert_eq!(labels(&seen[0]), map(&[("job", "mine")]), "no __host__ label");
+    assert!(agent.stderr_text().contains("`node-2` is not this host"), "{}", agent.stderr_text());
+}

@@ -138,7 +138,10 @@ impl<'a> ValidPrefix<'a> {
 /// stdin, whose lines cannot wait, the labels before the rules apply.
 fn file_context(spec: &SourceSpec, stages: &SourceStages, filename: Option<&str>) -> crate::pipeline::FileContext {
     if !spec.labels.is_active() {
-        return stages.context(filename);
+        // A static `__host__` (Promtail's) chose whether the source runs; no `__` label ships.
+        let mut labels = stages.labels_of(filename);
+        crate::relabel::strip_internal(&mut labels);
+        return stages.context_for(labels);
     }
     match spec.labels.resolve(stages, filename) {
         Some(labels) => stages.context_for(labels),

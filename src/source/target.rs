@@ -35,7 +35,6 @@ impl FileLabels {
     pub fn resolve(&self, stages: &SourceStages, filename: Option<&str>) -> Option<BTreeMap<String, String>> {
         let mut labels = stages.labels_of(filename);
         if !self.is_active() {
-            // A static `__host__` (Promtail's) chose whether the source runs; no `__` label ships.
             strip_internal(&mut labels);
             return Some(labels);
         }
