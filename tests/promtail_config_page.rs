@@ -63,12 +63,13 @@ fn configs_copied_from_promtails_config_page_convert_as_their_originals() {
         assert_eq!(code, Some(0), "{name}: {report:?}");
         let (page_code, page_toml, mut page_report) = convert(&page);
         assert_eq!(page_code, Some(0), "{name}: the page converts too: {page_report:?}");
-        // The page hides secrets: that is said, by key, and is the one difference.
+        // The page hides secrets: that is said, by key, and is the one
+        // difference (the page's reads it from a variable).
         let hidden = page_report.iter().position(|l| l.contains("hides secrets"));
         let page_toml = match hidden {
             Some(i) => {
                 page_report.remove(i);
-                page_toml.replace("password = \"<secret>\"", "password = \"p\"")
+                page_toml.replace("password = \"${SECRET_CLIENTS_0_BASIC_AUTH_PASSWORD}\"", "password = \"p\"")
             }
             None => page_toml,
         };
@@ -83,6 +84,8 @@ fn configs_copied_from_promtails_config_page_convert_as_their_originals() {
         let cfg = write_file(dir, "page.toml", &page_toml);
         let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
         assert!(check.status.success(), "{name}: {}", String::from_utf8_lossy(&check.stderr));
+        // Nor does its effective config show keys nobody set.
+        assert!(!String::from_utf8_lossy(&check.stdout).contains("alerts = []"), "{name}");
         same += 1;
     }
     eprintln!("{same} of {} /config pages convert as their originals", names.len());
@@ -152,13 +155,17 @@ fn report_set(report: &[String]) -> std::collections::BTreeSet<String> {
 
 /// Secrets the page hides, written the same on both sides.
 fn without_secrets(toml: &str) -> String {
-    toml.lines()
-        .map(|l| match l.split_once("password = \"") {
-            Some((head, _)) => format!("{head}password = \"p\""),
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let keys = ["password = \"", "bearer_token = \"", "client_secret = \"", "token = \""];
+    let mut out = toml.to_string();
+    for k in keys {
+        let mut from = 0;
+        while let Some(at) = out[from..].find(k).map(|i| from + i + k.len()) {
+            let end = out[at..].find('"').map_or(out.len(), |i| at + i);
+            out.replace_range(at..end, "p");
+            from = at + 1;
+        }
+    }
+    out
 }
 
 enum PageOutcome {
@@ -226,49 +233,7 @@ const PROMTAIL_REFUSES: &[&str] = &[
 ];
 
 /// Corpus configs whose page does not convert as the original, and why.
-const PAGE_DIFFERS: &[(&str, &str)] = &[
-    (
-        "flokkr_infra_flekszible_loki_configmaps_promtail_config_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "georgechang_windows_container_library_promtail_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "hellpesak_kubernetes_skoleni_loki_promtail_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "kubax2000_argocd_test_loki_promtail_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "masem_kube_test_loki_promtail_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "red_gv_just_promtail_operator_assets_scrape_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "tomaspilar_skoleni_k8s_loki_promtail_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "tomkukral_kubernetes_examples_loki_promtail_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "urbes_k8s_training_loki_promtail_config.yaml",
-        "the page leaves out a relabel rule's empty `separator` or `regex` (Go's omitempty), which then reads as the default",
-    ),
-    (
-        "dilemmamakna_observability_stack_promtail_promtail_config.yaml",
-        "a relabel rule's `regex: ''` (the job label set only where it is empty) is left off Promtail's page, which \
-         then reads as the default `(.*)`: the page's config is not the original's",
-    ),
-];
+const PAGE_DIFFERS: &[(&str, &str)] = &[];
 
 #[test]
 fn the_corpus_copied_from_promtails_config_page_converts_as_the_originals() {
@@ -306,4 +271,142 @@ fn the_corpus_copied_from_promtails_config_page_converts_as_the_originals() {
     assert_eq!(refused_names, PROMTAIL_REFUSES, "configs Promtail refuses or shows no page for");
     let listed: Vec<String> = PAGE_DIFFERS.iter().map(|(n, _)| n.to_string()).collect();
     assert_eq!(differ, listed, "pages that do not convert as their originals");
+}
+
+/// Promtail (with `args`) on `yaml` (its `PORT` filled in), in `dir`: the
+/// original and its `/config` page, written as files.
+fn original_and_page(dir: &Path, yaml: &str, args: &[&str]) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let bin = promtail::binary()?;
+    let port = free_port();
+    let original = write_file(dir, "original.yaml", &yaml.replace("PORT", &port.to_string()));
+    let mut p = Promtail::try_start_args(&bin, dir, &original, port, args).unwrap_or_else(|e| panic!("{e}"));
+    let page = write_file(dir, "page.yaml", &p.config_page());
+    Some((original, page))
+}
+
+/// `tailship check` of `toml` (written in `dir`) with `env`: success, stderr.
+fn check(dir: &Path, toml: &str, env: &[(&str, &str)]) -> (bool, String) {
+    let cfg = write_file(dir, "checked.toml", toml);
+    let out = Command::new(bin()).args(["check", "--quiet", "--config"]).arg(&cfg).envs(env.iter().copied()).output();
+    let out = out.unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_secret_the_page_hides_is_read_from_a_variable_that_check_says_is_unset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let yaml = format!(
+        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: PORT, grpc_listen_port: 0 }}\n\
+         positions: {{ filename: {d}/positions.yaml }}\n\
+         clients:\n\
+         \x20 - url: http://127.0.0.1:9/loki/api/v1/push\n\
+         \x20   basic_auth: {{ username: u, password: pw-one }}\n\
+         \x20 - url: http://127.0.0.1:9/loki/api/v1/push\n\
+         \x20   authorization: {{ type: Bearer, credentials: tok-two }}\n\
+         scrape_configs:\n\
+         \x20 - job_name: app\n\
+         \x20   static_configs: [{{ targets: [localhost], labels: {{ job: app, __path__: {d}/*.log }} }}]\n",
+        d = dir.display()
+    );
+    let Some((original, page)) = original_and_page(dir, &yaml, &[]) else {
+        eprintln!("no Promtail binary in ../shared/peers: skipping");
+        return;
+    };
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<secret>"), "the page hides them");
+    let (_, toml, _) = convert(&original);
+    let (code, page_toml, report) = convert(&page);
+    assert_eq!(code, Some(0), "{report:?}");
+    assert!(!page_toml.contains("<secret>"), "no stand-in for a secret:\n{page_toml}");
+    let vars = [
+        ("clients[0].basic_auth.password", "SECRET_CLIENTS_0_BASIC_AUTH_PASSWORD", "pw-one"),
+        ("clients[1].authorization.credentials", "SECRET_CLIENTS_1_AUTHORIZATION_CREDENTIALS", "tok-two"),
+    ];
+    for (key, var, _) in vars {
+        assert!(page_toml.contains(&format!("\"${{{var}}}\"")), "{var}:\n{page_toml}");
+        assert!(report.iter().any(|l| l.contains(key) && l.contains(var)), "a note names {key}: {report:?}");
+    }
+    // `check` says each is unset, by key; set, the config is the original's.
+    let (ok, said) = check(dir, &page_toml, &[]);
+    assert!(!ok);
+    for (key, var) in [("clients[0].basic_auth.password", vars[0].1), ("clients[1].bearer_token", vars[1].1)] {
+        assert!(said.contains(key) && said.contains(&format!("{var} is not set")), "{said}");
+    }
+    let env: Vec<(&str, &str)> = vars.iter().map(|(_, var, value)| (*var, *value)).collect();
+    let (ok, said) = check(dir, &page_toml, &env);
+    assert!(ok, "{said}");
+    let filled = vars.iter().fold(page_toml, |t, (_, var, value)| t.replace(&format!("${{{var}}}"), value));
+    let parse = |t: &str| t.parse::<toml::Table>().unwrap();
+    assert_eq!(parse(&filled), parse(&toml));
+}
+
+#[test]
+fn a_page_of_promtail_run_with_expand_env_converts_as_the_original() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let yaml = format!(
+        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: PORT, grpc_listen_port: 0 }}\n\
+         positions: {{ filename: {d}/positions.yaml }}\n\
+         clients: [{{ url: http://127.0.0.1:9/loki/api/v1/push }}]\n\
+         scrape_configs:\n\
+         \x20 - job_name: app\n\
+         \x20   static_configs: [{{ targets: [localhost], labels: {{ job: app, __path__: {d}/*.log }} }}]\n\
+         \x20   relabel_configs:\n\
+         \x20     - {{ source_labels: [__path__], regex: '.*/(.*)\\.log', target_label: file, replacement: '${{1}}' }}\n\
+         \x20     - {{ source_labels: [__path__], regex: '.*/(.*)\\.log', target_label: kept, replacement: '$1' }}\n\
+         \x20     - {{ source_labels: [job], separator: ';', regex: '(.*)', target_label: team, replacement: '$1', action: Replace }}\n\
+         \x20     - {{ source_labels: [__path__], regex: '.*/(.*)\\.log', target_label: tagged, replacement: '${{1}}-x' }}\n",
+        d = dir.display()
+    );
+    let Some((original, page)) = original_and_page(dir, &yaml, &["-config.expand-env=true"]) else {
+        eprintln!("no Promtail binary in ../shared/peers: skipping");
+        return;
+    };
+    let (_, toml, report) = convert(&original);
+    let (code, page_toml, page_report) = convert(&page);
+    assert_eq!(code, Some(0), "{page_report:?}");
+    // The page shows `${1}-x` as `-x`: that rule is noted by key, and is
+    // the one difference; `${1}` alone (left out, the default) and the
+    // defaults written out convert as the original's.
+    let key = "scrape_configs[0].relabel_configs[3].replacement";
+    let (noted, rest): (Vec<String>, Vec<String>) = page_report.into_iter().partition(|l| l.contains(key));
+    assert_eq!(noted.len(), 1, "{noted:?} {rest:?}");
+    assert!(noted[0].contains("-config.expand-env"), "{}", noted[0]);
+    assert_eq!(report_set(&rest), report_set(&report));
+    let parse = |t: &str| t.parse::<toml::Table>().unwrap();
+    assert_eq!(
+        parse(&page_toml.replace("replacement = \"-x\"", "replacement = \"${1}-x\"")),
+        parse(&toml),
+        "the page's conversion\n{page_toml}\nthe original's\n{toml}"
+    );
+}
+
+#[test]
+fn a_relabel_rules_empty_separator_and_regex_the_page_leaves_out_convert_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let yaml = format!(
+        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: PORT, grpc_listen_port: 0 }}\n\
+         positions: {{ filename: {d}/positions.yaml }}\n\
+         clients: [{{ url: http://127.0.0.1:9/loki/api/v1/push }}]\n\
+         scrape_configs:\n\
+         \x20 - job_name: app\n\
+         \x20   static_configs: [{{ targets: [localhost], labels: {{ job: app, team: a, __path__: {d}/*.log }} }}]\n\
+         \x20   relabel_configs:\n\
+         \x20     - {{ source_labels: [job, team], separator: '', target_label: jobteam }}\n\
+         \x20     - {{ source_labels: [team], action: drop, regex: '' }}\n\
+         \x20     - {{ source_labels: [team], action: keep, regex: 'a|b' }}\n",
+        d = dir.display()
+    );
+    let Some((original, page)) = original_and_page(dir, &yaml, &[]) else {
+        eprintln!("no Promtail binary in ../shared/peers: skipping");
+        return;
+    };
+    let (_, toml, report) = convert(&original);
+    let (code, page_toml, page_report) = convert(&page);
+    assert_eq!(code, Some(0), "{page_report:?}");
+    assert!(toml.contains("separator = \"\"") && toml.contains("regex = \"\""), "{toml}");
+    let parse = |t: &str| t.parse::<toml::Table>().unwrap();
+    assert_eq!(parse(&page_toml), parse(&toml), "the page's conversion\n{page_toml}\nthe original's\n{toml}");
+    assert_eq!(report_set(&page_report), report_set(&report));
 }

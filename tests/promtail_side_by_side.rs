@@ -254,6 +254,44 @@ const CASES: &[Case] = &[
         deliberate: None,
     },
     Case {
+        name: "template_printf_of_a_missing_value",
+        stages: r#"
+      - regex: { expression: 'level=(?P<lvl>\w+)' }
+      - template: { source: level, template: '{{ printf "%s" .lvl }}' }
+      - template: { source: lvl_v, template: '{{ printf "%v|%v" .lvl .lvl }}' }
+      - template: { source: lvl_p, template: '{{ print .lvl }}' }
+      - labels:
+          level:
+          lvl_v:
+          lvl_p:"#,
+        input: "no level here\nlevel=warn here\n",
+        ships: 2,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
+        name: "eleven_long_tab_separated_fields",
+        // RE2's largest count on eleven fields: over the regex crate's default size limit.
+        stages: r#"
+      - regex: { expression: '^(?P<f0>[^\t]{1,1000})\t(?P<f1>[^\t]{1,1000})\t(?P<f2>[^\t]{1,1000})\t(?P<f3>[^\t]{1,1000})\t(?P<f4>[^\t]{1,1000})\t(?P<f5>[^\t]{1,1000})\t(?P<f6>[^\t]{1,1000})\t(?P<f7>[^\t]{1,1000})\t(?P<f8>[^\t]{1,1000})\t(?P<f9>[^\t]{1,1000})\t(?P<f10>[^\t]{1,1000})$' }
+      - labels:
+          f0:
+          f1:
+          f2:
+          f3:
+          f4:
+          f5:
+          f6:
+          f7:
+          f8:
+          f9:
+          f10:"#,
+        input: "2024-05-01T10:00:00Z\tCabc123\t10.0.0.1\t54321\t10.0.0.2\t443\ttcp\tssl\t1.5\tShADadFf\tSF\n",
+        ships: 1,
+        timestamps: false,
+        deliberate: None,
+    },
+    Case {
         name: "space_padded_day",
         stages: r#"
       - regex: { expression: '^(?P<t>\w+ +\d+ \S+) ' }

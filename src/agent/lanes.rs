@@ -151,6 +151,11 @@ impl Lane {
     /// A source with this client's external labels under its own.
     fn with_client_labels(&self, s: &SourcePlan) -> SourcePlan {
         let mut s = s.clone();
+        // A push source's records carry its own labels as its relabel rules
+        // left them (one they dropped stays dropped): only the client's go on.
+        if s.spec.config.kind == SourceType::LokiPush && !s.spec.config.relabel.is_empty() {
+            s.spec.config.labels.clear();
+        }
         for (k, v) in &self.client.external_labels {
             s.spec.config.labels.entry(k.clone()).or_insert_with(|| v.clone());
         }

@@ -218,12 +218,15 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
         );
     }
     if !s.relabel.is_empty()
-        && !matches!(s.kind, SourceType::Syslog | SourceType::Gelf | SourceType::HerokuDrain | SourceType::Gcplog)
+        && !matches!(
+            s.kind,
+            SourceType::Syslog | SourceType::Gelf | SourceType::HerokuDrain | SourceType::Gcplog | SourceType::LokiPush
+        )
     {
         e(
             &format!("{key}.relabel"),
-            "relabel rules apply to the __syslog_*, __gelf_*, __heroku_drain_* and __gcp_* labels; pushed streams \
-             keep theirs"
+            "relabel rules apply to the __syslog_*, __gelf_*, __heroku_drain_* and __gcp_* labels and to pushed \
+             streams' labels"
                 .into(),
         );
     }

@@ -26,6 +26,12 @@ pub fn to_redacted_toml(c: &Config) -> String {
             }
         }
     }
+    // No alert rules is no key (`alerts = []` would read as one a config set).
+    if let Some(t) = value.as_table_mut() {
+        if t.get("alerts").and_then(toml::Value::as_array).is_some_and(|a| a.is_empty()) {
+            t.remove("alerts");
+        }
+    }
     // A proxy's host is shown (a reviewer must see where requests go); only
     // credentials in its URL are secret.
     let shown = |c: &ClientConfig| c.proxy_url.as_ref().map(|p| proxy_shown(p.expose()));

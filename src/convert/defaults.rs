@@ -5,8 +5,11 @@
 //! key at its default is the same as no key, so it is here too: such keys are
 //! removed first and change nothing (none is listed as not translated), and
 //! an empty list (`static_configs: []`) is no list. The page also writes
-//! `external_labels` as a YAML string and each secret as `<secret>`: the
-//! first is read back as the mapping it was, the second is reported by key.
+//! `external_labels` as a YAML string and each secret as `<secret>` (a
+//! URL's password as `********`): the first is read back as the mapping it
+//! was; each secret becomes a `${SECRET_...}` reference named after its key
+//! (no value stands in for it, so `tailship check` says it is unset until
+//! the variable is set or the value written), reported by key.
 //!
 //! The defaults below are Promtail 3.6's, as its `/config` page prints them.
 
@@ -128,6 +131,16 @@ global: { file_watch_config: { min_poll_frequency: 250ms, max_poll_frequency: 25
 /// The text Promtail's `/config` page writes for a secret.
 const HIDDEN: &str = "<secret>";
 
+/// A URL's password as the page writes it: `********`, percent-encoded.
+const HIDDEN_URL_PASSWORD: [&str; 2] = ["%2A%2A%2A%2A%2A%2A%2A%2A", "********"];
+
+/// A secret the page hid: its key, and the variable the converted config
+/// reads it from instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hidden {
+    pub key: String,
+    pub var: String,
+}
 /// Promtail's defaults as one document: the top level, with `server`,
 /// `client`, `clients[]` and `scrape_configs[]`.
 fn table() -> Option<Yaml> {
@@ -154,10 +167,99 @@ fn table() -> Option<Yaml> {
     Some(Yaml::Hash(top))
 }
 
+/// Whether `doc` is a copy of Promtail's `/config` page: only the page
+/// writes all of these (each at its default unless set).
+pub fn is_page(doc: &Yaml) -> bool {
+    ["global", "limits_config", "target_config", "wal", "tracing"].iter().all(|k| !doc[*k].is_badvalue())
+}
+
+/// Relabel rules written as the `/config` page writes them: a
+/// `replacement` of `${1}` as `$1`, the default (Go's regexp reads both
+/// alike; the page of a Promtail run with `-config.expand-env=true` shows
+/// `${1}` expanded to nothing and leaves the key out), and the `action` in
+/// lower case (`Replace` is `replace`). Defaults then go as they do.
+fn canonical_relabel_rules(doc: &mut Yaml) {
+    let Some(Yaml::Array(scrapes)) = doc.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("scrape_configs".into())))
+    else {
+        return;
+    };
+    for scrape in scrapes {
+        let Some(Yaml::Array(rules)) =
+            scrape.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("relabel_configs".into())))
+        else {
+            continue;
+        };
+        for rule in rules.iter_mut().filter_map(Yaml::as_mut_hash) {
+            let key = Yaml::String("replacement".into());
+            if rule.get(&key).and_then(Yaml::as_str) == Some("${1}") {
+                rule.insert(key, Yaml::String("$1".into()));
+            }
+            // Prometheus reads an action in any case; the page writes it lower.
+            let key = Yaml::String("action".into());
+            if let Some(a) = rule.get(&key).and_then(Yaml::as_str).map(str::to_ascii_lowercase) {
+                rule.insert(key, Yaml::String(a));
+            }
+        }
+    }
+}
+
+/// On a `/config` page (see [`is_page`]), a relabel rule's empty keys as
+/// they were written: the page leaves out an empty `separator` (Go's
+/// `omitempty`; it writes every other rule's, `;` by default), so a rule
+/// without one had `separator: ""`; and it writes an empty `regex` as
+/// `regex: null` (the default, `(.*)`, it leaves out), which had `regex: ""`.
+pub fn restore_empty_relabel_keys(doc: &mut Yaml) {
+    let Some(Yaml::Array(scrapes)) = doc.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("scrape_configs".into())))
+    else {
+        return;
+    };
+    let key = |k: &str| Yaml::String(k.into());
+    for scrape in scrapes {
+        let Some(Yaml::Array(rules)) = scrape.as_mut_hash().and_then(|h| h.get_mut(&key("relabel_configs"))) else {
+            continue;
+        };
+        for rule in rules.iter_mut().filter_map(Yaml::as_mut_hash) {
+            if !rule.contains_key(&key("separator")) {
+                rule.insert(key("separator"), key(""));
+            }
+            if rule.get(&key("regex")).is_some_and(|r| matches!(r, Yaml::Null)) {
+                rule.insert(key("regex"), key(""));
+            }
+        }
+    }
+}
+
+/// On a `/config` page (see [`is_page`]), the relabel rules whose
+/// `replacement` has no `$` while their regex captures, and starts or ends
+/// with a joining character: where Promtail ran with
+/// `-config.expand-env=true`, a `${1}` in it was expanded to nothing
+/// (`${1}-x` shows as `-x`), and the page cannot tell. Their keys.
+pub fn replacements_to_check(doc: &Yaml) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, scrape) in doc["scrape_configs"].as_vec().into_iter().flatten().enumerate() {
+        for (j, rule) in scrape["relabel_configs"].as_vec().into_iter().flatten().enumerate() {
+            let action = rule["action"].as_str().unwrap_or("replace");
+            let captures = rule["regex"]
+                .as_str()
+                .is_some_and(|re| crate::pipeline::re2::compile(re).is_ok_and(|c| c.captures_len() > 1));
+            // What is left of `${1}-x` or `a/${1}`: text that starts or ends a join.
+            let joint = |c: Option<char>| c.is_some_and(|c| "-_.:/@,;| ".contains(c));
+            let constant = rule["replacement"]
+                .as_str()
+                .is_some_and(|r| !r.contains('$') && (joint(r.chars().next()) || joint(r.chars().last())));
+            if action.eq_ignore_ascii_case("replace") && captures && constant {
+                out.push(format!("scrape_configs[{i}].relabel_configs[{j}].replacement"));
+            }
+        }
+    }
+    out
+}
+
 /// Takes Promtail's defaults out of `doc` (see the module's header); returns
-/// the keys whose value the `/config` page hid as `<secret>`.
-pub fn remove(doc: &mut Yaml) -> Vec<String> {
+/// the secrets the `/config` page hid, each now a `${SECRET_...}` reference.
+pub fn remove(doc: &mut Yaml) -> Vec<Hidden> {
     canonical_durations(doc);
+    canonical_relabel_rules(doc);
     if let Some(Yaml::Array(scrapes)) =
         doc.as_mut_hash().and_then(|h| h.get_mut(&Yaml::String("scrape_configs".into())))
     {
@@ -338,23 +440,55 @@ fn read_back_external_labels(client: &mut Yaml) {
     }
 }
 
-fn find_hidden(v: &Yaml, path: &str, out: &mut Vec<String>) {
+/// Each secret the page hid in `v` (at `path`) as a reference to the
+/// variable named after its key (see [`secret_var`]), pushed on `out`.
+fn find_hidden(v: &mut Yaml, path: &str, out: &mut Vec<Hidden>) {
     match v {
-        Yaml::String(s) if s == HIDDEN => out.push(path.to_string()),
+        Yaml::String(s) if s == HIDDEN => {
+            let var = secret_var(path);
+            *s = format!("${{{var}}}");
+            out.push(Hidden { key: path.to_string(), var });
+        }
+        Yaml::String(s) if path.ends_with("url") => {
+            let Some((head, rest)) = s.split_once("://") else { return };
+            let Some((userinfo, host)) = rest.split_once('@') else { return };
+            let Some((user, password)) = userinfo.split_once(':') else { return };
+            if HIDDEN_URL_PASSWORD.contains(&password) && !host.contains('@') {
+                let key = format!("{path} (its password)");
+                let var = secret_var(&format!("{path}_password"));
+                *s = format!("{head}://{user}:${{{var}}}@{host}");
+                out.push(Hidden { key, var });
+            }
+        }
         Yaml::Hash(h) => {
-            for (k, child) in h {
+            for (k, child) in h.iter_mut() {
                 let name = scalar(k).unwrap_or_default();
+                // Stages, labels and rules are the user's text: `<secret>` there is no secret the page hid.
+                if FREE_FORM.contains(&name.as_str()) {
+                    continue;
+                }
                 let p = if path.is_empty() { name } else { format!("{path}.{name}") };
                 find_hidden(child, &p, out);
             }
         }
         Yaml::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
+            for (i, child) in items.iter_mut().enumerate() {
                 find_hidden(child, &format!("{path}[{i}]"), out);
             }
         }
         _ => {}
     }
+}
+
+/// The variable a hidden secret at `key` is read from:
+/// `clients[0].basic_auth.password` gives `SECRET_CLIENTS_0_BASIC_AUTH_PASSWORD`.
+fn secret_var(key: &str) -> String {
+    let mut var = String::from("SECRET");
+    for part in key.split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()) {
+        var.push('_');
+        var.push_str(&part.to_ascii_uppercase());
+    }
+    var
 }
 
 #[cfg(test)]
@@ -385,7 +519,12 @@ mod tests {
              scrape_configs:\n  - job_name: s\n    static_configs: []\n    syslog: { listen_address: ':1', idle_timeout: 0s }\n    pipeline_stages: [{ labels: { level: null } }]\n",
         );
         let hidden = remove(&mut doc);
-        assert_eq!(hidden, ["clients[0].basic_auth.password"]);
+        let var = "SECRET_CLIENTS_0_BASIC_AUTH_PASSWORD".to_string();
+        assert_eq!(hidden, [Hidden { key: "clients[0].basic_auth.password".into(), var }]);
+        assert_eq!(
+            doc["clients"][0]["basic_auth"]["password"].as_str(),
+            Some("${SECRET_CLIENTS_0_BASIC_AUTH_PASSWORD}")
+        );
         assert_eq!(doc["server"], load("http_listen_port: 9080"));
         assert_eq!(doc["clients"][0]["tenant_id"], Yaml::BadValue);
         assert_eq!(doc["clients"][0]["batchwait"], Yaml::String("2s".into()));
@@ -393,6 +532,28 @@ mod tests {
         assert_eq!(doc["scrape_configs"][0]["static_configs"], Yaml::BadValue);
         assert_eq!(doc["scrape_configs"][0]["syslog"], load("listen_address: ':1'"));
         assert_eq!(doc["scrape_configs"][0]["pipeline_stages"][0]["labels"]["level"], Yaml::Null);
+    }
+
+    #[test]
+    fn a_stages_own_secret_text_is_no_hidden_secret() {
+        let mut doc = load(
+            "scrape_configs: [{ pipeline_stages: [{ replace: { expression: 'pw=(\\S+)', replace: '<secret>' } }] }]",
+        );
+        assert!(remove(&mut doc).is_empty());
+        assert_eq!(doc["scrape_configs"][0]["pipeline_stages"][0]["replace"]["replace"].as_str(), Some("<secret>"));
+    }
+
+    #[test]
+    fn a_urls_hidden_password_becomes_a_reference() {
+        let mut doc = load("clients: [{ url: 'http://u:%2A%2A%2A%2A%2A%2A%2A%2A@h:3100/loki/api/v1/push' }]");
+        let hidden = remove(&mut doc);
+        assert_eq!(hidden[0].key, "clients[0].url (its password)");
+        assert_eq!(
+            doc["clients"][0]["url"].as_str(),
+            Some("http://u:${SECRET_CLIENTS_0_URL_PASSWORD}@h:3100/loki/api/v1/push")
+        );
+        let mut plain = load("clients: [{ url: 'http://u:pw@h/' }]");
+        assert!(remove(&mut plain).is_empty());
     }
 
     #[test]

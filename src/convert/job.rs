@@ -148,14 +148,11 @@ impl<'a> Job<'a> {
             }
             out.push(s);
         } else if let Some(y) = m.get("loki_push_api") {
-            let mut s = net::push_source(&m.key("loki_push_api"), y, &name, r);
+            let s = net::push_source(&m.key("loki_push_api"), y, &name, r);
             // Pushed lines may carry structured metadata: Promtail sends it on.
             self.pipe.metadata = true;
-            self.finish(&mut s);
-            if !self.rules.is_empty() {
-                r.skip(m.key("relabel_configs"), "relabel rules are not applied to pushed streams; they are left out");
-            }
-            out.push(s);
+            // As in Promtail, the rules run over each pushed stream's labels.
+            out.push(self.relabelled(s));
         } else if m.get("windows_events").is_some() {
             r.skip(
                 m.key("windows_events"),

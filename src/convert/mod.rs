@@ -111,13 +111,7 @@ pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, Conver
     };
     let mut r = Report::default();
     let mut doc = doc.clone();
-    for key in defaults::remove(&mut doc) {
-        r.note(
-            key,
-            "Promtail's /config page hides secrets as `<secret>`: write the value (or a *_file key) in the converted \
-             config",
-        );
-    }
+    take_defaults(&mut doc, &mut r);
     let doc = &doc;
     if (0..text.len()).any(|i| text.is_char_boundary(i) && render::env_reference(&text[i..]).is_some()) {
         r.note(
@@ -193,6 +187,33 @@ pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, Conver
         _ => None,
     };
     Ok(Conversion { toml: out, untranslated: r.untranslated, notes: r.notes, positions_path })
+}
+
+/// Takes Promtail's defaults out of `doc` (see [`defaults`]), noting each
+/// secret a `/config` page hid and each replacement such a page may show
+/// expanded.
+fn take_defaults(doc: &mut Yaml, r: &mut Report) {
+    if defaults::is_page(doc) {
+        defaults::restore_empty_relabel_keys(doc);
+        for key in defaults::replacements_to_check(doc) {
+            r.note(
+                key,
+                "a /config page of a Promtail run with -config.expand-env=true shows a `${1}` of a replacement \
+                 expanded to nothing (`${1}-x` as `-x`): if the original has one here, write it",
+            );
+        }
+    }
+    for h in defaults::remove(doc) {
+        r.note(
+            h.key,
+            format!(
+                "Promtail's /config page hides secrets (`<secret>`): the converted config reads this one from \
+                 ${{{}}}, which `tailship check` says is unset until it is set; or write the value (or a *_file \
+                 key) there",
+                h.var
+            ),
+        );
+    }
 }
 
 /// `items` as a numbered list, one per line: `N. key: message`.

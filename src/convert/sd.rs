@@ -268,11 +268,12 @@ fn consul(key: &str, y: &Yaml, name: &str, agent: bool, r: &mut Report) -> Vec<S
             }
         }
         super::client::tls_key(&mut m, &mut c, r);
-        // Prometheus' older `username`/`password` are basic auth.
+        // Prometheus' older `username`/`password` are basic auth (Promtail's
+        // `/config` page shows them twice, also under `basic_auth`).
         let mut auth =
             m.get("basic_auth").map(|y| super::client::basic_auth(m.key("basic_auth"), y, r)).unwrap_or_default();
         for k in ["username", "password"] {
-            if let Some(v) = m.text(k, r) {
+            if let Some(v) = m.text(k, r).filter(|_| auth.iter().all(|(a, _)| a != k)) {
                 auth.push((k.to_string(), Val::str(v)));
             }
         }

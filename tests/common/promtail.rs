@@ -45,6 +45,11 @@ impl Promtail {
     /// [`Promtail::start`] with the binary given; `Err` with what it said
     /// where it exits (a config it refuses) instead of listening.
     pub fn try_start(bin: &Path, dir: &Path, config: &Path, port: u16) -> Result<Promtail, String> {
+        Self::try_start_args(bin, dir, config, port, &[])
+    }
+
+    /// [`Promtail::try_start`] with more arguments (`-config.expand-env=true`).
+    pub fn try_start_args(bin: &Path, dir: &Path, config: &Path, port: u16, args: &[&str]) -> Result<Promtail, String> {
         // The peers' Promtail is a `dev` build: its pages read their templates
         // from ./templates. Two that print a page's data alone.
         std::fs::create_dir_all(dir.join("templates")).unwrap();
@@ -52,6 +57,7 @@ impl Promtail {
         std::fs::write(dir.join("templates/config.html"), "{{define \"content\"}}{{.}}{{end}}").unwrap();
         let mut child = Command::new(bin)
             .arg(format!("-config.file={}", config.display()))
+            .args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -60,6 +60,8 @@ pub fn fill_references(text: &str) -> String {
         let inner = &rest[start + 2..start + end];
         let filled = match inner.split_once(":-").or_else(|| inner.split_once(':')) {
             Some((_, default)) => default.to_string(),
+            // `${1}`: a group reference of a relabel or replace rule, no variable.
+            None if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) => format!("${{{inner}}}"),
             None => inner.to_ascii_lowercase(),
         };
         out.push_str(&filled);

@@ -26,6 +26,7 @@ mod certs;
 mod crypto;
 mod dates;
 mod encoding;
+mod goprint;
 mod lists;
 mod math;
 mod strings;
@@ -41,6 +42,7 @@ pub fn funcs() -> Vec<(&'static str, gtmpl::Func)> {
     all.extend_from_slice(crypto::FUNCS);
     all.extend_from_slice(certs::FUNCS);
     all.extend_from_slice(actions::FUNCS);
+    all.extend_from_slice(goprint::FUNCS);
     all
 }
 

@@ -40,7 +40,8 @@ pub struct NetSource {
     pub name: Arc<str>,
     pub config: SourceConfig,
     pub clients: Vec<String>,
-    /// The source's relabel rules (over the `__syslog_*`, `__gelf_*` or `__heroku_drain_*` labels).
+    /// The source's relabel rules (over the `__syslog_*`, `__gelf_*` or `__heroku_drain_*` labels, or a
+    /// pushed stream's).
     pub relabel: Option<Arc<crate::relabel::Rules>>,
 }
 
@@ -239,7 +240,10 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
     let web = if tls.is_some() { "https" } else { "http" };
     let (at, protocol) = match s.config.kind {
         SourceType::LokiPush => {
-            let rx = Arc::new(http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?);
+            let rx = Arc::new(push::PushReceiver {
+                http: http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?,
+                streams: push::StreamLabels { labels: s.config.labels.clone(), relabel: s.relabel.clone() },
+            });
             (Some(serve_http(&s.name, listen()?, push::router(rx), limits, &stop, extras, &mut tasks).await?), web)
         }
         SourceType::Otlp => {

@@ -5,6 +5,11 @@
 //! 429 when the spool is full. Lines keep the time they were pushed with,
 //! or with `receiver.use_incoming_timestamp = false` (as Promtail's
 //! default) get the time their request was received.
+//!
+//! Each pushed stream's labels are then made as Promtail's `loki_push_api`
+//! makes them (see [`StreamLabels`]): the source's `labels` replace pushed
+//! labels of the same name, the source's `relabel` rules run over the
+//! result, and labels starting `__` are removed.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -19,11 +24,52 @@ use serde::Deserialize;
 
 use super::http::HttpReceiver;
 use super::proto;
+use crate::relabel::{Labels, Rules};
 use crate::spool::{Encoder, Overflow};
 use crate::util::is_valid_label_name;
 
+/// A push receiver: the HTTP part every receiver shares, and what it
+/// makes of each pushed stream's labels.
+#[derive(Debug)]
+pub struct PushReceiver {
+    pub http: HttpReceiver,
+    pub streams: StreamLabels,
+}
+
+/// What a pushed stream's labels become, as in Promtail's `loki_push_api`:
+/// the source's `labels` replace pushed labels of the same name; the
+/// source's `relabel` rules then run over them all (a stream they drop, or
+/// leave with no label, is not kept); labels starting `__` are removed.
+#[derive(Debug, Default)]
+pub struct StreamLabels {
+    pub labels: Labels,
+    pub relabel: Option<Arc<Rules>>,
+}
+
+/// A stream's labels as the spool takes them.
+type Pairs<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
+
+impl StreamLabels {
+    /// The labels `pushed` become; `None` when the rules drop the stream.
+    fn apply<'a>(&self, pushed: Pairs<'a>) -> Option<Pairs<'a>> {
+        let internal = pushed.iter().any(|(k, _)| k.starts_with("__"));
+        if self.relabel.is_none() && self.labels.is_empty() && !internal {
+            return Some(pushed);
+        }
+        let mut all: Labels = pushed.into_iter().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+        all.extend(self.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if let Some(rules) = &self.relabel {
+            if !rules.apply(&mut all) || all.is_empty() {
+                return None;
+            }
+        }
+        crate::relabel::strip_internal(&mut all);
+        Some(all.into_iter().map(|(k, v)| (Cow::Owned(k), Cow::Owned(v))).collect())
+    }
+}
+
 /// The routes of a push receiver.
-pub fn router(rx: Arc<HttpReceiver>) -> axum::Router {
+pub fn router(rx: Arc<PushReceiver>) -> axum::Router {
     axum::Router::new()
         .route("/loki/api/v1/push", axum::routing::post(push))
         .route("/api/prom/push", axum::routing::post(push))
@@ -31,7 +77,8 @@ pub fn router(rx: Arc<HttpReceiver>) -> axum::Router {
         .with_state(rx)
 }
 
-async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
+async fn push(State(push): State<Arc<PushReceiver>>, headers: HeaderMap, body: axum::body::Body) -> Response {
+    let rx = &push.http;
     let (tenant, body, mut held) = match rx.accept(&headers, body).await {
         Ok(a) => a,
         Err(r) => return *r,
@@ -45,13 +92,19 @@ async fn push(State(rx): State<Arc<HttpReceiver>>, headers: HeaderMap, body: axu
         if !held.grow(size) {
             return rx.busy();
         }
-        decode_protobuf(&body, tenant.as_deref(), rx.max_body, &mut enc)
+        decode_protobuf(&body, tenant.as_deref(), rx.max_body, &push.streams, &mut enc)
     } else {
-        decode_json(&body, tenant.as_deref(), &mut enc)
+        decode_json(&body, tenant.as_deref(), &push.streams, &mut enc)
     };
     drop(body);
     match decoded {
-        Ok(()) => {
+        Ok(dropped) => {
+            if dropped > 0 {
+                super::metrics::NetMetrics::get()
+                    .refused
+                    .with_label_values(&[&*rx.name, "relabel_drop"])
+                    .inc_by(dropped);
+            }
             let (encoded, lines) = enc.finish();
             if !held.grow(encoded.len()) {
                 return rx.busy();
@@ -110,9 +163,16 @@ pub const MAX_LABELS: usize = 15;
 pub const MAX_LABEL_NAME_BYTES: usize = 1024;
 pub const MAX_LABEL_VALUE_BYTES: usize = 2048;
 
-/// A protobuf body (snappy block format, as Loki takes it) as spool lines:
-/// its decompressed size is held to `max` before anything is allocated.
-pub fn decode_protobuf(body: &[u8], tenant: Option<&str>, max: usize, enc: &mut Encoder<'_>) -> Result<(), Refused> {
+/// A protobuf body (snappy block format, as Loki takes it) as spool lines,
+/// each stream labelled by `streams`: its decompressed size is held to
+/// `max` before anything is allocated. `Ok`: the lines the rules dropped.
+pub fn decode_protobuf(
+    body: &[u8],
+    tenant: Option<&str>,
+    max: usize,
+    streams: &StreamLabels,
+    enc: &mut Encoder<'_>,
+) -> Result<u64, Refused> {
     let size = snap::raw::decompress_len(body).map_err(|e| Refused::Bad(format!("snappy: {e}")))?;
     if size > max {
         return Err(Refused::TooLarge(format!(
@@ -122,12 +182,17 @@ pub fn decode_protobuf(body: &[u8], tenant: Option<&str>, max: usize, enc: &mut 
     let raw = snap::raw::Decoder::new().decompress_vec(body).map_err(|e| Refused::Bad(format!("snappy: {e}")))?;
     let req = proto::PushRequest::decode(raw.as_slice()).map_err(|e| Refused::Bad(format!("protobuf: {e}")))?;
     drop(raw);
+    let mut dropped = 0;
     for s in &req.streams {
         let sel = crate::logql::parse_log_query(&s.labels)
             .map_err(|e| Refused::Bad(format!("error parsing labels {:?}: {e}", s.labels)))?;
         let labels: Vec<(Cow<'_, str>, Cow<'_, str>)> =
             sel.matchers.iter().map(|m| (Cow::Borrowed(m.name.as_str()), Cow::Borrowed(m.value.as_str()))).collect();
         check_labels(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))).map_err(Refused::Bad)?;
+        let Some(labels) = streams.apply(labels) else {
+            dropped += s.entries.len() as u64;
+            continue;
+        };
         let stream = enc.stream(tenant, &labels)?;
         for e in &s.entries {
             let ts = e.timestamp.as_ref().map_or(0, |t| t.seconds.saturating_mul(1_000_000_000) + t.nanos as i64);
@@ -139,7 +204,7 @@ pub fn decode_protobuf(body: &[u8], tenant: Option<&str>, max: usize, enc: &mut 
             enc.line(stream, ts, &String::from_utf8_lossy(&e.line), metadata)?;
         }
     }
-    Ok(())
+    Ok(dropped)
 }
 
 #[derive(Deserialize)]
@@ -212,19 +277,30 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonMeta<'a> {
     }
 }
 
-/// A JSON body as spool lines.
-pub fn decode_json(body: &[u8], tenant: Option<&str>, enc: &mut Encoder<'_>) -> Result<(), Refused> {
+/// A JSON body as spool lines, each stream labelled by `streams`. `Ok`:
+/// the lines the rules dropped.
+pub fn decode_json(
+    body: &[u8],
+    tenant: Option<&str>,
+    streams: &StreamLabels,
+    enc: &mut Encoder<'_>,
+) -> Result<u64, Refused> {
     let req: JsonPush<'_> =
         serde_json::from_slice(body).map_err(|e| Refused::Bad(format!("error parsing push request: {e}")))?;
+    let mut dropped = 0;
     for s in req.streams {
         let labels = s.stream.0;
         check_labels(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))).map_err(Refused::Bad)?;
+        let Some(labels) = streams.apply(labels) else {
+            dropped += s.values.len() as u64;
+            continue;
+        };
         let stream = enc.stream(tenant, &labels)?;
         for e in s.values {
             enc.line(stream, e.ts, &e.line, e.metadata)?;
         }
     }
-    Ok(())
+    Ok(dropped)
 }
 
 #[cfg(test)]
@@ -235,8 +311,34 @@ mod tests {
     fn json(body: &[u8], tenant: Option<&str>) -> Result<(Vec<u8>, u64), Refused> {
         let stamps = Stamps::new();
         let mut enc = Encoder::new(&stamps, 1 << 20);
-        decode_json(body, tenant, &mut enc)?;
+        decode_json(body, tenant, &StreamLabels::default(), &mut enc)?;
         Ok(enc.finish())
+    }
+
+    #[test]
+    fn pushed_labels_are_made_as_promtail_makes_them() {
+        let pairs = |v: &[(&'static str, &'static str)]| -> Pairs<'static> {
+            v.iter().map(|(k, v)| (Cow::Borrowed(*k), Cow::Borrowed(*v))).collect()
+        };
+        let rule = |source: &str, regex: &str, target: &str, action: &str| crate::config::RelabelConfig {
+            source_labels: vec![source.into()],
+            regex: Some(regex.into()),
+            target_label: Some(target.into()),
+            action: Some(action.into()),
+            ..Default::default()
+        };
+        let rules =
+            Rules::compile(&[rule("app", "(.*)", "application", "replace"), rule("app", "drop", "", "drop")]).unwrap();
+        let streams =
+            StreamLabels { labels: [("job".to_string(), "push".to_string())].into(), relabel: Some(Arc::new(rules)) };
+        // The source's labels replace pushed ones; rules see both; `__` labels go.
+        let got = streams.apply(pairs(&[("app", "web"), ("job", "theirs"), ("__x", "1")])).unwrap();
+        assert_eq!(got, pairs(&[("app", "web"), ("application", "web"), ("job", "push")]));
+        assert!(streams.apply(pairs(&[("app", "drop")])).is_none(), "a stream the rules drop");
+        // Without rules or labels: as pushed, less `__` labels.
+        let none = StreamLabels::default();
+        assert_eq!(none.apply(pairs(&[("a", "1")])).unwrap(), pairs(&[("a", "1")]));
+        assert_eq!(none.apply(pairs(&[("a", "1"), ("__b", "2")])).unwrap(), pairs(&[("a", "1")]));
     }
 
     #[test]
@@ -288,9 +390,15 @@ mod tests {
         let body = format!("{{\"streams\":[{{\"stream\":{{{labels}}},\"values\":[{}]}}]}}", values.join(","));
         let stamps = Stamps::new();
         let mut enc = Encoder::new(&stamps, body.len() * 4);
-        assert!(decode_json(body.as_bytes(), None, &mut enc).is_ok(), "labels are written once");
+        assert!(
+            decode_json(body.as_bytes(), None, &StreamLabels::default(), &mut enc).is_ok(),
+            "labels are written once"
+        );
         let mut enc = Encoder::new(&stamps, 1000);
-        assert!(matches!(decode_json(body.as_bytes(), None, &mut enc), Err(Refused::TooLarge(_))));
+        assert!(matches!(
+            decode_json(body.as_bytes(), None, &StreamLabels::default(), &mut enc),
+            Err(Refused::TooLarge(_))
+        ));
     }
 
     #[test]
@@ -309,7 +417,7 @@ mod tests {
         let body = snap::raw::Encoder::new().compress_vec(&req.encode_to_vec()).unwrap();
         let stamps = Stamps::new();
         let mut enc = Encoder::new(&stamps, 1 << 20);
-        decode_protobuf(&body, None, 1 << 20, &mut enc).unwrap();
+        decode_protobuf(&body, None, 1 << 20, &StreamLabels::default(), &mut enc).unwrap();
         let (enc, n) = enc.finish();
         assert_eq!(n, 1);
         let r = records(&enc);
@@ -318,7 +426,7 @@ mod tests {
         assert!(r[0].labels.contains(&(Cow::Borrowed("job"), Cow::Borrowed("app"))));
         assert_eq!(r[0].metadata.len(), 1);
         let mut enc = Encoder::new(&stamps, 1 << 20);
-        assert!(decode_protobuf(b"garbage", None, 1 << 20, &mut enc).is_err());
+        assert!(decode_protobuf(b"garbage", None, 1 << 20, &StreamLabels::default(), &mut enc).is_err());
     }
 
     #[test]
@@ -327,6 +435,9 @@ mod tests {
         assert!(body.len() < 300 << 10);
         let stamps = Stamps::new();
         let mut enc = Encoder::new(&stamps, 1 << 20);
-        assert!(matches!(decode_protobuf(&body, None, 1 << 20, &mut enc), Err(Refused::TooLarge(_))));
+        assert!(matches!(
+            decode_protobuf(&body, None, 1 << 20, &StreamLabels::default(), &mut enc),
+            Err(Refused::TooLarge(_))
+        ));
     }
 }
