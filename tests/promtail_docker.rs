@@ -28,6 +28,9 @@ mod golayout;
 #[allow(dead_code)] // shared with the corpus test
 #[path = "promtail_corpus/inputs.rs"]
 mod inputs;
+#[allow(dead_code)] // shared with the corpus test
+#[path = "promtail_corpus/kube.rs"]
+mod kube;
 #[path = "common/loki_proto.rs"]
 mod loki_proto;
 #[path = "common/promtail.rs"]

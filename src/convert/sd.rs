@@ -484,26 +484,3 @@ pub fn note_docker_stage(s: &Section, key: &str, r: &mut Report) {
         );
     }
 }
-
-/// Removes the `kind` stages (`cri` on a kubernetes source, `docker` on a
-/// docker source) from a finished section: the source runs that stage first
-/// by itself, and a second one would count every line as unparsed.
-pub fn drop_own_stage(s: &mut Section, kind: &str, key: &str, r: &mut Report) {
-    let Some(Val::Arr(stages)) = s.get("stages").cloned() else { return };
-    let kept: Vec<Val> = stages
-        .into_iter()
-        .filter(|v| !matches!(v, Val::Table(t) if t.first().is_some_and(|(k, _)| k == kind)))
-        .collect();
-    let before = match s.get("stages") {
-        Some(Val::Arr(a)) => a.len(),
-        _ => 0,
-    };
-    if kept.len() != before {
-        r.note(key, format!("the source parses its lines as `{kind}` by itself: the `{kind}` stage is left out"));
-        if kept.is_empty() {
-            s.entries.retain(|(k, _, _)| k != "stages");
-        } else {
-            s.set("stages", Val::Arr(kept));
-        }
-    }
-}
