@@ -136,7 +136,7 @@ impl Objects {
                 let eps: Vec<EndpointSlice> = self.all("endpointslices");
                 eps.iter().flat_map(|e| endpoints::endpointslice(e, &pods, &services)).collect()
             }
-            KubeRole::Pod => self.all("pods").iter().flat_map(roles::pod).collect(),
+            KubeRole::Pod => self.all("pods").iter().flat_map(super::pods::targets).collect(),
         }
     }
 }

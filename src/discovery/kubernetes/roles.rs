@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 use super::objects::ObjectMeta;
 use super::objects::{Ingress, Node, Service};
-use super::pods::Pod;
 use crate::discovery::sanitize;
 
 /// One target's labels.
@@ -92,45 +91,6 @@ pub fn node(n: &Node) -> Vec<Labels> {
     vec![l]
 }
 
-/// Role pod: one target per container and port (a container without ports:
-/// one, at the pod's IP), init containers after the others, each with the
-/// pod's labels; a pod without an IP (starting, or evicted) has none.
-pub fn pod(p: &Pod) -> Vec<Labels> {
-    let ip = &p.status.pod_ip;
-    if ip.is_empty() {
-        return Vec::new();
-    }
-    let g = p.labels();
-    let own = p.spec.containers.len();
-    let mut out = Vec::new();
-    for (i, c) in p.spec.containers.iter().chain(&p.spec.init_containers).enumerate() {
-        let init = i >= own;
-        let statuses = if init { &p.status.init_container_statuses } else { &p.status.container_statuses };
-        let id = statuses.iter().find(|s| s.name == c.name).map_or("", |s| s.container_id.as_str());
-        let mut l = g.clone();
-        put(&mut l, "pod_container_name", &c.name);
-        put(&mut l, "pod_container_id", id);
-        put(&mut l, "pod_container_image", &c.image);
-        put(&mut l, "pod_container_init", if init { "true" } else { "false" });
-        if c.ports.is_empty() {
-            // An IPv6 address in brackets, with no port after it.
-            let addr = if ip.contains(':') { format!("[{ip}]") } else { ip.clone() };
-            l.insert("__address__".into(), addr);
-            out.push(l);
-            continue;
-        }
-        for port in &c.ports {
-            let mut l = l.clone();
-            l.insert("__address__".into(), join_host_port(ip, port.container_port));
-            put(&mut l, "pod_container_port_number", &port.container_port.to_string());
-            put(&mut l, "pod_container_port_name", &port.name);
-            put(&mut l, "pod_container_port_protocol", &port.protocol);
-            out.push(l);
-        }
-    }
-    out
-}
-
 /// A service's own labels (namespace, name, labels, annotations).
 pub fn service_labels(s: &Service) -> Labels {
     let mut g = Labels::new();
@@ -202,52 +162,4 @@ pub fn ingress(i: &Ingress) -> Vec<Labels> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pod(ip: &str) -> Pod {
-        serde_json::from_value(serde_json::json!({
-            "metadata": { "name": "web", "namespace": "shop", "uid": "u1" },
-            "spec": { "nodeName": "n1",
-                      "containers": [{ "name": "app", "image": "app:1", "ports": [
-                          { "name": "http", "containerPort": 80, "protocol": "TCP" },
-                          { "name": "metrics", "containerPort": 9100, "protocol": "TCP" }] },
-                        { "name": "sidecar", "image": "side:1" }],
-                      "initContainers": [{ "name": "init", "image": "init:1" }] },
-            "status": { "podIP": ip, "containerStatuses": [{ "name": "app", "containerID": "containerd://a" }],
-                        "initContainerStatuses": [{ "name": "init", "containerID": "containerd://i" }] }
-        }))
-        .unwrap()
-    }
-
-    fn get<'a>(l: &'a Labels, k: &str) -> &'a str {
-        l.get(&format!("{P}{k}")).map_or("", String::as_str)
-    }
-
-    #[test]
-    fn role_pod_gives_a_target_per_container_port_and_one_per_container_without_ports() {
-        let t = pod("10.0.0.5");
-        let targets = super::pod(&t);
-        let addrs: Vec<&str> = targets.iter().map(|l| l["__address__"].as_str()).collect();
-        assert_eq!(addrs, ["10.0.0.5:80", "10.0.0.5:9100", "10.0.0.5", "10.0.0.5"]);
-        assert_eq!(get(&targets[1], "pod_container_port_name"), "metrics");
-        assert_eq!(get(&targets[0], "pod_container_id"), "containerd://a");
-        assert_eq!(get(&targets[2], "pod_container_name"), "sidecar");
-        assert_eq!(get(&targets[2], "pod_container_id"), "", "no status: empty, as Prometheus");
-        assert_eq!(
-            (get(&targets[3], "pod_container_init"), get(&targets[3], "pod_container_id")),
-            ("true", "containerd://i")
-        );
-        assert!(targets.iter().all(|l| get(l, "namespace") == "shop" && get(l, "pod_uid") == "u1"));
-    }
-
-    #[test]
-    fn a_pod_without_an_ip_has_no_targets_and_an_ipv6_one_is_bracketed() {
-        assert!(super::pod(&pod("")).is_empty());
-        assert_eq!(super::pod(&pod("fd00::5"))[2]["__address__"], "[fd00::5]");
-        assert_eq!(super::pod(&pod("fd00::5"))[0]["__address__"], "[fd00::5]:80");
-    }
 }
