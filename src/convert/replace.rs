@@ -7,6 +7,8 @@
 //! back, and the groups themselves become non-capturing. That holds when the
 //! capture groups stand at the top level of the regex (not inside another
 //! group, an alternation or a repetition); anything else is reported.
+//! Inline flags at the top level (`(?i)` before the groups) stay where they
+//! stand, outside the groups, and so hold over the same parts.
 //! Named groups also extract values in Promtail: a `regex` stage with the
 //! original expression goes first to extract them.
 
@@ -40,7 +42,7 @@ pub fn translate(expression: &str, replace: &str) -> Result<Translated, String> 
         Ast::Concat(c) => c.asts.iter().collect(),
         other => vec![other],
     };
-    let put = replace.replace('$', "$$");
+    let put = literal(replace);
     let mut regex = String::new();
     let mut with = String::new();
     let mut groups = 0;
@@ -63,7 +65,12 @@ pub fn translate(expression: &str, replace: &str) -> Result<Translated, String> 
                 regex.push_str(&format!("(?:{inner})"));
                 with.push_str(&put);
             }
-            Ast::Flags(_) => return Err("inline flags between the groups have no tailship equivalent".into()),
+            // Flags set at the top level hold to the regex's end: kept where
+            // they stand, outside any group, they hold over the same parts.
+            Ast::Flags(f) => {
+                flush(&mut segment, &mut regex, &mut with);
+                regex.push_str(&expression[f.span.start.offset..f.span.end.offset]);
+            }
             other => {
                 let s = other.span();
                 segment = Some(match segment {
@@ -82,6 +89,30 @@ pub fn translate(expression: &str, replace: &str) -> Result<Translated, String> 
     let names: Vec<String> = whole.capture_names().flatten().map(String::from).collect();
     let extract = (!names.is_empty()).then(|| (expression.to_string(), names));
     Ok(Translated { extract, regex, with })
+}
+
+/// Promtail's `replace` text (a Go template without actions: text) as the
+/// literal text of a regex replacement in a converted config: an
+/// environment reference (`${NAME}`) stays one, as Promtail's
+/// `-config.expand-env` reads it; every other `$` is the replacement's `$$`,
+/// written so that it is `$$` after the config's own `$$` escape (the
+/// writer keeps `$$` pairs before a `{` as that escape, and doubles the rest).
+fn literal(replace: &str) -> String {
+    let mut out = String::with_capacity(replace.len() + 8);
+    let mut rest = replace;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let here = &rest[at..];
+        if let Some(len) = crate::convert::render::env_reference(here) {
+            out.push_str(&here[..len]);
+            rest = &here[len..];
+            continue;
+        }
+        out.push_str(if here[1..].starts_with('{') { "$$$$" } else { "$$" });
+        rest = &here[1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Capture groups of `re` (0 when it does not compile).
@@ -111,6 +142,16 @@ mod tests {
     }
 
     #[test]
+    fn inline_flags_before_or_between_the_groups_are_kept_where_they_stand() {
+        let t = translate(r"(?i)(email|mail)[:=]\s*([^\s,}]+)", "${1}=X").unwrap();
+        assert_eq!(t.regex, r"(?i)(?:email|mail)([:=]\s*)(?:[^\s,}]+)");
+        // Promtail's `replace` is a Go template: `${1}` is text there.
+        assert_eq!(run(r"(?i)(email|mail)[:=]\s*([^\s,}]+)", "R", "a EMAIL=x@y.z b"), "a R=R b");
+        assert_eq!(run(r"a(?i)(b)c", "#", "ABC aBC abc"), "ABC a#C a#c");
+        assert_eq!(run(r"(?i)x(?-i)(y)", "#", "XY Xy"), "XY X#");
+    }
+
+    #[test]
     fn groups_it_cannot_place_are_refused() {
         for (expr, why) in [
             (r"a|(b)", "alternation"),
@@ -118,7 +159,6 @@ mod tests {
             (r"((a)b)", "inside a capture group"),
             (r"x(?:y(z))", "another group"),
             (r"plain", "no capture group"),
-            (r"a(?i)(b)", "flags"),
         ] {
             let e = translate(expr, "r").unwrap_err();
             assert!(e.contains(why), "{expr}: {e}");

@@ -152,10 +152,15 @@ pub fn by_job(all: &[Pushed], window: (i128, i128)) -> BTreeMap<String, Vec<Push
 }
 
 /// Promtail's entries `p` and tailship's `t` of one job of `kind` with `stages`.
-pub fn compare(mut p: Vec<Pushed>, mut t: Vec<Pushed>, kind: &Kind, stages: &[String]) -> Outcome {
+/// The choices apply to the entries the two sides do not share: an entry
+/// both shipped is not Docker's framing or a line of ours to undo (a stage
+/// after the docker stage may put a `log` with its newline back, or output
+/// a value that never had one).
+pub fn compare(p: Vec<Pushed>, t: Vec<Pushed>, kind: &Kind, stages: &[String]) -> Outcome {
     if p == t {
         return Outcome::Same;
     }
+    let (mut p, mut t) = unshared(p, t);
     let mut used = Vec::new();
     for c in CHOICES.iter().filter(|c| (c.applies)(kind, stages)) {
         let before = (p.clone(), t.clone());
@@ -171,6 +176,28 @@ pub fn compare(mut p: Vec<Pushed>, mut t: Vec<Pushed>, kind: &Kind, stages: &[St
         }
     }
     Outcome::Differ(p, t)
+}
+
+/// The entries of `p` and of `t` the other side does not have (as many
+/// times as it lacks them).
+pub fn unshared(mut p: Vec<Pushed>, mut t: Vec<Pushed>) -> (Vec<Pushed>, Vec<Pushed>) {
+    p.sort();
+    t.sort();
+    let (mut only_p, mut only_t) = (Vec::new(), Vec::new());
+    let (mut a, mut b) = (p.into_iter().peekable(), t.into_iter().peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x == y => {
+                a.next();
+                b.next();
+            }
+            (Some(x), Some(y)) if x < y => only_p.extend(a.next()),
+            (Some(_), Some(_)) => only_t.extend(b.next()),
+            (Some(_), None) => only_p.extend(a.next()),
+            (None, Some(_)) => only_t.extend(b.next()),
+            (None, None) => return (only_p, only_t),
+        }
+    }
 }
 
 /// The first differing entries of a job, for the report.
