@@ -165,4 +165,21 @@ mod tests {
         }
         assert!(translate("(a)", "{{ .Value }}").unwrap_err().contains("template"));
     }
+
+    #[test]
+    fn a_replace_text_with_a_dollar_brace_is_shipped_as_promtail_writes_it_not_as_a_group() {
+        // Promtail's `replace` is a Go template: `${1}` in it is text.
+        let yaml = concat!(
+            "scrape_configs:\n  - job_name: app\n",
+            "    static_configs:\n      - labels: { job: app, __path__: /var/log/app.log }\n",
+            "    pipeline_stages:\n      - replace: { expression: '(?i)(mail)[:=]([^ ]+)', replace: '${1}=$X' }\n",
+        );
+        let c = crate::convert::promtail(yaml).unwrap();
+        let (config, errors) = crate::config::load_parts(std::path::Path::new("converted.toml"), &c.toml, &[]);
+        assert!(errors.is_empty(), "{errors:?}\n{}", c.toml);
+        let stage = &config.expect("config").sources[0].stages[0];
+        let re = regex::Regex::new(stage.replace.as_deref().expect("a replace stage")).unwrap();
+        let with = stage.with.as_deref().expect("its text");
+        assert_eq!(re.replace_all("a MAIL=x@y b", with), "a ${1}=$X=${1}=$X b", "{}", c.toml);
+    }
 }

@@ -247,20 +247,6 @@ fn dollars_stay_literal_and_env_references_stay_references() {
 }
 
 #[test]
-fn a_replace_text_with_a_dollar_brace_is_shipped_as_promtail_writes_it_not_as_a_group() {
-    // Promtail's `replace` is a Go template: `${1}` in it is text.
-    let c = convert(&format!(
-        "{JOB}    pipeline_stages:\n      - replace: {{ expression: '(?i)(mail)[:=]([^ ]+)', replace: '${{1}}=$X' }}\n"
-    ));
-    let (config, errors) = crate::config::load_parts(Path::new("converted.toml"), &c.toml, &[]);
-    assert!(errors.is_empty(), "{errors:?}\n{}", c.toml);
-    let stage = &config.expect("config").sources[0].stages[0];
-    let re = regex::Regex::new(stage.replace.as_deref().expect("a replace stage")).unwrap();
-    let with = stage.with.as_deref().expect("its text");
-    assert_eq!(re.replace_all("a MAIL=x@y b", with), "a ${1}=$X=${1}=$X b", "{}", c.toml);
-}
-
-#[test]
 fn unknown_top_level_and_job_keys_are_reported() {
     let c = convert(&format!("tracing: {{ enabled: true }}\n{JOB}    decompresion: {{ enabled: true }}\n"));
     assert_eq!(skipped(&c), ["clients", "scrape_configs[0].decompresion"]);
