@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Bottom up; the modules of one row may import each other's.
 const LAYERS: &[&[&str]] = &[
     &["util", "metrics", "status", "shutdown", "systemd", "logging", "pool"],
-    &["logql"],
+    &["logql", "lokipush"],
     &["config"],
     &["positions"],
     &["client"],
