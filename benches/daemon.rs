@@ -98,8 +98,8 @@ fn serve(conn: TcpStream, seen: &Mutex<Seen>) {
             continue;
         }
         let arrived = now_ns();
-        let json = tailship::receive::push::decode(&body, gzip.then_some("gzip"), 64 << 20).expect("decode");
-        let push = tailship::receive::push::parse(&json).expect("parse");
+        let json = tailship::lokipush::decode(&body, gzip.then_some("gzip"), 64 << 20).expect("decode");
+        let push = tailship::lokipush::parse(&json).expect("parse");
         let mut s = seen.lock().expect("lock");
         for stream in &push.streams {
             for v in &stream.values {

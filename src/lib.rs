@@ -33,7 +33,8 @@
 //!
 //! Around it: `client/` (the one HTTP client builder, push, query), `alert/`
 //! (rules, engine, webhook sender), `cloud/` and `admin/` (management APIs),
-//! `logql` (the one query parser), `convert/` (`tailship convert promtail`), `inspect/` (`tailship
+//! `logql` (the one query parser), `lokipush/` (the Loki push format, read once: for
+//! `receive`, the `loki_push` source and the tests' recorder), `convert/` (`tailship convert promtail`), `inspect/` (`tailship
 //! inspect`: lines through a config's stages, reported stage by stage), `receive/` (the embedded store of `tailship
 //! receive`, for tests, the demo and benchmarks), `commands/` (one thin
 //! function per command) and `cli/` (clap definitions); `main.rs` parses and
@@ -47,7 +48,7 @@
 //!
 //! ```text
 //! util, metrics, status, shutdown, systemd, logging, pool    the ground floor
-//! logql                                              one parser: client, alert and receive use it
+//! logql, lokipush                                    one parser: client, alert and receive use it; the Loki push format
 //! config                                             plain data and loading; compiles nothing
 //! positions                                          delivered offsets, fingerprints, ack references
 //! client                                             HTTP (one builder), push, query
@@ -84,6 +85,7 @@ pub mod discovery;
 pub mod inspect;
 pub mod logging;
 pub mod logql;
+pub mod lokipush;
 pub mod metrics;
 pub mod pipeline;
 pub mod plan;

@@ -7,7 +7,7 @@
 //!   place). Rotated names are not named by the agent's glob: they are found again
 //!   beside it by the agent's rotation recovery when it was down or behind.
 //! - The **log service** is an in-test HTTP server on loopback that decodes
-//!   each push with the embedded store's own decoder (`tailship::receive::push`)
+//!   each push with the embedded store's own decoder (`tailship::lokipush`)
 //!   and answers at random 429 (with or without `Retry-After`), 500, 500 *after*
 //!   storing (a lost answer), slow answers (some beyond the agent's 2 s
 //!   timeout), and is stopped (every connection dropped) and restarted on the
@@ -163,9 +163,9 @@ impl Ledger {
     /// Decodes a push the way `tailship receive` does and counts its lines.
     fn record(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), String> {
         let enc = headers.get("content-encoding").and_then(|v| v.to_str().ok());
-        let json = tailship::receive::push::decode(body, enc, 64 << 20).map_err(|e| e.to_string())?;
-        let parsed = tailship::receive::push::parse(&json).map_err(|e| e.to_string())?;
-        let valid = tailship::receive::push::validate(&parsed).map_err(|e| e.to_string())?;
+        let json = tailship::lokipush::decode(body, enc, 64 << 20).map_err(|e| e.to_string())?;
+        let parsed = tailship::lokipush::parse(&json).map_err(|e| e.to_string())?;
+        let valid = tailship::lokipush::validate(&parsed).map_err(|e| e.to_string())?;
         if let Some(e) = valid.first_error {
             return Err(e);
         }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Bottom up; the modules of one row may import each other's.
 const LAYERS: &[&[&str]] = &[
     &["util", "metrics", "status", "shutdown", "systemd", "logging", "pool"],
-    &["logql"],
+    &["logql", "lokipush"],
     &["config"],
     &["positions"],
     &["client"],
@@ -105,6 +105,57 @@ fn the_product_never_imports_the_embedded_store() {
             assert_ne!(name, "receive", "{}:{line} imports the embedded store", path.display());
         }
     }
+}
+
+/// What `commands` may take from `agent`: its entry points (the daemon,
+/// a plan run once), none of its parts.
+const AGENT_ENTRY_POINTS: &[&str] = &["run", "once", "Once", "Finished"];
+
+/// The names `text` takes from `crate::agent` (`crate::agent::X`, and each
+/// name of `crate::agent::{X, Y}`), outside comments.
+fn agent_names(text: &str) -> Vec<(usize, String)> {
+    let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for (i, _) in code.match_indices("crate::agent") {
+            let after = &code[i + "crate::agent".len()..];
+            let Some(path) = after.strip_prefix("::") else {
+                out.push((n + 1, "agent".to_string()));
+                continue;
+            };
+            if let Some(list) = path.strip_prefix('{') {
+                let list = list.split('}').next().unwrap_or("");
+                out.extend(list.split(',').map(|x| (n + 1, ident(x.trim()))).filter(|(_, x)| !x.is_empty()));
+            } else {
+                out.push((n + 1, ident(path)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn commands_take_only_the_agents_entry_points() {
+    let mut wrong = Vec::new();
+    for (top, path, text) in sources() {
+        if top != "commands" {
+            continue;
+        }
+        for (line, name) in agent_names(&text) {
+            if !AGENT_ENTRY_POINTS.contains(&name.as_str()) {
+                wrong.push(format!("{}:{line}: `commands` takes `agent::{name}`, not an entry point", path.display()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_agent_check_sees_paths_and_lists() {
+    let text = "use crate::agent::{Finished, Once};\nlet x = crate::agent::once(&p, r);\n// crate::agent::lanes\nuse crate::agent::{join_sources, SourceEnv};\n";
+    let names: Vec<String> = agent_names(text).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(names, ["Finished", "Once", "once", "join_sources", "SourceEnv"]);
 }
 
 #[test]

@@ -26,8 +26,6 @@ mod kube;
 mod kube_api;
 #[path = "promtail_corpus/kube_cluster.rs"]
 mod kube_cluster;
-#[path = "common/loki_proto.rs"]
-mod loki_proto;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]

@@ -31,8 +31,6 @@ mod inputs;
 #[allow(dead_code)] // shared with the corpus test
 #[path = "promtail_corpus/kube.rs"]
 mod kube;
-#[path = "common/loki_proto.rs"]
-mod loki_proto;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]

@@ -32,8 +32,6 @@ mod jobs;
 #[path = "promtail_corpus/kube.rs"]
 #[allow(dead_code)]
 mod kube;
-#[path = "common/loki_proto.rs"]
-mod loki_proto;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]

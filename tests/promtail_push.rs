@@ -7,8 +7,6 @@
 #[path = "common/agent.rs"]
 mod agent;
 mod common;
-#[path = "common/loki_proto.rs"]
-mod loki_proto;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]

@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 use agent::{free_port, query_all, write_file, Agent};
 use common::{request, wait_for, Receiver};
 use loki_proto::{EntryAdapter, LabelPair, PushRequest, StreamAdapter, Timestamp};
-use prost::Message;
 use recorder::Recorder;
 
 /// A relay's config: a `loki_push` source on `listen`, shipping to `url`.
@@ -179,7 +178,7 @@ fn protobuf_bodies_with_auth_replaced_tenant_and_loki_answers() {
             hash: 0,
         }],
     };
-    let body = snap::raw::Encoder::new().compress_vec(&req.encode_to_vec()).unwrap();
+    let body = loki_proto::encode_snappy(&req);
     let proto = [("Content-Type", "application/x-protobuf"), ("X-Scope-OrgID", "sender")];
     assert_eq!(request("POST", &url, &proto, &body).status, 401, "no token");
     let wrong = [proto[0], proto[1], ("Authorization", "Bearer s3cre")];

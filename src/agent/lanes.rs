@@ -26,6 +26,17 @@ use crate::positions::{Positions, PositionsFile, Start};
 use crate::queue::{ChunkSink, Interner};
 use crate::source::file::Mode;
 
+/// Where a lane keeps its positions, and how it ends.
+pub(super) enum Keep<'a> {
+    /// The daemon's: in the positions file; lines read again after a
+    /// restart are first looked up in the service.
+    File(&'a PositionsFile),
+    /// A run once (`tailship push`): positions in memory; `abort` stops it
+    /// (a signal, a deadline), as does a refusal no retry cures. Its sources
+    /// read to their end, stdin among them, with `labels` added.
+    Once { abort: CancellationToken, labels: BTreeMap<String, String> },
+}
+
 /// One client's way out, and the readers of its sources.
 pub(super) struct Lane {
     pub(super) client: ClientConfig,
@@ -37,6 +48,10 @@ pub(super) struct Lane {
     abort: CancellationToken,
     cancel: CancellationToken,
     threads: Vec<JoinHandle<()>>,
+    /// Follow (the daemon) or read once; a run once reads stdin in the lane.
+    mode: Mode,
+    /// Labels added to every source (`tailship push --label`).
+    labels: BTreeMap<String, String>,
 }
 
 impl Lane {
@@ -44,23 +59,36 @@ impl Lane {
     /// A client without `api_prefix` first asks its service which prefix it serves.
     pub(super) async fn start(
         client: &ClientConfig,
-        file: &PositionsFile,
+        keep: Keep<'_>,
         health: &Arc<Health>,
         queue_bytes: usize,
         tap: Option<Box<dyn LineTap>>,
     ) -> anyhow::Result<Lane> {
         let (client, _) = crate::client::prefix::resolve(client, &client.name).await;
         let client = &client;
-        let pusher = Arc::new(Pusher::new(client, health.clone())?);
-        let (positions, start) = file.client(&client.name, client.start_at);
-        match start {
-            Start::Saved => {}
-            Start::Others => tracing::info!(client = %client.name, "new client: starts where the other clients are"),
-            Start::Fresh(at) => {
-                tracing::info!(client = %client.name, start_at = ?at, "new client: starts as its start_at says")
+        let pusher = Pusher::new(client, health.clone())?;
+        let (pusher, positions, start, abort, reconciler, mode, labels) = match keep {
+            Keep::File(file) => {
+                let (positions, start) = file.client(&client.name, client.start_at);
+                match start {
+                    Start::Saved => {}
+                    Start::Others => {
+                        tracing::info!(client = %client.name, "new client: starts where the other clients are")
+                    }
+                    Start::Fresh(at) => {
+                        tracing::info!(client = %client.name, start_at = ?at, "new client: starts as its start_at says")
+                    }
+                }
+                let abort = CancellationToken::new();
+                let reconciler = Reconciler::new(client, abort.clone());
+                (pusher, positions, start, abort, reconciler, Mode::Follow, BTreeMap::new())
             }
-        }
-        let abort = CancellationToken::new();
+            Keep::Once { abort, labels } => {
+                let positions = Arc::new(Positions::in_memory());
+                (pusher.one_off(abort.clone()), positions, Start::Saved, abort, None, Mode::Once, labels)
+            }
+        };
+        let pusher = Arc::new(pusher);
         let shipper = Shipper::start_with_tap(
             BatchSettings::of(client),
             queue_bytes,
@@ -68,7 +96,7 @@ impl Lane {
             positions.clone(),
             abort.clone(),
             tap,
-            Reconciler::new(client, abort.clone()),
+            reconciler,
         );
         Ok(Lane {
             client: client.clone(),
@@ -79,6 +107,8 @@ impl Lane {
             abort,
             cancel: CancellationToken::new(),
             threads: Vec::new(),
+            mode,
+            labels,
         })
     }
 
@@ -98,7 +128,8 @@ impl Lane {
     }
 
     /// Starts the file, journal and discovery sources of `plan` that go to
-    /// this client (stdin is read once, elsewhere).
+    /// this client (the daemon's stdin is read once, elsewhere; a run once
+    /// reads it here).
     pub(super) fn start_sources(
         &mut self,
         plan: &Plan,
@@ -110,7 +141,8 @@ impl Lane {
         self.cancel = shutdown.child_token();
         let mut first = Vec::new();
         let mut echoes = Vec::new();
-        for s in plan.sources.iter().filter(|s| s.spec.config.kind != SourceType::Stdin) {
+        let stdin_here = self.mode == Mode::Once;
+        for s in plan.sources.iter().filter(|s| stdin_here || s.spec.config.kind != SourceType::Stdin) {
             let mut clients = plan.config.clients_of(&s.spec.config);
             let Some(primary) = clients.next() else { continue };
             let goes_here = primary.name == self.client.name || clients.any(|c| c.name == self.client.name);
@@ -135,8 +167,8 @@ impl Lane {
             positions: self.positions.clone(),
             interner: interner.clone(),
             handle: tokio::runtime::Handle::current(),
-            mode: Mode::Follow,
-            extra_labels: BTreeMap::new(),
+            mode: self.mode,
+            extra_labels: self.labels.clone(),
             mute,
             client: self.client.name.clone(),
             spools: spools.clone(),
@@ -166,6 +198,18 @@ impl Lane {
     pub(super) fn stop_sources(&mut self) -> tokio::task::JoinHandle<()> {
         self.cancel.cancel();
         tokio::spawn(join_sources(std::mem::take(&mut self.threads)))
+    }
+
+    /// Waits until its sources end by themselves (a run once: each read to its end).
+    pub(super) async fn sources_done(&mut self) {
+        join_sources(std::mem::take(&mut self.threads)).await;
+    }
+
+    /// A run once's end: waits for every queued line to be acknowledged (or
+    /// given up, once aborted); the totals, and the refusal that ended it.
+    pub(super) async fn finish(self) -> (Totals, Option<String>) {
+        let totals = self.shipper.finish().await;
+        (totals, self.pusher.final_refusal())
     }
 
     /// A removed client: what it has queued or in flight is given up at once

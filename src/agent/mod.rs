@@ -7,17 +7,19 @@
 //! new ones over the same queue, positions and pusher (stdin keeps reading).
 //! Shutdown: stop reading, flush and wait for acknowledgements (up to
 //! `shutdown_timeout`), let alert updates go out, write the final positions.
-//! `tailship run` and `tailship demo` both run this.
+//! `tailship run` and `tailship demo` both run this; `tailship push` runs
+//! the same lanes once to the end ([`once`]).
 //!
 //! Not here: what the sources read (`crate::source`), batching and pushing
 //! (`crate::batch`), compiling the config (`crate::plan`).
 
 mod lanes;
 mod net;
+mod once;
 mod sources;
 mod status;
 
-use lanes::Lane;
+use lanes::{Keep, Lane};
 
 /// Positions are written at most this long after an acknowledgement moved one.
 const ACK_SYNC_DELAY: Duration = Duration::from_secs(1);
@@ -29,7 +31,8 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-pub use sources::{join_sources, start_sources, SourceEnv};
+pub use once::{once, Finished, Once};
+use sources::{join_sources, start_sources, SourceEnv};
 
 use crate::batch::LineTap;
 use crate::config::SourceType;
@@ -71,7 +74,10 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     let mut lanes = Vec::new();
     for client in config.clients() {
         let tap = first_tap.take().unwrap_or_else(|| alerts.tap());
-        lanes.push(Lane::start(client, &file, &health, queue_bytes, Some(Box::new(tap) as Box<dyn LineTap>)).await?);
+        lanes.push(
+            Lane::start(client, Keep::File(&file), &health, queue_bytes, Some(Box::new(tap) as Box<dyn LineTap>))
+                .await?,
+        );
     }
     prepare_metrics(&plan, &lanes);
     let board = status::Board::new(&plan, health.clone());
@@ -372,7 +378,8 @@ async fn reload(
         wanted.iter().filter(|c| !running.lanes.iter().any(|l| l.name() == c.name)).collect();
     for client in added {
         let tap = Box::new(alerts.tap()) as Box<dyn LineTap>;
-        match Lane::start(client, file, health, new.config.queue.max_bytes.get() as usize, Some(tap)).await {
+        match Lane::start(client, Keep::File(file), health, new.config.queue.max_bytes.get() as usize, Some(tap)).await
+        {
             Ok(lane) => {
                 tracing::info!(client = %client.name, "client added");
                 running.lanes.push(lane);

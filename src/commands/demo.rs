@@ -59,36 +59,65 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let server = tokio::spawn(store.clone().serve(listener, store_stop.clone()));
-
-    let config_path = dir.path().join("demo.toml");
-    std::fs::write(&config_path, DEMO_CONFIG)?;
-    let env: Vec<(String, String)> = std::env::vars()
-        .chain([("DEMO_DIR".into(), dir.path().display().to_string()), ("DEMO_URL".into(), url.clone())])
-        .collect();
-    let plan = crate::plan::load_with_env(&config_path, &env)?;
+    let plan = demo_plan(dir.path(), &url)?;
 
     let mut out = Out { closed: false };
+    intro(&mut out, &url, dir.path(), args);
+    let agent_stop = CancellationToken::new();
+    let agent = tokio::spawn(crate::agent::run(plan, agent_stop.clone()));
+    let writer_stop = CancellationToken::new();
+    let writer = {
+        let (path, rate, stop) = (dir.path().join("app.log"), args.rate, writer_stop.clone());
+        tokio::task::spawn_blocking(move || write_log(&path, rate, &stop))
+    };
+    let started = Instant::now();
+    watch(&mut out, &store, args.duration, &stop).await;
+    writer_stop.cancel();
+    let written = writer.await.unwrap_or(Ok(0)).unwrap_or(0);
+    // Let the agent ship what is left, then stop it (SIGTERM semantics: flush, wait, exit).
+    let drain_deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < drain_deadline && store.stats().entries + dropped_healthz(written) < written {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    agent_stop.cancel();
+    let agent_result = agent.await;
+    store_stop.cancel();
+    let _ = server.await;
+    summary(&mut out, &store, written, started.elapsed().as_secs_f64());
+    match agent_result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e.context("the agent failed")),
+        Err(e) => anyhow::bail!("the agent task failed: {e}"),
+    }
+    out.summary(format_args!("\n{NEXT}"));
+    Ok(())
+}
+
+/// The agent's plan: `config/demo.toml` reading `dir`, shipping to `url`.
+fn demo_plan(dir: &Path, url: &str) -> anyhow::Result<crate::plan::Plan> {
+    let config_path = dir.join("demo.toml");
+    std::fs::write(&config_path, DEMO_CONFIG)?;
+    let env: Vec<(String, String)> = std::env::vars()
+        .chain([("DEMO_DIR".into(), dir.display().to_string()), ("DEMO_URL".into(), url.to_string())])
+        .collect();
+    Ok(crate::plan::load_with_env(&config_path, &env)?)
+}
+
+fn intro(out: &mut Out, url: &str, dir: &Path, args: &DemoArgs) {
     out.say(format_args!("tailship demo"));
     out.say(format_args!("  embedded log store: {url}/logstore/api/v1 (tailship receive)"));
-    out.say(format_args!("  generated log:      {}/app.log ({} lines/s)", dir.path().display(), args.rate));
+    out.say(format_args!("  generated log:      {}/app.log ({} lines/s)", dir.display(), args.rate));
     out.say(format_args!("  agent config:       config/demo.toml (job=\"demo\", level label, healthz lines dropped)"));
     out.say(format_args!("  alert rule:         ERROR lines -> formatted webhook of the embedded store"));
     out.say(format_args!(
         "  writing for {}s, then shipping the rest and a summary; Ctrl-C ends it early\n",
         args.duration.as_secs()
     ));
+}
 
-    let agent_stop = CancellationToken::new();
-    let agent = {
-        let (plan, stop) = (plan.clone(), agent_stop.clone());
-        tokio::spawn(crate::agent::run(plan, stop))
-    };
-    let writer_stop = CancellationToken::new();
-    let writer = {
-        let (path, rate, stop) = (dir.path().join("app.log"), args.rate, writer_stop.clone());
-        tokio::task::spawn_blocking(move || write_log(&path, rate, &stop))
-    };
-
+/// Says what arrives, every second, for `duration` or until `stop` (or
+/// standard output is closed): lines stored, the last ERROR lines, alerts.
+async fn watch(out: &mut Out, store: &EmbeddedStore, duration: Duration, stop: &CancellationToken) {
     let started = Instant::now();
     let mut last_error_ts = 0i64;
     let mut alerts_seen = 0usize;
@@ -128,25 +157,15 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
             ));
         }
         alerts_seen = alerts.len();
-        if started.elapsed() >= args.duration {
+        if started.elapsed() >= duration {
             break;
         }
     }
-    writer_stop.cancel();
-    let written = writer.await.unwrap_or(Ok(0)).unwrap_or(0);
-    // Let the agent ship what is left, then stop it (SIGTERM semantics: flush, wait, exit).
-    let drain_deadline = Instant::now() + Duration::from_secs(10);
-    let written_entries = written;
-    while Instant::now() < drain_deadline && store.stats().entries + dropped_healthz(written_entries) < written_entries
-    {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    agent_stop.cancel();
-    let agent_result = agent.await;
-    store_stop.cancel();
-    let _ = server.await;
+}
+
+/// What was written, stored and alerted, over `secs`.
+fn summary(out: &mut Out, store: &EmbeddedStore, written: u64, secs: f64) {
     let s = store.stats();
-    let secs = started.elapsed().as_secs_f64();
     out.summary(format_args!("\nsummary"));
     out.summary(format_args!("  entries written:   {written} (healthz lines are dropped by a stage)"));
     let expected = written - dropped_healthz(written);
@@ -161,13 +180,6 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
         alerts.len(),
         alerts.len() - resolved
     ));
-    match agent_result {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(e.context("the agent failed")),
-        Err(e) => anyhow::bail!("the agent task failed: {e}"),
-    }
-    out.summary(format_args!("\n{NEXT}"));
-    Ok(())
 }
 
 /// What to try after the demo: a config that works as is against `tailship receive`.

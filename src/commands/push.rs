@@ -2,20 +2,19 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::client_args::client_config;
 use super::CommandError;
-use crate::agent::{join_sources, start_sources, SourceEnv};
-use crate::batch::{BatchSettings, Shipper};
+use crate::agent::{Finished, Once};
+use crate::batch::Totals;
 use crate::cli::PushArgs;
-use crate::client::push::Pusher;
-use crate::config::{SourceConfig, SourceType};
+use crate::config::{Config, SourceConfig, SourceType};
 use crate::metrics::{Health, Metrics};
-use crate::positions::Positions;
-use crate::queue::Interner;
-use crate::source::file::Mode;
+use crate::plan::Plan;
 use crate::util::is_valid_label_name;
 use anyhow::Context;
 
@@ -30,9 +29,10 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
     let labels = labels(&args.label)?;
     let files: Vec<String> = if args.files.is_empty() { vec!["-".into()] } else { args.files.clone() };
     let (sources, total_bytes) = sources(&files)?;
-    let sources = crate::plan::compile_sources(&sources).map_err(CommandError::usage)?;
+    let config = Config { client, sources, ..Default::default() };
+    let plan = crate::plan::compile(config, Path::new("<command line>")).map_err(CommandError::usage)?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let totals = rt.block_on(ship(args, &client, &sources, labels, &files, total_bytes))?;
+    let totals = rt.block_on(ship(args, &plan, labels, &files, total_bytes))?;
     outcome(&totals)
 }
 
@@ -86,113 +86,95 @@ fn sources(files: &[String]) -> anyhow::Result<(Vec<SourceConfig>, u64)> {
     Ok((sources, total_bytes))
 }
 
-/// Reads every source once and ships it; returns the pipeline's totals, or
-/// why it stopped early (`--give-up-after`, a signal).
+/// Reads every source once and ships it (the agent's plan run once);
+/// returns the pipeline's totals, or why it stopped early
+/// (`--give-up-after`, a signal, a refusal no retry cures).
 async fn ship(
     args: &PushArgs,
-    client: &crate::config::ClientConfig,
-    sources: &[crate::plan::SourcePlan],
+    plan: &Plan,
     labels: BTreeMap<String, String>,
     files: &[String],
     total_bytes: u64,
-) -> anyhow::Result<crate::batch::Totals> {
+) -> anyhow::Result<Totals> {
     let shutdown = crate::shutdown::on_signals();
     let health = Health::new();
-    let (client, _) = crate::client::prefix::resolve(client, &client.name).await;
-    let client = &client;
-    // --give-up-after: the deadline cancels the pipeline like a signal,
-    // told apart by `gave_up`; so does a refusal no retry cures (a wrong
-    // password, URL or prefix), told apart by the pusher.
+    // --give-up-after: the deadline cancels the run like a signal, told
+    // apart by `gave_up`; so does a refusal no retry cures (a wrong
+    // password, URL or prefix), told apart by the run's `refusal`.
     let abort = shutdown.child_token();
-    let pusher = Arc::new(Pusher::new(client, health.clone())?.one_off(abort.clone()));
-    let gave_up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gave_up = Arc::new(AtomicBool::new(false));
     let deadline = args.give_up_after.map(|d| {
         let (abort, gave_up) = (abort.clone(), gave_up.clone());
         tokio::spawn(async move {
             tokio::time::sleep(d).await;
-            gave_up.store(true, std::sync::atomic::Ordering::SeqCst);
+            gave_up.store(true, Ordering::SeqCst);
             abort.cancel();
         })
     });
-    let positions = Arc::new(Positions::in_memory());
-    let pipeline = Shipper::start(
-        BatchSettings::of(client),
-        // Enough for every push in flight plus the batch being filled and the next chunks.
-        ((client.batch.max_in_flight + 2) * client.batch.max_bytes.get() as usize).max(4 << 20),
-        pusher.clone(),
-        positions.clone(),
-        abort.clone(),
-    );
-    let env = SourceEnv {
-        default_tenant: client.tenant_id.clone(),
-        sink: pipeline.sink.clone(),
-        positions,
-        interner: Interner::new(),
-        handle: tokio::runtime::Handle::current(),
-        mode: Mode::Once,
-        extra_labels: labels,
-        mute: false,
-        client: client.name.clone(),
-        spools: None,
-        structured_metadata: client.structured_metadata,
-    };
-    let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
-    let threads = start_sources(sources, &env, &abort, &mut stdin)?;
-    drop(env);
     let progress = (std::io::stderr().is_terminal() && !args.quiet).then(|| progress_bar(total_bytes, files));
-    let ticker = progress.clone().map(|bar| {
-        let pusher = pusher.clone();
-        tokio::spawn(async move {
-            loop {
-                let m = Metrics::get();
-                let read: u64 =
-                    m.bytes_read.with_label_values(&["file"]).get() + m.bytes_read.with_label_values(&["stdin"]).get();
-                bar.set_position(read);
-                bar.set_message(format!(
-                    "{} lines acknowledged",
-                    m.lines_pushed.with_label_values(&[pusher.name()]).get()
-                ));
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-    });
-    join_sources(threads).await;
-    let totals = pipeline.finish().await;
+    let ticker = progress.clone().map(|bar| tick(bar, plan.config.client.name.clone()));
+    let run = Once { abort, labels, health: health.clone(), queue_bytes: None };
+    let done = crate::agent::once(plan, run).await;
     if let Some(t) = ticker {
         t.abort();
-    }
-    if let Some(bar) = progress {
-        bar.finish_with_message(format!("{} lines acknowledged", totals.lines_delivered));
     }
     if let Some(d) = deadline {
         d.abort();
     }
-    if let Some(refusal) = pusher.final_refusal() {
+    let done = done?;
+    if let Some(bar) = progress {
+        bar.finish_with_message(format!("{} lines acknowledged", done.totals.lines_delivered));
+    }
+    let gave_up = gave_up.load(Ordering::SeqCst).then(|| args.give_up_after.unwrap_or_default());
+    stopped_early(done, gave_up, &health, shutdown.is_cancelled())
+}
+
+/// Moves the progress bar every 100 ms: bytes read, lines acknowledged.
+fn tick(bar: indicatif::ProgressBar, client: String) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let m = Metrics::get();
+            let read: u64 =
+                m.bytes_read.with_label_values(&["file"]).get() + m.bytes_read.with_label_values(&["stdin"]).get();
+            bar.set_position(read);
+            bar.set_message(format!("{} lines acknowledged", m.lines_pushed.with_label_values(&[&client]).get()));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+}
+
+/// The totals of a run that went to its end; why it stopped, if it did not.
+fn stopped_early(
+    done: Finished,
+    gave_up: Option<Duration>,
+    health: &Health,
+    interrupted: bool,
+) -> anyhow::Result<Totals> {
+    let delivered = done.totals.lines_delivered;
+    if let Some(refusal) = done.refusal {
         anyhow::bail!(
-            "the service refused the push, and no retry can cure that: {refusal} ({} lines acknowledged before; check --url, --api-prefix and the credentials)",
-            totals.lines_delivered
+            "the service refused the push, and no retry can cure that: {refusal} ({delivered} lines acknowledged before; check --url, --api-prefix and the credentials)"
         );
     }
-    if gave_up.load(std::sync::atomic::Ordering::SeqCst) {
+    if let Some(after) = gave_up {
         let why = match (health.last_push_error(), health.last_push_failure()) {
             (Some(e), _) => format!("the last push failed: {e}"),
             (None, Some(e)) => format!("pushes were succeeding again, the last failure was: {e}"),
             (None, None) => "no push failed; the lines were still being read".into(),
         };
         anyhow::bail!(
-            "gave up after {} (--give-up-after): {} lines acknowledged, the rest not delivered; {why}",
-            crate::util::format_duration(args.give_up_after.unwrap_or_default()),
-            totals.lines_delivered
+            "gave up after {} (--give-up-after): {delivered} lines acknowledged, the rest not delivered; {why}",
+            crate::util::format_duration(after),
         );
     }
-    if shutdown.is_cancelled() {
-        anyhow::bail!("interrupted: {} lines acknowledged before the signal", totals.lines_delivered);
+    if interrupted {
+        anyhow::bail!("interrupted: {delivered} lines acknowledged before the signal");
     }
-    Ok(totals)
+    Ok(done.totals)
 }
 
 /// Exit 0 only when every line was acknowledged; otherwise what was not.
-fn outcome(totals: &crate::batch::Totals) -> anyhow::Result<()> {
+fn outcome(totals: &Totals) -> anyhow::Result<()> {
     if totals.lines_rejected > 0 {
         anyhow::bail!(
             "{} of {} lines were refused by the service: {}",

@@ -20,8 +20,9 @@ use serde::{Serialize, Serializer};
 use super::metric::unix_seconds;
 use super::reply::text;
 use super::store::{Labels, RangeParams, StreamResult};
-use super::{push, webhook, Shared, SINGLE_TENANT};
+use super::{webhook, Shared, SINGLE_TENANT};
 use crate::logql::{self, Query as LogQuery};
+use crate::lokipush as push;
 
 type Params = Result<Query<HashMap<String, String>>, QueryRejection>;
 

@@ -4,7 +4,7 @@
 //! tests, the demo and benchmarks. It is not a database: entries live in
 //! memory, bounded by a count, or are only counted (`--store null`).
 //!
-//! Layout: [`crate::logql`] parses queries, [`push`] decodes and validates push
+//! Layout: [`crate::logql`] parses queries, [`crate::lokipush`] decodes and validates push
 //! bodies, [`store`] keeps (or counts) entries and answers queries, `http`
 //! maps all of that onto axum handlers, and `webhook` takes alerts.
 //!
@@ -25,7 +25,6 @@
 
 mod http;
 mod metric;
-pub mod push;
 mod reply;
 pub mod store;
 mod webhook;

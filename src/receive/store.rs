@@ -16,8 +16,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::push::Validated;
 use crate::logql::LogSelector;
+use crate::lokipush::Validated;
 
 /// A sorted label set.
 pub type Labels = Vec<(String, String)>;

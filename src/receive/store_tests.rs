@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::logql;
-use crate::receive::push;
+use crate::lokipush as push;
 
 fn push_json(b: &Backend, c: &Counters, tenant: &str, json: &str) {
     let body = push::parse(json.as_bytes()).unwrap();

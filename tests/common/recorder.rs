@@ -9,7 +9,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
-use crate::loki_proto::PushRequest;
+use tailship::lokipush;
+
+/// The largest body it reads, decompressed.
+const MAX_BODY: usize = 256 << 20;
 
 /// One entry as pushed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -92,86 +95,34 @@ fn serve(conn: TcpStream, keep: &Mutex<Vec<Pushed>>) {
     }
 }
 
+/// A push body read by tailship's own Loki push codec (`tailship::lokipush`),
+/// protobuf or JSON, as the service would read it.
 fn decode(headers: &BTreeMap<String, String>, body: &[u8], tenant: &str) -> Vec<Pushed> {
     let kind = headers.get("content-type").map(String::as_str).unwrap_or("");
     let mut out = Vec::new();
+    let pushed = |labels: &BTreeMap<String, String>, line: String, metadata: BTreeMap<String, String>, ts: i64| {
+        Pushed { tenant: tenant.to_string(), labels: labels.clone(), line, metadata, ts: i128::from(ts) }
+    };
     if kind.contains("protobuf") {
-        let raw = snap::raw::Decoder::new().decompress_vec(body).expect("snappy");
-        let req = <PushRequest as prost::Message>::decode(raw.as_slice()).expect("protobuf");
+        let req = lokipush::proto::decode_snappy(body, MAX_BODY).expect("snappy protobuf");
         for s in req.streams {
-            let labels = parse_labels(&s.labels);
+            let labels: BTreeMap<String, String> = s.label_pairs().expect("labels").into_iter().collect();
             for e in s.entries {
-                let ts = e.timestamp.map(|t| i128::from(t.seconds) * 1_000_000_000 + i128::from(t.nanos)).unwrap_or(0);
-                out.push(Pushed {
-                    tenant: tenant.to_string(),
-                    labels: labels.clone(),
-                    line: String::from_utf8_lossy(&e.line).into_owned(),
-                    metadata: e.structured_metadata.into_iter().map(|p| (p.name, p.value)).collect(),
-                    ts,
-                });
+                let metadata = e.structured_metadata.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+                out.push(pushed(&labels, String::from_utf8_lossy(&e.line).into_owned(), metadata, e.unix_nanos()));
             }
         }
         return out;
     }
-    let body = if headers.get("content-encoding").is_some_and(|v| v == "gzip") {
-        let mut d = Vec::new();
-        flate2::read::GzDecoder::new(body).read_to_end(&mut d).expect("gzip");
-        d
-    } else {
-        body.to_vec()
-    };
-    let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON push");
-    for s in v["streams"].as_array().into_iter().flatten() {
-        let labels: BTreeMap<String, String> = s["stream"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-            .collect();
-        for e in s["values"].as_array().into_iter().flatten() {
-            let metadata = e[2]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect();
-            out.push(Pushed {
-                tenant: tenant.to_string(),
-                labels: labels.clone(),
-                line: e[1].as_str().unwrap_or_default().to_string(),
-                metadata,
-                ts: e[0].as_str().and_then(|t| t.parse().ok()).unwrap_or(0),
-            });
+    let json = lokipush::decode(body, headers.get("content-encoding").map(String::as_str), MAX_BODY).expect("body");
+    let req = lokipush::parse(&json).expect("JSON push");
+    for s in req.streams {
+        let labels: BTreeMap<String, String> = s.stream.0.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        for e in s.values {
+            let metadata =
+                e.metadata.iter().flat_map(|m| m.0.iter()).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            out.push(pushed(&labels, e.line.to_string(), metadata, lokipush::parse_ts(&e.ts).expect("timestamp")));
         }
-    }
-    out
-}
-
-/// `{a="b", c="d\"e"}` as a map.
-fn parse_labels(s: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut rest = s.trim().trim_start_matches('{');
-    while let Some(eq) = rest.find("=\"") {
-        let name = rest[..eq].trim_start_matches([',', ' ']).to_string();
-        let mut value = String::new();
-        let mut chars = rest[eq + 2..].char_indices();
-        let mut end = rest.len() - eq - 2;
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some((_, 'n')) => value.push('\n'),
-                    Some((_, c)) => value.push(c),
-                    None => {}
-                },
-                '"' => {
-                    end = i + 1;
-                    break;
-                }
-                c => value.push(c),
-            }
-        }
-        out.insert(name, value);
-        rest = &rest[eq + 2 + end..];
     }
     out
 }

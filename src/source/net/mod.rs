@@ -18,7 +18,6 @@ pub mod http;
 pub mod kafka;
 pub mod metrics;
 pub mod otlp;
-pub mod proto;
 pub mod push;
 pub mod reader;
 pub mod receiver;

@@ -12,21 +12,16 @@
 //! result, and labels starting `__` are removed.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
-use prost::Message;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
-use serde::Deserialize;
 
 use super::http::HttpReceiver;
-use super::proto;
+use crate::lokipush::{self, proto, proto::ProtoError};
 use crate::relabel::{Labels, Rules};
 use crate::spool::{Encoder, Overflow};
-use crate::util::is_valid_label_name;
 
 /// A push receiver: the HTTP part every receiver shares, and what it
 /// makes of each pushed stream's labels.
@@ -133,36 +128,6 @@ impl From<Overflow> for Refused {
     }
 }
 
-/// Checks a stream's labels as the service does (Loki answers 400 to a
-/// bad name, more than 15 labels, a name over 1,024 or a value over 2,048
-/// bytes): what the relay acknowledges it can deliver.
-pub fn check_labels<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<(), String> {
-    let mut n = 0;
-    for (name, value) in labels {
-        n += 1;
-        if !is_valid_label_name(name) {
-            return Err(format!(
-                "error parsing labels: invalid label name {name:?} (names match [a-zA-Z_][a-zA-Z0-9_]*)"
-            ));
-        }
-        if name.len() > MAX_LABEL_NAME_BYTES {
-            return Err(format!("label name {}... is over {MAX_LABEL_NAME_BYTES} bytes", &name[..32]));
-        }
-        if value.len() > MAX_LABEL_VALUE_BYTES {
-            return Err(format!("the value of label {name:?} is over {MAX_LABEL_VALUE_BYTES} bytes"));
-        }
-    }
-    if n > MAX_LABELS {
-        return Err(format!("a stream has {n} labels; the service takes at most {MAX_LABELS}"));
-    }
-    Ok(())
-}
-
-/// What Loki refuses by default (`max_label_names_per_series`, `max_label_name_length`, `max_label_value_length`).
-pub const MAX_LABELS: usize = 15;
-pub const MAX_LABEL_NAME_BYTES: usize = 1024;
-pub const MAX_LABEL_VALUE_BYTES: usize = 2048;
-
 /// A protobuf body (snappy block format, as Loki takes it) as spool lines,
 /// each stream labelled by `streams`: its decompressed size is held to
 /// `max` before anything is allocated. `Ok`: the lines the rules dropped.
@@ -173,108 +138,37 @@ pub fn decode_protobuf(
     streams: &StreamLabels,
     enc: &mut Encoder<'_>,
 ) -> Result<u64, Refused> {
-    let size = snap::raw::decompress_len(body).map_err(|e| Refused::Bad(format!("snappy: {e}")))?;
-    if size > max {
-        return Err(Refused::TooLarge(format!(
-            "the body decompresses to {size} bytes, over receiver.max_message_bytes ({max})"
-        )));
-    }
-    let raw = snap::raw::Decoder::new().decompress_vec(body).map_err(|e| Refused::Bad(format!("snappy: {e}")))?;
-    let req = proto::PushRequest::decode(raw.as_slice()).map_err(|e| Refused::Bad(format!("protobuf: {e}")))?;
-    drop(raw);
+    let req = proto::decode_snappy(body, max).map_err(|e| match e {
+        e @ ProtoError::TooLarge { .. } => Refused::TooLarge(e.to_string()),
+        e => Refused::Bad(e.to_string()),
+    })?;
     let mut dropped = 0;
     for s in &req.streams {
-        let sel = crate::logql::parse_log_query(&s.labels)
-            .map_err(|e| Refused::Bad(format!("error parsing labels {:?}: {e}", s.labels)))?;
-        let labels: Vec<(Cow<'_, str>, Cow<'_, str>)> =
-            sel.matchers.iter().map(|m| (Cow::Borrowed(m.name.as_str()), Cow::Borrowed(m.value.as_str()))).collect();
-        check_labels(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))).map_err(Refused::Bad)?;
+        let labels: Pairs<'_> =
+            s.label_pairs().map_err(Refused::Bad)?.into_iter().map(|(k, v)| (Cow::Owned(k), Cow::Owned(v))).collect();
+        check(&labels)?;
         let Some(labels) = streams.apply(labels) else {
             dropped += s.entries.len() as u64;
             continue;
         };
         let stream = enc.stream(tenant, &labels)?;
         for e in &s.entries {
-            let ts = e.timestamp.as_ref().map_or(0, |t| t.seconds.saturating_mul(1_000_000_000) + t.nanos as i64);
             let metadata = e
                 .structured_metadata
                 .iter()
                 .map(|p| (Cow::Borrowed(p.name.as_str()), Cow::Borrowed(p.value.as_str())))
                 .collect();
-            enc.line(stream, ts, &String::from_utf8_lossy(&e.line), metadata)?;
+            enc.line(stream, e.unix_nanos(), &String::from_utf8_lossy(&e.line), metadata)?;
         }
     }
     Ok(dropped)
 }
 
-#[derive(Deserialize)]
-struct JsonPush<'a> {
-    #[serde(borrow)]
-    streams: Vec<JsonStream<'a>>,
-}
-
-#[derive(Deserialize)]
-struct JsonStream<'a> {
-    #[serde(borrow, default)]
-    stream: JsonMeta<'a>,
-    #[serde(borrow, default)]
-    values: Vec<JsonEntry<'a>>,
-}
-
-/// `["<ns>", "line"]` or `["<ns>", "line", {"name": "value"}]`.
-struct JsonEntry<'a> {
-    ts: i64,
-    line: Cow<'a, str>,
-    metadata: Vec<(Cow<'a, str>, Cow<'a, str>)>,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for JsonEntry<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = JsonEntry<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("[\"<unix ns>\", \"line\"] with an optional object of structured metadata")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let ts: Cow<'a, str> = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                let ts = ts
-                    .parse::<i64>()
-                    .map_err(|_| de::Error::custom(format!("timestamp {ts:?} is not unix nanoseconds")))?;
-                let line: Cow<'a, str> = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
-                let metadata = seq.next_element::<JsonMeta<'a>>()?.map(|m| m.0).unwrap_or_default();
-                if seq.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::invalid_length(4, &self));
-                }
-                Ok(JsonEntry { ts, line, metadata })
-            }
-        }
-        d.deserialize_seq(V(std::marker::PhantomData))
-    }
-}
-
-/// An object of string to string, in order.
-#[derive(Default)]
-struct JsonMeta<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for JsonMeta<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = JsonMeta<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object of strings")
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<Cow<'a, str>, Cow<'a, str>>()? {
-                    out.push((k, v));
-                }
-                Ok(JsonMeta(out))
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
-    }
+/// A pushed stream's labels as they come, held to the service's rules
+/// (what the relay acknowledges it can deliver).
+fn check(labels: &Pairs<'_>) -> Result<(), Refused> {
+    lokipush::check_labels(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())))
+        .map_err(|e| Refused::Bad(format!("error parsing labels: {}: {e}", e.kind())))
 }
 
 /// A JSON body as spool lines, each stream labelled by `streams`. `Ok`:
@@ -285,19 +179,26 @@ pub fn decode_json(
     streams: &StreamLabels,
     enc: &mut Encoder<'_>,
 ) -> Result<u64, Refused> {
-    let req: JsonPush<'_> =
-        serde_json::from_slice(body).map_err(|e| Refused::Bad(format!("error parsing push request: {e}")))?;
+    let req = lokipush::parse(body).map_err(|e| Refused::Bad(format!("error parsing push request: {e}")))?;
     let mut dropped = 0;
     for s in req.streams {
-        let labels = s.stream.0;
-        check_labels(labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref()))).map_err(Refused::Bad)?;
+        let labels: Pairs<'_> = s.stream.0.into_iter().map(|(k, v)| (k.0, v.0)).collect();
+        check(&labels)?;
+        let bad_ts =
+            |e: &lokipush::PushEntry<'_>| Refused::Bad(format!("timestamp {:?} is not unix nanoseconds", &*e.ts));
         let Some(labels) = streams.apply(labels) else {
+            // A bad timestamp refuses the whole body, a dropped stream's too (as Loki reads it).
+            if let Some(e) = s.values.iter().find(|e| lokipush::parse_ts(&e.ts).is_none()) {
+                return Err(bad_ts(e));
+            }
             dropped += s.values.len() as u64;
             continue;
         };
         let stream = enc.stream(tenant, &labels)?;
         for e in s.values {
-            enc.line(stream, e.ts, &e.line, e.metadata)?;
+            let Some(ts) = lokipush::parse_ts(&e.ts) else { return Err(bad_ts(&e)) };
+            let metadata = e.metadata.map(|m| m.0.into_iter().map(|(k, v)| (k.0, v.0)).collect()).unwrap_or_default();
+            enc.line(stream, ts, &e.line, metadata)?;
         }
     }
     Ok(dropped)
@@ -414,7 +315,7 @@ mod tests {
                 hash: 0,
             }],
         };
-        let body = snap::raw::Encoder::new().compress_vec(&req.encode_to_vec()).unwrap();
+        let body = proto::encode_snappy(&req);
         let stamps = Stamps::new();
         let mut enc = Encoder::new(&stamps, 1 << 20);
         decode_protobuf(&body, None, 1 << 20, &StreamLabels::default(), &mut enc).unwrap();

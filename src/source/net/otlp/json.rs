@@ -12,15 +12,18 @@ pub fn decode(body: &[u8]) -> Result<ExportLogsServiceRequest, String> {
     let doc: Json = serde_json::from_slice(body).map_err(|e| format!("JSON: {e}"))?;
     let mut req = ExportLogsServiceRequest::default();
     for rl in list(&doc, "resourceLogs")? {
-        let resource =
-            rl.get("resource").map(|r| Ok::<_, String>(Resource { attributes: attributes(r)? })).transpose()?;
-        let mut out = ResourceLogs { resource, scope_logs: Vec::new() };
+        let resource = rl
+            .get("resource")
+            .map(|r| Ok::<_, String>(Resource { attributes: attributes(r)?, ..Default::default() }))
+            .transpose()?;
+        let mut out = ResourceLogs { resource, scope_logs: Vec::new(), ..Default::default() };
         for sl in list(rl, "scopeLogs")? {
             let scope = match sl.get("scope") {
                 Some(s) => Some(InstrumentationScope {
                     name: string(s, "name"),
                     version: string(s, "version"),
                     attributes: attributes(s)?,
+                    ..Default::default()
                 }),
                 None => None,
             };
@@ -35,9 +38,10 @@ pub fn decode(body: &[u8]) -> Result<ExportLogsServiceRequest, String> {
                     attributes: attributes(lr)?,
                     trace_id: hex::decode(string(lr, "traceId")).map_err(|e| format!("traceId: {e}"))?,
                     span_id: hex::decode(string(lr, "spanId")).map_err(|e| format!("spanId: {e}"))?,
+                    ..Default::default()
                 });
             }
-            out.scope_logs.push(ScopeLogs { scope, log_records: records });
+            out.scope_logs.push(ScopeLogs { scope, log_records: records, ..Default::default() });
         }
         req.resource_logs.push(out);
     }
@@ -77,26 +81,26 @@ fn key_value(kv: &Json) -> Result<KeyValue, String> {
 fn any(v: &Json) -> Result<AnyValue, String> {
     use base64::Engine;
     let value = if let Some(s) = v.get("stringValue") {
-        Some(Value::String(s.as_str().unwrap_or_default().to_string()))
+        Some(Value::StringValue(s.as_str().unwrap_or_default().to_string()))
     } else if let Some(b) = v.get("boolValue") {
-        Some(Value::Bool(b.as_bool().unwrap_or_default()))
+        Some(Value::BoolValue(b.as_bool().unwrap_or_default()))
     } else if v.get("intValue").is_some() {
-        Some(Value::Int(match v.get("intValue") {
+        Some(Value::IntValue(match v.get("intValue") {
             Some(Json::String(s)) => s.parse().map_err(|_| format!("intValue {s:?}"))?,
             Some(n) => n.as_i64().ok_or("intValue is not an integer")?,
             None => 0,
         }))
     } else if let Some(d) = v.get("doubleValue") {
-        Some(Value::Double(d.as_f64().unwrap_or_default()))
+        Some(Value::DoubleValue(d.as_f64().unwrap_or_default()))
     } else if let Some(a) = v.get("arrayValue") {
-        Some(Value::Array(ArrayValue { values: list(a, "values")?.iter().map(any).collect::<Result<_, _>>()? }))
+        Some(Value::ArrayValue(ArrayValue { values: list(a, "values")?.iter().map(any).collect::<Result<_, _>>()? }))
     } else if let Some(l) = v.get("kvlistValue") {
-        Some(Value::KvList(KeyValueList {
+        Some(Value::KvlistValue(KeyValueList {
             values: list(l, "values")?.iter().map(key_value).collect::<Result<_, _>>()?,
         }))
     } else if let Some(b) = v.get("bytesValue") {
         let text = b.as_str().unwrap_or_default();
-        Some(Value::Bytes(
+        Some(Value::BytesValue(
             base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("bytesValue: {e}"))?,
         ))
     } else {

@@ -142,7 +142,7 @@ pub fn records(
 
 /// An attribute's value (for tests).
 pub fn string_value(s: &str) -> AnyValue {
-    AnyValue { value: Some(proto::Value::String(s.to_string())) }
+    AnyValue { value: Some(proto::Value::StringValue(s.to_string())) }
 }
 
 #[cfg(test)]

@@ -16,13 +16,16 @@ fn a_large_resource_attribute_on_many_records_is_refused_at_the_limit() {
         resource_logs: vec![proto::ResourceLogs {
             resource: Some(proto::Resource {
                 attributes: vec![KeyValue { key: "big".into(), value: Some(string_value(&"x".repeat(100_000))) }],
+                ..Default::default()
             }),
             scope_logs: vec![proto::ScopeLogs {
                 scope: None,
                 log_records: (0..records_n)
                     .map(|_| proto::LogRecord { body: Some(string_value("l")), ..Default::default() })
                     .collect(),
+                ..Default::default()
             }],
+            ..Default::default()
         }],
     };
     let stamps = Stamps::new();
@@ -64,6 +67,7 @@ fn protobuf_and_bad_bodies() {
         resource_logs: vec![proto::ResourceLogs {
             resource: Some(proto::Resource {
                 attributes: vec![KeyValue { key: "service.name".into(), value: Some(string_value("svc")) }],
+                ..Default::default()
             }),
             scope_logs: vec![proto::ScopeLogs {
                 scope: None,
@@ -73,7 +77,9 @@ fn protobuf_and_bad_bodies() {
                     body: Some(string_value("hello")),
                     ..Default::default()
                 }],
+                ..Default::default()
             }],
+            ..Default::default()
         }],
     };
     let back = ExportLogsServiceRequest::decode(req.encode_to_vec().as_slice()).unwrap();
