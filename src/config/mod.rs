@@ -15,6 +15,7 @@ mod client;
 mod cloudflare;
 mod clouds;
 mod consul;
+mod discoveries;
 mod discovery;
 mod expand;
 mod files;

@@ -378,31 +378,6 @@ impl Default for MultilineConfig {
     }
 }
 
-impl SourceConfig {
-    /// The discoveries (other than `kubernetes`) whose targets name this
-    /// file source's files, by their key.
-    pub fn discoveries(&self) -> Vec<&'static str> {
-        [
-            ("consul", self.consul.is_some()),
-            ("dockerswarm", self.dockerswarm.is_some()),
-            ("marathon", self.marathon.is_some()),
-            ("triton", self.triton.is_some()),
-            ("digitalocean", self.digitalocean.is_some()),
-            ("dns", self.dns.is_some()),
-            ("serverset", self.serverset.is_some()),
-            ("nerve", self.nerve.is_some()),
-            ("gce", self.gce.is_some()),
-            ("openstack", self.openstack.is_some()),
-            ("ec2", self.ec2.is_some()),
-            ("azure", self.azure.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, set)| *set)
-        .map(|(k, _)| k)
-        .collect()
-    }
-}
-
 pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(name) = &s.name {
         if name.is_empty() || name.chars().any(char::is_control) {
@@ -418,6 +393,35 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
         e(&format!("{key}.root"), "`root` is for kubernetes sources (type = \"kubernetes\")".into());
     }
     match s.kind {
+        SourceType::File | SourceType::Kubernetes | SourceType::Docker => validate_file_reading(key, s, e),
+        SourceType::Stdin => {
+            if !s.include.is_empty() || !s.exclude.is_empty() {
+                e(&format!("{key}.include"), "include and exclude are for file sources".into());
+            }
+        }
+        SourceType::Journal => validate_journal(key, s, e),
+        SourceType::Syslog
+        | SourceType::LokiPush
+        | SourceType::Otlp
+        | SourceType::Gelf
+        | SourceType::HerokuDrain
+        | SourceType::Gcplog
+        | SourceType::Cloudflare
+        | SourceType::Kafka
+        | SourceType::AzureEventHubs => {}
+    }
+    super::kubernetes::validate_kubernetes(key, s, e);
+    super::discoveries::validate_discoveries(key, s, e);
+    if s.docker.is_some() && s.kind != SourceType::Docker {
+        e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
+    }
+    journal_only_keys(key, s, e);
+    validate_delivery(key, s, e);
+}
+
+/// What a source that tails files (`file`, `kubernetes`, `docker`) reads.
+fn validate_file_reading(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    match s.kind {
         SourceType::File => {
             if s.include.is_empty() && s.targets_from.is_none() && s.discoveries().is_empty() && s.kubernetes.is_none()
             {
@@ -425,14 +429,6 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
                     &format!("{key}.include"),
                     "a file source needs at least one glob (or `targets_from`, or a discovery such as `consul`)".into(),
                 );
-            }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
-        }
-        SourceType::Stdin => {
-            if !s.include.is_empty() || !s.exclude.is_empty() {
-                e(&format!("{key}.include"), "include and exclude are for file sources".into());
             }
         }
         SourceType::Kubernetes => {
@@ -445,9 +441,6 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
             if !s.pod_root().is_absolute() {
                 e(&format!("{key}.root"), format!("`{}` is not an absolute path", s.pod_root().display()));
             }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
         }
         SourceType::Docker => {
             if !s.include.is_empty() {
@@ -458,49 +451,40 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
                         .into(),
                 );
             }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
-            super::discovery::validate_docker(key, &s.docker.clone().unwrap_or_default(), e);
         }
-        SourceType::Journal => {
-            if !s.include.is_empty() {
-                e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
-            }
-            if !s.exclude.is_empty() {
-                e(
-                    &format!("{key}.exclude"),
-                    "exclude is for file sources; a journal source filters with `matches`".into(),
-                );
-            }
-            if s.multiline.is_some() {
-                e(
-                    &format!("{key}.multiline"),
-                    "multiline is for file and stdin sources: a journal source joins entries with a `multiline` \
-                     stage in its `stages`"
-                        .into(),
-                );
-            }
-            if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
-                e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
-            }
-        }
-        SourceType::Syslog
-        | SourceType::LokiPush
-        | SourceType::Otlp
-        | SourceType::Gelf
-        | SourceType::HerokuDrain
-        | SourceType::Gcplog
-        | SourceType::Cloudflare
-        | SourceType::Kafka
-        | SourceType::AzureEventHubs => {}
+        _ => return,
     }
-    super::kubernetes::validate_kubernetes(key, s, e);
-    validate_discoveries(key, s, e);
-    if s.docker.is_some() && s.kind != SourceType::Docker {
-        e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
+    if s.max_open_files == 0 {
+        e(&format!("{key}.max_open_files"), "must be at least 1".into());
     }
-    journal_only_keys(key, s, e);
+    if s.kind == SourceType::Docker {
+        super::discovery::validate_docker(key, &s.docker.clone().unwrap_or_default(), e);
+    }
+}
+
+/// What a journal source reads, and keys of file sources set on it.
+fn validate_journal(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if !s.include.is_empty() {
+        e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
+    }
+    if !s.exclude.is_empty() {
+        e(&format!("{key}.exclude"), "exclude is for file sources; a journal source filters with `matches`".into());
+    }
+    if s.multiline.is_some() {
+        e(
+            &format!("{key}.multiline"),
+            "multiline is for file and stdin sources: a journal source joins entries with a `multiline` \
+             stage in its `stages`"
+                .into(),
+        );
+    }
+    if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+        e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
+    }
+}
+
+/// The tenant, line size and multiline rule of what the source sends.
+fn validate_delivery(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(t) = &s.tenant_id {
         if t.contains('|') {
             e(&format!("{key}.tenant_id"), "must be one tenant (a push cannot carry `a|b`)".into());
@@ -539,61 +523,6 @@ fn journal_only_keys(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String
             if set {
                 e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
             }
-        }
-    }
-}
-
-/// Checks a file source's discovery tables (`key` is the source's): each
-/// one's keys, one discovery per source, and no `include` or `targets_from` beside it.
-pub(super) fn validate_discoveries(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
-    if let Some(c) = &s.consul {
-        super::consul::validate_consul(key, c, e);
-    }
-    if let Some(d) = &s.dockerswarm {
-        super::discovery::validate_dockerswarm(key, d, e);
-    }
-    if let Some(m) = &s.marathon {
-        super::sd::validate_marathon(&format!("{key}.marathon"), m, e);
-    }
-    if let Some(t) = &s.triton {
-        super::sd::validate_triton(&format!("{key}.triton"), t, e);
-    }
-    if let Some(d) = &s.digitalocean {
-        super::sd::validate_digitalocean(&format!("{key}.digitalocean"), d, e);
-    }
-    if let Some(d) = &s.dns {
-        super::sd::validate_dns(&format!("{key}.dns"), d, e);
-    }
-    if let Some(g) = &s.gce {
-        super::clouds::validate_gce(&format!("{key}.gce"), g, e);
-    }
-    if let Some(o) = &s.openstack {
-        super::clouds::validate_openstack(&format!("{key}.openstack"), o, e);
-    }
-    if let Some(c) = &s.ec2 {
-        super::clouds::validate_ec2(&format!("{key}.ec2"), c, e);
-    }
-    if let Some(a) = &s.azure {
-        super::clouds::validate_azure(&format!("{key}.azure"), a, e);
-    }
-    for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
-        if let Some(z) = z {
-            super::sd::validate_zookeeper(&format!("{key}.{k}"), z, e);
-        }
-    }
-    let kinds: Vec<&str> = s.discoveries();
-    if let Some(k) = kinds.first() {
-        if s.kind != SourceType::File {
-            e(&format!("{key}.{k}"), format!("`{k}` is for file sources (type = \"file\")"));
-        }
-        if !s.include.is_empty() || s.targets_from.is_some() {
-            e(&format!("{key}.{k}"), format!("a source with `{k}` reads the files its targets' `__path__` name (set by `relabel`); leave `include` and `targets_from` out"));
-        }
-        if let Some(other) = kinds.get(1) {
-            e(
-                &format!("{key}.{other}"),
-                format!("a source takes its targets from one discovery (also set: {k}); give each its own source"),
-            );
         }
     }
 }
