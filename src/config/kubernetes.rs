@@ -162,16 +162,16 @@ http_table! {
 /// The in-cluster service account's files.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-/// Checks a source's `kubernetes` table (`key` names the source): the role
+/// Checks a source's `kubernetes` table (`kk` is its key): the role
 /// fits the source type, selectors parse and fit the role (as Prometheus
 /// checks them), credentials are given once and their files exist.
-pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
-    let Some(k) = &s.kubernetes else { return };
-    let kk = format!("{key}.kubernetes");
-    validate_role_fits(&kk, s, k, e);
-    validate_api_access(&kk, k, e);
-    validate_scope(&kk, k, e);
-    validate_selectors(&kk, k, e);
+impl super::SdTable for KubernetesConfig {
+    fn validate(&self, kk: &str, s: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
+        validate_role_fits(kk, s, self, e);
+        validate_api_access(kk, self, e);
+        validate_scope(kk, self, e);
+        validate_selectors(kk, self, e);
+    }
 }
 
 /// The role fits the source type (a kubernetes source's pods, a file source's any role).

@@ -414,17 +414,19 @@ impl Catalog {
     }
 }
 
-/// The Consul targets of the source (None without `consul`), kept current
-/// by a task on `at.handle` until `at.cancel`.
-pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
-    let cfg = config.consul.as_ref()?;
-    let catalog = match Catalog::new(cfg) {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::error!(source = %at.name, error = %e, "consul targets cannot be read");
-            return None;
-        }
-    };
+/// The Consul discovery: the catalog's targets, kept current by a task on
+/// `at.handle` until `at.cancel`.
+pub struct Consul;
+
+impl super::Discover for Consul {
+    type Config = ConsulConfig;
+    fn start(cfg: &ConsulConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        Ok(start(cfg, Catalog::new(cfg).map_err(|e| e.to_string())?, at))
+    }
+}
+
+/// Watches `catalog` for the source `at`.
+fn start(cfg: &ConsulConfig, catalog: Catalog, at: &Serving) -> Found {
     let (out, found) = published(at);
     let watch = Watch { dc: catalog.cfg.datacenter.clone(), catalog, index: 0, pause: Duration::ZERO };
     let every = cfg.refresh_interval.get();
@@ -435,7 +437,7 @@ pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
         Backoff::up_to(RETRY_MAX),
         at.cancel.clone(),
     ));
-    Some(found)
+    found
 }
 
 /// The catalog watched: the datacenter asked (the agent's own until
