@@ -49,8 +49,11 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub use glob::{FileMatch, LiveGlobs};
+pub use kubernetes::defaults::helm_chart_rules;
+pub use kubernetes::node as kubernetes_node;
 pub use lister::Lister;
-pub use poll::{poll, Discovery};
+pub use poll::{poll, Backoff, Discovery};
+pub use publish::promtail_host;
 
 use crate::config::{Sd, SdTable, SourceConfig};
 use crate::relabel::Rules;

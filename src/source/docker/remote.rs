@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 use super::stream::{since_param, Demux};
 use crate::config::{DockerConfig, StartAt};
 use crate::discovery::docker::{meta_labels, network_labels, take_events, ApiError, Engine, BACKOFF_MAX, ENGINE};
-use crate::discovery::poll::Backoff;
+use crate::discovery::Backoff;
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{AckRef, Positions};
