@@ -330,6 +330,27 @@ fn a_misspelled_http_client_key_of_a_discovery_table_exits_2_naming_it() {
     }
 }
 
+#[test]
+fn a_misspelled_key_of_any_discovery_table_exits_2_naming_it() {
+    // The discovery tables are written from one list (src/config/discoveries.rs):
+    // each is still a table of its own name, and a mistake inside it an unknown key.
+    let cases = [
+        ("file", "consul", "server = \"c:8500\"\nservces = [\"web\"]\n", "servces"),
+        ("file", "targets_from", "files = [\"/t/*.json\"]\nrefresh = \"1m\"\n", "refresh"),
+        ("file", "serverset", "servers = [\"z:2181\"]\npath = [\"/s\"]\n", "path"),
+        ("file", "nerve", "servers = [\"z:2181\"]\ntimout = \"10s\"\n", "timout"),
+        ("file", "dns", "names = [\"x.example\"]\nkind = \"A\"\n", "kind"),
+        ("file", "triton", "account = \"a\"\ndns_suffx = \"x\"\n", "dns_suffx"),
+        ("file", "gce", "project = \"p\"\nzonee = \"z\"\n", "zonee"),
+        ("file", "openstack", "region = \"r\"\nrolee = \"instance\"\n", "rolee"),
+        ("docker", "docker", "host = \"unix:///var/run/docker.sock\"\nfilter = {}\n", "filter"),
+    ];
+    for (kind, table, body, key) in cases {
+        let text = format!("[[sources]]\ntype = \"{kind}\"\nname = \"d\"\n[sources.{table}]\n{body}");
+        assert_bad(&text, &format!("sources[0].{table}.{key}"), "unknown key");
+    }
+}
+
 /// A config with no `client.url` pushed to http://127.0.0.1:3100 without a
 /// word. `check` and `run` now say which service it pushes to; a URL given
 /// by `TAILSHIP_CLIENT__URL` counts as given, and each `[[clients]]` entry

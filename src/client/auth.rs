@@ -1,7 +1,8 @@
 //! How requests authenticate: to the log service, `client.basic_auth`,
 //! `client.bearer_token` or `client.oauth2` (a token fetched and renewed by
 //! [`super::oauth2`]); the discovery sources that reach a service over HTTP
-//! (a remote Docker Engine, the Kubernetes API server) take the same keys.
+//! (a remote Docker Engine, Consul, the Kubernetes API server with its
+//! service account's token) take the same keys.
 
 use std::sync::Arc;
 
@@ -24,6 +25,14 @@ pub enum Auth {
     Bearer(Secret),
     /// A bearer token read from this file for every request (tokens rotate).
     BearerFile(std::path::PathBuf),
+    /// As `BearerFile` where the file may be absent, and then no credential
+    /// is sent (a pod's service account token, when none is mounted).
+    BearerFileIfAny(std::path::PathBuf),
+    /// Basic auth whose password is read from this file for every request.
+    BasicFile {
+        username: String,
+        password_file: std::path::PathBuf,
+    },
     /// `client.oauth2`: a token fetched and renewed as needed.
     OAuth2(Arc<TokenSource>),
 }
@@ -55,6 +64,22 @@ impl Auth {
                     HttpError::Setting(format!("cannot read the bearer token file {}: {e}", path.display()))
                 })?;
                 rb.bearer_auth(token.expose().trim())
+            }
+            Auth::BearerFileIfAny(path) => match std::fs::read_to_string(path) {
+                Ok(token) => rb.bearer_auth(token.trim()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => rb,
+                Err(e) => {
+                    return Err(HttpError::Setting(format!(
+                        "cannot read the bearer token file {}: {e}",
+                        path.display()
+                    )))
+                }
+            },
+            Auth::BasicFile { username, password_file } => {
+                let password = std::fs::read_to_string(password_file).map_err(|e| {
+                    HttpError::Setting(format!("cannot read the password file {}: {e}", password_file.display()))
+                })?;
+                rb.basic_auth(username, Some(password.trim_end_matches(['\r', '\n'])))
             }
             Auth::OAuth2(source) => rb.header(reqwest::header::AUTHORIZATION, source.header().await?),
         })

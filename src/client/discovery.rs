@@ -1,6 +1,9 @@
 //! The HTTP client of a discovery that asks a service's API ([`HttpKeys`]:
 //! Prometheus' `HTTPClientConfig`): its TLS, proxy and credentials, and a
-//! JSON GET that says what went wrong in the service's words.
+//! JSON GET that says what went wrong in the service's words. Every
+//! discovery's client settings come from [`options`] (its keys and a few
+//! [`Overrides`] of its own) into `super::http::build_client`, and its
+//! credentials from [`auth`].
 
 use std::time::Duration;
 
@@ -32,25 +35,50 @@ pub enum SdHttpError {
     Client(#[from] HttpError),
 }
 
+/// What a discovery sets of its client beyond its [`HttpKeys`].
+#[derive(Debug, Clone, Copy)]
+pub struct Overrides {
+    /// The service is reached over `http://` only (no TLS roots loaded).
+    pub plain_http: bool,
+    /// How long one request may take (None: streams and blocking queries
+    /// stay open; their calls bound themselves).
+    pub timeout: Option<Duration>,
+    /// Redirects are refused rather than followed.
+    pub no_redirects: bool,
+    pub http1_only: bool,
+}
+
+impl Default for Overrides {
+    /// A service's API: `https://`, [`CALL`] per request, no redirects.
+    fn default() -> Self {
+        Self { plain_http: false, timeout: Some(CALL), no_redirects: true, http1_only: false }
+    }
+}
+
+/// The client settings of a discovery: `keys`' TLS and proxy, and `o`.
+pub fn options(keys: HttpKeys<'_>, o: Overrides) -> ClientOptions {
+    let tls = keys.tls.cloned().unwrap_or_default();
+    ClientOptions {
+        ca: tls.ca_pem(),
+        insecure_skip_verify: tls.insecure_skip_verify,
+        server_name: tls.server_name.clone(),
+        plain_http: o.plain_http,
+        identity: tls.identity(),
+        proxy_url: keys.proxy_url.cloned(),
+        no_proxy: keys.no_proxy.map(str::to_string),
+        proxy_headers: keys.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        timeout: o.timeout,
+        headers: Vec::new(),
+        no_redirects: o.no_redirects,
+        http1_only: o.http1_only,
+    }
+}
+
 impl SdClient {
     /// The client `keys` describe; `plain_http`: the service is reached
     /// over `http://` only (no TLS roots loaded).
     pub fn new(keys: HttpKeys<'_>, plain_http: bool) -> Result<Self, HttpError> {
-        let tls = keys.tls.cloned().unwrap_or_default();
-        let opts = ClientOptions {
-            ca: tls.ca_pem(),
-            insecure_skip_verify: tls.insecure_skip_verify,
-            server_name: tls.server_name.clone(),
-            plain_http,
-            identity: tls.identity(),
-            proxy_url: keys.proxy_url.cloned(),
-            no_proxy: keys.no_proxy.map(str::to_string),
-            proxy_headers: keys.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            timeout: Some(CALL),
-            headers: Vec::new(),
-            no_redirects: true,
-            http1_only: false,
-        };
+        let opts = options(keys, Overrides { plain_http, ..Overrides::default() });
         let http = super::http::build_client(&opts)?;
         let auth = auth(keys, opts)?;
         Ok(Self { http, auth })

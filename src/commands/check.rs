@@ -30,7 +30,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<()> {
     for s in &plan.sources {
         let cfg = s.spec.config.kubernetes.as_ref();
         let Some(k) = cfg.filter(|k| k.role == crate::config::KubeRole::Pod) else { continue };
-        let (node, from) = crate::discovery::kubernetes::node(k);
+        let (node, from) = crate::discovery::kubernetes_node(k);
         writeln!(out, "# source {}: the pods of node `{node}` (from {from})", s.name)?;
     }
     let text = crate::config::to_redacted_toml(&plan.config);

@@ -10,6 +10,13 @@ use super::sd::validate_urls;
 use super::TlsConfig;
 use crate::util::{HumanDuration, Secret};
 
+super::discoveries::checked_by!(
+    GceConfig => validate_gce,
+    OpenstackConfig => validate_openstack,
+    Ec2Config => validate_ec2,
+    AzureConfig => validate_azure,
+);
+
 /// Google Compute Engine instances as targets (`sources[].gce`, Promtail's
 /// `gce_sd_configs`), with Google's Application Default Credentials.
 #[derive(Debug, Clone, Deserialize, Serialize)]

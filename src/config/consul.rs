@@ -93,36 +93,42 @@ impl ConsulConfig {
     }
 }
 
-/// Checks a source's `consul` section (`key` is the source's).
-pub fn validate_consul(key: &str, c: &ConsulConfig, e: &mut dyn FnMut(&str, String)) {
+impl super::SdTable for ConsulConfig {
+    fn validate(&self, kk: &str, _: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
+        validate_consul(kk, self, e);
+    }
+}
+
+/// Checks a source's `consul` table (`kk` is its key).
+fn validate_consul(kk: &str, c: &ConsulConfig, e: &mut dyn FnMut(&str, String)) {
     if c.scheme != "http" && c.scheme != "https" {
-        e(&format!("{key}.consul.scheme"), format!("`{}` is not http or https", c.scheme));
+        e(&format!("{kk}.scheme"), format!("`{}` is not http or https", c.scheme));
     }
     match reqwest::Url::parse(&c.base_url()) {
         Ok(u) if u.host_str().is_some() && !c.server.contains('/') => {}
-        _ => e(&format!("{key}.consul.server"), format!("`{}` is not host:port", c.server)),
+        _ => e(&format!("{kk}.server"), format!("`{}` is not host:port", c.server)),
     }
     if c.refresh_interval.get().is_zero() {
-        e(&format!("{key}.consul.refresh_interval"), "must be above 0".into());
+        e(&format!("{kk}.refresh_interval"), "must be above 0".into());
     }
     if c.token.is_some() && c.token_file.is_some() {
-        e(&format!("{key}.consul.token"), "set token or token_file, not both".into());
+        e(&format!("{kk}.token"), "set token or token_file, not both".into());
     }
     if let Some(p) = &c.token_file {
         if let Err(err) = crate::util::read_secret_file(p) {
-            e(&format!("{key}.consul.token_file"), format!("cannot read {}: {err}", p.display()));
+            e(&format!("{kk}.token_file"), format!("cannot read {}: {err}", p.display()));
         }
     }
     if c.tls.is_some() && c.scheme != "https" {
-        e(&format!("{key}.consul.tls"), "is for scheme = \"https\"".into());
+        e(&format!("{kk}.tls"), "is for scheme = \"https\"".into());
     }
     if let Some(b) = &c.basic_auth {
         if b.password.is_none() && b.password_file.is_none() {
-            e(&format!("{key}.consul.basic_auth"), "needs password or password_file".into());
+            e(&format!("{kk}.basic_auth"), "needs password or password_file".into());
         }
         if let Some(p) = &b.password_file {
             if let Err(err) = crate::util::read_secret_file(p) {
-                e(&format!("{key}.consul.basic_auth.password_file"), format!("cannot read {}: {err}", p.display()));
+                e(&format!("{kk}.basic_auth.password_file"), format!("cannot read {}: {err}", p.display()));
             }
         }
     }

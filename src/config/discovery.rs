@@ -114,25 +114,51 @@ impl DockerConfig {
     }
 }
 
-/// Checks a docker source's `docker` section (`key` is the source's).
-pub fn validate_docker(key: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) {
-    let kk = format!("{key}.docker");
+impl super::SdTable for DockerConfig {
+    fn validate(&self, kk: &str, s: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
+        match s.kind {
+            super::SourceType::Docker => validate_docker(kk, self, e),
+            _ => e(kk, "`docker` is for docker sources (type = \"docker\")".into()),
+        }
+    }
+}
+
+/// Checks a docker source's `docker` table (`kk` is its key).
+fn validate_docker(kk: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) {
     if d.role.is_some() {
         e(&format!("{kk}.role"), "is for `dockerswarm` (a file source's Docker Swarm targets)".into());
     }
-    validate_engine(&kk, d, e);
+    validate_engine(kk, d, e);
 }
 
-/// Checks a file source's `dockerswarm` section (`key` is the source's).
-pub fn validate_dockerswarm(key: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) {
-    let kk = format!("{key}.dockerswarm");
+/// A file source's `dockerswarm` table: a Docker Engine's keys, and the
+/// swarm objects that are the targets (`role`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct SwarmConfig(pub DockerConfig);
+
+impl std::ops::Deref for SwarmConfig {
+    type Target = DockerConfig;
+    fn deref(&self) -> &DockerConfig {
+        &self.0
+    }
+}
+
+impl super::SdTable for SwarmConfig {
+    fn validate(&self, kk: &str, _: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
+        validate_dockerswarm(kk, self, e);
+    }
+}
+
+/// Checks a file source's `dockerswarm` table (`kk` is its key).
+fn validate_dockerswarm(kk: &str, d: &DockerConfig, e: &mut dyn FnMut(&str, String)) {
     if d.role.is_none() {
         e(&format!("{kk}.role"), "is required: tasks, services or nodes".into());
     }
     if d.host_networking_host != DockerConfig::default().host_networking_host {
         e(&format!("{kk}.host_networking_host"), "is for docker sources; swarm targets have no host network".into());
     }
-    validate_engine(&kk, d, e);
+    validate_engine(kk, d, e);
 }
 
 /// Checks the Engine settings of `d`, whose key is `kk`.

@@ -162,13 +162,21 @@ http_table! {
 /// The in-cluster service account's files.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-/// Checks a source's `kubernetes` table (`key` names the source): the role
+/// Checks a source's `kubernetes` table (`kk` is its key): the role
 /// fits the source type, selectors parse and fit the role (as Prometheus
 /// checks them), credentials are given once and their files exist.
-pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
+impl super::SdTable for KubernetesConfig {
+    fn validate(&self, kk: &str, s: &super::SourceConfig, e: &mut dyn FnMut(&str, String)) {
+        validate_role_fits(kk, s, self, e);
+        validate_api_access(kk, self, e);
+        validate_scope(kk, self, e);
+        validate_selectors(kk, self, e);
+    }
+}
+
+/// The role fits the source type (a kubernetes source's pods, a file source's any role).
+fn validate_role_fits(kk: &str, s: &super::SourceConfig, k: &KubernetesConfig, e: &mut dyn FnMut(&str, String)) {
     use super::SourceType;
-    let Some(k) = &s.kubernetes else { return };
-    let kk = format!("{key}.kubernetes");
     match (s.kind, k.role) {
         (SourceType::Kubernetes, KubeRole::Pod) => {}
         (SourceType::Kubernetes, r) => e(
@@ -184,8 +192,13 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
                 e(&format!("{kk}.{which}"), format!("{which} is for role pod"));
             }
         }
-        _ => e(&kk, "`kubernetes` is for kubernetes sources and file sources".into()),
+        _ => e(kk, "`kubernetes` is for kubernetes sources and file sources".into()),
     }
+}
+
+/// How the API server is reached: its URL or a kubeconfig, credentials
+/// given once (and only with `api_server`), TLS and proxy.
+fn validate_api_access(kk: &str, k: &KubernetesConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(u) = &k.api_server {
         if !(u.starts_with("https://") || u.starts_with("http://")) {
             e(&format!("{kk}.api_server"), format!("`{u}` is not an http(s):// URL"));
@@ -216,7 +229,7 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
         }
         super::oauth2::validate_oauth2(&mut o.clone(), &format!("{kk}.oauth2"), e);
     }
-    k.http().validate_proxy(&kk, e);
+    k.http().validate_proxy(kk, e);
     if let Some(b) = &k.basic_auth {
         super::client::validate_basic_auth(b, &format!("{kk}.basic_auth"), e);
     }
@@ -226,6 +239,10 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
         }
         super::tls::validate_tls(t, &format!("{kk}.tls"), e);
     }
+}
+
+/// The namespaces watched and the metadata attached fit the role.
+fn validate_scope(kk: &str, k: &KubernetesConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(ns) = &k.namespaces {
         if k.role == KubeRole::Node && (!ns.names.is_empty() || ns.own_namespace) {
             e(&format!("{kk}.namespaces"), "nodes belong to no namespace".into());
@@ -248,6 +265,10 @@ pub fn validate_kubernetes(key: &str, s: &super::SourceConfig, e: &mut dyn FnMut
     if k.attach_metadata.namespace && k.role == KubeRole::Node {
         e(&format!("{kk}.attach_metadata.namespace"), "nodes belong to no namespace".into());
     }
+}
+
+/// One selector per role, of the roles the discovery's role takes, each parsing.
+fn validate_selectors(kk: &str, k: &KubernetesConfig, e: &mut dyn FnMut(&str, String)) {
     let mut seen = Vec::new();
     for (i, sel) in k.selectors.iter().enumerate() {
         let sk = format!("{kk}.selectors[{i}]");

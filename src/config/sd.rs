@@ -11,6 +11,14 @@ use super::http_table::http_table;
 use super::TlsConfig;
 use crate::util::{HumanDuration, Secret};
 
+super::discoveries::checked_by!(
+    MarathonConfig => validate_marathon,
+    TritonConfig => validate_triton,
+    DigitalOceanConfig => validate_digitalocean,
+    DnsConfig => validate_dns,
+    ZookeeperConfig => validate_zookeeper,
+);
+
 /// Checks that each URL of `urls` at `key` is http(s) with a host.
 pub(super) fn validate_urls(key: &str, urls: &[String], e: &mut dyn FnMut(&str, String)) {
     for (i, u) in urls.iter().enumerate() {

@@ -174,194 +174,124 @@ pub enum StartAt {
     End,
 }
 
+/// Writes [`SourceConfig`] and its `Default`: its own keys (`name: Type =
+/// default,`), then an optional table per discovery of `super::discoveries!`.
+macro_rules! source_table {
+    ([$(#[$m:meta])* pub struct $name:ident {
+        $($(#[$fm:meta])* pub $f:ident: $t:ty = $d:expr,)*
+    }] $($(#[$doc:meta])* $key:ident: $variant:ident($ty:ty),)*) => {
+        $(#[$m])*
+        pub struct $name {
+            $($(#[$fm])* pub $f: $t,)*
+            $($(#[$doc])* pub $key: Option<$ty>,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self { $($f: $d,)* $($key: None,)* }
+            }
+        }
+    };
+}
+
+super::discoveries!(source_table[
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default)]
 pub struct SourceConfig {
     #[serde(rename = "type")]
-    pub kind: SourceType,
+    pub kind: SourceType = SourceType::File,
     /// Name used in metrics; defaults to `file-N`, `stdin-N` or `journal-N` by position.
-    pub name: Option<String>,
+    pub name: Option<String> = None,
     /// Globs of files to tail (`*`, `?`, `[..]`, `**`).
-    pub include: Vec<String>,
+    pub include: Vec<String> = Vec::new(),
     /// Globs of paths (or file names) never to tail.
-    pub exclude: Vec<String>,
+    pub exclude: Vec<String> = Vec::new(),
     /// A `kubernetes` source's pod log directory
     /// (`<root>/<namespace>_<pod>_<uid>/<container>/<n>.log`; default `/var/log/pods`).
-    pub root: Option<PathBuf>,
+    pub root: Option<PathBuf> = None,
     /// Static labels of every line from this source.
-    pub labels: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String> = BTreeMap::new(),
     /// Overrides `client.tenant_id` for this source's lines.
-    pub tenant_id: Option<String>,
+    pub tenant_id: Option<String> = None,
     /// The names of the clients this source's lines go to (empty: every client).
-    pub clients: Vec<String>,
+    pub clients: Vec<String> = Vec::new(),
     /// Where to start in a file with no saved position (a journal: with no saved cursor).
-    pub start_at: StartAt,
+    pub start_at: StartAt = StartAt::Beginning,
     /// Journal: the journal directory to read (`journalctl --directory`);
     /// unset: the system journal.
-    pub path: Option<PathBuf>,
+    pub path: Option<PathBuf> = None,
     /// Journal: `FIELD=value` matches as journalctl takes them (the same
     /// field ORed, different fields ANDed); empty: every entry.
-    pub matches: Vec<String>,
+    pub matches: Vec<String> = Vec::new(),
     /// Journal: without journalctl on `PATH`, leave the source out (said
     /// once) instead of refusing to run.
-    pub optional: bool,
+    pub optional: bool = false,
     /// Journal: each line is the whole entry as a JSON object of its fields
     /// (Promtail's `journal.json`) instead of its `MESSAGE`.
-    pub json: bool,
+    pub json: bool = false,
     /// Journal: with no saved cursor and `start_at = "beginning"`, entries
     /// older than this are skipped (0: the whole journal).
-    pub max_age: HumanDuration,
+    pub max_age: HumanDuration = DEFAULT_JOURNAL_MAX_AGE,
     /// Journal: a saved cursor whose entry is older than `max_age` is not
     /// resumed from; the source starts as without one (Promtail's journal
     /// target does so; off by default: a cursor is resumed from however old).
-    pub cursor_max_age: bool,
+    pub cursor_max_age: bool = false,
     /// Journal: where the `unit` label comes from (see [`UnitLabel`]).
-    pub unit_label: UnitLabel,
+    pub unit_label: UnitLabel = UnitLabel::UnitOrIdentifier,
     /// Journal: add a `level` label, the syslog name of `PRIORITY`.
-    pub level_label: bool,
+    pub level_label: bool = true,
     /// Journal: the entry's address fields (`__CURSOR`,
     /// `__REALTIME_TIMESTAMP`, `__MONOTONIC_TIMESTAMP`) in the `json` line
     /// and offered to `relabel` rules as `__journal___cursor`, ...;
     /// Promtail 3.6 shows neither.
-    pub address_fields: bool,
+    pub address_fields: bool = true,
     /// Skip files not modified for this long (0 turns it off).
-    pub ignore_older: HumanDuration,
+    pub ignore_older: HumanDuration = HumanDuration::secs(24 * 3600),
     /// How often globs are rescanned (file events wake the scan earlier).
-    pub scan_interval: HumanDuration,
+    pub scan_interval: HumanDuration = HumanDuration::secs(10),
     /// Files held open at once; the rest wait their turn.
-    pub max_open_files: usize,
+    pub max_open_files: usize = 1024,
     /// Longer lines are truncated to this many bytes and counted.
-    pub max_line_bytes: HumanSize,
+    pub max_line_bytes: HumanSize = HumanSize(256 << 10),
     /// Distinct label sets the source's stages may make (0: no bound); see
     /// `pipeline::stream_limit`. A receiver's bound is per tenant and counts
     /// the label sets it receives too. Unset: see [`SourceConfig::stream_bound`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_streams: Option<usize>,
+    pub max_streams: Option<usize> = None,
     /// Network and pulling sources: a received label set that brings no
     /// line for this long no longer counts toward `max_streams`, as Loki
     /// forgets an idle stream (0: never forgotten). Unset: 30m, Loki's
     /// `chunk_idle_period`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stream_idle_period: Option<HumanDuration>,
+    pub stream_idle_period: Option<HumanDuration> = None,
     /// A last line without a newline is shipped after this long idle.
-    pub partial_line_wait: HumanDuration,
+    pub partial_line_wait: HumanDuration = HumanDuration::secs(3),
     /// Add a `host` label with this machine's hostname.
-    pub host_label: bool,
-    pub multiline: Option<MultilineConfig>,
-    /// A file source's files named by target files (Promtail's `file_sd_configs`).
-    pub targets_from: Option<super::FileSdConfig>,
-    /// A file source's targets from the Consul catalog (Promtail's
-    /// `consul_sd_configs`): files named by the `__path__` the relabel rules give them.
-    pub consul: Option<super::ConsulConfig>,
-    /// A file source's targets from a Docker Swarm manager (Promtail's
-    /// `dockerswarm_sd_configs`): files named by the `__path__` the relabel rules give them.
-    pub dockerswarm: Option<super::DockerConfig>,
-    /// A file source's targets from Marathon (Promtail's `marathon_sd_configs`).
-    pub marathon: Option<super::MarathonConfig>,
-    /// A file source's targets from Triton (Promtail's `triton_sd_configs`).
-    pub triton: Option<super::TritonConfig>,
-    /// A file source's targets from DigitalOcean (Promtail's `digitalocean_sd_configs`).
-    pub digitalocean: Option<super::DigitalOceanConfig>,
-    /// A file source's targets from DNS records (Promtail's `dns_sd_configs`).
-    pub dns: Option<super::DnsConfig>,
-    /// A file source's targets from ZooKeeper serverset members (Promtail's `serverset_sd_configs`).
-    pub serverset: Option<super::ZookeeperConfig>,
-    /// A file source's targets from ZooKeeper Nerve members (Promtail's `nerve_sd_configs`).
-    pub nerve: Option<super::ZookeeperConfig>,
-    /// A file source's targets from Google Compute Engine (Promtail's `gce_sd_configs`).
-    pub gce: Option<super::GceConfig>,
-    /// A file source's targets from OpenStack (Promtail's `openstack_sd_configs`).
-    pub openstack: Option<super::OpenstackConfig>,
-    /// A file source's targets from Amazon EC2 (Promtail's `ec2_sd_configs`).
-    pub ec2: Option<super::Ec2Config>,
-    /// A file source's targets from Azure (Promtail's `azure_sd_configs`).
-    pub azure: Option<super::AzureConfig>,
+    pub host_label: bool = true,
+    pub multiline: Option<MultilineConfig> = None,
     /// A file source's compressed files: formats and the delay before reading one.
-    pub decompression: Option<super::DecompressionConfig>,
+    pub decompression: Option<super::DecompressionConfig> = None,
     /// Prometheus relabel rules over the labels of each file (or of stdin):
     /// the static ones, `host`, `filename`, `__path__` and a discovery
     /// source's `__meta_*` labels. A file they drop is not read; labels
     /// starting `__` are removed after them.
-    pub relabel: Vec<super::RelabelConfig>,
-    /// A `docker` source's Engine and container filters (unset: the defaults).
-    pub docker: Option<super::DockerConfig>,
-    /// A `kubernetes` source's pod metadata from the API server (unset: path labels only).
-    pub kubernetes: Option<super::KubernetesConfig>,
-    pub stages: Vec<StageConfig>,
+    pub relabel: Vec<super::RelabelConfig> = Vec::new(),
+    pub stages: Vec<StageConfig> = Vec::new(),
     /// A network source's address (default: loopback, see [`SourceType::default_listen`]).
-    pub listen: Option<String>,
+    pub listen: Option<String> = None,
     /// A syslog source's transport (`tcp`, the default, or `udp`).
-    pub protocol: Option<super::NetProtocol>,
+    pub protocol: Option<super::NetProtocol> = None,
     /// A network source's limits, TLS and auth.
-    pub receiver: Option<super::ReceiverConfig>,
+    pub receiver: Option<super::ReceiverConfig> = None,
     /// A `kafka` source's brokers, topics and authentication.
-    pub kafka: Option<super::KafkaConfig>,
+    pub kafka: Option<super::KafkaConfig> = None,
     /// An `azure_event_hubs` source's namespace, event hubs and connection string.
-    pub azure_event_hubs: Option<super::AzureEventHubsConfig>,
+    pub azure_event_hubs: Option<super::AzureEventHubsConfig> = None,
     /// A `gcplog` source's subscription.
-    pub gcplog: Option<super::GcplogConfig>,
+    pub gcplog: Option<super::GcplogConfig> = None,
     /// A `cloudflare` source's zone and token.
-    pub cloudflare: Option<super::CloudflareConfig>,
-}
-
-impl Default for SourceConfig {
-    fn default() -> Self {
-        Self {
-            kind: SourceType::File,
-            name: None,
-            include: Vec::new(),
-            exclude: Vec::new(),
-            root: None,
-            labels: BTreeMap::new(),
-            tenant_id: None,
-            clients: Vec::new(),
-            start_at: StartAt::Beginning,
-            path: None,
-            matches: Vec::new(),
-            optional: false,
-            json: false,
-            max_age: DEFAULT_JOURNAL_MAX_AGE,
-            cursor_max_age: false,
-            unit_label: UnitLabel::UnitOrIdentifier,
-            level_label: true,
-            address_fields: true,
-            ignore_older: HumanDuration::secs(24 * 3600),
-            scan_interval: HumanDuration::secs(10),
-            max_open_files: 1024,
-            max_line_bytes: HumanSize(256 << 10),
-            max_streams: None,
-            stream_idle_period: None,
-            partial_line_wait: HumanDuration::secs(3),
-            host_label: true,
-            multiline: None,
-            decompression: None,
-            targets_from: None,
-            consul: None,
-            dockerswarm: None,
-            marathon: None,
-            triton: None,
-            digitalocean: None,
-            dns: None,
-            serverset: None,
-            nerve: None,
-            gce: None,
-            openstack: None,
-            ec2: None,
-            azure: None,
-            relabel: Vec::new(),
-            docker: None,
-            kubernetes: None,
-            stages: Vec::new(),
-            listen: None,
-            protocol: None,
-            receiver: None,
-            kafka: None,
-            azure_event_hubs: None,
-            gcplog: None,
-            cloudflare: None,
-        }
-    }
-}
+    pub cloudflare: Option<super::CloudflareConfig> = None,
+}]);
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default)]
@@ -375,31 +305,6 @@ pub struct MultilineConfig {
 impl Default for MultilineConfig {
     fn default() -> Self {
         Self { start: String::new(), max_lines: 128, max_wait: HumanDuration::secs(3) }
-    }
-}
-
-impl SourceConfig {
-    /// The discoveries (other than `kubernetes`) whose targets name this
-    /// file source's files, by their key.
-    pub fn discoveries(&self) -> Vec<&'static str> {
-        [
-            ("consul", self.consul.is_some()),
-            ("dockerswarm", self.dockerswarm.is_some()),
-            ("marathon", self.marathon.is_some()),
-            ("triton", self.triton.is_some()),
-            ("digitalocean", self.digitalocean.is_some()),
-            ("dns", self.dns.is_some()),
-            ("serverset", self.serverset.is_some()),
-            ("nerve", self.nerve.is_some()),
-            ("gce", self.gce.is_some()),
-            ("openstack", self.openstack.is_some()),
-            ("ec2", self.ec2.is_some()),
-            ("azure", self.azure.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, set)| *set)
-        .map(|(k, _)| k)
-        .collect()
     }
 }
 
@@ -418,21 +323,37 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
         e(&format!("{key}.root"), "`root` is for kubernetes sources (type = \"kubernetes\")".into());
     }
     match s.kind {
+        SourceType::File | SourceType::Kubernetes | SourceType::Docker => validate_file_reading(key, s, e),
+        SourceType::Stdin => {
+            if !s.include.is_empty() || !s.exclude.is_empty() {
+                e(&format!("{key}.include"), "include and exclude are for file sources".into());
+            }
+        }
+        SourceType::Journal => validate_journal(key, s, e),
+        SourceType::Syslog
+        | SourceType::LokiPush
+        | SourceType::Otlp
+        | SourceType::Gelf
+        | SourceType::HerokuDrain
+        | SourceType::Gcplog
+        | SourceType::Cloudflare
+        | SourceType::Kafka
+        | SourceType::AzureEventHubs => {}
+    }
+    super::discoveries::validate_discoveries(key, s, e);
+    journal_only_keys(key, s, e);
+    validate_delivery(key, s, e);
+}
+
+/// What a source that tails files (`file`, `kubernetes`, `docker`) reads.
+fn validate_file_reading(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    match s.kind {
         SourceType::File => {
-            if s.include.is_empty() && s.targets_from.is_none() && s.discoveries().is_empty() && s.kubernetes.is_none()
-            {
+            if s.include.is_empty() && s.discoveries().is_empty() {
                 e(
                     &format!("{key}.include"),
                     "a file source needs at least one glob (or `targets_from`, or a discovery such as `consul`)".into(),
                 );
-            }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
-        }
-        SourceType::Stdin => {
-            if !s.include.is_empty() || !s.exclude.is_empty() {
-                e(&format!("{key}.include"), "include and exclude are for file sources".into());
             }
         }
         SourceType::Kubernetes => {
@@ -445,9 +366,6 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
             if !s.pod_root().is_absolute() {
                 e(&format!("{key}.root"), format!("`{}` is not an absolute path", s.pod_root().display()));
             }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
         }
         SourceType::Docker => {
             if !s.include.is_empty() {
@@ -458,49 +376,37 @@ pub(super) fn validate_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&st
                         .into(),
                 );
             }
-            if s.max_open_files == 0 {
-                e(&format!("{key}.max_open_files"), "must be at least 1".into());
-            }
-            super::discovery::validate_docker(key, &s.docker.clone().unwrap_or_default(), e);
         }
-        SourceType::Journal => {
-            if !s.include.is_empty() {
-                e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
-            }
-            if !s.exclude.is_empty() {
-                e(
-                    &format!("{key}.exclude"),
-                    "exclude is for file sources; a journal source filters with `matches`".into(),
-                );
-            }
-            if s.multiline.is_some() {
-                e(
-                    &format!("{key}.multiline"),
-                    "multiline is for file and stdin sources: a journal source joins entries with a `multiline` \
-                     stage in its `stages`"
-                        .into(),
-                );
-            }
-            if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
-                e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
-            }
-        }
-        SourceType::Syslog
-        | SourceType::LokiPush
-        | SourceType::Otlp
-        | SourceType::Gelf
-        | SourceType::HerokuDrain
-        | SourceType::Gcplog
-        | SourceType::Cloudflare
-        | SourceType::Kafka
-        | SourceType::AzureEventHubs => {}
+        _ => return,
     }
-    super::kubernetes::validate_kubernetes(key, s, e);
-    validate_discoveries(key, s, e);
-    if s.docker.is_some() && s.kind != SourceType::Docker {
-        e(&format!("{key}.docker"), "`docker` is for docker sources (type = \"docker\")".into());
+    if s.max_open_files == 0 {
+        e(&format!("{key}.max_open_files"), "must be at least 1".into());
     }
-    journal_only_keys(key, s, e);
+}
+
+/// What a journal source reads, and keys of file sources set on it.
+fn validate_journal(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    if !s.include.is_empty() {
+        e(&format!("{key}.include"), "include is for file sources; a journal source reads `path`".into());
+    }
+    if !s.exclude.is_empty() {
+        e(&format!("{key}.exclude"), "exclude is for file sources; a journal source filters with `matches`".into());
+    }
+    if s.multiline.is_some() {
+        e(
+            &format!("{key}.multiline"),
+            "multiline is for file and stdin sources: a journal source joins entries with a `multiline` \
+             stage in its `stages`"
+                .into(),
+        );
+    }
+    if s.path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+        e(&format!("{key}.path"), "must not be empty (leave it out for the system journal)".into());
+    }
+}
+
+/// The tenant, line size and multiline rule of what the source sends.
+fn validate_delivery(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(t) = &s.tenant_id {
         if t.contains('|') {
             e(&format!("{key}.tenant_id"), "must be one tenant (a push cannot carry `a|b`)".into());
@@ -539,61 +445,6 @@ fn journal_only_keys(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String
             if set {
                 e(&format!("{key}.{k}"), format!("{k} is for journal sources"));
             }
-        }
-    }
-}
-
-/// Checks a file source's discovery tables (`key` is the source's): each
-/// one's keys, one discovery per source, and no `include` or `targets_from` beside it.
-pub(super) fn validate_discoveries(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
-    if let Some(c) = &s.consul {
-        super::consul::validate_consul(key, c, e);
-    }
-    if let Some(d) = &s.dockerswarm {
-        super::discovery::validate_dockerswarm(key, d, e);
-    }
-    if let Some(m) = &s.marathon {
-        super::sd::validate_marathon(&format!("{key}.marathon"), m, e);
-    }
-    if let Some(t) = &s.triton {
-        super::sd::validate_triton(&format!("{key}.triton"), t, e);
-    }
-    if let Some(d) = &s.digitalocean {
-        super::sd::validate_digitalocean(&format!("{key}.digitalocean"), d, e);
-    }
-    if let Some(d) = &s.dns {
-        super::sd::validate_dns(&format!("{key}.dns"), d, e);
-    }
-    if let Some(g) = &s.gce {
-        super::clouds::validate_gce(&format!("{key}.gce"), g, e);
-    }
-    if let Some(o) = &s.openstack {
-        super::clouds::validate_openstack(&format!("{key}.openstack"), o, e);
-    }
-    if let Some(c) = &s.ec2 {
-        super::clouds::validate_ec2(&format!("{key}.ec2"), c, e);
-    }
-    if let Some(a) = &s.azure {
-        super::clouds::validate_azure(&format!("{key}.azure"), a, e);
-    }
-    for (k, z) in [("serverset", &s.serverset), ("nerve", &s.nerve)] {
-        if let Some(z) = z {
-            super::sd::validate_zookeeper(&format!("{key}.{k}"), z, e);
-        }
-    }
-    let kinds: Vec<&str> = s.discoveries();
-    if let Some(k) = kinds.first() {
-        if s.kind != SourceType::File {
-            e(&format!("{key}.{k}"), format!("`{k}` is for file sources (type = \"file\")"));
-        }
-        if !s.include.is_empty() || s.targets_from.is_some() {
-            e(&format!("{key}.{k}"), format!("a source with `{k}` reads the files its targets' `__path__` name (set by `relabel`); leave `include` and `targets_from` out"));
-        }
-        if let Some(other) = kinds.get(1) {
-            e(
-                &format!("{key}.{other}"),
-                format!("a source takes its targets from one discovery (also set: {k}); give each its own source"),
-            );
         }
     }
 }

@@ -33,8 +33,8 @@ use super::lister::{published, Listed, Lister};
 use super::poll::{poll, Backoff};
 use super::{join_host_port, sanitize, Found, Labels, Serving};
 use crate::client::auth::Auth;
-use crate::client::http::ClientOptions;
-use crate::config::{ConsulConfig, SourceConfig};
+use crate::client::discovery::{options, Overrides};
+use crate::config::{ConsulConfig, HttpKeys, SourceConfig};
 use crate::util::Secret;
 
 /// Retries after a failure wait at most this (Prometheus waits 15 s).
@@ -236,15 +236,10 @@ struct Catalog {
 impl Catalog {
     fn new(cfg: &ConsulConfig) -> Result<Self, ConsulError> {
         let base = cfg.base_url();
-        let tls = cfg.tls.clone().unwrap_or_default();
-        let opts = ClientOptions {
-            ca: tls.ca_pem(),
-            insecure_skip_verify: tls.insecure_skip_verify,
-            server_name: tls.server_name.clone(),
-            plain_http: cfg.scheme == "http",
-            identity: tls.identity(),
-            ..Default::default()
-        };
+        // Blocking queries stay open: no timeout of the client's own.
+        let keys = HttpKeys { basic_auth: cfg.basic_auth.as_ref(), tls: cfg.tls.as_ref(), ..HttpKeys::none() };
+        let o = Overrides { plain_http: cfg.scheme == "http", timeout: None, no_redirects: false, http1_only: false };
+        let opts = options(keys, o);
         let http = crate::client::http::build_client(&opts).map_err(|e| ConsulError::Setting(e.to_string()))?;
         let token = match (&cfg.token, &cfg.token_file) {
             (Some(t), _) => Some(t.clone()),
@@ -254,20 +249,7 @@ impl Catalog {
             ),
             (None, None) => None,
         };
-        let auth = match &cfg.basic_auth {
-            Some(b) => {
-                let password = match (&b.password, &b.password_file) {
-                    (Some(p), _) => p.clone(),
-                    (None, Some(p)) => crate::util::read_secret_file(p).map_err(|e| {
-                        ConsulError::Setting(format!("basic_auth.password_file: cannot read {}: {e}", p.display()))
-                    })?,
-                    (None, None) => Secret::default(),
-                };
-                crate::util::secrets::remember_basic(&b.username, password.expose());
-                Auth::Basic { username: b.username.clone(), password }
-            }
-            None => Auth::None,
-        };
+        let auth = crate::client::discovery::auth(keys, opts).map_err(|e| ConsulError::Setting(e.to_string()))?;
         Ok(Self { http, base, token, auth, cfg: cfg.clone() })
     }
 
@@ -414,17 +396,19 @@ impl Catalog {
     }
 }
 
-/// The Consul targets of the source (None without `consul`), kept current
-/// by a task on `at.handle` until `at.cancel`.
-pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
-    let cfg = config.consul.as_ref()?;
-    let catalog = match Catalog::new(cfg) {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::error!(source = %at.name, error = %e, "consul targets cannot be read");
-            return None;
-        }
-    };
+/// The Consul discovery: the catalog's targets, kept current by a task on
+/// `at.handle` until `at.cancel`.
+pub struct Consul;
+
+impl super::Discover for Consul {
+    type Config = ConsulConfig;
+    fn start(cfg: &ConsulConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        Ok(start(cfg, Catalog::new(cfg).map_err(|e| e.to_string())?, at))
+    }
+}
+
+/// Watches `catalog` for the source `at`.
+fn start(cfg: &ConsulConfig, catalog: Catalog, at: &Serving) -> Found {
     let (out, found) = published(at);
     let watch = Watch { dc: catalog.cfg.datacenter.clone(), catalog, index: 0, pause: Duration::ZERO };
     let every = cfg.refresh_interval.get();
@@ -435,7 +419,7 @@ pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
         Backoff::up_to(RETRY_MAX),
         at.cancel.clone(),
     ));
-    Some(found)
+    found
 }
 
 /// The catalog watched: the datacenter asked (the agent's own until

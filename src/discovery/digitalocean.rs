@@ -74,6 +74,8 @@ pub struct Address {
     pub kind: String,
 }
 
+super::lister::listed_kind!(DigitalOcean: DigitalOceanConfig = DigitalOcean::new, every |c: &DigitalOceanConfig| c.refresh_interval.get());
+
 /// The DigitalOcean account of a `digitalocean` section.
 pub struct DigitalOcean {
     client: SdClient,

@@ -19,6 +19,8 @@ use crate::config::DnsConfig;
 
 const P: &str = "__meta_dns_";
 
+super::lister::listed_kind!(Dns: DnsConfig = |c| Ok::<_, String>(Dns::new(c)), every |c: &DnsConfig| c.refresh_interval.get());
+
 /// The names and record type of a `dns` section.
 pub struct Dns {
     cfg: DnsConfig,

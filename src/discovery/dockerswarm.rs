@@ -20,7 +20,7 @@ use std::net::IpAddr;
 use serde::Deserialize;
 
 use super::{join_host_port, Labels, Lister};
-use crate::config::{DockerConfig, SwarmRole};
+use crate::config::{DockerConfig, SwarmConfig, SwarmRole};
 use crate::discovery::docker::api::{ApiError, Engine, Network};
 use crate::discovery::docker::targets::prefixed_network_labels;
 use crate::discovery::sanitize;
@@ -224,6 +224,8 @@ pub enum SwarmError {
     #[error("{what} has the address `{addr}`, which is not an IP address with a prefix length")]
     Address { what: String, addr: String },
 }
+
+super::lister::listed_kind!(Swarm: SwarmConfig = |c: &SwarmConfig| Swarm::new(&c.0), every |c: &SwarmConfig| c.refresh_interval.get());
 
 /// The Docker Swarm manager of a `dockerswarm` section.
 pub struct Swarm {

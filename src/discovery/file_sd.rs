@@ -33,7 +33,7 @@ use serde::Deserialize;
 use super::lister::{published, Listed, Lister};
 use super::poll::{poll, Backoff};
 use super::{FileMatch, Found, Labels, Serving};
-use crate::config::SourceConfig;
+use crate::config::{FileSdConfig, SourceConfig};
 use crate::metrics::Metrics;
 
 /// How often the target files are looked at for changes.
@@ -193,11 +193,20 @@ impl Lister for TargetFiles {
     }
 }
 
-/// The targets the source's target files name (None without
-/// `targets_from`), read before this returns (the source's first scan
-/// opens their files), then kept current by a task on `at.handle`.
-pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
-    let cfg = config.targets_from.as_ref()?;
+/// The target files' discovery: the targets they name, read before its
+/// start returns (the source's first scan opens their files), then kept
+/// current by a task on `at.handle`.
+pub struct FileSd;
+
+impl super::Discover for FileSd {
+    type Config = FileSdConfig;
+    fn start(cfg: &FileSdConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        Ok(start(cfg, at))
+    }
+}
+
+/// Reads the target files of `cfg`, then keeps them current (see [`FileSd`]).
+fn start(cfg: &FileSdConfig, at: &Serving) -> Found {
     // The plan checked these globs.
     let files = FileMatch::compile(&cfg.files, &[]).unwrap_or_else(|_| FileMatch::empty());
     let mut lister = TargetFiles { name: at.name.clone(), files, last_full: Instant::now(), known: BTreeMap::new() };
@@ -209,7 +218,7 @@ pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
     // Reading files does not fail as a whole: no backoff to speak of.
     let listed = Listed { lister, out };
     at.handle.spawn(poll(listed, at.name.clone(), every, Backoff::up_to(LOOK_EVERY), at.cancel.clone()));
-    Some(found)
+    found
 }
 
 #[cfg(test)]

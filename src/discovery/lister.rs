@@ -21,16 +21,10 @@ use std::time::Duration;
 
 use super::poll::{poll, Backoff, Discovery};
 use super::publish::{Published, SdTargets};
-use super::{
-    azure, digitalocean, dns, dockerswarm, ec2, gce, marathon, openstack, triton, zookeeper, Found, Labels, LiveGlobs,
-    Serving,
-};
-use crate::config::SourceConfig;
+use super::{Found, Labels, LiveGlobs, Serving};
 
 /// Retries after a failure wait at most this (Prometheus waits 15 s).
 const RETRY_MAX: Duration = Duration::from_secs(15);
-/// How often ZooKeeper's trees are read again without a watch event.
-const ZK_EVERY: Duration = Duration::from_secs(60);
 
 /// A discovery that lists every target when asked.
 pub trait Lister: Send + 'static {
@@ -77,43 +71,35 @@ impl<L: Lister> Discovery for Listed<L> {
     }
 }
 
-/// Starts the lister `config` names (one of the cloud and service
-/// discoveries), if any; None without one, or when it cannot be made.
-pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
-    let c = config;
-    let made = if let Some(cfg) = &c.dockerswarm {
-        run(at, dockerswarm::Swarm::new(cfg), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.triton {
-        run(at, triton::Triton::new(cfg), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.digitalocean {
-        run(at, digitalocean::DigitalOcean::new(cfg), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.dns {
-        run(at, Ok::<_, String>(dns::Dns::new(cfg)), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.serverset {
-        run(at, Ok::<_, String>(zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Serverset)), ZK_EVERY)
-    } else if let Some(cfg) = &c.nerve {
-        run(at, Ok::<_, String>(zookeeper::Zookeeper::new(cfg, zookeeper::Flavor::Nerve)), ZK_EVERY)
-    } else if let Some(cfg) = &c.gce {
-        run(at, gce::Gce::new(cfg), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.openstack {
-        run(at, openstack::Openstack::new(cfg), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.ec2 {
-        run(at, ec2::Ec2::new(cfg), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.azure {
-        run(at, azure::Azure::new(cfg), cfg.refresh_interval.get())
-    } else if let Some(cfg) = &c.marathon {
-        run(at, marathon::Marathon::new(cfg), cfg.refresh_interval.get())
-    } else {
-        return None;
+/// A discovery whose [`Lister`] is made from its table: `$kind` is
+/// [`Discover`](super::Discover) for the table `$cfg`, its lister made by
+/// `$make` (a `Result`), listing again every `$every` (of the table).
+macro_rules! listed_kind {
+    ($kind:ident: $cfg:ty = $make:expr, every $every:expr) => {
+        impl $crate::discovery::Discover for $kind {
+            type Config = $cfg;
+            fn start(
+                cfg: &$cfg,
+                _: &$crate::config::SourceConfig,
+                at: &$crate::discovery::Serving,
+            ) -> Result<$crate::discovery::Found, String> {
+                $crate::discovery::lister::start_listed(cfg, at, $make, $every)
+            }
+        }
     };
-    made.map_err(|e| tracing::error!(source = %at.name, error = %e, "the source's targets cannot be read")).ok()
 }
+pub(crate) use listed_kind;
 
-/// Runs `made` (or says why it cannot be made) for the source `at`, listing
-/// again every `every`.
-fn run<L: Lister>(at: &Serving, made: Result<L, impl std::fmt::Display>, every: Duration) -> Result<Found, String> {
-    let lister = made.map_err(|e| e.to_string())?;
-    Ok(spawn(at, lister, every))
+/// Starts the lister `make` makes of `cfg` for the source `at`, listing
+/// again every `every` (of `cfg`).
+pub fn start_listed<C, L: Lister, E: std::fmt::Display>(
+    cfg: &C,
+    at: &Serving,
+    make: impl FnOnce(&C) -> Result<L, E>,
+    every: impl FnOnce(&C) -> Duration,
+) -> Result<Found, String> {
+    let lister = make(cfg).map_err(|e| e.to_string())?;
+    Ok(spawn(at, lister, every(cfg)))
 }
 
 /// The targets and globs `lister` publishes, kept current by the poller
@@ -130,5 +116,5 @@ pub fn published(at: &Serving) -> (Published, Found) {
     let targets = Arc::new(SdTargets::default());
     let live = Arc::new(LiveGlobs::default());
     let out = Published::new(at.name.clone(), at.rules.clone(), targets.clone(), live.clone());
-    (out, Found { targets, globs: Some(live) })
+    (out, Found { targets, globs: Some(live), include: Vec::new() })
 }

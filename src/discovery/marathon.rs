@@ -92,6 +92,8 @@ pub struct Network {
     pub mode: String,
 }
 
+super::lister::listed_kind!(Marathon: MarathonConfig = Marathon::new, every |c: &MarathonConfig| c.refresh_interval.get());
+
 /// The Marathon servers of a `marathon` section.
 pub struct Marathon {
     client: SdClient,

@@ -15,8 +15,13 @@
 //!   and [`glob::LiveGlobs`]; Docker containers and Kubernetes pods, whose
 //!   log files are known by place, are [`Targets`] of their own.
 //!
-//! Adding a discovery: its config struct in `config/`, a [`Lister`] here,
-//! one arm in [`lister::start`], and its Promtail name in `convert/`.
+//! - One way to be started: each discovery is a [`Discover`] made from its
+//!   table; [`start`] matches once over the [`Sd`] a source names.
+//!
+//! Adding a discovery: its module here (a [`Lister`] and its [`Discover`],
+//! one line in `kinds`), its config struct in `config/` (checked by its
+//! `SdTable`) and one line of `config::discoveries!`, and its Promtail name
+//! in `convert/`.
 
 pub mod azure;
 pub mod consul;
@@ -44,10 +49,13 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 pub use glob::{FileMatch, LiveGlobs};
+pub use kubernetes::defaults::helm_chart_rules;
+pub use kubernetes::node as kubernetes_node;
 pub use lister::Lister;
-pub use poll::{poll, Discovery};
+pub use poll::{poll, Backoff, Discovery};
+pub use publish::promtail_host;
 
-use crate::config::SourceConfig;
+use crate::config::{Sd, SdTable, SourceConfig};
 use crate::relabel::Rules;
 
 /// One discovered target's labels.
@@ -81,11 +89,15 @@ pub trait Targets: Send + Sync + std::fmt::Debug {
 
 /// What a discovery gives the file source it serves: the targets that say
 /// which files are read, with which labels, and (for targets named by a
-/// `__path__` glob) the include globs that replace the source's own.
+/// `__path__` glob) the include globs that replace the source's own, or
+/// (a docker source's) the globs that are its own.
 #[derive(Debug, Clone)]
 pub struct Found {
     pub targets: Arc<dyn Targets>,
     pub globs: Option<Arc<LiveGlobs>>,
+    /// Include globs known once it started, for a source that has none of
+    /// its own (a local Docker Engine's json-file logs).
+    pub include: Vec<String>,
 }
 
 /// The file source a discovery serves, and where its tasks run.
@@ -99,14 +111,57 @@ pub struct Serving {
     pub cancel: CancellationToken,
 }
 
+/// A discovery by type (Prometheus' `Discoverer` made from its `SDConfig`):
+/// made from its table (`Config`, which checks itself), it starts the
+/// task that keeps the source's targets current.
+pub trait Discover {
+    /// Its table in a source (see `config::discoveries!`).
+    type Config: SdTable;
+
+    /// Starts it for the source `source`, kept current by tasks on
+    /// `at.handle` until `at.cancel`; an error when it cannot be made.
+    fn start(cfg: &Self::Config, source: &SourceConfig, at: &Serving) -> Result<Found, String>;
+}
+
+/// Each [`Sd`] variant's [`Discover`], by the variant's name.
+mod kinds {
+    pub use super::azure::Azure;
+    pub use super::consul::Consul;
+    pub use super::digitalocean::DigitalOcean;
+    pub use super::dns::Dns;
+    pub use super::docker::Docker;
+    pub use super::dockerswarm::Swarm as DockerSwarm;
+    pub use super::ec2::Ec2;
+    pub use super::file_sd::FileSd;
+    pub use super::gce::Gce;
+    pub use super::kubernetes::Kubernetes;
+    pub use super::marathon::Marathon;
+    pub use super::openstack::Openstack;
+    pub use super::triton::Triton;
+    pub use super::zookeeper::{Nerve, Serverset};
+}
+
+/// Writes [`start_sd`], the one match over the discoveries.
+macro_rules! start_by_kind {
+    ([] $($(#[$doc:meta])* $key:ident: $variant:ident($ty:ty),)*) => {
+        /// Starts the discovery `sd` of `source`.
+        fn start_sd(sd: Sd<'_>, source: &SourceConfig, at: &Serving) -> Result<Found, String> {
+            match sd {
+                $(Sd::$variant(cfg) => <kinds::$variant as Discover>::start(cfg, source, at),)*
+            }
+        }
+    };
+}
+crate::config::discoveries!(start_by_kind[]);
+
 /// Starts the discovery `config` names, if any, kept current by a task on
 /// `at.handle` until `at.cancel`; None without one (or when it cannot be
 /// made: said in the log).
 pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
-    kubernetes::start(config, at)
-        .or_else(|| file_sd::start(config, at))
-        .or_else(|| consul::start(config, at))
-        .or_else(|| lister::start(config, at))
+    let sd = *config.discoveries().first()?;
+    start_sd(sd, config, at)
+        .map_err(|e| tracing::error!(source = %at.name, error = %e, "the source's targets cannot be read"))
+        .ok()
 }
 
 /// What a discovered file is the log of, by its target's labels: a

@@ -187,6 +187,8 @@ struct Session {
     catalog: Vec<Service>,
 }
 
+super::lister::listed_kind!(Openstack: OpenstackConfig = Openstack::new, every |c: &OpenstackConfig| c.refresh_interval.get());
+
 /// The cloud of an `openstack` section.
 pub struct Openstack {
     client: SdClient,

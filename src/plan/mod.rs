@@ -155,7 +155,7 @@ fn skip_optional(mut config: Config, sources: Vec<SourcePlan>) -> (Config, Vec<S
         }
         // A static target of another host's (Promtail's `__host__`), read by none but that host.
         let host = s.labels.get("__host__").filter(|_| s.kind == crate::config::SourceType::File)?;
-        let here = crate::discovery::publish::promtail_host();
+        let here = crate::discovery::promtail_host();
         (*host != here).then(|| {
             let text = format!(
                 "`{host}` is not this host (`{here}`: $HOSTNAME, else the host name): the source {name} reads \

@@ -141,7 +141,7 @@ fn compile_relabel(key: &str, src: &SourceConfig, errors: &mut Vec<(String, Stri
     let defaults;
     let configs = if src.relabel.is_empty() && src.kind == SourceType::Kubernetes && src.kubernetes.is_some() {
         // Pod metadata without rules of its own: the Promtail Helm chart's labels.
-        defaults = crate::discovery::kubernetes::defaults::helm_chart_rules();
+        defaults = crate::discovery::helm_chart_rules();
         &defaults
     } else {
         &src.relabel

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::client::auth::Auth;
-use crate::client::http::ClientOptions;
+use crate::client::discovery::{options, Overrides};
 use crate::config::{DockerConfig, DockerHost};
 
 /// A failed Engine API call.
@@ -201,22 +201,14 @@ impl Engine {
                 Ok(Self { http, base: BASE.into(), socket: socket.display().to_string(), filters, auth: Auth::None })
             }
             DockerHost::Url(url) => {
-                let tls = cfg.tls.clone().unwrap_or_default();
-                let opts = ClientOptions {
-                    ca: tls.ca_pem(),
-                    insecure_skip_verify: tls.insecure_skip_verify,
-                    server_name: tls.server_name.clone(),
+                // Streams stay open: calls get their own timeout.
+                let o = Overrides {
                     plain_http: url.starts_with("http://"),
-                    identity: tls.identity(),
-                    proxy_url: cfg.proxy_url.clone(),
-                    no_proxy: cfg.no_proxy.clone(),
-                    proxy_headers: cfg.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                    // Streams stay open: calls get their own timeout.
                     timeout: None,
-                    headers: Vec::new(),
-                    no_redirects: true,
                     http1_only: true,
+                    ..Default::default()
                 };
+                let opts = options(cfg.http(), o);
                 let http = crate::client::http::build_client(&opts)?;
                 let auth = crate::client::discovery::auth(cfg.http(), opts)?;
                 Ok(Self { http, socket: crate::client::http::redact_url(&url), base: url, filters, auth })

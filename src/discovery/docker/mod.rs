@@ -1,7 +1,9 @@
 //! Docker's containers, found through the Engine API, with the
 //! `__meta_docker_*` labels Promtail's `docker_sd_configs` gives them
 //! ([`targets`]); the API itself ([`api`]). The `docker` source
-//! (`source/docker/`) reads their logs.
+//! (`source/docker/`) reads their logs: from disk for a local Engine, whose
+//! discovery ([`Docker`]) is started as any other, or through the API for an
+//! Engine elsewhere (with [`Engine`] and the labels of [`meta_labels`]).
 //!
 //! How the list is kept current: [`watch`] follows the Engine's event
 //! stream and lists again after each container event, and in full every
@@ -18,22 +20,72 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use api::{take_events, ApiError, Engine};
-use targets::{meta_labels, network_labels, Containers};
+pub use api::{take_events, ApiError, Engine};
+use targets::Containers;
+pub use targets::{meta_labels, network_labels};
 use tokio_util::sync::CancellationToken;
 
 use super::poll::{poll, Backoff, Discovery};
-use crate::config::DockerConfig;
+use super::{Found, Serving};
+use crate::config::{DockerConfig, DockerHost, SourceConfig};
 
 /// Failed calls to the Engine back off up to this.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// What is asked, in messages.
 pub const ENGINE: &str = "the Docker Engine";
 
+/// The Docker discovery of a docker source whose Engine is local: the
+/// containers whose json-file logs are read from disk, and the glob of
+/// those logs (`<DockerRootDir>/containers/*/*-json.log`).
+pub struct Docker;
+
+impl super::Discover for Docker {
+    type Config = DockerConfig;
+
+    /// Asks the Engine where it keeps its data (`GET /info`; when it cannot
+    /// be reached it says so once and tries again with backoff, blocking
+    /// this thread until it answers or `at.cancel`), lists the containers
+    /// once (the files of running containers are known before the source's
+    /// first scan), then keeps the list current with a task on `at.handle`.
+    fn start(cfg: &DockerConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        let engine = Engine::new(cfg).map_err(|e| e.to_string())?;
+        let socket = match cfg.endpoint()? {
+            DockerHost::Socket(s) => s,
+            DockerHost::Url(u) => return Err(format!("{u} is no local Engine: its logs are read through the API")),
+        };
+        let (name, handle, cancel) = (&at.name, &at.handle, &at.cancel);
+        let containers = Arc::new(Containers::default());
+        let mut found = Found { targets: containers.clone(), globs: None, include: Vec::new() };
+        let mut backoff = Backoff::up_to(BACKOFF_MAX);
+        let root = loop {
+            match handle.block_on(engine.info()) {
+                Ok(info) => break info.root_dir,
+                Err(e) => {
+                    backoff.failed(name, ENGINE, &e);
+                    if !handle.block_on(backoff.wait(cancel)) {
+                        return Ok(found);
+                    }
+                }
+            }
+        };
+        backoff.recovered(name, ENGINE);
+        let mut known = HashMap::new();
+        if let Err(e) = handle.block_on(refresh(&engine, cfg, &containers, &mut known, name)) {
+            tracing::warn!(source = %name, error = %e, "cannot list the Docker Engine's containers yet; retrying");
+        }
+        handle.spawn(watch(engine, cfg.clone(), containers.clone(), known, cancel.clone(), name.clone()));
+        let glob = format!("{}/containers/*/*-json.log", root.display());
+        tracing::info!(source = %name, socket = %socket.display(), logs = %glob, containers = containers.len(),
+            "docker source: reading the json-file logs of the Engine's containers");
+        found.include.push(glob);
+        Ok(found)
+    }
+}
+
 /// Lists the containers and replaces `containers` with those whose log can
 /// be read from disk. `known` caches each container's log path (None: a log
 /// driver other than json-file, said once).
-pub async fn refresh(
+async fn refresh(
     engine: &Engine,
     cfg: &DockerConfig,
     containers: &Containers,
@@ -79,7 +131,7 @@ pub async fn refresh(
 }
 
 /// Keeps `containers` current until cancelled (see the module documentation).
-pub async fn watch(
+async fn watch(
     engine: Engine,
     cfg: DockerConfig,
     containers: Arc<Containers>,

@@ -21,9 +21,11 @@ use serde::Deserialize;
 use yaml_rust2::Yaml;
 
 use super::objects::ObjectMeta;
+use crate::client::auth::Auth;
+use crate::client::discovery::{options, Overrides};
 use crate::client::http::{build_client, ClientOptions};
 use crate::client::oauth2::TokenSource;
-use crate::config::{KubernetesConfig, Pem};
+use crate::config::{HttpKeys, KubernetesConfig, Pem};
 use crate::util::Secret;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,16 +47,6 @@ pub enum KubeError {
     Gone,
     #[error("the API server's answer is not a {what}: {source}")]
     Decode { what: &'static str, source: serde_json::Error },
-}
-
-#[derive(Debug, Clone)]
-enum Token {
-    None,
-    Fixed(String),
-    File(PathBuf),
-    Basic(String, Option<Secret>, Option<PathBuf>),
-    /// `oauth2`: a token fetched and renewed as needed.
-    OAuth2(Arc<TokenSource>),
 }
 
 /// A list of objects of one resource.
@@ -87,7 +79,7 @@ pub struct WatchEvent {
 pub struct Api {
     http: reqwest::Client,
     server: String,
-    token: Token,
+    auth: Auth,
 }
 
 /// A list or the start of a watch may take this long.
@@ -98,20 +90,11 @@ pub const WATCH_SECONDS: u64 = 300;
 impl Api {
     /// Credentials from `cfg` (see the module documentation).
     pub fn new(cfg: &KubernetesConfig) -> Result<Self, KubeError> {
-        let mut opts = ClientOptions {
-            ca: None,
-            insecure_skip_verify: false,
-            server_name: None,
-            timeout: None,
-            plain_http: false,
-            identity: None,
-            proxy_url: cfg.proxy_url.clone(),
-            no_proxy: cfg.no_proxy.clone(),
-            proxy_headers: cfg.proxy_connect_header.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            headers: Vec::new(),
-            no_redirects: false,
-            http1_only: false,
-        };
+        // Watches stay open: no timeout of the client's own.
+        let o = Overrides { plain_http: false, timeout: None, no_redirects: false, http1_only: false };
+        // `tls` is the table's own key (its CA may come as `ca_file`), with its proxy keys.
+        let keys = HttpKeys { tls: cfg.tls.as_ref(), ..cfg.http() };
+        let mut opts = options(keys, o);
         let mut _ca_copy = None;
         let (server, token) = match &cfg.kubeconfig {
             Some(path) => {
@@ -146,10 +129,11 @@ impl Api {
                             }
                         },
                     );
-                opts.ca = cfg.ca_file.exists().then(|| Pem::File(cfg.ca_file.clone()));
+                // `tls`'s CA, else the service account's.
+                opts.ca = opts.ca.take().or_else(|| cfg.ca_file.exists().then(|| Pem::File(cfg.ca_file.clone())));
                 let token = match (&cfg.bearer_token, &cfg.basic_auth) {
-                    (Some(t), _) => Token::Fixed(t.expose().to_string()),
-                    (None, None) if cfg.oauth2.is_some() => Token::None,
+                    (Some(t), _) => Auth::Bearer(t.clone()),
+                    (None, None) if cfg.oauth2.is_some() => Auth::None,
                     (None, Some(b)) => {
                         let user = match &b.username_file {
                             Some(f) => std::fs::read_to_string(f)
@@ -158,27 +142,24 @@ impl Api {
                                 .to_string(),
                             None => b.username.clone(),
                         };
-                        Token::Basic(user, b.password.clone(), b.password_file.clone())
+                        match (&b.password, &b.password_file) {
+                            (None, Some(f)) => Auth::BasicFile { username: user, password_file: f.clone() },
+                            (p, _) => Auth::Basic { username: user, password: p.clone().unwrap_or_default() },
+                        }
                     }
-                    (None, None) => Token::File(cfg.token_file.clone()),
+                    (None, None) => Auth::BearerFileIfAny(cfg.token_file.clone()),
                 };
-                if let Some(t) = &cfg.tls {
-                    opts.ca = t.ca_pem().or(opts.ca);
-                    opts.identity = t.identity();
-                    opts.server_name = t.server_name.clone();
-                    opts.insecure_skip_verify = t.insecure_skip_verify;
-                }
                 (cfg.api_server.clone().or(in_cluster), token)
             }
         };
         let server = server.ok_or(KubeError::NoServer)?.trim_end_matches('/').to_string();
         opts.plain_http = server.starts_with("http://");
         let http = build_client(&opts)?;
-        let token = match &cfg.oauth2 {
-            Some(o) => Token::OAuth2(Arc::new(TokenSource::new(ClientOptions { timeout: Some(CALL), ..opts }, o)?)),
+        let auth = match &cfg.oauth2 {
+            Some(o) => Auth::OAuth2(Arc::new(TokenSource::new(ClientOptions { timeout: Some(CALL), ..opts }, o)?)),
             None => token,
         };
-        Ok(Self { http, server, token })
+        Ok(Self { http, server, auth })
     }
 
     pub fn server(&self) -> &str {
@@ -194,37 +175,13 @@ impl Api {
             q.push(("fieldSelector", f));
         }
         q.extend_from_slice(query);
-        let mut b = self.http.get(format!("{}{}", self.server, res.path)).query(&q);
-        match &self.token {
-            Token::None => {}
-            Token::Fixed(t) => b = b.bearer_auth(t),
-            Token::Basic(user, password, file) => {
-                let pw = match (password, file) {
-                    (Some(p), _) => p.expose().to_string(),
-                    (None, Some(f)) => std::fs::read_to_string(f)
-                        .map_err(|source| KubeError::Token { path: f.display().to_string(), source })?
-                        .trim_end_matches(['\r', '\n'])
-                        .to_string(),
-                    (None, None) => String::new(),
-                };
-                b = b.basic_auth(user, Some(pw));
-            }
-            Token::OAuth2(source) => b = b.header(reqwest::header::AUTHORIZATION, source.header().await?),
-            Token::File(p) => match std::fs::read_to_string(p) {
-                Ok(t) => b = b.bearer_auth(t.trim()),
-                // No service account token mounted (automountServiceAccountToken: false): go without.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(KubeError::Token { path: p.display().to_string(), source }),
-            },
-        }
-        Ok(b)
+        let b = self.http.get(format!("{}{}", self.server, res.path)).query(&q);
+        Ok(self.auth.apply(b).await?)
     }
 
     async fn send(&self, b: reqwest::RequestBuilder) -> Result<reqwest::Response, KubeError> {
         let resp = b.send().await.map_err(KubeError::Unreachable)?;
-        if let (Token::OAuth2(source), reqwest::StatusCode::UNAUTHORIZED) = (&self.token, resp.status()) {
-            source.forget();
-        }
+        self.auth.answered_with(Some(resp.status()));
         let status = resp.status().as_u16();
         if status == 410 {
             return Err(KubeError::Gone);
@@ -262,7 +219,7 @@ struct Kubeconfig {
     ca_file: Option<PathBuf>,
     ca_data: Option<Vec<u8>>,
     insecure: bool,
-    token: Token,
+    token: Auth,
 }
 
 impl Kubeconfig {
@@ -288,9 +245,9 @@ impl Kubeconfig {
             None => None,
         };
         let token = match (user["token"].as_str(), user["tokenFile"].as_str()) {
-            (Some(t), _) => Token::Fixed(t.to_string()),
-            (None, Some(f)) => Token::File(dir.join(f)),
-            _ => Token::None,
+            (Some(t), _) => Auth::Bearer(Secret::new(t)),
+            (None, Some(f)) => Auth::BearerFileIfAny(dir.join(f)),
+            _ => Auth::None,
         };
         Ok(Self {
             server: cluster["server"].as_str().map(String::from),

@@ -56,16 +56,24 @@ pub fn node(cfg: &KubernetesConfig) -> (String, String) {
     }
 }
 
-/// The pods of this node, watched by tasks on `at.handle` until
-/// `at.cancel`, to label the files of a `kubernetes` source; for a file
-/// source, the targets of its role (see [`discovery`]). None without
-/// `kubernetes`.
-pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
-    let cfg = config.kubernetes.clone()?;
-    let (name, handle, cancel) = (&at.name, &at.handle, &at.cancel);
-    if config.kind != SourceType::Kubernetes {
-        return Some(discovery::start(config, &cfg, at));
+/// The Kubernetes discovery: the pods of this node, watched by tasks on
+/// `at.handle` until `at.cancel`, to label the files of a `kubernetes`
+/// source; for a file source, the targets of its role (see [`discovery`]).
+pub struct Kubernetes;
+
+impl super::Discover for Kubernetes {
+    type Config = KubernetesConfig;
+    fn start(cfg: &KubernetesConfig, config: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        Ok(match config.kind {
+            SourceType::Kubernetes => start(config, cfg.clone(), at),
+            _ => discovery::start(config, cfg, at),
+        })
     }
+}
+
+/// The pods of this node for the `kubernetes` source `config`.
+fn start(config: &SourceConfig, cfg: KubernetesConfig, at: &Serving) -> Found {
+    let (name, handle, cancel) = (&at.name, &at.handle, &at.cancel);
     let node = node(&cfg).0;
     let mut pods = Pods::new(config.pod_root(), name.clone(), cfg.wait_for_pod.get());
     if cfg.namespaces.is_some() {
@@ -73,7 +81,7 @@ pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
     }
     pods = pods.attaching(cfg.attach_metadata);
     let pods = Arc::new(pods);
-    let found = Found { targets: pods.clone(), globs: None };
+    let found = Found { targets: pods.clone(), globs: None, include: Vec::new() };
     let own = cfg.selectors.iter().find(|s| s.role == KubeRole::Pod);
     let mut field = format!("spec.nodeName={node}");
     if let Some(f) = own.and_then(|s| s.field.as_deref()).filter(|f| !f.is_empty()) {
@@ -102,5 +110,5 @@ pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
         // Every file then waits `wait_for_pod` and ships with its path labels.
         Err(e) => tracing::error!(source = %name, error = %e, "no pod metadata: files ship with their path labels"),
     }
-    Some(found)
+    found
 }

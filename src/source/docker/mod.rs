@@ -26,16 +26,12 @@
 pub mod remote;
 pub mod stream;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::file::{FileSource, Tailing};
 use super::FileMatch;
 use crate::config::DockerHost;
-use crate::discovery::docker::api::Engine;
-use crate::discovery::docker::targets::Containers;
-use crate::discovery::docker::{refresh, watch, BACKOFF_MAX, ENGINE};
-use crate::discovery::poll::Backoff;
+use crate::discovery::Serving;
 
 /// The docker source; see the module documentation.
 pub struct DockerSource {
@@ -51,65 +47,39 @@ impl DockerSource {
     /// Runs until cancelled.
     pub fn run(self) {
         let name = self.parts.stages.name.clone();
-        let cfg = self.parts.spec.config.docker.clone().unwrap_or_default();
-        let engine = match Engine::new(&cfg) {
-            Ok(e) => e,
-            Err(e) => {
-                tracing::error!(source = %name, error = %e, "docker source cannot start");
-                return;
-            }
-        };
         let handle = self.parts.out.handle.clone();
-        let socket = match cfg.endpoint() {
-            Ok(DockerHost::Socket(s)) => s,
-            _ => {
-                handle.block_on(remote::run(engine, self.parts));
-                return;
-            }
-        };
-        let cancel = self.parts.out.cancel.clone();
-        let mut backoff = Backoff::up_to(BACKOFF_MAX);
-        let root = loop {
-            match handle.block_on(engine.info()) {
-                Ok(info) => break info.root_dir,
-                Err(e) => {
-                    backoff.failed(&name, ENGINE, &e);
-                    if !handle.block_on(backoff.wait(&cancel)) {
-                        return;
-                    }
-                }
-            }
-        };
-        backoff.recovered(&name, ENGINE);
-        let containers = Arc::new(Containers::default());
-        let mut known = HashMap::new();
-        // The first list before the first scan: the files of running
-        // containers are known from the start.
-        if let Err(e) = handle.block_on(refresh(&engine, &cfg, &containers, &mut known, &name)) {
-            tracing::warn!(source = %name, error = %e, "cannot list the Docker Engine's containers yet; retrying");
+        // Without a `docker` table: the default Engine.
+        let mut config = self.parts.spec.config.clone();
+        let cfg = config.docker.get_or_insert_with(Default::default);
+        if !matches!(cfg.endpoint(), Ok(DockerHost::Socket(_))) {
+            handle.block_on(remote::run(self.parts));
+            return;
         }
-        let task = handle.spawn(watch(engine, cfg.clone(), containers.clone(), known, cancel, name.clone()));
-        let glob = format!("{}/containers/*/*-json.log", root.display());
-        let files = match FileMatch::compile(std::slice::from_ref(&glob), &self.parts.spec.config.exclude) {
+        // The discovery's task stops with the source (a `Mode::Once` source ends by itself).
+        let cancel = self.parts.out.cancel.child_token();
+        let at = Serving { name: name.clone(), rules: self.parts.spec.labels.relabel.clone(), handle, cancel };
+        let Some(found) = crate::discovery::start(&config, &at) else { return };
+        if at.cancel.is_cancelled() {
+            return;
+        }
+        let files = match FileMatch::compile(&found.include, &self.parts.spec.config.exclude) {
             Ok(f) => f,
             Err(errs) => {
                 for e in errs {
                     tracing::error!(source = %name, error = %e, "docker source cannot start");
                 }
-                task.abort();
+                at.cancel.cancel();
                 return;
             }
         };
-        tracing::info!(source = %name, socket = %socket.display(), logs = %glob, containers = containers.len(),
-            "docker source: reading the json-file logs of the Engine's containers");
         let mut parts = self.parts;
         parts.spec.files = Some(Arc::new(files));
-        parts.spec.labels.targets = Some(containers);
+        parts.spec.labels.targets = Some(found.targets);
         parts.spec = super::target::admitting(&parts.spec, &parts.stages);
         match FileSource::new(parts) {
             Ok(fs) => fs.run(),
             Err(e) => tracing::error!(source = %name, error = %e, "docker source cannot start"),
         }
-        task.abort();
+        at.cancel.cancel();
     }
 }

@@ -37,10 +37,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::stream::{since_param, Demux};
 use crate::config::{DockerConfig, StartAt};
-use crate::discovery::docker::api::{take_events, ApiError, Engine};
-use crate::discovery::docker::targets::{meta_labels, network_labels};
-use crate::discovery::docker::{BACKOFF_MAX, ENGINE};
-use crate::discovery::poll::Backoff;
+use crate::discovery::docker::{meta_labels, network_labels, take_events, ApiError, Engine, BACKOFF_MAX, ENGINE};
+use crate::discovery::Backoff;
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{AckRef, Positions};
@@ -126,10 +124,17 @@ struct Reader {
 
 /// Runs the containers' readers until cancelled (`Mode::Once`: until each
 /// container's log was read to its end).
-pub async fn run(engine: Engine, parts: Tailing) {
+pub async fn run(parts: Tailing) {
     let Tailing { spec, stages, positions, out, mode } = parts;
     let cfg = spec.config.docker.clone().unwrap_or_default();
     let name = stages.name.clone();
+    let engine = match Engine::new(&cfg) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::error!(source = %name, error = %e, "docker source cannot start");
+            return;
+        }
+    };
     let from_end = spec.config.start_at == StartAt::End;
     let follow = mode == Mode::Follow;
     tracing::info!(source = %name, engine = %engine.describe(),
