@@ -12,6 +12,23 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
         Some(path) => crate::config::load(path).map_err(CommandError::usage)?.client,
         None => ClientConfig::default(),
     };
+    apply_connection_flags(args, &mut c);
+    apply_auth_flags(args, &mut c)?;
+    // Secrets were read above; clear the file paths so validation does not read them again.
+    if let Some(b) = &mut c.basic_auth {
+        if b.password.is_some() {
+            b.password_file = None;
+        }
+    }
+    if c.bearer_token.is_some() {
+        c.bearer_token_file = None;
+    }
+    validate(args, c)
+}
+
+/// The flags that say where and how to connect: URL, API prefix, tenant,
+/// TLS, proxy and timeout.
+fn apply_connection_flags(args: &ClientArgs, c: &mut ClientConfig) {
     if let Some(u) = &args.url {
         c.url = u.clone();
     }
@@ -21,6 +38,28 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
     if let Some(o) = &args.org_id {
         c.tenant_id = Some(o.clone());
     }
+    if let Some(ca) = &args.ca_file {
+        c.tls.ca_file = Some(ca.clone());
+    }
+    if args.insecure_skip_verify {
+        c.tls.insecure_skip_verify = true;
+    }
+    if let (Some(cert), Some(key)) = (&args.cert_file, &args.key_file) {
+        c.tls.cert_file = Some(cert.clone());
+        c.tls.key_file = Some(key.clone());
+    }
+    if let Some(p) = &args.proxy_url {
+        c.proxy_url = Some(crate::util::Secret::new(p.clone()));
+    }
+    if let Some(t) = args.timeout {
+        c.timeout = crate::util::HumanDuration(t);
+    }
+}
+
+/// The credential flags: a username and password (or its file) replace
+/// the config's credentials, a password alone the config's password; a
+/// bearer token (or its file) replaces basic auth. Secret files are read here.
+fn apply_auth_flags(args: &ClientArgs, c: &mut ClientConfig) -> Result<(), CommandError> {
     if let Some(p) = &args.password {
         crate::util::secrets::remember(p);
     }
@@ -67,33 +106,13 @@ pub fn client_config(args: &ClientArgs) -> Result<ClientConfig, CommandError> {
         })?);
         c.basic_auth = None;
     }
-    if let Some(ca) = &args.ca_file {
-        c.tls.ca_file = Some(ca.clone());
-    }
-    if args.insecure_skip_verify {
-        c.tls.insecure_skip_verify = true;
-    }
-    if let (Some(cert), Some(key)) = (&args.cert_file, &args.key_file) {
-        c.tls.cert_file = Some(cert.clone());
-        c.tls.key_file = Some(key.clone());
-    }
-    if let Some(p) = &args.proxy_url {
-        c.proxy_url = Some(crate::util::Secret::new(p.clone()));
-    }
-    if let Some(t) = args.timeout {
-        c.timeout = crate::util::HumanDuration(t);
-    }
+    Ok(())
+}
+
+/// Validates `c` as the `client` section; a value a flag (or its
+/// variable) set is blamed on the flag, the rest on the config file.
+fn validate(args: &ClientArgs, mut c: ClientConfig) -> Result<ClientConfig, CommandError> {
     let mut errors = Vec::new();
-    // Secrets were read above; clear the file paths so validation does not read them again.
-    if let Some(b) = &mut c.basic_auth {
-        if b.password.is_some() {
-            b.password_file = None;
-        }
-    }
-    if c.bearer_token.is_some() {
-        c.bearer_token_file = None;
-    }
-    // A value a flag (or its variable) set is blamed on the flag.
     let flags: [(&str, bool, &str); 6] = [
         ("client.url", args.url.is_some(), "--url (TAILSHIP_URL)"),
         ("client.api_prefix", args.api_prefix.is_some(), "--api-prefix (TAILSHIP_API_PREFIX)"),

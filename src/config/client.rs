@@ -2,7 +2,7 @@
 //! URL, auth, TLS (CA, client certificate), proxy, extra headers, batching
 //! and retry. Secret files are read into their values here.
 
-use super::schema::{ClientConfig, LOKI_API_PREFIX, MAX_BATCH_BYTES, SPEC_API_PREFIX};
+use super::schema::{BasicAuth, ClientConfig, LOKI_API_PREFIX, MAX_BATCH_BYTES, SPEC_API_PREFIX};
 use super::tls::validate_tls;
 use crate::util::read_secret_file;
 
@@ -19,6 +19,50 @@ const RESERVED_HEADERS: &[&str] = &[
 
 /// Checks the `client` section (shared by `run` and the one-off commands).
 pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
+    validate_url(c, e);
+    if let Some(t) = &c.tenant_id {
+        if t.contains('|') {
+            e("client.tenant_id", "must be one tenant (a push cannot carry `a|b`)".into());
+        } else if let Some(why) = crate::util::tenant_problem(t) {
+            e("client.tenant_id", format!("`{}`: {why}", t.escape_debug()));
+        }
+    }
+    if !(1..=9).contains(&c.compression_level) {
+        e("client.compression_level", format!("{} is not between 1 and 9", c.compression_level));
+    }
+    if c.timeout.get().is_zero() {
+        e("client.timeout", "must be more than 0".into());
+    }
+    if let Some(b) = &mut c.basic_auth {
+        read_basic_auth(b, e);
+    }
+    match (&c.bearer_token, &c.bearer_token_file) {
+        (Some(_), Some(_)) => e("client.bearer_token", "set bearer_token or bearer_token_file, not both".into()),
+        (None, Some(p)) => match read_secret_file(p) {
+            Ok(s) => c.bearer_token = Some(s),
+            Err(err) => e("client.bearer_token_file", format!("cannot read {}: {err}", p.display())),
+        },
+        _ => {}
+    }
+    if c.basic_auth.is_some() && c.bearer_token.is_some() {
+        e("client.bearer_token", "set basic_auth or a bearer token, not both".into());
+    }
+    validate_tls(&c.tls, "client.tls", e);
+    if let Some(o) = &mut c.oauth2 {
+        if c.basic_auth.is_some() || c.bearer_token.is_some() {
+            e("client.oauth2", "set one of basic_auth, a bearer token and oauth2".into());
+        }
+        super::oauth2::validate_oauth2(o, "client.oauth2", e);
+    }
+    super::proxy::validate_proxy(c.proxy_url.as_ref(), c.no_proxy.as_deref(), &c.proxy_connect_header, "client", e);
+    validate_headers(c, e);
+    validate_batch_and_retry(c, e);
+}
+
+/// `client.url` and `client.api_prefix`: an http(s) URL without a query
+/// string (a full push URL split into URL and prefix), its password kept
+/// out of printed text.
+fn validate_url(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
     match reqwest::Url::parse(&c.url) {
         Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
             if let Some(p) = u.password() {
@@ -44,60 +88,35 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(p) = c.api_prefix.as_deref().filter(|p| !p.is_empty() && !p.starts_with('/')) {
         e("client.api_prefix", format!("`{p}` must start with `/`"));
     }
-    if let Some(t) = &c.tenant_id {
-        if t.contains('|') {
-            e("client.tenant_id", "must be one tenant (a push cannot carry `a|b`)".into());
-        } else if let Some(why) = crate::util::tenant_problem(t) {
-            e("client.tenant_id", format!("`{}`: {why}", t.escape_debug()));
-        }
-    }
-    if !(1..=9).contains(&c.compression_level) {
-        e("client.compression_level", format!("{} is not between 1 and 9", c.compression_level));
-    }
-    if c.timeout.get().is_zero() {
-        e("client.timeout", "must be more than 0".into());
-    }
-    if let Some(b) = &mut c.basic_auth {
-        // Read once: the file's name is not kept (the check runs again on the result).
-        match (b.username_file.take(), b.username.is_empty()) {
-            (Some(_), false) => e("client.basic_auth", "set username or username_file, not both".into()),
-            (Some(p), true) => match read_secret_file(&p) {
-                Ok(s) if !s.expose().is_empty() => b.username = s.expose().to_string(),
-                Ok(_) => e("client.basic_auth.username_file", format!("{} is empty", p.display())),
-                Err(err) => e("client.basic_auth.username_file", format!("cannot read {}: {err}", p.display())),
-            },
-            (None, true) => e("client.basic_auth.username", "must not be empty".into()),
-            (None, false) => {}
-        }
-        match (&b.password, &b.password_file) {
-            (Some(_), Some(_)) => e("client.basic_auth", "set password or password_file, not both".into()),
-            (None, None) => e("client.basic_auth", "needs password or password_file".into()),
-            (None, Some(p)) => match read_secret_file(p) {
-                Ok(s) => b.password = Some(s),
-                Err(err) => e("client.basic_auth.password_file", format!("cannot read {}: {err}", p.display())),
-            },
-            (Some(_), None) => {}
-        }
-    }
-    match (&c.bearer_token, &c.bearer_token_file) {
-        (Some(_), Some(_)) => e("client.bearer_token", "set bearer_token or bearer_token_file, not both".into()),
-        (None, Some(p)) => match read_secret_file(p) {
-            Ok(s) => c.bearer_token = Some(s),
-            Err(err) => e("client.bearer_token_file", format!("cannot read {}: {err}", p.display())),
+}
+
+/// `client.basic_auth`: a username or its file and a password or its
+/// file, each once; the files are read into the values here.
+fn read_basic_auth(b: &mut BasicAuth, e: &mut dyn FnMut(&str, String)) {
+    // Read once: the file's name is not kept (the check runs again on the result).
+    match (b.username_file.take(), b.username.is_empty()) {
+        (Some(_), false) => e("client.basic_auth", "set username or username_file, not both".into()),
+        (Some(p), true) => match read_secret_file(&p) {
+            Ok(s) if !s.expose().is_empty() => b.username = s.expose().to_string(),
+            Ok(_) => e("client.basic_auth.username_file", format!("{} is empty", p.display())),
+            Err(err) => e("client.basic_auth.username_file", format!("cannot read {}: {err}", p.display())),
         },
-        _ => {}
+        (None, true) => e("client.basic_auth.username", "must not be empty".into()),
+        (None, false) => {}
     }
-    if c.basic_auth.is_some() && c.bearer_token.is_some() {
-        e("client.bearer_token", "set basic_auth or a bearer token, not both".into());
+    match (&b.password, &b.password_file) {
+        (Some(_), Some(_)) => e("client.basic_auth", "set password or password_file, not both".into()),
+        (None, None) => e("client.basic_auth", "needs password or password_file".into()),
+        (None, Some(p)) => match read_secret_file(p) {
+            Ok(s) => b.password = Some(s),
+            Err(err) => e("client.basic_auth.password_file", format!("cannot read {}: {err}", p.display())),
+        },
+        (Some(_), None) => {}
     }
-    validate_tls(&c.tls, "client.tls", e);
-    if let Some(o) = &mut c.oauth2 {
-        if c.basic_auth.is_some() || c.bearer_token.is_some() {
-            e("client.oauth2", "set one of basic_auth, a bearer token and oauth2".into());
-        }
-        super::oauth2::validate_oauth2(o, "client.oauth2", e);
-    }
-    super::proxy::validate_proxy(c.proxy_url.as_ref(), c.no_proxy.as_deref(), &c.proxy_connect_header, "client", e);
+}
+
+/// `client.headers`: valid names and values, none that tailship sets itself.
+fn validate_headers(c: &ClientConfig, e: &mut dyn FnMut(&str, String)) {
     for (name, value) in &c.headers {
         let key = format!("client.headers.{name}");
         match reqwest::header::HeaderName::from_bytes(name.as_bytes()) {
@@ -111,6 +130,10 @@ pub fn validate_client(c: &mut ClientConfig, e: &mut dyn FnMut(&str, String)) {
             e(&key, "the value holds characters a header cannot carry (such as a newline)".into());
         }
     }
+}
+
+/// `client.batch` and `client.retry`: sizes, waits and backoffs.
+fn validate_batch_and_retry(c: &ClientConfig, e: &mut dyn FnMut(&str, String)) {
     let mb = c.batch.max_bytes.get();
     if mb == 0 {
         e("client.batch.max_bytes", "must be more than 0".into());

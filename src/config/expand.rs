@@ -111,15 +111,8 @@ fn reference(s: &str, lookup: Option<Lookup<'_>>, depth: usize) -> Result<(usize
     let name_len = body.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
     let name = &body[..name_len];
     let after = &body[name_len..];
-    let not_a_reference = || {
-        let shown = after.find('}').map_or(body, |e| &body[..name_len + e]);
-        format!(
-            "`${{{shown}}}` is not a reference tailship expands (${{VAR}}, ${{VAR:-default}}, ${{VAR:=default}}); \
-             write $${{ for a literal `${{`"
-        )
-    };
     if name.is_empty() {
-        return Err(not_a_reference());
+        return Err(not_a_reference(body, name_len));
     }
     let value = lookup.map(|l| l(name));
     if after.starts_with('}') {
@@ -134,16 +127,39 @@ fn reference(s: &str, lookup: Option<Lookup<'_>>, depth: usize) -> Result<(usize
     }
     let op = [":-", ":=", "="].into_iter().find(|op| after.starts_with(op));
     let Some(op) = op else {
-        return Err(if after.is_empty() { "unterminated `${` in `{whole}`".to_string() } else { not_a_reference() });
+        return Err(if after.is_empty() {
+            "unterminated `${` in `{whole}`".to_string()
+        } else {
+            not_a_reference(body, name_len)
+        });
     };
-    // The default: text and references up to the first `}` outside them,
-    // evaluated only when the variable gives no value.
-    let start = 2 + name_len + op.len();
+    // The default is evaluated only when the variable gives no value.
     let wanted = match value {
         Some(Some(v)) if !v.is_empty() => None,
         Some(_) => lookup,
         None => None,
     };
+    let (end, default) = default_text(s, 2 + name_len + op.len(), wanted, depth)?;
+    let v = match value {
+        Some(Some(v)) if !v.is_empty() => v.to_string(),
+        _ => default,
+    };
+    Ok((end, v))
+}
+
+/// The error for `${` followed by something tailship does not expand;
+/// `body` is the text after `${`, whose first `name_len` bytes are a name.
+fn not_a_reference(body: &str, name_len: usize) -> String {
+    let shown = body[name_len..].find('}').map_or(body, |e| &body[..name_len + e]);
+    let forms = "(${VAR}, ${VAR:-default}, ${VAR:=default}); write $${ for a literal `${`";
+    format!("`${{{shown}}}` is not a reference tailship expands {forms}")
+}
+
+/// A reference's default, which starts at `s[start..]`: text and
+/// references up to the first `}` outside them. Returns where it ends
+/// (past that `}`) and its value, with the references in it looked up
+/// with `lookup` (`None`: not looked up).
+fn default_text(s: &str, start: usize, lookup: Option<Lookup<'_>>, depth: usize) -> Result<(usize, String), String> {
     let mut default = String::new();
     let mut i = start;
     loop {
@@ -154,11 +170,10 @@ fn reference(s: &str, lookup: Option<Lookup<'_>>, depth: usize) -> Result<(usize
         default.push_str(&rest[..pos]);
         i += pos;
         if s[i..].starts_with('}') {
-            i += 1;
-            break;
+            return Ok((i + 1, default));
         }
         if s[i..].starts_with("${") {
-            let (len, v) = reference(&s[i..], wanted, depth + 1)?;
+            let (len, v) = reference(&s[i..], lookup, depth + 1)?;
             default.push_str(&v);
             i += len;
         } else {
@@ -166,11 +181,6 @@ fn reference(s: &str, lookup: Option<Lookup<'_>>, depth: usize) -> Result<(usize
             i += 1;
         }
     }
-    let v = match value {
-        Some(Some(v)) if !v.is_empty() => v.to_string(),
-        _ => default,
-    };
-    Ok((i, v))
 }
 
 #[cfg(test)]

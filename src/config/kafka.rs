@@ -170,43 +170,7 @@ pub(super) fn validate_kafka_source(key: &str, s: &SourceConfig, e: &mut dyn FnM
                 e(&format!("{key}.kafka"), "a kafka source needs `kafka = { brokers = [...], topics = [...] }`".into());
                 return;
             };
-            let key = format!("{key}.kafka");
-            if k.brokers.is_empty() {
-                e(&format!("{key}.brokers"), "no Kafka bootstrap brokers given".into());
-            }
-            for (i, b) in k.brokers.iter().enumerate() {
-                if !host_port(b) {
-                    e(&format!("{key}.brokers[{i}]"), format!("`{b}` is not host:port"));
-                }
-            }
-            topics(&format!("{key}.topics"), &k.topics, e);
-            if k.topic_refresh_interval.get().is_zero() {
-                e(&format!("{key}.topic_refresh_interval"), "must be above 0".into());
-            }
-            if k.fetch_max_bytes.get() < 1024 {
-                e(&format!("{key}.fetch_max_bytes"), "must be at least 1024".into());
-            }
-            let a = &k.authentication;
-            let tls_used = a.kind == KafkaAuthType::Ssl || (a.kind == KafkaAuthType::Sasl && a.sasl.use_tls);
-            if tls_used {
-                tls(&format!("{key}.authentication.tls"), &a.tls, e);
-            }
-            if a.kind == KafkaAuthType::Sasl {
-                let sk = format!("{key}.authentication.sasl");
-                if a.sasl.user.is_empty() {
-                    e(&format!("{sk}.user"), "SASL needs a user".into());
-                }
-                match (&a.sasl.password, &a.sasl.password_file) {
-                    (Some(_), Some(_)) => e(&sk, "set password or password_file, not both".into()),
-                    (None, None) => e(&format!("{sk}.password"), "SASL needs password or password_file".into()),
-                    (None, Some(p)) => {
-                        if let Err(err) = crate::util::read_secret_file(p) {
-                            e(&format!("{sk}.password_file"), format!("cannot read {}: {err}", p.display()));
-                        }
-                    }
-                    (Some(_), None) => {}
-                }
-            }
+            validate_kafka(&format!("{key}.kafka"), k, e);
         }
         SourceType::AzureEventHubs => {
             let Some(a) = &s.azure_event_hubs else {
@@ -217,32 +181,81 @@ pub(super) fn validate_kafka_source(key: &str, s: &SourceConfig, e: &mut dyn FnM
                 );
                 return;
             };
-            let key = format!("{key}.azure_event_hubs");
-            if a.fully_qualified_namespace.trim().is_empty() {
-                e(&format!("{key}.fully_qualified_namespace"), "no fully_qualified_namespace given".into());
-            } else if !host_port(&a.broker()) {
-                e(&format!("{key}.fully_qualified_namespace"), format!("`{}` is not a host name", a.broker()));
-            }
-            topics(&format!("{key}.event_hubs"), &a.event_hubs, e);
-            match (&a.connection_string, &a.connection_string_file) {
-                (Some(_), Some(_)) => e(&key, "set connection_string or connection_string_file, not both".into()),
-                (None, None) => {
-                    e(&format!("{key}.connection_string"), "needs connection_string or connection_string_file".into())
-                }
-                (None, Some(p)) => {
-                    if let Err(err) = crate::util::read_secret_file(p) {
-                        e(&format!("{key}.connection_string_file"), format!("cannot read {}: {err}", p.display()));
-                    }
-                }
-                (Some(_), None) => {}
-            }
-            if let Some(p) = &a.ca_file {
-                if let Err(err) = std::fs::metadata(p) {
-                    e(&format!("{key}.ca_file"), format!("cannot read {}: {err}", p.display()));
-                }
-            }
+            validate_event_hubs(&format!("{key}.azure_event_hubs"), a, e);
         }
         _ => {}
+    }
+}
+
+/// A kafka source's `kafka` table: brokers, topics, fetching and authentication.
+fn validate_kafka(key: &str, k: &KafkaConfig, e: &mut dyn FnMut(&str, String)) {
+    if k.brokers.is_empty() {
+        e(&format!("{key}.brokers"), "no Kafka bootstrap brokers given".into());
+    }
+    for (i, b) in k.brokers.iter().enumerate() {
+        if !host_port(b) {
+            e(&format!("{key}.brokers[{i}]"), format!("`{b}` is not host:port"));
+        }
+    }
+    topics(&format!("{key}.topics"), &k.topics, e);
+    if k.topic_refresh_interval.get().is_zero() {
+        e(&format!("{key}.topic_refresh_interval"), "must be above 0".into());
+    }
+    if k.fetch_max_bytes.get() < 1024 {
+        e(&format!("{key}.fetch_max_bytes"), "must be at least 1024".into());
+    }
+    let a = &k.authentication;
+    let tls_used = a.kind == KafkaAuthType::Ssl || (a.kind == KafkaAuthType::Sasl && a.sasl.use_tls);
+    if tls_used {
+        tls(&format!("{key}.authentication.tls"), &a.tls, e);
+    }
+    if a.kind == KafkaAuthType::Sasl {
+        sasl(&format!("{key}.authentication.sasl"), &a.sasl, e);
+    }
+}
+
+/// `authentication.sasl`: a user, and one readable password.
+fn sasl(key: &str, s: &KafkaSasl, e: &mut dyn FnMut(&str, String)) {
+    if s.user.is_empty() {
+        e(&format!("{key}.user"), "SASL needs a user".into());
+    }
+    match (&s.password, &s.password_file) {
+        (Some(_), Some(_)) => e(key, "set password or password_file, not both".into()),
+        (None, None) => e(&format!("{key}.password"), "SASL needs password or password_file".into()),
+        (None, Some(p)) => {
+            if let Err(err) = crate::util::read_secret_file(p) {
+                e(&format!("{key}.password_file"), format!("cannot read {}: {err}", p.display()));
+            }
+        }
+        (Some(_), None) => {}
+    }
+}
+
+/// An azure_event_hubs source's `azure_event_hubs` table: the namespace,
+/// the event hubs, one readable connection string and the CA file.
+fn validate_event_hubs(key: &str, a: &AzureEventHubsConfig, e: &mut dyn FnMut(&str, String)) {
+    if a.fully_qualified_namespace.trim().is_empty() {
+        e(&format!("{key}.fully_qualified_namespace"), "no fully_qualified_namespace given".into());
+    } else if !host_port(&a.broker()) {
+        e(&format!("{key}.fully_qualified_namespace"), format!("`{}` is not a host name", a.broker()));
+    }
+    topics(&format!("{key}.event_hubs"), &a.event_hubs, e);
+    match (&a.connection_string, &a.connection_string_file) {
+        (Some(_), Some(_)) => e(key, "set connection_string or connection_string_file, not both".into()),
+        (None, None) => {
+            e(&format!("{key}.connection_string"), "needs connection_string or connection_string_file".into())
+        }
+        (None, Some(p)) => {
+            if let Err(err) = crate::util::read_secret_file(p) {
+                e(&format!("{key}.connection_string_file"), format!("cannot read {}: {err}", p.display()));
+            }
+        }
+        (Some(_), None) => {}
+    }
+    if let Some(p) = &a.ca_file {
+        if let Err(err) = std::fs::metadata(p) {
+            e(&format!("{key}.ca_file"), format!("cannot read {}: {err}", p.display()));
+        }
     }
 }
 

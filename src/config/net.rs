@@ -179,29 +179,43 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
         );
     }
     if !s.kind.receives() || s.kind.consumes() {
-        for (k, set) in
-            [("listen", s.listen.is_some()), ("protocol", s.protocol.is_some()), ("receiver", s.receiver.is_some())]
-        {
-            if set {
-                e(
-                    &format!("{key}.{k}"),
-                    format!("{k} is for network sources (syslog, loki_push, otlp, gelf, heroku_drain, gcplog)"),
-                );
-            }
-        }
-        if s.kind.consumes() {
-            if !s.include.is_empty() || !s.exclude.is_empty() {
-                e(&format!("{key}.include"), "include and exclude are for file sources".into());
-            }
-            if s.multiline.is_some() {
-                e(
-                    &format!("{key}.multiline"),
-                    "multiline is for file and stdin sources: a message is one entry".into(),
-                );
-            }
-        }
+        reject_receiver_keys(key, s, e);
         return;
     }
+    validate_listener(key, s, e);
+    let r = s.receiver.clone().unwrap_or_default();
+    validate_receiver_limits(key, s, &r, e);
+    validate_receiver_tls(key, s, &r, e);
+    validate_receiver_auth(key, s, &r, e);
+}
+
+/// A source that does not listen (a file, stdin or pulling source) with a
+/// network source's keys; a consuming source (kafka, cloudflare pulls)
+/// with a file source's keys.
+fn reject_receiver_keys(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
+    for (k, set) in
+        [("listen", s.listen.is_some()), ("protocol", s.protocol.is_some()), ("receiver", s.receiver.is_some())]
+    {
+        if set {
+            e(
+                &format!("{key}.{k}"),
+                format!("{k} is for network sources (syslog, loki_push, otlp, gelf, heroku_drain, gcplog)"),
+            );
+        }
+    }
+    if s.kind.consumes() {
+        if !s.include.is_empty() || !s.exclude.is_empty() {
+            e(&format!("{key}.include"), "include and exclude are for file sources".into());
+        }
+        if s.multiline.is_some() {
+            e(&format!("{key}.multiline"), "multiline is for file and stdin sources: a message is one entry".into());
+        }
+    }
+}
+
+/// A listening source's own keys beside `receiver`: `listen`, `protocol`,
+/// `relabel`, and the file source's keys it does not take.
+fn validate_listener(key: &str, s: &SourceConfig, e: &mut dyn FnMut(&str, String)) {
     if !s.include.is_empty() || !s.exclude.is_empty() {
         e(&format!("{key}.include"), "include and exclude are for file sources".into());
     }
@@ -234,7 +248,10 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
     if s.protocol.is_some() && s.kind != SourceType::Syslog {
         e(&format!("{key}.protocol"), "protocol is for syslog sources (HTTP receivers use TCP)".into());
     }
-    let r = s.receiver.clone().unwrap_or_default();
+}
+
+/// `receiver`'s bounds: connections, message and pending bytes, timeouts.
+fn validate_receiver_limits(key: &str, s: &SourceConfig, r: &ReceiverConfig, e: &mut dyn FnMut(&str, String)) {
     if r.max_connections == 0 {
         e(&format!("{key}.receiver.max_connections"), "must be at least 1".into());
     }
@@ -256,20 +273,28 @@ pub(super) fn validate_net_source(key: &str, s: &SourceConfig, e: &mut dyn FnMut
     if r.request_timeout.get().is_zero() {
         e(&format!("{key}.receiver.request_timeout"), "must be above 0".into());
     }
-    if let Some(tls) = &r.tls {
-        if s.protocol == Some(NetProtocol::Udp) {
-            e(&format!("{key}.receiver.tls"), "TLS is for TCP; a UDP syslog source cannot have it".into());
-        }
-        if s.kind == SourceType::Gelf {
-            e(&format!("{key}.receiver.tls"), "GELF is received over UDP, which has no TLS".into());
-        }
-        let ca = tls.client_ca_file.as_ref().map(|p| ("client_ca_file", p));
-        for (k, p) in [("cert_file", &tls.cert_file), ("key_file", &tls.key_file)].into_iter().chain(ca) {
-            if let Err(err) = std::fs::metadata(p) {
-                e(&format!("{key}.receiver.tls.{k}"), format!("cannot read {}: {err}", p.display()));
-            }
+}
+
+/// `receiver.tls`: only over TCP, and its files readable.
+fn validate_receiver_tls(key: &str, s: &SourceConfig, r: &ReceiverConfig, e: &mut dyn FnMut(&str, String)) {
+    let Some(tls) = &r.tls else { return };
+    if s.protocol == Some(NetProtocol::Udp) {
+        e(&format!("{key}.receiver.tls"), "TLS is for TCP; a UDP syslog source cannot have it".into());
+    }
+    if s.kind == SourceType::Gelf {
+        e(&format!("{key}.receiver.tls"), "GELF is received over UDP, which has no TLS".into());
+    }
+    let ca = tls.client_ca_file.as_ref().map(|p| ("client_ca_file", p));
+    for (k, p) in [("cert_file", &tls.cert_file), ("key_file", &tls.key_file)].into_iter().chain(ca) {
+        if let Err(err) = std::fs::metadata(p) {
+            e(&format!("{key}.receiver.tls.{k}"), format!("cannot read {}: {err}", p.display()));
         }
     }
+}
+
+/// `receiver.basic_auth` and `receiver.bearer_token_file`: readable, and
+/// only on HTTP receivers.
+fn validate_receiver_auth(key: &str, s: &SourceConfig, r: &ReceiverConfig, e: &mut dyn FnMut(&str, String)) {
     if let Some(b) = &r.basic_auth {
         if b.username.is_empty() {
             e(&format!("{key}.receiver.basic_auth.username"), "must not be empty".into());

@@ -89,38 +89,12 @@ fn client_name(s: &str) -> String {
 fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(String, String)> {
     let mut m = Map::new(key, y, r);
     if let Some(url) = m.text("url", r) {
-        let (base, prefix) = split_url(&url);
-        out.set("url", Val::str(base));
-        match prefix {
-            Some(p) => out.set("api_prefix", Val::str(p)),
-            // Known when the config is loaded: a URL ending in /push is split there.
-            None if url.contains("${") => r.note(
-                m.key("url"),
-                "the push URL comes from the environment: when tailship loads the config, a URL ending in \
-                 /push is split into url and api_prefix (one that does not gets api_prefix + /push added)",
-            ),
-            None => {
-                r.skip(m.key("url"), "a URL that does not end in /push: tailship pushes to url + api_prefix + /push")
-            }
-        }
+        push_url(&m, &url, out, r);
     }
     if let Some(t) = m.text("tenant_id", r) {
         out.set("tenant_id", Val::str(t));
     }
-    if let Some(w) = m.text("batchwait", r) {
-        out.set("batch", Val::Table(vec![("max_wait".into(), Val::str(w))]));
-    }
-    if let Some(b) = m.text("batchsize", r).and_then(|b| b.parse::<i64>().ok()) {
-        if b > MAX_BATCH_BYTES {
-            r.note(m.key("batchsize"), "lowered to 4 MiB, the largest batch a real service accepts");
-        }
-        let mut t = match out.get("batch") {
-            Some(Val::Table(t)) => t.clone(),
-            _ => Vec::new(),
-        };
-        t.insert(0, ("max_bytes".into(), Val::Int(b.min(MAX_BATCH_BYTES))));
-        out.set("batch", Val::Table(t));
-    }
+    batch(&mut m, out, r);
     if let Some(t) = m.text("timeout", r) {
         out.set("timeout", Val::str(t));
     }
@@ -139,20 +113,7 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
         out.set("tls", tls);
     }
     if let Some(y) = m.get("backoff_config") {
-        let mut b = Map::new(m.key("backoff_config"), y, r);
-        let mut retry = Vec::new();
-        for (ours, theirs) in [("min_backoff", "min_period"), ("max_backoff", "max_period")] {
-            if let Some(v) = b.text(theirs, r) {
-                retry.push((ours.to_string(), Val::str(v)));
-            }
-        }
-        if let Some(n) = b.text("max_retries", r).and_then(|n| n.parse::<i64>().ok()) {
-            retry.push(("max_retries".into(), Val::Int(n)));
-        }
-        if !retry.is_empty() {
-            out.set("retry", Val::Table(retry));
-        }
-        b.finish(r, "no tailship equivalent");
+        backoff(m.key("backoff_config"), y, out, r);
     }
     if m.text("drop_rate_limited_batches", r).is_some_and(|v| truthy(&v)) {
         r.note(
@@ -171,6 +132,59 @@ fn client(key: String, y: &Yaml, out: &mut Section, r: &mut Report) -> Vec<(Stri
     m.ignore("name");
     m.finish(r, "no tailship equivalent");
     external
+}
+
+/// A client's `url` (at `m`): the base URL and `api_prefix` of a push URL.
+fn push_url(m: &Map<'_>, url: &str, out: &mut Section, r: &mut Report) {
+    let (base, prefix) = split_url(url);
+    out.set("url", Val::str(base));
+    match prefix {
+        Some(p) => out.set("api_prefix", Val::str(p)),
+        // Known when the config is loaded: a URL ending in /push is split there.
+        None if url.contains("${") => r.note(
+            m.key("url"),
+            "the push URL comes from the environment: when tailship loads the config, a URL ending in \
+             /push is split into url and api_prefix (one that does not gets api_prefix + /push added)",
+        ),
+        None => r.skip(m.key("url"), "a URL that does not end in /push: tailship pushes to url + api_prefix + /push"),
+    }
+}
+
+/// A client's `batchwait` and `batchsize` as the `batch` table (the size
+/// lowered to the largest batch a real service accepts).
+fn batch(m: &mut Map<'_>, out: &mut Section, r: &mut Report) {
+    if let Some(w) = m.text("batchwait", r) {
+        out.set("batch", Val::Table(vec![("max_wait".into(), Val::str(w))]));
+    }
+    if let Some(b) = m.text("batchsize", r).and_then(|b| b.parse::<i64>().ok()) {
+        if b > MAX_BATCH_BYTES {
+            r.note(m.key("batchsize"), "lowered to 4 MiB, the largest batch a real service accepts");
+        }
+        let mut t = match out.get("batch") {
+            Some(Val::Table(t)) => t.clone(),
+            _ => Vec::new(),
+        };
+        t.insert(0, ("max_bytes".into(), Val::Int(b.min(MAX_BATCH_BYTES))));
+        out.set("batch", Val::Table(t));
+    }
+}
+
+/// A client's `backoff_config` (at `key`) as the `retry` table.
+fn backoff(key: String, y: &Yaml, out: &mut Section, r: &mut Report) {
+    let mut b = Map::new(key, y, r);
+    let mut retry = Vec::new();
+    for (ours, theirs) in [("min_backoff", "min_period"), ("max_backoff", "max_period")] {
+        if let Some(v) = b.text(theirs, r) {
+            retry.push((ours.to_string(), Val::str(v)));
+        }
+    }
+    if let Some(n) = b.text("max_retries", r).and_then(|n| n.parse::<i64>().ok()) {
+        retry.push(("max_retries".into(), Val::Int(n)));
+    }
+    if !retry.is_empty() {
+        out.set("retry", Val::Table(retry));
+    }
+    b.finish(r, "no tailship equivalent");
 }
 
 /// A Prometheus `tls_config` at `key` as tailship's `tls` table.

@@ -25,6 +25,8 @@ pub(super) fn convert(p: &mut Pipeline, k: &str, body: &Yaml, r: &mut Report) {
     }
 }
 
+/// One metric of the stage, named `name` at `k`: its table, or `None`
+/// when it is refused.
 fn one(p: &Pipeline, k: &str, name: &str, cfg: &Yaml, r: &mut Report) -> Option<Val> {
     let mut m = Map::new(k, cfg, r);
     let mut t = Vec::new();
@@ -47,20 +49,7 @@ fn one(p: &Pipeline, k: &str, name: &str, cfg: &Yaml, r: &mut Report) -> Option<
         _ => None,
     });
     let full = format!("{}{name}", prefix.unwrap_or("promtail_custom_"));
-    let earlier = r.metric_types.iter().find(|(n, _, _)| *n == full).cloned();
-    match earlier {
-        Some((_, other, at)) if other != kind => {
-            r.refuse(
-                m.key("type"),
-                format!(
-                    "`{full}` is a {kind} here but a {other} at {at}: one name, one type (Promtail refuses it too)"
-                ),
-            );
-            return None;
-        }
-        Some(_) => {}
-        None => r.metric_types.push((full, kind.clone(), m.key("type"))),
-    }
+    claim_type(full, &kind, m.key("type"), r)?;
     let source = m.text("source", r);
     if let Some(d) = m.text("max_idle_duration", r) {
         match crate::util::parse_duration(&d) {
@@ -75,6 +64,46 @@ fn one(p: &Pipeline, k: &str, name: &str, cfg: &Yaml, r: &mut Report) -> Option<
             }
         }
     }
+    let (opts, match_all) = config(&mut m, &kind, r)?;
+    let read = source.clone().unwrap_or_else(|| name.to_string());
+    if !(p.extracted(&read) || kind == "counter" && match_all) {
+        p.unextracted(m.key("source"), &read, r);
+        return None;
+    }
+    if let Some(s) = source {
+        t.push(("source".into(), Val::str(s)));
+    }
+    m.finish(r, "no tailship equivalent");
+    t.push(("config".into(), Val::Table(opts)));
+    Some(Val::Table(t))
+}
+
+/// Records that metric `full` (its `type` at `here`) is a `kind`; `None`
+/// (refused) when an earlier metric of the job gave the name another type.
+fn claim_type(full: String, kind: &str, here: String, r: &mut Report) -> Option<()> {
+    let earlier = r.metric_types.iter().find(|(n, _, _)| *n == full).cloned();
+    match earlier {
+        Some((_, other, at)) if other != kind => {
+            r.refuse(
+                here,
+                format!(
+                    "`{full}` is a {kind} here but a {other} at {at}: one name, one type (Promtail refuses it too)"
+                ),
+            );
+            None
+        }
+        Some(_) => Some(()),
+        None => {
+            r.metric_types.push((full, kind.to_string(), here));
+            Some(())
+        }
+    }
+}
+
+/// The metric's `config` table (under `m`) for a metric of type `kind`:
+/// its options, and whether it counts every line (`match_all`); `None`
+/// when refused.
+fn config(m: &mut Map, kind: &str, r: &mut Report) -> Option<(Vec<(String, Val)>, bool)> {
     let ck = m.key("config");
     let mut c = Map::new(&ck, m.get("config").unwrap_or(&Yaml::Null), r);
     let mut opts = Vec::new();
@@ -82,28 +111,8 @@ fn one(p: &Pipeline, k: &str, name: &str, cfg: &Yaml, r: &mut Report) -> Option<
     let value = c.text("value", r);
     let match_all = c.text("match_all", r).is_some_and(|v| truthy(&v));
     let count_bytes = c.text("count_entry_bytes", r).is_some_and(|v| truthy(&v));
-    let valid: &[&str] = match kind.as_str() {
-        "counter" => &["inc", "add"],
-        "gauge" => &["set", "inc", "dec", "add", "sub"],
-        _ => &[],
-    };
-    match &action {
-        Some(a) if valid.is_empty() => {
-            r.note(
-                c.key("action"),
-                format!("a histogram observes the value; Promtail ignores `action: {a}`, and so it is left out"),
-            );
-        }
-        Some(a) if valid.contains(&a.as_str()) => opts.push(("action".to_string(), Val::str(a))),
-        other if !valid.is_empty() => {
-            let what = other.as_deref().map_or("missing".to_string(), |a| format!("`{a}`"));
-            r.refuse(
-                c.key("action"),
-                format!("{what}: the action of a {kind} is one of {} (Promtail refuses it too)", valid.join(", ")),
-            );
-            return None;
-        }
-        _ => {}
+    if let Some(a) = action_for(&c, kind, action.as_deref(), r)? {
+        opts.push(("action".to_string(), Val::str(a)));
     }
     if kind == "counter" {
         if match_all && value.is_some() {
@@ -140,15 +149,35 @@ fn one(p: &Pipeline, k: &str, name: &str, cfg: &Yaml, r: &mut Report) -> Option<
         }
     }
     c.finish(r, "no tailship equivalent (Promtail ignores it too)");
-    let read = source.clone().unwrap_or_else(|| name.to_string());
-    if !(p.extracted(&read) || kind == "counter" && match_all) {
-        p.unextracted(m.key("source"), &read, r);
-        return None;
+    Some((opts, match_all))
+}
+
+/// The `action` a metric of type `kind` keeps: `Some(None)` when there is
+/// none to keep (a histogram's is left out, with a note), `None` when it
+/// is refused (missing or not one of the type's).
+fn action_for<'a>(c: &Map, kind: &str, action: Option<&'a str>, r: &mut Report) -> Option<Option<&'a str>> {
+    let valid: &[&str] = match kind {
+        "counter" => &["inc", "add"],
+        "gauge" => &["set", "inc", "dec", "add", "sub"],
+        _ => &[],
+    };
+    match action {
+        Some(a) if valid.is_empty() => {
+            r.note(
+                c.key("action"),
+                format!("a histogram observes the value; Promtail ignores `action: {a}`, and so it is left out"),
+            );
+            Some(None)
+        }
+        Some(a) if valid.contains(&a) => Some(Some(a)),
+        other if !valid.is_empty() => {
+            let what = other.map_or("missing".to_string(), |a| format!("`{a}`"));
+            r.refuse(
+                c.key("action"),
+                format!("{what}: the action of a {kind} is one of {} (Promtail refuses it too)", valid.join(", ")),
+            );
+            None
+        }
+        _ => Some(None),
     }
-    if let Some(s) = source {
-        t.push(("source".into(), Val::str(s)));
-    }
-    m.finish(r, "no tailship equivalent");
-    t.push(("config".into(), Val::Table(opts)));
-    Some(Val::Table(t))
 }

@@ -113,15 +113,7 @@ pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, Conver
     let mut doc = doc.clone();
     take_defaults(&mut doc, &mut r);
     let doc = &doc;
-    if (0..text.len()).any(|i| text.is_char_boundary(i) && render::env_reference(&text[i..]).is_some()) {
-        r.note(
-            "(file)",
-            "${VAR}, ${VAR:-default} and ${VAR:default} are kept as references (the last written ${VAR:-default}): \
-             tailship expands them from its environment each time it loads the config, as Promtail does at start \
-             with -config.expand-env=true (so a DaemonSet's ${HOSTNAME} is each node's own, not the converting \
-             machine's); a variable unset and without a default is an error naming the key, not an empty value",
-        );
-    }
+    note_env_references(text, &mut r);
     let mut root = Map::new("", doc, &mut r);
     let mut server = Section::default();
     let mut positions = Section::default();
@@ -162,31 +154,59 @@ pub fn promtail_with(text: &str, options: &Options) -> Result<Conversion, Conver
     if sources.is_empty() {
         return Err(ConvertError::NothingToRun(numbered(&r.untranslated)));
     }
+    let toml = render_config(&server, &clients, &positions, &tracing, &sources);
+    let positions_path = match positions.get("path") {
+        Some(Val::Str(p)) => Some(p.clone()),
+        _ => None,
+    };
+    Ok(Conversion { toml, untranslated: r.untranslated, notes: r.notes, positions_path })
+}
+
+/// Notes that the `${VAR}` references of `text` are kept, and expanded
+/// when tailship loads the config.
+fn note_env_references(text: &str, r: &mut Report) {
+    if (0..text.len()).any(|i| text.is_char_boundary(i) && render::env_reference(&text[i..]).is_some()) {
+        r.note(
+            "(file)",
+            "${VAR}, ${VAR:-default} and ${VAR:default} are kept as references (the last written ${VAR:-default}): \
+             tailship expands them from its environment each time it loads the config, as Promtail does at start \
+             with -config.expand-env=true (so a DaemonSet's ${HOSTNAME} is each node's own, not the converting \
+             machine's); a variable unset and without a default is an error naming the key, not an empty value",
+        );
+    }
+}
+
+/// The converted config's TOML text: a header, the tables that are not
+/// empty (server, the client or clients, positions, tracing), then the
+/// sources.
+fn render_config(
+    server: &Section,
+    clients: &[client::Client],
+    positions: &Section,
+    tracing: &Section,
+    sources: &[Section],
+) -> String {
     let mut out = String::from(
         "# Converted from a Promtail config by `tailship convert promtail`.\n\
          # Check it with `tailship check --config FILE`; keys not set here keep their defaults\n\
          # (config/tailship.toml lists them all).\n\n",
     );
     let one = clients.len() == 1;
-    let mut tables: Vec<(&str, &Section)> = vec![("[server]", &server)];
+    let mut tables: Vec<(&str, &Section)> = vec![("[server]", server)];
     tables.extend(clients.iter().map(|c| (if one { "[client]" } else { "[[clients]]" }, &c.section)));
-    tables.push(("[positions]", &positions));
-    tables.push(("[tracing]", &tracing));
+    tables.push(("[positions]", positions));
+    tables.push(("[tracing]", tracing));
     for (header, s) in tables {
         if !s.is_empty() {
             s.render(header, &mut out);
             out.push('\n');
         }
     }
-    for s in &sources {
+    for s in sources {
         s.render("[[sources]]", &mut out);
         out.push('\n');
     }
-    let positions_path = match positions.get("path") {
-        Some(Val::Str(p)) => Some(p.clone()),
-        _ => None,
-    };
-    Ok(Conversion { toml: out, untranslated: r.untranslated, notes: r.notes, positions_path })
+    out
 }
 
 /// Takes Promtail's defaults out of `doc` (see [`defaults`]), noting each

@@ -146,7 +146,27 @@ impl Stage {
 
     /// The stage as a TOML inline table.
     pub fn to_val(&self) -> Val {
-        let mut t: Vec<(String, Val)> = match &self.kind {
+        let mut t = self.kind.to_keys();
+        // A regex stage without `labels` would make every capture a label; Promtail makes none.
+        let labels = match (&self.kind, &self.labels) {
+            (Kind::Regex(..), None) => Some(Vec::new()),
+            (_, l) => l.clone(),
+        };
+        if let Some(l) = labels {
+            t.push(("labels".into(), Val::strs(&l)));
+        }
+        if let Some(m) = &self.metadata {
+            t.push(("structured_metadata".into(), Val::strs(m)));
+        }
+        Val::Table(t)
+    }
+}
+
+impl Kind {
+    /// The stage's own keys: its inline table without the `labels` and
+    /// `structured_metadata` lists a [`Stage`] adds.
+    fn to_keys(&self) -> Vec<(String, Val)> {
+        match self {
             Kind::Regex(re, _, src) => sourced(vec![("regex".into(), Val::str(re))], src),
             Kind::Json(f, src, drop_malformed) => {
                 let mut t = sourced(vec![("json".into(), Val::pairs(f))], src);
@@ -157,52 +177,15 @@ impl Stage {
             }
             Kind::Logfmt(f, src) => sourced(vec![("logfmt".into(), Val::pairs(f))], src),
             Kind::Drop(rule) => rule.to_vals(),
-            Kind::Timestamp(t) => {
-                let mut v = vec![("source".to_string(), Val::str(&t.source)), ("format".into(), Val::str(&t.format))];
-                if !t.fallbacks.is_empty() {
-                    v.push(("fallback_formats".into(), Val::strs(&t.fallbacks)));
-                }
-                if let Some(l) = &t.location {
-                    v.push(("location".into(), Val::str(l)));
-                }
-                if t.fudge {
-                    v.push(("action_on_failure".into(), Val::str("fudge")));
-                }
-                vec![("timestamp".into(), Val::Table(v))]
-            }
+            Kind::Timestamp(t) => vec![("timestamp".into(), t.to_val())],
             Kind::Output(s) => vec![("output".into(), Val::str(s))],
             Kind::Replace(re, with, src) => {
                 sourced(vec![("replace".into(), Val::str(re)), ("with".into(), Val::str(with))], src)
             }
-            Kind::Cri(part_max, max_lines) => {
-                let mut opts = match part_max {
-                    Some(n) => vec![
-                        ("max_partial_line_size".into(), Val::str(n)),
-                        ("max_partial_line_size_truncate".into(), Val::Bool(true)),
-                    ],
-                    None => Vec::new(),
-                };
-                if let Some(n) = max_lines {
-                    opts.push(("max_partial_lines".into(), Val::Int(*n)));
-                }
-                vec![("cri".into(), Val::Table(opts))]
-            }
+            Kind::Cri(part_max, max_lines) => vec![("cri".into(), cri_val(part_max.as_deref(), *max_lines))],
             Kind::Docker => vec![("docker".into(), Val::Table(Vec::new()))],
             Kind::Limit(rate, burst, by_label, drop) => {
-                let mut l = vec![("rate".into(), Val::Float(*rate))];
-                if let Some(b) = burst {
-                    l.push(("burst".into(), Val::Int(*b)));
-                }
-                if !drop {
-                    l.push(("drop".into(), Val::Bool(false)));
-                }
-                if let Some((name, max)) = by_label {
-                    l.push(("by_label_name".into(), Val::str(name)));
-                    if let Some(n) = max {
-                        l.push(("max_distinct_labels".into(), Val::Int(*n)));
-                    }
-                }
-                vec![("limit".into(), Val::Table(l))]
+                vec![("limit".into(), limit_val(*rate, *burst, by_label.as_ref(), *drop))]
             }
             Kind::Tenant(from, name) => vec![("tenant".into(), Val::Table(vec![((*from).into(), Val::str(name))]))],
             Kind::Decolorize => vec![("decolorize".into(), Val::Table(Vec::new()))],
@@ -241,16 +224,7 @@ impl Stage {
                 ]),
             )],
             Kind::Match(selector, drop, reason, inner) => {
-                let mut m = vec![("selector".to_string(), Val::str(selector))];
-                if *drop {
-                    m.push(("action".into(), Val::str("drop")));
-                } else {
-                    m.push(("stages".into(), Val::Arr(inner.iter().map(Stage::to_val).collect())));
-                }
-                if let Some(r) = reason {
-                    m.push(("reason".into(), Val::str(r)));
-                }
-                vec![("match".into(), Val::Table(m))]
+                vec![("match".into(), match_val(selector, *drop, reason.as_deref(), inner))]
             }
             Kind::Labels(labels, metadata) => {
                 let mut t = Vec::new();
@@ -262,20 +236,75 @@ impl Stage {
                 }
                 t
             }
-        };
-        // A regex stage without `labels` would make every capture a label; Promtail makes none.
-        let labels = match (&self.kind, &self.labels) {
-            (Kind::Regex(..), None) => Some(Vec::new()),
-            (_, l) => l.clone(),
-        };
-        if let Some(l) = labels {
-            t.push(("labels".into(), Val::strs(&l)));
         }
-        if let Some(m) = &self.metadata {
-            t.push(("structured_metadata".into(), Val::strs(m)));
-        }
-        Val::Table(t)
     }
+}
+
+impl Timestamp {
+    /// The `timestamp` table: source, format, fallbacks, location, and
+    /// `action_on_failure` when fudged.
+    fn to_val(&self) -> Val {
+        let mut v = vec![("source".to_string(), Val::str(&self.source)), ("format".into(), Val::str(&self.format))];
+        if !self.fallbacks.is_empty() {
+            v.push(("fallback_formats".into(), Val::strs(&self.fallbacks)));
+        }
+        if let Some(l) = &self.location {
+            v.push(("location".into(), Val::str(l)));
+        }
+        if self.fudge {
+            v.push(("action_on_failure".into(), Val::str("fudge")));
+        }
+        Val::Table(v)
+    }
+}
+
+/// The `cri` table: the partial line size (truncating) and the most partial lines.
+fn cri_val(part_max: Option<&str>, max_lines: Option<i64>) -> Val {
+    let mut opts = match part_max {
+        Some(n) => vec![
+            ("max_partial_line_size".into(), Val::str(n)),
+            ("max_partial_line_size_truncate".into(), Val::Bool(true)),
+        ],
+        None => Vec::new(),
+    };
+    if let Some(n) = max_lines {
+        opts.push(("max_partial_lines".into(), Val::Int(n)));
+    }
+    Val::Table(opts)
+}
+
+/// The `limit` table: rate, burst, `drop = false` when it waits, and the
+/// label it limits by.
+fn limit_val(rate: f64, burst: Option<i64>, by_label: Option<&(String, Option<i64>)>, drop: bool) -> Val {
+    let mut l = vec![("rate".into(), Val::Float(rate))];
+    if let Some(b) = burst {
+        l.push(("burst".into(), Val::Int(b)));
+    }
+    if !drop {
+        l.push(("drop".into(), Val::Bool(false)));
+    }
+    if let Some((name, max)) = by_label {
+        l.push(("by_label_name".into(), Val::str(name)));
+        if let Some(n) = max {
+            l.push(("max_distinct_labels".into(), Val::Int(*n)));
+        }
+    }
+    Val::Table(l)
+}
+
+/// The `match` table: the selector, then `action = "drop"` or its stages,
+/// and the counter reason.
+fn match_val(selector: &str, drop: bool, reason: Option<&str>, inner: &[Stage]) -> Val {
+    let mut m = vec![("selector".to_string(), Val::str(selector))];
+    if drop {
+        m.push(("action".into(), Val::str("drop")));
+    } else {
+        m.push(("stages".into(), Val::Arr(inner.iter().map(Stage::to_val).collect())));
+    }
+    if let Some(r) = reason {
+        m.push(("reason".into(), Val::str(r)));
+    }
+    Val::Table(m)
 }
 
 impl Pipeline {

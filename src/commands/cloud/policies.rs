@@ -30,19 +30,17 @@ pub(super) async fn policies(client: &CloudClient, cmd: &PolicyCommand, out: Out
             if out == Output::Json {
                 return Ok(output::json(&mut w, &Value::Array(items))?);
             }
-            let mut rows = Vec::new();
-            for v in &items {
-                let p: AccessPolicy = parse(v, "an access policy")?;
-                rows.push(vec![
-                    p.id.clone(),
-                    p.name.clone(),
+            let headers = ["ID", "NAME", "STATUS", "SCOPES", "REALMS", "ALLOWED SUBNETS"];
+            print_rows(&mut w, &items, "an access policy", &headers, |p: AccessPolicy| {
+                vec![
+                    p.id,
+                    p.name,
                     cell(p.status.as_deref()),
                     p.scopes.join(","),
                     realms_text(&p.realms),
                     subnets_text(&p.conditions),
-                ]);
-            }
-            output::table(&mut w, &["ID", "NAME", "STATUS", "SCOPES", "REALMS", "ALLOWED SUBNETS"], &rows)?;
+                ]
+            })?;
         }
         PolicyCommand::Get(Record { id, region }) => {
             let v = client.get_policy(region, id).await.map_err(cloud_err)?;
@@ -58,56 +56,16 @@ pub(super) async fn policies(client: &CloudClient, cmd: &PolicyCommand, out: Out
             clear_conditions,
             status,
         } => {
-            // Check the flags before anything is sent, the read included.
-            let mut c = Checks::new();
-            if let Some(d) = display_name {
-                c.check("displayName", validate::display_name(d));
-            }
-            for (i, s) in allowed_subnets.iter().enumerate() {
-                c.check(&format!("conditions.allowedSubnets[{i}]"), validate::cidr(s));
-            }
-            let nothing = display_name.is_none()
-                && scopes.is_empty()
-                && realms.is_empty()
-                && allowed_subnets.is_empty()
-                && !clear_conditions
-                && status.is_none();
-            if nothing {
-                c.fail("body", "nothing to update: give --display-name, --scope, --realm, --allowed-subnet, --clear-conditions or --status");
-            }
-            c.finish().map_err(|e| cloud_err(e.into()))?;
-            let given_realms = realms_from_flags(realms, label_policies).map_err(|e| cloud_err(e.into()))?;
-            if !scopes.is_empty() && !given_realms.is_empty() {
-                let mut c = Checks::new();
-                validate::scopes(&mut c, scopes);
-                validate::realms(&mut c, &given_realms, scopes);
-                c.finish().map_err(|e| cloud_err(e.into()))?;
-            }
-            // Scopes and realms are required on update, and members left out
-            // could be lost: start from the policy as it is.
-            let current: AccessPolicy = parse(&client.get_policy(region, id).await.map_err(cloud_err)?, "the policy")?;
-            let conditions = if *clear_conditions {
-                Some(ConditionsUpdate::Clear)
-            } else if !allowed_subnets.is_empty() {
-                Some(ConditionsUpdate::Set(Conditions { allowed_subnets: allowed_subnets.clone() }))
-            } else {
-                current.conditions.clone().filter(|c| !c.allowed_subnets.is_empty()).map(ConditionsUpdate::Set)
+            let flags = UpdateFlags {
+                display_name,
+                scopes,
+                realms,
+                label_policies,
+                allowed_subnets,
+                clear_conditions: *clear_conditions,
+                status: *status,
             };
-            let current_status = match current.status.as_deref() {
-                Some("active") => Some(PolicyStatus::Active),
-                Some("inactive") => Some(PolicyStatus::Inactive),
-                _ => None,
-            };
-            let body = PolicyUpdate {
-                display_name: display_name
-                    .clone()
-                    .or_else(|| (!current.display_name.is_empty()).then(|| current.display_name.clone())),
-                scopes: if scopes.is_empty() { current.scopes.clone() } else { scopes.clone() },
-                realms: if given_realms.is_empty() { current.realms.clone() } else { given_realms },
-                conditions,
-                status: status.or(current_status),
-            };
-            let v = client.update_policy(region, id, &body).await.map_err(cloud_err)?;
+            let v = flags.send(client, region, id).await?;
             print_policy(&mut w, &v, out)?;
         }
         PolicyCommand::Delete(Record { id, region }) => {
@@ -116,4 +74,84 @@ pub(super) async fn policies(client: &CloudClient, cmd: &PolicyCommand, out: Out
         }
     }
     Ok(())
+}
+
+/// The flags of `cloud policies update` (the record aside).
+struct UpdateFlags<'a> {
+    display_name: &'a Option<String>,
+    scopes: &'a [String],
+    realms: &'a [String],
+    label_policies: &'a [String],
+    allowed_subnets: &'a [String],
+    clear_conditions: bool,
+    status: Option<PolicyStatus>,
+}
+
+impl UpdateFlags<'_> {
+    /// Updates policy `id`: the flags checked, the policy read, the
+    /// members given set over it; returns the service's answer.
+    async fn send(&self, client: &CloudClient, region: &str, id: &str) -> anyhow::Result<Value> {
+        let given_realms = self.check()?;
+        // Scopes and realms are required on update, and members left out
+        // could be lost: start from the policy as it is.
+        let current: AccessPolicy = parse(&client.get_policy(region, id).await.map_err(cloud_err)?, "the policy")?;
+        let body = self.update(current, given_realms);
+        client.update_policy(region, id, &body).await.map_err(cloud_err)
+    }
+
+    /// Checks the flags before anything is sent, the read of the current
+    /// policy included; returns the realms given.
+    fn check(&self) -> anyhow::Result<Vec<Realm>> {
+        let mut c = Checks::new();
+        if let Some(d) = self.display_name {
+            c.check("displayName", validate::display_name(d));
+        }
+        for (i, s) in self.allowed_subnets.iter().enumerate() {
+            c.check(&format!("conditions.allowedSubnets[{i}]"), validate::cidr(s));
+        }
+        let nothing = self.display_name.is_none()
+            && self.scopes.is_empty()
+            && self.realms.is_empty()
+            && self.allowed_subnets.is_empty()
+            && !self.clear_conditions
+            && self.status.is_none();
+        if nothing {
+            c.fail("body", "nothing to update: give --display-name, --scope, --realm, --allowed-subnet, --clear-conditions or --status");
+        }
+        c.finish().map_err(|e| cloud_err(e.into()))?;
+        let given_realms = realms_from_flags(self.realms, self.label_policies).map_err(|e| cloud_err(e.into()))?;
+        if !self.scopes.is_empty() && !given_realms.is_empty() {
+            let mut c = Checks::new();
+            validate::scopes(&mut c, self.scopes);
+            validate::realms(&mut c, &given_realms, self.scopes);
+            c.finish().map_err(|e| cloud_err(e.into()))?;
+        }
+        Ok(given_realms)
+    }
+
+    /// The update to send: the members given, the others as `current` has them.
+    fn update(&self, current: AccessPolicy, given_realms: Vec<Realm>) -> PolicyUpdate {
+        let conditions = if self.clear_conditions {
+            Some(ConditionsUpdate::Clear)
+        } else if !self.allowed_subnets.is_empty() {
+            Some(ConditionsUpdate::Set(Conditions { allowed_subnets: self.allowed_subnets.to_vec() }))
+        } else {
+            current.conditions.clone().filter(|c| !c.allowed_subnets.is_empty()).map(ConditionsUpdate::Set)
+        };
+        let current_status = match current.status.as_deref() {
+            Some("active") => Some(PolicyStatus::Active),
+            Some("inactive") => Some(PolicyStatus::Inactive),
+            _ => None,
+        };
+        PolicyUpdate {
+            display_name: self
+                .display_name
+                .clone()
+                .or_else(|| (!current.display_name.is_empty()).then(|| current.display_name.clone())),
+            scopes: if self.scopes.is_empty() { current.scopes.clone() } else { self.scopes.to_vec() },
+            realms: if given_realms.is_empty() { current.realms.clone() } else { given_realms },
+            conditions,
+            status: self.status.or(current_status),
+        }
+    }
 }

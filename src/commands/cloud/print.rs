@@ -9,6 +9,19 @@ use super::parse;
 use crate::cloud::model::{AccessPolicy, Conditions, Realm, Stack, Token};
 use crate::commands::output::{self, cell, Output};
 
+/// Listed records as a table under `headers`: each parsed as a `T`
+/// (`what` names one in errors), then made a row by `row`.
+pub(super) fn print_rows<T: serde::de::DeserializeOwned>(
+    w: &mut impl Write,
+    items: &[Value],
+    what: &str,
+    headers: &[&str],
+    row: impl Fn(T) -> Vec<String>,
+) -> anyhow::Result<()> {
+    let rows = items.iter().map(|v| parse(v, what).map(&row)).collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(output::table(w, headers, &rows)?)
+}
+
 pub(super) fn realms_text(realms: &[Realm]) -> String {
     let parts: Vec<String> = realms
         .iter()

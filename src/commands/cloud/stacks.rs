@@ -35,25 +35,19 @@ pub(super) async fn stacks(client: &CloudClient, cmd: &StackCommand, out: Output
             if out == Output::Json {
                 return Ok(output::json(&mut w, &Value::Array(list.items))?);
             }
-            let mut rows = Vec::new();
-            for v in &list.items {
-                let s: Stack = parse(v, "a stack")?;
-                rows.push(vec![
-                    s.slug.clone(),
+            let headers = ["SLUG", "ID", "NAME", "REGION", "STATUS", "DELETE PROTECTION", "LABELS", "URL"];
+            print_rows(&mut w, &list.items, "a stack", &headers, |s: Stack| {
+                vec![
+                    s.slug,
                     s.id.to_string(),
-                    s.name.clone(),
+                    s.name,
                     cell(Some(&s.region_slug)),
                     cell(Some(&s.status)),
                     s.delete_protection.to_string(),
                     labels_text(&s.labels),
                     cell(Some(&s.url)),
-                ]);
-            }
-            output::table(
-                &mut w,
-                &["SLUG", "ID", "NAME", "REGION", "STATUS", "DELETE PROTECTION", "LABELS", "URL"],
-                &rows,
-            )?;
+                ]
+            })?;
         }
         StackCommand::Create { name, slug, region, url, description, labels, delete_protection } => {
             let labels = parse_labels(labels).map_err(|e| cloud_err(e.into()))?;
@@ -80,28 +74,7 @@ pub(super) async fn stacks(client: &CloudClient, cmd: &StackCommand, out: Output
             if *clear_labels {
                 body.labels = Some(BTreeMap::new());
             } else if !given.is_empty() {
-                let mut c = Checks::new();
-                validate::stack_labels(&mut c, &given);
-                c.finish().map_err(|e| cloud_err(e.into()))?;
-                let merged = match org {
-                    Some(org) => {
-                        let list = client.list_stacks(org).await.map_err(cloud_err)?;
-                        let raw = list
-                            .items
-                            .iter()
-                            .find(|s| s.get("slug").and_then(Value::as_str) == Some(slug.as_str()))
-                            .ok_or_else(|| anyhow::anyhow!("stack `{slug}` is not in the stack list of org `{org}`"))?;
-                        let current: Stack = parse(raw, "a stack")?;
-                        let mut m = current.labels;
-                        m.extend(given);
-                        m
-                    }
-                    None => {
-                        tracing::warn!("--label sets the complete label set: labels not listed are removed (pass --org to keep them)");
-                        given
-                    }
-                };
-                body.labels = Some(merged);
+                body.labels = Some(merged_labels(client, slug, org.as_deref(), given).await?);
             }
             let v = client.update_stack(slug, &body).await.map_err(cloud_err)?;
             print_stack(&mut w, &v, out)?;
@@ -119,4 +92,32 @@ pub(super) async fn stacks(client: &CloudClient, cmd: &StackCommand, out: Output
         }
     }
     Ok(())
+}
+
+/// The labels `stacks update --label` sends (checked first): the `given`
+/// ones over the stack's current labels when `org` names where to read
+/// them, else `given` alone (the service replaces the whole set).
+async fn merged_labels(
+    client: &CloudClient,
+    slug: &str,
+    org: Option<&str>,
+    given: BTreeMap<String, String>,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut c = Checks::new();
+    validate::stack_labels(&mut c, &given);
+    c.finish().map_err(|e| cloud_err(e.into()))?;
+    let Some(org) = org else {
+        tracing::warn!("--label sets the complete label set: labels not listed are removed (pass --org to keep them)");
+        return Ok(given);
+    };
+    let list = client.list_stacks(org).await.map_err(cloud_err)?;
+    let raw = list
+        .items
+        .iter()
+        .find(|s| s.get("slug").and_then(Value::as_str) == Some(slug))
+        .ok_or_else(|| anyhow::anyhow!("stack `{slug}` is not in the stack list of org `{org}`"))?;
+    let current: Stack = parse(raw, "a stack")?;
+    let mut m = current.labels;
+    m.extend(given);
+    Ok(m)
 }

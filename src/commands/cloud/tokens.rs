@@ -45,18 +45,10 @@ pub(super) async fn tokens(client: &CloudClient, cmd: &TokenCommand, out: Output
             if out == Output::Json {
                 return Ok(output::json(&mut w, &Value::Array(items))?);
             }
-            let mut rows = Vec::new();
-            for v in &items {
-                let t: Token = parse(v, "a token")?;
-                rows.push(vec![
-                    t.id.clone(),
-                    t.name.clone(),
-                    t.access_policy_id.clone(),
-                    cell(t.expires_at.as_deref()),
-                    cell(t.last_used_at.as_deref()),
-                ]);
-            }
-            output::table(&mut w, &["ID", "NAME", "POLICY ID", "EXPIRES AT", "LAST USED AT"], &rows)?;
+            let headers = ["ID", "NAME", "POLICY ID", "EXPIRES AT", "LAST USED AT"];
+            print_rows(&mut w, &items, "a token", &headers, |t: Token| {
+                vec![t.id, t.name, t.access_policy_id, cell(t.expires_at.as_deref()), cell(t.last_used_at.as_deref())]
+            })?;
         }
         TokenCommand::Get(Record { id, region }) => {
             let v = client.get_token(region, id).await.map_err(cloud_err)?;

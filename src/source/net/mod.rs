@@ -30,7 +30,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{SourceConfig, SourceType};
+use crate::config::{ReceiverConfig, SourceConfig, SourceType};
 use crate::spool::Spools;
 
 /// A network source to start: its name, config and the names of its clients.
@@ -213,95 +213,126 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
     let mut tasks = Vec::new();
     let spool = spools.source(&s.name, s.clients.clone()).with_context(|| format!("source {}", s.name))?;
     spool.describe(&about(&s));
-    let listen = || -> anyhow::Result<std::net::SocketAddr> {
-        s.config.listen_addr().parse().with_context(|| format!("source {}: listen", s.name))
-    };
     let r = s.config.receiver.clone().unwrap_or_default();
-    let limits = crate::util::serve::ServeLimits {
+    let limits = serve_limits(&r);
+    let tls = match &r.tls {
+        Some(t) => Some(tls::acceptor(t).with_context(|| format!("source {}", s.name))?),
+        None => None,
+    };
+    let extras = serve_extras(&s.name, &tls);
+    let (at, protocol) = match http_router(&s, &r, &spool)? {
+        Some(router) => {
+            let at = serve_http(&s.name, listen_addr(&s)?, router, limits, &stop, extras, &mut tasks).await?;
+            (Some(at), if tls.is_some() { "https" } else { "http" })
+        }
+        None => start_other(&s, &r, &spool, tls, &stop, &mut tasks).await?,
+    };
+    match at {
+        Some(at) => tracing::info!(source = %s.name, listen = %at, spool = %spool.dir.display(), "receiving"),
+        None => tracing::info!(source = %s.name, spool = %spool.dir.display(), "receiving"),
+    }
+    tasks.push(spool_gauge(s.name.clone(), spool, stop.clone()));
+    let listener = at.map(|address| Listener { name: s.name.clone(), kind: s.config.kind.as_str(), protocol, address });
+    Ok(Running { key: key(&s), source: s, listener, stop, tasks })
+}
+
+/// `s`'s `listen` address.
+fn listen_addr(s: &NetSource) -> anyhow::Result<std::net::SocketAddr> {
+    s.config.listen_addr().parse().with_context(|| format!("source {}: listen", s.name))
+}
+
+/// An HTTP receiver's bounds from its `receiver` table.
+fn serve_limits(r: &ReceiverConfig) -> crate::util::serve::ServeLimits {
+    crate::util::serve::ServeLimits {
         // A request's header must arrive within request_timeout (its body too:
         // see http::HttpReceiver::read); an idle kept-alive connection goes then too.
         header_timeout: r.idle_timeout.get().min(r.request_timeout.get()),
         max_connections: r.max_connections,
         min_idle: crate::util::serve::MIN_IDLE,
         shutdown_grace: std::time::Duration::from_secs(1),
-    };
+    }
+}
+
+/// An HTTP receiver's TLS and the metrics its server keeps for source `name`.
+fn serve_extras(name: &str, tls: &Option<tokio_rustls::TlsAcceptor>) -> crate::util::serve::ServeExtras {
     let m = metrics::NetMetrics::get();
-    let tls = match &r.tls {
-        Some(t) => Some(tls::acceptor(t).with_context(|| format!("source {}", s.name))?),
-        None => None,
-    };
-    let extras = crate::util::serve::ServeExtras {
-        open: Some(m.connections.with_label_values(&[&s.name])),
+    crate::util::serve::ServeExtras {
+        open: Some(m.connections.with_label_values(&[name])),
         tls: tls.clone(),
-        tls_failed: tls.as_ref().map(|_| m.refused.with_label_values(&[&s.name, "tls"])),
-        evicted: Some(m.refused.with_label_values(&[&s.name, "evicted_idle"])),
-    };
-    let web = if tls.is_some() { "https" } else { "http" };
-    let (at, protocol) = match s.config.kind {
-        SourceType::LokiPush => {
-            let rx = Arc::new(push::PushReceiver {
-                http: http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?,
-                streams: push::StreamLabels { labels: s.config.labels.clone(), relabel: s.relabel.clone() },
-            });
-            (Some(serve_http(&s.name, listen()?, push::router(rx), limits, &stop, extras, &mut tasks).await?), web)
-        }
+        tls_failed: tls.as_ref().map(|_| m.refused.with_label_values(&[name, "tls"])),
+        evicted: Some(m.refused.with_label_values(&[name, "evicted_idle"])),
+    }
+}
+
+/// The routes of a source received over HTTP (loki_push, otlp,
+/// heroku_drain, a gcplog push subscription); `None` for the others.
+fn http_router(
+    s: &NetSource,
+    r: &ReceiverConfig,
+    spool: &Arc<crate::spool::SourceSpool>,
+) -> anyhow::Result<Option<axum::Router>> {
+    let receiver = || http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone());
+    Ok(Some(match s.config.kind {
+        SourceType::LokiPush => push::router(Arc::new(push::PushReceiver {
+            http: receiver()?,
+            streams: push::StreamLabels { labels: s.config.labels.clone(), relabel: s.relabel.clone() },
+        })),
         SourceType::Otlp => {
-            let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
-            let rx = Arc::new(otlp::OtlpReceiver { http, attribute_labels: r.attribute_labels.clone() });
-            (Some(serve_http(&s.name, listen()?, otlp::router(rx), limits, &stop, extras, &mut tasks).await?), web)
+            let http = receiver()?;
+            otlp::router(Arc::new(otlp::OtlpReceiver { http, attribute_labels: r.attribute_labels.clone() }))
         }
-        SourceType::HerokuDrain => {
-            let rx = Arc::new(heroku::HerokuReceiver {
-                http: http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?,
-                labels: s.config.labels.clone(),
-                relabel: s.relabel.clone(),
-                use_incoming_timestamp: r.use_incoming_timestamp,
-            });
-            (Some(serve_http(&s.name, listen()?, heroku::router(rx), limits, &stop, extras, &mut tasks).await?), web)
+        SourceType::HerokuDrain => heroku::router(Arc::new(heroku::HerokuReceiver {
+            http: receiver()?,
+            labels: s.config.labels.clone(),
+            relabel: s.relabel.clone(),
+            use_incoming_timestamp: r.use_incoming_timestamp,
+        })),
+        SourceType::Gcplog if gcplog_push(s) => {
+            let translator = gcplog_translator(s, r);
+            gcplog::router(Arc::new(gcplog::PushReceiver { http: receiver()?, translator }))
         }
+        _ => return Ok(None),
+    }))
+}
+
+/// Starts a source not received over HTTP: a puller, a UDP or TCP
+/// receiver, a consumer. Returns where it listens (`None`: nowhere) and how.
+async fn start_other(
+    s: &NetSource,
+    r: &ReceiverConfig,
+    spool: &Arc<crate::spool::SourceSpool>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    stop: &CancellationToken,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<(Option<std::net::SocketAddr>, &'static str)> {
+    Ok(match s.config.kind {
         SourceType::Gcplog => {
-            let g = s.config.gcplog.clone().unwrap_or_default();
-            let translator = gcplog::Translator {
-                name: s.name.clone(),
-                labels: s.config.labels.clone(),
-                relabel: s.relabel.clone(),
-                use_incoming_timestamp: r.use_incoming_timestamp,
-                use_full_line: g.use_full_line,
-            };
-            if g.subscription_type == crate::config::SubscriptionType::Push {
-                let http = http::HttpReceiver::new(s.name.clone(), &s.config, spool.clone())?;
-                let rx = Arc::new(gcplog::PushReceiver { http, translator });
-                (
-                    Some(serve_http(&s.name, listen()?, gcplog::router(rx), limits, &stop, extras, &mut tasks).await?),
-                    web,
-                )
-            } else {
-                let puller = gcplog::pull::Puller::new(translator, spool.clone(), &s.config)
-                    .with_context(|| format!("source {}", s.name))?;
-                tasks.push(tokio::spawn(puller.run(stop.clone())));
-                (None, "pull")
-            }
+            // A pull subscription (a push one is served over HTTP).
+            let puller = gcplog::pull::Puller::new(gcplog_translator(s, r), spool.clone(), &s.config)
+                .with_context(|| format!("source {}", s.name))?;
+            tasks.push(tokio::spawn(puller.run(stop.clone())));
+            (None, "pull")
         }
         SourceType::Cloudflare => {
-            let puller = cloudflare::Puller::new(&s, spool.clone()).with_context(|| format!("source {}", s.name))?;
+            let puller = cloudflare::Puller::new(s, spool.clone()).with_context(|| format!("source {}", s.name))?;
             tasks.push(tokio::spawn(puller.run(stop.clone())));
             (None, "pull")
         }
         SourceType::Gelf => {
-            let rx = Arc::new(gelf::GelfReceiver::new(&s, spool.clone()));
-            let (socket, at) = bind_udp(&s.name, listen()?).await?;
+            let rx = Arc::new(gelf::GelfReceiver::new(s, spool.clone()));
+            let (socket, at) = bind_udp(&s.name, listen_addr(s)?).await?;
             tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
             (Some(at), "udp")
         }
         SourceType::Syslog => {
-            let rx = Arc::new(syslog::SyslogReceiver::new(&s, spool.clone()));
+            let rx = Arc::new(syslog::SyslogReceiver::new(s, spool.clone()));
             if s.config.protocol == Some(crate::config::NetProtocol::Udp) {
-                let (socket, at) = bind_udp(&s.name, listen()?).await?;
+                let (socket, at) = bind_udp(&s.name, listen_addr(s)?).await?;
                 tasks.push(tokio::spawn(rx.serve_udp(socket, stop.clone())));
                 (Some(at), "udp")
             } else {
                 let protocol = if tls.is_some() { "tls" } else { "tcp" };
-                let listener = bind(&s.name, listen()?).await?;
+                let listener = bind(&s.name, listen_addr(s)?).await?;
                 let at = listener.local_addr()?;
                 tasks.push(tokio::spawn(rx.serve_tcp(listener, tls, stop.clone())));
                 (Some(at), protocol)
@@ -315,14 +346,24 @@ async fn start_one(spools: &Spools, s: NetSource) -> anyhow::Result<Running> {
             (None, "kafka")
         }
         other => anyhow::bail!("source {}: type {} is not a network source", s.name, other.as_str()),
-    };
-    match at {
-        Some(at) => tracing::info!(source = %s.name, listen = %at, spool = %spool.dir.display(), "receiving"),
-        None => tracing::info!(source = %s.name, spool = %spool.dir.display(), "receiving"),
+    })
+}
+
+/// True for a gcplog source with a push subscription (received over HTTP).
+fn gcplog_push(s: &NetSource) -> bool {
+    s.config.gcplog.clone().unwrap_or_default().subscription_type == crate::config::SubscriptionType::Push
+}
+
+/// What turns a gcplog source's messages into lines, for a push or a pull subscription.
+fn gcplog_translator(s: &NetSource, r: &ReceiverConfig) -> gcplog::Translator {
+    let g = s.config.gcplog.clone().unwrap_or_default();
+    gcplog::Translator {
+        name: s.name.clone(),
+        labels: s.config.labels.clone(),
+        relabel: s.relabel.clone(),
+        use_incoming_timestamp: r.use_incoming_timestamp,
+        use_full_line: g.use_full_line,
     }
-    tasks.push(spool_gauge(s.name.clone(), spool, stop.clone()));
-    let listener = at.map(|address| Listener { name: s.name.clone(), kind: s.config.kind.as_str(), protocol, address });
-    Ok(Running { key: key(&s), source: s, listener, stop, tasks })
 }
 
 /// What `s`'s spool records of it, so that it can be delivered if `s` is removed.

@@ -11,6 +11,7 @@
 //! metadata goes on only to a client that takes it
 //! (`client.structured_metadata`); otherwise it is left off and counted.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -310,17 +311,7 @@ impl SpoolReader {
         received: &mut ReceivedStreams,
     ) -> bool {
         let line = crate::util::cut_at_char(&r.line, self.max_line_bytes);
-        let meta = if r.metadata.is_empty() {
-            None
-        } else if self.structured_metadata {
-            r.metadata_json()
-        } else {
-            super::metrics::NetMetrics::get()
-                .metadata_dropped
-                .with_label_values(&[&*self.name, self.client.as_str()])
-                .inc();
-            None
-        };
+        let meta = self.metadata(r);
         let (tenant, labels, known) = match r.stream {
             Some(id) => match defs.get_mut(&id) {
                 Some((d, known)) => (d.tenant.as_deref(), &d.labels, Some(known)),
@@ -351,22 +342,50 @@ impl SpoolReader {
             let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (k.as_ref(), v.as_ref())).collect();
             let before = chunk.entries.len();
             st.process_with_labels(ctx, line.as_bytes(), r.ts, &labels, chunk);
-            // The record's structured metadata goes with it unless a stage set some.
-            if let (Some(m), true) = (&meta, chunk.entries.len() == before + 1) {
-                if let Some(e) = chunk.entries.last_mut() {
-                    if e.meta == 0 && (e.start + e.len) as usize == chunk.buf.len() {
-                        chunk.buf.push_str(m);
-                        e.meta = m.len() as u32;
-                    }
-                }
+            if let Some(m) = &meta {
+                keep_metadata(chunk, before, m);
             }
             return true;
         }
+        let stream = self.stream_for(streams, tenant, labels);
+        if let Some(known) = known {
+            // A label set left off is asked for again with its next line.
+            *known = own.then(|| Known { stream: stream.clone(), key: set_key });
+        }
+        chunk.push_line(&stream, line, r.ts, meta.as_deref());
+        true
+    }
+
+    /// A record's structured metadata as JSON, when the client sends it
+    /// (else left off and counted).
+    fn metadata(&self, r: &Record<'_>) -> Option<String> {
+        if r.metadata.is_empty() {
+            None
+        } else if self.structured_metadata {
+            r.metadata_json()
+        } else {
+            super::metrics::NetMetrics::get()
+                .metadata_dropped
+                .with_label_values(&[&*self.name, self.client.as_str()])
+                .inc();
+            None
+        }
+    }
+
+    /// The stream of the source's labels with `labels` over them, in
+    /// `tenant` (or the client's): interned once, then looked up in
+    /// `streams` (emptied when it holds over 4096).
+    fn stream_for(
+        &self,
+        streams: &mut Streams,
+        tenant: Option<&str>,
+        labels: &[(Cow<'_, str>, Cow<'_, str>)],
+    ) -> StreamRef {
         let key = (
             tenant.map(str::to_string),
             labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>(),
         );
-        let stream = match streams.get(&key) {
+        match streams.get(&key) {
             Some(s) => s.clone(),
             None => {
                 let mut all = self.labels.clone();
@@ -381,12 +400,19 @@ impl SpoolReader {
                 streams.insert(key, s.clone());
                 s
             }
-        };
-        if let Some(known) = known {
-            // A label set left off is asked for again with its next line.
-            *known = own.then(|| Known { stream: stream.clone(), key: set_key });
         }
-        chunk.push_line(&stream, line, r.ts, meta.as_deref());
-        true
+    }
+}
+
+/// The record's structured metadata `meta` goes with the one entry the
+/// stages made of it (the last since `before`), unless a stage set some.
+fn keep_metadata(chunk: &mut Chunk, before: usize, meta: &str) {
+    if chunk.entries.len() == before + 1 {
+        if let Some(e) = chunk.entries.last_mut() {
+            if e.meta == 0 && (e.start + e.len) as usize == chunk.buf.len() {
+                chunk.buf.push_str(meta);
+                e.meta = meta.len() as u32;
+            }
+        }
     }
 }

@@ -31,6 +31,11 @@ fn sweep_every(idle: Duration) -> Duration {
     (idle / 4).min(Duration::from_secs(1))
 }
 
+/// Said once per source when a tenant's label sets reach the bound.
+const FULL: &str = "senders pushed max_streams label sets for one tenant that are still active; lines with another \
+                    keep the source's own labels (the sender's left off) until some go quiet for stream_idle_period, \
+                    and are counted in tailship_lines_repaired_total{reason=\"stream_limit\"}";
+
 /// One label set counted: its tenant and when it last brought a line.
 struct Counted {
     tenant: Option<Arc<str>>,
@@ -145,30 +150,40 @@ impl ReceivedStreams {
             None => self.untenanted,
         };
         if count < self.max {
-            let tenant = match tenant {
-                Some(t) => match self.per_tenant.get_key_value(t) {
-                    Some((name, _)) => Some(name.clone()),
-                    None => Some(Arc::from(t)),
-                },
-                None => None,
-            };
-            match &tenant {
-                Some(t) => *self.per_tenant.entry(t.clone()).or_default() += 1,
-                None => self.untenanted += 1,
-            }
-            self.sets.insert(key, Counted { tenant, last: self.now });
+            self.count(key, tenant);
             return true;
         }
+        self.refuse(source, tenant);
+        false
+    }
+
+    /// Counts the new label set of `key` in `tenant` (the tenant's name
+    /// shared with its count when it has one already).
+    fn count(&mut self, key: u64, tenant: Option<&str>) {
+        let tenant = match tenant {
+            Some(t) => match self.per_tenant.get_key_value(t) {
+                Some((name, _)) => Some(name.clone()),
+                None => Some(Arc::from(t)),
+            },
+            None => None,
+        };
+        match &tenant {
+            Some(t) => *self.per_tenant.entry(t.clone()).or_default() += 1,
+            None => self.untenanted += 1,
+        }
+        self.sets.insert(key, Counted { tenant, last: self.now });
+    }
+
+    /// A line whose label set found no room in `tenant`: counted as
+    /// repaired, and said once per source.
+    fn refuse(&mut self, source: &str, tenant: Option<&str>) {
         Metrics::get().lines_repaired.with_label_values(&[source, "stream_limit"]).inc();
         if !self.said {
             self.said = true;
             let idle = self.idle.map_or_else(|| "never".to_string(), crate::util::format_duration);
             tracing::warn!(source, tenant = tenant.unwrap_or(""), max_streams = self.max, stream_idle_period = %idle,
-                "senders pushed max_streams label sets for one tenant that are still active; lines with another keep \
-                 the source's own labels (the sender's left off) until some go quiet for stream_idle_period, and are \
-                 counted in tailship_lines_repaired_total{{reason=\"stream_limit\"}}");
+                "{FULL}");
         }
-        false
     }
 }
 
