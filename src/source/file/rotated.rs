@@ -76,12 +76,18 @@ impl Siblings {
     }
 }
 
+impl Siblings {
+    /// `list`, newest first, indexed.
+    pub(super) fn of(mut list: Vec<Sibling>) -> Self {
+        list.sort_by_key(|s| std::cmp::Reverse(s.modified));
+        let by_id = list.iter().enumerate().map(|(i, s)| ((s.dev, s.ino), i)).collect();
+        Siblings { list, by_id }
+    }
+}
+
 /// The regular, uncompressed files of `dir`, newest first: every one, however many.
 pub(super) fn siblings(dir: &Path) -> Siblings {
-    let mut out: Vec<Sibling> = siblings_named(dir, |_| true).collect();
-    out.sort_by_key(|s| std::cmp::Reverse(s.modified));
-    let by_id = out.iter().enumerate().map(|(i, s)| ((s.dev, s.ino), i)).collect();
-    Siblings { list: out, by_id }
+    Siblings::of(siblings_named(dir, |_| true).collect())
 }
 
 /// The regular, uncompressed files of `dir` whose name `named` takes (a name
@@ -153,6 +159,10 @@ impl FileSource {
         let orphans: Vec<Orphan> =
             self.positions.orphans().into_iter().filter(|o| self.files.matches(&o.path)).collect();
         let mut dirs: HashMap<PathBuf, Siblings> = HashMap::new();
+        // Where arrivals tell what appeared, an orphan renamed (or copied)
+        // since the last scan is among them: no listing (see `arrivals`).
+        let covered = |o: &Orphan| self.arrivals.cover(&o.path);
+        let arrived = if orphans.iter().any(covered) { self.arrivals.siblings() } else { Siblings::default() };
         for o in orphans {
             // (Device and inode alone prove nothing here: a deleted file's inode
             // is soon another file's. Every match below also checks the fingerprint.)
@@ -161,9 +171,19 @@ impl FileSource {
                 // Still where it was: the scan opens it (or it waits to be: parked, too old, ...).
                 continue;
             }
-            let dir = o.path.parent().map(Path::to_path_buf).unwrap_or_default();
-            let sibs = dirs.entry(dir.clone()).or_insert_with(|| siblings(&dir));
-            let found = find(sibs, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
+            let mut found = None;
+            if self.arrivals.cover(&o.path) {
+                found = find(&arrived, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
+                if found.is_none() && !self.arrivals.missed(o.key) {
+                    continue;
+                }
+            }
+            if found.is_none() {
+                let dir = o.path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let sibs = dirs.entry(dir.clone()).or_insert_with(|| siblings(&dir));
+                found = find(sibs, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
+            }
+            self.arrivals.settled(o.key, None);
             match found {
                 Some((_, _, meta)) if meta.len() <= o.committed.max(o.read_to) => {
                     self.positions.finish(o.key, meta.len())
@@ -172,6 +192,7 @@ impl FileSource {
                     let meta: std::fs::Metadata = meta;
                     self.make_room_for(1);
                     if self.tailers.len() >= self.cfg.max_open_files {
+                        self.arrivals.settled(o.key, Some(&path));
                         return;
                     }
                     let Some(offset) = self.positions.adopt(o.key, meta.dev(), meta.ino()) else { continue };
@@ -230,8 +251,11 @@ impl FileSource {
             }
         }
         // Truncated more than once while behind: the contents between are in
-        // older copies (logrotate moves `app.log.1` to `app.log.2`).
-        self.read_missed_generations(&[(path, since)]);
+        // older copies (logrotate moves `app.log.1` to `app.log.2`): they
+        // appeared since the last scan, or are listed (see `arrivals`).
+        if !self.arrivals.cover(&path) {
+            self.read_missed_generations(&[(path, since)]);
+        }
     }
 
     /// Follows the file `found` (labelled as `label_path`) from `offset` to its end, then closes it.
