@@ -173,7 +173,12 @@ impl FileSource {
             }
             let mut found = None;
             if self.arrivals.cover(&o.path) {
-                found = find(&arrived, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
+                // By device and inode only (a rename keeps them; a copy is
+                // found by the listing): a search by first bytes among
+                // thousands of arrivals, most of them followed, per orphan,
+                // stalled a mass rotation.
+                let at = arrived.by_id((o.dev, o.ino)).filter(|s| !self.is_followed(s.dev, s.ino));
+                found = at.and_then(|s| open_if_same(&s.path, o.fp).map(|(f, m)| (s.path.clone(), f, m)));
                 if found.is_none() && !self.arrivals.missed(o.key) {
                     continue;
                 }
