@@ -29,13 +29,12 @@
 //! then beside every followed path, for what changed since the scan before
 //! the last complete one began.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::generations::rotation_base;
-use super::rotated::{Sibling, Siblings};
 use super::FileSource;
 use crate::positions::{FINGERPRINT_BYTES, FORGET_AFTER_SECS};
 use crate::source::watch::{Events, PolledDirs};
@@ -65,12 +64,6 @@ pub(super) struct Arrivals {
     waiting: Vec<(PathBuf, Instant)>,
     /// When the last three scans began (this one last).
     scans: [Option<SystemTime>; 3],
-    /// Orphans (see `rotated`) not among this scan's arrivals: looked for
-    /// among the next scan's (renamed after this scan took its arrivals),
-    /// then by a listing.
-    missed: HashSet<u64>,
-    /// Orphans found among arrivals but not followed yet (no room): where.
-    found: HashMap<u64, PathBuf>,
 }
 
 impl Arrivals {
@@ -115,40 +108,6 @@ impl Arrivals {
     /// When an entry waiting should be looked at again.
     pub(super) fn recheck_at(&self) -> Option<Instant> {
         (!self.waiting.is_empty()).then(|| Instant::now() + SETTLE / 2)
-    }
-
-    /// This scan's arrivals as siblings (see `rotated`): each regular,
-    /// uncompressed file that appeared, newest first, by device and inode.
-    pub(super) fn siblings(&self) -> Siblings {
-        let list = self.fresh.iter().chain(self.found.values()).filter_map(|p| {
-            if p.extension().is_some_and(|x| COMPRESSED.iter().any(|c| x == *c)) {
-                return None;
-            }
-            let m = std::fs::symlink_metadata(p).ok().filter(std::fs::Metadata::is_file)?;
-            Some(Sibling {
-                path: p.clone(),
-                dev: m.dev(),
-                ino: m.ino(),
-                size: m.len(),
-                modified: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-            })
-        });
-        Siblings::of(list.collect())
-    }
-
-    /// Orphan `key` was not among this scan's arrivals: true when it is
-    /// to be listed for now (it was not among the last scan's either).
-    pub(super) fn missed(&mut self, key: u64) -> bool {
-        !self.missed.insert(key)
-    }
-
-    /// Orphan `key` was found (at `path`, when it waits for room) or given up.
-    pub(super) fn settled(&mut self, key: u64, waits_at: Option<&Path>) {
-        self.missed.remove(&key);
-        match waits_at {
-            Some(p) => self.found.insert(key, p.to_path_buf()),
-            None => self.found.remove(&key),
-        };
     }
 }
 

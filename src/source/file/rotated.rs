@@ -159,10 +159,6 @@ impl FileSource {
         let orphans: Vec<Orphan> =
             self.positions.orphans().into_iter().filter(|o| self.files.matches(&o.path)).collect();
         let mut dirs: HashMap<PathBuf, Siblings> = HashMap::new();
-        // Where arrivals tell what appeared, an orphan renamed (or copied)
-        // since the last scan is among them: no listing (see `arrivals`).
-        let covered = |o: &Orphan| self.arrivals.cover(&o.path);
-        let arrived = if orphans.iter().any(covered) { self.arrivals.siblings() } else { Siblings::default() };
         for o in orphans {
             // (Device and inode alone prove nothing here: a deleted file's inode
             // is soon another file's. Every match below also checks the fingerprint.)
@@ -171,24 +167,9 @@ impl FileSource {
                 // Still where it was: the scan opens it (or it waits to be: parked, too old, ...).
                 continue;
             }
-            let mut found = None;
-            if self.arrivals.cover(&o.path) {
-                // By device and inode only (a rename keeps them; a copy is
-                // found by the listing): a search by first bytes among
-                // thousands of arrivals, most of them followed, per orphan,
-                // stalled a mass rotation.
-                let at = arrived.by_id((o.dev, o.ino)).filter(|s| !self.is_followed(s.dev, s.ino));
-                found = at.and_then(|s| open_if_same(&s.path, o.fp).map(|(f, m)| (s.path.clone(), f, m)));
-                if found.is_none() && !self.arrivals.missed(o.key) {
-                    continue;
-                }
-            }
-            if found.is_none() {
-                let dir = o.path.parent().map(Path::to_path_buf).unwrap_or_default();
-                let sibs = dirs.entry(dir.clone()).or_insert_with(|| siblings(&dir));
-                found = find(sibs, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
-            }
-            self.arrivals.settled(o.key, None);
+            let dir = o.path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let sibs = dirs.entry(dir.clone()).or_insert_with(|| siblings(&dir));
+            let found = find(sibs, (o.dev, o.ino), o.fp, o.committed, |d, i| self.is_followed(d, i));
             match found {
                 Some((_, _, meta)) if meta.len() <= o.committed.max(o.read_to) => {
                     self.positions.finish(o.key, meta.len())
@@ -197,7 +178,6 @@ impl FileSource {
                     let meta: std::fs::Metadata = meta;
                     self.make_room_for(1);
                     if self.tailers.len() >= self.cfg.max_open_files {
-                        self.arrivals.settled(o.key, Some(&path));
                         return;
                     }
                     let Some(offset) = self.positions.adopt(o.key, meta.dev(), meta.ino()) else { continue };
