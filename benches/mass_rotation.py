@@ -4,6 +4,10 @@ fNNNN.log.<tick> and created again with 2 new lines every second, for SECS
 seconds; every rotated file stays beside its path. Counts lines lost and shown
 twice at a `tailship receive` store, and tailship_files_lost_total.
 
+Prints lines lost and twice, how long after the writer stopped the last
+line arrived, the agent's CPU seconds (user + system, at that moment) and its
+peak resident set (VmHWM).
+
 Run: python3 benches/mass_rotation.py target/release/tailship 2000 30
 (EXTRA='max_open_files = 4096' adds a line to the file source's table)."""
 import json, os, subprocess, sys, tempfile, time, urllib.request, urllib.parse, socket
@@ -57,6 +61,13 @@ while time.time() - last_change < 60:
     if len(got) != last: last, last_change = len(got), time.time()
     time.sleep(2)
 caught_up = time.time() - ended
+def usage(pid):
+    """The agent's CPU seconds (user + system) and peak resident set (MiB)."""
+    stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    hwm = [l for l in open(f"/proc/{pid}/status") if l.startswith("VmHWM:")][0].split()[1]
+    return cpu, int(hwm) / 1024
+cpu, peak = usage(agent.pid)
 time.sleep(3); got = query()
 lost = total - len(set(got)); twice = len(got) - len(set(got))
 m = ""
@@ -68,7 +79,7 @@ try:
         print("\n".join(l for l in text.splitlines() if l.startswith(("tailship_lines", "tailship_files", "tailship_file_events"))))
 except Exception as e:
     m = str(e)
-print(f"{binary}: files={n} secs={secs} written={total} lost={lost} twice={twice} files_lost={m} caught_up_after={caught_up:.0f}s")
+print(f"{binary}: files={n} secs={secs} written={total} lost={lost} twice={twice} files_lost={m} caught_up_after={caught_up:.0f}s agent_cpu={cpu:.1f}s peak_rss={peak:.1f}MiB")
 if lost and os.environ.get("DETAIL"):
     have = set(got)
     missing = [f"f{f} t{t} {x}" for f in range(n) for t in range(secs + 1) for x in "ab" if f"f{f} t{t} {x}" not in have]

@@ -257,6 +257,65 @@ fn a_copytruncate_after_one_found_while_the_file_was_empty_loses_nothing() {
     }
 }
 
+/// Whether process `pid` holds `path` open (one of its descriptors names it).
+fn holds_open(pid: i32, path: &Path) -> bool {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten().filter_map(Result::ok);
+    fds.filter_map(|fd| std::fs::read_link(fd.path()).ok()).any(|target| target == path)
+}
+
+/// Issue #53 (left open by the fix above): a file found empty is held open
+/// until it has data, and became a tailer from what it held then; nothing
+/// looked beside it. Written, copied away (`a.log.1`) and truncated before
+/// the agent's first read, what was copied was never read. Each case: the
+/// file held empty, then, all while the agent is stopped, a generation
+/// written and copytruncated, and (or not) the next one written.
+#[test]
+fn a_file_held_empty_then_written_and_copytruncated_before_its_first_read_loses_nothing() {
+    for (case, polling) in [("events", false), ("polling", true)] {
+        for next in [true, false] {
+            held_empty_then_copytruncated(case, polling, next);
+        }
+    }
+}
+
+fn held_empty_then_copytruncated(case: &str, polling: bool, next: bool) {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let log = logs.join("a.log");
+    // A directory of the globs that does not exist makes the source poll.
+    let mut include = vec![log.display().to_string()];
+    if polling {
+        include.push(format!("{}/missing/*.log", dir.path().display()));
+    }
+    let cfg = config(dir.path(), &r.base, &include, "1h", "");
+    std::fs::write(&log, "").unwrap();
+    let agent = Agent::start(&cfg);
+    let held = wait_for(Duration::from_secs(20), || holds_open(agent.pid(), &log));
+    assert!(held, "{case}: the empty file was not held: {}", agent.stderr_text());
+    agent.signal(libc::SIGSTOP);
+    append_lines(&log, "gen1", 0..100);
+    std::fs::copy(&log, logs.join("a.log.1")).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&log).unwrap().set_len(0).unwrap();
+    let total = if next {
+        append_lines(&log, "gen2", 0..100);
+        200
+    } else {
+        100
+    };
+    agent.signal(libc::SIGCONT);
+    let gens: &[&str] = if next { &["gen1", "gen2"] } else { &["gen1"] };
+    let done = wait_for(Duration::from_secs(20), || holds(&r, total) && gens.iter().all(|g| ledger(&r, g, 100).0 == 0));
+    let report: Vec<_> = gens.iter().map(|g| (g, ledger(&r, g, 100))).collect();
+    assert!(done, "{case}, next generation {next}: (missing, twice) {report:?}: {}", agent.stderr_text());
+    assert!(wait_for(Duration::from_secs(10), || agent.metric("tailship_queue_lines") == 0.0));
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    for g in gens {
+        assert_eq!(ledger(&r, g, 100), (0, 0), "{case}, next generation {next}: {g} (missing, twice)");
+    }
+}
+
 /// Six reloads, each 50 ms after a rename rotation, while a writer appends:
 /// no line is sent twice, none is lost.
 #[test]

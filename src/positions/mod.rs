@@ -449,14 +449,17 @@ impl Positions {
     /// True when an entry, followed or not, finished or not, was taken of a
     /// file that starts with `prefix` (finished entries are tombstones: the
     /// content they name was read, and is not to be read again).
+    /// Through the fingerprint index: one hash per fingerprint length in use,
+    /// not a pass over every entry (a mass rotation keeps 150,000 tombstones,
+    /// and each generation that appears is asked about).
     pub fn knows(&self, prefix: &[u8]) -> bool {
-        let st = self.lock();
-        let mut hashes: HashMap<u32, u64> = HashMap::new();
-        st.files.values().any(|f| {
-            let n = f.fp.len as usize;
-            n <= prefix.len()
-                && *hashes.entry(f.fp.len).or_insert_with(|| xxhash_rust::xxh3::xxh3_64(&prefix[..n])) == f.fp.hash
-        })
+        let mut st = self.lock();
+        let st = &mut *st;
+        let candidates = st.index.get_or_insert_with(|| index::FpIndex::of(&st.files)).candidates(prefix);
+        // An entry whose first bytes are not known yet (a file followed from
+        // a truncation while empty) knows no content: taken for knowing every
+        // file, it hid a generation that appeared before its first read.
+        candidates.iter().any(|k| st.files.get(k).is_some_and(|f| f.fp.len > 0 && f.fp.matches(prefix)))
     }
 
     /// Scans found these files at their paths now (see [`Positions::last_seen_by_path`]).

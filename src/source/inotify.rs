@@ -9,6 +9,12 @@
 //! are only writes, the reader takes them in batches (at most one wake-up of
 //! each kind every [`WRITE_BATCH`]).
 //!
+//! Each source is also handed the names of the entries created in or moved
+//! into its directories (`IN_CREATE`, `IN_MOVED_TO`), in order, and told
+//! when some may be missing (`IN_Q_OVERFLOW`, a directory watched again
+//! after it changed unseen): it finds the generations of its files among
+//! those, and lists a directory only then (see `source::file::arrivals`).
+//!
 //! A directory that does not exist yet (or is removed) is not a reason to
 //! poll: its nearest existing parent is watched instead, and the moment the
 //! directory appears it is watched and its source told to rescan, so
@@ -71,11 +77,22 @@ struct SubState {
     unwatched: Vec<(PathBuf, bool)>,
 }
 
+/// What the reader handed a source since its last wait.
 #[derive(Default)]
 struct Pending {
     writes: usize,
     structural: bool,
+    /// Entries created or moved into its directories, in order: where the
+    /// source looks for generations it never saw (see `source::file::arrivals`).
+    arrived: Vec<PathBuf>,
+    /// Some arrivals may be missing: the queue overflowed, a directory was
+    /// watched again (or newly) after changing unseen, or too many waited.
+    lost: bool,
 }
+
+/// Arrivals waiting for a source, at most; past it they are dropped and
+/// the source is told they were lost (it lists its directories instead).
+const MAX_ARRIVED: usize = 1 << 20;
 
 #[derive(Default)]
 struct Shared {
@@ -88,10 +105,17 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn post(&self, writes: usize, structural: bool) {
+    fn post(&self, post: Pending) {
         let mut p = self.lock();
-        p.writes += writes;
-        p.structural |= structural;
+        p.writes += post.writes;
+        p.structural |= post.structural;
+        p.lost |= post.lost;
+        if p.arrived.len() + post.arrived.len() > MAX_ARRIVED {
+            p.arrived = Vec::new();
+            p.lost = true;
+        } else {
+            p.arrived.extend(post.arrived);
+        }
         self.cv.notify_all();
     }
 }
@@ -378,7 +402,7 @@ impl Hub {
 
     /// Reads and hands out every pending event; true when they were all writes.
     fn drain(&self, inotify: &mut Inotify, buf: &mut [u8]) -> bool {
-        let mut posts: HashMap<u64, (usize, bool)> = HashMap::new();
+        let mut posts: HashMap<u64, Pending> = HashMap::new();
         let mut new_dirs: Vec<(u64, PathBuf)> = Vec::new();
         let mut resolve: HashSet<u64> = HashSet::new();
         let mut only_writes = true;
@@ -392,7 +416,8 @@ impl Hub {
                     // Lost events (an overflow): every source rescans.
                     tracing::debug!(error = %e, "reading file-system events failed; rescanning");
                     for (id, _) in st.subs.iter() {
-                        posts.entry(*id).or_default().1 = true;
+                        let p = posts.entry(*id).or_default();
+                        (p.structural, p.lost) = (true, true);
                     }
                     break;
                 }
@@ -400,7 +425,8 @@ impl Hub {
             for ev in events {
                 if ev.mask.contains(EventMask::Q_OVERFLOW) {
                     for (id, _) in st.subs.iter() {
-                        posts.entry(*id).or_default().1 = true;
+                        let p = posts.entry(*id).or_default();
+                        (p.structural, p.lost) = (true, true);
                     }
                     only_writes = false;
                     continue;
@@ -413,15 +439,18 @@ impl Hub {
                         Kind::Target { recursive, top } => {
                             if write {
                                 if st.subs.get(&e.sub).is_some_and(|s| s.writes) {
-                                    posts.entry(e.sub).or_default().0 += 1;
+                                    posts.entry(e.sub).or_default().writes += 1;
                                 }
                                 continue;
                             }
-                            posts.entry(e.sub).or_default().1 = true;
-                            let new_dir = ev.mask.contains(EventMask::ISDIR)
-                                && (ev.mask.contains(EventMask::CREATE) || ev.mask.contains(EventMask::MOVED_TO));
-                            if let (true, true, Some(name)) = (new_dir, recursive, ev.name) {
-                                new_dirs.push((e.sub, e.path.join(name)));
+                            let p = posts.entry(e.sub).or_default();
+                            p.structural = true;
+                            let arrived = ev.mask.intersects(EventMask::CREATE | EventMask::MOVED_TO);
+                            let new_dir = ev.mask.contains(EventMask::ISDIR) && arrived;
+                            match (new_dir, arrived, ev.name) {
+                                (true, _, Some(name)) if recursive => new_dirs.push((e.sub, e.path.join(name))),
+                                (false, true, Some(name)) => p.arrived.push(e.path.join(name)),
+                                _ => {}
                             }
                             if top && ev.mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF) {
                                 resolve.insert(e.sub);
@@ -443,6 +472,8 @@ impl Hub {
             }
         }
         for (sub, dir) in new_dirs {
+            // What was made in it before its watch came was not seen.
+            posts.entry(sub).or_default().lost = true;
             if let Err(e) = self.add_tree(&mut st, sub, &dir, true, false) {
                 tracing::warn!(dir = %dir.display(), error = %explain(&e),
                     "cannot watch a new directory; its files are found at the next scan");
@@ -463,13 +494,15 @@ impl Hub {
                 self.drop_entries(&mut st, &wd, |e| e.sub == sub && !e.path.is_dir());
             }
             if self.resolve(&mut st, sub) {
-                posts.entry(sub).or_default().1 = true;
+                // A directory watched (again): it changed unseen meanwhile.
+                let p = posts.entry(sub).or_default();
+                (p.structural, p.lost) = (true, true);
             }
         }
-        for (sub, (writes, structural)) in posts {
+        for (sub, post) in posts {
             if let Some(s) = st.subs.get(&sub) {
-                if writes > 0 || structural {
-                    s.shared.post(writes, structural);
+                if post.writes > 0 || post.structural {
+                    s.shared.post(post);
                 }
             }
         }
@@ -519,9 +552,15 @@ impl Subscription {
             std::thread::sleep(coalesce);
             p = self.shared.lock();
         }
-        let taken = std::mem::take(&mut *p);
-        self.last_writes = taken.writes;
-        Some(taken.structural)
+        self.last_writes = std::mem::take(&mut p.writes);
+        Some(std::mem::take(&mut p.structural))
+    }
+
+    /// The entries created in or moved into the watched directories since
+    /// the last call, and whether some may be missing (see [`Pending`]).
+    pub fn take_arrivals(&mut self) -> (Vec<PathBuf>, bool) {
+        let mut p = self.shared.lock();
+        (std::mem::take(&mut p.arrived), std::mem::take(&mut p.lost))
     }
 }
 
@@ -533,42 +572,4 @@ impl Drop for Subscription {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn watched(hub: &Hub, sub: u64, dir: &Path) -> bool {
-        let st = hub.state();
-        st.by_wd
-            .values()
-            .flatten()
-            .any(|e| e.sub == sub && e.path == dir && matches!(e.kind, Kind::Target { top: true, .. }))
-    }
-
-    /// CI failure of `watch::directories_made_after_the_start_are_watched_at_once`:
-    /// `mkdir -p a/b` made `b` after `resolve` saw `a` without it and before
-    /// `a` was watched; nothing told the source, and `a/b` waited for the
-    /// hourly scan. Raced here a few hundred times, with the path made on
-    /// another thread while the hub resolves.
-    #[test]
-    fn a_directory_made_while_its_parent_is_being_watched_is_watched() {
-        let hub = Hub::get().unwrap();
-        let root = tempfile::tempdir().unwrap();
-        for i in 0..300 {
-            let top = root.path().join(format!("r{i}"));
-            let dir = top.join("a/b/c");
-            let sub = hub.subscribe(&[(dir.clone(), false)]);
-            let maker = {
-                let dir = dir.clone();
-                std::thread::spawn(move || std::fs::create_dir_all(dir).unwrap())
-            };
-            // The hub resolves on every event of the parents, as the path grows.
-            maker.join().unwrap();
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while !watched(hub, sub.id, &dir) {
-                assert!(std::time::Instant::now() < deadline, "round {i}: {} is not watched", dir.display());
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            drop(sub);
-        }
-    }
-}
+mod tests;

@@ -118,6 +118,19 @@ impl Events {
         }
     }
 
+    /// The entries created in or moved into the watched directories since
+    /// the last call, and whether some may be missing (an overflow, a
+    /// directory watched again); `None` where events carry no names (the
+    /// `notify` crate): the source then lists directories instead.
+    pub fn take_arrivals(&mut self) -> Option<(Vec<PathBuf>, bool)> {
+        match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            Inner::Inotify(f) => Some(f.take_arrivals()),
+            #[cfg(not(target_os = "linux"))]
+            Inner::Notify { .. } => None,
+        }
+    }
+
     /// Write events drained by the last [`Events::wait`].
     pub fn last_writes(&self) -> usize {
         match &self.inner {
@@ -219,6 +232,11 @@ impl PolledDirs {
 
     pub fn is_empty(&self) -> bool {
         self.dirs.is_empty()
+    }
+
+    /// The directories polled (`true`: with their subdirectories).
+    pub fn dirs(&self) -> &[(PathBuf, bool)] {
+        &self.dirs
     }
 
     /// Whether the file at `path` is in a polled directory.

@@ -31,6 +31,8 @@ pub use ring::Ring;
 const DONE_KEEP: Duration = Duration::from_secs(300);
 /// At most this many done files stay listed (the oldest go first).
 const DONE_MAX: usize = 200;
+/// Done files held between looks at `/status`, at most.
+const DONE_HELD: usize = 1000;
 /// Push latencies kept for the percentiles (the most recent requests).
 const LATENCIES: usize = 1024;
 /// Latencies older than this are not in the percentiles.
@@ -180,6 +182,28 @@ impl Drop for FileHandle {
             files.targets.remove(&self.0.seq);
         } else {
             files.done.entry((self.0.dev, self.0.ino)).or_default().push(self.0.seq);
+            files.forget_done(self.0.seq);
+        }
+    }
+}
+
+impl Files {
+    /// File `seq` is done: the oldest done past [`DONE_HELD`] are forgotten
+    /// now, not at the next look at `/status` (which may never come: a mass
+    /// rotation left 150,000 done entries, some 50 MiB).
+    fn forget_done(&mut self, seq: u64) {
+        self.done_order.push_back(seq);
+        while self.done_order.len() > DONE_HELD {
+            let Some(old) = self.done_order.pop_front() else { break };
+            let Some(f) = self.all.get(&old).filter(|f| f.state() == FileState::Done).cloned() else { continue };
+            self.all.remove(&old);
+            self.targets.remove(&old);
+            if let Some(seqs) = self.done.get_mut(&(f.dev, f.ino)) {
+                seqs.retain(|s| *s != old);
+                if seqs.is_empty() {
+                    self.done.remove(&(f.dev, f.ino));
+                }
+            }
         }
     }
 }
@@ -193,6 +217,8 @@ struct Files {
     next: u64,
     all: BTreeMap<u64, Arc<FileStatus>>,
     done: HashMap<(u64, u64), Vec<u64>>,
+    /// Done files in the order they were done (see [`Files::forget_done`]).
+    done_order: std::collections::VecDeque<u64>,
     /// What the files of discovered containers and pods are the logs of
     /// (few files have one: kept beside, not in every [`FileStatus`]).
     targets: HashMap<u64, Arc<str>>,
@@ -493,88 +519,4 @@ impl Status {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One per file of 100,000 (#29 item 8): 208 bytes with its path in a
-    /// `PathBuf` and its ring's samples inline in a `VecDeque`.
-    #[test]
-    fn a_file_status_is_small() {
-        assert!(std::mem::size_of::<FileStatus>() <= 176, "{}", std::mem::size_of::<FileStatus>());
-    }
-
-    /// `tests/status.rs` failed now and then: a source's lines all read before
-    /// the first tick gave it a rate of 0 (its ring started at its total).
-    #[test]
-    fn a_total_counted_before_its_first_tick_shows_as_a_rate() {
-        let s = Status::default();
-        s.tick(&[("source:a".to_string(), [201, 5000])]);
-        let [lines, bytes] = s.rates("source:a", [201, 5000]);
-        assert!(lines > 0.0 && bytes > 0.0, "{lines} {bytes}");
-    }
-
-    fn listed(s: &Status, path: &str) -> Option<Arc<FileStatus>> {
-        s.files().into_iter().find(|f| f.path() == Path::new(path))
-    }
-
-    #[test]
-    fn a_file_is_listed_while_its_handle_lives_and_a_while_longer_once_done() {
-        // Handles deregister from the process-wide status: use it, with paths of this test only.
-        let s = Status::get();
-        let src: Arc<str> = Arc::from("t");
-        let a = s.track(&src, Path::new("/status-test/a.log"), 1, 7, 70001, 0, 100, FileState::Following);
-        let b = s.track(&src, Path::new("/status-test/b.log"), 2, 7, 70002, 0, 100, FileState::Following);
-        a.read(100, 4, 100, 100);
-        let f = listed(s, "/status-test/a.log").unwrap();
-        assert_eq!((f.offset(), f.size(), f.key()), (100, 100, 1));
-        assert!(f.rates(Instant::now())[0] > 0.0);
-        a.set_state(FileState::Parked);
-        assert_eq!(listed(s, "/status-test/a.log").unwrap().state(), FileState::Parked);
-        a.restart(9);
-        a.renamed(Path::new("/status-test/a.log.1"));
-        assert_eq!(listed(s, "/status-test/a.log.1").unwrap().key(), 9);
-        drop(a);
-        assert!(listed(s, "/status-test/a.log.1").is_none(), "a source that stopped forgets its files");
-        b.set_state(FileState::Done);
-        drop(b);
-        assert_eq!(listed(s, "/status-test/b.log").unwrap().state(), FileState::Done, "done files stay listed");
-        // Taken over again (same device and inode): one entry, following.
-        let b2 = s.track(&src, Path::new("/status-test/b.log"), 3, 7, 70002, 100, 100, FileState::Following);
-        let all: Vec<_> = s.files().into_iter().filter(|f| f.path() == Path::new("/status-test/b.log")).collect();
-        assert_eq!(all.len(), 1);
-        assert_eq!(all[0].state(), FileState::Following);
-        drop(b2);
-    }
-
-    #[test]
-    fn push_percentiles_come_from_the_recent_requests_and_the_last_error_stays() {
-        let s = Status::default();
-        assert_eq!(s.push(None).2, None);
-        for ms in 1..=100 {
-            s.push_request(
-                "default",
-                Duration::from_millis(ms),
-                (ms == 50).then(|| "HTTP 503 from http://x/push".to_string()),
-            );
-        }
-        let (requests, failures, p50, p99, last, _) = s.push(None);
-        assert_eq!((requests, failures), (100, 1));
-        assert_eq!(p50, Some(50.0));
-        assert_eq!(p99, Some(99.0));
-        assert_eq!(last.unwrap().message, "HTTP 503 from http://x/push", "the successes after it do not hide it");
-    }
-
-    #[test]
-    fn an_alert_group_opens_on_a_delivered_alerting_and_closes_on_a_delivered_ok() {
-        let s = Status::default();
-        let labels = vec![("job".to_string(), "app".to_string())];
-        s.alert_sent("errs", "uid1", &labels, "alerting", None);
-        s.alert_sent("errs", "uid2", &labels, "alerting", Some("rejected"));
-        let (open, last) = s.alert("errs");
-        assert_eq!(open.len(), 1, "a failed send opens nothing");
-        assert_eq!(last.unwrap().error.as_deref(), Some("rejected"));
-        s.alert_sent("errs", "uid1", &labels, "ok", None);
-        assert!(s.alert("errs").0.is_empty());
-        assert!(s.alert("other").1.is_none());
-    }
-}
+mod tests;

@@ -7,6 +7,11 @@
 //! a generation now sits beside the path under a rotated name, and no
 //! positions entry knows its first bytes.
 //!
+//! While file-system events name what appears in a directory, generations
+//! are found among those arrivals instead (see `arrivals`): the looks below
+//! list a directory only where arrivals cannot tell (at start, without
+//! events, in a directory polled, after events were lost).
+//!
 //! It is looked for when the agent has reason to think one slipped by: when
 //! a followed file was rotated away or truncated (beside that path, for
 //! files changed since the agent began following the old content), when a
@@ -77,19 +82,25 @@ const SEPARATORS: &[char] = &['.', '-', '_'];
 
 /// The name in `names` whose rotation `sibling` is, if any (the longest).
 fn rotation_of<'a, T>(sibling: &str, names: &'a HashMap<&str, T>) -> Option<&'a T> {
+    rotation_base(sibling, |base| names.get(base))
+}
+
+/// What `found` gives for the name whose rotation `sibling` is: tried for
+/// each name `sibling` may extend, the longest first.
+pub(super) fn rotation_base<T>(sibling: &str, found: impl Fn(&str) -> Option<T>) -> Option<T> {
     let ext = sibling.rsplit_once('.').map(|(_, e)| e).filter(|e| !e.is_empty());
     let cuts: Vec<usize> = sibling.match_indices(SEPARATORS).map(|(i, _)| i).filter(|i| *i > 0).collect();
     for &i in cuts.iter().rev() {
         let base = &sibling[..i];
         // `app.log.1`, `app.log-20261123`: the name, then a suffix.
-        if let Some(v) = names.get(base) {
+        if let Some(v) = found(base) {
             return Some(v);
         }
         // `app-20261123.log`, `app.1.log`: the stem, a suffix, the extension.
         if let Some(ext) = ext {
             let named = format!("{base}.{ext}");
             if named != sibling {
-                if let Some(v) = names.get(named.as_str()) {
+                if let Some(v) = found(named.as_str()) {
                     return Some(v);
                 }
             }
@@ -163,13 +174,43 @@ impl FileSource {
     pub(super) fn look_after_fingerprint_grew(&mut self, i: usize) {
         let t = &self.tailers[i];
         let (path, since) = (t.path.clone(), t.since);
-        let Some(dir) = path.parent() else { return };
-        let last = self.looked.get(&path_hash(&path)).map_or(since, |l| since.max(*l));
-        // File times come from a coarse clock, a tick behind the real time.
-        let last = last.checked_sub(COARSE_CLOCK).unwrap_or(SystemTime::UNIX_EPOCH);
-        if std::fs::metadata(dir).and_then(|m| m.modified()).is_ok_and(|changed| changed > last) {
+        self.look_if_dir_changed(path, since);
+    }
+
+    /// Files held while empty, where arrivals do not tell what appeared
+    /// beside them: one written, copied away and truncated before the agent
+    /// read it left its copy there, unseen (see `open`). Looked for when the
+    /// directory changed since the file was found or its path last listed.
+    pub(super) fn look_beside_newborn(&mut self) {
+        let held: Vec<(PathBuf, SystemTime)> = self
+            .newborn
+            .iter()
+            .filter(|n| self.dir_changed_since(&n.path, n.seen))
+            .map(|n| (n.path.clone(), n.seen))
+            .collect();
+        if !held.is_empty() {
+            self.read_missed_generations(&held);
+        }
+    }
+
+    /// Looks for generations of `path` changed since `since` when its
+    /// directory changed since then or since the path's last listing (see
+    /// [`FileSource::dir_changed_since`]).
+    pub(super) fn look_if_dir_changed(&mut self, path: PathBuf, since: SystemTime) {
+        if self.dir_changed_since(&path, since) {
             self.read_missed_generations(&[(path, since)]);
         }
+    }
+
+    /// True when arrivals do not tell what appeared beside `path` (see
+    /// `arrivals`) and its directory changed since `since` or since the
+    /// path's last listing.
+    fn dir_changed_since(&self, path: &Path, since: SystemTime) -> bool {
+        let Some(dir) = path.parent().filter(|_| !self.arrivals.cover(path)) else { return false };
+        let last = self.looked.get(&path_hash(path)).map_or(since, |l| since.max(*l));
+        // File times come from a coarse clock, a tick behind the real time.
+        let last = last.checked_sub(COARSE_CLOCK).unwrap_or(SystemTime::UNIX_EPOCH);
+        std::fs::metadata(dir).and_then(|m| m.modified()).is_ok_and(|changed| changed > last)
     }
 
     /// Opens the generations found (oldest first) as far as

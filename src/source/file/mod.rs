@@ -13,7 +13,8 @@
 //!    An open file whose path now names another file, or nothing, was rotated
 //!    or deleted: it is read to its end, then closed once it stays idle. A
 //!    file found empty is held open until it has data (`open`); generations
-//!    of a path the agent never read are found beside it (`generations`).
+//!    of a path the agent never read are found beside it (`generations`),
+//!    among the entries that appeared since the last scan (`arrivals`).
 //!    Known files no source follows whose path names another file now are
 //!    looked for beside it (`rotated`).
 //! 2. **Read** every open file from its offset with `pread` in large blocks,
@@ -47,6 +48,7 @@ use crate::positions::Positions;
 use crate::queue::Chunk;
 use crate::status::report::FileState;
 
+mod arrivals;
 mod compressed;
 mod generations;
 mod open;
@@ -126,6 +128,8 @@ pub struct FileSource {
     /// The last scan found an empty file it could not hold: looked at again
     /// at the next scan.
     saw_empty: bool,
+    /// What appeared in the source's directories (see `arrivals`).
+    arrivals: arrivals::Arrivals,
     buf: Vec<u8>,
     /// Chunks read this round, queued together (one runtime wake-up for
     /// many small reads): with the tailer index and key each came from.
@@ -169,6 +173,7 @@ impl FileSource {
             looked: HashMap::new(),
             unseen: Default::default(),
             saw_empty: false,
+            arrivals: Default::default(),
             buf: vec![0u8; READ_BLOCK],
             pending: Vec::new(),
             pending_cost: 0,
@@ -221,8 +226,12 @@ impl FileSource {
             }
             if rescan || Instant::now() >= next_scan {
                 last_scan = Instant::now();
+                self.arrivals.take(events.as_mut(), &polled_dirs);
                 self.scan();
                 next_scan = Instant::now() + self.cfg.scan_interval.get().max(Duration::from_millis(100));
+                if let Some(at) = self.arrivals.recheck_at() {
+                    next_scan = next_scan.min(at);
+                }
                 rescan = false;
                 quiet_tick = false;
             }

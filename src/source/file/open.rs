@@ -213,6 +213,9 @@ impl FileSource {
                 Ok(meta) if meta.len() > 0 => {
                     let n = self.newborn.swap_remove(i);
                     self.make_room_for(1);
+                    // Written, copied away and truncated before this look, its
+                    // copy holds what it had first (see `look_beside_newborn`).
+                    self.look_if_dir_changed(n.path.clone(), n.seen);
                     self.follow_opened(&n.path, n.file, &meta, n.seen);
                 }
                 Ok(meta) if meta.nlink() > 0 && n.gone_since.is_none_or(|g| now.duration_since(g) < DETACHED_IDLE) => {

@@ -76,12 +76,18 @@ impl Siblings {
     }
 }
 
+impl Siblings {
+    /// `list`, newest first, indexed.
+    pub(super) fn of(mut list: Vec<Sibling>) -> Self {
+        list.sort_by_key(|s| std::cmp::Reverse(s.modified));
+        let by_id = list.iter().enumerate().map(|(i, s)| ((s.dev, s.ino), i)).collect();
+        Siblings { list, by_id }
+    }
+}
+
 /// The regular, uncompressed files of `dir`, newest first: every one, however many.
 pub(super) fn siblings(dir: &Path) -> Siblings {
-    let mut out: Vec<Sibling> = siblings_named(dir, |_| true).collect();
-    out.sort_by_key(|s| std::cmp::Reverse(s.modified));
-    let by_id = out.iter().enumerate().map(|(i, s)| ((s.dev, s.ino), i)).collect();
-    Siblings { list: out, by_id }
+    Siblings::of(siblings_named(dir, |_| true).collect())
 }
 
 /// The regular, uncompressed files of `dir` whose name `named` takes (a name
@@ -230,8 +236,11 @@ impl FileSource {
             }
         }
         // Truncated more than once while behind: the contents between are in
-        // older copies (logrotate moves `app.log.1` to `app.log.2`).
-        self.read_missed_generations(&[(path, since)]);
+        // older copies (logrotate moves `app.log.1` to `app.log.2`): they
+        // appeared since the last scan, or are listed (see `arrivals`).
+        if !self.arrivals.cover(&path) {
+            self.read_missed_generations(&[(path, since)]);
+        }
     }
 
     /// Follows the file `found` (labelled as `label_path`) from `offset` to its end, then closes it.

@@ -75,6 +75,15 @@ impl FileSource {
         self.detach_moved(&claimed, &mut rotated);
         self.check_contents(at_path);
         self.resume_rotated();
+        // Generations never seen: found among what appeared (`arrivals`), and
+        // by a listing where arrivals cannot tell (no events, a directory
+        // polled, arrivals lost: then beside every followed path).
+        rotated.retain(|(p, _)| !self.arrivals.cover(p));
+        if let Some(since) = self.arrivals.lost_since() {
+            let followed = self.tailers.iter().filter(|t| !t.detached).map(|t| &t.path);
+            rotated.extend(followed.chain(self.newborn.iter().map(|n| &n.path)).map(|p| (p.clone(), since)));
+        }
+        self.look_beside_newborn();
         if let Some(previous) = previous {
             let epoch = SystemTime::UNIX_EPOCH;
             rotated.extend(
@@ -87,6 +96,7 @@ impl FileSource {
         if !rotated.is_empty() {
             self.read_missed_generations(&rotated);
         }
+        self.look_at_arrivals();
         self.first_scan = false;
     }
 
