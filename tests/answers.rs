@@ -4,10 +4,9 @@
 //! to a cap, never whole; a tenant that cannot be a header is not sent as
 //! none; one tenant refused with 401/403 does not stop the others.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -5,12 +5,10 @@
 //! source trusts (`tls.ca_file`): machines and scale sets' machines are
 //! targets with Prometheus' `__meta_azure_*` labels.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

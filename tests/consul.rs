@@ -5,10 +5,9 @@
 //! them a `__path__`; a service registered later is tailed, one that goes
 //! away is read to its end and let go, without a restart.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::io::Write;

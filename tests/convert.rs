@@ -2,9 +2,8 @@
 //! with pipelines, a journal job) converted, checked, and its file jobs run
 //! for real against `tailship receive` serving Loki's API prefix.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

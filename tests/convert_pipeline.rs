@@ -4,9 +4,8 @@
 //! a match with nested stages; tenant from an extracted value), then the converted config run for real
 //! against `tailship receive`: each line ends as Promtail's stages leave it.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -5,12 +5,10 @@
 //! api.digitalocean.com:443` and serves the tunnel with a certificate for
 //! that name from a CA the source trusts (`tls.ca_file`).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
 
 use std::time::Duration;
 

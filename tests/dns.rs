@@ -6,11 +6,9 @@
 //! them a `__path__`, and a record that changes changes what is tailed
 //! without a restart.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
+use crate::agent;
+use crate::common;
+use crate::discovery;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, UdpSocket};

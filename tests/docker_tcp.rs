@@ -7,16 +7,13 @@
 //! a stop and start of a container, and a restart of the agent that neither
 //! loses nor repeats a line.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/dockerd.rs"]
-mod dockerd;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::dockerd;
+use crate::mockhttp;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent, Stored};
@@ -24,9 +21,6 @@ use common::{wait_for, Receiver};
 use dockerd::Dockerd;
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
-
-/// One private Engine at a time.
-static ENGINE: Mutex<()> = Mutex::new(());
 
 fn config(dir: &Path, url: &str, host: &str, docker_extra: &str) -> std::path::PathBuf {
     let text = format!(
@@ -91,7 +85,6 @@ fn docker_time(d: &Dockerd, container: &str, prefix: &str) -> i128 {
 
 #[test]
 fn an_engine_over_tcp_ships_every_line_once_across_stops_and_a_restart_of_the_agent() {
-    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     let port = free_port();
     let Some(d) = Dockerd::start_with(&[format!("--host=tcp://127.0.0.1:{port}")]) else { return };
     let r = Receiver::start(BIG);
@@ -146,7 +139,6 @@ fn an_engine_over_tcp_ships_every_line_once_across_stops_and_a_restart_of_the_ag
 
 #[test]
 fn an_engine_over_tls_with_a_client_certificate_ships_its_containers() {
-    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     let certs = tempfile::tempdir().unwrap();
     let c = certs.path();
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();

@@ -6,12 +6,10 @@
 //! `__path__`; a task that starts later is tailed, one that goes away is
 //! read to its end and let go, without a restart.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -5,12 +5,10 @@
 //! once the relabel rules give them a `__path__`; every request is signed
 //! with Signature Version 4, by the role's temporary keys once assumed.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

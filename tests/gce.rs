@@ -7,12 +7,10 @@
 //! service account's key (`GOOGLE_APPLICATION_CREDENTIALS`) whose token
 //! endpoint is written here too.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
 
 use std::path::Path;
 use std::time::Duration;

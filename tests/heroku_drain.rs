@@ -4,9 +4,8 @@
 //! sender's tenant, a bad frame refused whole; and Promtail's `gelf` and
 //! `heroku_drain` jobs through `convert`, `check` and `run`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,11 +6,9 @@
 //! loss (also when the offsets file lags the spool, as after a crash), a broker down at start and up later; Event Hubs over TLS with
 //! SASL PLAIN and its `{"records": [...]}` split; bad config refused.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/kafka_broker.rs"]
-mod kafka_broker;
+use crate::agent;
+use crate::common;
+use crate::kafka_broker;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

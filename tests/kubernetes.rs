@@ -3,9 +3,8 @@
 //! pod log files in a temporary `/var/log/pods` tree, and the labels the
 //! Promtail Helm chart's rules give (tailship's defaults).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

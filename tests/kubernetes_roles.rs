@@ -5,9 +5,8 @@
 //! 127.0.0.1, or plain HTTP with basic auth), log files named by the
 //! targets' relabelled `__path__`, shipped to `tailship receive`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -5,12 +5,10 @@
 //! tailed, one that goes away is let go, without a restart; a server that
 //! does not answer is passed over for the next.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
 
 use std::io::Write;
 use std::path::Path;

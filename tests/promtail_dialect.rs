@@ -7,11 +7,9 @@
 //! `${...}` references and `$$` read as the real Promtail's
 //! `-config.expand-env=true` reads them.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/promtail.rs"]
-mod promtail;
+use crate::agent;
+use crate::common;
+use crate::promtail;
 
 use std::process::Command;
 use std::time::Duration;

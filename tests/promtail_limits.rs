@@ -4,9 +4,8 @@
 //! false` with `by_label_name` refused as Promtail refuses it; `cri`
 //! `max_partial_lines` passing held parts on alone at the bound.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::process::{Command, Output};
 use std::time::Duration;

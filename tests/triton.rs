@@ -4,12 +4,10 @@
 //! are targets with Prometheus' `__meta_triton_*` labels, tailed once the
 //! relabel rules give them a `__path__`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
 
 use std::time::Duration;
 

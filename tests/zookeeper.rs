@@ -6,11 +6,9 @@
 //! `__path__`; a member that joins is tailed and one that leaves is let go,
 //! as soon as ZooKeeper's watch says so.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
+use crate::agent;
+use crate::common;
+use crate::discovery;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
