@@ -5,6 +5,7 @@
 
 use crate::agent;
 use crate::common;
+use crate::discovery;
 use crate::dockerd;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -231,13 +232,10 @@ scrape_configs:
         url = r.base,
         host = d.host(),
     );
-    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = discovery::convert_promtail(dir.path(), &yaml);
     // Nothing left out: the log stream rule labels each line by its stream.
     assert!(!stderr.contains("relabel_configs"), "{stderr}");
-    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    let cfg = write_file(dir.path(), "tailship.toml", &toml);
     d.run(
         &["--name", "flog", "-l", "logging=promtail", "-l", "logging_jobname=containerlogs"],
         &script("flog", 20, "0", 0),

@@ -9,8 +9,11 @@
 
 use crate::agent;
 use crate::common;
+use crate::discovery;
 use crate::dockerd;
 use crate::mockhttp;
+use crate::scenario;
+use scenario::run_agent;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -237,15 +240,11 @@ scrape_configs:
         cert = p("client.pem"),
         key = p("client-key.pem"),
     );
-    let promtail = write_file(dir3.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = discovery::convert_promtail(dir3.path(), &yaml);
     let untranslated = stderr.split("# Translated with a difference").next().unwrap_or_default();
     assert!(!untranslated.contains("docker_sd_configs"), "every key translated: {stderr}");
-    let converted = write_file(dir3.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&converted).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let converted = write_file(dir3.path(), "tailship.toml", &toml);
+    discovery::check_ok(&converted);
     let agent = Agent::start(&converted);
     let all = || agent::query_all_at(&r3, "/loki/api/v1", r#"{container="secure"}"#, None);
     assert!(wait_for(Duration::from_secs(30), || all().len() >= 21), "{}", agent.stderr_text());
@@ -332,7 +331,7 @@ async fn an_engine_behind_basic_auth_gets_it_and_a_reopened_log_repeats_nothing(
     std::fs::write(dir.path().join("pw"), "pr0xy-pass\n").unwrap();
     let auth = format!(r#", basic_auth = {{ username = "ops", password_file = "{}/pw" }}"#, dir.path().display());
     let cfg = config(dir.path(), &r.base, &engine.url, &auth);
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     assert!(wait_for(Duration::from_secs(20), || lines_of(&r, "proxied").len() >= 6), "{}", agent.stderr_text());
     // Opened again (several times) meanwhile: still each line once.
     let reopened = || engine.requests().iter().filter(|q| q.path == "/containers/c0ffee/logs").count();

@@ -8,6 +8,7 @@
 
 use crate::agent;
 use crate::common;
+use crate::discovery;
 use crate::kafka_broker;
 
 use std::path::{Path, PathBuf};
@@ -362,16 +363,12 @@ scrape_configs:
         azure = azure.port,
         conn = CONNECTION,
     );
-    let promtail = agent::write_file(dir, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let (toml, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = discovery::convert_promtail(dir, &yaml);
     assert!(toml.contains("type = \"kafka\"") && toml.contains("type = \"azure_event_hubs\""), "{toml}");
     assert!(stderr.contains("scrape_configs[0].kafka.group_id"), "the difference is listed: {stderr}");
     let converted =
         agent::write_file(dir, "tailship.toml", &format!("{toml}\n[spool]\npath = \"{}/spool\"\n", dir.display()));
-    let c = Command::new(bin()).args(["check", "--config"]).arg(&converted).output().unwrap();
-    assert_eq!(c.status.code(), Some(0), "{}", String::from_utf8_lossy(&c.stderr));
+    discovery::check_ok(&converted);
     // Promtail would trust the system's roots: the test's CA is given as one of them.
     let agent = Agent::start_with(&converted, &[("SSL_CERT_FILE", ca_file.to_str().unwrap())]);
     let mut got = Vec::new();

@@ -44,6 +44,8 @@ mod regex_gen;
 #[allow(dead_code)]
 #[path = "promtail_corpus/rewrite.rs"]
 mod rewrite;
+#[path = "common/scenario.rs"]
+mod scenario;
 #[path = "common/scrape.rs"]
 mod scrape;
 #[allow(dead_code)]
