@@ -7,6 +7,7 @@ use crate::agent;
 use crate::common;
 use crate::discovery;
 use crate::dockerd;
+use crate::scenario;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -200,7 +201,7 @@ fn a_sigkill_of_the_agent_loses_no_container_line() {
 #[test]
 fn a_converted_promtail_docker_sd_job_ships_with_the_labels_its_rules_give() {
     let Some(d) = Dockerd::start() else { return };
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver();
     let dir = tempfile::tempdir().unwrap();
     // Grafana's documented docker_sd_configs example, on the private Engine.
     let yaml = format!(

@@ -202,7 +202,7 @@ fn an_engine_over_tls_with_a_client_certificate_ships_its_containers() {
     assert_eq!(lines_of(&r, "secure").len(), 21);
 
     // Promtail's job for this Engine converts, passes check and ships.
-    let r3 = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r3 = scenario::loki_receiver();
     let dir3 = tempfile::tempdir().unwrap();
     let yaml = format!(
         r#"server:

@@ -7,6 +7,7 @@
 use crate::agent;
 use crate::common;
 use crate::discovery;
+use crate::scenario;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -117,7 +118,7 @@ fn the_senders_tenant_is_kept() {
 fn promtail_gelf_and_heroku_drain_jobs_convert_check_and_receive() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let (gelf_port, drain_port) = (free_port(), free_port());
     let yaml = format!(
         r#"server:

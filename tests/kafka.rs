@@ -10,6 +10,7 @@ use crate::agent;
 use crate::common;
 use crate::discovery;
 use crate::kafka_broker;
+use crate::scenario;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -307,7 +308,7 @@ fn bad_kafka_config_exits_2_naming_the_key_and_file() {
 fn promtail_kafka_and_azure_event_hubs_jobs_convert_check_and_ship() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let kafka = Broker::start(Options::default());
     kafka.produce("orders", 0, vec![Msg::keyed("k1", "order placed", 1_700_000_000_000)]);
     let (ca, tls) = private_ca();

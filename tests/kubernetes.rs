@@ -6,6 +6,7 @@
 use crate::agent;
 use crate::common;
 use crate::discovery;
+use crate::scenario;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -387,7 +388,7 @@ fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_g
         ));
     }
     let port = api_server(tls, cluster.clone());
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("pods");
     std::fs::create_dir_all(&root).unwrap();

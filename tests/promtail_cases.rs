@@ -23,6 +23,7 @@
 
 use crate::agent;
 use crate::common;
+use crate::scenario;
 
 use std::process::Command;
 use std::time::Duration;
@@ -274,9 +275,9 @@ fn run_case(i: usize, c: &Owned, r: &Receiver) -> Outcome {
 
 #[test]
 fn promtails_own_stage_tests_give_promtails_results() {
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver();
     // Cases that expect a tenant push to a receiver that keeps tenants apart.
-    let tenants = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let tenants = scenario::loki_receiver_with(&["--multi-tenant"]);
     let cases = all_cases();
     // Cases are apart by their job label; a few run at once, each mostly
     // waiting on its own agent.
