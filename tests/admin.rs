@@ -2,7 +2,7 @@
 //! recording HTTP server on 127.0.0.1 that answers as the tenant admin spec
 //! shows (basic auth with an empty user, limits removed when an update omits them).
 
-mod mockhttp;
+use crate::mockhttp;
 
 use std::sync::{Arc, Mutex};
 

@@ -3,10 +3,9 @@
 //! servers written here (429/500 answers, a webhook that never answers, the
 //! annotation API).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::io::Write;
 use std::net::TcpListener;

@@ -4,10 +4,10 @@
 //! to a cap, never whole; a tenant that cannot be a header is not sent as
 //! none; one tenant refused with 401/403 does not stop the others.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
+use crate::scenario;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -271,7 +271,7 @@ fn an_alert_webhook_with_an_endless_error_body_does_not_grow_the_agent() {
 /// keeps its source's tenant and is counted; every line arrives.
 #[test]
 fn a_tenant_stage_value_that_cannot_be_a_tenant_keeps_the_sources_tenant() {
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver_with(&["--multi-tenant"]);
     let dir = tempfile::tempdir().unwrap();
     let mut text = String::new();
     for i in 0..100 {

@@ -5,14 +5,11 @@
 //! `LOKI_ADDR`); a 404 names the other prefix. Against a real Loki (from
 //! `../shared/peers`) and a `tailship receive` (the spec's store).
 
-#[path = "common/agent.rs"]
-mod agent;
-#[path = "common/cli.rs"]
-mod cli;
-mod common;
-#[path = "common/loki.rs"]
-mod loki;
-mod mockhttp;
+use crate::agent;
+use crate::cli;
+use crate::common;
+use crate::loki;
+use crate::mockhttp;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Output, Stdio};

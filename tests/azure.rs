@@ -5,20 +5,18 @@
 //! source trusts (`tls.ca_file`): machines and scale sets' machines are
 //! targets with Prometheus' `__meta_azure_*` labels.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
-use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, check_hides, convert_and_check, labels_at};
+use agent::write_file;
+use discovery::{bad_sources_exit_2, check_hides};
 use mockhttp::{Mock, Pki, Reply, Req};
+use scenario::{run_agent, Scenario};
 use serde_json::json;
 
 const SUB: &str = "/subscriptions/sub-1";
@@ -80,23 +78,12 @@ async fn azure_machines_and_scale_sets_through_a_proxy_name_the_files_and_a_conv
     let pki = Pki::new(&["management.azure.com", "login.microsoftonline.com"]);
     let proxy = Mock::start_tls(pki.server.clone(), true, |req, _| azure(req)).await;
     let proxy_url = proxy.url.replace("https://", "http://");
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::loki();
+    let d = s.root();
     write_file(d, "ca.pem", &pki.ca);
-    for n in ["web-1", "pool_0", "stopped-1"] {
-        std::fs::create_dir_all(d.join("logs").join(n)).unwrap();
-        std::fs::write(d.join("logs").join(n).join("app.log"), format!("{n} line\n")).unwrap();
-    }
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: azure
+    s.name_logs(&["web-1", "pool_0", "stopped-1"]);
+    let jobs = format!(
+        r#"  - job_name: azure
     azure_sd_configs:
       - subscription_id: sub-1
         tenant_id: tenant-1
@@ -128,23 +115,19 @@ scrape_configs:
       - source_labels: [__address__]
         target_label: instance
 "#,
-        listen = free_port(),
         d = d.display(),
-        url = r.base,
     );
-    let cfg = convert_and_check(d, &yaml, "azure_sd_configs");
+    let cfg = s.convert(&jobs, "azure_sd_configs");
     check_hides(&cfg, "az-s3cret");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let rr = &r;
-    let of = |q: &str| labels_at(rr, "/loki/api/v1", q);
-    assert!(wait_for(Duration::from_secs(20), || of(r#"{name="web-1"}"#).len() == 1), "{}", agent.stderr_text());
-    let l = &of(r#"{name="web-1"}"#)[0];
+    let agent = run_agent(cfg).await;
+    let of = |q: &str| s.labels(q);
+    let l = &s.wait_labels(&agent, r#"{name="web-1"}"#, 1)[0];
     assert_eq!(
         (l["rg"].as_str(), l["public_ip"].as_str(), l["team"].as_str(), l["size"].as_str(), l["computer"].as_str()),
         ("rg-web", "20.1.2.3", "shop", "Standard_B2s", "web-1-host")
     );
     assert_eq!(l["instance"], "10.1.0.4:9100");
-    assert!(wait_for(Duration::from_secs(20), || of(r#"{name="pool_0"}"#).len() == 1), "{}", agent.stderr_text());
+    s.wait_labels(&agent, r#"{name="pool_0"}"#, 1);
     let p = &of(r#"{name="pool_0"}"#)[0];
     assert_eq!(
         (p["scale_set"].as_str(), p["size"].as_str(), p["instance"].as_str()),

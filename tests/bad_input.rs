@@ -3,9 +3,8 @@
 //! says what it proves; the book's fault table (book/src/delivery/faults.md,
 //! with the test names in book/src/testing/faults.md) points here.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -7,16 +7,11 @@
 //! is in the metrics reference; every test the testing chapter names exists;
 //! and the README is the short front page that links into the book.
 
-#[path = "common/agent.rs"]
-mod agent;
-#[path = "book/cli.rs"]
+use crate::agent;
 mod cli;
-mod common;
-#[path = "book/defaults.rs"]
+use crate::common;
 mod defaults;
-#[path = "book/markdown.rs"]
 mod markdown;
-#[path = "book/schema.rs"]
 mod schema;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -251,11 +246,11 @@ fn the_cli_reference_is_what_clap_prints() {
     let on_disk: BTreeSet<String> =
         chapters(&dir).iter().filter_map(|p| p.file_name().map(|f| f.to_string_lossy().into_owned())).collect();
     let expected: BTreeSet<String> = pages.keys().cloned().collect();
-    assert_eq!(on_disk, expected, "book/src/cli/ is stale: UPDATE_BOOK=1 cargo test --test book cli_reference");
+    assert_eq!(on_disk, expected, "book/src/cli/ is stale: UPDATE_BOOK=1 cargo test --test it book::cli_reference");
     for (name, text) in &pages {
         assert!(
             read(&dir.join(name)) == *text,
-            "book/src/cli/{name} is stale: UPDATE_BOOK=1 cargo test --test book cli_reference"
+            "book/src/cli/{name} is stale: UPDATE_BOOK=1 cargo test --test it book::cli_reference"
         );
     }
 }

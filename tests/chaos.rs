@@ -32,15 +32,14 @@
 //! expected to be empty). Any other loss fails the test. Duplicates, garbled lines, fault counts and the agent's peak
 //! RSS are reported; the RSS must stay under [`RSS_BOUND_KB`].
 //!
-//! `cargo test --test chaos` runs the short form (`CHAOS_SECS`, default 30 s of
+//! `cargo test --test it chaos::` runs the short form (`CHAOS_SECS`, default 30 s of
 //! chaos). The 10-minute run:
-//! `CHAOS_SECS=600 cargo test --release --test chaos -- --ignored --nocapture`.
+//! `CHAOS_SECS=600 cargo test --release --test it chaos:: -- --ignored --nocapture`.
 //! `CHAOS_SEED` replays a run's fault and rotation choices (the seed is printed).
 //! Each run's report is also written to `target/tmp/chaos-<secs>s.txt`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -651,7 +650,7 @@ fn chaos_writer_rotations_service_faults_and_kill_9_lose_no_line() {
     run_chaos(secs_from_env(30));
 }
 
-/// The long form: `CHAOS_SECS=600 cargo test --release --test chaos -- --ignored --nocapture`.
+/// The long form: `CHAOS_SECS=600 cargo test --release --test it chaos:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "long chaos run; see the module documentation"]
 fn chaos_long_run() {

@@ -3,9 +3,8 @@
 //! Promtail YAML pointing at `tailship convert promtail`, and at nothing
 //! else. The real binary, real files.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;

@@ -1,10 +1,9 @@
 //! `client.proxy_url` (and the usual proxy environment variables) and
 //! `client.headers`, through the real binary against servers on loopback.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::process::Command;
 

@@ -2,9 +2,8 @@
 //! holding back another, each with its own positions. Real binary, real
 //! `tailship receive`s on loopback.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! spec shows. Every request's method, path, query, headers and body are
 //! asserted exactly.
 
-mod mockhttp;
+use crate::mockhttp;
 
 use std::time::Duration;
 

@@ -4,10 +4,9 @@
 //! a window or agent lives shows; and Promtail's `cloudflare` job through
 //! `convert` and `check`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -4,9 +4,8 @@
 //! lines that the service acknowledged before a `kill -9` are not pushed
 //! again after it, while a batch that was still retrying goes again.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

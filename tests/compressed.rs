@@ -2,9 +2,8 @@
 //! `.tar.gz` with `decompression`, each read once, whole; `initial_delay`
 //! keeps a file still being compressed from being read half-written.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

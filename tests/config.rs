@@ -1,7 +1,7 @@
 //! Config loading through the real binary: `tailship check` and `run` with
 //! good and bad configs. Every mistake exits 2 and names the file and the key.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -5,10 +5,11 @@
 //! them a `__path__`; a service registered later is tailed, one that goes
 //! away is read to its end and let go, without a restart.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::{run_agent, Scenario};
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -16,7 +17,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{agent_config, free_port, query_all, write_file, Agent};
+use agent::{agent_config, free_port, query_all, write_file};
 use common::{wait_for, Receiver};
 use mockhttp::{Mock, Reply};
 use serde_json::json;
@@ -136,7 +137,7 @@ relabel = [
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
     assert!(!String::from_utf8_lossy(&check.stdout).contains("s3cret-token"), "the token is a secret");
 
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     let rr = &r;
     let until =
         |q: &'static str, want: Vec<&'static str>| wait_for(Duration::from_secs(20), || lines_of(rr, q) == want);
@@ -201,20 +202,11 @@ async fn a_converted_promtail_consul_sd_job_passes_check_and_ships() {
     register(&catalog, "web", &["logs"], "node-1");
     let c = catalog.clone();
     let consul = Mock::start(move |req, _| answer(&c, &req.path)).await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
-    std::fs::create_dir_all(logs.join("web")).unwrap();
-    append(&logs.join("web/app.log"), "web first\n");
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {dir}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: consul-services
+    let s = Scenario::loki();
+    let logs = s.logs();
+    s.log("web", "web first\n");
+    let jobs = format!(
+        r#"  - job_name: consul-services
     consul_sd_configs:
       - server: {server}
         datacenter: dc1
@@ -233,23 +225,13 @@ scrape_configs:
       - source_labels: [__meta_consul_tags]
         target_label: tags
 "#,
-        port = free_port(),
-        dir = dir.path().display(),
-        url = r.base,
         server = consul.url.trim_start_matches("http://"),
         logs = logs.display(),
     );
-    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("consul_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{service="web"}"#, None);
-    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let cfg = s.convert(&jobs, "consul_sd_configs");
+    let agent = run_agent(cfg).await;
+    let all = || agent::query_all_at(&s.r, "/loki/api/v1", r#"{service="web"}"#, None);
+    s.wait_labels(&agent, r#"{service="web"}"#, 1);
     assert_eq!(all()[0].labels["tags"], ";logs;");
     let reqs = consul.requests();
     assert!(reqs.iter().all(|q| q.header("x-consul-token") == Some("t0ken") && !q.query.contains("stale")));
@@ -268,20 +250,11 @@ async fn a_converted_promtail_consulagent_sd_job_asks_the_local_agent() {
     register(&catalog, "db", &[], "node-1");
     let c = catalog.clone();
     let consul = Mock::start(move |req, _| answer(&c, &req.path)).await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
-    std::fs::create_dir_all(logs.join("web")).unwrap();
-    append(&logs.join("web/app.log"), "web first\n");
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {dir}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: agent-services
+    let s = Scenario::loki();
+    let logs = s.logs();
+    s.log("web", "web first\n");
+    let jobs = format!(
+        r#"  - job_name: agent-services
     consulagent_sd_configs:
       - server: {server}
         tags: [logs]
@@ -301,23 +274,13 @@ scrape_configs:
       - source_labels: [__address__]
         target_label: instance
 "#,
-        port = free_port(),
-        dir = dir.path().display(),
-        url = r.base,
         server = consul.url.trim_start_matches("http://"),
         logs = logs.display(),
     );
-    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("consulagent_sd_configs"), "every key translated: {stderr}");
-    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{service="web"}"#, None);
-    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let cfg = s.convert(&jobs, "consulagent_sd_configs");
+    let agent = run_agent(cfg).await;
+    let all = || agent::query_all_at(&s.r, "/loki/api/v1", r#"{service="web"}"#, None);
+    s.wait_labels(&agent, r#"{service="web"}"#, 1);
     let e = &all()[0];
     let labels: BTreeMap<&str, &str> = e.labels.iter().map(|(k, v)| (k.as_str(), v.as_str().unwrap())).collect();
     assert_eq!(

@@ -2,16 +2,16 @@
 //! with pipelines, a journal job) converted, checked, and its file jobs run
 //! for real against `tailship receive` serving Loki's API prefix.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
+use crate::scenario;
 
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use agent::{free_port, query_all_at, write_file, Agent, Stored};
-use common::{bin, wait_for, Receiver};
+use common::{bin, wait_for};
 
 /// The two file jobs of the Promtail config: `web` (multiline, regex, labels,
 /// a Go time layout, drop, replace) and `app` (json, labels with a rename,
@@ -156,7 +156,7 @@ fn converted_file_jobs_pass_check_and_ship_what_the_promtail_pipeline_gives() {
     let dir = tmp.path();
     std::fs::create_dir_all(dir.join("web")).unwrap();
     std::fs::create_dir_all(dir.join("app")).unwrap();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver_with(&["--multi-tenant"]);
     let push_url = format!("{}/loki/api/v1/push", recv.base);
     let yaml = head(dir, &push_url, free_port()) + &file_jobs(dir);
     let promtail = write_file(dir, "promtail.yaml", &yaml);
@@ -313,7 +313,7 @@ fn the_whole_converted_config_checks_and_its_journal_job_ships() {
     let dir = tmp.path();
     let jdir = dir.join("journal");
     std::fs::create_dir_all(&jdir).unwrap();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver_with(&["--multi-tenant"]);
     let push_url = format!("{}/loki/api/v1/push", recv.base);
     let yaml = head(dir, &push_url, free_port()) + &file_jobs(dir) + &journal_job(&jdir.display().to_string());
     let out = convert(&write_file(dir, "promtail.yaml", &yaml));
@@ -443,7 +443,7 @@ fn the_books_example_is_current() {
 fn syslog_and_push_api_jobs_become_network_sources_that_receive() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver_with(&["--multi-tenant"]);
     let (syslog_port, push_port) = (free_port(), free_port());
     let yaml = head(dir, &format!("{}/loki/api/v1/push", recv.base), free_port())
         + &format!(

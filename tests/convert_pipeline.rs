@@ -4,15 +4,15 @@
 //! a match with nested stages; tenant from an extracted value), then the converted config run for real
 //! against `tailship receive`: each line ends as Promtail's stages leave it.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
+use crate::scenario;
 
 use std::process::Command;
 use std::time::Duration;
 
 use agent::{free_port, query_all_at, write_file, Agent, Stored};
-use common::{bin, wait_for, Receiver};
+use common::{bin, wait_for};
 
 fn label<'a>(e: &'a Stored, name: &str) -> Option<&'a str> {
     e.labels.get(name).and_then(|v| v.as_str())
@@ -90,7 +90,7 @@ scrape_configs:
 fn a_pipeline_on_the_extracted_map_converts_whole_and_ships_as_promtail_would() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver_with(&["--multi-tenant"]);
     let yaml = write_file(dir, "promtail.yaml", &promtail(dir, &format!("{}/loki/api/v1/push", recv.base)));
     let out = Command::new(bin()).args(["convert", "promtail"]).arg(&yaml).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -148,7 +148,7 @@ fn a_pipeline_on_the_extracted_map_converts_whole_and_ships_as_promtail_would() 
 fn static_labels_labeldrop_and_tenant_under_a_match_act_on_the_lines_it_selects() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver_with(&["--multi-tenant"]);
     let yaml = format!(
         r#"server:
   http_listen_address: 127.0.0.1
@@ -225,7 +225,7 @@ scrape_configs:
 fn a_push_url_from_the_environment_and_a_dropped_filename_carry_over() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let yaml = format!(
         r#"server:
   http_listen_port: {port}

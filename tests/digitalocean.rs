@@ -5,18 +5,18 @@
 //! api.digitalocean.com:443` and serves the tunnel with a certificate for
 //! that name from a CA the source trusts (`tls.ca_file`).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::{run_agent, Scenario};
 
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
-use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_at};
+use agent::write_file;
+use common::wait_for;
+use discovery::bad_sources_exit_2;
 use mockhttp::{Mock, Pki, Reply};
 use serde_json::json;
 
@@ -54,24 +54,13 @@ async fn droplets_through_a_proxy_name_the_files_tailed_and_a_converted_promtail
     let pki = Pki::new(&["api.digitalocean.com"]);
     let proxy = Mock::start_tls(pki.server.clone(), true, |req, _| api(&req.path, &req.query)).await;
     let proxy_url = proxy.url.replace("https://", "http://");
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::loki();
+    let d = s.root();
     write_file(d, "ca.pem", &pki.ca);
     write_file(d, "do-token", "dop_v1_s3cret\n");
-    for n in ["web-1", "db-1", "new-1"] {
-        std::fs::create_dir_all(d.join("logs").join(n)).unwrap();
-        std::fs::write(d.join("logs").join(n).join("app.log"), format!("{n} line\n")).unwrap();
-    }
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: droplets
+    s.name_logs(&["web-1", "db-1", "new-1"]);
+    let jobs = format!(
+        r#"  - job_name: droplets
     digitalocean_sd_configs:
       - port: 9100
         refresh_interval: 10s
@@ -101,15 +90,12 @@ scrape_configs:
       - source_labels: [__address__]
         target_label: instance
 "#,
-        listen = free_port(),
         d = d.display(),
-        url = r.base,
     );
-    let cfg = convert_and_check(d, &yaml, "digitalocean_sd_configs");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let rr = &r;
-    let of = |q: &str| labels_at(rr, "/loki/api/v1", q);
-    assert!(wait_for(Duration::from_secs(20), || of(r#"{droplet="web-1"}"#).len() == 1), "{}", agent.stderr_text());
+    let cfg = s.convert(&jobs, "digitalocean_sd_configs");
+    let agent = run_agent(cfg).await;
+    let of = |q: &str| s.labels(q);
+    s.wait_labels(&agent, r#"{droplet="web-1"}"#, 1);
     let l = &of(r#"{droplet="web-1"}"#)[0];
     assert_eq!(
         (l["region"].as_str(), l["tags"].as_str(), l["features"].as_str(), l["private"].as_str()),

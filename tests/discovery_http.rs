@@ -6,10 +6,9 @@
 //! endpoint and the proxy are small servers written here (a forward proxy
 //! sees the request's target host; no name is ever resolved).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -6,11 +6,11 @@
 //! them a `__path__`, and a record that changes changes what is tailed
 //! without a restart.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::scenario;
+use scenario::Scenario;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, UdpSocket};
@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent};
 use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
+use discovery::{bad_sources_exit_2, labels_of};
 use hickory_resolver::proto::op::{Message, MessageType, ResponseCode};
 use hickory_resolver::proto::rr::rdata::{A, MX, SRV};
 use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
@@ -189,20 +189,11 @@ fn a_converted_promtail_dns_job_passes_check_and_ships() {
     let zone: Zone = Arc::default();
     zone.lock().unwrap().insert(("_logs._tcp.svc.test.".into(), RecordType::SRV), vec![srv(8080, "web.svc.test.")]);
     let Some(ip) = dns_server(zone, 1) else { return };
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir_all(d.join("logs/web")).unwrap();
-    std::fs::write(d.join("logs/web/app.log"), "web first\n").unwrap();
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: srv
+    let s = Scenario::loki();
+    let d = s.root();
+    s.log("web", "web first\n");
+    let jobs = format!(
+        r#"  - job_name: srv
     dns_sd_configs:
       - names: [_logs._tcp.svc.test]
         type: SRV
@@ -216,14 +207,11 @@ scrape_configs:
         regex: '([^.]+)\..*'
         target_label: service
 "#,
-        listen = free_port(),
         d = d.display(),
-        url = r.base,
     );
-    let cfg = convert_and_check(d, &yaml, "dns_sd_configs");
+    let cfg = s.convert(&jobs, "dns_sd_configs");
     let agent = start_agent(&cfg, d, ip);
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{service="web"}"#, None);
-    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    s.wait_labels(&agent, r#"{service="web"}"#, 1);
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 

@@ -3,15 +3,14 @@
 //! rotated by `--log-opt max-size`, and the agent killed with SIGKILL; every
 //! line is counted.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/dockerd.rs"]
-mod dockerd;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::dockerd;
+use crate::scenario;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent, Stored};
@@ -19,9 +18,6 @@ use common::{wait_for, Receiver};
 use dockerd::Dockerd;
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
-
-/// One private Engine at a time.
-static ENGINE: Mutex<()> = Mutex::new(());
 
 fn config(dir: &Path, url: &str, d: &Dockerd) -> std::path::PathBuf {
     let text = format!(
@@ -84,7 +80,6 @@ fn labels(e: &Stored) -> BTreeMap<String, String> {
 
 #[test]
 fn containers_started_stopped_restarted_and_rotated_ship_every_line_with_their_labels() {
-    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(d) = Dockerd::start() else { return };
     let r = Receiver::start(BIG);
     let dir = tempfile::tempdir().unwrap();
@@ -174,7 +169,6 @@ fn containers_started_stopped_restarted_and_rotated_ship_every_line_with_their_l
 
 #[test]
 fn a_sigkill_of_the_agent_loses_no_container_line() {
-    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(d) = Dockerd::start() else { return };
     let r = Receiver::start(BIG);
     let dir = tempfile::tempdir().unwrap();
@@ -206,9 +200,8 @@ fn a_sigkill_of_the_agent_loses_no_container_line() {
 
 #[test]
 fn a_converted_promtail_docker_sd_job_ships_with_the_labels_its_rules_give() {
-    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(d) = Dockerd::start() else { return };
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver();
     let dir = tempfile::tempdir().unwrap();
     // Grafana's documented docker_sd_configs example, on the private Engine.
     let yaml = format!(
@@ -240,13 +233,10 @@ scrape_configs:
         url = r.base,
         host = d.host(),
     );
-    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = discovery::convert_promtail(dir.path(), &yaml);
     // Nothing left out: the log stream rule labels each line by its stream.
     assert!(!stderr.contains("relabel_configs"), "{stderr}");
-    let cfg = write_file(dir.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    let cfg = write_file(dir.path(), "tailship.toml", &toml);
     d.run(
         &["--name", "flog", "-l", "logging=promtail", "-l", "logging_jobname=containerlogs"],
         &script("flog", 20, "0", 0),

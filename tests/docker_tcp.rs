@@ -7,16 +7,16 @@
 //! a stop and start of a container, and a restart of the agent that neither
 //! loses nor repeats a line.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/dockerd.rs"]
-mod dockerd;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::dockerd;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::run_agent;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use agent::{free_port, query_all, write_file, Agent, Stored};
@@ -24,9 +24,6 @@ use common::{wait_for, Receiver};
 use dockerd::Dockerd;
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
-
-/// One private Engine at a time.
-static ENGINE: Mutex<()> = Mutex::new(());
 
 fn config(dir: &Path, url: &str, host: &str, docker_extra: &str) -> std::path::PathBuf {
     let text = format!(
@@ -91,7 +88,6 @@ fn docker_time(d: &Dockerd, container: &str, prefix: &str) -> i128 {
 
 #[test]
 fn an_engine_over_tcp_ships_every_line_once_across_stops_and_a_restart_of_the_agent() {
-    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     let port = free_port();
     let Some(d) = Dockerd::start_with(&[format!("--host=tcp://127.0.0.1:{port}")]) else { return };
     let r = Receiver::start(BIG);
@@ -146,7 +142,6 @@ fn an_engine_over_tcp_ships_every_line_once_across_stops_and_a_restart_of_the_ag
 
 #[test]
 fn an_engine_over_tls_with_a_client_certificate_ships_its_containers() {
-    let _one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     let certs = tempfile::tempdir().unwrap();
     let c = certs.path();
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -207,7 +202,7 @@ fn an_engine_over_tls_with_a_client_certificate_ships_its_containers() {
     assert_eq!(lines_of(&r, "secure").len(), 21);
 
     // Promtail's job for this Engine converts, passes check and ships.
-    let r3 = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r3 = scenario::loki_receiver();
     let dir3 = tempfile::tempdir().unwrap();
     let yaml = format!(
         r#"server:
@@ -245,15 +240,11 @@ scrape_configs:
         cert = p("client.pem"),
         key = p("client-key.pem"),
     );
-    let promtail = write_file(dir3.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = discovery::convert_promtail(dir3.path(), &yaml);
     let untranslated = stderr.split("# Translated with a difference").next().unwrap_or_default();
     assert!(!untranslated.contains("docker_sd_configs"), "every key translated: {stderr}");
-    let converted = write_file(dir3.path(), "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let out = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&converted).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let converted = write_file(dir3.path(), "tailship.toml", &toml);
+    discovery::check_ok(&converted);
     let agent = Agent::start(&converted);
     let all = || agent::query_all_at(&r3, "/loki/api/v1", r#"{container="secure"}"#, None);
     assert!(wait_for(Duration::from_secs(30), || all().len() >= 21), "{}", agent.stderr_text());
@@ -340,7 +331,7 @@ async fn an_engine_behind_basic_auth_gets_it_and_a_reopened_log_repeats_nothing(
     std::fs::write(dir.path().join("pw"), "pr0xy-pass\n").unwrap();
     let auth = format!(r#", basic_auth = {{ username = "ops", password_file = "{}/pw" }}"#, dir.path().display());
     let cfg = config(dir.path(), &r.base, &engine.url, &auth);
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     assert!(wait_for(Duration::from_secs(20), || lines_of(&r, "proxied").len() >= 6), "{}", agent.stderr_text());
     // Opened again (several times) meanwhile: still each line once.
     let reopened = || engine.requests().iter().filter(|q| q.path == "/containers/c0ffee/logs").count();

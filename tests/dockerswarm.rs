@@ -6,12 +6,12 @@
 //! `__path__`; a task that starts later is tailed, one that goes away is
 //! read to its end and let go, without a restart.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::{run_agent, Scenario};
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use agent::{agent_config, free_port, query_all, write_file, Agent};
 use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
+use discovery::{bad_sources_exit_2, labels_of};
 use mockhttp::{Mock, Reply};
 use serde_json::{json, Value};
 
@@ -116,7 +116,7 @@ relabel = [
     let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
 
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     let rr = &r;
     let lines = |q: &str| query_all(rr, q, None).into_iter().map(|e| e.line).collect::<Vec<_>>();
     assert!(
@@ -213,7 +213,7 @@ relabel = [
         logs = logs.display()
     );
     let cfg = write_file(dir.path(), "swarm.toml", &text);
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     let rr = &r;
     let found = |q: &str| wait_for(Duration::from_secs(20), || labels_of(rr, q).len() == 1);
     assert!(found(r#"{service="mon_web"}"#), "{}", agent.stderr_text());
@@ -238,20 +238,12 @@ async fn a_converted_promtail_dockerswarm_job_passes_check_and_ships() {
     let tasks: Tasks = Arc::new(Mutex::new(vec![("task-a".into(), "svc-web".into(), "c0ffee01".into())]));
     let t = tasks.clone();
     let manager = Mock::start(move |req, _| answer(&t, &req.path)).await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let containers = dir.path().join("containers");
+    let s = Scenario::loki();
+    let containers = s.root().join("containers");
     json_log(&containers, "c0ffee01", "web first");
     // The relabelling of a public Promtail config (a swarm's Kubernetes-like labels).
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {dir}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: dockerswarm
+    let jobs = format!(
+        r#"  - job_name: dockerswarm
     dockerswarm_sd_configs:
       - host: {host}
         refresh_interval: 5s
@@ -291,18 +283,15 @@ scrape_configs:
         source_labels: [__meta_dockerswarm_service_label_com_docker_stack_namespace, __tmp_service]
         target_label: job
 "#,
-        port = free_port(),
-        dir = dir.path().display(),
-        url = r.base,
         host = manager.url,
         root = containers.display(),
     );
-    let cfg = convert_and_check(dir.path(), &yaml, "dockerswarm_sd_configs");
+    let cfg = s.convert(&jobs, "dockerswarm_sd_configs");
     // The rules give `__host__` the task's node: as Promtail, the agent reads
     // the tasks of its own host only, the one `$HOSTNAME` names.
     let agent = tokio::task::spawn_blocking(move || Agent::start_with(&cfg, &[("HOSTNAME", "swarm-1")])).await.unwrap();
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{job="mon/web"}"#, None);
-    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let all = || agent::query_all_at(&s.r, "/loki/api/v1", r#"{job="mon/web"}"#, None);
+    s.wait_labels(&agent, r#"{job="mon/web"}"#, 1);
     let e = &all()[0];
     assert_eq!(e.line, "web first");
     let l: BTreeMap<&str, &str> = e.labels.iter().map(|(k, v)| (k.as_str(), v.as_str().unwrap())).collect();

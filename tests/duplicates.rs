@@ -3,9 +3,8 @@
 //! acknowledgement, whatever `sync_period` is), and a reload (SIGHUP) sends
 //! no line twice.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Write;

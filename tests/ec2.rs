@@ -5,20 +5,20 @@
 //! once the relabel rules give them a `__path__`; every request is signed
 //! with Signature Version 4, by the role's temporary keys once assumed.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use agent::{free_port, write_file, Agent};
 use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, check_hides, convert_and_check, labels_at, labels_of};
+use discovery::{bad_sources_exit_2, check_hides, labels_of};
 use mockhttp::{Mock, Reply, Req};
+use scenario::{run_agent, Scenario};
 
 fn form(req: &Req) -> BTreeMap<String, String> {
     url::form_urlencoded::parse(req.body.as_bytes()).into_owned().collect()
@@ -64,22 +64,10 @@ fn ec2(req: &Req, akid: &str) -> Reply {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ec2_instances_with_static_keys_name_the_files_and_a_converted_promtail_job_ships() {
     let api = Mock::start(|req, _| ec2(req, "AKIDTEST")).await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    for n in ["web-1", "db-1", "gone-1"] {
-        std::fs::create_dir_all(d.join("logs").join(n)).unwrap();
-        std::fs::write(d.join("logs").join(n).join("app.log"), format!("{n} line\n")).unwrap();
-    }
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: ec2
+    let s = Scenario::loki();
+    s.name_logs(&["web-1", "db-1", "gone-1"]);
+    let jobs = format!(
+        r#"  - job_name: ec2
     ec2_sd_configs:
       - region: us-east-1
         endpoint: {api}/
@@ -111,18 +99,14 @@ scrape_configs:
       - source_labels: [__address__]
         target_label: instance
 "#,
-        listen = free_port(),
-        d = d.display(),
-        url = r.base,
+        d = s.root().display(),
         api = api.url,
     );
-    let cfg = convert_and_check(d, &yaml, "ec2_sd_configs");
+    let cfg = s.convert(&jobs, "ec2_sd_configs");
     check_hides(&cfg, "wJalrXUtnFEMI");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let rr = &r;
-    let of = |q: &str| labels_at(rr, "/loki/api/v1", q);
-    assert!(wait_for(Duration::from_secs(20), || of(r#"{name="web-1"}"#).len() == 1), "{}", agent.stderr_text());
-    let l = &of(r#"{name="web-1"}"#)[0];
+    let agent = run_agent(cfg).await;
+    let of = |q: &str| s.labels(q);
+    let l = &s.wait_labels(&agent, r#"{name="web-1"}"#, 1)[0];
     assert_eq!(
         (l["az_id"].as_str(), l["public_ip"].as_str(), l["team"].as_str(), l["ipv6"].as_str(), l["subnets"].as_str()),
         ("use1-az4", "54.1.2.3", "shop", ",2600:1f18::5,", ",subnet-1,")

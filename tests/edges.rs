@@ -2,9 +2,8 @@
 //! `tailship demo` ends on a closed stdout and on SIGTERM; `tailship tail`
 //! shows a line stored late into a window it already polled, once.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

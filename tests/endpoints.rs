@@ -3,9 +3,8 @@
 //! is disconnected, connections past the cap hold no descriptor, idle
 //! connections never keep a probe waiting, and SIGTERM never waits on a client.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

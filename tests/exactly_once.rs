@@ -6,11 +6,10 @@
 //!
 //! The kill -9 loops run `EXACTLY_ONCE_SECS` (default 20) of writing; the
 //! figures in the book (book/src/testing/index.md) come from
-//! `EXACTLY_ONCE_SECS=36 cargo test --release --test exactly_once kill_9_loop -- --nocapture --test-threads 1`.
+//! `EXACTLY_ONCE_SECS=36 cargo test --release --test it exactly_once::kill_9_loop -- --nocapture --test-threads 1`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Write;

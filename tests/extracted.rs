@@ -3,9 +3,8 @@
 //! a tenant from an extracted value, `match` (nested, dropping, with line
 //! filters), `template` (Promtail's functions and test vectors); and `check` refusing names no earlier stage extracts.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -3,9 +3,8 @@
 //! a change of a target file adds and removes files without a restart; a
 //! target file that does not parse keeps its previous targets.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -7,19 +7,19 @@
 //! service account's key (`GOOGLE_APPLICATION_CREDENTIALS`) whose token
 //! endpoint is written here too.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::Scenario;
 
 use std::path::Path;
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
-use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_at};
+use agent::{write_file, Agent};
+use common::wait_for;
+use discovery::bad_sources_exit_2;
 use mockhttp::{Mock, Pki, Reply};
 use serde_json::json;
 
@@ -56,9 +56,8 @@ async fn gce_instances_through_the_environments_proxy_name_the_files_and_a_conve
         Reply::ok(json!({"access_token": "ya29.gce-test-token", "token_type": "Bearer", "expires_in": 3600}))
     })
     .await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::loki();
+    let d = s.root();
     let ca = write_file(d, "ca.pem", &pki.ca);
     let key = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/gcp-test-only-key.pem"))
         .unwrap();
@@ -72,19 +71,9 @@ async fn gce_instances_through_the_environments_proxy_name_the_files_and_a_conve
         })
         .to_string(),
     );
-    for n in ["web-1", "db-1", "bare-1"] {
-        std::fs::create_dir_all(d.join("logs").join(n)).unwrap();
-        std::fs::write(d.join("logs").join(n).join("app.log"), format!("{n} line\n")).unwrap();
-    }
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: gce
+    s.name_logs(&["web-1", "db-1", "bare-1"]);
+    let jobs = format!(
+        r#"  - job_name: gce
     gce_sd_configs:
       - project: shop
         zone: europe-west1-b
@@ -113,11 +102,9 @@ scrape_configs:
       - source_labels: [__address__]
         target_label: instance
 "#,
-        listen = free_port(),
         d = d.display(),
-        url = r.base,
     );
-    let cfg = convert_and_check(d, &yaml, "gce_sd_configs");
+    let cfg = s.convert(&jobs, "gce_sd_configs");
     let https_proxy = proxy.url.replace("https://", "http://");
     let env = [
         ("HTTPS_PROXY", https_proxy.as_str()),
@@ -133,14 +120,8 @@ scrape_configs:
         .await
         .unwrap()
     };
-    let rr = &r;
-    let of = |q: &str| labels_at(rr, "/loki/api/v1", q);
-    assert!(
-        wait_for(Duration::from_secs(20), || of(r#"{instance_name="web-1"}"#).len() == 1),
-        "{}",
-        agent.stderr_text()
-    );
-    let l = &of(r#"{instance_name="web-1"}"#)[0];
+    let of = |q: &str| s.labels(q);
+    let l = &s.wait_labels(&agent, r#"{instance_name="web-1"}"#, 1)[0];
     assert_eq!(
         (l["tags"].as_str(), l["public_ip"].as_str(), l["nic1"].as_str(), l["env"].as_str(), l["team"].as_str()),
         (";http-server;logs;", "34.76.1.2", "10.8.0.2", "prod", "shop")

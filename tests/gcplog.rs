@@ -5,10 +5,9 @@
 //! account's token, whose token endpoint is in the test too). Lines land in
 //! `tailship receive`; Promtail's `gcplog` jobs go through `convert` and `check`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

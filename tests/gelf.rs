@@ -4,11 +4,9 @@
 //! compressed message in chunks out of order, one whose chunks never all
 //! arrive (counted once expired), and one that is not JSON.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/dockerd.rs"]
-mod dockerd;
+use crate::agent;
+use crate::common;
+use crate::dockerd;
 
 use std::io::Write;
 use std::net::UdpSocket;

@@ -1,9 +1,8 @@
 //! What the agent says about its own health: `/ready` (and `STATUS=`) name
 //! every failure, and a stop that could not save positions is not a success.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,16 +4,17 @@
 //! sender's tenant, a bad frame refused whole; and Promtail's `gelf` and
 //! `heroku_drain` jobs through `convert`, `check` and `run`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::scenario;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use agent::{free_port, query_all, query_all_at, write_file, Agent, Stored};
-use common::{bin, request, wait_for, Receiver};
+use common::{request, wait_for, Receiver};
+use discovery::{check_ok, convert_promtail};
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
@@ -117,7 +118,7 @@ fn the_senders_tenant_is_kept() {
 fn promtail_gelf_and_heroku_drain_jobs_convert_check_and_receive() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let (gelf_port, drain_port) = (free_port(), free_port());
     let yaml = format!(
         r#"server:
@@ -151,15 +152,11 @@ scrape_configs:
         dir = dir.display(),
         url = recv.base
     );
-    let promtail = write_file(dir, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let (toml, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = convert_promtail(dir, &yaml);
     assert!(toml.contains("type = \"gelf\"") && toml.contains("type = \"heroku_drain\""), "{toml}");
     assert!(!stderr.contains("gelf:") && !stderr.contains("heroku_drain:"), "{stderr}");
     let converted = write_file(dir, "tailship.toml", &format!("{toml}\n[spool]\npath = \"{}/spool\"\n", dir.display()));
-    let c = Command::new(bin()).args(["check", "--config"]).arg(&converted).output().unwrap();
-    assert_eq!(c.status.code(), Some(0), "{}", String::from_utf8_lossy(&c.stderr));
+    check_ok(&converted);
     let agent = Agent::start(&converted);
     let drain = format!("127.0.0.1:{drain_port}");
     assert!(wait_for(Duration::from_secs(15), || std::net::TcpStream::connect(&drain).is_ok()));

@@ -1,8 +1,7 @@
 //! Hostile input: what an adversarial file or service must not be able to do.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::Write;
 use std::process::Command;

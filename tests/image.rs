@@ -12,11 +12,8 @@
 //! directory: it is killed (`docker kill -s KILL`) and started again, and
 //! the lines are counted on both sides of the kill.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/dockerd.rs"]
-mod dockerd;
+use crate::common;
+use crate::dockerd;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

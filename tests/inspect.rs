@@ -5,9 +5,8 @@
 //! dry run gives; nothing pushed and no positions written; bad input exits
 //! 2 naming what is wrong.
 
-mod common;
-#[path = "common/promtail.rs"]
-mod promtail;
+use crate::common;
+use crate::promtail;
 
 use std::io::Write;
 use std::path::Path;

@@ -2,9 +2,8 @@
 //! `systemd-journal-remote` from journal export format (no journald needed),
 //! read by the real `journalctl`, shipped to `tailship receive`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

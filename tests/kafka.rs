@@ -6,11 +6,11 @@
 //! loss (also when the offsets file lags the spool, as after a crash), a broker down at start and up later; Event Hubs over TLS with
 //! SASL PLAIN and its `{"records": [...]}` split; bad config refused.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/kafka_broker.rs"]
-mod kafka_broker;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::kafka_broker;
+use crate::scenario;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -308,7 +308,7 @@ fn bad_kafka_config_exits_2_naming_the_key_and_file() {
 fn promtail_kafka_and_azure_event_hubs_jobs_convert_check_and_ship() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let kafka = Broker::start(Options::default());
     kafka.produce("orders", 0, vec![Msg::keyed("k1", "order placed", 1_700_000_000_000)]);
     let (ca, tls) = private_ca();
@@ -364,16 +364,12 @@ scrape_configs:
         azure = azure.port,
         conn = CONNECTION,
     );
-    let promtail = agent::write_file(dir, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let (toml, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = discovery::convert_promtail(dir, &yaml);
     assert!(toml.contains("type = \"kafka\"") && toml.contains("type = \"azure_event_hubs\""), "{toml}");
     assert!(stderr.contains("scrape_configs[0].kafka.group_id"), "the difference is listed: {stderr}");
     let converted =
         agent::write_file(dir, "tailship.toml", &format!("{toml}\n[spool]\npath = \"{}/spool\"\n", dir.display()));
-    let c = Command::new(bin()).args(["check", "--config"]).arg(&converted).output().unwrap();
-    assert_eq!(c.status.code(), Some(0), "{}", String::from_utf8_lossy(&c.stderr));
+    discovery::check_ok(&converted);
     // Promtail would trust the system's roots: the test's CA is given as one of them.
     let agent = Agent::start_with(&converted, &[("SSL_CERT_FILE", ca_file.to_str().unwrap())]);
     let mut got = Vec::new();

@@ -3,9 +3,10 @@
 //! pod log files in a temporary `/var/log/pods` tree, and the labels the
 //! Promtail Helm chart's rules give (tailship's defaults).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::scenario;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -387,7 +388,7 @@ fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_g
         ));
     }
     let port = api_server(tls, cluster.clone());
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("pods");
     std::fs::create_dir_all(&root).unwrap();
@@ -402,11 +403,7 @@ fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_g
         .replace("@CA@", &ca_file.display().to_string())
         // The pods of this test live in a temporary tree.
         .replace("/var/log/pods", &root.display().to_string());
-    let promtail = write_file(dir.path(), "promtail.yaml", &yaml);
-    let out = std::process::Command::new(common::bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (toml, _) = discovery::convert_promtail(dir.path(), &yaml);
     // As Promtail reads it: a file source whose pod targets' `__path__` names the files.
     assert!(toml.contains("type = \"file\"") && toml.contains("role = \"pod\""), "{toml}");
     assert!(toml.contains("node_name_env = \"HOSTNAME\""), "{toml}");

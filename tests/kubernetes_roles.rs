@@ -5,9 +5,12 @@
 //! 127.0.0.1, or plain HTTP with basic auth), log files named by the
 //! targets' relabelled `__path__`, shipped to `tailship receive`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::scenario;
+use discovery::convert_promtail;
+use scenario::Scenario;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -667,9 +670,8 @@ fn promtail_jobs_of_roles_node_and_service_convert_check_and_ship() {
             .insert("services".into(), vec![service("shop", "web", "ClusterIP"), service("other", "db", "ClusterIP")]);
     }
     let port = api_server(Some(pki.server.clone()), cluster.clone(), None);
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::loki();
+    let (r, d) = (&s.r, s.root());
     let ca = write_file(d, "ca.crt", &pki.ca);
     let cert = write_file(d, "client.crt", &pki.client_cert);
     let key = write_file(d, "client.key", &pki.client_key);
@@ -717,17 +719,13 @@ scrape_configs:
         node_sd = sd("node", "        selectors:\n          - role: node\n            label: kubernetes.io/os=linux\n"),
         svc_sd = sd("service", "        namespaces:\n          names: [shop]\n"),
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (toml, stderr) = convert_promtail(d, &yaml);
     assert!(!stderr.contains("kubernetes_sd_configs"), "everything translated: {stderr}");
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
     let cfg = write_file(d, "tailship.toml", &toml);
     let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
     assert!(check.status.success(), "{}\n{toml}", String::from_utf8_lossy(&check.stderr));
     let agent = Agent::start(&cfg);
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{filename=~".+"}"#, None);
+    let all = || agent::query_all_at(r, "/loki/api/v1", r#"{filename=~".+"}"#, None);
     let find = |text: &str| all().into_iter().find(|e| e.line == text);
     assert!(
         wait_for(Duration::from_secs(30), || find("kubelet of node-a").is_some() && find("web on 80").is_some()),
@@ -817,9 +815,8 @@ fn a_promtail_pod_job_reads_exactly_the_files_its_path_names_on_the_node_hostnam
         ],
     );
     let port = api_server(None, cluster.clone(), None);
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::loki();
+    let (r, d) = (&s.r, s.root());
     for (folder, line) in [
         ("shop_web_uid-web", "web line"),
         ("shop_far_uid-far", "far line"),
@@ -863,18 +860,14 @@ scrape_configs:
         url = r.base,
         d = d.display(),
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (toml, _) = convert_promtail(d, &yaml);
     let cfg = write_file(d, "tailship.toml", &toml.replace("/var/lib/tailship", &d.display().to_string()));
     let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).env("HOSTNAME", "node-1").output().unwrap();
     let said = String::from_utf8_lossy(&check.stdout).into_owned();
     assert!(check.status.success(), "{}\n{toml}", String::from_utf8_lossy(&check.stderr));
     assert!(said.contains("# source kubernetes-pods: the pods of node `node-1` (from $HOSTNAME)"), "{said}");
     let agent = Agent::start_with(&cfg, &[("HOSTNAME", "node-1")]);
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{filename=~".+"}"#, None);
+    let all = || agent::query_all_at(r, "/loki/api/v1", r#"{filename=~".+"}"#, None);
     assert!(
         wait_for(Duration::from_secs(30), || all().iter().any(|e| e.line == "web line")),
         "{}\n{toml}",
@@ -906,9 +899,8 @@ scrape_configs:
 /// each); the one of this host ships, without a `__host__` label.
 #[test]
 fn a_static_target_of_another_host_is_not_read_and_no_host_label_ships() {
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::loki();
+    let (r, d) = (&s.r, s.root());
     log(&d.join("mine/app.log"), "mine line");
     log(&d.join("theirs/app.log"), "theirs line");
     let yaml = format!(
@@ -928,17 +920,14 @@ scrape_configs:
         url = r.base,
         d = d.display(),
     );
-    let promtail = write_file(d, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let toml = String::from_utf8_lossy(&out.stdout).replace("/var/lib/tailship", &d.display().to_string());
+    let toml = convert_promtail(d, &yaml).0.replace("/var/lib/tailship", &d.display().to_string());
     let cfg = write_file(d, "tailship.toml", &toml);
     let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).env("HOSTNAME", "node-1").output().unwrap();
     let warned = String::from_utf8_lossy(&check.stderr).into_owned();
     assert!(check.status.success(), "{warned}");
     assert!(warned.contains("sources[1].labels.__host__") && warned.contains("`node-2` is not this host"), "{warned}");
     let agent = Agent::start_with(&cfg, &[("HOSTNAME", "node-1")]);
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{job=~".+"}"#, None);
+    let all = || agent::query_all_at(r, "/loki/api/v1", r#"{job=~".+"}"#, None);
     assert!(wait_for(Duration::from_secs(30), || !all().is_empty()), "{}", agent.stderr_text());
     // The other source was left out at start: nothing of it can come later.
     let seen = all();

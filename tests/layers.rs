@@ -231,3 +231,20 @@ fn the_http_check_sees_clients_and_reads_outside_client() {
     assert!(found[1].starts_with("src/alert/sender.rs:3:"), "{found:?}");
     assert!(http_outside_client("discovery/kubernetes/watch.rs", "r.chunk().await").is_empty());
 }
+
+/// tests/ is one binary: a file tests/main.rs does not name as a module
+/// would never build or run.
+#[test]
+fn every_test_file_is_a_module_of_the_one_test_binary() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let main = std::fs::read_to_string(tests.join("main.rs")).unwrap();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&tests).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "main") else { continue };
+        if !main.lines().any(|l| l.trim() == format!("mod {module};")) {
+            missing.push(name);
+        }
+    }
+    assert!(missing.is_empty(), "not in tests/main.rs (add `mod NAME;`): {missing:?}");
+}

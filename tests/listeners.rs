@@ -7,9 +7,8 @@
 //! the others (and their connections) running and loses no acknowledged line;
 //! many messages on one TCP connection all arrive.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashSet;
 use std::io::{Read, Write};

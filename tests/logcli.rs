@@ -3,9 +3,8 @@
 //! serving Loki's prefix (`--api-prefix /loki/api/v1`), and a small server
 //! written here where a header has to be seen.
 
-#[path = "common/cli.rs"]
-mod cli;
-mod common;
+use crate::cli;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

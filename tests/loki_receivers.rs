@@ -2,11 +2,9 @@
 //! skipped, saying so, where it is absent): what a sender stamps to the
 //! second still arrives whole.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/loki.rs"]
-mod loki;
+use crate::agent;
+use crate::common;
+use crate::loki;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -5,21 +5,21 @@
 //! tailed, one that goes away is let go, without a restart; a server that
 //! does not answer is passed over for the next.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::{run_agent, Scenario};
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{agent_config, free_port, query_all, write_file, Agent};
+use agent::{agent_config, query_all, write_file};
 use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
+use discovery::{bad_sources_exit_2, labels_of};
 use mockhttp::{Mock, Reply};
 use serde_json::{json, Value};
 
@@ -84,7 +84,7 @@ relabel = [
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
     assert!(!String::from_utf8_lossy(&check.stdout).contains("dcos-t0ken"));
 
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     let rr = &r;
     let lines = |q: &str| query_all(rr, q, None).into_iter().map(|e| e.line).collect::<Vec<_>>();
     assert!(wait_for(Duration::from_secs(20), || lines(r#"{app="/web"}"#) == ["web first"]), "{}", agent.stderr_text());
@@ -119,20 +119,11 @@ async fn a_converted_promtail_marathon_job_passes_check_and_ships() {
     let apps: Apps = Arc::new(Mutex::new(vec!["/web".into()]));
     let a = apps.clone();
     let server = Mock::start(move |req, _| marathon(&a, &req.path)).await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
-    std::fs::create_dir_all(logs.join("web")).unwrap();
-    append(&logs.join("web/app.log"), "web first\n");
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {dir}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: marathon
+    let s = Scenario::loki();
+    let logs = s.logs();
+    s.log("web", "web first\n");
+    let jobs = format!(
+        r#"  - job_name: marathon
     marathon_sd_configs:
       - servers: [{server}]
         refresh_interval: 5s
@@ -147,16 +138,12 @@ scrape_configs:
         regex: /(.*)
         target_label: app
 "#,
-        port = free_port(),
-        dir = dir.path().display(),
-        url = r.base,
         server = server.url,
         logs = logs.display(),
     );
-    let cfg = convert_and_check(dir.path(), &yaml, "marathon_sd_configs");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{app="web"}"#, None);
-    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let cfg = s.convert(&jobs, "marathon_sd_configs");
+    let agent = run_agent(cfg).await;
+    s.wait_labels(&agent, r#"{app="web"}"#, 1);
     let reqs = server.requests();
     assert!(reqs.iter().all(|q| q.header("authorization") == Some("Basic cHJvbTpzM2NyZXQ=")), "{reqs:?}");
     assert!(agent.terminate(Duration::from_secs(10)).success());

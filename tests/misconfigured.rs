@@ -5,10 +5,9 @@
 //! sending SIGHUP delivers every line. Passwords in URLs and secrets echoed by
 //! a service never reach logs or `check` output.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::path::Path;
 use std::process::Command;

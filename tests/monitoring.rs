@@ -8,9 +8,8 @@
 //! promtool comes with Debian's `prometheus` package (`.ci/run` installs it);
 //! where it is absent the promtool checks say so and skip.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

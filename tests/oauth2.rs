@@ -3,10 +3,9 @@
 //! OAuth 2.0 server cannot run here), the service accepting only the token
 //! the endpoint handed out.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -4,19 +4,19 @@
 //! balancers are targets with Prometheus' `__meta_openstack_*` labels, tailed
 //! once the relabel rules give them a `__path__`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::{run_agent, Scenario};
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
-use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
+use agent::{free_port, write_file};
+use common::wait_for;
+use discovery::{bad_sources_exit_2, labels_of};
 use mockhttp::{Mock, Reply, Req};
 use serde_json::json;
 
@@ -89,13 +89,9 @@ async fn start_cloud() -> Mock {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn instances_hypervisors_and_load_balancers_name_the_files_tailed() {
     let cloud = start_cloud().await;
-    let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    for n in ["web-1", "db-1", "compute-1", "edge", "plain"] {
-        std::fs::create_dir_all(d.join("logs").join(n)).unwrap();
-        std::fs::write(d.join("logs").join(n).join("app.log"), format!("{n} line\n")).unwrap();
-    }
+    let s = Scenario::plain();
+    let (r, d) = (&s.r, s.root());
+    s.name_logs(&["web-1", "db-1", "compute-1", "edge", "plain"]);
     let os = |role: &str| {
         format!(
             r#"openstack = {{ identity_endpoint = "{url}/identity/v3", username = "prom", password = "s3cret", domain_name = "Default", project_name = "ops", region = "RegionOne", role = "{role}", port = 9100 }}"#,
@@ -158,30 +154,27 @@ relabel = [
     let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
     assert!(!String::from_utf8_lossy(&check.stdout).contains("s3cret"), "the password is a secret");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     let rr = &r;
     let one = |q: &str| wait_for(Duration::from_secs(20), || labels_of(rr, q).len() == 1);
     assert!(one(r#"{name="web-1"}"#), "{}", agent.stderr_text());
-    let l = &labels_of(&r, r#"{name="web-1"}"#)[0];
+    let l = &labels_of(r, r#"{name="web-1"}"#)[0];
     assert_eq!(
         (l["flavor"].as_str(), l["public_ip"].as_str(), l["role"].as_str(), l["pool"].as_str(), l["instance"].as_str()),
         ("m1.small", "172.24.4.10", "web", "private", "10.0.0.5:9100")
     );
     assert!(one(r#"{name="db-1"}"#), "the second page: {}", agent.stderr_text());
-    assert_eq!(labels_of(&r, r#"{name="db-1"}"#)[0]["flavor"], "f-2");
+    assert_eq!(labels_of(r, r#"{name="db-1"}"#)[0]["flavor"], "f-2");
     assert!(one(r#"{name="compute-1"}"#), "{}", agent.stderr_text());
-    let h = &labels_of(&r, r#"{name="compute-1"}"#)[0];
+    let h = &labels_of(r, r#"{name="compute-1"}"#)[0];
     assert_eq!((h["type"].as_str(), h["instance"].as_str()), ("QEMU", "192.168.0.11:9100"));
     assert!(one(r#"{name="edge"}"#), "{}", agent.stderr_text());
-    let b = &labels_of(&r, r#"{name="edge"}"#)[0];
+    let b = &labels_of(r, r#"{name="edge"}"#)[0];
     assert_eq!(
         (b["fip"].as_str(), b["tags"].as_str(), b["instance"].as_str()),
         ("172.24.4.20", "a,b", "10.0.0.9:9100")
     );
-    assert!(
-        labels_of(&r, r#"{name="plain"}"#).is_empty(),
-        "a load balancer without a PROMETHEUS listener is no target"
-    );
+    assert!(labels_of(r, r#"{name="plain"}"#).is_empty(), "a load balancer without a PROMETHEUS listener is no target");
     let reqs = cloud.requests();
     let auth = reqs.iter().find(|q| q.method == "POST").expect("a token asked");
     assert_eq!(auth.json()["auth"]["scope"]["project"]["name"], "ops");
@@ -191,20 +184,11 @@ relabel = [
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_converted_promtail_openstack_job_passes_check_and_ships() {
     let cloud = start_cloud().await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir_all(d.join("logs/web-1")).unwrap();
-    std::fs::write(d.join("logs/web-1/app.log"), "web line\n").unwrap();
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: openstack
+    let s = Scenario::loki();
+    let d = s.root();
+    s.log("web-1", "web line\n");
+    let jobs = format!(
+        r#"  - job_name: openstack
     openstack_sd_configs:
       - role: instance
         region: RegionOne
@@ -223,15 +207,12 @@ scrape_configs:
       - source_labels: [__meta_openstack_instance_name]
         target_label: name
 "#,
-        listen = free_port(),
         d = d.display(),
-        url = r.base,
         cloud = cloud.url,
     );
-    let cfg = convert_and_check(d, &yaml, "openstack_sd_configs");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{name="web-1"}"#, None);
-    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let cfg = s.convert(&jobs, "openstack_sd_configs");
+    let agent = run_agent(cfg).await;
+    s.wait_labels(&agent, r#"{name="web-1"}"#, 1);
     let reqs = cloud.requests();
     assert!(reqs.iter().any(|q| q.path.ends_with("/servers/detail") && q.query == "all_tenants=true"), "{reqs:?}");
     assert!(agent.terminate(Duration::from_secs(10)).success());

@@ -1,9 +1,8 @@
 //! `type = "otlp"`: the OpenTelemetry Python SDK's OTLP/HTTP exporter
 //! sending to `tailship run` on loopback, and OTLP/JSON bodies.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -9,9 +9,8 @@
 //! `zsh`, `fish`, python3's yaml) print why and pass; `.ci/run` installs
 //! `systemd` and `cargo-deb` so that CI runs them all.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! cases in `tests/data/promtail_cases/*.yaml` (cri/docker, decolorize,
 //! drop, labels (static_labels, labeldrop, labelallow), limit, match,
 //! output, pack, pipeline, replace, template, tenant, timestamp): **122 of 126 give Promtail's
-//! result** (`cargo test --test promtail_cases -- --nocapture` prints the
+//! result** (`cargo test --test it promtail_cases:: -- --nocapture` prints the
 //! table; before issue 24's last round, 65 of 69). The 4 others are
 //! deliberate: 3 `drop` cases whose `source` no stage ever extracts (convert
 //! leaves such a stage out and lists it: Promtail skips it on every line,
@@ -21,9 +21,9 @@
 //! line, a label, a tenant nor a time (extracted maps are shown through an
 //! `output` or `labels` stage instead; debug logs) are not ported.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
+use crate::scenario;
 
 use std::process::Command;
 use std::time::Duration;
@@ -275,9 +275,9 @@ fn run_case(i: usize, c: &Owned, r: &Receiver) -> Outcome {
 
 #[test]
 fn promtails_own_stage_tests_give_promtails_results() {
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver();
     // Cases that expect a tenant push to a receiver that keeps tenants apart.
-    let tenants = Receiver::start(&["--api-prefix", "/loki/api/v1", "--multi-tenant", "--max-query-limit", "1000000"]);
+    let tenants = scenario::loki_receiver_with(&["--multi-tenant"]);
     let cases = all_cases();
     // Cases are apart by their job label; a few run at once, each mostly
     // waiting on its own agent.

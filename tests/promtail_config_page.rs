@@ -6,17 +6,10 @@
 //! same keys listed, nothing of Promtail's defaults. Skips, saying so, where
 //! the Promtail binary is absent.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "promtail_corpus/kube.rs"]
-#[allow(dead_code)]
-mod kube;
-#[path = "common/promtail.rs"]
-mod promtail;
-#[path = "promtail_corpus/rewrite.rs"]
-#[allow(dead_code)]
-mod rewrite;
+use crate::agent;
+use crate::common;
+use crate::promtail;
+use crate::rewrite;
 
 use std::path::Path;
 use std::process::Command;

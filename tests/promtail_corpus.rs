@@ -11,33 +11,17 @@
 //! listed one that is gone, fails the test. Prints "N of M jobs give
 //! Promtail's result". Skips, saying so, where the Promtail binary is absent.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "promtail_corpus/compare.rs"]
-mod compare;
-#[path = "promtail_corpus/golayout.rs"]
-mod golayout;
-#[path = "promtail_corpus/inputs.rs"]
-mod inputs;
-#[path = "promtail_corpus/kube.rs"]
-mod kube;
-#[path = "promtail_corpus/kube_api.rs"]
+use crate::common;
+use crate::compare;
+use crate::inputs;
+use crate::kube;
 mod kube_api;
-#[path = "promtail_corpus/kube_cluster.rs"]
 mod kube_cluster;
-#[path = "common/promtail.rs"]
-mod promtail;
-#[path = "common/recorder.rs"]
-mod recorder;
-#[path = "promtail_corpus/regex_gen.rs"]
-mod regex_gen;
-#[path = "promtail_corpus/rewrite.rs"]
-mod rewrite;
-#[path = "promtail_corpus/send.rs"]
+use crate::promtail;
+use crate::recorder;
+use crate::rewrite;
 mod send;
-#[path = "promtail_corpus/sides.rs"]
-mod sides;
+use crate::sides;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -156,12 +140,13 @@ fn the_corpus_of_real_promtail_configs_gives_promtails_streams() {
         ..Default::default()
     }));
     kube::API_PORT.set(kube_api::serve(cluster.clone())).unwrap();
-    std::env::set_var("HOSTNAME", kube_cluster::NODE);
+    // Both agents run on the cluster's node, as a DaemonSet's pods do.
+    let env = [("HOSTNAME", kube_cluster::NODE)];
     let jobs = prepare(dir, jobs);
     let (theirs, ours) = (Recorder::start(), Recorder::start());
     let start = now_ns();
-    let p = sides::promtail(&bin, dir, &jobs, &theirs.base);
-    let t = sides::tailship(dir, &jobs, &ours.base);
+    let p = sides::promtail(&bin, dir, &jobs, &theirs.base, &env);
+    let t = sides::tailship(dir, &jobs, &ours.base, &env);
     for j in &jobs {
         for (ports, side) in [(&p.ports, "Promtail"), (&t.ports, "tailship")] {
             if let Some(port) = ports.get(&j.job.id) {

@@ -7,17 +7,16 @@
 //! `${...}` references and `$$` read as the real Promtail's
 //! `-config.expand-env=true` reads them.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/promtail.rs"]
-mod promtail;
+use crate::agent;
+use crate::common;
+use crate::promtail;
+use crate::scenario;
 
 use std::process::Command;
 use std::time::Duration;
 
 use agent::{agent_config, free_port, query_all_at, write_file, Agent};
-use common::{bin, wait_for, Receiver};
+use common::{bin, wait_for};
 
 fn convert(yaml: &std::path::Path) -> std::process::Output {
     Command::new(bin()).args(["convert", "promtail"]).arg(yaml).output().unwrap()
@@ -118,7 +117,7 @@ fn mistakes_promtail_refuses_exit_2_naming_the_file_and_the_key() {
 fn re2_regexes_join_and_extract_as_in_promtail() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let stages = r#"      - multiline:
           firstline: '^\d{4}-\d{2}-\d{2}|^\[|^{'
           max_wait_time: 500ms
@@ -165,7 +164,7 @@ fn re2_regexes_join_and_extract_as_in_promtail() {
 fn colon_defaults_are_expanded_when_tailship_loads_the_config() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let yaml = job(
         dir,
         &format!("{}/loki/api/v1/push", recv.base),
@@ -194,7 +193,7 @@ fn colon_defaults_are_expanded_when_tailship_loads_the_config() {
 fn dollars_are_doubled_only_where_tailship_would_expand_them() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let recv = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let recv = scenario::loki_receiver();
     let stages = r#"      - regex:
           expression: '(?P<last>\w+)$'
       - template:

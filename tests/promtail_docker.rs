@@ -12,38 +12,15 @@
 //! Skips, saying so, where Promtail is absent; runs the file jobs alone
 //! where dockerd is.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[allow(dead_code)] // shared with the corpus test
-#[path = "promtail_corpus/compare.rs"]
-mod compare;
-#[path = "promtail_corpus/docker_jobs.rs"]
-mod docker_jobs;
-#[path = "common/dockerd.rs"]
-mod dockerd;
-#[allow(dead_code)] // shared with the corpus test
-#[path = "promtail_corpus/golayout.rs"]
-mod golayout;
-#[allow(dead_code)] // shared with the corpus test
-#[path = "promtail_corpus/inputs.rs"]
-mod inputs;
-#[allow(dead_code)] // shared with the corpus test
-#[path = "promtail_corpus/kube.rs"]
-mod kube;
-#[path = "common/promtail.rs"]
-mod promtail;
-#[path = "common/recorder.rs"]
-mod recorder;
-#[allow(dead_code)] // shared with the corpus test
-#[path = "promtail_corpus/regex_gen.rs"]
-mod regex_gen;
-#[allow(dead_code)] // shared with the corpus test
-#[path = "promtail_corpus/rewrite.rs"]
-mod rewrite;
-#[allow(dead_code)] // shared with the corpus test
-#[path = "promtail_corpus/sides.rs"]
-mod sides;
+use crate::agent;
+use crate::common;
+use crate::compare;
+use crate::docker_jobs;
+use crate::dockerd;
+use crate::promtail;
+use crate::recorder;
+use crate::rewrite;
+use crate::sides;
 
 use std::collections::BTreeMap;
 use std::path::Path;

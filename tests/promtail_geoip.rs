@@ -4,9 +4,8 @@
 //! the database lacks, or no address, changes nothing; `check` refuses a
 //! missing database naming the key; `convert promtail` carries the stage over.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

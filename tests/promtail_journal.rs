@@ -14,36 +14,15 @@
 //! give Promtail's result". Skips, saying so, only where the
 //! `promtail-journal` binary or `systemd-journal-remote` is absent.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "promtail_corpus/compare.rs"]
-mod compare;
-#[path = "promtail_journal/entries.rs"]
+use crate::common;
+use crate::compare;
 mod entries;
-#[path = "promtail_corpus/golayout.rs"]
-mod golayout;
-#[path = "promtail_corpus/inputs.rs"]
-#[allow(dead_code)]
-mod inputs;
-#[path = "promtail_journal/jobs.rs"]
+use crate::inputs;
 mod jobs;
 // The corpus' rewriting (its `Kind`, `${VAR}` filling, Go booleans) leans on it.
-#[path = "promtail_corpus/kube.rs"]
-#[allow(dead_code)]
-mod kube;
-#[path = "common/promtail.rs"]
-mod promtail;
-#[path = "common/recorder.rs"]
-mod recorder;
-#[path = "promtail_corpus/regex_gen.rs"]
-mod regex_gen;
-#[path = "promtail_journal/regressions.rs"]
+use crate::recorder;
 mod regressions;
-#[path = "promtail_corpus/rewrite.rs"]
-#[allow(dead_code)]
-mod rewrite;
-#[path = "promtail_journal/sides.rs"]
+use crate::rewrite;
 mod sides;
 
 use std::collections::BTreeMap;

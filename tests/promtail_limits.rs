@@ -4,15 +4,15 @@
 //! false` with `by_label_name` refused as Promtail refuses it; `cri`
 //! `max_partial_lines` passing held parts on alone at the bound.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
+use crate::scenario;
 
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use agent::{free_port, query_all_at, write_file, Agent};
-use common::{bin, wait_for, Receiver};
+use common::{bin, wait_for};
 
 fn convert(yaml: &std::path::Path) -> Output {
     Command::new(bin()).args(["convert", "promtail"]).arg(yaml).output().unwrap()
@@ -32,7 +32,7 @@ fn promtail(dir: &std::path::Path, push_url: &str, stages: &str) -> std::path::P
 /// arrived (or 20 s); the lines sorted, the converted config and the agent's
 /// lines dropped by `limit`.
 fn run(stages: &str, files: &[(&str, &str)], count: usize) -> (Vec<String>, String, f64) {
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
+    let r = scenario::loki_receiver();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let out = convert(&promtail(dir, &format!("{}/loki/api/v1/push", r.base), stages));

@@ -6,13 +6,10 @@
 //! the bytes); a CRLF line keeps its `\r` in Promtail's entry and not in
 //! tailship's. Skips, saying so, where either binary is absent.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/loki.rs"]
-mod loki;
-#[path = "common/promtail.rs"]
-mod promtail;
+use crate::agent;
+use crate::common;
+use crate::loki;
+use crate::promtail;
 
 use std::time::Duration;
 

@@ -9,13 +9,10 @@
 //! the real Promtail serves either served alike or listed as not served on
 //! the differences page.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/promtail.rs"]
-mod promtail;
-#[path = "common/scrape.rs"]
-mod scrape;
+use crate::agent;
+use crate::common;
+use crate::promtail;
+use crate::scrape;
 
 use std::process::Command;
 use std::time::Duration;

@@ -10,13 +10,10 @@
 //! read) and only there; a reload turns them on and is counted; and the
 //! metrics are not served when the key is off.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/promtail.rs"]
-mod promtail;
-#[path = "common/scrape.rs"]
-mod scrape;
+use crate::agent;
+use crate::common;
+use crate::promtail;
+use crate::scrape;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

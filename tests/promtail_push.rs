@@ -4,13 +4,10 @@
 //! recorder, and the streams (labels and lines) must be Promtail's. Skips,
 //! saying so, where the Promtail binary is absent.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/promtail.rs"]
-mod promtail;
-#[path = "common/recorder.rs"]
-mod recorder;
+use crate::agent;
+use crate::common;
+use crate::promtail;
+use crate::recorder;
 
 use std::collections::BTreeMap;
 use std::path::Path;

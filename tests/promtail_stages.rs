@@ -6,9 +6,8 @@
 //! line one by one, and as a stage after `cri` (converted from Promtail too);
 //! templates with sprig's functions, crypto ones among them.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! written here when a test needs a fault (429 in the middle of a tail) or has
 //! to prove that no request was sent.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};

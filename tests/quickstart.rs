@@ -2,9 +2,8 @@
 //! (and of the README's quick start, which must be the same), run as they
 //! stand (on free ports instead of 3100 and 9080), from an empty directory.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

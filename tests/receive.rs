@@ -1,7 +1,7 @@
 //! Black-box tests of `tailship receive`, the embedded log store, over HTTP
 //! on loopback.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

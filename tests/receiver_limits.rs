@@ -6,10 +6,9 @@
 //! metadata the service cannot take never costs a line, the door refuses
 //! what the service would, and idle connections shut out no one.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -2,9 +2,8 @@
 //! after what broke (bugs found in a single function have their regression
 //! test next to it instead). Each says how the bug was found.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,9 +1,8 @@
 //! Relabel rules on a file source, through the real binary: the labels each
 //! file ships with, a file the rules drop is never read, and bad rules exit 2.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -3,13 +3,10 @@
 //! ships to a `tailship receive`; the relay killed with -9 under load; the
 //! spool full; protobuf bodies and auth as Promtail sends them.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/loki_proto.rs"]
-mod loki_proto;
-#[path = "common/recorder.rs"]
-mod recorder;
+use crate::agent;
+use crate::common;
+use crate::loki_proto;
+use crate::recorder;
 
 use std::collections::HashSet;
 use std::io::Write;

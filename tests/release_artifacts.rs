@@ -10,11 +10,9 @@
 //! They run where `TAILSHIP_DIST` names the directory release.sh filled
 //! (`.ci/run` builds it and sets it); elsewhere they say so and pass.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/dockerd.rs"]
-mod dockerd;
+use crate::agent;
+use crate::common;
+use crate::dockerd;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

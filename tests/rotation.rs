@@ -3,9 +3,8 @@
 //! both under repeated `kill -9`. The real binary against `tailship receive`;
 //! each test counts every line written and every line stored.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -195,7 +194,7 @@ fn kill_9_and_rename_rotation_in_turn_lose_no_line() {
 }
 
 #[test]
-#[ignore = "soak: eight kill -9 cycles with rotation; cargo test --test rotation -- --ignored"]
+#[ignore = "soak: eight kill -9 cycles with rotation; cargo test --test it rotation:: -- --ignored"]
 fn soak_eight_kill_9_cycles_with_rename_rotation_lose_no_line() {
     let (written, lost) = kill_and_rotate(8, 5_000);
     assert!(lost.is_empty(), "{} of {written} lines lost", lost.len());

@@ -5,9 +5,8 @@
 //! there, 62-72% of lines were lost and counted as nothing. The short form
 //! runs in CI; `mass_rotation_long` (ignored) is the soak.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -90,7 +89,7 @@ fn mass_rotation_past_ten_thousand_entries_loses_nothing() {
 }
 
 #[test]
-#[ignore = "soak: 5,000 files rotated 10 times (cargo test --test rotation_mass -- --ignored)"]
+#[ignore = "soak: 5,000 files rotated 10 times (cargo test --test it rotation_mass:: -- --ignored)"]
 fn mass_rotation_long() {
     mass_rotation(5_000, 10);
 }

@@ -14,9 +14,8 @@
 //! The real binary against `tailship receive`; every line written is counted
 //! in what was stored, once.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Write;

@@ -3,9 +3,8 @@
 //! of files are being opened. The 100,000-file and churn figures are in
 //! `benches/idle.rs`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -5,10 +5,9 @@
 //! `check` and `alert test`, with pushes, webhooks and annotations that fail
 //! as well as ones that succeed (error paths are where secrets leak).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,9 +1,8 @@
 //! Shipping files and stdin end to end: the real `tailship run` and `tailship
 //! push` against `tailship receive` on loopback.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;

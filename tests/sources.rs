@@ -1,9 +1,8 @@
 //! Source behaviour through the real binary: multiline, compressed files,
 //! start_at, stdin in the daemon, reload on SIGHUP, health endpoints, the demo.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -2,9 +2,8 @@
 //! metadata and the kubernetes source, through the real binary and the
 //! embedded store.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

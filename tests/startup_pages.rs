@@ -3,9 +3,8 @@
 //! goes on reading and shipping: code it runs afterwards is read back from
 //! the page cache.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::Write;
 use std::time::Duration;

@@ -5,9 +5,8 @@
 //! The Chromium and tmux tests skip (saying so) where the program is
 //! missing; `.ci/run` installs both, so CI runs them all.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -3,9 +3,8 @@
 //! RFC 3164, Debian's `rsyslogd` forwarding with omfwd, raw text that is not
 //! syslog, and a full spool (TCP waits, nothing lost; UDP counted).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::collections::HashSet;
 use std::io::Write;

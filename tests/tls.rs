@@ -4,9 +4,8 @@
 //! without it. The HTTPS server is written here (rustls on loopback) with a
 //! CA and a certificate for 127.0.0.1 made at test time.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::Path;

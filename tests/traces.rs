@@ -2,10 +2,9 @@
 //! written in the test (protobuf bodies; their strings are read as bytes),
 //! while the log lines stay free of span prefixes.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::mockhttp;
 
 use std::time::Duration;
 

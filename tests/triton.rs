@@ -4,18 +4,18 @@
 //! are targets with Prometheus' `__meta_triton_*` labels, tailed once the
 //! relabel rules give them a `__path__`.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
-mod mockhttp;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::mockhttp;
+use crate::scenario;
+use scenario::{run_agent, Scenario};
 
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
+use agent::{free_port, write_file};
 use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
+use discovery::{bad_sources_exit_2, labels_of};
 use mockhttp::{Mock, Pki, Reply};
 use serde_json::json;
 
@@ -88,7 +88,7 @@ relabel = [
     let cfg = write_file(d, "triton.toml", &text);
     let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     let rr = &r;
     let found = |q: &str| wait_for(Duration::from_secs(20), || labels_of(rr, q).len() == 1);
     assert!(found(r#"{alias="web-1"}"#), "{}", agent.stderr_text());
@@ -110,23 +110,14 @@ async fn a_converted_promtail_triton_job_passes_check_and_ships() {
     let pki = Pki::new(&["triton.test"]);
     let server = Mock::start_tls(pki.mutual.clone(), false, |req, _| endpoint(&req.path)).await;
     let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::loki();
+    let d = s.root();
     for (f, text) in [("ca.pem", &pki.ca), ("client.pem", &pki.client_cert), ("client-key.pem", &pki.client_key)] {
         write_file(d, f, text);
     }
-    std::fs::create_dir_all(d.join("logs/web-1")).unwrap();
-    std::fs::write(d.join("logs/web-1/app.log"), "web line\n").unwrap();
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: triton
+    s.log("web-1", "web line\n");
+    let jobs = format!(
+        r#"  - job_name: triton
     triton_sd_configs:
       - account: ops
         dns_suffix: triton.example
@@ -145,14 +136,11 @@ scrape_configs:
       - source_labels: [__meta_triton_machine_alias]
         target_label: alias
 "#,
-        listen = free_port(),
         d = d.display(),
-        url = r.base,
     );
-    let cfg = convert_and_check(d, &yaml, "triton_sd_configs");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{alias="web-1"}"#, None);
-    assert!(wait_for(Duration::from_secs(20), || all().len() == 1), "{}", agent.stderr_text());
+    let cfg = s.convert(&jobs, "triton_sd_configs");
+    let agent = run_agent(cfg).await;
+    s.wait_labels(&agent, r#"{alias="web-1"}"#, 1);
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 

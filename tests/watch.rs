@@ -3,9 +3,8 @@
 //! when the inotify limits are reached (lowered in a user namespace of the
 //! test's own, `unshare -Ur`, so nothing else on the machine is touched).
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
+use crate::agent;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

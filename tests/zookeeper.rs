@@ -6,19 +6,19 @@
 //! `__path__`; a member that joins is tailed and one that leaves is let go,
 //! as soon as ZooKeeper's watch says so.
 
-#[path = "common/agent.rs"]
-mod agent;
-mod common;
-#[path = "common/discovery.rs"]
-mod discovery;
+use crate::agent;
+use crate::common;
+use crate::discovery;
+use crate::scenario;
+use scenario::{run_agent, Scenario};
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{free_port, query_all, write_file};
 use common::{wait_for, Receiver};
-use discovery::{bad_sources_exit_2, convert_and_check, labels_of};
+use discovery::{bad_sources_exit_2, labels_of};
 use serde_json::json;
 use zookeeper_client::{Acls, Client, CreateMode};
 
@@ -148,7 +148,7 @@ relabel = [
         zk = zk.addr(),
     );
     let cfg = write_file(d, "zk.toml", &text);
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
+    let agent = run_agent(cfg).await;
     let rr = &r;
     let lines = |q: &str| query_all(rr, q, None).into_iter().map(|e| e.line).collect::<Vec<_>>();
     assert!(
@@ -184,20 +184,11 @@ async fn a_converted_promtail_serverset_job_passes_check_and_ships() {
     let Some(zk) = tokio::task::spawn_blocking(Zk::start).await.unwrap() else { return };
     let c = Client::connect(&zk.addr()).await.unwrap();
     put(&c, "/aurora/prod/web/member_0000000001", &serverset("web-1", 8080)).await;
-    let r = Receiver::start(&["--api-prefix", "/loki/api/v1", "--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir_all(d.join("logs/web-1")).unwrap();
-    std::fs::write(d.join("logs/web-1/app.log"), "web-1 first\n").unwrap();
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {listen}
-positions:
-  filename: {d}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: aurora
+    let s = Scenario::loki();
+    let d = s.root();
+    s.log("web-1", "web-1 first\n");
+    let jobs = format!(
+        r#"  - job_name: aurora
     serverset_sd_configs:
       - servers: ["{zk}"]
         paths: [/aurora/prod/web]
@@ -209,15 +200,12 @@ scrape_configs:
       - source_labels: [__meta_serverset_endpoint_host]
         target_label: member
 "#,
-        listen = free_port(),
         d = d.display(),
-        url = r.base,
         zk = zk.addr(),
     );
-    let cfg = convert_and_check(d, &yaml, "serverset_sd_configs");
-    let agent = tokio::task::spawn_blocking(move || Agent::start(&cfg)).await.unwrap();
-    let all = || agent::query_all_at(&r, "/loki/api/v1", r#"{member="web-1"}"#, None);
-    assert!(wait_for(Duration::from_secs(30), || all().len() == 1), "{}", agent.stderr_text());
+    let cfg = s.convert(&jobs, "serverset_sd_configs");
+    let agent = run_agent(cfg).await;
+    s.wait_labels(&agent, r#"{member="web-1"}"#, 1);
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 

@@ -32,7 +32,7 @@ fn section(cmd: &mut Command, name: &str, depth: usize, out: &mut String) {
 }
 
 const NOTE: &str = "<!-- Generated from the command line's clap definitions by tests/book.rs: \
-                    UPDATE_BOOK=1 cargo test --test book cli_reference regenerates it. -->";
+                    UPDATE_BOOK=1 cargo test --test it book::cli_reference regenerates it. -->";
 
 /// File name (under `cli/`) -> contents: `index.md` with the global options
 /// and a table of the commands, and a page per command.

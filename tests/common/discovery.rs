@@ -27,15 +27,27 @@ pub fn labels_at(r: &Receiver, prefix: &str, query: &str) -> Vec<BTreeMap<String
 /// must exit 0 and report nothing of `key` (every key of it translated); the
 /// result, written to `dir/tailship.toml`, must pass `check`. Its path.
 pub fn convert_and_check(dir: &Path, yaml: &str, key: &str) -> PathBuf {
+    let (toml, stderr) = convert_promtail(dir, yaml);
+    assert!(!stderr.contains(key), "every key of {key} translated: {stderr}");
+    let cfg = write_file(dir, "tailship.toml", &toml);
+    check_ok(&cfg);
+    cfg
+}
+
+/// Converts the Promtail config `yaml` (written to `dir/promtail.yaml`),
+/// which must exit 0: the tailship config it prints and its stderr.
+pub fn convert_promtail(dir: &Path, yaml: &str) -> (String, String) {
     let promtail = write_file(dir, "promtail.yaml", yaml);
     let out = Command::new(bin()).args(["convert", "promtail"]).arg(&promtail).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains(key), "every key of {key} translated: {stderr}");
-    let cfg = write_file(dir, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
-    let check = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+}
+
+/// `tailship check --config cfg` exits 0.
+pub fn check_ok(cfg: &Path) {
+    let check = Command::new(bin()).args(["check", "--config"]).arg(cfg).output().unwrap();
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
-    cfg
 }
 
 /// Each of `cases` (the keys of one `[[sources]]` table, and a key the

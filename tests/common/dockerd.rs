@@ -16,7 +16,11 @@ pub struct Dockerd {
     pub dir: tempfile::TempDir,
     pub socket: PathBuf,
     child: Option<Child>,
+    /// One private Engine at a time in the test binary (held until it is gone).
+    _one: std::sync::MutexGuard<'static, ()>,
 }
+
+static ENGINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn found(program: &str) -> bool {
     std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file())).unwrap_or(false)
@@ -40,6 +44,7 @@ impl Dockerd {
             eprintln!("SKIPPED: needs dockerd, docker and busybox-static (apt-get install docker.io busybox-static)");
             return None;
         }
+        let one = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::Builder::new().prefix("tsd").tempdir_in("/tmp").unwrap();
         let d = dir.path();
         let socket = d.join("docker.sock");
@@ -56,7 +61,7 @@ impl Dockerd {
             .stderr(log)
             .spawn()
             .expect("spawn dockerd");
-        let mut me = Dockerd { dir, socket, child: Some(child) };
+        let mut me = Dockerd { dir, socket, child: Some(child), _one: one };
         let deadline = Instant::now() + Duration::from_secs(60);
         while !me.try_docker(&["version"]).status.success() {
             assert!(Instant::now() < deadline, "dockerd did not start: {}", me.log());

@@ -50,6 +50,19 @@ impl Promtail {
 
     /// [`Promtail::try_start`] with more arguments (`-config.expand-env=true`).
     pub fn try_start_args(bin: &Path, dir: &Path, config: &Path, port: u16, args: &[&str]) -> Result<Promtail, String> {
+        Self::try_start_env(bin, dir, config, port, args, &[])
+    }
+
+    /// [`Promtail::try_start_args`] with variables set in its environment
+    /// (the test binary's own environment is every test's: never set there).
+    pub fn try_start_env(
+        bin: &Path,
+        dir: &Path,
+        config: &Path,
+        port: u16,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Promtail, String> {
         // The peers' Promtail is a `dev` build: its pages read their templates
         // from ./templates. Two that print a page's data alone.
         std::fs::create_dir_all(dir.join("templates")).unwrap();
@@ -58,6 +71,7 @@ impl Promtail {
         let mut child = Command::new(bin)
             .arg(format!("-config.file={}", config.display()))
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

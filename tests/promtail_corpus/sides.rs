@@ -66,13 +66,13 @@ fn refused_among<'a>(
     }
 }
 
-/// Promtail running every job it accepts, pushing to `push`.
-pub fn promtail(bin: &Path, dir: &Path, jobs: &[Prepared], push: &str) -> Side<Promtail> {
+/// Promtail running every job it accepts, pushing to `push`, with `env`.
+pub fn promtail(bin: &Path, dir: &Path, jobs: &[Prepared], push: &str, env: &[(&str, &str)]) -> Side<Promtail> {
     let all: Vec<&Prepared> = jobs.iter().collect();
     let start = |set: &[&Prepared]| {
         let (text, http, ports) = config_of(dir, set, push, "promtail-positions.yaml");
         let file = write_file(dir, "promtail.yaml", &text);
-        Promtail::try_start(bin, dir, &file, http).map(|p| (p, ports))
+        Promtail::try_start_env(bin, dir, &file, http, &[], env).map(|p| (p, ports))
     };
     let mut refused = BTreeMap::new();
     let why = match start(&all) {
@@ -103,8 +103,8 @@ pub fn convert_and_check(dir: &Path, name: &str, yaml: &str) -> Result<String, S
     Ok(toml)
 }
 
-/// tailship running the conversion of every job it accepts, pushing to `push`.
-pub fn tailship(dir: &Path, jobs: &[Prepared], push: &str) -> Side<Agent> {
+/// tailship running the conversion of every job it accepts, pushing to `push`, with `env`.
+pub fn tailship(dir: &Path, jobs: &[Prepared], push: &str, env: &[(&str, &str)]) -> Side<Agent> {
     let mut refused = BTreeMap::new();
     let all: Vec<&Prepared> = jobs.iter().collect();
     let mut try_set = |set: &[&Prepared]| {
@@ -118,5 +118,5 @@ pub fn tailship(dir: &Path, jobs: &[Prepared], push: &str) -> Side<Agent> {
     let toml = convert_and_check(dir, "tailship", &text).unwrap_or_else(|e| panic!("the jobs taken one by one: {e}"));
     let toml = toml.replacen("[positions]", &format!("[spool]\npath = \"{}/spool\"\n\n[positions]", dir.display()), 1);
     let cfg = write_file(dir, "tailship.toml", &toml);
-    Side { process: Agent::start(&cfg), ports, refused }
+    Side { process: Agent::start_with(&cfg, env), ports, refused }
 }

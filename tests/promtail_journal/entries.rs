@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::jobs::{self, Job};
+use super::jobs::{self, Job};
 use crate::regex_gen::sample;
 
 pub const REMOTE: &str = "/lib/systemd/systemd-journal-remote";

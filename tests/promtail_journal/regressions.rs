@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::entries::{self, now_us, Entry};
 use crate::agent::{free_port, write_file, Agent};
 use crate::common::wait_for;
-use crate::entries::{self, now_us, Entry};
 use crate::recorder::{Pushed, Recorder};
 
 fn f(k: &str, v: &str) -> (String, Vec<u8>) {

@@ -11,9 +11,9 @@ use std::process::Command;
 
 use yaml_rust2::Yaml;
 
+use super::jobs::{self, Job};
 use crate::agent::{free_port, write_file, Agent};
 use crate::common::bin;
-use crate::jobs::{self, Job};
 use crate::promtail::Promtail;
 use crate::recorder::Recorder;
 use crate::rewrite;
