@@ -202,7 +202,9 @@ scan_interval = "1h"
     // One watch: `a` gets it, `b` cannot be watched.
     let agent = start_limited(&cfg, 10, 1);
     wait_up(&agent);
-    assert_eq!(agent.metric("tailship_dirs_polled{source=\"s\"}"), 1.0, "{}", agent.metrics());
+    // The metrics port answers before the first scan has set up the watches.
+    let polled = || agent.metric("tailship_dirs_polled{source=\"s\"}") == 1.0;
+    assert!(wait_for(Duration::from_secs(20), polled), "{}", agent.metrics());
     // New files in both (scans are an hour apart): `a`'s through its events, `b`'s through the poll.
     append(&a.join("new.log"), "in a\n");
     append(&b.join("new.log"), "in b\n");
