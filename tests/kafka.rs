@@ -451,7 +451,9 @@ fn a_broker_that_goes_away_and_comes_back_is_read_on_from_where_it_was() {
     let got = wait_lines(&store, r#"{job="kafka"}"#, 2);
     let lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
     assert_eq!(lines, ["before", "after"], "{}", agent.stderr_text());
-    assert!(agent.stderr_text().contains("reached again"), "{}", agent.stderr_text());
+    // Said once the fetch after the outage is done, which may be after its lines are stored.
+    let said = || agent.stderr_text().contains("reached again");
+    assert!(wait_for(Duration::from_secs(20), said), "{}", agent.stderr_text());
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
 
