@@ -13,42 +13,31 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use agent::{free_port, write_file, Agent};
+use agent::{file_source, write_file, Agent, AgentToml};
 use common::{bin, get, wait_for, Receiver};
 use mockhttp::{Mock, Reply};
+use tempfile::TempDir;
 
 const HOOK: &str = "/integrations/v1/formatted_webhook";
 
 /// A config tailing `dir/*.log` into `logs_url`, with `alerts` appended.
 /// `retry` is the client's retry table (also used by alert deliveries).
 fn config(dir: &Path, logs_url: &str, retry: &str, alerts: &str) -> PathBuf {
-    let port = free_port();
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{logs_url}"
-timeout = "3s"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {retry}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
-type = "file"
-include = ["{dir}/*.log"]
-labels = {{ job = "test" }}
-scan_interval = "200ms"
-partial_line_wait = "300ms"
-{alerts}
-"#,
-        dir = dir.display(),
-    );
-    write_file(dir, "tailship.toml", &text)
+    let client = format!("timeout = \"3s\"\nretry = {retry}");
+    let source = format!("{}partial_line_wait = \"300ms\"\n{alerts}", file_source(dir, "test", "200ms"));
+    AgentToml::new(dir, "5s").client(logs_url, &client).then(&source).write("tailship.toml")
 }
 
 const FAST_RETRY: &str = r#"{ min_backoff = "20ms", max_backoff = "2s" }"#;
+
+/// A receiver started with `args`, a temp dir, and in it a [`config`] with
+/// [`FAST_RETRY`] and the alerts `alerts` gives for the receiver's base URL.
+fn setup(args: &[&str], alerts: impl FnOnce(&str) -> String) -> (Receiver, TempDir, PathBuf) {
+    let r = Receiver::start(args);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &r.base, FAST_RETRY, &alerts(&r.base));
+    (r, dir, cfg)
+}
 
 /// Alerts stored by `r` for `key`, oldest first.
 fn stored_alerts(r: &Receiver, key: &str) -> Vec<serde_json::Value> {
@@ -74,13 +63,8 @@ fn stored_count(r: &Receiver) -> u64 {
 
 #[test]
 fn a_thousand_matching_lines_in_10s_become_a_few_grouped_updates_with_one_alert_uid_then_a_resolve() {
-    let r = Receiver::start(&["--webhook-key", "K1"]);
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(
-        dir.path(),
-        &r.base,
-        FAST_RETRY,
-        &format!(
+    let (r, dir, cfg) = setup(&["--webhook-key", "K1"], |base| {
+        format!(
             r#"[[alerts]]
 name = "errs"
 selector = {{ job = "test" }}
@@ -91,9 +75,9 @@ group_interval = "1s"
 resolve_after = "2s"
 max_per_minute = 60
 "#,
-            r.base
-        ),
-    );
+            base
+        )
+    });
     let log = dir.path().join("app.log");
     std::fs::write(&log, "").unwrap();
     let agent = Agent::start(&cfg);
@@ -158,13 +142,8 @@ max_per_minute = 60
 
 #[test]
 fn each_stream_is_its_own_group_unless_group_by_and_sigterm_flushes_and_resolves() {
-    let r = Receiver::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(
-        dir.path(),
-        &r.base,
-        FAST_RETRY,
-        &format!(
+    let (r, dir, cfg) = setup(&[], |base| {
+        format!(
             r#"[[alerts]]
 name = "per-file"
 selector = '{{job="test", filename=~".*\\.log"}}'
@@ -182,9 +161,9 @@ group_by = ["job"]
 webhook_url = "{base}{HOOK}/B/"
 group_interval = "1h"
 "#,
-            base = r.base
-        ),
-    );
+            base = base
+        )
+    });
     let (a, b) = (dir.path().join("a.log"), dir.path().join("b.log"));
     std::fs::write(&a, "ERROR in a\n").unwrap();
     std::fs::write(&b, "ERROR in b\n").unwrap();
@@ -222,13 +201,8 @@ group_interval = "1h"
 
 #[test]
 fn max_per_minute_holds_back_further_groups_of_a_rule() {
-    let r = Receiver::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(
-        dir.path(),
-        &r.base,
-        FAST_RETRY,
-        &format!(
+    let (r, dir, cfg) = setup(&[], |base| {
+        format!(
             r#"[[alerts]]
 name = "limited"
 match = 'ERROR'
@@ -236,9 +210,9 @@ webhook_url = "{}{HOOK}/L/"
 max_per_minute = 2
 group_interval = "200ms"
 "#,
-            r.base
-        ),
-    );
+            base
+        )
+    });
     for i in 0..5 {
         std::fs::write(dir.path().join(format!("{i}.log")), "ERROR\n").unwrap();
     }
@@ -294,14 +268,9 @@ fn retries_after_429_honouring_retry_after_and_after_500_then_delivers_once() {
 
 #[test]
 fn an_unknown_integration_key_is_logged_once_redacted_and_counted() {
-    let r = Receiver::start(&["--webhook-key", "GOODKEY"]);
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(
-        dir.path(),
-        &r.base,
-        FAST_RETRY,
-        &format!("[[alerts]]\nname = \"r\"\nmatch = 'ERROR'\nwebhook_url = \"{}{HOOK}/WRONGKEY99/\"\n", r.base),
-    );
+    let (_r, dir, cfg) = setup(&["--webhook-key", "GOODKEY"], |base| {
+        format!("[[alerts]]\nname = \"r\"\nmatch = 'ERROR'\nwebhook_url = \"{}{HOOK}/WRONGKEY99/\"\n", base)
+    });
     for i in 0..3 {
         std::fs::write(dir.path().join(format!("{i}.log")), "ERROR\n").unwrap();
     }
@@ -517,18 +486,13 @@ annotations = {{ url = "{url}/", token_file = "{token}", org_id = 7, tags = ["te
 
 #[test]
 fn alert_test_sends_an_alert_and_its_resolve_and_reports_the_answers() {
-    let r = Receiver::start(&["--webhook-key", "GOOD"]);
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = config(
-        dir.path(),
-        &r.base,
-        FAST_RETRY,
-        &format!(
+    let (r, _dir, cfg) = setup(&["--webhook-key", "GOOD"], |base| {
+        format!(
             "[[alerts]]\nname = \"good\"\nmatch = 'E'\nwebhook_url = \"{b}{HOOK}/GOOD/\"\n\n\
              [[alerts]]\nname = \"bad\"\nmatch = 'E'\nwebhook_url = \"{b}{HOOK}/BADKEY123/\"\n",
-            b = r.base
-        ),
-    );
+            b = base
+        )
+    });
     let out =
         Command::new(bin()).args(["alert", "test", "--config"]).arg(&cfg).args(["--rule", "good"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();

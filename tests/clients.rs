@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{file_source, free_port, query_all, write_file, Agent, AgentToml};
 use common::{get, wait_for, with_params, Receiver};
 
 fn now_ns() -> i128 {
@@ -21,37 +21,19 @@ fn now_ns() -> i128 {
 
 /// A config shipping `dir/*.log` to each `(name, url, extra)` client.
 fn clients_config(dir: &Path, clients: &[(&str, &str, &str)], source_extra: &str, top: &str) -> std::path::PathBuf {
-    let port = free_port();
-    let mut text = format!(
-        r#"shutdown_timeout = "10s"
-{top}
-[server]
-listen = "127.0.0.1:{port}"
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
-type = "file"
-include = ["{dir}/*.log"]
-labels = {{ job = "multi" }}
-scan_interval = "200ms"
-{source_extra}
-"#,
-        dir = dir.display()
-    );
+    let mut toml = AgentToml::new(dir, "10s").top(top).then(&file_source(dir, "multi", "200ms")).then(source_extra);
     for (name, url, extra) in clients {
-        text.push_str(&format!(
+        toml = toml.then(&format!(
             r#"[[clients]]
 name = "{name}"
 url = "{url}"
 timeout = "2s"
 batch = {{ max_bytes = "256KiB", max_wait = "500ms" }}
 retry = {{ min_backoff = "50ms", max_backoff = "1s" }}
-{extra}
-"#
+{extra}"#
         ));
     }
-    write_file(dir, "tailship.toml", &text)
+    toml.write("tailship.toml")
 }
 
 /// The lines stored in `r`.

@@ -45,8 +45,33 @@ fn assert_req(r: &Req, method: &str, path: &str, query: &str, body: Option<Value
     }
 }
 
+/// [`assert_req`] of `call`: "METHOD PATH" with "?QUERY" when there is one.
+fn assert_call(r: &Req, call: &str, body: Option<Value>) {
+    let (method, target) = call.split_once(' ').unwrap();
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    assert_req(r, method, path, query, body);
+}
+
 fn ok(r: &Run) {
     assert_eq!(r.code, 0, "exit code; stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
+}
+
+/// The words of `s`, split at spaces.
+fn words(s: &str) -> Vec<&str> {
+    s.split(' ').collect()
+}
+
+/// `tailship cloud ARGS` (words split at spaces) exits 0: what it printed and
+/// every request the mock has seen so far.
+async fn call(mock: &Mock, args: &str) -> (Run, Vec<Req>) {
+    call_args(mock, &words(args)).await
+}
+
+/// [`call`] with the arguments one by one.
+async fn call_args(mock: &Mock, args: &[&str]) -> (Run, Vec<Req>) {
+    let r = cloud(mock, args).await;
+    ok(&r);
+    (r, mock.requests())
 }
 
 fn policy(id: &str, name: &str) -> Value {
@@ -91,7 +116,7 @@ fn stack_list(items: Vec<Value>) -> Value {
 #[tokio::test]
 async fn policies_create_sends_every_member_as_the_spec_names_it() {
     let mock = Mock::start(|_, _| Reply::ok(policy("p-1", "tailship-logs"))).await;
-    let r = cloud(
+    let (r, reqs) = call_args(
         &mock,
         &[
             "policies",
@@ -119,14 +144,10 @@ async fn policies_create_sends_every_member_as_the_spec_names_it() {
         ],
     )
     .await;
-    ok(&r);
-    let reqs = mock.requests();
     assert_eq!(reqs.len(), 1);
-    assert_req(
+    assert_call(
         &reqs[0],
-        "POST",
-        "/api/v1/accesspolicies",
-        "region=us",
+        "POST /api/v1/accesspolicies?region=us",
         Some(json!({
             "name": "tailship-logs", "displayName": "Tailship logs",
             "scopes": ["logs:read", "metrics:read"],
@@ -159,30 +180,8 @@ async fn policies_list_follows_next_page_over_three_pages() {
         }
     })
     .await;
-    let r = cloud(
-        &mock,
-        &[
-            "policies",
-            "list",
-            "--region",
-            "eu",
-            "--name",
-            "x",
-            "--realm-type",
-            "stack",
-            "--realm-id",
-            "123",
-            "--status",
-            "active",
-            "--page-size",
-            "2",
-            "--output",
-            "json",
-        ],
-    )
-    .await;
-    ok(&r);
-    let reqs = mock.requests();
+    let args = "policies list --region eu --name x --realm-type stack --realm-id 123 --status active --page-size 2 --output json";
+    let (r, reqs) = call(&mock, args).await;
     assert_eq!(reqs.len(), 3);
     let base = "region=eu&name=x&realmType=stack&realmIdentifier=123&status=active&pageSize=2";
     assert_req(&reqs[0], "GET", "/api/v1/accesspolicies", base, None);
@@ -195,9 +194,8 @@ async fn policies_list_follows_next_page_over_three_pages() {
     assert_eq!(items[0]["someFutureField"], json!({"kept": true}));
 
     // --limit stops reading pages once it has enough.
-    let r = cloud(&mock, &["policies", "list", "--region", "eu", "--limit", "3"]).await;
-    ok(&r);
-    let reqs = mock.requests();
+    let args = "policies list --region eu --limit 3";
+    let (r, reqs) = call(&mock, args).await;
     assert_eq!(reqs.len(), 5);
     assert_eq!(reqs[3].query, "region=eu");
     assert_eq!(reqs[4].query, "region=eu&pageCursor=c2");
@@ -236,16 +234,13 @@ async fn policies_update_reads_first_and_sends_back_what_was_not_given() {
         }
     })
     .await;
-    let r = cloud(&mock, &["policies", "update", "p-1", "--region", "us", "--display-name", "New name"]).await;
-    ok(&r);
-    let reqs = mock.requests();
+    let (_, reqs) =
+        call_args(&mock, &["policies", "update", "p-1", "--region", "us", "--display-name", "New name"]).await;
     assert_eq!(reqs.len(), 2);
-    assert_req(&reqs[0], "GET", "/api/v1/accesspolicies/p-1", "region=us", None);
-    assert_req(
+    assert_call(&reqs[0], "GET /api/v1/accesspolicies/p-1?region=us", None);
+    assert_call(
         &reqs[1],
-        "POST",
-        "/api/v1/accesspolicies/p-1",
-        "region=us",
+        "POST /api/v1/accesspolicies/p-1?region=us",
         Some(json!({
             "displayName": "New name",
             "scopes": ["logs:read"],
@@ -256,32 +251,12 @@ async fn policies_update_reads_first_and_sends_back_what_was_not_given() {
     );
 
     // --clear-conditions sends `conditions: {}`; --status and --scope/--realm replace.
-    let r = cloud(
-        &mock,
-        &[
-            "policies",
-            "update",
-            "p-1",
-            "--region",
-            "us",
-            "--clear-conditions",
-            "--status",
-            "inactive",
-            "--scope",
-            "logs:write",
-            "--realm",
-            "org:9",
-        ],
-    )
-    .await;
-    ok(&r);
-    let reqs = mock.requests();
+    let args = "policies update p-1 --region us --clear-conditions --status inactive --scope logs:write --realm org:9";
+    let (_, reqs) = call(&mock, args).await;
     assert_eq!(reqs.len(), 4);
-    assert_req(
+    assert_call(
         &reqs[3],
-        "POST",
-        "/api/v1/accesspolicies/p-1",
-        "region=us",
+        "POST /api/v1/accesspolicies/p-1?region=us",
         Some(json!({
             "displayName": "a",
             "scopes": ["logs:write"],
@@ -292,9 +267,8 @@ async fn policies_update_reads_first_and_sends_back_what_was_not_given() {
     );
 
     // New subnets replace the current ones.
-    let r = cloud(&mock, &["policies", "update", "p-1", "--region", "us", "--allowed-subnet", "192.168.0.0/16"]).await;
-    ok(&r);
-    let reqs = mock.requests();
+    let args = "policies update p-1 --region us --allowed-subnet 192.168.0.0/16";
+    let (_, reqs) = call(&mock, args).await;
     assert_eq!(reqs[5].json()["conditions"], json!({"allowedSubnets": ["192.168.0.0/16"]}));
 }
 
@@ -361,20 +335,7 @@ async fn tokens_list_get_update_delete() {
     .await;
     let r = cloud(
         &mock,
-        &[
-            "tokens",
-            "list",
-            "--region",
-            "us",
-            "--policy-id",
-            "p-1",
-            "--name",
-            "ship-1",
-            "--expires-before",
-            "2031-01-01T00:00:00Z",
-            "--expires-after",
-            "2029-01-01T00:00:00Z",
-        ],
+        &words("tokens list --region us --policy-id p-1 --name ship-1 --expires-before 2031-01-01T00:00:00Z --expires-after 2029-01-01T00:00:00Z"),
     )
     .await;
     ok(&r);
@@ -391,23 +352,16 @@ async fn tokens_list_get_update_delete() {
     assert_eq!(r.json(), json!({"deleted": "token", "id": "t-1"}));
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 5);
-    assert_req(
-        &reqs[0],
-        "GET",
-        "/api/v1/tokens",
-        "region=us&accessPolicyId=p-1&name=ship-1&expiresBefore=2031-01-01T00%3A00%3A00Z&expiresAfter=2029-01-01T00%3A00%3A00Z",
-        None,
+    assert_call(&reqs[0], "GET /api/v1/tokens?region=us&accessPolicyId=p-1&name=ship-1&expiresBefore=2031-01-01T00%3A00%3A00Z&expiresAfter=2029-01-01T00%3A00%3A00Z", None,
     );
-    assert_req(&reqs[1], "GET", "/api/v1/tokens/t-1", "region=us", None);
-    assert_req(&reqs[2], "POST", "/api/v1/tokens/t-1", "region=us", Some(json!({"expiresAt": null})));
-    assert_req(
+    assert_call(&reqs[1], "GET /api/v1/tokens/t-1?region=us", None);
+    assert_call(&reqs[2], "POST /api/v1/tokens/t-1?region=us", Some(json!({"expiresAt": null})));
+    assert_call(
         &reqs[3],
-        "POST",
-        "/api/v1/tokens/t-1",
-        "region=us",
+        "POST /api/v1/tokens/t-1?region=us",
         Some(json!({"displayName": "D", "expiresAt": "2032-02-02T02:02:02Z"})),
     );
-    assert_req(&reqs[4], "DELETE", "/api/v1/tokens/t-1", "region=us", None);
+    assert_call(&reqs[4], "DELETE /api/v1/tokens/t-1?region=us", None);
 }
 
 // ---------------------------------------------------------------- stacks
@@ -471,29 +425,25 @@ async fn stacks_list_create_update_delete_connections() {
 
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 9);
-    assert_req(&reqs[0], "GET", "/api/orgs/myorg/instances", "", None);
-    assert_req(
+    assert_call(&reqs[0], "GET /api/orgs/myorg/instances", None);
+    assert_call(
         &reqs[1],
-        "POST",
-        "/api/instances",
-        "",
+        "POST /api/instances",
         Some(json!({"name": "alpha.example.net", "slug": "alpha", "region": "eu", "description": "logs for team core",
                     "labels": {"team": "core", "app.io/tier": "web-1"}, "deleteProtection": true})),
     );
-    assert_req(
+    assert_call(
         &reqs[2],
-        "POST",
-        "/api/instances/alpha",
-        "",
+        "POST /api/instances/alpha",
         Some(json!({"description": "retired", "deleteProtection": false})),
     );
-    assert_req(&reqs[3], "POST", "/api/instances/alpha", "", Some(json!({"labels": {}})));
-    assert_req(&reqs[4], "POST", "/api/instances/alpha", "", Some(json!({"labels": {"env": "prod"}})));
+    assert_call(&reqs[3], "POST /api/instances/alpha", Some(json!({"labels": {}})));
+    assert_call(&reqs[4], "POST /api/instances/alpha", Some(json!({"labels": {"env": "prod"}})));
     // With --org, the current labels are read and kept.
-    assert_req(&reqs[5], "GET", "/api/orgs/myorg/instances", "", None);
-    assert_req(&reqs[6], "POST", "/api/instances/alpha", "", Some(json!({"labels": {"env": "prod", "team": "core"}})));
-    assert_req(&reqs[7], "GET", "/api/instances/alpha/connections", "", None);
-    assert_req(&reqs[8], "DELETE", "/api/instances/alpha", "", None);
+    assert_call(&reqs[5], "GET /api/orgs/myorg/instances", None);
+    assert_call(&reqs[6], "POST /api/instances/alpha", Some(json!({"labels": {"env": "prod", "team": "core"}})));
+    assert_call(&reqs[7], "GET /api/instances/alpha/connections", None);
+    assert_call(&reqs[8], "DELETE /api/instances/alpha", None);
 }
 
 // ---------------------------------------------------------------- rules
@@ -708,9 +658,8 @@ async fn status_429_is_retried_with_backoff_and_a_create_is_never_resent_after_5
         _ => Reply::text(503, "down"),
     })
     .await;
-    let r = cloud(&mock, &["--retry-min-backoff", "20ms", "policies", "list", "--region", "us"]).await;
-    ok(&r);
-    let reqs = mock.requests();
+    let args = "--retry-min-backoff 20ms policies list --region us";
+    let (r, reqs) = call(&mock, args).await;
     assert_eq!(reqs.len(), 3);
     assert!(reqs.iter().all(|q| q.query == "region=us" && q.path == "/api/v1/accesspolicies"));
     // The waits grow from the minimum backoff (20ms, up to 100% jitter).
@@ -810,7 +759,7 @@ async fn setup_creates_policy_and_token_and_writes_a_config_that_checks() {
     ok(&r);
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 4);
-    assert_req(&reqs[0], "GET", "/api/orgs/myorg/instances", "", None);
+    assert_call(&reqs[0], "GET /api/orgs/myorg/instances", None);
     let region = "region=prod-us-central-0";
     assert_req(&reqs[1], "GET", "/api/v1/accesspolicies", &format!("{region}&name=tailship-mystack-logs-write"), None);
     assert_req(

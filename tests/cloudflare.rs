@@ -6,6 +6,7 @@
 
 use crate::agent;
 use crate::common;
+use crate::discovery;
 use crate::mockhttp;
 
 use std::collections::BTreeMap;
@@ -136,12 +137,7 @@ scrape_configs:
       labels:
         job: cloudflare
 "#;
-    let y = dir.path().join("promtail.yaml");
-    std::fs::write(&y, yaml).unwrap();
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&y).output().unwrap();
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
-    let report = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{report}");
+    let (toml, report) = discovery::convert_promtail(dir.path(), yaml);
     assert!(!report.contains("cloudflare") || !report.contains("Not translated"), "{report}");
     for want in
         ["type = \"cloudflare\"", "zone_id = \"zone-1\"", "workers = 4", "fields_type = \"extended\"", "BotScore"]
@@ -158,28 +154,19 @@ scrape_configs:
 
 #[test]
 fn cloudflare_mistakes_exit_2_naming_the_key() {
-    let dir = tempfile::tempdir().unwrap();
-    for (source, key) in [
-        ("cloudflare = { zone_id = \"z\" }", "cloudflare.api_token"),
-        ("cloudflare = { api_token = \"t\" }", "cloudflare.zone_id"),
-        ("cloudflare = { api_token = \"t\", zone_id = \"z\", workers = 0 }", "cloudflare.workers"),
-        (
-            "cloudflare = { api_token = \"t\", zone_id = \"z\", fields_type = \"custom\" }",
-            "cloudflare.additional_fields",
-        ),
-        ("cloudflare = { api_token = \"t\", zone_id = \"z\", fields_type = \"some\" }", "cloudflare.fields_type"),
-        ("cloudflare = { api_token_file = \"/nonexistent\", zone_id = \"z\" }", "cloudflare.api_token_file"),
-        ("cloudflare = { api_token = \"t\", zone_id = \"z\" }\nlisten = \"127.0.0.1:9\"", ".listen"),
-    ] {
-        let cfg = agent::net_source_config(
-            dir.path(),
-            "bad.toml",
-            "http://127.0.0.1:9",
-            &format!("type = \"cloudflare\"\n{source}"),
-        );
-        let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{source}: {err}");
-        assert!(err.contains(key) && err.contains("bad.toml"), "{key}: {err}");
-    }
+    discovery::bad_net_sources_exit_2(
+        "cloudflare",
+        &[
+            ("cloudflare = { zone_id = \"z\" }", "cloudflare.api_token"),
+            ("cloudflare = { api_token = \"t\" }", "cloudflare.zone_id"),
+            ("cloudflare = { api_token = \"t\", zone_id = \"z\", workers = 0 }", "cloudflare.workers"),
+            (
+                "cloudflare = { api_token = \"t\", zone_id = \"z\", fields_type = \"custom\" }",
+                "cloudflare.additional_fields",
+            ),
+            ("cloudflare = { api_token = \"t\", zone_id = \"z\", fields_type = \"some\" }", "cloudflare.fields_type"),
+            ("cloudflare = { api_token_file = \"/nonexistent\", zone_id = \"z\" }", "cloudflare.api_token_file"),
+            ("cloudflare = { api_token = \"t\", zone_id = \"z\" }\nlisten = \"127.0.0.1:9\"", ".listen"),
+        ],
+    );
 }

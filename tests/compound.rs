@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{agent_config, free_port, write_file, Agent};
+use agent::{agent_config, free_port, Agent, AgentToml};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -135,31 +135,12 @@ fn two_pushes_of_one_stream_are_never_on_their_way_together() {
 
 /// A relay's config: a `loki_push` source on `listen`, shipping to `url`.
 fn relay_config(dir: &Path, listen: &str, url: &str) -> PathBuf {
-    let text = format!(
-        r#"shutdown_timeout = "10s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-api_prefix = "/loki/api/v1"
-compression = "none"
-reconcile = "off"
-batch = {{ max_bytes = "256KiB", max_wait = "50ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "200ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "1h"
-[spool]
-path = "{dir}/spool"
-[[sources]]
-type = "loki_push"
-name = "relay"
-listen = "{listen}"
-"#,
-        port = free_port(),
-        dir = dir.display()
-    );
-    write_file(dir, "relay.toml", &text)
+    let client = "api_prefix = \"/loki/api/v1\"\ncompression = \"none\"\nreconcile = \"off\"\n\
+                  batch = { max_bytes = \"256KiB\", max_wait = \"50ms\" }\n\
+                  retry = { min_backoff = \"20ms\", max_backoff = \"200ms\" }";
+    let source = format!("[[sources]]\ntype = \"loki_push\"\nname = \"relay\"\nlisten = \"{listen}\"");
+    let toml = AgentToml::new(dir, "10s").client(url, client).sync_period("1h").spool("").then(&source);
+    toml.write("relay.toml")
 }
 
 /// A relay whose batch of stream `a` the service kept refusing (500) while

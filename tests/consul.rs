@@ -100,13 +100,19 @@ fn answer(c: &Shared, path: &str) -> Reply {
     Reply::empty(404)
 }
 
+/// A catalog of `(service, tags, node)` and a Consul API serving it.
+async fn consul_serving(services: &[(&str, &[&str], &str)]) -> (Shared, Mock) {
+    let catalog: Shared = Arc::default();
+    for (service, tags, node) in services {
+        register(&catalog, service, tags, node);
+    }
+    let c = catalog.clone();
+    (catalog, Mock::start(move |req, _| answer(&c, &req.path)).await)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn consul_services_name_the_files_tailed_and_their_changes_apply_without_a_restart() {
-    let catalog: Shared = Arc::default();
-    register(&catalog, "web", &["logs", "prod"], "node-1");
-    register(&catalog, "db", &["prod"], "node-2");
-    let c = catalog.clone();
-    let consul = Mock::start(move |req, _| answer(&c, &req.path)).await;
+    let (catalog, consul) = consul_serving(&[("web", &["logs", "prod"], "node-1"), ("db", &["prod"], "node-2")]).await;
     let server = consul.url.trim_start_matches("http://").to_string();
 
     let r = Receiver::start(&["--max-query-limit", "1000000"]);
@@ -198,10 +204,7 @@ fn bad_consul_settings_exit_2_naming_the_key_and_the_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_converted_promtail_consul_sd_job_passes_check_and_ships() {
-    let catalog: Shared = Arc::default();
-    register(&catalog, "web", &["logs"], "node-1");
-    let c = catalog.clone();
-    let consul = Mock::start(move |req, _| answer(&c, &req.path)).await;
+    let (_, consul) = consul_serving(&[("web", &["logs"], "node-1")]).await;
     let s = Scenario::loki();
     let logs = s.logs();
     s.log("web", "web first\n");
@@ -228,11 +231,9 @@ async fn a_converted_promtail_consul_sd_job_passes_check_and_ships() {
         server = consul.url.trim_start_matches("http://"),
         logs = logs.display(),
     );
-    let cfg = s.convert(&jobs, "consul_sd_configs");
-    let agent = run_agent(cfg).await;
-    let all = || agent::query_all_at(&s.r, "/loki/api/v1", r#"{service="web"}"#, None);
-    s.wait_labels(&agent, r#"{service="web"}"#, 1);
-    assert_eq!(all()[0].labels["tags"], ";logs;");
+    let agent = s.run_converted(&jobs, "consul_sd_configs").await;
+    let labels = s.wait_labels(&agent, r#"{service="web"}"#, 1);
+    assert_eq!(labels[0]["tags"], ";logs;");
     let reqs = consul.requests();
     assert!(reqs.iter().all(|q| q.header("x-consul-token") == Some("t0ken") && !q.query.contains("stale")));
     assert!(reqs.iter().all(|q| q.path != "/v1/agent/self"), "the datacenter is given");
@@ -245,11 +246,7 @@ async fn a_converted_promtail_consul_sd_job_passes_check_and_ships() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_converted_promtail_consulagent_sd_job_asks_the_local_agent() {
-    let catalog: Shared = Arc::default();
-    register(&catalog, "web", &["logs"], "node-1");
-    register(&catalog, "db", &[], "node-1");
-    let c = catalog.clone();
-    let consul = Mock::start(move |req, _| answer(&c, &req.path)).await;
+    let (_, consul) = consul_serving(&[("web", &["logs"], "node-1"), ("db", &[], "node-1")]).await;
     let s = Scenario::loki();
     let logs = s.logs();
     s.log("web", "web first\n");
@@ -277,14 +274,10 @@ async fn a_converted_promtail_consulagent_sd_job_asks_the_local_agent() {
         server = consul.url.trim_start_matches("http://"),
         logs = logs.display(),
     );
-    let cfg = s.convert(&jobs, "consulagent_sd_configs");
-    let agent = run_agent(cfg).await;
-    let all = || agent::query_all_at(&s.r, "/loki/api/v1", r#"{service="web"}"#, None);
-    s.wait_labels(&agent, r#"{service="web"}"#, 1);
-    let e = &all()[0];
-    let labels: BTreeMap<&str, &str> = e.labels.iter().map(|(k, v)| (k.as_str(), v.as_str().unwrap())).collect();
+    let agent = s.run_converted(&jobs, "consulagent_sd_configs").await;
+    let labels = &s.wait_labels(&agent, r#"{service="web"}"#, 1)[0];
     assert_eq!(
-        (labels["node"], labels["health"], labels["zone"], labels["instance"]),
+        (labels["node"].as_str(), labels["health"].as_str(), labels["zone"].as_str(), labels["instance"].as_str()),
         ("agent-node", "warning", "z1", "10.0.0.9:9000")
     );
     assert!(consul.requests().iter().all(|q| !q.path.starts_with("/v1/catalog")), "the agent API only");

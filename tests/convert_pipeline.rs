@@ -6,8 +6,10 @@
 
 use crate::agent;
 use crate::common;
+use crate::discovery;
 use crate::scenario;
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -18,26 +20,30 @@ fn label<'a>(e: &'a Stored, name: &str) -> Option<&'a str> {
     e.labels.get(name).and_then(|v| v.as_str())
 }
 
-fn promtail(dir: &std::path::Path, push_url: &str) -> String {
+/// A Promtail config with `server` keys, one client pushing to `url` (and
+/// its `client` keys after), and the job `app` tailing `dir/app.log`,
+/// labelled `job: app` and `labels` (YAML lines), through `stages`.
+fn app_config(dir: &Path, server: &str, url: &str, client: &str, labels: &str, stages: &str) -> String {
     format!(
-        r#"server:
-  http_listen_address: 127.0.0.1
-  http_listen_port: {port}
-positions:
-  filename: {dir}/promtail-positions.yaml
-clients:
-  - url: {push_url}
-    tenant_id: base
-    batchwait: 100ms
-scrape_configs:
-  - job_name: app
-    static_configs:
-      - targets: [localhost]
-        labels:
-          job: app
-          __path__: {dir}/app.log
-    pipeline_stages:
-      - regex:
+        "server:\n{server}  http_listen_port: {port}\npositions:\n  filename: {d}/promtail-positions.yaml\n\
+         clients:\n  - url: {url}\n{client}scrape_configs:\n  - job_name: app\n    static_configs:\n      \
+         - targets: [localhost]\n        labels:\n          job: app\n{labels}          __path__: {d}/app.log\n    \
+         pipeline_stages:\n{stages}",
+        port = free_port(),
+        d = dir.display()
+    )
+}
+
+/// Loki's client of tests 1 and 2: tenant `base`, batches sent after 100ms.
+const BASE_CLIENT: &str = "    tenant_id: base\n    batchwait: 100ms\n";
+const LOOPBACK: &str = "  http_listen_address: 127.0.0.1\n";
+
+fn promtail(dir: &Path, push_url: &str) -> String {
+    app_config(dir, LOOPBACK, push_url, BASE_CLIENT, "", STAGES)
+}
+
+/// The stages of [`promtail`].
+const STAGES: &str = r#"      - regex:
           expression: '^(?P<time>\S+) (?P<rest>.*)$'
       - json:
           source: rest
@@ -65,7 +71,7 @@ scrape_configs:
           severity: level
           user:
       - match:
-          selector: '{{severity="warn"}} |= "disk"'
+          selector: '{severity="warn"} |= "disk"'
           pipeline_name: disks
           stages:
             - regex:
@@ -80,11 +86,7 @@ scrape_configs:
           format: RFC3339
       - output:
           source: msg
-"#,
-        port = free_port(),
-        dir = dir.display()
-    )
-}
+"#;
 
 #[test]
 fn a_pipeline_on_the_extracted_map_converts_whole_and_ships_as_promtail_would() {
@@ -149,53 +151,28 @@ fn static_labels_labeldrop_and_tenant_under_a_match_act_on_the_lines_it_selects(
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let recv = scenario::loki_receiver_with(&["--multi-tenant"]);
-    let yaml = format!(
-        r#"server:
-  http_listen_address: 127.0.0.1
-  http_listen_port: {port}
-positions:
-  filename: {d}/promtail-positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-    tenant_id: base
-    batchwait: 100ms
-scrape_configs:
-  - job_name: app
-    static_configs:
-      - targets: [localhost]
-        labels:
-          job: app
-          env: prod
-          __path__: {d}/app.log
-    pipeline_stages:
-      - regex:
+    let stages = r#"      - regex:
           expression: '^(?P<level>\w+) '
       - labels:
           level:
       - match:
-          selector: '{{level="error"}}'
+          selector: '{level="error"}'
           stages:
             - static_labels:
                 team: ops
             - labeldrop: [env]
       - match:
-          selector: '{{level="audit"}}'
+          selector: '{level="audit"}'
           stages:
             - tenant:
                 value: auditors
       - tenant:
           label: team
-"#,
-        port = free_port(),
-        d = dir.display(),
-        url = recv.base,
-    );
-    let p = write_file(dir, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&p).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+"#;
+    let url = format!("{}/loki/api/v1/push", recv.base);
+    let yaml = app_config(dir, LOOPBACK, &url, BASE_CLIENT, "          env: prod\n", stages);
+    let (toml, stderr) = discovery::convert_promtail(dir, &yaml);
     assert!(!stderr.contains("not translated"), "every stage carries over: {stderr}");
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(toml.contains(r#"{ static_labels = { team = "ops" } }"#), "{toml}");
     let config = write_file(dir, "tailship.toml", &toml);
     write_file(dir, "app.log", "info all well\nerror disk full\naudit login ann\n");
@@ -226,33 +203,11 @@ fn a_push_url_from_the_environment_and_a_dropped_filename_carry_over() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let recv = scenario::loki_receiver();
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {d}/promtail-positions.yaml
-clients:
-  - url: ${{TEST_LOKI_URL}}
-scrape_configs:
-  - job_name: app
-    static_configs:
-      - targets: [localhost]
-        labels:
-          job: app
-          __path__: {d}/app.log
-    pipeline_stages:
-      - labeldrop: [filename]
-"#,
-        port = free_port(),
-        d = dir.display(),
-    );
-    let p = write_file(dir, "promtail.yaml", &yaml);
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&p).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let yaml = app_config(dir, "", "${TEST_LOKI_URL}", "", "", "      - labeldrop: [filename]\n");
+    let (toml, stderr) = discovery::convert_promtail(dir, &yaml);
     assert!(!stderr.contains("not translated"), "{stderr}");
     assert!(stderr.contains("clients[0].url"), "the split at load time is noted: {stderr}");
-    let config = write_file(dir, "tailship.toml", &String::from_utf8_lossy(&out.stdout));
+    let config = write_file(dir, "tailship.toml", &toml);
     write_file(dir, "app.log", "shipped without its file name\n");
     let push_url = format!("{}/loki/api/v1/push", recv.base);
     let agent = Agent::start_with(&config, &[("TEST_LOKI_URL", &push_url)]);

@@ -10,7 +10,7 @@ use crate::common;
 use crate::discovery;
 use crate::mockhttp;
 use crate::scenario;
-use scenario::{run_agent, Scenario};
+use scenario::Scenario;
 
 use std::time::Duration;
 
@@ -92,8 +92,7 @@ async fn droplets_through_a_proxy_name_the_files_tailed_and_a_converted_promtail
 "#,
         d = d.display(),
     );
-    let cfg = s.convert(&jobs, "digitalocean_sd_configs");
-    let agent = run_agent(cfg).await;
+    let agent = s.run_converted(&jobs, "digitalocean_sd_configs").await;
     let of = |q: &str| s.labels(q);
     s.wait_labels(&agent, r#"{droplet="web-1"}"#, 1);
     let l = &of(r#"{droplet="web-1"}"#)[0];

@@ -18,8 +18,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
-use common::{wait_for, Receiver};
+use agent::{query_all, write_file, Agent};
+use common::wait_for;
 use discovery::{bad_sources_exit_2, labels_of};
 use hickory_resolver::proto::op::{Message, MessageType, ResponseCode};
 use hickory_resolver::proto::rr::rdata::{A, MX, SRV};
@@ -98,21 +98,11 @@ fn srv_a_and_mx_records_name_the_files_tailed_and_their_changes_apply_without_a_
         );
     }
     let Some(ip) = dns_server(zone.clone(), 0) else { return };
-    let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    for n in ["web", "db", "api", "hosts", "mail"] {
-        std::fs::create_dir_all(d.join("logs").join(n)).unwrap();
-        std::fs::write(d.join("logs").join(n).join("app.log"), format!("{n} first\n")).unwrap();
-    }
+    let s = Scenario::plain();
+    let (r, d) = (&s.r, s.root());
+    s.said_logs(&["web", "db", "api", "hosts", "mail"], "first");
     let text = format!(
-        r#"[client]
-url = "{url}"
-[server]
-listen = "127.0.0.1:{listen}"
-[positions]
-path = "{d}/positions"
-[[sources]]
+        r#"[[sources]]
 name = "srv"
 host_label = false
 scan_interval = "200ms"
@@ -144,13 +134,9 @@ relabel = [
   {{ source_labels = ["__address__"], target_label = "instance" }},
 ]
 "#,
-        url = r.base,
-        listen = free_port(),
         d = d.display(),
     );
-    let cfg = write_file(d, "dns.toml", &text);
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = s.toml("dns.toml", &text);
     let agent = start_agent(&cfg, d, ip);
     let rr = &r;
     let lines = |q: &str| query_all(rr, q, None).into_iter().map(|e| e.line).collect::<Vec<_>>();
@@ -159,14 +145,14 @@ relabel = [
         "{}",
         agent.stderr_text()
     );
-    let l = &labels_of(&r, r#"{service="web"}"#)[0];
+    let l = &labels_of(r, r#"{service="web"}"#)[0];
     assert_eq!(
         (l["port"].as_str(), l["dns_name"].as_str(), l["instance"].as_str()),
         ("8080", "_logs._tcp.svc.test", "web.svc.test:8080")
     );
     assert!(wait_for(Duration::from_secs(20), || labels_of(rr, r#"{instance="10.0.0.1:9100"}"#).len() == 1));
     assert!(wait_for(Duration::from_secs(20), || labels_of(rr, r#"{mx="mail.svc.test."}"#).len() == 1));
-    assert_eq!(labels_of(&r, r#"{mx="mail.svc.test."}"#)[0]["instance"], "mail.svc.test:25");
+    assert_eq!(labels_of(r, r#"{mx="mail.svc.test."}"#)[0]["instance"], "mail.svc.test:25");
     assert_eq!(lines(r#"{service="db"}"#), ["db first"]);
 
     // The SRV records change: db goes, api comes.

@@ -9,28 +9,19 @@ use crate::discovery;
 use crate::dockerd;
 use crate::scenario;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent, Stored};
+use agent::{query_all, write_file, Agent, AgentToml};
 use common::{wait_for, Receiver};
-use dockerd::Dockerd;
+use dockerd::{distinct, labels, lines_of, Dockerd, DOCKER_CLIENT};
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
 fn config(dir: &Path, url: &str, d: &Dockerd) -> std::path::PathBuf {
     let text = format!(
-        r#"[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
+        r#"[[sources]]
 type = "docker"
 docker = {{ host = "{host}", filters = {{ label = ["tailship.test"] }} }}
 labels = {{ job = "docker" }}
@@ -43,39 +34,15 @@ relabel = [
   {{ source_labels = ["__meta_docker_container_network_mode"], target_label = "network" }},
 ]
 "#,
-        port = free_port(),
-        dir = dir.display(),
         host = d.host(),
     );
-    write_file(dir, "tailship.toml", &text)
-}
-
-fn lines_of(r: &Receiver, container: &str) -> Vec<Stored> {
-    query_all(r, &format!(r#"{{container="{container}"}}"#), None)
-}
-
-/// Distinct lines of `container` matching `prefix`.
-fn distinct(r: &Receiver, container: &str, prefix: &str) -> BTreeSet<String> {
-    lines_of(r, container).into_iter().map(|e| e.line).filter(|l| l.starts_with(prefix)).collect()
+    AgentToml::new(dir, "").client(url, DOCKER_CLIENT).then(&text).write("tailship.toml")
 }
 
 /// A script writing `n` numbered lines `TAG run R line I` (R counts the
 /// container's starts), `pause` seconds apart, then sleeping.
 fn script(tag: &str, n: u32, pause: &str, pad: usize) -> String {
-    let pad = "x".repeat(pad);
-    format!(
-        "r=$(cat /runs 2>/dev/null || echo 0); r=$((r+1)); echo $r > /runs; i=0; \
-         while [ $i -lt {n} ]; do echo \"{tag} run $r line $i {pad}\"; i=$((i+1)); sleep {pause}; done; \
-         echo \"{tag} run $r done\" >&2; sleep 100000"
-    )
-}
-
-fn labels(e: &Stored) -> BTreeMap<String, String> {
-    e.labels
-        .iter()
-        .filter(|(k, _)| *k != "service_name")
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap().into()))
-        .collect()
+    dockerd::numbered_script(tag, n, pause, &format!(" {}", "x".repeat(pad)))
 }
 
 #[test]
@@ -204,15 +171,12 @@ fn a_converted_promtail_docker_sd_job_ships_with_the_labels_its_rules_give() {
     let r = scenario::loki_receiver();
     let dir = tempfile::tempdir().unwrap();
     // Grafana's documented docker_sd_configs example, on the private Engine.
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {dir}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: flog_scrape
+    let yaml = scenario::promtail_yaml_at(
+        dir.path(),
+        &r.base,
+        "positions.yaml",
+        &format!(
+            r#"  - job_name: flog_scrape
     docker_sd_configs:
       - host: {host}
         refresh_interval: 5s
@@ -228,10 +192,8 @@ scrape_configs:
       - source_labels: ['__meta_docker_container_label_logging_jobname']
         target_label: 'job'
 "#,
-        port = free_port(),
-        dir = dir.path().display(),
-        url = r.base,
-        host = d.host(),
+            host = d.host()
+        ),
     );
     let (toml, stderr) = discovery::convert_promtail(dir.path(), &yaml);
     // Nothing left out: the log stream rule labels each line by its stream.

@@ -19,24 +19,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent, Stored};
+use agent::{free_port, query_all, write_file, Agent, AgentToml};
 use common::{wait_for, Receiver};
-use dockerd::Dockerd;
+use dockerd::{distinct, labels, lines_of, Dockerd, DOCKER_CLIENT};
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
 fn config(dir: &Path, url: &str, host: &str, docker_extra: &str) -> std::path::PathBuf {
     let text = format!(
-        r#"[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
+        r#"[[sources]]
 type = "docker"
 docker = {{ host = "{host}", filters = {{ label = ["tailship.test"] }}, refresh_interval = "30s"{docker_extra} }}
 labels = {{ job = "docker" }}
@@ -47,35 +38,13 @@ relabel = [
   {{ source_labels = ["__meta_docker_network_name"], target_label = "network" }},
 ]
 "#,
-        port = free_port(),
-        dir = dir.display(),
     );
-    write_file(dir, "tailship.toml", &text)
-}
-
-fn lines_of(r: &Receiver, container: &str) -> Vec<Stored> {
-    query_all(r, &format!(r#"{{container="{container}"}}"#), None)
-}
-
-fn distinct(r: &Receiver, container: &str, prefix: &str) -> BTreeSet<String> {
-    lines_of(r, container).into_iter().map(|e| e.line).filter(|l| l.starts_with(prefix)).collect()
+    AgentToml::new(dir, "").client(url, DOCKER_CLIENT).then(&text).write("tailship.toml")
 }
 
 /// `n` numbered lines `TAG run R line I`, `pause` seconds apart, one on stderr, then sleeping.
 fn script(tag: &str, n: u32, pause: &str) -> String {
-    format!(
-        "r=$(cat /runs 2>/dev/null || echo 0); r=$((r+1)); echo $r > /runs; i=0; \
-         while [ $i -lt {n} ]; do echo \"{tag} run $r line $i\"; i=$((i+1)); sleep {pause}; done; \
-         echo \"{tag} run $r done\" >&2; sleep 100000"
-    )
-}
-
-fn labels(e: &Stored) -> BTreeMap<String, String> {
-    e.labels
-        .iter()
-        .filter(|(k, _)| *k != "service_name")
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap().into()))
-        .collect()
+    dockerd::numbered_script(tag, n, pause, "")
 }
 
 /// Docker's own time of the first line of `container` starting with `prefix`, in ns.
@@ -204,15 +173,12 @@ fn an_engine_over_tls_with_a_client_certificate_ships_its_containers() {
     // Promtail's job for this Engine converts, passes check and ships.
     let r3 = scenario::loki_receiver();
     let dir3 = tempfile::tempdir().unwrap();
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {http}
-positions:
-  filename: {dir}/positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: remote
+    let yaml = scenario::promtail_yaml_at(
+        dir3.path(),
+        &r3.base,
+        "positions.yaml",
+        &format!(
+            r#"  - job_name: remote
     docker_sd_configs:
       - host: tcp://127.0.0.1:{port}
         port: 9100
@@ -233,12 +199,10 @@ scrape_configs:
       - source_labels: ['__address__']
         target_label: 'instance'
 "#,
-        http = free_port(),
-        dir = dir3.path().display(),
-        url = r3.base,
-        ca = p("ca.pem"),
-        cert = p("client.pem"),
-        key = p("client-key.pem"),
+            ca = p("ca.pem"),
+            cert = p("client.pem"),
+            key = p("client-key.pem")
+        ),
     );
     let (toml, stderr) = discovery::convert_promtail(dir3.path(), &yaml);
     let untranslated = stderr.split("# Translated with a difference").next().unwrap_or_default();

@@ -19,7 +19,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{agent_config, free_port, query_all, write_file, Agent};
+use agent::{agent_config, query_all, write_file, Agent};
 use common::{wait_for, Receiver};
 use discovery::{bad_sources_exit_2, labels_of};
 use mockhttp::{Mock, Reply};
@@ -165,21 +165,12 @@ async fn swarm_services_and_nodes_are_targets_with_prometheus_labels() {
     let tasks: Tasks = Arc::default();
     let t = tasks.clone();
     let manager = Mock::start(move |req, _| answer(&t, &req.path)).await;
-    let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
-    for d in ["mon_web", "mon_db", "swarm-1"] {
-        std::fs::create_dir_all(logs.join(d)).unwrap();
-        append(&logs.join(d).join("app.log"), &format!("{d} line\n"));
-    }
+    let s = Scenario::plain();
+    let r = &s.r;
+    let logs = s.logs();
+    s.name_logs(&["mon_web", "mon_db", "swarm-1"]);
     let text = format!(
-        r#"[client]
-url = "{url}"
-[server]
-listen = "127.0.0.1:{port}"
-[positions]
-path = "{dir}/positions"
-[[sources]]
+        r#"[[sources]]
 name = "services"
 host_label = false
 scan_interval = "200ms"
@@ -206,26 +197,23 @@ relabel = [
   {{ source_labels = ["__address__"], target_label = "instance" }},
 ]
 "#,
-        url = r.base,
-        port = free_port(),
-        dir = dir.path().display(),
         host = manager.url,
         logs = logs.display()
     );
-    let cfg = write_file(dir.path(), "swarm.toml", &text);
+    let cfg = s.write_toml("swarm.toml", &text);
     let agent = run_agent(cfg).await;
     let rr = &r;
     let found = |q: &str| wait_for(Duration::from_secs(20), || labels_of(rr, q).len() == 1);
     assert!(found(r#"{service="mon_web"}"#), "{}", agent.stderr_text());
-    let web = &labels_of(&r, r#"{service="mon_web"}"#)[0];
+    let web = &labels_of(r, r#"{service="mon_web"}"#)[0];
     assert_eq!(
         (web["mode"].as_str(), web["image"].as_str(), web["team"].as_str(), web["instance"].as_str()),
         ("replicated", "mon_web:1", "ops", "10.0.0.2:8080")
     );
     assert!(found(r#"{service="mon_db"}"#), "{}", agent.stderr_text());
-    assert_eq!(labels_of(&r, r#"{service="mon_db"}"#)[0]["instance"], "10.0.0.2:80", "no port: `port`");
+    assert_eq!(labels_of(r, r#"{service="mon_db"}"#)[0]["instance"], "10.0.0.2:80", "no port: `port`");
     assert!(found(r#"{node="swarm-1"}"#), "{}", agent.stderr_text());
-    let node = &labels_of(&r, r#"{node="swarm-1"}"#)[0];
+    let node = &labels_of(r, r#"{node="swarm-1"}"#)[0];
     assert_eq!(
         (node["leader"].as_str(), node["rack"].as_str(), node["engine"].as_str(), node["instance"].as_str()),
         ("true", "r1", "27.0.1", "192.168.1.10:9100")

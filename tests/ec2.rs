@@ -14,8 +14,8 @@ use crate::scenario;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
-use common::{wait_for, Receiver};
+use agent::{write_file, Agent};
+use common::wait_for;
 use discovery::{bad_sources_exit_2, check_hides, labels_of};
 use mockhttp::{Mock, Reply, Req};
 use scenario::{run_agent, Scenario};
@@ -144,11 +144,9 @@ async fn a_role_is_assumed_and_its_temporary_keys_sign_the_ec2_requests() {
         ec2(req, "ASIATEMP")
     })
     .await;
-    let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir_all(d.join("logs/web-1")).unwrap();
-    std::fs::write(d.join("logs/web-1/app.log"), "web-1 line\n").unwrap();
+    let s = Scenario::plain();
+    let (r, d) = (&s.r, s.root());
+    s.name_logs(&["web-1"]);
     // The base keys come from a profile of the shared credentials file.
     let creds = write_file(
         d,
@@ -156,13 +154,7 @@ async fn a_role_is_assumed_and_its_temporary_keys_sign_the_ec2_requests() {
         "[default]\naws_access_key_id = AKIDWRONG\naws_secret_access_key = x\n\n[logs]\naws_access_key_id = AKIDBASE\naws_secret_access_key = basesecret\n",
     );
     let text = format!(
-        r#"[client]
-url = "{url}"
-[server]
-listen = "127.0.0.1:{listen}"
-[positions]
-path = "{d}/positions"
-[[sources]]
+        r#"[[sources]]
 host_label = false
 scan_interval = "200ms"
 ec2 = {{ region = "us-east-1", endpoint = "{api}/", profile = "logs", role_arn = "arn:aws:iam::123456789012:role/logs", external_id = "ext-1" }}
@@ -171,12 +163,10 @@ relabel = [
   {{ source_labels = ["__meta_ec2_tag_Name"], target_label = "name" }},
 ]
 "#,
-        url = r.base,
-        listen = free_port(),
         d = d.display(),
         api = api.url,
     );
-    let cfg = write_file(d, "ec2.toml", &text);
+    let cfg = s.write_toml("ec2.toml", &text);
     let env = [
         ("AWS_SHARED_CREDENTIALS_FILE", creds.to_str().unwrap().to_string()),
         ("AWS_ENDPOINT_URL_STS", sts.url.clone()),
@@ -188,7 +178,7 @@ relabel = [
     .await
     .unwrap();
     assert!(
-        wait_for(Duration::from_secs(20), || labels_of(&r, r#"{name="web-1"}"#).len() == 1),
+        wait_for(Duration::from_secs(20), || labels_of(r, r#"{name="web-1"}"#).len() == 1),
         "{}",
         agent.stderr_text()
     );

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use agent::{agent_config, query_all, write_file, Agent, Stored};
-use common::{bin, wait_for, Receiver};
+use common::{wait_for, Receiver};
 
 fn label<'a>(e: &'a Stored, name: &str) -> Option<&'a str> {
     e.labels.get(name).and_then(|v| v.as_str())
@@ -176,11 +176,7 @@ fn names_no_earlier_stage_extracts_exit_2_naming_the_key() {
         ),
     ];
     for (stages, key, words) in cases {
-        let cfg = agent_config(dir.path(), "http://127.0.0.1:9", "/tmp/x.log", "", stages);
-        let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stages}: {err}");
-        assert!(err.contains(key) && err.contains(words), "{stages}: {err}");
+        agent::source_exits_2(dir.path(), stages, key, words);
     }
 }
 

@@ -7,6 +7,7 @@
 
 use crate::agent;
 use crate::common;
+use crate::discovery;
 use crate::mockhttp;
 
 use std::collections::BTreeMap;
@@ -305,12 +306,7 @@ scrape_configs:
       labels:
         job: gcp-push
 "#;
-    let y = dir.path().join("promtail.yaml");
-    std::fs::write(&y, yaml).unwrap();
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&y).output().unwrap();
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
-    let report = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{report}");
+    let (toml, report) = discovery::convert_promtail(dir.path(), yaml);
     assert!(!report.contains("Not translated") || !report.contains("gcplog"), "{report}");
     assert!(toml.contains("type = \"gcplog\"") && toml.contains("subscription = \"to-loki\""), "{toml}");
     assert!(toml.contains("subscription_type = \"push\"") && toml.contains("127.0.0.1:8519"), "{toml}");
@@ -325,24 +321,16 @@ scrape_configs:
 #[test]
 fn gcplog_mistakes_exit_2_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
-    for (source, key) in [
-        ("gcplog = { subscription = \"s\" }", "gcplog.project_id"),
-        ("gcplog = { project_id = \"p\", subscription = \"projects/p/subscriptions/s\" }", "gcplog.subscription"),
-        ("gcplog = { project_id = \"p\", subscription = \"s\" }\nlisten = \"127.0.0.1:9\"", ".listen"),
-        ("gcplog = { project_id = \"p\", subscription = \"s\", endpoint = \"pubsub\" }", "gcplog.endpoint"),
-        ("gcplog = { project_id = \"p\", subscription = \"s\" }\nreceiver = { max_connections = 3 }", ".receiver"),
-    ] {
-        let cfg = agent::net_source_config(
-            dir.path(),
-            "bad.toml",
-            "http://127.0.0.1:9",
-            &format!("type = \"gcplog\"\n{source}"),
-        );
-        let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{source}: {err}");
-        assert!(err.contains(key) && err.contains("bad.toml"), "{key}: {err}");
-    }
+    discovery::bad_net_sources_exit_2(
+        "gcplog",
+        &[
+            ("gcplog = { subscription = \"s\" }", "gcplog.project_id"),
+            ("gcplog = { project_id = \"p\", subscription = \"projects/p/subscriptions/s\" }", "gcplog.subscription"),
+            ("gcplog = { project_id = \"p\", subscription = \"s\" }\nlisten = \"127.0.0.1:9\"", ".listen"),
+            ("gcplog = { project_id = \"p\", subscription = \"s\", endpoint = \"pubsub\" }", "gcplog.endpoint"),
+            ("gcplog = { project_id = \"p\", subscription = \"s\" }\nreceiver = { max_connections = 3 }", ".receiver"),
+        ],
+    );
     let cfg = agent::net_source_config(
         dir.path(),
         "bad.toml",

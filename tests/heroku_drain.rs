@@ -116,19 +116,11 @@ fn the_senders_tenant_is_kept() {
 
 #[test]
 fn promtail_gelf_and_heroku_drain_jobs_convert_check_and_receive() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let recv = scenario::loki_receiver();
+    let s = scenario::Scenario::loki();
+    let (recv, dir) = (&s.r, s.root());
     let (gelf_port, drain_port) = (free_port(), free_port());
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {dir}/promtail-positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: gelf
+    let yaml = s.promtail_yaml(&format!(
+        r#"  - job_name: gelf
     gelf:
       listen_address: 127.0.0.1:{gelf_port}
       use_incoming_timestamp: true
@@ -148,10 +140,7 @@ scrape_configs:
       - source_labels: ['__heroku_drain_app']
         target_label: app
 "#,
-        port = free_port(),
-        dir = dir.display(),
-        url = recv.base
-    );
+    ));
     let (toml, stderr) = convert_promtail(dir, &yaml);
     assert!(toml.contains("type = \"gelf\"") && toml.contains("type = \"heroku_drain\""), "{toml}");
     assert!(!stderr.contains("gelf:") && !stderr.contains("heroku_drain:"), "{stderr}");
@@ -168,7 +157,7 @@ scrape_configs:
     assert!(
         wait_for(Duration::from_secs(30), || {
             s.send_to(gelf.as_bytes(), ("127.0.0.1", gelf_port)).unwrap();
-            got = query_all_at(&recv, "/loki/api/v1", r#"{job=~"gelf|heroku"}"#, None);
+            got = query_all_at(recv, "/loki/api/v1", r#"{job=~"gelf|heroku"}"#, None);
             got.iter().any(|e| e.labels.get("host").is_some()) && got.iter().any(|e| e.labels.get("app").is_some())
         }),
         "{got:?} {}",

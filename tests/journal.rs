@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use agent::{free_port, query_all, Agent};
+use tempfile::TempDir;
+
+use agent::{free_port, query_all, Agent, AgentToml};
 use common::{bin, wait_for, Receiver};
 
-const REMOTE: &str = "/lib/systemd/systemd-journal-remote";
+const REMOTE: &str = common::JOURNAL_REMOTE;
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 const BOOT: &str = "0123456789abcdef0123456789abcdef";
 
@@ -31,6 +33,16 @@ fn can_run() -> bool {
 enum V<'a> {
     T(&'a str),
     B(&'a [u8]),
+}
+
+/// The fields of an entry, all text.
+fn tx<'a>(fields: &[(&'a str, &'a str)]) -> Vec<(&'a str, V<'a>)> {
+    fields.iter().map(|&(k, v)| (k, V::T(v))).collect()
+}
+
+/// The fields of an entry, all text, from `KEY=value` lines.
+fn fields(lines: &str) -> Vec<(&str, V<'_>)> {
+    lines.lines().map(|l| l.split_once('=').expect("KEY=value")).map(|(k, v)| (k, V::T(v))).collect()
 }
 
 /// Now, in Unix microseconds.
@@ -57,17 +69,7 @@ fn append(file: &Path, entries: &[(u64, Vec<(&str, V<'_>)>)]) {
         }
         data.push(b'\n');
     }
-    let mut child = Command::new(REMOTE)
-        .arg(format!("--output={}", file.display()))
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&data).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "journal-remote: {}", String::from_utf8_lossy(&out.stderr));
+    common::journal_remote(file, &data);
 }
 
 /// `n` numbered entries of unit `unit`, one µs apart from `start`.
@@ -76,42 +78,52 @@ fn numbered(file: &Path, unit: &str, from: usize, n: usize, start: u64) {
     let entries: Vec<(u64, Vec<(&str, V<'_>)>)> = msgs
         .iter()
         .enumerate()
-        .map(|(i, m)| {
-            (start + i as u64, vec![("MESSAGE", V::T(m)), ("_SYSTEMD_UNIT", V::T(unit)), ("PRIORITY", V::T("6"))])
-        })
+        .map(|(i, m)| (start + i as u64, tx(&[("MESSAGE", m), ("_SYSTEMD_UNIT", unit), ("PRIORITY", "6")])))
         .collect();
     append(file, &entries);
 }
 
 /// A config with one journal source reading `dir`, `extra` TOML appended to it.
 fn config(dir: &Path, url: &str, journal: &Path, extra: &str) -> PathBuf {
-    let port = free_port();
-    let text = format!(
-        r#"shutdown_timeout = "10s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "64KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
-type = "journal"
-name = "sys"
-path = "{journal}"
-labels = {{ job = "journal" }}
-{extra}
-"#,
-        dir = dir.display(),
-        journal = journal.display(),
+    let client = "batch = { max_bytes = \"64KiB\", max_wait = \"100ms\" }\n\
+                  retry = { min_backoff = \"20ms\", max_backoff = \"500ms\" }";
+    let source = format!(
+        "[[sources]]\ntype = \"journal\"\nname = \"sys\"\npath = \"{}\"\nlabels = {{ job = \"journal\" }}\n{extra}",
+        journal.display()
     );
-    agent::write_file(dir, "tailship.toml", &text)
+    AgentToml::new(dir, "10s").client(url, client).then(&source).write("tailship.toml")
 }
 
 fn stat(r: &Receiver, key: &str) -> u64 {
     r.stats()[key].as_u64().unwrap_or(0)
+}
+
+/// A receiver and a temp dir with an empty `journal/` in it; `None` (and
+/// why) where this machine cannot make and read journal files.
+fn setup() -> Option<(Receiver, TempDir, PathBuf)> {
+    if !can_run() {
+        return None;
+    }
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().join("journal");
+    std::fs::create_dir(&jdir).unwrap();
+    Some((r, dir, jdir))
+}
+
+/// Waits up to `secs` for `r` to have stored `n` entries.
+fn wait_entries(r: &Receiver, agent: &Agent, secs: u64, n: u64) {
+    assert!(wait_for(Duration::from_secs(secs), || stat(r, "entries") == n), "{}", agent.stderr_text());
+}
+
+/// SIGTERM: the agent exits 0 within 15 s.
+fn stop(agent: Agent) {
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
+/// The lines of `query` stored in `r`.
+fn lines(r: &Receiver, query: &str) -> Vec<String> {
+    query_all(r, query, None).into_iter().map(|e| e.line).collect()
 }
 
 fn hostname() -> String {
@@ -120,28 +132,18 @@ fn hostname() -> String {
 
 #[test]
 fn entries_ship_with_unit_level_and_host_labels_their_own_timestamps_and_the_stages() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     let t = now_us() - 60_000_000;
     append(
         &jdir.join("a.journal"),
         &[
             (
                 t,
-                vec![
-                    ("MESSAGE", V::T("GET / user=ann")),
-                    ("_SYSTEMD_UNIT", V::T("nginx.service")),
-                    ("SYSLOG_IDENTIFIER", V::T("nginx")),
-                    ("PRIORITY", V::T("3")),
-                    ("_HOSTNAME", V::T("web-7")),
-                ],
+                fields("MESSAGE=GET / user=ann\n_SYSTEMD_UNIT=nginx.service\nSYSLOG_IDENTIFIER=nginx\nPRIORITY=3\n_HOSTNAME=web-7"),
             ),
-            (t + 1, vec![("MESSAGE", V::T("cron ran")), ("SYSLOG_IDENTIFIER", V::T("CRON")), ("PRIORITY", V::T("6"))]),
+            (t + 1, fields("MESSAGE=cron ran\nSYSLOG_IDENTIFIER=CRON\nPRIORITY=6")),
             (
                 t + 2,
                 vec![
@@ -151,15 +153,8 @@ fn entries_ship_with_unit_level_and_host_labels_their_own_timestamps_and_the_sta
                 ],
             ),
             (t + 3, vec![("MESSAGE", V::B(b"\x1b[31mred\x1b[0m")), ("PRIORITY", V::T("4"))]),
-            (t + 4, vec![("CODE_FILE", V::T("no message here"))]),
-            (
-                t + 5,
-                vec![
-                    ("MESSAGE", V::T("GET /healthcheck")),
-                    ("_SYSTEMD_UNIT", V::T("nginx.service")),
-                    ("PRIORITY", V::T("7")),
-                ],
-            ),
+            (t + 4, fields("CODE_FILE=no message here")),
+            (t + 5, fields("MESSAGE=GET /healthcheck\n_SYSTEMD_UNIT=nginx.service\nPRIORITY=7")),
         ],
     );
     let cfg = config(
@@ -169,7 +164,7 @@ fn entries_ship_with_unit_level_and_host_labels_their_own_timestamps_and_the_sta
         r#"stages = [ { regex = 'user=(?P<user>\w+)', labels = ["user"] }, { drop = 'healthcheck' } ]"#,
     );
     let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 4), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 20, 4);
     let got = query_all(&r, r#"{job="journal"}"#, None);
     let me = hostname();
     let find = |line: &str| got.iter().find(|e| e.line == line).unwrap_or_else(|| panic!("{line} missing: {got:?}"));
@@ -196,37 +191,25 @@ fn entries_ship_with_unit_level_and_host_labels_their_own_timestamps_and_the_sta
     assert_eq!(agent.metric("tailship_lines_repaired_total{reason=\"journal_binary\",source=\"sys\"}"), 2.0);
     assert_eq!(agent.metric("tailship_lines_repaired_total{reason=\"invalid_utf8\",source=\"sys\"}"), 1.0);
     assert_eq!(agent.metric("tailship_source_lines_total{source=\"sys\"}"), 6.0);
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
 }
 
 /// Promtail's `journal.json`: the whole entry, every field, as the line.
 #[test]
 fn with_json_each_line_is_the_whole_entry_as_promtail_ships_it() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     let t = now_us() - 60_000_000;
     append(
         &jdir.join("a.journal"),
         &[
-            (
-                t,
-                vec![
-                    ("MESSAGE", V::T("GET /a<b>")),
-                    ("_SYSTEMD_UNIT", V::T("nginx.service")),
-                    ("PRIORITY", V::T("3")),
-                    ("CODE_LINE", V::T("42")),
-                ],
-            ),
-            (t + 1, vec![("CODE_FILE", V::T("no message here")), ("PRIORITY", V::T("6"))]),
+            (t, fields("MESSAGE=GET /a<b>\n_SYSTEMD_UNIT=nginx.service\nPRIORITY=3\nCODE_LINE=42")),
+            (t + 1, fields("CODE_FILE=no message here\nPRIORITY=6")),
         ],
     );
     let agent = Agent::start(&config(dir.path(), &r.base, &jdir, "json = true"));
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 2), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 20, 2);
     let mut got = query_all(&r, r#"{job="journal"}"#, None);
     got.sort_by_key(|e| e.ts);
     let first: serde_json::Value = serde_json::from_str(&got[0].line).unwrap();
@@ -247,7 +230,7 @@ fn with_json_each_line_is_the_whole_entry_as_promtail_ships_it() {
     // An entry without MESSAGE ships too: the line is its fields.
     let second: serde_json::Value = serde_json::from_str(&got[1].line).unwrap();
     assert_eq!(second["CODE_FILE"], "no message here");
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
 }
 
 /// Promtail's journal `relabel_configs` read any journal field as
@@ -255,24 +238,20 @@ fn with_json_each_line_is_the_whole_entry_as_promtail_ships_it() {
 /// level and host, and a `keep` of units as matches, carried over).
 #[test]
 fn relabel_rules_read_every_journal_field_and_may_drop_entries() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     let t = now_us() - 60_000_000;
     let entry = |i: u64, msg: &'static str, ident: &'static str, transport: &'static str| {
         (
             t + i,
-            vec![
-                ("MESSAGE", V::T(msg)),
-                ("SYSLOG_IDENTIFIER", V::T(ident)),
-                ("_TRANSPORT", V::T(transport)),
-                ("PRIORITY", V::T("4")),
-                ("CONTAINER_NAME", V::T("web-1")),
-            ],
+            tx(&[
+                ("MESSAGE", msg),
+                ("SYSLOG_IDENTIFIER", ident),
+                ("_TRANSPORT", transport),
+                ("PRIORITY", "4"),
+                ("CONTAINER_NAME", "web-1"),
+            ]),
         )
     };
     append(
@@ -289,7 +268,7 @@ fn relabel_rules_read_every_journal_field_and_may_drop_entries() {
   { source_labels = ["__journal_container_name", "__journal_priority_keyword"], separator = "/", target_label = "what" },
 ]"#;
     let agent = Agent::start(&config(dir.path(), &r.base, &jdir, rules));
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 2), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 20, 2);
     assert!(wait_for(Duration::from_secs(10), || agent
         .metric(r#"tailship_lines_dropped_total{reason="relabel",source="sys"}"#)
         == 1.0));
@@ -301,27 +280,19 @@ fn relabel_rules_read_every_journal_field_and_may_drop_entries() {
     let want = |l, app: &str| (l, app.to_string(), "web-1/warning".to_string(), app.to_string());
     assert_eq!(seen, [want("accepted key", "sshd"), want("job ran", "cron")]);
     assert!(got.iter().all(|e| e.labels.keys().all(|k| !k.starts_with("__"))));
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
 }
 
 #[test]
 fn matches_select_entries_as_journalctl_does() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     let t = now_us() - 60_000_000;
     let e = |i: u64, unit: &'static str, prio: &'static str| {
         (
             t + i,
-            vec![
-                ("MESSAGE", V::T(["m0", "m1", "m2", "m3", "m4"][i as usize])),
-                ("_SYSTEMD_UNIT", V::T(unit)),
-                ("PRIORITY", V::T(prio)),
-            ],
+            tx(&[("MESSAGE", ["m0", "m1", "m2", "m3", "m4"][i as usize]), ("_SYSTEMD_UNIT", unit), ("PRIORITY", prio)]),
         )
     };
     append(
@@ -347,48 +318,42 @@ fn matches_select_entries_as_journalctl_does() {
     append(
         &jdir.join("a.journal"),
         &[
-            (t + 10, vec![("MESSAGE", V::T("late c")), ("_SYSTEMD_UNIT", V::T("c.service")), ("PRIORITY", V::T("3"))]),
-            (t + 11, vec![("MESSAGE", V::T("late a")), ("_SYSTEMD_UNIT", V::T("a.service")), ("PRIORITY", V::T("3"))]),
+            (t + 10, fields("MESSAGE=late c\n_SYSTEMD_UNIT=c.service\nPRIORITY=3")),
+            (t + 11, fields("MESSAGE=late a\n_SYSTEMD_UNIT=a.service\nPRIORITY=3")),
         ],
     );
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 4), "{}", agent.stderr_text());
-    let lines: Vec<String> = query_all(&r, r#"{job="journal"}"#, None).into_iter().map(|e| e.line).collect();
-    assert_eq!(lines, ["m0", "m1", "m4", "late a"]);
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    wait_entries(&r, &agent, 20, 4);
+    assert_eq!(lines(&r, r#"{job="journal"}"#), ["m0", "m1", "m4", "late a"]);
+    stop(agent);
 }
 
 #[test]
 fn a_restart_and_a_reload_resume_after_the_saved_cursor_with_no_entry_twice() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     let file = jdir.join("a.journal");
     let t = now_us() - 600_000_000;
     numbered(&file, "app.service", 0, 500, t);
     let cfg = config(dir.path(), &r.base, &jdir, "");
     let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 500), "{}", agent.stderr_text());
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    wait_entries(&r, &agent, 20, 500);
+    stop(agent);
     let saved = std::fs::read_to_string(dir.path().join("positions.json")).unwrap();
     assert!(saved.contains("\"journals\"") && saved.contains("\"cursor\": \"s="), "{saved}");
     // Written while the agent is down: read after the restart, nothing before them again.
     numbered(&file, "app.service", 500, 300, t + 1000);
     let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 800), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 20, 800);
     // A reload (SIGHUP) stops and starts the source: it goes on where it was.
     agent.signal(libc::SIGHUP);
     assert!(wait_for(Duration::from_secs(10), || agent.stderr_text().contains("config reloaded")));
     numbered(&file, "app.service", 800, 200, t + 2000);
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 1000), "{}", agent.stderr_text());
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    wait_entries(&r, &agent, 20, 1000);
+    stop(agent);
     assert_eq!(stat(&r, "duplicates"), 0, "an entry was sent twice");
-    let lines: Vec<String> = query_all(&r, r#"{unit="app.service"}"#, None).into_iter().map(|e| e.line).collect();
     let want: Vec<String> = (0..1000).map(|i| format!("entry {i:06} of app.service")).collect();
-    assert_eq!(lines, want);
+    assert_eq!(lines(&r, r#"{unit="app.service"}"#), want);
 }
 
 /// Entries stored in `r` whose line is `entry NNNNNN of UNIT`, by number.
@@ -458,7 +423,7 @@ fn kill_9_mid_stream_loses_no_entry_and_resends_only_what_was_past_the_saved_cur
         dups <= stored_at_kill.saturating_sub(cursor_at_kill),
         "{dups} resent; cursor {cursor_at_kill}, stored {stored_at_kill}"
     );
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
 }
 
 /// Pids of the `journalctl` children of process `pid`.
@@ -497,7 +462,7 @@ fn a_reader_that_dies_is_started_again_and_reads_the_gap() {
     let file = jdir.join("a.journal");
     let t = now_us() - 600_000_000;
     numbered(&file, "app.service", 0, 100, t);
-    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 100), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 30, 100);
     assert!(wait_for(Duration::from_secs(10), || common::get(&ready).status == 200), "{}", common::get(&ready).text());
     // journalctl killed: entries written meanwhile are read by its successor.
     let before = agent.metric(restarts);
@@ -507,10 +472,10 @@ fn a_reader_that_dies_is_started_again_and_reads_the_gap() {
     unsafe { libc::kill(children[0], libc::SIGKILL) };
     numbered(&file, "app.service", 100, 100, t + 1000);
     assert!(wait_for(Duration::from_secs(20), || agent.metric(restarts) > before), "{}", agent.stderr_text());
-    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 200), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 30, 200);
     assert!(agent.stderr_text().contains("starting it again"), "{}", agent.stderr_text());
     let pid = agent.pid();
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
     assert!(journalctl_children(pid).is_empty());
     assert_eq!(stat(&r, "duplicates"), 0);
     assert_eq!(numbers(&r, "app.service").len(), 200);
@@ -518,21 +483,17 @@ fn a_reader_that_dies_is_started_again_and_reads_the_gap() {
 
 #[test]
 fn without_a_cursor_start_at_and_max_age_choose_the_first_entry() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     let file = jdir.join("a.journal");
     let now = now_us();
     append(
         &file,
         &[
-            (now - 9 * 3_600_000_000, vec![("MESSAGE", V::T("nine hours ago"))]),
-            (now - 2 * 3_600_000_000, vec![("MESSAGE", V::T("two hours ago"))]),
-            (now - 60_000_000, vec![("MESSAGE", V::T("a minute ago"))]),
+            (now - 9 * 3_600_000_000, fields("MESSAGE=nine hours ago")),
+            (now - 2 * 3_600_000_000, fields("MESSAGE=two hours ago")),
+            (now - 60_000_000, fields("MESSAGE=a minute ago")),
         ],
     );
     // Three sources on one journal, each with its own cursor: the default
@@ -555,17 +516,15 @@ labels = {{ job = "new" }}
     );
     let cfg = config(dir.path(), &r.base, &jdir, &extra);
     let agent = Agent::start(&cfg);
-    let lines = |job: &str| -> Vec<String> {
-        query_all(&r, &format!(r#"{{job="{job}"}}"#), None).into_iter().map(|e| e.line).collect()
-    };
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 3), "{}", agent.stderr_text());
+    let of_job = |job: &str| -> Vec<String> { lines(&r, &format!(r#"{{job="{job}"}}"#)) };
+    wait_entries(&r, &agent, 20, 3);
     assert!(wait_for(Duration::from_secs(10), || agent.stderr_text().matches("reading the journal").count() == 3));
-    append(&file, &[(now_us(), vec![("MESSAGE", V::T("written after the start"))])]);
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 6), "{}", agent.stderr_text());
-    assert_eq!(lines("journal"), ["two hours ago", "a minute ago", "written after the start"]);
-    assert_eq!(lines("recent"), ["a minute ago", "written after the start"]);
-    assert_eq!(lines("new"), ["written after the start"]);
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    append(&file, &[(now_us(), fields("MESSAGE=written after the start"))]);
+    wait_entries(&r, &agent, 20, 6);
+    assert_eq!(of_job("journal"), ["two hours ago", "a minute ago", "written after the start"]);
+    assert_eq!(of_job("recent"), ["a minute ago", "written after the start"]);
+    assert_eq!(of_job("new"), ["written after the start"]);
+    stop(agent);
 }
 
 #[test]
@@ -662,35 +621,27 @@ path = "/var/log/journal"
 
 #[test]
 fn a_saved_cursor_journalctl_refuses_is_dropped_and_the_source_starts_per_start_at() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     numbered(&jdir.join("a.journal"), "app.service", 0, 50, now_us() - 600_000_000);
     let saved = serde_json::json!({"version": 1, "files": [],
         "journals": [{"source": "sys", "path": jdir, "cursor": "not a cursor", "updated_at": now_us() / 1_000_000}]});
     std::fs::write(dir.path().join("positions.json"), saved.to_string()).unwrap();
     let cfg = config(dir.path(), &r.base, &jdir, "");
     let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stat(&r, "entries") == 50), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 20, 50);
     assert!(agent.stderr_text().contains("refused the saved cursor"), "{}", agent.stderr_text());
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
     let text = std::fs::read_to_string(dir.path().join("positions.json")).unwrap();
     assert!(!text.contains("not a cursor") && text.contains("\"cursor\": \"s="), "{text}");
 }
 
 #[test]
 fn the_new_stages_run_on_journal_messages_and_a_limit_counts_by_the_read_time_not_the_entries() {
-    if !can_run() {
+    let Some((r, dir, jdir)) = setup() else {
         return;
-    }
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = dir.path().join("journal");
-    std::fs::create_dir(&jdir).unwrap();
+    };
     // 60 JSON messages an entry-second apart: a limit clocked by entry times
     // would let them all through; by the read time (all read at once), the burst.
     let t = now_us() - 600_000_000;
@@ -698,7 +649,7 @@ fn the_new_stages_run_on_journal_messages_and_a_limit_counts_by_the_read_time_no
     let entries: Vec<(u64, Vec<(&str, V<'_>)>)> = msgs
         .iter()
         .enumerate()
-        .map(|(i, m)| (t + i as u64 * 1_000_000, vec![("MESSAGE", V::T(m)), ("_SYSTEMD_UNIT", V::T("app.service"))]))
+        .map(|(i, m)| (t + i as u64 * 1_000_000, tx(&[("MESSAGE", m), ("_SYSTEMD_UNIT", "app.service")])))
         .collect();
     append(&jdir.join("a.journal"), &entries);
     let cfg = config(
@@ -726,7 +677,7 @@ fn the_new_stages_run_on_journal_messages_and_a_limit_counts_by_the_read_time_no
         format!(r#"{{"host":"{}","job":"journal","sev":"warn","unit":"app.service"}}"#, hostname())
     );
     assert_eq!(got[1].ts, (t as i128 + 1_000_000) * 1000, "the entry's own time");
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
 }
 
 #[test]
@@ -770,10 +721,9 @@ fn two_clients_each_keep_their_own_cursor_and_a_stopped_one_catches_up() {
         "b catches up from its own cursor: {}",
         agent.stderr_text()
     );
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
     let want: Vec<String> = (300..500).map(|i| format!("entry {i:06} of app.service")).collect();
-    let got: Vec<String> = query_all(&b, r#"{unit="app.service"}"#, None).into_iter().map(|e| e.line).collect();
-    assert_eq!(got, want);
+    assert_eq!(lines(&b, r#"{unit="app.service"}"#), want);
     assert_eq!(stat(&a, "duplicates"), 0);
     let saved: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("positions.json")).unwrap()).unwrap();
@@ -808,17 +758,17 @@ fn a_journalctl_without_inotify_watches_is_run_every_few_seconds_not_restarted_i
     let cfg = config(dir.path(), &r.base, &jdir, "start_at = \"beginning\"");
     let script = "echo 0 > /proc/sys/user/max_inotify_instances && exec \"$@\"";
     let agent = Agent::start_wrapped(&cfg, &[], &["unshare", "-Ur", "sh", "-c", script, "sh"]);
-    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 50), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 30, 50);
     // Entries written later are read by a later run.
     numbered(&file, "app.service", 50, 50, t + 1000);
-    assert!(wait_for(Duration::from_secs(30), || stat(&r, "entries") == 100), "{}", agent.stderr_text());
+    wait_entries(&r, &agent, 30, 100);
     let err = agent.stderr_text();
     // Said once, naming the limit; not a failure, not a restart.
     assert_eq!(err.matches("journalctl cannot follow").count(), 1, "{err}");
     assert!(err.contains("fs.inotify.max_user_instances"), "{err}");
     assert!(!err.contains("starting it again"), "{err}");
     assert_eq!(agent.metric("tailship_journal_restarts_total{source=\"sys\"}"), 0.0, "{err}");
-    assert!(agent.terminate(Duration::from_secs(15)).success());
+    stop(agent);
     assert_eq!(stat(&r, "duplicates"), 0);
     assert_eq!(numbers(&r, "app.service").len(), 100);
 }

@@ -10,6 +10,7 @@ use crate::agent;
 use crate::common;
 use crate::discovery;
 use crate::kafka_broker;
+use crate::pki;
 use crate::scenario;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use std::time::Duration;
 use agent::{free_port, query_all, Agent, Stored};
 use common::{bin, wait_for, Receiver};
 use kafka_broker::{Broker, Msg, Options};
+use tempfile::TempDir;
 use tokio_rustls::rustls;
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
@@ -52,14 +54,36 @@ fn wait_lines(store: &Receiver, query: &str, n: usize) -> Vec<Stored> {
     got
 }
 
+/// A temp dir and a receiver.
+fn dir_and_store() -> (TempDir, Receiver) {
+    (tempfile::tempdir().unwrap(), Receiver::start(BIG))
+}
+
+/// SIGTERM: the agent exits 0 within 20 s, and `line` was never stored.
+fn stop_never_stored(agent: Agent, store: &Receiver, line: &str) {
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    assert!(!query_all(store, r#"{job="kafka"}"#, None).iter().any(|e| e.line == line));
+}
+
+/// [`wait_lines`] of job `kafka`: the lines, sorted.
+fn sorted_lines(store: &Receiver, n: usize) -> Vec<String> {
+    let mut lines: Vec<String> = wait_lines(store, r#"{job="kafka"}"#, n).into_iter().map(|e| e.line).collect();
+    lines.sort();
+    lines
+}
+
+/// Waits (30 s at most) until the agent has said `text`.
+fn wait_said(agent: &Agent, text: &str) {
+    assert!(wait_for(Duration::from_secs(30), || agent.stderr_text().contains(text)), "{}", agent.stderr_text());
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
 }
 
 #[test]
 fn messages_are_labelled_timed_and_resume_after_a_restart_without_repeats() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     let broker = Broker::start(Options::default());
     broker.create_topic("app-web", 2);
     broker.produce("other", 0, vec![Msg::new("not a topic of ours", 1_700_000_000_000)]);
@@ -117,8 +141,7 @@ fn messages_are_labelled_timed_and_resume_after_a_restart_without_repeats() {
 
 #[test]
 fn without_use_incoming_timestamp_lines_take_the_time_they_were_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     let broker = Broker::start(Options::default());
     broker.produce("logs", 0, vec![Msg::new("old message", 1_000_000_000_000)]);
     let before = now_ms() as i128 * 1_000_000;
@@ -132,8 +155,7 @@ fn without_use_incoming_timestamp_lines_take_the_time_they_were_read() {
 
 #[test]
 fn a_broker_down_at_start_is_retried_and_read_once_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let agent = Agent::start(&kafka_config(dir.path(), &store.base, &addr, r#""logs""#, true));
@@ -152,57 +174,21 @@ fn a_broker_down_at_start_is_retried_and_read_once_up() {
     assert!(agent.terminate(Duration::from_secs(20)).success());
 }
 
-/// A broker's PKI: a CA, a server certificate for `name` signed by it, and,
-/// with `client`, a client certificate of that CA which the server then
-/// requires: (CA PEM, client cert and key PEMs, server config).
-fn broker_pki(name: &str, client: bool) -> (String, Option<(String, String)>, Arc<rustls::ServerConfig>) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship kafka test CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
-    let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder =
-        rustls::ServerConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions().unwrap();
-    let (builder, client_pems) = if client {
-        let client_key = rcgen::KeyPair::generate().unwrap();
-        let client_cert =
-            rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(ca_cert.der().clone()).unwrap();
-        let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider).build().unwrap();
-        (builder.with_client_cert_verifier(verifier), Some((client_cert.pem(), client_key.serialize_pem())))
-    } else {
-        (builder.with_no_client_auth(), None)
-    };
-    let config = builder.with_single_cert(vec![cert.der().clone()], key_der).unwrap();
-    (ca_cert.pem(), client_pems, Arc::new(config))
-}
-
-/// A CA and a server config for 127.0.0.1 signed by it: (CA PEM, config).
-fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
-    let (ca, _, config) = broker_pki("127.0.0.1", false);
-    (ca, config)
-}
-
 const CONNECTION: &str =
     "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=abc=";
 
+/// A broker as Azure Event Hubs answers Kafka clients: over TLS (its CA's
+/// PEM returned) and SASL PLAIN with the connection string as the password.
+fn event_hubs() -> (String, Broker) {
+    let (ca, tls) = pki::private_ca();
+    let sasl = Some(("$ConnectionString".into(), CONNECTION.into()));
+    (ca, Broker::start(Options { tls: Some(tls), sasl, ..Default::default() }))
+}
+
 #[test]
 fn azure_event_hubs_over_tls_and_sasl_splits_records() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
-    let (ca, tls) = private_ca();
-    let broker = Broker::start(Options {
-        tls: Some(tls),
-        sasl: Some(("$ConnectionString".into(), CONNECTION.into())),
-        ..Default::default()
-    });
+    let (dir, store) = dir_and_store();
+    let (ca, broker) = event_hubs();
     let records = r#"{"records":[{"time":"2024-05-01T10:00:00Z","category":"FunctionAppLogs","resourceId":"/SUBSCRIPTIONS/X","operationName":"Microsoft.Web/sites/functions/log","level":"Informational"},{"time":"2024-05-01T10:00:01.5Z","category":"AppServiceHTTPLogs","resourceId":"/SUBSCRIPTIONS/X","operationName":"op"}]}"#;
     broker.produce(
         "insights-logs",
@@ -244,14 +230,8 @@ relabel = [
 
 #[test]
 fn azure_event_hubs_with_a_wrong_connection_string_ships_nothing_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
-    let (ca, tls) = private_ca();
-    let broker = Broker::start(Options {
-        tls: Some(tls),
-        sasl: Some(("$ConnectionString".into(), CONNECTION.into())),
-        ..Default::default()
-    });
+    let (dir, store) = dir_and_store();
+    let (ca, broker) = event_hubs();
     broker.produce("hub", 0, vec![Msg::new("never read", 1_700_000_000_000)]);
     std::fs::write(dir.path().join("ca.pem"), ca).unwrap();
     let source = format!(
@@ -306,30 +286,17 @@ fn bad_kafka_config_exits_2_naming_the_key_and_file() {
 
 #[test]
 fn promtail_kafka_and_azure_event_hubs_jobs_convert_check_and_ship() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let recv = scenario::loki_receiver();
+    let s = scenario::Scenario::loki();
+    let (recv, dir) = (&s.r, s.root());
     let kafka = Broker::start(Options::default());
     kafka.produce("orders", 0, vec![Msg::keyed("k1", "order placed", 1_700_000_000_000)]);
-    let (ca, tls) = private_ca();
-    let azure = Broker::start(Options {
-        tls: Some(tls),
-        sasl: Some(("$ConnectionString".into(), CONNECTION.into())),
-        ..Default::default()
-    });
+    let (ca, azure) = event_hubs();
     let record = r#"{"records":[{"time":"2024-05-01T10:00:00Z","category":"AuditEvent","resourceId":"/R","operationName":"op"}]}"#;
     azure.produce("hub1", 0, vec![Msg::new(record, 1_700_000_000_000)]);
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, ca).unwrap();
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {port}
-positions:
-  filename: {dir}/promtail-positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: kafka
+    let yaml = s.promtail_yaml(&format!(
+        r#"  - job_name: kafka
     kafka:
       brokers: [{kafka}]
       topics: ['^ord.*']
@@ -357,13 +324,10 @@ scrape_configs:
       - source_labels: ['__azure_event_hubs_category']
         target_label: category
 "#,
-        port = free_port(),
-        dir = dir.display(),
-        url = recv.base,
         kafka = kafka.addr(),
         azure = azure.port,
         conn = CONNECTION,
-    );
+    ));
     let (toml, stderr) = discovery::convert_promtail(dir, &yaml);
     assert!(toml.contains("type = \"kafka\"") && toml.contains("type = \"azure_event_hubs\""), "{toml}");
     assert!(stderr.contains("scrape_configs[0].kafka.group_id"), "the difference is listed: {stderr}");
@@ -375,7 +339,7 @@ scrape_configs:
     let mut got = Vec::new();
     assert!(
         wait_for(Duration::from_secs(30), || {
-            got = agent::query_all_at(&recv, "/loki/api/v1", r#"{job=~"kafka|azure"}"#, None);
+            got = agent::query_all_at(recv, "/loki/api/v1", r#"{job=~"kafka|azure"}"#, None);
             got.len() >= 2
         }),
         "{got:?} {}",
@@ -396,15 +360,14 @@ scrape_configs:
 /// by it, and a server config requiring a client certificate of that CA:
 /// (CA PEM, client cert PEM, client key PEM, server config).
 fn mutual_tls() -> (String, String, String, Arc<rustls::ServerConfig>) {
-    let (ca, client, config) = broker_pki("127.0.0.1", true);
+    let pki::Pki { ca, client, server: config } = pki::pki("127.0.0.1", Some("agent"));
     let (cert, key) = client.unwrap();
     (ca, cert, key, config)
 }
 
 #[test]
 fn authentication_ssl_with_a_client_certificate_reads_from_a_broker_that_requires_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     let (ca, cert, key, tls) = mutual_tls();
     let broker = Broker::start(Options { tls: Some(tls), ..Default::default() });
     broker.produce("secure", 0, vec![Msg::new("over mutual TLS", 1_700_000_000_000)]);
@@ -429,8 +392,7 @@ kafka = {{ brokers = ["{addr}"], topics = ["secure"], authentication = {{ type =
 
 #[test]
 fn a_broker_that_goes_away_and_comes_back_is_read_on_from_where_it_was() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     let broker = Broker::start(Options::default());
     let port = broker.port;
     broker.produce("logs", 0, vec![Msg::new("before", 1_700_000_000_000)]);
@@ -440,11 +402,7 @@ fn a_broker_that_goes_away_and_comes_back_is_read_on_from_where_it_was() {
     let log = Broker::start(Options::default());
     log.copy_from(&broker);
     drop(broker);
-    assert!(
-        wait_for(Duration::from_secs(30), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
-        "{}",
-        agent.stderr_text()
-    );
+    wait_said(&agent, "cannot be reached; retrying with backoff");
     let again = Broker::start(Options { port, ..Default::default() });
     again.copy_from(&log);
     again.produce("logs", 0, vec![Msg::new("after", 1_700_000_000_001)]);
@@ -462,10 +420,9 @@ fn a_broker_that_goes_away_and_comes_back_is_read_on_from_where_it_was() {
 /// another name is refused and said so.
 #[test]
 fn kafka_tls_server_name_and_insecure_skip_verify_reach_a_broker_named_otherwise() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     // A certificate for `broker.internal`, not the address connected to.
-    let (ca, _, tls) = broker_pki("broker.internal", false);
+    let pki::Pki { ca, server: tls, .. } = pki::pki("broker.internal", None);
     let broker = Broker::start(Options { tls: Some(tls), ..Default::default() });
     broker.produce("named", 0, vec![Msg::new("checked against its name", 1_700_000_000_000)]);
     broker.produce("unchecked", 0, vec![Msg::new("not checked at all", 1_700_000_000_000)]);
@@ -491,18 +448,11 @@ kafka = {{ brokers = ["{addr}"], topics = ["refused"], authentication = {{ type 
 "#
     );
     let agent = Agent::start(&agent::net_source_config(dir.path(), "named.toml", &store.base, &source));
-    let got = wait_lines(&store, r#"{job="kafka"}"#, 2);
-    let mut lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
-    lines.sort();
+    let lines = sorted_lines(&store, 2);
     assert_eq!(lines, ["checked against its name", "not checked at all"], "{}", agent.stderr_text());
-    assert!(
-        wait_for(Duration::from_secs(30), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
-        "{}",
-        agent.stderr_text()
-    );
+    wait_said(&agent, "cannot be reached; retrying with backoff");
     assert!(agent.stderr_text().contains("insecure_skip_verify"), "{}", agent.stderr_text());
-    assert!(agent.terminate(Duration::from_secs(20)).success());
-    assert!(!query_all(&store, r#"{job="kafka"}"#, None).iter().any(|e| e.line == "never read"));
+    stop_never_stored(agent, &store, "never read");
 }
 
 /// SASL with SCRAM-SHA-256 in the clear and SCRAM-SHA-512 over TLS
@@ -510,11 +460,10 @@ kafka = {{ brokers = ["{addr}"], topics = ["refused"], authentication = {{ type 
 /// the agent the broker's signature; a wrong password is refused and said so.
 #[test]
 fn sasl_scram_sha_256_and_sha_512_over_tls_read_from_brokers_that_check_the_proof() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     let creds = Some(("shipper".to_string(), "pa55-w0rd".to_string()));
     let plain = Broker::start(Options { sasl: creds.clone(), scram: Some("SCRAM-SHA-256"), ..Default::default() });
-    let (ca, tls) = private_ca();
+    let (ca, tls) = pki::private_ca();
     let secure =
         Broker::start(Options { sasl: creds, scram: Some("SCRAM-SHA-512"), tls: Some(tls), ..Default::default() });
     plain.produce("t", 0, vec![Msg::new("scram 256", 1_700_000_000_000)]);
@@ -543,28 +492,20 @@ kafka = {{ brokers = ["{p}"], topics = ["u"], authentication = {{ type = "sasl",
         s = secure.addr()
     );
     let agent = Agent::start(&agent::net_source_config(dir.path(), "scram.toml", &store.base, &source));
-    let got = wait_lines(&store, r#"{job="kafka"}"#, 2);
-    let mut lines: Vec<&str> = got.iter().map(|e| e.line.as_str()).collect();
-    lines.sort();
+    let lines = sorted_lines(&store, 2);
     assert_eq!(lines, ["scram 256", "scram 512 over tls"], "{}", agent.stderr_text());
     assert!(plain.authenticated.load(std::sync::atomic::Ordering::SeqCst) >= 1);
     assert!(secure.authenticated.load(std::sync::atomic::Ordering::SeqCst) >= 1);
-    assert!(
-        wait_for(Duration::from_secs(30), || agent.stderr_text().contains("cannot be reached; retrying with backoff")),
-        "{}",
-        agent.stderr_text()
-    );
+    wait_said(&agent, "cannot be reached; retrying with backoff");
     assert!(!agent.stderr_text().contains("pa55-w0rd"), "{}", agent.stderr_text());
-    assert!(agent.terminate(Duration::from_secs(20)).success());
-    assert!(!query_all(&store, r#"{job="kafka"}"#, None).iter().any(|e| e.line == "wrong password"));
+    stop_never_stored(agent, &store, "wrong password");
 }
 
 /// A topic matching a regex and a partition created while the agent runs
 /// are found at the next `topic_refresh_interval` and read from their start.
 #[test]
 fn a_topic_and_a_partition_created_while_running_are_read_from_their_start() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Receiver::start(BIG);
+    let (dir, store) = dir_and_store();
     let broker = Broker::start(Options::default());
     broker.produce("app-a", 0, vec![Msg::new("a0", 1_700_000_000_000)]);
     let agent = Agent::start(&kafka_config(dir.path(), &store.base, &broker.addr(), r#""^app-.*""#, true));

@@ -6,37 +6,20 @@
 use crate::agent;
 use crate::common;
 use crate::discovery;
+use crate::pki;
 use crate::scenario;
+use discovery::{label_map as map, stored_labels as labels};
 
-use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent, Stored};
+use agent::{free_port, query_all, write_file, Agent, AgentToml};
 use common::{wait_for, Receiver};
 use serde_json::json;
+use tempfile::TempDir;
 use tokio_rustls::rustls;
-
-fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "test cluster CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
-    let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der().clone()], key_der)
-        .unwrap();
-    (ca_cert.pem(), Arc::new(config))
-}
 
 /// What the API server holds and what it was asked.
 #[derive(Default)]
@@ -92,22 +75,7 @@ fn api_server(config: Arc<rustls::ServerConfig>, cluster: Shared) -> u16 {
                 let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
                 let Ok(mut conn) = rustls::ServerConnection::new(config) else { return };
                 let mut tls = rustls::Stream::new(&mut conn, &mut tcp);
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tls.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&buf).to_string();
-                let line = head.lines().next().unwrap_or("").to_string();
-                let auth = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase().starts_with("authorization:").then(|| l[14..].trim().to_string())
-                    })
-                    .unwrap_or_default();
+                let Some((line, auth)) = common::read_request_head(&mut tls) else { return };
                 cluster.lock().unwrap().requests.push((line.clone(), auth));
                 if !line.contains("fieldSelector=spec.nodeName%3Dnode-1") {
                     let _ = write!(tls, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
@@ -182,21 +150,41 @@ fn cri_log(root: &Path, dir: &str, line: &str) {
     std::fs::write(d.join("0.log"), format!("2026-11-23T10:00:00.000000000Z stdout F {line}\n")).unwrap();
 }
 
-fn labels(e: &Stored) -> BTreeMap<String, String> {
-    e.labels
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "service_name" | "filename"))
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-        .collect()
+/// A temp dir with an empty `pods/` root, the CA `ca` and the token
+/// `tok-123` written in it: (dir, root, CA file, token file).
+fn pods_dir(ca: &str) -> (TempDir, PathBuf, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pods");
+    std::fs::create_dir_all(&root).unwrap();
+    let ca_file = write_file(dir.path(), "ca.crt", ca);
+    let token = write_file(dir.path(), "token", "tok-123\n");
+    (dir, root, ca_file, token)
 }
 
-fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+/// The `kubernetes` keys of a source on the API server at `port` (its CA
+/// in `ca_file`, the token in `token`) for node `node-1`, waiting `wait` for a file's pod.
+fn api_keys(port: u16, ca_file: &Path, token: &Path, wait: &str) -> String {
+    format!(
+        r#"api_server = "https://127.0.0.1:{port}", ca_file = "{}", token_file = "{}", node_name = "node-1", wait_for_pod = "{wait}""#,
+        ca_file.display(),
+        token.display()
+    )
+}
+
+/// A config with one `type = "kubernetes"` source of the pod logs under
+/// `root`, scanned every `scan`, its `kubernetes` table's keys `kubernetes`.
+fn k8s_config(dir: &Path, url: &str, root: &Path, scan: &str, kubernetes: &str) -> PathBuf {
+    let source = format!(
+        "[[sources]]\ntype = \"kubernetes\"\nroot = \"{}\"\nhost_label = false\nscan_interval = \"{scan}\"\nkubernetes = {{ {kubernetes} }}",
+        root.display()
+    );
+    let toml = AgentToml::new(dir, "").bare_client(url, "batch = { max_wait = \"100ms\" }").sync_period("");
+    toml.then(&source).write("tailship.toml")
 }
 
 #[test]
 fn pods_listed_and_watched_label_their_files_as_the_helm_chart_does() {
-    let (ca, tls) = private_ca();
+    let (ca, tls) = pki::private_ca();
     let cluster: Shared = Arc::default();
     {
         let mut c = cluster.lock().unwrap();
@@ -211,38 +199,10 @@ fn pods_listed_and_watched_label_their_files_as_the_helm_chart_does() {
     }
     let port = api_server(tls, cluster.clone());
     let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("pods");
-    std::fs::create_dir_all(&root).unwrap();
-    let ca_file = write_file(dir.path(), "ca.crt", &ca);
-    let token = write_file(dir.path(), "token", "tok-123\n");
+    let (dir, root, ca_file, token) = pods_dir(&ca);
     cri_log(&root, "shop_web-7c9f8d6b5-x2x9q_uid-web", "hello from web");
-    let cfg = write_file(
-        dir.path(),
-        "tailship.toml",
-        &format!(
-            r#"[server]
-listen = "127.0.0.1:{mport}"
-[client]
-url = "{url}"
-batch = {{ max_wait = "100ms" }}
-[positions]
-path = "{dir}/positions.json"
-[[sources]]
-type = "kubernetes"
-root = "{root}"
-host_label = false
-scan_interval = "200ms"
-kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1s" }}
-"#,
-            mport = free_port(),
-            url = r.base,
-            dir = dir.path().display(),
-            root = root.display(),
-            ca = ca_file.display(),
-            token = token.display(),
-        ),
-    );
+    let kubernetes = api_keys(port, &ca_file, &token, "1s");
+    let cfg = k8s_config(dir.path(), &r.base, &root, "200ms", &kubernetes);
     let agent = Agent::start(&cfg);
     let find = |text: &str| query_all(&r, r#"{stream="stdout"}"#, None).into_iter().find(|e| e.line == text);
     assert!(wait_for(Duration::from_secs(20), || find("hello from web").is_some()), "{}", agent.stderr_text());
@@ -367,7 +327,7 @@ kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token
 
 #[test]
 fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_gives() {
-    let (ca, tls) = private_ca();
+    let (ca, tls) = pki::private_ca();
     let cluster: Shared = Arc::default();
     {
         let mut c = cluster.lock().unwrap();
@@ -389,11 +349,7 @@ fn the_promtail_helm_charts_config_converts_and_ships_with_the_labels_promtail_g
     }
     let port = api_server(tls, cluster.clone());
     let r = scenario::loki_receiver();
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("pods");
-    std::fs::create_dir_all(&root).unwrap();
-    let ca_file = write_file(dir.path(), "ca.crt", &ca);
-    let token = write_file(dir.path(), "token", "tok-123\n");
+    let (dir, root, ca_file, token) = pods_dir(&ca);
     let yaml = include_str!("data/promtail-helm-chart.yaml")
         .replace("@PORT@", &free_port().to_string())
         .replace("@URL@", &r.base)
@@ -453,31 +409,11 @@ fn with_the_api_server_unreachable_files_ship_with_their_path_labels_after_the_w
     let token = write_file(dir.path(), "token", "tok\n");
     // Nothing listens on this port.
     let closed = free_port();
-    let cfg = write_file(
-        dir.path(),
-        "tailship.toml",
-        &format!(
-            r#"[server]
-listen = "127.0.0.1:{mport}"
-[client]
-url = "{url}"
-batch = {{ max_wait = "100ms" }}
-[positions]
-path = "{dir}/positions.json"
-[[sources]]
-type = "kubernetes"
-root = "{root}"
-host_label = false
-scan_interval = "200ms"
-kubernetes = {{ api_server = "https://127.0.0.1:{closed}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1s", namespaces = {{ names = ["shop"] }} }}
-"#,
-            mport = free_port(),
-            url = r.base,
-            dir = dir.path().display(),
-            root = root.display(),
-            token = token.display(),
-        ),
+    let kubernetes = format!(
+        r#"api_server = "https://127.0.0.1:{closed}", token_file = "{}", node_name = "node-1", wait_for_pod = "1s", namespaces = {{ names = ["shop"] }}"#,
+        token.display()
     );
+    let cfg = k8s_config(dir.path(), &r.base, &root, "200ms", &kubernetes);
     let agent = Agent::start(&cfg);
     let all = || query_all(&r, r#"{namespace="shop"}"#, None);
     assert!(wait_for(Duration::from_secs(20), || !all().is_empty()), "{}", agent.stderr_text());
@@ -497,43 +433,15 @@ kubernetes = {{ api_server = "https://127.0.0.1:{closed}", token_file = "{token}
 /// the file of a pod the watch adds later is read at once.
 #[test]
 fn a_pod_log_is_opened_as_soon_as_its_pod_is_known_not_at_the_next_scan() {
-    let (ca, tls) = private_ca();
+    let (ca, tls) = pki::private_ca();
     let cluster: Shared = Arc::default();
     cluster.lock().unwrap().version = 3;
     let port = api_server(tls, cluster.clone());
     let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("pods");
-    std::fs::create_dir_all(&root).unwrap();
-    let ca_file = write_file(dir.path(), "ca.crt", &ca);
-    let token = write_file(dir.path(), "token", "tok-123\n");
+    let (dir, root, ca_file, token) = pods_dir(&ca);
     cri_log(&root, "shop_late-1_uid-late", "hello from late");
-    let cfg = write_file(
-        dir.path(),
-        "tailship.toml",
-        &format!(
-            r#"[server]
-listen = "127.0.0.1:{mport}"
-[client]
-url = "{url}"
-batch = {{ max_wait = "100ms" }}
-[positions]
-path = "{dir}/positions.json"
-[[sources]]
-type = "kubernetes"
-root = "{root}"
-host_label = false
-scan_interval = "1h"
-kubernetes = {{ api_server = "https://127.0.0.1:{port}", ca_file = "{ca}", token_file = "{token}", node_name = "node-1", wait_for_pod = "1h" }}
-"#,
-            mport = free_port(),
-            url = r.base,
-            dir = dir.path().display(),
-            root = root.display(),
-            ca = ca_file.display(),
-            token = token.display(),
-        ),
-    );
+    let kubernetes = api_keys(port, &ca_file, &token, "1h");
+    let cfg = k8s_config(dir.path(), &r.base, &root, "1h", &kubernetes);
     let agent = Agent::start(&cfg);
     let watching = || cluster.lock().unwrap().requests.iter().any(|(l, _)| l.contains("watch=1"));
     assert!(wait_for(Duration::from_secs(20), watching), "{}", agent.stderr_text());

@@ -8,13 +8,15 @@
 use crate::agent;
 use crate::common;
 use crate::discovery;
+use crate::pki::Pki;
 use crate::scenario;
 use discovery::convert_promtail;
+use discovery::{label_map as map, stored_labels as labels};
 use scenario::Scenario;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,39 +26,16 @@ use common::{bin, wait_for, Receiver};
 use serde_json::{json, Value};
 use tokio_rustls::rustls;
 
-/// PEMs of a private CA, of a client certificate it signed, and the server's TLS config
-/// (its certificate names `kube.test` only, and it asks for a client certificate of the CA).
-struct Pki {
-    ca: String,
-    client_cert: String,
-    client_key: String,
-    server: Arc<rustls::ServerConfig>,
+/// A private CA, the server's certificate (for `kube.test` only) and a
+/// client certificate, both of that CA, which the server asks for.
+fn pki() -> Pki {
+    crate::pki::pki("kube.test", Some("tailship"))
 }
 
-fn pki() -> Pki {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "test cluster CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["kube.test".to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
-    let ckey = rcgen::KeyPair::generate().unwrap();
-    let ccert = rcgen::CertificateParams::new(vec!["tailship".to_string()]).unwrap().signed_by(&ckey, &issuer).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca_cert.der().clone()).unwrap();
-    let verifier =
-        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
-    let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
-    let server = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(vec![cert.der().clone()], key_der)
-        .unwrap();
-    Pki { ca: ca_cert.pem(), client_cert: ccert.pem(), client_key: ckey.serialize_pem(), server: Arc::new(server) }
+/// Writes the CA and the client certificate and key of `pki` to `d`: their paths.
+fn write_pki(d: &Path, pki: &Pki) -> (PathBuf, PathBuf, PathBuf) {
+    let (cert, key) = pki.client.as_ref().unwrap();
+    (write_file(d, "ca.crt", &pki.ca), write_file(d, "client.crt", cert), write_file(d, "client.key", key))
 }
 
 /// What the API server holds and what it was asked.
@@ -102,20 +81,7 @@ fn api_server(tls: Option<Arc<rustls::ServerConfig>>, cluster: Shared, auth: Opt
 }
 
 fn serve(conn: &mut dyn Conn, cluster: &Shared, want_auth: Option<&str>) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match conn.read(&mut chunk) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&buf).to_string();
-    let line = head.lines().next().unwrap_or("").to_string();
-    let auth = head
-        .lines()
-        .find_map(|l| l.to_ascii_lowercase().starts_with("authorization:").then(|| l[14..].trim().to_string()))
-        .unwrap_or_default();
+    let Some((line, auth)) = common::read_request_head(conn) else { return };
     cluster.lock().unwrap().requests.push((line.clone(), auth.clone()));
     if want_auth.is_some_and(|w| w != auth) {
         let _ = write!(conn, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
@@ -193,18 +159,6 @@ fn log(path: &Path, line: &str) {
     writeln!(f, "{line}").unwrap();
 }
 
-fn labels(e: &Stored) -> BTreeMap<String, String> {
-    e.labels
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "service_name" | "filename"))
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-        .collect()
-}
-
-fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
 fn config(dir: &Path, url: &str, sources: &str) -> std::path::PathBuf {
     let text = format!(
         r#"[server]
@@ -234,9 +188,7 @@ fn role_node_targets_over_mutual_tls_with_selectors_appear_and_go() {
     let r = Receiver::start(&["--max-query-limit", "1000000"]);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ca = write_file(d, "ca.crt", &pki.ca);
-    let cert = write_file(d, "client.crt", &pki.client_cert);
-    let key = write_file(d, "client.key", &pki.client_key);
+    let (ca, cert, key) = write_pki(d, &pki);
     log(&d.join("nodes/node-a/kubelet.log"), "a: started");
     log(&d.join("nodes/node-b/kubelet.log"), "b: started");
     let sources = format!(
@@ -672,9 +624,7 @@ fn promtail_jobs_of_roles_node_and_service_convert_check_and_ship() {
     let port = api_server(Some(pki.server.clone()), cluster.clone(), None);
     let s = Scenario::loki();
     let (r, d) = (&s.r, s.root());
-    let ca = write_file(d, "ca.crt", &pki.ca);
-    let cert = write_file(d, "client.crt", &pki.client_cert);
-    let key = write_file(d, "client.key", &pki.client_key);
+    let (ca, cert, key) = write_pki(d, &pki);
     log(&d.join("nodes/node-a/kubelet.log"), "kubelet of node-a");
     log(&d.join("svc/shop/web/80.log"), "web on 80");
     log(&d.join("svc/other/db/80.log"), "db on 80");
@@ -687,15 +637,12 @@ fn promtail_jobs_of_roles_node_and_service_convert_check_and_ship() {
             key = key.display(),
         )
     };
-    let yaml = format!(
-        r#"server:
-  http_listen_port: {mport}
-positions:
-  filename: {d}/promtail-positions.yaml
-clients:
-  - url: {url}/loki/api/v1/push
-scrape_configs:
-  - job_name: node-logs
+    let yaml = scenario::promtail_yaml_at(
+        d,
+        &r.base,
+        "promtail-positions.yaml",
+        &format!(
+            r#"  - job_name: node-logs
     kubernetes_sd_configs:
 {node_sd}    relabel_configs:
       - source_labels: [__meta_kubernetes_node_name]
@@ -713,11 +660,11 @@ scrape_configs:
       - source_labels: [__meta_kubernetes_service_port_name]
         target_label: port
 "#,
-        mport = free_port(),
-        url = r.base,
-        d = d.display(),
-        node_sd = sd("node", "        selectors:\n          - role: node\n            label: kubernetes.io/os=linux\n"),
-        svc_sd = sd("service", "        namespaces:\n          names: [shop]\n"),
+            d = d.display(),
+            node_sd =
+                sd("node", "        selectors:\n          - role: node\n            label: kubernetes.io/os=linux\n"),
+            svc_sd = sd("service", "        namespaces:\n          names: [shop]\n")
+        ),
     );
     let (toml, stderr) = convert_promtail(d, &yaml);
     assert!(!stderr.contains("kubernetes_sd_configs"), "everything translated: {stderr}");
@@ -746,9 +693,7 @@ fn without_server_name_or_without_the_client_certificate_the_api_server_is_not_r
     let r = Receiver::start(&["--max-query-limit", "1000000"]);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ca = write_file(d, "ca.crt", &pki.ca);
-    let cert = write_file(d, "client.crt", &pki.client_cert);
-    let key = write_file(d, "client.key", &pki.client_key);
+    let (ca, cert, key) = write_pki(d, &pki);
     log(&d.join("nodes/node-a/kubelet.log"), "never shipped");
     let source = |name: &str, tls: &str| {
         format!(

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{free_port, query_all, Agent, AgentToml};
 use common::{bin, get, request, wait_for, Receiver};
 use serde_json::Value;
 
@@ -24,26 +24,7 @@ const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
 /// A config shipping to `url` with `sources` (TOML `[[sources]]` tables).
 fn config(dir: &Path, url: &str, spool: &str, sources: &str) -> PathBuf {
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[spool]
-path = "{dir}/spool"
-{spool}
-{sources}
-"#,
-        port = free_port(),
-        dir = dir.display()
-    );
-    write_file(dir, "agent.toml", &text)
+    AgentToml::new(dir, "5s").client(url, "").spool(spool).then(sources).write("agent.toml")
 }
 
 fn syslog_source(name: &str, listen: &str, protocol: &str, receiver: &str) -> String {

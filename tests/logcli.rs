@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cli::{ok, run, tailship};
-use common::{push_body_streams, request, wait_for, Receiver};
+use common::{base64, push_body_streams, request, wait_for, Receiver};
 use serde_json::Value;
 
 const LOKI: &str = "/loki/api/v1";
@@ -51,24 +51,6 @@ fn loki() -> (Receiver, tempfile::TempDir, i64) {
     );
     assert_eq!(resp.status, 204, "{}", resp.text());
     (r, dir, t)
-}
-
-fn base64(s: &str) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = s.as_bytes();
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n =
-            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// logcli's environment: address (a Loki: its prefix), user, password, tenant.

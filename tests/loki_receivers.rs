@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
+use agent::{free_port, write_file, Agent, AgentToml};
 use common::wait_for;
 
 /// 100 identical RFC 3164 and 100 identical RFC 5424 messages within a
@@ -78,29 +78,14 @@ relabel = [{{ source_labels = ["__syslog_message_app_name"], target_label = "app
 /// its per-tenant stream limit.
 fn relay_of_tenants(dir: &std::path::Path, loki: &loki::Loki, source_extra: &str) -> (Agent, String) {
     let listen = format!("127.0.0.1:{}", free_port());
-    let cfg = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{server}"
-[client]
-url = "{url}/loki/api/v1/push"
-batch = {{ max_bytes = "1KiB", max_wait = "100ms" }}
-[positions]
-path = "{dir}/positions.json"
-[spool]
-path = "{dir}/spool"
-[[sources]]
-type = "loki_push"
-name = "relay"
-listen = "{listen}"
-labels = {{ job = "relay" }}
-{source_extra}
-"#,
-        server = free_port(),
-        url = loki.base,
-        dir = dir.display()
+    let source = format!(
+        "[[sources]]\ntype = \"loki_push\"\nname = \"relay\"\nlisten = \"{listen}\"\nlabels = {{ job = \"relay\" }}"
     );
-    let agent = Agent::start(&write_file(dir, "agent.toml", &cfg));
+    let toml = AgentToml::new(dir, "5s").bare_client(
+        &format!("{}/loki/api/v1/push", loki.base),
+        "batch = { max_bytes = \"1KiB\", max_wait = \"100ms\" }",
+    );
+    let agent = Agent::start(&toml.sync_period("").spool("").then(&source).then(source_extra).write("agent.toml"));
     let url = format!("http://{listen}/loki/api/v1/push");
     assert!(wait_for(Duration::from_secs(15), || std::net::TcpStream::connect(&listen).is_ok()));
     (agent, url)

@@ -34,6 +34,8 @@ mod loki;
 #[path = "common/loki_proto.rs"]
 mod loki_proto;
 mod mockhttp;
+#[path = "common/pki.rs"]
+mod pki;
 #[path = "common/promtail.rs"]
 mod promtail;
 #[path = "common/recorder.rs"]

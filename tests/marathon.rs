@@ -141,8 +141,7 @@ async fn a_converted_promtail_marathon_job_passes_check_and_ships() {
         server = server.url,
         logs = logs.display(),
     );
-    let cfg = s.convert(&jobs, "marathon_sd_configs");
-    let agent = run_agent(cfg).await;
+    let agent = s.run_converted(&jobs, "marathon_sd_configs").await;
     s.wait_labels(&agent, r#"{app="web"}"#, 1);
     let reqs = server.requests();
     assert!(reqs.iter().all(|q| q.header("authorization") == Some("Basic cHJvbTpzM2NyZXQ=")), "{reqs:?}");

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use agent::{agent_config, Agent};
-use common::{bin, get, wait_for, Receiver};
+use common::{assert_no_piece, bin, get, wait_for, Receiver};
 use mockhttp::{Mock, Reply};
 
 fn stored(r: &Receiver) -> u64 {
@@ -30,6 +30,16 @@ fn ready(agent: &Agent) -> (u16, String) {
     assert!(wait_for(Duration::from_secs(10), || !agent.metrics().is_empty()), "no endpoint");
     let r = get(&format!("http://{}/ready", agent.metrics_addr.clone().unwrap()));
     (r.status, r.text())
+}
+
+/// An agent at debug level shipping 5 lines to `url` with `token` as its
+/// bearer token, and its temp dir.
+fn debug_agent_with_token(url: &str, token: &str) -> (tempfile::TempDir, Agent) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    std::fs::write(&log, lines(5)).unwrap();
+    let cfg = agent_config(dir.path(), url, &log.display().to_string(), &format!("bearer_token = \"{token}\""), "");
+    (dir, Agent::start_with(&cfg, &[("RUST_LOG", "debug")]))
 }
 
 #[test]
@@ -182,12 +192,7 @@ fn a_token_echoed_by_the_service_is_scrubbed_from_logs_and_ready() {
         let auth = req.header("authorization").unwrap_or("").to_string();
         Reply::text(401, &format!("bad credentials: {auth}"))
     }));
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("app.log");
-    std::fs::write(&log, lines(5)).unwrap();
-    let cfg =
-        agent_config(dir.path(), &mock.url, &log.display().to_string(), &format!("bearer_token = \"{TOKEN}\""), "");
-    let agent = Agent::start_with(&cfg, &[("RUST_LOG", "debug")]);
+    let (_dir, agent) = debug_agent_with_token(&mock.url, TOKEN);
     assert!(wait_for(Duration::from_secs(20), || agent.stderr_text().contains("bad credentials")));
     assert!(mock.requests().iter().any(|r| r.header("authorization") == Some(&format!("Bearer {TOKEN}"))));
     let (status, ready_text) = ready(&agent);
@@ -198,16 +203,6 @@ fn a_token_echoed_by_the_service_is_scrubbed_from_logs_and_ready() {
         assert!(text.contains("Bearer <redacted>"), "{text}");
     }
     assert!(agent.terminate(Duration::from_secs(30)).success());
-}
-
-/// Every piece of `secret` of 8 characters (the scrubber's shortest) or more
-/// is absent from `text`: a piece of 8 is in any longer piece.
-fn assert_no_piece(what: &str, text: &str, secret: &str) {
-    let chars: Vec<char> = secret.chars().collect();
-    for w in chars.windows(8) {
-        let piece: String = w.iter().collect();
-        assert!(!text.contains(&piece), "{what} shows a piece of the secret ({piece}):\n{text}");
-    }
 }
 
 /// Measured: a service echoing the `Authorization` header in a 401 body past
@@ -226,12 +221,7 @@ fn a_token_echoed_across_the_cut_of_a_long_401_body_leaves_no_piece_anywhere() {
         let pad = "x".repeat(1024 - "Bearer ".len() - 39 + i % 32);
         Reply::text(401, &format!("{pad}{auth} is not a valid credential for this tenant"))
     }));
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("app.log");
-    std::fs::write(&log, lines(5)).unwrap();
-    let cfg =
-        agent_config(dir.path(), &mock.url, &log.display().to_string(), &format!("bearer_token = \"{TOKEN}\""), "");
-    let agent = Agent::start_with(&cfg, &[("RUST_LOG", "debug")]);
+    let (_dir, agent) = debug_agent_with_token(&mock.url, TOKEN);
     assert!(
         wait_for(Duration::from_secs(30), || mock.requests().len() >= 33 && agent.stderr_text().contains("401")),
         "{} requests: {}",
@@ -252,6 +242,29 @@ fn a_token_echoed_across_the_cut_of_a_long_401_body_leaves_no_piece_anywhere() {
     assert!(agent.terminate(Duration::from_secs(30)).success());
 }
 
+/// `tailship push ARGS` with `input` on its standard input, which stays
+/// open: the child and its standard input.
+fn push_open(args: &[&str], input: &[u8]) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = Command::new(bin())
+        .arg("push")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, input).unwrap();
+    (child, stdin)
+}
+
+/// All a child that has ended wrote on its standard error.
+fn stderr_of(child: &mut std::process::Child) -> String {
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    err
+}
+
 /// `push --give-up-after` said "no push failed" when a push had failed and a
 /// retry then succeeded (the success cleared the error it reported).
 #[test]
@@ -259,24 +272,13 @@ fn give_up_after_names_an_earlier_failure_that_a_retry_got_past() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mock =
         rt.block_on(Mock::start(|_, i| if i == 0 { Reply::text(503, "busy, come back") } else { Reply::empty(204) }));
-    let mut child = Command::new(bin())
-        .args(["push", "--url", &mock.url, "--api-prefix", "/logstore/api/v1", "--give-up-after", "3s", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // One line, then standard input stays open: the push is still reading when it gives up.
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, b"one line\n").unwrap();
-    let mut status = None;
-    assert!(wait_for(Duration::from_secs(60), || {
-        status = child.try_wait().unwrap();
-        status.is_some()
-    }));
+    let args = ["--url", mock.url.as_str(), "--api-prefix", "/logstore/api/v1", "--give-up-after", "3s", "-"];
+    let (mut child, stdin) = push_open(&args, b"one line\n");
+    let status = common::wait_exit(&mut child, Duration::from_secs(60));
+    assert!(status.is_some());
     drop(stdin);
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let err = stderr_of(&mut child);
     assert_eq!(status.and_then(|s| s.code()), Some(1), "{err}");
     assert!(err.contains("1 lines acknowledged"), "{err}");
     assert!(err.contains("pushes were succeeding again, the last failure was") && err.contains("503"), "{err}");
@@ -301,28 +303,13 @@ fn push_refused_with_401_or_404_exits_1_at_once_with_the_services_message() {
         (&["--username", "shipper", "--password-file", &right, "--api-prefix", "/nowhere/api/v1"], "404"),
     ];
     for (args, status) in cases {
-        let mut child = Command::new(bin())
-            .args(["push", "--url", &r.base, "-"])
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
         // Five lines, and standard input stays open: the command must not wait for its end.
-        let mut stdin = child.stdin.take().unwrap();
-        std::io::Write::write_all(&mut stdin, b"1\n2\n3\n4\n5\n").unwrap();
-        let mut code = None;
-        assert!(
-            wait_for(Duration::from_secs(15), || {
-                code = child.try_wait().unwrap();
-                code.is_some()
-            }),
-            "tailship push did not end on a {status}"
-        );
+        let all: Vec<&str> = ["--url", r.base.as_str(), "-"].into_iter().chain(args.iter().copied()).collect();
+        let (mut child, stdin) = push_open(&all, b"1\n2\n3\n4\n5\n");
+        let code = common::wait_exit(&mut child, Duration::from_secs(15));
+        assert!(code.is_some(), "tailship push did not end on a {status}");
         drop(stdin);
-        let mut err = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        let err = stderr_of(&mut child);
         assert_eq!(code.and_then(|s| s.code()), Some(1), "{err}");
         assert!(err.contains("refused the push") && err.contains(status), "{status}: {err}");
         assert!(!err.contains("wait on disk"), "{err}");

@@ -16,6 +16,8 @@ use std::time::Duration;
 use agent::{agent_config, Agent};
 use common::{bin, wait_for};
 use mockhttp::{Mock, Reply, Req};
+use tempfile::TempDir;
+use tokio::runtime::Runtime;
 
 /// The form fields of a token request.
 fn form(r: &Req) -> BTreeMap<String, String> {
@@ -41,6 +43,17 @@ fn accepted_lines(service: &Mock, good: impl Fn(&str) -> bool) -> Vec<String> {
         }
     }
     lines
+}
+
+/// A runtime, a [`token_endpoint`], a service that answers 204 to the pushes
+/// whose Authorization `good` accepts (401 to the others) and a temp dir.
+fn endpoints(in_body: bool, expires_in: u64, good: fn(&str) -> bool) -> (Runtime, Mock, Mock, TempDir) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let tokens = rt.block_on(token_endpoint(in_body, expires_in));
+    let service = rt.block_on(Mock::start(move |r, _| {
+        Reply::empty(if r.header("authorization").is_some_and(good) { 204 } else { 401 })
+    }));
+    (rt, tokens, service, tempfile::tempdir().unwrap())
 }
 
 /// A token endpoint handing out `tok-1`, `tok-2`, ... to `id:secret` sent as
@@ -100,12 +113,7 @@ fn push(cfg: &std::path::Path, lines: usize) -> std::process::Output {
 /// grant, the scopes and the extra parameters.
 #[test]
 fn pushes_carry_the_token_of_the_client_credentials_grant_and_reuse_it() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let tokens = rt.block_on(token_endpoint(false, 3600));
-    let service = rt.block_on(Mock::start(|r, _| {
-        Reply::empty(if r.header("authorization") == Some("Bearer tok-1") { 204 } else { 401 })
-    }));
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, tokens, service, dir) = endpoints(false, 3600, |a| a == "Bearer tok-1");
     let cfg = push_config(dir.path(), &service.url, &oauth2_block(&tokens.url));
     let out = push(&cfg, 50);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -125,12 +133,7 @@ fn pushes_carry_the_token_of_the_client_credentials_grant_and_reuse_it() {
 /// push asks for a fresh one.
 #[test]
 fn a_token_about_to_expire_is_fetched_again() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let tokens = rt.block_on(token_endpoint(false, 5));
-    let service = rt.block_on(Mock::start(|r, _| {
-        Reply::empty(if r.header("authorization").is_some_and(|a| a.starts_with("Bearer tok-")) { 204 } else { 401 })
-    }));
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, tokens, service, dir) = endpoints(false, 5, |a| a.starts_with("Bearer tok-"));
     let cfg = push_config(dir.path(), &service.url, &oauth2_block(&tokens.url));
     let out = push(&cfg, 30);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -145,10 +148,7 @@ fn a_token_about_to_expire_is_fetched_again() {
 /// as Go's oauth2 package falls back to; the way that worked is kept.
 #[test]
 fn an_endpoint_that_wants_the_secret_in_the_form_gets_it_there() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let tokens = rt.block_on(token_endpoint(true, 5));
-    let service = rt.block_on(Mock::start(|_, _| Reply::empty(204)));
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, tokens, service, dir) = endpoints(true, 5, |_| true);
     let cfg = push_config(dir.path(), &service.url, &oauth2_block(&tokens.url));
     let out = push(&cfg, 30);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -257,24 +257,14 @@ fn oauth2_mistakes_exit_2_naming_the_key_and_the_secret_stays_hidden() {
 /// Promtail's `oauth2` block converts key for key and ships.
 #[test]
 fn a_promtail_client_with_oauth2_converts_and_pushes() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let tokens = rt.block_on(token_endpoint(false, 3600));
-    let service = rt.block_on(Mock::start(|r, _| {
-        Reply::empty(if r.header("authorization") == Some("Bearer tok-1") { 204 } else { 401 })
-    }));
-    let dir = tempfile::tempdir().unwrap();
+    let (_rt, tokens, service, dir) = endpoints(false, 3600, |a| a == "Bearer tok-1");
     let yaml = format!(
         "clients:\n  - url: {}/loki/api/v1/push\n    oauth2:\n      client_id: shipper\n      client_secret: s3cret-0a1b\n      \
          token_url: {}/oauth/token\n      scopes: [logs:write, logs:read]\n      endpoint_params:\n        audience: loki\n\
          scrape_configs:\n  - job_name: app\n    static_configs:\n      - labels:\n          __path__: /var/log/app.log\n",
         service.url, tokens.url
     );
-    let y = dir.path().join("promtail.yaml");
-    std::fs::write(&y, yaml).unwrap();
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&y).output().unwrap();
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
-    let report = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{report}");
+    let (toml, report) = crate::discovery::convert_promtail(dir.path(), &yaml);
     assert!(!report.contains("oauth2"), "oauth2 reported: {report}");
     assert!(toml.contains("oauth2") && toml.contains("audience"), "{toml}");
     // The converted client, with a stdin source, pushes with the token.
@@ -298,13 +288,8 @@ fn a_promtail_client_with_oauth2_converts_and_pushes() {
 /// block with both converts with nothing left out.
 #[test]
 fn the_oauth2_tables_own_no_proxy_and_proxy_connect_header_apply_to_token_requests() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
     // A forward proxy answering for tokens.invalid (a name only the proxy knows).
-    let proxy = rt.block_on(token_endpoint(false, 3600));
-    let service = rt.block_on(Mock::start(|r, _| {
-        Reply::empty(if r.header("authorization") == Some("Bearer tok-1") { 204 } else { 401 })
-    }));
-    let dir = tempfile::tempdir().unwrap();
+    let (rt, proxy, service, dir) = endpoints(false, 3600, |a| a == "Bearer tok-1");
     let block = format!(
         "compression = \"none\"\n[client.oauth2]\nclient_id = \"shipper\"\nclient_secret = \"s3cret-0a1b\"\n\
          token_url = \"http://tokens.invalid/oauth/token\"\nproxy_url = \"{}\"\n\
@@ -340,12 +325,7 @@ fn the_oauth2_tables_own_no_proxy_and_proxy_connect_header_apply_to_token_reques
          scrape_configs:\n  - job_name: app\n    static_configs:\n      - labels:\n          __path__: /var/log/app.log\n",
         service.url, tokens.url
     );
-    let y = dir.path().join("promtail.yaml");
-    std::fs::write(&y, yaml).unwrap();
-    let out = Command::new(bin()).args(["convert", "promtail"]).arg(&y).output().unwrap();
-    let toml = String::from_utf8_lossy(&out.stdout).into_owned();
-    let report = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{report}");
+    let (toml, report) = crate::discovery::convert_promtail(dir.path(), &yaml);
     assert!(!report.contains("no_proxy") && !report.contains("proxy_connect_header"), "{report}");
     assert!(toml.contains("no_proxy") && toml.contains("proxy_connect_header"), "{toml}");
     let cfg = dir.path().join("converted.toml");

@@ -4,7 +4,6 @@
 //! balancers are targets with Prometheus' `__meta_openstack_*` labels, tailed
 //! once the relabel rules give them a `__path__`.
 
-use crate::agent;
 use crate::common;
 use crate::discovery;
 use crate::mockhttp;
@@ -14,7 +13,6 @@ use scenario::{run_agent, Scenario};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use agent::{free_port, write_file};
 use common::wait_for;
 use discovery::{bad_sources_exit_2, labels_of};
 use mockhttp::{Mock, Reply, Req};
@@ -99,13 +97,7 @@ async fn instances_hypervisors_and_load_balancers_name_the_files_tailed() {
         )
     };
     let text = format!(
-        r#"[client]
-url = "{url}"
-[server]
-listen = "127.0.0.1:{listen}"
-[positions]
-path = "{d}/positions"
-[[sources]]
+        r#"[[sources]]
 name = "instances"
 host_label = false
 scan_interval = "200ms"
@@ -143,17 +135,13 @@ relabel = [
   {{ source_labels = ["__address__"], target_label = "instance" }},
 ]
 "#,
-        url = r.base,
-        listen = free_port(),
         d = d.display(),
         instance = os("instance"),
         hypervisor = os("hypervisor"),
         lb = os("loadbalancer"),
     );
-    let cfg = write_file(d, "os.toml", &text);
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
-    assert!(!String::from_utf8_lossy(&check.stdout).contains("s3cret"), "the password is a secret");
+    let cfg = s.write_toml("os.toml", &text);
+    discovery::check_hides(&cfg, "s3cret");
     let agent = run_agent(cfg).await;
     let rr = &r;
     let one = |q: &str| wait_for(Duration::from_secs(20), || labels_of(rr, q).len() == 1);
@@ -210,8 +198,7 @@ async fn a_converted_promtail_openstack_job_passes_check_and_ships() {
         d = d.display(),
         cloud = cloud.url,
     );
-    let cfg = s.convert(&jobs, "openstack_sd_configs");
-    let agent = run_agent(cfg).await;
+    let agent = s.run_converted(&jobs, "openstack_sd_configs").await;
     s.wait_labels(&agent, r#"{name="web-1"}"#, 1);
     let reqs = cloud.requests();
     assert!(reqs.iter().any(|q| q.path.ends_with("/servers/detail") && q.query == "all_tenants=true"), "{reqs:?}");

@@ -8,32 +8,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{free_port, query_all, Agent, AgentToml, BATCH};
 use common::{request, wait_for, Receiver};
 
 fn otlp_config(dir: &Path, listen: &str, url: &str) -> PathBuf {
-    let port = free_port();
-    let text = format!(
-        r#"[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-# The store takes structured metadata, as Loki 3 does: attributes other than labels go on as it.
-structured_metadata = true
-[positions]
-path = "{dir}/positions.json"
-[spool]
-path = "{dir}/spool"
-[[sources]]
+    // The store takes structured metadata, as Loki 3 does: attributes other than labels go on as it.
+    let client = format!("{BATCH}\nstructured_metadata = true");
+    let source = format!(
+        r#"[[sources]]
 type = "otlp"
 listen = "{listen}"
 labels = {{ job = "otlp" }}
-receiver = {{ attribute_labels = ["service.name", "deployment.environment"] }}
-"#,
-        dir = dir.display()
+receiver = {{ attribute_labels = ["service.name", "deployment.environment"] }}"#
     );
-    write_file(dir, "otlp.toml", &text)
+    let toml = AgentToml::new(dir, "").bare_client(url, &client).sync_period("").spool("");
+    toml.then(&source).write("otlp.toml")
 }
 
 fn start(dir: &Path) -> (Receiver, Agent, String) {

@@ -11,7 +11,7 @@ use crate::common;
 use crate::promtail;
 use crate::rewrite;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use agent::{free_port, write_file};
@@ -277,6 +277,42 @@ fn original_and_page(dir: &Path, yaml: &str, args: &[&str]) -> Option<(std::path
     Some((original, page))
 }
 
+/// A Promtail config tailing `dir/*.log` as job `app` (its static labels
+/// `labels` before `__path__`), with `clients` after `clients:` and, when
+/// there are any, `rules` (YAML lines) as its relabel_configs.
+fn app_yaml(dir: &Path, clients: &str, labels: &str, rules: &str) -> String {
+    let d = dir.display();
+    let mut yaml = format!(
+        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: PORT, grpc_listen_port: 0 }}\n\
+         positions: {{ filename: {d}/positions.yaml }}\nclients:{clients}\nscrape_configs:\n  - job_name: app\n    \
+         static_configs: [{{ targets: [localhost], labels: {{ job: app, {labels}__path__: {d}/*.log }} }}]\n"
+    );
+    if !rules.is_empty() {
+        yaml.push_str(&format!("    relabel_configs:\n{rules}\n"));
+    }
+    yaml
+}
+
+/// The `clients` of [`app_yaml`]: one, pushing nowhere.
+const ONE_CLIENT: &str = " [{ url: http://127.0.0.1:9/loki/api/v1/push }]";
+
+/// A conversion's TOML and report.
+type Converted = (String, Vec<String>);
+
+/// Promtail run on `yaml` (with `args`), and the original and its config
+/// page converted (the page's exit 0): the page, the original's TOML and
+/// report, the page's; `None` (said) without a Promtail binary.
+fn both_converted(dir: &Path, yaml: &str, args: &[&str]) -> Option<(PathBuf, Converted, Converted)> {
+    let Some((original, page)) = original_and_page(dir, yaml, args) else {
+        eprintln!("no Promtail binary in ../shared/peers: skipping");
+        return None;
+    };
+    let (_, toml, report) = convert(&original);
+    let (code, page_toml, page_report) = convert(&page);
+    assert_eq!(code, Some(0), "{page_report:?}");
+    Some((page, (toml, report), (page_toml, page_report)))
+}
+
 /// `tailship check` of `toml` (written in `dir`) with `env`: success, stderr.
 fn check(dir: &Path, toml: &str, env: &[(&str, &str)]) -> (bool, String) {
     let cfg = write_file(dir, "checked.toml", toml);
@@ -289,27 +325,11 @@ fn check(dir: &Path, toml: &str, env: &[(&str, &str)]) -> (bool, String) {
 fn a_secret_the_page_hides_is_read_from_a_variable_that_check_says_is_unset() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let yaml = format!(
-        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: PORT, grpc_listen_port: 0 }}\n\
-         positions: {{ filename: {d}/positions.yaml }}\n\
-         clients:\n\
-         \x20 - url: http://127.0.0.1:9/loki/api/v1/push\n\
-         \x20   basic_auth: {{ username: u, password: pw-one }}\n\
-         \x20 - url: http://127.0.0.1:9/loki/api/v1/push\n\
-         \x20   authorization: {{ type: Bearer, credentials: tok-two }}\n\
-         scrape_configs:\n\
-         \x20 - job_name: app\n\
-         \x20   static_configs: [{{ targets: [localhost], labels: {{ job: app, __path__: {d}/*.log }} }}]\n",
-        d = dir.display()
-    );
-    let Some((original, page)) = original_and_page(dir, &yaml, &[]) else {
-        eprintln!("no Promtail binary in ../shared/peers: skipping");
-        return;
-    };
+    let clients = "\n  - url: http://127.0.0.1:9/loki/api/v1/push\n    basic_auth: { username: u, password: pw-one }\n  \
+                   - url: http://127.0.0.1:9/loki/api/v1/push\n    authorization: { type: Bearer, credentials: tok-two }";
+    let yaml = app_yaml(dir, clients, "", "");
+    let Some((page, (toml, _), (page_toml, report))) = both_converted(dir, &yaml, &[]) else { return };
     assert!(std::fs::read_to_string(&page).unwrap().contains("<secret>"), "the page hides them");
-    let (_, toml, _) = convert(&original);
-    let (code, page_toml, report) = convert(&page);
-    assert_eq!(code, Some(0), "{report:?}");
     assert!(!page_toml.contains("<secret>"), "no stand-in for a secret:\n{page_toml}");
     let vars = [
         ("clients[0].basic_auth.password", "SECRET_CLIENTS_0_BASIC_AUTH_PASSWORD", "pw-one"),
@@ -337,27 +357,13 @@ fn a_secret_the_page_hides_is_read_from_a_variable_that_check_says_is_unset() {
 fn a_page_of_promtail_run_with_expand_env_converts_as_the_original() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let yaml = format!(
-        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: PORT, grpc_listen_port: 0 }}\n\
-         positions: {{ filename: {d}/positions.yaml }}\n\
-         clients: [{{ url: http://127.0.0.1:9/loki/api/v1/push }}]\n\
-         scrape_configs:\n\
-         \x20 - job_name: app\n\
-         \x20   static_configs: [{{ targets: [localhost], labels: {{ job: app, __path__: {d}/*.log }} }}]\n\
-         \x20   relabel_configs:\n\
-         \x20     - {{ source_labels: [__path__], regex: '.*/(.*)\\.log', target_label: file, replacement: '${{1}}' }}\n\
-         \x20     - {{ source_labels: [__path__], regex: '.*/(.*)\\.log', target_label: kept, replacement: '$1' }}\n\
-         \x20     - {{ source_labels: [job], separator: ';', regex: '(.*)', target_label: team, replacement: '$1', action: Replace }}\n\
-         \x20     - {{ source_labels: [__path__], regex: '.*/(.*)\\.log', target_label: tagged, replacement: '${{1}}-x' }}\n",
-        d = dir.display()
-    );
-    let Some((original, page)) = original_and_page(dir, &yaml, &["-config.expand-env=true"]) else {
-        eprintln!("no Promtail binary in ../shared/peers: skipping");
-        return;
-    };
-    let (_, toml, report) = convert(&original);
-    let (code, page_toml, page_report) = convert(&page);
-    assert_eq!(code, Some(0), "{page_report:?}");
+    let rules = r#"      - { source_labels: [__path__], regex: '.*/(.*)\.log', target_label: file, replacement: '${1}' }
+      - { source_labels: [__path__], regex: '.*/(.*)\.log', target_label: kept, replacement: '$1' }
+      - { source_labels: [job], separator: ';', regex: '(.*)', target_label: team, replacement: '$1', action: Replace }
+      - { source_labels: [__path__], regex: '.*/(.*)\.log', target_label: tagged, replacement: '${1}-x' }"#;
+    let yaml = app_yaml(dir, ONE_CLIENT, "", rules);
+    let args = ["-config.expand-env=true"];
+    let Some((_, (toml, report), (page_toml, page_report))) = both_converted(dir, &yaml, &args) else { return };
     // The page shows `${1}-x` as `-x`: that rule is noted by key, and is
     // the one difference; `${1}` alone (left out, the default) and the
     // defaults written out convert as the original's.
@@ -378,26 +384,11 @@ fn a_page_of_promtail_run_with_expand_env_converts_as_the_original() {
 fn a_relabel_rules_empty_separator_and_regex_the_page_leaves_out_convert_as_written() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let yaml = format!(
-        "server: {{ http_listen_address: 127.0.0.1, http_listen_port: PORT, grpc_listen_port: 0 }}\n\
-         positions: {{ filename: {d}/positions.yaml }}\n\
-         clients: [{{ url: http://127.0.0.1:9/loki/api/v1/push }}]\n\
-         scrape_configs:\n\
-         \x20 - job_name: app\n\
-         \x20   static_configs: [{{ targets: [localhost], labels: {{ job: app, team: a, __path__: {d}/*.log }} }}]\n\
-         \x20   relabel_configs:\n\
-         \x20     - {{ source_labels: [job, team], separator: '', target_label: jobteam }}\n\
-         \x20     - {{ source_labels: [team], action: drop, regex: '' }}\n\
-         \x20     - {{ source_labels: [team], action: keep, regex: 'a|b' }}\n",
-        d = dir.display()
-    );
-    let Some((original, page)) = original_and_page(dir, &yaml, &[]) else {
-        eprintln!("no Promtail binary in ../shared/peers: skipping");
-        return;
-    };
-    let (_, toml, report) = convert(&original);
-    let (code, page_toml, page_report) = convert(&page);
-    assert_eq!(code, Some(0), "{page_report:?}");
+    let rules = r#"      - { source_labels: [job, team], separator: '', target_label: jobteam }
+      - { source_labels: [team], action: drop, regex: '' }
+      - { source_labels: [team], action: keep, regex: 'a|b' }"#;
+    let yaml = app_yaml(dir, ONE_CLIENT, "team: a, ", rules);
+    let Some((_, (toml, report), (page_toml, page_report))) = both_converted(dir, &yaml, &[]) else { return };
     assert!(toml.contains("separator = \"\"") && toml.contains("regex = \"\""), "{toml}");
     let parse = |t: &str| t.parse::<toml::Table>().unwrap();
     assert_eq!(parse(&page_toml), parse(&toml), "the page's conversion\n{page_toml}\nthe original's\n{toml}");

@@ -154,21 +154,7 @@ fn report(g: &Group, window: (i128, i128)) -> BTreeMap<String, Result<Vec<&'stat
 
 /// Prints the figures and fails on any difference [`DELIBERATE`] does not list.
 fn check(outcomes: &BTreeMap<String, Result<Vec<&'static str>, String>>) {
-    let same = outcomes.values().filter(|o| matches!(o, Ok(v) if v.is_empty())).count();
-    let chosen = outcomes.values().filter(|o| matches!(o, Ok(v) if !v.is_empty())).count();
-    let listed: BTreeMap<&str, &str> = DELIBERATE.iter().copied().collect();
-    let mut unexpected = Vec::new();
-    for (key, o) in outcomes {
-        match (o, listed.get(key.as_str())) {
-            (Err(diff), Some(why)) => eprintln!("== {key}: deliberate ({why})\n{diff}"),
-            (Err(diff), None) => {
-                eprintln!("== {key}: DIFFERS\n{diff}");
-                unexpected.push(key.clone());
-            }
-            (Ok(_), Some(_)) => unexpected.push(format!("{key} (listed as differing, gives Promtail's result)")),
-            (Ok(_), None) => {}
-        }
-    }
+    let (same, chosen, unexpected) = compare::tally(outcomes, DELIBERATE);
     eprintln!(
         "{same} of {} journal jobs give Promtail's result; {chosen} more once our general choices apply; {} differ \
          as listed; {} differ otherwise",

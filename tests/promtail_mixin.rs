@@ -20,7 +20,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use agent::{free_port, metric_value, write_file, Agent};
+use agent::{file_source, free_port, metric_value, write_file, Agent, AgentToml};
 use common::{wait_for, Receiver};
 use scrape::Scrape;
 
@@ -84,29 +84,10 @@ const ALSO_READ: &[&str] = &[
 
 /// A file source over `dir/*.log` shipping to `url`, with Promtail's metrics on (or not).
 fn config(dir: &Path, url: &str, promtail_metrics: bool) -> std::path::PathBuf {
-    let text = format!(
-        r#"shutdown_timeout = "10s"
-[server]
-listen = "127.0.0.1:{port}"
-promtail_metrics = {promtail_metrics}
-[client]
-url = "{url}"
-tenant_id = "team-a"
-batch = {{ max_bytes = "256KiB", max_wait = "50ms" }}
-retry = {{ min_backoff = "10ms", max_backoff = "50ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
-type = "file"
-include = ["{dir}/*.log"]
-labels = {{ job = "app" }}
-scan_interval = "200ms"
-"#,
-        port = free_port(),
-        dir = dir.display(),
-    );
-    write_file(dir, "tailship.toml", &text)
+    let client = "tenant_id = \"team-a\"\nbatch = { max_bytes = \"256KiB\", max_wait = \"50ms\" }\n\
+                  retry = { min_backoff = \"10ms\", max_backoff = \"50ms\" }";
+    let toml = AgentToml::new(dir, "10s").server(&format!("promtail_metrics = {promtail_metrics}"));
+    toml.client(url, client).then(&file_source(dir, "app", "200ms")).write("tailship.toml")
 }
 
 fn append(path: &Path, text: &str) {

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -391,15 +391,7 @@ fn fake_api_capped(fail: &'static [usize], cap: usize) -> FakeApi {
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut conn) = conn else { break };
-            let mut reader = BufReader::new(conn.try_clone().expect("clone"));
-            let mut first = String::new();
-            if reader.read_line(&mut first).is_err() {
-                continue;
-            }
-            let mut h = String::new();
-            while matches!(reader.read_line(&mut h), Ok(n) if n > 2) {
-                h.clear();
-            }
+            let Some(first) = request_line(&conn) else { continue };
             let k = n.fetch_add(1, Ordering::SeqCst) + 1;
             let target = first.split(' ').nth(1).unwrap_or("");
             if fail.contains(&k) {
@@ -726,6 +718,18 @@ fn quiet_leaves_only_errors_on_stderr() {
     }
 }
 
+/// The request line of the request on `conn`, its headers read past.
+fn request_line(conn: &TcpStream) -> Option<String> {
+    let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+    let mut first = String::new();
+    reader.read_line(&mut first).ok()?;
+    let mut h = String::new();
+    while matches!(reader.read_line(&mut h), Ok(n) if n > 2) {
+        h.clear();
+    }
+    Some(first)
+}
+
 /// A service on 127.0.0.1 answering each request with `answer(target)`, a
 /// JSON body (200), on a connection of its own.
 fn json_api(answer: impl Fn(&str) -> String + Send + 'static) -> String {
@@ -734,15 +738,7 @@ fn json_api(answer: impl Fn(&str) -> String + Send + 'static) -> String {
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut conn) = conn else { break };
-            let mut reader = BufReader::new(conn.try_clone().expect("clone"));
-            let mut first = String::new();
-            if reader.read_line(&mut first).is_err() {
-                continue;
-            }
-            let mut h = String::new();
-            while matches!(reader.read_line(&mut h), Ok(n) if n > 2) {
-                h.clear();
-            }
+            let Some(first) = request_line(&conn) else { continue };
             let body = answer(first.split(' ').nth(1).unwrap_or(""));
             let _ = write!(
                 conn,

@@ -16,37 +16,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{file_source, free_port, query_all, write_file, Agent, AgentToml, RETRY};
 use common::{request, wait_for, Receiver};
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
 /// An agent shipping `dir/*.log` (job "file") and `sources` to `url`.
 fn config(dir: &Path, url: &str, client: &str, sources: &str) -> (PathBuf, String) {
-    let server = format!("127.0.0.1:{}", free_port());
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "{server}"
-[client]
-url = "{url}"
-retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
-{client}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[spool]
-path = "{dir}/spool"
-[[sources]]
-type = "file"
-include = ["{dir}/*.log"]
-labels = {{ job = "file" }}
-scan_interval = "100ms"
-{sources}
-"#,
-        dir = dir.display()
-    );
-    (write_file(dir, "agent.toml", &text), server)
+    let file = format!("{}{sources}", file_source(dir, "file", "100ms"));
+    let toml = AgentToml::new(dir, "5s").bare_client(url, &format!("{RETRY}\n{client}")).spool("").then(&file);
+    (toml.write("agent.toml"), toml.listen().to_string())
 }
 
 fn wait_tcp(addr: &str) {

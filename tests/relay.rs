@@ -13,38 +13,17 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{free_port, query_all, write_file, Agent, AgentToml};
 use common::{request, wait_for, Receiver};
 use loki_proto::{EntryAdapter, LabelPair, PushRequest, StreamAdapter, Timestamp};
 use recorder::Recorder;
 
 /// A relay's config: a `loki_push` source on `listen`, shipping to `url`.
 fn relay_config(dir: &Path, listen: &str, url: &str, source_extra: &str, top: &str) -> PathBuf {
-    let port = free_port();
-    let text = format!(
-        r#"shutdown_timeout = "10s"
-{top}
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[spool]
-path = "{dir}/spool"
-[[sources]]
-type = "loki_push"
-name = "relay"
-listen = "{listen}"
-labels = {{ relayed_by = "r1" }}
-{source_extra}
-"#,
-        dir = dir.display()
+    let source = format!(
+        "[[sources]]\ntype = \"loki_push\"\nname = \"relay\"\nlisten = \"{listen}\"\nlabels = {{ relayed_by = \"r1\" }}\n{source_extra}"
     );
-    write_file(dir, "relay.toml", &text)
+    AgentToml::new(dir, "10s").top(top).client(url, "").spool("").then(&source).write("relay.toml")
 }
 
 /// An edge agent's config: `dir/*.log` pushed to the relay at `push_url`.

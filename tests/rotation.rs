@@ -7,23 +7,13 @@ use crate::agent;
 use crate::common;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
 use agent::{agent_config, query_all, Agent};
-use common::{wait_for, Receiver};
+use common::{append_lines, wait_for, Receiver};
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
-
-fn append_lines(path: &Path, prefix: &str, range: std::ops::Range<u64>) {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-    let mut text = String::new();
-    for i in range {
-        text.push_str(&format!("{prefix} {i:08}\n"));
-    }
-    f.write_all(text.as_bytes()).unwrap();
-}
 
 /// How many times each line was stored.
 fn stored_counts(r: &Receiver) -> HashMap<String, u32> {

@@ -25,18 +25,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent::{agent_config, free_port, query_all, Agent};
-use common::{wait_for, Receiver};
+use common::{append_lines, wait_for, Receiver};
 
 const BIG: &[&str] = &["--max-query-limit", "2000000", "--max-entries", "2000000"];
-
-fn append_lines(path: &Path, prefix: &str, range: std::ops::Range<u64>) {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-    let mut text = String::new();
-    for i in range {
-        text.push_str(&format!("{prefix} {i:08}\n"));
-    }
-    f.write_all(text.as_bytes()).unwrap();
-}
 
 /// How many times each line with `prefix` was stored.
 fn counts(r: &Receiver, prefix: &str) -> HashMap<String, u32> {

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use agent::{agent_config, Agent};
-use common::{bin, get, wait_for, Receiver};
+use agent::{agent_config, file_source, Agent, AgentToml};
+use common::{assert_no_piece, base64, bin, get, wait_for, Receiver};
 use mockhttp::{Mock, Reply};
 
 const PASSWORD: &str = "pw-S3CRET-basic-7f3a9";
@@ -42,23 +42,6 @@ fn assert_clean(what: &str, text: &str) {
     }
 }
 
-fn base64(s: &str) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = s.as_bytes();
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -71,24 +54,8 @@ fn config(dir: &Path, r: &Receiver, auth: &str) -> std::path::PathBuf {
     let hook = write(dir, "hook-url", &format!("{}/integrations/v1/formatted_webhook/{HOOK_KEY}/\n", r.base));
     let annotations_token = write(dir, "sa-token", ANNOTATIONS_TOKEN);
     std::fs::write(dir.join("a.log"), "INFO starting\nERROR boom one\nERROR boom two\n").unwrap();
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-{auth}
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "200ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
-type = "file"
-include = ["{dir}/*.log"]
-labels = {{ job = "test" }}
-scan_interval = "200ms"
-[[alerts]]
+    let alerts = format!(
+        r#"[[alerts]]
 name = "accepted"
 selector = {{ job = "test" }}
 match = "ERROR"
@@ -102,13 +69,11 @@ match = "ERROR"
 webhook_url = "${{WRONG_HOOK_URL}}"
 group_interval = "200ms"
 "#,
-        port = agent::free_port(),
         url = r.base,
-        dir = dir.display(),
     );
-    let p = dir.join("tailship.toml");
-    std::fs::write(&p, text).unwrap();
-    p
+    let client = format!("{auth}\nretry = {{ min_backoff = \"20ms\", max_backoff = \"200ms\" }}");
+    let toml = AgentToml::new(dir, "5s").client(&r.base, &client).then(&file_source(dir, "test", "200ms"));
+    toml.then(&alerts).write("tailship.toml")
 }
 
 fn wrong_hook_url(r: &Receiver) -> String {
@@ -218,16 +183,6 @@ fn bearer_token_never_appears_in_logs_metrics_or_check_output_even_when_refused(
         assert_clean(&format!("agent log at {level}"), &log);
         // Next round reads the file again from the start.
         let _ = std::fs::remove_file(dir.path().join("positions.json"));
-    }
-}
-
-/// Every piece of `secret` of 8 characters (the scrubber's shortest) or more
-/// is absent from `text`: a piece of 8 is in any longer piece.
-fn assert_no_piece(what: &str, text: &str, secret: &str) {
-    let chars: Vec<char> = secret.chars().collect();
-    for w in chars.windows(8) {
-        let piece: String = w.iter().collect();
-        assert!(!text.contains(&piece), "{what} shows a piece of the secret ({piece}):\n{text}");
     }
 }
 

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use agent::{agent_config, query_all, Agent};
-use common::{bin, wait_for, Receiver};
+use common::{base64, bin, wait_for, Receiver};
 
 const BIG_LIMIT: &[&str] = &["--max-query-limit", "10000000", "--max-entries", "10000000"];
 
@@ -255,23 +255,6 @@ fn basic_auth_tenant_header_and_gzip_reach_the_server_as_configured() {
         "gzip made it smaller"
     );
     assert!(agent.terminate(Duration::from_secs(15)).success());
-}
-
-fn base64(s: &str) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = s.as_bytes();
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[test]

@@ -5,11 +5,13 @@ use crate::agent;
 use crate::common;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use agent::{agent_config, query_all, Agent};
 use common::{bin, get, wait_for, Receiver};
+use tempfile::TempDir;
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
@@ -332,6 +334,20 @@ fn more_files_than_max_open_files_all_ship_by_parking_idle_ones() {
     assert_eq!(all.len(), 12, "each line once");
 }
 
+/// An [`agent_config`] of `include` in `dir` scanned every hour, its
+/// positions in a temp dir of their own (returned), as their writes would
+/// raise events in the watched directory.
+fn hourly_config(dir: &Path, url: &str, include: &str) -> (PathBuf, TempDir) {
+    let cfg = agent_config(dir, url, include, "", "");
+    let state = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"")
+        .replace(&format!("{}/positions.json", dir.display()), &format!("{}/positions.json", state.path().display()));
+    std::fs::write(&cfg, text).unwrap();
+    (cfg, state)
+}
+
 /// Regression: a file that existed but was empty at startup was only tailed
 /// at the next `scan_interval`, so its first lines waited up to 10 s.
 #[test]
@@ -340,15 +356,7 @@ fn a_file_empty_at_startup_ships_its_first_lines_without_waiting_for_the_next_sc
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("a.log");
     std::fs::write(&log, "").unwrap();
-    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", "");
-    // Positions elsewhere too: their writes would raise events in the watched directory.
-    let state = tempfile::tempdir().unwrap();
-    let text =
-        std::fs::read_to_string(&cfg).unwrap().replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"").replace(
-            &format!("{}/positions.json", dir.path().display()),
-            &format!("{}/positions.json", state.path().display()),
-        );
-    std::fs::write(&cfg, text).unwrap();
+    let (cfg, _state) = hourly_config(dir.path(), &r.base, &log.display().to_string());
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(10), || !agent.metrics().is_empty()));
     append(&log, "first line\n");
@@ -369,15 +377,7 @@ fn a_symlinked_file_outside_the_watched_directory_ships_between_scans() {
     std::fs::write(&target, "first\n").unwrap();
     std::os::unix::fs::symlink(&target, dir.path().join("app.log")).unwrap();
     std::fs::write(dir.path().join("plain.log"), "plain first\n").unwrap();
-    let cfg = agent_config(dir.path(), &r.base, &format!("{}/*.log", dir.path().display()), "", "");
-    // Positions elsewhere too: their writes would raise events in the watched directory.
-    let state = tempfile::tempdir().unwrap();
-    let text =
-        std::fs::read_to_string(&cfg).unwrap().replace("scan_interval = \"200ms\"", "scan_interval = \"1h\"").replace(
-            &format!("{}/positions.json", dir.path().display()),
-            &format!("{}/positions.json", state.path().display()),
-        );
-    std::fs::write(&cfg, text).unwrap();
+    let (cfg, _state) = hourly_config(dir.path(), &r.base, &format!("{}/*.log", dir.path().display()));
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(20), || stored(&r) == 2), "{}", agent.stderr_text());
     // Only the link's target is written: no event in the watched directory.

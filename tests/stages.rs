@@ -5,11 +5,11 @@
 use crate::agent;
 use crate::common;
 
-use std::process::Command;
 use std::time::Duration;
 
-use agent::{agent_config, free_port, query_all, write_file, Agent, Stored};
-use common::{bin, wait_for, Receiver};
+use agent::{agent_config, query_all, write_file, Agent, AgentToml, Stored};
+use common::{wait_for, Receiver};
+use tempfile::TempDir;
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
@@ -21,23 +21,44 @@ fn label<'a>(e: &'a Stored, name: &str) -> Option<&'a str> {
     e.labels.get(name).and_then(|v| v.as_str())
 }
 
-#[test]
-fn json_logfmt_output_and_replace_stages_extract_label_rewrite_and_time_lines() {
+/// A receiver and an agent shipping a file (see [`ship`]).
+struct Shipped {
+    r: Receiver,
+    agent: Agent,
+    _dir: TempDir,
+}
+
+/// A receiver and an agent shipping `text`, written to `dir/NAME`, through
+/// `stages`, `client` keys in its `[client]`.
+fn ship(name: &str, text: &str, client: &str, stages: &str) -> Shipped {
     let r = Receiver::start(BIG);
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("app.log");
-    std::fs::write(
-        &log,
-        concat!(
-            r#"{"level":"error","msg":"card 4111-1111-1111-1111 refused","ts":"2026-01-02T03:04:05.5Z","req":{"id":"r1"}}"#,
-            "\n",
-            r#"{"level":"info","msg":"ok","ts":"2026-01-02T03:04:06Z","req":{"id":"r2"}}"#,
-            "\n",
-            "not json at all\n",
-            "level=warn msg=\"slow query\" took=3s\n",
-        ),
-    )
-    .unwrap();
+    let log = write_file(dir.path(), name, text);
+    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), client, stages);
+    Shipped { agent: Agent::start(&cfg), r, _dir: dir }
+}
+
+/// Waits (20 s at most) until `r` stored `n` entries: those of job `test`.
+fn wait_stored(r: &Receiver, agent: &Agent, n: u64) -> Vec<Stored> {
+    assert!(wait_for(Duration::from_secs(20), || stored(r) == n), "{}", agent.stderr_text());
+    query_all(r, r#"{job="test"}"#, None)
+}
+
+/// SIGTERM: the agent exits 0 within 20 s.
+fn stop(agent: Agent) {
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+#[test]
+fn json_logfmt_output_and_replace_stages_extract_label_rewrite_and_time_lines() {
+    let text = concat!(
+        r#"{"level":"error","msg":"card 4111-1111-1111-1111 refused","ts":"2026-01-02T03:04:05.5Z","req":{"id":"r1"}}"#,
+        "\n",
+        r#"{"level":"info","msg":"ok","ts":"2026-01-02T03:04:06Z","req":{"id":"r2"}}"#,
+        "\n",
+        "not json at all\n",
+        "level=warn msg=\"slow query\" took=3s\n",
+    );
     let stages = r#"stages = [
   { json = { level = "level", message = "msg", time = "ts", request = "req.id" }, labels = ["level"], structured_metadata = ["request"] },
   { timestamp = { source = "time", format = "rfc3339" } },
@@ -45,10 +66,8 @@ fn json_logfmt_output_and_replace_stages_extract_label_rewrite_and_time_lines() 
   { output = "message" },
   { replace = '\d{4}-\d{4}-\d{4}-(\d{4})', with = "****-$1" },
 ]"#;
-    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "structured_metadata = true", stages);
-    let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 4), "{}", agent.stderr_text());
-    let got = query_all(&r, r#"{job="test"}"#, None);
+    let Shipped { r, agent, _dir } = ship("app.log", text, "structured_metadata = true", stages);
+    let got = wait_stored(&r, &agent, 4);
     let by_line = |l: &str| got.iter().find(|e| e.line == l).unwrap_or_else(|| panic!("no line {l:?} in {got:?}"));
     let refused = by_line("card ****-1111 refused");
     assert_eq!(label(refused, "level"), Some("error"));
@@ -73,29 +92,20 @@ fn json_logfmt_output_and_replace_stages_extract_label_rewrite_and_time_lines() 
     };
     assert_eq!(unparsed("json"), 2.0, "the plain and the logfmt line are not JSON");
     assert_eq!(unparsed("logfmt"), 3.0, "the plain line and the two JSON lines are not logfmt");
-    assert!(agent.terminate(Duration::from_secs(20)).success());
+    stop(agent);
 }
 
 #[test]
 fn cri_partial_lines_are_joined_per_stream_and_docker_lines_unwrapped() {
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let cri = dir.path().join("cri.log");
-    std::fs::write(
-        &cri,
-        concat!(
-            "2026-01-02T03:04:05.000000001Z stdout P first part, \n",
-            "2026-01-02T03:04:05.000000002Z stderr F an error\n",
-            "2026-01-02T03:04:05.000000003Z stdout P second part, \n",
-            "2026-01-02T03:04:05.000000004Z stdout F last part\n",
-            "2026-01-02T03:04:06Z stdout F whole\n",
-        ),
-    )
-    .unwrap();
-    let cfg = agent_config(dir.path(), &r.base, &cri.display().to_string(), "", "stages = [{ cri = {} }]");
-    let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 3), "{}", agent.stderr_text());
-    let got = query_all(&r, r#"{job="test"}"#, None);
+    let text = concat!(
+        "2026-01-02T03:04:05.000000001Z stdout P first part, \n",
+        "2026-01-02T03:04:05.000000002Z stderr F an error\n",
+        "2026-01-02T03:04:05.000000003Z stdout P second part, \n",
+        "2026-01-02T03:04:05.000000004Z stdout F last part\n",
+        "2026-01-02T03:04:06Z stdout F whole\n",
+    );
+    let Shipped { r, agent, _dir } = ship("cri.log", text, "", "stages = [{ cri = {} }]");
+    let got = wait_stored(&r, &agent, 3);
     let lines: Vec<(&str, Option<&str>, i128)> =
         got.iter().map(|e| (e.line.as_str(), label(e, "stream"), e.ts)).collect();
     assert_eq!(
@@ -107,27 +117,18 @@ fn cri_partial_lines_are_joined_per_stream_and_docker_lines_unwrapped() {
             ("whole", Some("stdout"), 1_767_323_046_000_000_000),
         ]
     );
-    assert!(agent.terminate(Duration::from_secs(20)).success());
+    stop(agent);
 
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let docker = dir.path().join("docker.log");
-    std::fs::write(
-        &docker,
-        concat!(
-            r#"{"log":"hello\n","stream":"stdout","time":"2026-01-02T03:04:05.25Z"}"#,
-            "\n",
-            r#"{"log":"a long ","stream":"stderr","time":"2026-01-02T03:04:06Z"}"#,
-            "\n",
-            r#"{"log":"line\n","stream":"stderr","time":"2026-01-02T03:04:07Z"}"#,
-            "\n",
-        ),
-    )
-    .unwrap();
-    let cfg = agent_config(dir.path(), &r.base, &docker.display().to_string(), "", "stages = [{ docker = {} }]");
-    let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 2), "{}", agent.stderr_text());
-    let got = query_all(&r, r#"{job="test"}"#, None);
+    let text = concat!(
+        r#"{"log":"hello\n","stream":"stdout","time":"2026-01-02T03:04:05.25Z"}"#,
+        "\n",
+        r#"{"log":"a long ","stream":"stderr","time":"2026-01-02T03:04:06Z"}"#,
+        "\n",
+        r#"{"log":"line\n","stream":"stderr","time":"2026-01-02T03:04:07Z"}"#,
+        "\n",
+    );
+    let Shipped { r, agent, _dir } = ship("docker.log", text, "", "stages = [{ docker = {} }]");
+    let got = wait_stored(&r, &agent, 2);
     let lines: Vec<(&str, Option<&str>, i128)> =
         got.iter().map(|e| (e.line.as_str(), label(e, "stream"), e.ts)).collect();
     assert_eq!(
@@ -137,22 +138,17 @@ fn cri_partial_lines_are_joined_per_stream_and_docker_lines_unwrapped() {
             ("a long line", Some("stderr"), 1_767_323_046_000_000_000)
         ]
     );
-    assert!(agent.terminate(Duration::from_secs(20)).success());
+    stop(agent);
 }
 
 #[test]
 fn a_cri_part_whose_last_part_never_comes_ships_after_the_partial_wait() {
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let cri = dir.path().join("cri.log");
-    std::fs::write(&cri, "2026-01-02T03:04:05Z stdout F before\n2026-01-02T03:04:06Z stdout P cut short\n").unwrap();
-    let cfg = agent_config(dir.path(), &r.base, &cri.display().to_string(), "", "stages = [{ cri = {} }]");
-    let agent = Agent::start(&cfg);
+    let text = "2026-01-02T03:04:05Z stdout F before\n2026-01-02T03:04:06Z stdout P cut short\n";
+    let Shipped { r, agent, _dir } = ship("cri.log", text, "", "stages = [{ cri = {} }]");
     // `partial_line_wait` is 300ms in this config: the held part goes on alone.
-    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 2), "{}", agent.stderr_text());
-    let got = query_all(&r, r#"{job="test"}"#, None);
+    let got = wait_stored(&r, &agent, 2);
     assert_eq!(got.iter().map(|e| e.line.as_str()).collect::<Vec<_>>(), ["before", "cut short"]);
-    assert!(agent.terminate(Duration::from_secs(20)).success());
+    stop(agent);
 }
 
 #[test]
@@ -185,23 +181,17 @@ fn a_held_cri_part_keeps_the_position_before_it_across_a_kill() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&cri).unwrap();
     std::io::Write::write_all(&mut f, b"2026-01-02T03:04:07Z stdout F second half\n").unwrap();
     let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 2), "{}", agent.stderr_text());
-    let got = query_all(&r, r#"{job="test"}"#, None);
+    let got = wait_stored(&r, &agent, 2);
     assert_eq!(got.iter().map(|e| e.line.as_str()).collect::<Vec<_>>(), ["before", "first half second half"]);
-    assert!(agent.terminate(Duration::from_secs(20)).success());
+    stop(agent);
 }
 
 #[test]
 fn a_limit_stage_drops_lines_over_its_rate_for_the_whole_source_and_counts_them() {
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("burst.log");
     let text: String = (0..20).map(|i| format!("{} line {i}\n", if i % 2 == 0 { "a" } else { "b" })).collect();
-    std::fs::write(&log, text).unwrap();
     // Two streams (by the `kind` label) share the source's one limit (Promtail's: the job's): 3 at once in all.
     let stages = r#"stages = [{ regex = '^(?P<kind>\w) ' }, { limit = { rate = 0.001, burst = 3 } }]"#;
-    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
-    let agent = Agent::start(&cfg);
+    let Shipped { r, agent, _dir } = ship("burst.log", &text, "", stages);
     assert!(
         wait_for(Duration::from_secs(20), || agent::metric_value(
             &agent.metrics(),
@@ -216,7 +206,7 @@ fn a_limit_stage_drops_lines_over_its_rate_for_the_whole_source_and_counts_them(
     for want in ["a line 0", "b line 1", "a line 2"] {
         assert!(lines.contains(&want), "{want} in {lines:?}");
     }
-    assert!(agent.terminate(Duration::from_secs(20)).success());
+    stop(agent);
 }
 
 #[test]
@@ -235,29 +225,12 @@ fn the_kubernetes_source_labels_pod_logs_from_their_path_and_joins_partial_lines
     );
     write_file(&db, "0.log", "2026-01-02T03:04:07Z stdout F ready to accept connections\n");
     write_file(&db, "0.log.20260102-030400", "2026-01-02T03:00:00Z stdout F an old rotated file\n");
-    let port = free_port();
-    let cfg = write_file(
-        dir.path(),
-        "tailship.toml",
-        &format!(
-            r#"[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_wait = "100ms" }}
-[positions]
-path = "{dir}/positions.json"
-[[sources]]
-type = "kubernetes"
-root = "{root}"
-labels = {{ job = "pods" }}
-scan_interval = "200ms"
-"#,
-            url = r.base,
-            dir = dir.path().display(),
-            root = root.display()
-        ),
+    let source = format!(
+        "[[sources]]\ntype = \"kubernetes\"\nroot = \"{}\"\nlabels = {{ job = \"pods\" }}\nscan_interval = \"200ms\"",
+        root.display()
     );
+    let toml = AgentToml::new(dir.path(), "").bare_client(&r.base, "batch = { max_wait = \"100ms\" }").sync_period("");
+    let cfg = toml.then(&source).write("tailship.toml");
     let agent = Agent::start(&cfg);
     assert!(wait_for(Duration::from_secs(20), || stored(&r) == 3), "{}", agent.stderr_text());
     let got = query_all(&r, r#"{job="pods"}"#, None);
@@ -273,7 +246,7 @@ scan_interval = "200ms"
             ("ready to accept connections", [Some("data"), Some("db-0"), Some("postgres"), Some("stdout")]),
         ]
     );
-    assert!(agent.terminate(Duration::from_secs(20)).success());
+    stop(agent);
 }
 
 #[test]
@@ -294,11 +267,7 @@ fn stage_mistakes_exit_2_naming_the_key() {
         (r#"root = "/var/log/pods""#, "sources[0].root", "kubernetes sources"),
     ];
     for (stages, key, words) in cases {
-        let cfg = agent_config(dir.path(), "http://127.0.0.1:9", "/tmp/x.log", "", stages);
-        let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stages}: {err}");
-        assert!(err.contains(key) && err.contains(words), "{stages}: {err}");
+        let (err, cfg) = agent::source_exits_2(dir.path(), stages, key, words);
         assert!(err.contains(&cfg.display().to_string()), "names the file: {err}");
     }
 }
@@ -309,23 +278,14 @@ fn docker_fudge_goes_on_from_a_line_of_the_stream_its_label_names() {
     // with its labels, `stream` included (Promtail's fudge): where the line's
     // `stream` label is already `stdout`, a Docker line of stdout is one of
     // them, as much as a JSON line with a time and no stream.
-    let r = Receiver::start(BIG);
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("app.log");
-    std::fs::write(
-        &log,
-        concat!(
-            "{\"time\":\"2026-01-02T03:04:05Z\"}\n",
-            "{\"log\":\"docked\\n\",\"stream\":\"stdout\",\"time\":\"2026-01-02T03:04:07Z\"}\n",
-            "not json\n",
-        ),
-    )
-    .unwrap();
+    let text = concat!(
+        "{\"time\":\"2026-01-02T03:04:05Z\"}\n",
+        "{\"log\":\"docked\\n\",\"stream\":\"stdout\",\"time\":\"2026-01-02T03:04:07Z\"}\n",
+        "not json\n",
+    );
     let stages = r#"stages = [{ static_labels = { stream = "stdout" } }, { docker = {} }]"#;
-    let cfg = agent_config(dir.path(), &r.base, &log.display().to_string(), "", stages);
-    let agent = Agent::start(&cfg);
-    assert!(wait_for(Duration::from_secs(20), || stored(&r) == 3), "{}", agent.stderr_text());
-    let got = query_all(&r, r#"{job="test"}"#, None);
+    let Shipped { r, agent, _dir } = ship("app.log", text, "", stages);
+    let got = wait_stored(&r, &agent, 3);
     let not_json = got.iter().find(|e| e.line == "not json").expect("the line that does not read");
     assert_eq!(not_json.ts, 1_767_323_047_000_000_001);
 }

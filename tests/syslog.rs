@@ -12,29 +12,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent, Stored};
+use agent::{free_port, query_all, write_file, Agent, AgentToml, Stored};
 use common::{wait_for, Receiver};
 
 const BIG: &[&str] = &["--max-query-limit", "1000000"];
 
 /// A config with one syslog source on `listen` (`protocol`), shipping to `url`.
 fn syslog_config(dir: &Path, listen: &str, protocol: &str, url: &str, extra: &str, spool_extra: &str) -> PathBuf {
-    let port = free_port();
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[spool]
-path = "{dir}/spool"
-{spool_extra}
-[[sources]]
+    let source = format!(
+        r#"[[sources]]
 type = "syslog"
 name = "sys"
 listen = "{listen}"
@@ -47,10 +33,10 @@ relabel = [
   {{ source_labels = ["__syslog_message_facility"], target_label = "facility" }},
 ]
 {extra}
-"#,
-        dir = dir.display()
+"#
     );
-    write_file(dir, &format!("syslog-{protocol}.toml"), &text)
+    let toml = AgentToml::new(dir, "5s").client(url, "").spool(spool_extra).then(&source);
+    toml.write(&format!("syslog-{protocol}.toml"))
 }
 
 fn wait_listening(addr: &str, udp: bool) {

@@ -6,74 +6,17 @@
 
 use crate::agent;
 use crate::common;
+use crate::pki;
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{free_port, write_file, Agent};
+use agent::{file_source, write_file, Agent, AgentToml};
 use common::{bin, wait_for, Receiver};
+use pki::{pki, private_ca};
 use tokio_rustls::rustls;
-
-/// A CA and a server certificate for 127.0.0.1 signed by it: (CA PEM, server config).
-fn private_ca() -> (String, Arc<rustls::ServerConfig>) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship test CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = params.signed_by(&key, &issuer).unwrap();
-    let key_der = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der().clone()], key_der)
-        .unwrap();
-    (ca_cert.pem(), Arc::new(config))
-}
-
-/// A CA, a server certificate for 127.0.0.1 and a client certificate, both
-/// signed by it, and a server config that requires a client certificate of
-/// that CA: (CA PEM, client cert PEM, client key PEM, server config).
-fn private_ca_requiring_client_certs() -> (String, String, String, Arc<rustls::ServerConfig>) {
-    ca_requiring_client_certs_for("127.0.0.1")
-}
-
-/// [`private_ca_requiring_client_certs`] with a server certificate for `server_name` only.
-fn ca_requiring_client_certs_for(server_name: &str) -> (String, String, String, Arc<rustls::ServerConfig>) {
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "tailship mTLS CA");
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let server_cert =
-        rcgen::CertificateParams::new(vec![server_name.to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
-    let client_key = rcgen::KeyPair::generate().unwrap();
-    let client_cert =
-        rcgen::CertificateParams::new(vec!["agent".to_string()]).unwrap().signed_by(&client_key, &issuer).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca_cert.der().clone()).unwrap();
-    let verifier =
-        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(
-            vec![server_cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(server_key.serialize_der().into()),
-        )
-        .unwrap();
-    (ca_cert.pem(), client_cert.pem(), client_key.serialize_pem(), Arc::new(config))
-}
 
 /// An HTTPS server on loopback answering 200 to every request; returns its
 /// port and the request lines it received (after a completed handshake).
@@ -126,35 +69,25 @@ fn https_server(config: Arc<rustls::ServerConfig>) -> (u16, Arc<Mutex<Vec<String
     (port, seen)
 }
 
+/// A private CA, a server certificate for `server_name` and a client
+/// certificate, both signed by it, and a server config that requires a client
+/// certificate of that CA: (CA PEM, client cert PEM, client key PEM, server config).
+fn ca_requiring_client_certs_for(server_name: &str) -> (String, String, String, Arc<rustls::ServerConfig>) {
+    let p = pki(server_name, Some("agent"));
+    let (cert, key) = p.client.unwrap();
+    (p.ca, cert, key, p.server)
+}
+
 fn config(dir: &Path, logs_url: &str, webhook: &str, ca_file: Option<&Path>) -> std::path::PathBuf {
     let tls = ca_file.map(|p| format!("tls = {{ ca_file = \"{}\" }}\n", p.display())).unwrap_or_default();
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{logs_url}"
-timeout = "3s"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "200ms", max_retries = 2 }}
-{tls}
-[positions]
-path = "{dir}/positions.json"
-[[sources]]
-type = "file"
-include = ["{dir}/*.log"]
-labels = {{ job = "tls" }}
-scan_interval = "200ms"
-[[alerts]]
-name = "tls-errors"
-selector = {{ job = "tls" }}
-match = "ERROR"
-webhook_url = "{webhook}"
-"#,
-        port = free_port(),
-        dir = dir.display(),
+    let client = format!(
+        "timeout = \"3s\"\nretry = {{ min_backoff = \"20ms\", max_backoff = \"200ms\", max_retries = 2 }}\n{tls}"
     );
-    write_file(dir, "tailship.toml", &text)
+    let alerts = format!(
+        "[[alerts]]\nname = \"tls-errors\"\nselector = {{ job = \"tls\" }}\nmatch = \"ERROR\"\nwebhook_url = \"{webhook}\""
+    );
+    let toml = AgentToml::new(dir, "5s").client(logs_url, &client).sync_period("");
+    toml.then(&file_source(dir, "tls", "200ms")).then(&alerts).write("tailship.toml")
 }
 
 #[test]
@@ -194,7 +127,7 @@ fn an_https_webhook_signed_by_a_private_ca_in_client_tls_ca_file_delivers() {
 /// is delivered.
 #[test]
 fn a_service_requiring_a_client_certificate_gets_pushes_with_cert_file_and_key_file() {
-    let (ca_pem, cert_pem, key_pem, server_config) = private_ca_requiring_client_certs();
+    let (ca_pem, cert_pem, key_pem, server_config) = ca_requiring_client_certs_for("127.0.0.1");
     let (port, seen) = https_server(server_config);
     let dir = tempfile::tempdir().unwrap();
     let ca = write_file(dir.path(), "ca.pem", &ca_pem);

@@ -13,8 +13,8 @@ use scenario::{run_agent, Scenario};
 
 use std::time::Duration;
 
-use agent::{free_port, write_file};
-use common::{wait_for, Receiver};
+use agent::write_file;
+use common::wait_for;
 use discovery::{bad_sources_exit_2, labels_of};
 use mockhttp::{Mock, Pki, Reply};
 use serde_json::json;
@@ -34,29 +34,19 @@ async fn triton_containers_and_compute_nodes_over_mutual_tls_name_the_files_tail
     let pki = Pki::new(&["triton.test"]);
     let server = Mock::start_tls(pki.mutual.clone(), false, |req, _| endpoint(&req.path)).await;
     let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
-    let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    let s = Scenario::plain();
+    let (r, d) = (&s.r, s.root());
     for (f, text) in [("ca.pem", &pki.ca), ("client.pem", &pki.client_cert), ("client-key.pem", &pki.client_key)] {
         write_file(d, f, text);
     }
-    let logs = d.join("logs");
-    for n in ["web-1", "headnode"] {
-        std::fs::create_dir_all(logs.join(n)).unwrap();
-        std::fs::write(logs.join(n).join("app.log"), format!("{n} line\n")).unwrap();
-    }
+    let logs = s.logs();
+    s.name_logs(&["web-1", "headnode"]);
     let tls = format!(
         r#"tls = {{ ca_file = "{d}/ca.pem", cert_file = "{d}/client.pem", key_file = "{d}/client-key.pem" }}"#,
         d = d.display()
     );
     let text = format!(
-        r#"[client]
-url = "{url}"
-[server]
-listen = "127.0.0.1:{listen}"
-[positions]
-path = "{d}/positions"
-[[sources]]
+        r#"[[sources]]
 name = "containers"
 host_label = false
 scan_interval = "200ms"
@@ -80,25 +70,21 @@ relabel = [
   {{ source_labels = ["__address__"], target_label = "instance" }},
 ]
 "#,
-        url = r.base,
-        listen = free_port(),
         d = d.display(),
         logs = logs.display(),
     );
-    let cfg = write_file(d, "triton.toml", &text);
-    let check = std::process::Command::new(common::bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
-    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let cfg = s.toml("triton.toml", &text);
     let agent = run_agent(cfg).await;
     let rr = &r;
     let found = |q: &str| wait_for(Duration::from_secs(20), || labels_of(rr, q).len() == 1);
     assert!(found(r#"{alias="web-1"}"#), "{}", agent.stderr_text());
-    let l = &labels_of(&r, r#"{alias="web-1"}"#)[0];
+    let l = &labels_of(r, r#"{alias="web-1"}"#)[0];
     assert_eq!(
         (l["brand"].as_str(), l["groups"].as_str(), l["server"].as_str(), l["instance"].as_str()),
         ("lx", ",web,prod,", "srv-1", &*format!("vm-web-1.triton.example:{port}"))
     );
     assert!(found(r#"{alias="headnode"}"#), "{}", agent.stderr_text());
-    let l = &labels_of(&r, r#"{alias="headnode"}"#)[0];
+    let l = &labels_of(r, r#"{alias="headnode"}"#)[0];
     assert_eq!(l["instance"], format!("srv-1.triton.example:{port}"));
     let reqs = server.requests();
     assert!(reqs.iter().any(|q| q.path == "/v1/discover" && q.query == "groups=web%2Cprod"), "{reqs:?}");
@@ -138,8 +124,7 @@ async fn a_converted_promtail_triton_job_passes_check_and_ships() {
 "#,
         d = d.display(),
     );
-    let cfg = s.convert(&jobs, "triton_sd_configs");
-    let agent = run_agent(cfg).await;
+    let agent = s.run_converted(&jobs, "triton_sd_configs").await;
     s.wait_labels(&agent, r#"{alias="web-1"}"#, 1);
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }

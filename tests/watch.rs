@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file, Agent};
+use agent::{query_all, Agent, AgentToml, BATCH};
 use common::{wait_for, Receiver};
 
 fn stored(r: &Receiver) -> u64 {
@@ -25,26 +25,14 @@ fn append(path: &Path, text: &str) {
 /// A config shipping each glob of `includes` as a source of its own, rescanned
 /// only every hour: a file found is found through an event.
 fn config(dir: &Path, url: &str, includes: &[String]) -> std::path::PathBuf {
-    let mut text = format!(
-        r#"[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-"#,
-        port = free_port(),
-        dir = dir.display()
-    );
+    let retry = r#"retry = { min_backoff = "20ms", max_backoff = "500ms" }"#;
+    let mut toml = AgentToml::new(dir, "").client(url, retry);
     for (i, inc) in includes.iter().enumerate() {
-        text.push_str(&format!(
-            "[[sources]]\ntype = \"file\"\nname = \"s{i}\"\ninclude = [\"{inc}\"]\nlabels = {{ job = \"s{i}\" }}\nscan_interval = \"1h\"\n"
+        toml = toml.then(&format!(
+            "[[sources]]\ntype = \"file\"\nname = \"s{i}\"\ninclude = [\"{inc}\"]\nlabels = {{ job = \"s{i}\" }}\nscan_interval = \"1h\""
         ));
     }
-    write_file(dir, "tailship.toml", &text)
+    toml.write("tailship.toml")
 }
 
 /// True when this machine lets a test lower the inotify limits in a user namespace of its own.
@@ -177,28 +165,13 @@ fn a_directory_that_cannot_be_watched_is_polled_alone_and_the_others_keep_their_
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
-    let text = format!(
-        r#"[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-[positions]
-path = "{dir}/positions.json"
-[[sources]]
-type = "file"
-name = "s"
-include = ["{a}/*.log", "{b}/*.log"]
-labels = {{ job = "s" }}
-scan_interval = "1h"
-"#,
-        port = free_port(),
-        url = r.base,
-        dir = dir.path().display(),
-        a = a.display(),
-        b = b.display()
+    let source = format!(
+        "[[sources]]\ntype = \"file\"\nname = \"s\"\ninclude = [\"{}/*.log\", \"{}/*.log\"]\nlabels = {{ job = \"s\" }}\nscan_interval = \"1h\"",
+        a.display(),
+        b.display()
     );
-    let cfg = write_file(dir.path(), "tailship.toml", &text);
+    let toml = AgentToml::new(dir.path(), "").bare_client(&r.base, BATCH).sync_period("");
+    let cfg = toml.then(&source).write("tailship.toml");
     // One watch: `a` gets it, `b` cannot be watched.
     let agent = start_limited(&cfg, 10, 1);
     wait_up(&agent);

@@ -16,8 +16,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use agent::{free_port, query_all, write_file};
-use common::{wait_for, Receiver};
+use agent::{free_port, query_all};
+use common::wait_for;
 use discovery::{bad_sources_exit_2, labels_of};
 use serde_json::json;
 use zookeeper_client::{Acls, Client, CreateMode};
@@ -103,21 +103,11 @@ async fn serverset_and_nerve_members_name_the_files_tailed_and_joins_and_leaves_
         &json!({ "host": "db-1", "port": 5432, "name": "db" }).to_string().into_bytes(),
     )
     .await;
-    let r = Receiver::start(&["--max-query-limit", "1000000"]);
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    for n in ["web-1", "web-2", "db-1"] {
-        std::fs::create_dir_all(d.join("logs").join(n)).unwrap();
-        std::fs::write(d.join("logs").join(n).join("app.log"), format!("{n} first\n")).unwrap();
-    }
+    let s = Scenario::plain();
+    let (r, d) = (&s.r, s.root());
+    s.said_logs(&["web-1", "web-2", "db-1"], "first");
     let text = format!(
-        r#"[client]
-url = "{url}"
-[server]
-listen = "127.0.0.1:{listen}"
-[positions]
-path = "{d}/positions"
-[[sources]]
+        r#"[[sources]]
 name = "serverset"
 host_label = false
 scan_interval = "200ms"
@@ -142,28 +132,26 @@ relabel = [
   {{ source_labels = ["__address__"], target_label = "instance" }},
 ]
 "#,
-        url = r.base,
-        listen = free_port(),
         d = d.display(),
         zk = zk.addr(),
     );
-    let cfg = write_file(d, "zk.toml", &text);
+    let cfg = s.toml("zk.toml", &text);
     let agent = run_agent(cfg).await;
-    let rr = &r;
+    let rr = r;
     let lines = |q: &str| query_all(rr, q, None).into_iter().map(|e| e.line).collect::<Vec<_>>();
     assert!(
         wait_for(Duration::from_secs(30), || lines(r#"{member="web-1"}"#) == ["web-1 first"]),
         "{}",
         agent.stderr_text()
     );
-    let l = &labels_of(&r, r#"{member="web-1"}"#)[0];
+    let l = &labels_of(r, r#"{member="web-1"}"#)[0];
     assert_eq!(
         (l["status"].as_str(), l["shard"].as_str(), l["admin_port"].as_str(), l["instance"].as_str()),
         ("ALIVE", "2", "9990", "web-1:8080")
     );
     assert_eq!(l["znode"], "/aurora/prod/web/member_0000000001");
     assert!(wait_for(Duration::from_secs(30), || labels_of(rr, r#"{nerve_name="db"}"#).len() == 1));
-    assert_eq!(labels_of(&r, r#"{nerve_name="db"}"#)[0]["instance"], "db-1:5432");
+    assert_eq!(labels_of(r, r#"{nerve_name="db"}"#)[0]["instance"], "db-1:5432");
 
     // A member joins: the watch fires and it is tailed (well before the minute's re-read).
     put(&c, "/aurora/prod/web/member_0000000002", &serverset("web-2", 8080)).await;
@@ -203,8 +191,7 @@ async fn a_converted_promtail_serverset_job_passes_check_and_ships() {
         d = d.display(),
         zk = zk.addr(),
     );
-    let cfg = s.convert(&jobs, "serverset_sd_configs");
-    let agent = run_agent(cfg).await;
+    let agent = s.run_converted(&jobs, "serverset_sd_configs").await;
     s.wait_labels(&agent, r#"{member="web-1"}"#, 1);
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }

@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{bin, get_with, wait_for, with_params, Receiver};
+use crate::common::{bin, get_with, wait_exit, with_params, Receiver};
 
 fn drain(pipe: impl Read + Send + 'static, buf: Arc<Mutex<String>>) {
     std::thread::spawn(move || {
@@ -110,29 +110,15 @@ impl Agent {
     pub fn terminate(mut self, deadline: Duration) -> ExitStatus {
         self.signal(libc::SIGTERM);
         let mut child = self.child.take().expect("child");
-        let mut status = None;
-        wait_for(deadline, || {
-            status = child.try_wait().expect("try_wait");
-            status.is_some()
-        });
-        match status {
-            Some(s) => s,
-            None => {
-                let _ = child.kill();
-                panic!("agent did not exit within {deadline:?} of SIGTERM: {}", self.stderr_text());
-            }
-        }
+        wait_exit(&mut child, deadline).unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("agent did not exit within {deadline:?} of SIGTERM: {}", self.stderr_text());
+        })
     }
 
     /// Its exit status once it exits by itself (waits up to `deadline`; `None` if it runs on).
     pub fn exit_within(&mut self, deadline: Duration) -> Option<ExitStatus> {
-        let child = self.child.as_mut().expect("child");
-        let mut status = None;
-        wait_for(deadline, || {
-            status = child.try_wait().expect("try_wait");
-            status.is_some()
-        });
-        status
+        wait_exit(self.child.as_mut().expect("child"), deadline)
     }
 
     /// `kill -9`, and wait for it to be gone.
@@ -160,21 +146,20 @@ impl Agent {
 
     /// Peak RSS in kB so far (VmHWM).
     pub fn peak_rss_kb(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
-        status
-            .lines()
-            .find(|l| l.starts_with("VmHWM:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
+        self.status_kb("VmHWM:")
     }
 
     /// Current RSS in kB.
     pub fn rss_kb(&self) -> u64 {
+        self.status_kb("VmRSS:")
+    }
+
+    /// The value in kB of the line `key` of its `/proc/PID/status` (0 when there is none).
+    fn status_kb(&self, key: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
         status
             .lines()
-            .find(|l| l.starts_with("VmRSS:"))
+            .find(|l| l.starts_with(key))
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
@@ -257,53 +242,162 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// A config for `tailship run` shipping `include` to `r`, with `extra` TOML appended
 /// to the `[[sources]]` table and `client_extra` to `[client]`.
 pub fn agent_config(dir: &Path, url: &str, include: &str, client_extra: &str, source_extra: &str) -> PathBuf {
-    let port = free_port();
-    let text = format!(
-        r#"shutdown_timeout = "10s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "500ms" }}
-{client_extra}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
-type = "file"
-include = ["{include}"]
-labels = {{ job = "test" }}
-scan_interval = "200ms"
-partial_line_wait = "300ms"
-{source_extra}
-"#,
-        dir = dir.display(),
+    let retry = r#"retry = { min_backoff = "20ms", max_backoff = "500ms" }"#;
+    let source = format!(
+        "[[sources]]\ntype = \"file\"\ninclude = [\"{include}\"]\nlabels = {{ job = \"test\" }}\n\
+         scan_interval = \"200ms\"\npartial_line_wait = \"300ms\"\n{source_extra}"
     );
-    write_file(dir, "tailship.toml", &text)
+    AgentToml::new(dir, "10s").client(url, &format!("{retry}\n{client_extra}")).then(&source).write("tailship.toml")
 }
 
 /// A config for `tailship run` with one network source (`source`: the keys
 /// of its `[[sources]]` table) shipping to `url`, its spool under `dir`,
 /// written to `dir/name`.
 pub fn net_source_config(dir: &Path, name: &str, url: &str, source: &str) -> PathBuf {
-    let text = format!(
-        r#"shutdown_timeout = "5s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-batch = {{ max_bytes = "256KiB", max_wait = "100ms" }}
-retry = {{ min_backoff = "20ms", max_backoff = "300ms" }}
-[positions]
-path = "{dir}/positions.json"
-[spool]
-path = "{dir}/spool"
-[[sources]]
-{source}
-"#,
-        port = free_port(),
-        dir = dir.display()
-    );
-    write_file(dir, name, &text)
+    AgentToml::new(dir, "5s")
+        .client(url, "")
+        .sync_period("")
+        .spool("")
+        .then(&format!("[[sources]]\n{source}"))
+        .write(name)
+}
+
+/// An agent's config written piece by piece, in the order `tailship run`
+/// reads it: `shutdown_timeout` and other top-level keys, `[server]` on a
+/// free loopback port (first, so [`Agent`] finds its metrics address),
+/// `[client]`, `[positions]` under the dir, `[spool]`, then the sources.
+pub struct AgentToml {
+    dir: PathBuf,
+    listen: String,
+    top: String,
+    server: String,
+    client: String,
+    sync_period: String,
+    spool: Option<String>,
+    rest: String,
+}
+
+/// The `[client]` batches of most tests: 256KiB, sent after 100ms.
+pub const BATCH: &str = r#"batch = { max_bytes = "256KiB", max_wait = "100ms" }"#;
+/// The `[client]` retries of most tests: backing off from 20ms to 300ms.
+pub const RETRY: &str = r#"retry = { min_backoff = "20ms", max_backoff = "300ms" }"#;
+
+impl AgentToml {
+    /// `shutdown_timeout = SHUTDOWN` (none for ""), positions in `dir/positions.json` synced every 200ms.
+    pub fn new(dir: &Path, shutdown: &str) -> AgentToml {
+        AgentToml {
+            dir: dir.to_path_buf(),
+            listen: format!("127.0.0.1:{}", free_port()),
+            top: if shutdown.is_empty() { String::new() } else { format!("shutdown_timeout = \"{shutdown}\"\n") },
+            server: String::new(),
+            client: String::new(),
+            sync_period: "200ms".into(),
+            spool: None,
+            rest: String::new(),
+        }
+    }
+
+    /// The `[server]` address.
+    pub fn listen(&self) -> &str {
+        &self.listen
+    }
+
+    /// More top-level keys.
+    pub fn top(mut self, keys: &str) -> Self {
+        self.top.push_str(keys);
+        self.top.push('\n');
+        self
+    }
+
+    /// More `[server]` keys.
+    pub fn server(mut self, keys: &str) -> Self {
+        self.server.push_str(keys);
+        self.server.push('\n');
+        self
+    }
+
+    /// `[client]` shipping to `url` with `keys`; [`BATCH`] and [`RETRY`]
+    /// unless `keys` has a `batch` or `retry` of its own.
+    pub fn client(mut self, url: &str, keys: &str) -> Self {
+        let has = |k: &str| {
+            keys.lines().any(|l| l.trim_start().strip_prefix(k).is_some_and(|r| r.trim_start().starts_with('=')))
+        };
+        // The defaults first: `keys` may end in a table of its own (`[client.oauth2]`).
+        self.client = format!("[client]\nurl = \"{url}\"\n");
+        for (k, default) in [("batch", BATCH), ("retry", RETRY)] {
+            if !has(k) {
+                self.client.push_str(default);
+                self.client.push('\n');
+            }
+        }
+        self.client.push_str(keys);
+        self.client.push('\n');
+        self
+    }
+
+    /// `[client]` shipping to `url` with `keys` alone (the agent's own batch and retry defaults).
+    pub fn bare_client(mut self, url: &str, keys: &str) -> Self {
+        self.client = format!("[client]\nurl = \"{url}\"\n{keys}\n");
+        self
+    }
+
+    /// Positions synced every `period` ("" for the agent's default).
+    pub fn sync_period(mut self, period: &str) -> Self {
+        self.sync_period = period.into();
+        self
+    }
+
+    /// `[spool]` in `dir/spool`, with `keys`.
+    pub fn spool(mut self, keys: &str) -> Self {
+        self.spool = Some(keys.into());
+        self
+    }
+
+    /// TOML after the tables above (`[[sources]]`, `[[alerts]]`, ...).
+    pub fn then(mut self, text: &str) -> Self {
+        self.rest.push_str(text);
+        self.rest.push('\n');
+        self
+    }
+
+    /// The config's text.
+    pub fn text(&self) -> String {
+        let dir = self.dir.display();
+        let mut t = format!("{}[server]\nlisten = \"{}\"\n{}", self.top, self.listen, self.server);
+        t.push_str(&self.client);
+        t.push_str(&format!("[positions]\npath = \"{dir}/positions.json\"\n"));
+        if !self.sync_period.is_empty() {
+            t.push_str(&format!("sync_period = \"{}\"\n", self.sync_period));
+        }
+        if let Some(keys) = &self.spool {
+            t.push_str(&format!("[spool]\npath = \"{dir}/spool\"\n{keys}\n"));
+        }
+        t.push_str(&self.rest);
+        t
+    }
+
+    /// Writes it to `dir/NAME`: its path.
+    pub fn write(&self, name: &str) -> PathBuf {
+        write_file(&self.dir, name, &self.text())
+    }
+}
+
+/// A `type = "file"` source of `dir/*.log` labelled `job`, scanned every `scan`.
+pub fn file_source(dir: &Path, job: &str, scan: &str) -> String {
+    format!(
+        "[[sources]]\ntype = \"file\"\ninclude = [\"{}/*.log\"]\nlabels = {{ job = \"{job}\" }}\nscan_interval = \"{scan}\"\n",
+        dir.display()
+    )
+}
+
+/// `check` of an [`agent_config`] (written in `dir`) with `source_extra` in
+/// its source exits 2, naming `key` and saying `words`: its stderr and the
+/// config's path.
+pub fn source_exits_2(dir: &Path, source_extra: &str, key: &str, words: &str) -> (String, PathBuf) {
+    let cfg = agent_config(dir, "http://127.0.0.1:9", "/tmp/x.log", "", source_extra);
+    let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{source_extra}: {err}");
+    assert!(err.contains(key) && err.contains(words), "{source_extra}: {err}");
+    (err, cfg)
 }

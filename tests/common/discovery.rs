@@ -7,8 +7,22 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::agent::{free_port, query_all_at, write_file};
+use crate::agent::{free_port, query_all_at, write_file, Stored};
 use crate::common::{bin, Receiver};
+
+/// The labels of the stored entry `e`, but the `service_name` and `filename` the agent adds.
+pub fn stored_labels(e: &Stored) -> BTreeMap<String, String> {
+    e.labels
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "service_name" | "filename"))
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// `pairs` as a label map.
+pub fn label_map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
 
 /// The labels of every entry of `query` (receiver on the default prefix).
 pub fn labels_of(r: &Receiver, query: &str) -> Vec<BTreeMap<String, String>> {
@@ -73,4 +87,19 @@ pub fn check_hides(cfg: &Path, secret: &str) {
     let out = Command::new(bin()).args(["check", "--config"]).arg(cfg).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!String::from_utf8_lossy(&out.stdout).contains(secret), "`{secret}` is a secret");
+}
+
+/// Each of `cases` (the keys of one network source of type `ty` after its
+/// `type`, and a key the error must name) makes `check` exit 2 naming that
+/// key and the file.
+pub fn bad_net_sources_exit_2(ty: &str, cases: &[(&str, &str)]) {
+    let dir = tempfile::tempdir().unwrap();
+    for (source, key) in cases {
+        let text = format!("type = \"{ty}\"\n{source}");
+        let cfg = crate::agent::net_source_config(dir.path(), "bad.toml", "http://127.0.0.1:9", &text);
+        let out = Command::new(bin()).args(["check", "--config"]).arg(&cfg).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{source}: {err}");
+        assert!(err.contains(key) && err.contains("bad.toml"), "{key}: {err}");
+    }
 }

@@ -5,9 +5,13 @@
 //! container and stops the daemon.
 #![allow(dead_code)]
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::agent::{query_all, Stored};
+use crate::common::Receiver;
 
 /// The image every test container runs.
 pub const IMAGE: &str = "tailship-test-busybox";
@@ -141,4 +145,39 @@ impl Drop for Dockerd {
             ])
             .status();
     }
+}
+
+/// The `[client]` keys of the Docker tests' agents: batches sent after
+/// 100ms, retries backing off from 20ms to 500ms.
+pub const DOCKER_CLIENT: &str =
+    "batch = { max_wait = \"100ms\" }\nretry = { min_backoff = \"20ms\", max_backoff = \"500ms\" }";
+
+/// What `r` stored of `container` (its `container` label).
+pub fn lines_of(r: &Receiver, container: &str) -> Vec<Stored> {
+    query_all(r, &format!(r#"{{container="{container}"}}"#), None)
+}
+
+/// Distinct lines of `container` matching `prefix`.
+pub fn distinct(r: &Receiver, container: &str, prefix: &str) -> BTreeSet<String> {
+    lines_of(r, container).into_iter().map(|e| e.line).filter(|l| l.starts_with(prefix)).collect()
+}
+
+/// A container's script writing `n` numbered lines `TAG run R line I`
+/// followed by `suffix` (R counts the container's starts), `pause` seconds
+/// apart, then `TAG run R done` on stderr, then sleeping.
+pub fn numbered_script(tag: &str, n: u32, pause: &str, suffix: &str) -> String {
+    format!(
+        "r=$(cat /runs 2>/dev/null || echo 0); r=$((r+1)); echo $r > /runs; i=0; \
+         while [ $i -lt {n} ]; do echo \"{tag} run $r line $i{suffix}\"; i=$((i+1)); sleep {pause}; done; \
+         echo \"{tag} run $r done\" >&2; sleep 100000"
+    )
+}
+
+/// The labels of `e`, but `service_name`.
+pub fn labels(e: &Stored) -> BTreeMap<String, String> {
+    e.labels
+        .iter()
+        .filter(|(k, _)| *k != "service_name")
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().into()))
+        .collect()
 }

@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -171,19 +171,21 @@ impl Receiver {
         let pid = i32::try_from(child.id()).expect("pid");
         // SAFETY: plain kill(2) on our own child's pid.
         unsafe { libc::kill(pid, libc::SIGTERM) };
-        let mut status = None;
-        wait_for(Duration::from_secs(10), || {
-            status = child.try_wait().expect("try_wait");
-            status.is_some()
-        });
-        match status {
-            Some(s) => s,
-            None => {
-                let _ = child.kill();
-                panic!("receiver did not exit within 10s of SIGTERM");
-            }
-        }
+        wait_exit(&mut child, Duration::from_secs(10)).unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("receiver did not exit within 10s of SIGTERM");
+        })
     }
+}
+
+/// The exit status of `child` once it exits (waits up to `deadline`; `None` if it runs on).
+pub fn wait_exit(child: &mut Child, deadline: Duration) -> Option<ExitStatus> {
+    let mut status = None;
+    wait_for(deadline, || {
+        status = child.try_wait().expect("try_wait");
+        status.is_some()
+    });
+    status
 }
 
 impl Drop for Receiver {
@@ -352,4 +354,70 @@ pub fn push_body_streams(streams: &[TestStream<'_>]) -> String {
         })
         .collect();
     serde_json::json!({ "streams": streams }).to_string()
+}
+
+/// `s` in base64 (the standard alphabet, padded).
+pub fn base64(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+/// Appends `PREFIX NNNNNNNN` for each number of `range` to `path` (made if missing).
+pub fn append_lines(path: &Path, prefix: &str, range: std::ops::Range<u64>) {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    let mut text = String::new();
+    for i in range {
+        text.push_str(&format!("{prefix} {i:08}\n"));
+    }
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+/// Reads `conn` to the end of an HTTP request's head: its request line and
+/// the value of its Authorization header ("" without one); `None` when the
+/// connection ends first.
+pub fn read_request_head(conn: &mut (impl Read + ?Sized)) -> Option<(String, String)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        match conn.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&buf).to_string();
+    let line = head.lines().next().unwrap_or("").to_string();
+    let auth = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().starts_with("authorization:").then(|| l[14..].trim().to_string()))
+        .unwrap_or_default();
+    Some((line, auth))
+}
+
+/// Every piece of `secret` of 8 characters (the scrubber's shortest) or more
+/// is absent from `text`: a piece of 8 is in any longer piece.
+pub fn assert_no_piece(what: &str, text: &str, secret: &str) {
+    let chars: Vec<char> = secret.chars().collect();
+    for w in chars.windows(8) {
+        let piece: String = w.iter().collect();
+        assert!(!text.contains(&piece), "{what} shows a piece of the secret ({piece}):\n{text}");
+    }
+}
+
+/// Debian's `systemd-journal-remote`, which writes journal files from the export format.
+pub const JOURNAL_REMOTE: &str = "/lib/systemd/systemd-journal-remote";
+
+/// Appends the entries `data` (journal export format) to the journal file
+/// `file` (made on first use) with [`JOURNAL_REMOTE`].
+pub fn journal_remote(file: &Path, data: &[u8]) {
+    let mut child = Command::new(JOURNAL_REMOTE)
+        .arg(format!("--output={}", file.display()))
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "journal-remote: {}", String::from_utf8_lossy(&out.stderr));
 }

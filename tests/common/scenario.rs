@@ -30,6 +30,16 @@ pub fn loki_receiver_with(args: &[&str]) -> Receiver {
     Receiver::start(&all)
 }
 
+/// A Promtail config pushing to `url` on Loki's API prefix, its positions in
+/// `root/POSITIONS`, with `scrape_configs` (the YAML list, indented by two) after.
+pub fn promtail_yaml_at(root: &Path, url: &str, positions: &str, scrape_configs: &str) -> String {
+    format!(
+        "server:\n  http_listen_port: {listen}\npositions:\n  filename: {d}/{positions}\nclients:\n  - url: {url}{LOKI_PREFIX}/push\nscrape_configs:\n{scrape_configs}",
+        listen = free_port(),
+        d = root.display(),
+    )
+}
+
 /// A receiver, its API prefix and a temp root.
 pub struct Scenario {
     pub r: Receiver,
@@ -68,20 +78,20 @@ impl Scenario {
 
     /// `root/logs/NAME/app.log` holding `NAME line`, for each name.
     pub fn name_logs(&self, names: &[&str]) {
+        self.said_logs(names, "line");
+    }
+
+    /// `root/logs/NAME/app.log` holding `NAME WORD`, for each name.
+    pub fn said_logs(&self, names: &[&str], word: &str) {
         for n in names {
-            self.log(n, &format!("{n} line\n"));
+            self.log(n, &format!("{n} {word}\n"));
         }
     }
 
     /// A Promtail config pushing to the receiver, its positions under the
     /// root, with `scrape_configs` (the YAML list, indented by two) after.
     pub fn promtail_yaml(&self, scrape_configs: &str) -> String {
-        format!(
-            "server:\n  http_listen_port: {listen}\npositions:\n  filename: {d}/positions.yaml\nclients:\n  - url: {url}{LOKI_PREFIX}/push\nscrape_configs:\n{scrape_configs}",
-            listen = free_port(),
-            d = self.root().display(),
-            url = self.r.base,
-        )
+        promtail_yaml_at(self.root(), &self.r.base, "positions.yaml", scrape_configs)
     }
 
     /// [`Scenario::promtail_yaml`] converted, every key of `key` translated,
@@ -90,19 +100,29 @@ impl Scenario {
         convert_and_check(self.root(), &self.promtail_yaml(scrape_configs), key)
     }
 
+    /// [`Scenario::convert`], and the agent started on it off the async runtime.
+    pub async fn run_converted(&self, scrape_configs: &str, key: &str) -> Agent {
+        run_agent(self.convert(scrape_configs, key)).await
+    }
+
     /// A tailship config shipping to the receiver (`[client]`, `[server]`,
     /// `[positions]` under the root) with `rest` after, written to
     /// `root/NAME` and checked: its path.
     pub fn toml(&self, name: &str, rest: &str) -> PathBuf {
+        let cfg = self.write_toml(name, rest);
+        check_ok(&cfg);
+        cfg
+    }
+
+    /// [`Scenario::toml`] not checked.
+    pub fn write_toml(&self, name: &str, rest: &str) -> PathBuf {
         let text = format!(
             "[client]\nurl = \"{url}\"\n[server]\nlisten = \"127.0.0.1:{listen}\"\n[positions]\npath = \"{d}/positions\"\n{rest}",
             url = self.r.base,
             listen = free_port(),
             d = self.root().display(),
         );
-        let cfg = write_file(self.root(), name, &text);
-        check_ok(&cfg);
-        cfg
+        write_file(self.root(), name, &text)
     }
 
     /// The labels of every entry of `query`.

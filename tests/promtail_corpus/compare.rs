@@ -220,3 +220,29 @@ pub fn stage_names(stages: &yaml_rust2::Yaml, out: &mut Vec<String>) {
         }
     }
 }
+
+/// Sorts the jobs' `outcomes` by `deliberate` (the keys of the jobs that
+/// differ on purpose, and why), printing every difference: how many jobs
+/// give Promtail's result, how many more do once our choices apply, and the
+/// jobs that differ unlisted or are listed and do not differ.
+pub fn tally(
+    outcomes: &BTreeMap<String, Result<Vec<&'static str>, String>>,
+    deliberate: &[(&str, &str)],
+) -> (usize, usize, Vec<String>) {
+    let same = outcomes.values().filter(|o| matches!(o, Ok(v) if v.is_empty())).count();
+    let chosen = outcomes.values().filter(|o| matches!(o, Ok(v) if !v.is_empty())).count();
+    let listed: BTreeMap<&str, &str> = deliberate.iter().copied().collect();
+    let mut unexpected = Vec::new();
+    for (key, o) in outcomes {
+        match (o, listed.get(key.as_str())) {
+            (Err(diff), Some(why)) => eprintln!("== {key}: deliberate ({why})\n{diff}"),
+            (Err(diff), None) => {
+                eprintln!("== {key}: DIFFERS\n{diff}");
+                unexpected.push(key.clone());
+            }
+            (Ok(_), Some(_)) => unexpected.push(format!("{key} (listed as differing, gives Promtail's result)")),
+            (Ok(_), None) => {}
+        }
+    }
+    (same, chosen, unexpected)
+}

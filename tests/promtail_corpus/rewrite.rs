@@ -179,12 +179,22 @@ pub fn rewrite(job: &Job, dir: &Path, port: u16) -> Yaml {
             s.insert(key("loki_push_api"), Yaml::Hash(push));
         }
     }
+    keep_corpus_job(&mut s, true);
+    Yaml::Hash(s)
+}
+
+/// What a scrape config `s` of the corpus gets before it runs: Go's
+/// booleans, `corpus_job` kept by `labelallow` stages and `labelkeep`
+/// rules, and with `unlimit`, `limit` stages that drop nothing.
+pub fn keep_corpus_job(s: &mut yaml_rust2::yaml::Hash, unlimit: bool) {
     for v in s.values_mut() {
         go_booleans(v);
     }
     if let Some(stages) = s.get_mut(&key("pipeline_stages")) {
         keep_label(stages);
-        unlimited(stages);
+        if unlimit {
+            unlimited(stages);
+        }
     }
     if let Some(Yaml::Array(rules)) = s.get_mut(&key("relabel_configs")) {
         for r in rules.iter_mut() {
@@ -195,7 +205,6 @@ pub fn rewrite(job: &Job, dir: &Path, port: u16) -> Yaml {
             }
         }
     }
-    Yaml::Hash(s)
 }
 
 /// Keys Promtail reads as booleans.

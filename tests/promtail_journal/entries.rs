@@ -14,12 +14,11 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use super::jobs::{self, Job};
 use crate::regex_gen::sample;
 
-pub const REMOTE: &str = "/lib/systemd/systemd-journal-remote";
+pub const REMOTE: &str = crate::common::JOURNAL_REMOTE;
 const BOOT: &str = "0123456789abcdef0123456789abcdef";
 const MACHINE: &str = "fedcba9876543210fedcba9876543210";
 
@@ -187,15 +186,5 @@ pub fn write(dir: &Path, entries: &[Entry]) {
         }
         data.push(b'\n');
     }
-    let mut child = Command::new(REMOTE)
-        .arg(format!("--output={}", dir.join("system.journal").display()))
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&data).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "journal-remote: {}", String::from_utf8_lossy(&out.stderr));
+    crate::common::journal_remote(&dir.join("system.journal"), &data);
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::rewrite::{fill_references, go_booleans};
+use crate::rewrite::{fill_references, keep_corpus_job};
 
 /// One journal job.
 #[derive(Debug, Clone)]
@@ -78,38 +78,8 @@ pub fn rewrite(job: &Job, dir: &Path) -> Yaml {
         j.insert(key("labels"), Yaml::Hash(labels));
     }
     s.insert(key("journal"), Yaml::Hash(j));
-    for v in s.values_mut() {
-        go_booleans(v);
-    }
-    if let Some(stages) = s.get_mut(&key("pipeline_stages")) {
-        keep_label(stages);
-    }
-    if let Some(Yaml::Array(rules)) = s.get_mut(&key("relabel_configs")) {
-        for r in rules.iter_mut() {
-            let Yaml::Hash(r) = r else { continue };
-            if r.get(&key("action")).and_then(Yaml::as_str) == Some("labelkeep") {
-                let re = r.get(&key("regex")).and_then(Yaml::as_str).unwrap_or("(.*)").to_string();
-                r.insert(key("regex"), key(&format!("(?:{re})|corpus_job")));
-            }
-        }
-    }
+    keep_corpus_job(&mut s, false);
     Yaml::Hash(s)
-}
-
-/// `labelallow` stages keep `corpus_job` too.
-fn keep_label(stages: &mut Yaml) {
-    let Yaml::Array(list) = stages else { return };
-    for stage in list {
-        let Yaml::Hash(h) = stage else { continue };
-        if let Some(Yaml::Array(allowed)) = h.get_mut(&key("labelallow")) {
-            allowed.push(key("corpus_job"));
-        }
-        if let Some(Yaml::Hash(m)) = h.get_mut(&key("match")) {
-            if let Some(inner) = m.get_mut(&key("stages")) {
-                keep_label(inner);
-            }
-        }
-    }
 }
 
 /// The `FIELD=value` matches of a job (its `journal.matches`).

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::entries::{self, now_us, Entry};
-use crate::agent::{free_port, write_file, Agent};
+use crate::agent::{Agent, AgentToml};
 use crate::common::wait_for;
 use crate::recorder::{Pushed, Recorder};
 
@@ -16,28 +16,9 @@ fn f(k: &str, v: &str) -> (String, Vec<u8>) {
 
 /// A config with one journal source reading `journal`, its keys `source`.
 fn config(dir: &Path, url: &str, journal: &Path, source: &str) -> std::path::PathBuf {
-    let text = format!(
-        r#"shutdown_timeout = "10s"
-[server]
-listen = "127.0.0.1:{port}"
-[client]
-url = "{url}"
-api_prefix = "/loki/api/v1"
-batch = {{ max_bytes = "64KiB", max_wait = "100ms" }}
-[positions]
-path = "{dir}/positions.json"
-sync_period = "200ms"
-[[sources]]
-type = "journal"
-name = "sys"
-path = "{journal}"
-{source}
-"#,
-        port = free_port(),
-        dir = dir.display(),
-        journal = journal.display(),
-    );
-    write_file(dir, "tailship.toml", &text)
+    let client = "api_prefix = \"/loki/api/v1\"\nbatch = { max_bytes = \"64KiB\", max_wait = \"100ms\" }";
+    let source = format!("[[sources]]\ntype = \"journal\"\nname = \"sys\"\npath = \"{}\"\n{source}", journal.display());
+    AgentToml::new(dir, "10s").bare_client(url, client).then(&source).write("tailship.toml")
 }
 
 /// Runs tailship on `journal` with `source` until `n` entries came (or 20 s).
