@@ -25,7 +25,7 @@ use crate::sides;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use compare::Outcome;
 use recorder::Recorder;
@@ -108,22 +108,6 @@ fn prepare(dir: &Path, jobs: Vec<rewrite::Job>) -> Vec<Prepared> {
     out
 }
 
-fn now_ns() -> i128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128
-}
-
-/// Waits until neither recorder has taken an entry for 4 s (90 s at most).
-fn wait_quiet(a: &Recorder, b: &Recorder) {
-    let (mut last, mut since) = ((0, 0), Instant::now());
-    common::wait_for(Duration::from_secs(90), || {
-        let now = (a.len(), b.len());
-        if now != last {
-            (last, since) = (now, Instant::now());
-        }
-        since.elapsed() > Duration::from_secs(4)
-    });
-}
-
 #[test]
 fn the_corpus_of_real_promtail_configs_gives_promtails_streams() {
     let Some(bin) = promtail::binary() else {
@@ -144,7 +128,7 @@ fn the_corpus_of_real_promtail_configs_gives_promtails_streams() {
     let env = [("HOSTNAME", kube_cluster::NODE)];
     let jobs = prepare(dir, jobs);
     let (theirs, ours) = (Recorder::start(), Recorder::start());
-    let start = now_ns();
+    let start = sides::now_ns();
     let p = sides::promtail(&bin, dir, &jobs, &theirs.base, &env);
     let t = sides::tailship(dir, &jobs, &ours.base, &env);
     for j in &jobs {
@@ -154,8 +138,8 @@ fn the_corpus_of_real_promtail_configs_gives_promtails_streams() {
             }
         }
     }
-    wait_quiet(&theirs, &ours);
-    let window = (start, now_ns());
+    sides::wait_quiet(&theirs, &ours, Duration::from_secs(90));
+    let window = (start, sides::now_ns());
     let (promtail_jobs, tailship_jobs) =
         (compare::by_job(&theirs.entries(), window), compare::by_job(&ours.entries(), window));
     let outcomes = report(&jobs, &p.refused, &t.refused, &promtail_jobs, &tailship_jobs);

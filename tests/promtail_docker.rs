@@ -13,7 +13,6 @@
 //! where dockerd is.
 
 use crate::agent;
-use crate::common;
 use crate::compare;
 use crate::docker_jobs;
 use crate::dockerd;
@@ -24,7 +23,7 @@ use crate::sides;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use agent::{free_port, write_file, Agent};
 use compare::Outcome;
@@ -52,22 +51,6 @@ const VARIES: &[(&str, &str)] = &[(
      labels do not tell stdout from stderr: Promtail reads a container's stdout and stderr in two goroutines, so \
      which of them a fudged time follows is its scheduler's choice",
 )];
-
-fn now_ns() -> i128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128
-}
-
-/// Waits until neither recorder has taken an entry for 4 s (120 s at most).
-fn wait_quiet(a: &Recorder, b: &Recorder) {
-    let (mut last, mut since) = ((0, 0), Instant::now());
-    common::wait_for(Duration::from_secs(120), || {
-        let now = (a.len(), b.len());
-        if now != last {
-            (last, since) = (now, Instant::now());
-        }
-        since.elapsed() > Duration::from_secs(4)
-    });
-}
 
 /// One container per discovery job, labelled and named as the job looks
 /// for, writing [`docker_jobs::output`] (its stdout from a file under
@@ -124,7 +107,7 @@ fn start_promtail(
         Err(why) => why,
     };
     let mut fails = |set: &[&DockerJob]| start(set).err();
-    refused_among(jobs, Some(why), &mut fails, &mut refused);
+    sides::refused_among(jobs, Some(why), &mut fails, &mut refused);
     let rest: Vec<&DockerJob> = jobs.iter().copied().filter(|j| !refused.contains_key(&j.job.id)).collect();
     (start(&rest).unwrap_or_else(|e| panic!("Promtail refuses the jobs it took one by one: {e}")), refused)
 }
@@ -138,29 +121,16 @@ fn start_tailship(dir: &Path, jobs: &[&DockerJob], host: &str, push: &str) -> (A
     let mut refused = BTreeMap::new();
     let why = convert(jobs, "probe").err();
     let mut fails = |set: &[&DockerJob]| convert(set, "probe").err();
-    refused_among(jobs, why, &mut fails, &mut refused);
+    sides::refused_among(jobs, why, &mut fails, &mut refused);
     let rest: Vec<&DockerJob> = jobs.iter().copied().filter(|j| !refused.contains_key(&j.job.id)).collect();
     let toml = convert(&rest, "tailship").unwrap_or_else(|e| panic!("the jobs taken one by one: {e}"));
     let toml = toml.replacen("[positions]", &format!("[spool]\npath = \"{}/spool\"\n\n[positions]", dir.display()), 1);
     (Agent::start(&write_file(dir, "tailship.toml", &toml)), refused)
 }
 
-/// [`sides::refused_among`] over Docker jobs.
-fn refused_among<'a>(
-    jobs: &[&'a DockerJob],
-    why: Option<String>,
-    fails: &mut dyn FnMut(&[&'a DockerJob]) -> Option<String>,
-    out: &mut BTreeMap<String, String>,
-) {
-    let Some(why) = why else { return };
-    if jobs.len() == 1 {
-        out.insert(jobs[0].job.id.clone(), why.lines().rev().take(3).collect::<Vec<_>>().join(" | "));
-        return;
-    }
-    let (a, b) = jobs.split_at(jobs.len() / 2);
-    for half in [a, b] {
-        let why = fails(half);
-        refused_among(half, why, fails, out);
+impl sides::OfJob for DockerJob {
+    fn job(&self) -> &rewrite::Job {
+        &self.job
     }
 }
 
@@ -180,7 +150,7 @@ fn the_docker_jobs_of_the_corpus_give_promtails_streams() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let host = engine.as_ref().map(Dockerd::host).unwrap_or_default();
-    let start = now_ns();
+    let start = sides::now_ns();
     for j in &jobs {
         docker_jobs::write_files(j, dir, matches!(j.shape, Shape::Files { cri: true }));
     }
@@ -191,10 +161,10 @@ fn the_docker_jobs_of_the_corpus_give_promtails_streams() {
     let (theirs, ours) = (Recorder::start(), Recorder::start());
     let (p, p_refused) = start_promtail(&bin, dir, &jobs, &host, &theirs.base);
     let (t, t_refused) = start_tailship(dir, &jobs, &host, &ours.base);
-    wait_quiet(&theirs, &ours);
+    sides::wait_quiet(&theirs, &ours, Duration::from_secs(120));
     std::fs::write(input.join("stop"), "").unwrap();
-    wait_quiet(&theirs, &ours);
-    let window = (start, now_ns());
+    sides::wait_quiet(&theirs, &ours, Duration::from_secs(120));
+    let window = (start, sides::now_ns());
     let outcomes = report(&jobs, &p_refused, &t_refused, (&theirs.entries(), &ours.entries()), window);
     drop(p);
     assert!(t.terminate(Duration::from_secs(15)).success());

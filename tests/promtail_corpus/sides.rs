@@ -46,17 +46,45 @@ fn config_of(dir: &Path, jobs: &[&Prepared], push: &str, positions: &str) -> (St
     (rewrite::config(scrapes, push, http, &dir.join(positions)), http, ports)
 }
 
+/// A job prepared for a side: the corpus job it is.
+pub trait OfJob {
+    fn job(&self) -> &Job;
+}
+
+impl OfJob for Prepared {
+    fn job(&self) -> &Job {
+        &self.job
+    }
+}
+
+/// Now, in Unix nanoseconds.
+pub fn now_ns() -> i128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i128
+}
+
+/// Waits until neither recorder has taken an entry for 4 s (`deadline` at most).
+pub fn wait_quiet(a: &crate::recorder::Recorder, b: &crate::recorder::Recorder, deadline: std::time::Duration) {
+    let (mut last, mut since) = ((0, 0), std::time::Instant::now());
+    crate::common::wait_for(deadline, || {
+        let now = (a.len(), b.len());
+        if now != last {
+            (last, since) = (now, std::time::Instant::now());
+        }
+        since.elapsed() > std::time::Duration::from_secs(4)
+    });
+}
+
 /// The jobs among `jobs` that `fails` refuses alone, found by halving; `fails`
 /// says why a set is refused, `None` where it is taken.
-fn refused_among<'a>(
-    jobs: &[&'a Prepared],
+pub fn refused_among<'a, J: OfJob>(
+    jobs: &[&'a J],
     why: Option<String>,
-    fails: &mut dyn FnMut(&[&'a Prepared]) -> Option<String>,
+    fails: &mut dyn FnMut(&[&'a J]) -> Option<String>,
     out: &mut BTreeMap<String, String>,
 ) {
     let Some(why) = why else { return };
     if jobs.len() == 1 {
-        out.insert(jobs[0].job.id.clone(), why.lines().rev().take(3).collect::<Vec<_>>().join(" | "));
+        out.insert(jobs[0].job().id.clone(), why.lines().rev().take(3).collect::<Vec<_>>().join(" | "));
         return;
     }
     let (a, b) = jobs.split_at(jobs.len() / 2);
