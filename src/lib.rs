@@ -69,6 +69,10 @@
 //! main                                               parse, set up logging, dispatch
 //! ```
 //!
+//! Some imports the order allows are still forbidden: `client` does not
+//! import `status` (the agent hands its status down to what writes into it;
+//! the client sees it only as a `client::push::PushObserver`).
+//!
 //! `tests/layers.rs` checks this rule, and the file size limits, on the source.
 
 pub mod admin;

@@ -23,6 +23,24 @@ pub mod promtail;
 
 use defs::*;
 
+thread_local! {
+    static MUTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as reading for a second client what another thread
+/// reads for the first (each client reads its files itself, at its own
+/// pace): what it counts in [`Metrics`] (and Promtail's metrics) goes to a
+/// set nobody serves, so lines read, files and events are counted once.
+/// (Its status is handed to it: one nobody serves.)
+pub fn mute_this_thread() {
+    MUTED.with(|m| m.set(true));
+}
+
+/// See [`mute_this_thread`].
+pub fn thread_is_muted() -> bool {
+    MUTED.with(|m| m.get())
+}
+
 /// Every metric the agent exports.
 pub struct Metrics {
     pub registry: Registry,
@@ -203,7 +221,7 @@ impl Metrics {
     /// a set nobody serves).
     pub fn get() -> &'static Metrics {
         static MUTED: OnceLock<Metrics> = OnceLock::new();
-        if crate::status::thread_is_muted() {
+        if thread_is_muted() {
             return MUTED.get_or_init(Metrics::new);
         }
         Self::served()
@@ -283,11 +301,18 @@ pub struct Health {
     last_failure: std::sync::Mutex<Option<String>>,
     /// Why the positions file could not be written the last time, or `None`.
     positions_error: std::sync::Mutex<Option<String>>,
+    /// The agent's status, whose sources that cannot read are not ready (none: no sources reported).
+    status: Option<Arc<crate::status::Status>>,
 }
 
 impl Health {
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// The daemon's health: also not ready while a source of `status` cannot read.
+    pub fn with_sources_of(status: Arc<crate::status::Status>) -> Arc<Self> {
+        Arc::new(Self { status: Some(status), ..Self::default() })
     }
 
     /// Records the outcome of a push attempt of `client`: `None` for success, else the error.
@@ -339,9 +364,10 @@ impl Health {
         if !self.sources_started.load(Ordering::Relaxed) {
             return Err("sources are starting".into());
         }
-        let mut failing: Vec<String> = crate::status::Status::get()
-            .source_problems()
-            .into_iter()
+        let mut failing: Vec<String> = self
+            .status
+            .iter()
+            .flat_map(|s| s.source_problems())
             .map(|(source, why)| format!("source {source}: {why}"))
             .collect();
         failing.extend(match self.positions_error.lock() {

@@ -595,6 +595,39 @@ fn an_alert_rule_sees_each_line_once_whatever_the_number_of_clients() {
     assert!(agent.terminate(Duration::from_secs(15)).success());
 }
 
+/// Each client reads the file itself; the second's reader shows in a
+/// status nobody serves (it once went through a thread-local "mute" of a
+/// process-wide status), so `/status.json` and Promtail's file metrics list
+/// the file once.
+#[test]
+fn a_file_read_for_two_clients_is_listed_once_in_the_status_and_the_file_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Receiver::start(&["--max-query-limit", "1000000"]);
+    let b = Receiver::start(&["--max-query-limit", "1000000"]);
+    let cfg = clients_config(dir.path(), &[("a", &a.base, ""), ("b", &b.base, "")], "", "");
+    let text = std::fs::read_to_string(&cfg).unwrap().replacen("[server]\n", "[server]\npromtail_metrics = true\n", 1);
+    std::fs::write(&cfg, text).unwrap();
+    let log = dir.path().join("app.log");
+    append(&log, (0..100).map(|i| format!("line {i}")));
+    let agent = Agent::start(&cfg);
+    let addr = agent.metrics_addr.clone().unwrap();
+    assert!(
+        wait_for(Duration::from_secs(20), || lines_in(&a).len() == 100 && lines_in(&b).len() == 100),
+        "{}",
+        agent.stderr_text()
+    );
+    let path = log.display().to_string();
+    let read_lines = format!("promtail_read_lines_total{{path=\"{path}\"}}");
+    assert!(wait_for(Duration::from_secs(10), || agent.metric(&read_lines) >= 100.0), "{}", agent.metrics());
+    assert_eq!(agent.metric(&read_lines), 100.0, "lines read once, not once per client");
+    assert_eq!(agent.metric("promtail_files_active_total"), 1.0);
+    let status = get(&format!("http://{addr}/status.json")).json();
+    let files: Vec<&str> =
+        status["sources"][0]["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, [path.as_str()], "{status}");
+    assert!(agent.terminate(Duration::from_secs(15)).success());
+}
+
 #[test]
 fn a_client_renamed_by_sighup_goes_on_where_its_old_name_was() {
     let dir = tempfile::tempdir().unwrap();

@@ -107,6 +107,45 @@ fn the_product_never_imports_the_embedded_store() {
     }
 }
 
+/// Imports the layer order allows that a rule forbids: (module, what it
+/// may not import, why).
+const FORBIDDEN: &[(&str, &str, &str)] = &[(
+    "client",
+    "status",
+    "the client layer sees the agent's status only as a `push::PushObserver` the agent hands it",
+)];
+
+/// The imports of `text` (a file of module `top`) that [`FORBIDDEN`] names.
+fn forbidden_imports(top: &str, text: &str) -> Vec<(usize, &'static str, &'static str)> {
+    let mut out = Vec::new();
+    for (line, name) in imports(text) {
+        for (module, banned, why) in FORBIDDEN {
+            if top == *module && name == *banned {
+                out.push((line, *banned, *why));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_imports_what_a_rule_forbids() {
+    let mut wrong = Vec::new();
+    for (top, path, text) in sources() {
+        for (line, name, why) in forbidden_imports(&top, &text) {
+            wrong.push(format!("{}:{line}: `{top}` imports `{name}`: {why}", path.display()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_forbidden_check_sees_the_client_reaching_into_the_status() {
+    let text = "// crate::status in a comment\ncrate::status::Status::get().push_request(n, t, e);\n";
+    assert_eq!(forbidden_imports("client", text).len(), 1);
+    assert!(forbidden_imports("batch", text).is_empty(), "the layers below the agent may write into it");
+}
+
 /// What `commands` may take from `agent`: its entry points (the daemon,
 /// a plan run once), none of its parts.
 const AGENT_ENTRY_POINTS: &[&str] = &["run", "once", "Once", "Finished"];

@@ -7,8 +7,8 @@
 //! put in the queue of every client it goes to (see `ChunkSink::fan_out`).
 //!
 //! A source's first client's readers count lines, files and events; the
-//! others' are muted (`status::mute_this_thread`), so metrics count each
-//! line read once.
+//! others' are muted (`metrics::mute_this_thread`) and show their files in
+//! a status nobody serves, so metrics and `/status` count each line read once.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::sources::{join_sources, start_sources, SourceEnv};
-use crate::batch::{BatchSettings, LineTap, Reconciler, Shipper, Totals};
+use crate::batch::{Along, BatchSettings, LineTap, Reconciler, Shipper, Totals};
 use crate::client::push::Pusher;
 use crate::config::{ClientConfig, SourceType};
 use crate::metrics::Health;
@@ -25,6 +25,7 @@ use crate::plan::{Plan, SourcePlan};
 use crate::positions::{Positions, PositionsFile, Start};
 use crate::queue::{ChunkSink, Interner};
 use crate::source::file::Mode;
+use crate::status::Status;
 
 /// Where a lane keeps its positions, and how it ends.
 pub(super) enum Keep<'a> {
@@ -52,21 +53,26 @@ pub(super) struct Lane {
     mode: Mode,
     /// Labels added to every source (`tailship push --label`).
     labels: BTreeMap<String, String>,
+    /// The agent's status, and the one nobody serves for the readers of
+    /// sources whose first client is another.
+    status: Arc<Status>,
+    unserved: Arc<Status>,
 }
 
 impl Lane {
-    /// Starts a client's pusher, batcher and pushers (its sources start with [`Lane::start_sources`]).
-    /// A client without `api_prefix` first asks its service which prefix it serves.
+    /// Starts a client's pusher, batcher and pushers (its sources start with [`Lane::start_sources`]),
+    /// shown in `status`. A client without `api_prefix` first asks its service which prefix it serves.
     pub(super) async fn start(
         client: &ClientConfig,
         keep: Keep<'_>,
         health: &Arc<Health>,
+        status: &Arc<Status>,
         queue_bytes: usize,
         tap: Option<Box<dyn LineTap>>,
     ) -> anyhow::Result<Lane> {
         let (client, _) = crate::client::prefix::resolve(client, &client.name).await;
         let client = &client;
-        let pusher = Pusher::new(client, health.clone())?;
+        let pusher = Pusher::new(client, health.clone())?.observed_by(status.clone());
         let (pusher, positions, start, abort, reconciler, mode, labels) = match keep {
             Keep::File(file) => {
                 let (positions, start) = file.client(&client.name, client.start_at);
@@ -89,14 +95,14 @@ impl Lane {
             }
         };
         let pusher = Arc::new(pusher);
-        let shipper = Shipper::start_with_tap(
+        let along = Along { tap, reconciler, status: Some(status.clone()) };
+        let shipper = Shipper::start_with(
             BatchSettings::of(client),
             queue_bytes,
             pusher.clone(),
             positions.clone(),
             abort.clone(),
-            tap,
-            reconciler,
+            along,
         );
         Ok(Lane {
             client: client.clone(),
@@ -109,6 +115,8 @@ impl Lane {
             threads: Vec::new(),
             mode,
             labels,
+            status: status.clone(),
+            unserved: Arc::default(),
         })
     }
 
@@ -170,6 +178,7 @@ impl Lane {
             mode: self.mode,
             extra_labels: self.labels.clone(),
             mute,
+            status: if mute { self.unserved.clone() } else { self.status.clone() },
             client: self.client.name.clone(),
             spools: spools.clone(),
             structured_metadata: self.client.structured_metadata,

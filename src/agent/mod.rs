@@ -41,6 +41,7 @@ use crate::plan::Plan;
 use crate::positions::PositionsFile;
 use crate::queue::{ChunkSink, Interner};
 use crate::source::file::Mode;
+use crate::status::Status;
 
 /// `server.*`: a request in progress at shutdown gets a second to finish.
 /// At `max_connections`, the connection silent longest makes room for a
@@ -64,29 +65,38 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
     let fd_limit = crate::util::raise_fd_limit();
     sources::fit_open_files(&mut plan, fd_limit);
     let config = &plan.config;
-    let health = Health::new();
+    // What `/status`, `/status.json` and `top` show, handed to what writes into it.
+    let status = Arc::new(Status::default());
+    let health = Health::with_sources_of(status.clone());
     let fresh = config.positions.on_unreadable == crate::config::OnUnreadable::StartFresh;
-    let file = Arc::new(PositionsFile::load(&config.positions.path, fresh)?);
+    let file = Arc::new(PositionsFile::load(&config.positions.path, fresh)?.shown_in(status.clone()));
     // Alerts: a tap rides in each client's batcher; the engine flushes when the batchers end.
-    let (first_tap, alerts) = crate::alert::start(plan.rules.clone(), config)?;
+    let (first_tap, alerts) = crate::alert::start(plan.rules.clone(), config, status.clone())?;
     let mut first_tap = Some(first_tap);
     let queue_bytes = config.queue.max_bytes.get() as usize;
     let mut lanes = Vec::new();
     for client in config.clients() {
         let tap = first_tap.take().unwrap_or_else(|| alerts.tap());
         lanes.push(
-            Lane::start(client, Keep::File(&file), &health, queue_bytes, Some(Box::new(tap) as Box<dyn LineTap>))
-                .await?,
+            Lane::start(
+                client,
+                Keep::File(&file),
+                &health,
+                &status,
+                queue_bytes,
+                Some(Box::new(tap) as Box<dyn LineTap>),
+            )
+            .await?,
         );
     }
-    prepare_metrics(&plan, &lanes);
-    let board = status::Board::new(&plan, health.clone());
+    prepare_metrics(&plan, &lanes, &status);
+    let board = status::Board::new(&plan, health.clone(), status.clone());
     board.set_lanes(&lanes);
     let endpoint_stop = CancellationToken::new();
     let endpoint = start_endpoint(&config.server, &health, &board, &endpoint_stop).await?;
     let interner = Interner::new();
     let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
-    let stdin_source = StdinSource::start(&plan, &lanes, &interner, shutdown.child_token(), &mut stdin)?;
+    let stdin_source = StdinSource::start(&plan, &lanes, &interner, shutdown.child_token(), &mut stdin, &status)?;
     let mut receivers = net::start_receivers(&plan).await?;
     board.set_listeners(receivers.listeners(), receivers.spools.clone());
     let spools = Some(receivers.spools.clone());
@@ -115,10 +125,10 @@ pub async fn run(mut plan: Plan, shutdown: CancellationToken) -> anyhow::Result<
                 board.set_listeners(receivers.listeners(), receivers.spools.clone());
                 alerts.reload(new.rules.clone()).await;
                 board.set_plan(&new);
-                let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_source.sink, interner: &interner, spools: spools.clone() };
+                let mut running = Running { lanes: &mut lanes, stdin: &mut stdin, stdin_sink: &stdin_source.sink, interner: &interner, spools: spools.clone(), status: &status };
                 let shipping = net::with_drains(&new, net::drains(&new, &receivers.spools));
                 reload(&shipping, config, &file, &health, &alerts, &shutdown, &mut running).await;
-                prepare_metrics(&new, &lanes);
+                prepare_metrics(&new, &lanes, &status);
                 board.set_lanes(&lanes);
             }
         }
@@ -157,6 +167,7 @@ impl StdinSource {
         interner: &Arc<Interner>,
         cancel: CancellationToken,
         stdin: &mut Option<Box<dyn std::io::Read + Send>>,
+        status: &Arc<Status>,
     ) -> anyhow::Result<Self> {
         let config = &plan.config;
         let sink = ChunkSink::fan_out(stdin_sinks(plan, lanes, interner));
@@ -171,6 +182,7 @@ impl StdinSource {
             mode: Mode::Follow,
             extra_labels: Default::default(),
             mute: false,
+            status: status.clone(),
             client: lanes[0].name().to_string(),
             spools: None,
             structured_metadata: config.client.structured_metadata,
@@ -322,13 +334,15 @@ fn spawn_positions_sync(
     })
 }
 
-/// What a reload changes: the clients' lanes and their sources, and where standard input's lines go.
+/// What a reload changes: the clients' lanes and their sources, and where
+/// standard input's lines go; with the status new lanes show in.
 struct Running<'a> {
     lanes: &'a mut Vec<Lane>,
     stdin: &'a mut Option<Box<dyn std::io::Read + Send>>,
     stdin_sink: &'a ChunkSink,
     interner: &'a Arc<Interner>,
     spools: Option<Arc<crate::spool::Spools>>,
+    status: &'a Arc<Status>,
 }
 
 /// The config file loaded and compiled again, or `None` (logged) if it is not valid.
@@ -378,8 +392,8 @@ async fn reload(
         wanted.iter().filter(|c| !running.lanes.iter().any(|l| l.name() == c.name)).collect();
     for client in added {
         let tap = Box::new(alerts.tap()) as Box<dyn LineTap>;
-        match Lane::start(client, Keep::File(file), health, new.config.queue.max_bytes.get() as usize, Some(tap)).await
-        {
+        let queue_bytes = new.config.queue.max_bytes.get() as usize;
+        match Lane::start(client, Keep::File(file), health, running.status, queue_bytes, Some(tap)).await {
             Ok(lane) => {
                 tracing::info!(client = %client.name, "client added");
                 running.lanes.push(lane);
@@ -428,11 +442,11 @@ async fn reload(
 }
 
 /// The series the shipped alert rules and dashboard watch, at 0 until their first event.
-fn prepare_metrics(plan: &Plan, lanes: &[Lane]) {
+fn prepare_metrics(plan: &Plan, lanes: &[Lane], status: &Arc<Status>) {
     let clients: Vec<&str> = lanes.iter().map(|l| l.name()).collect();
     let sources: Vec<&str> = plan.sources.iter().map(|s| &*s.name).collect();
     crate::metrics::Metrics::get().prepare(&clients, &sources, plan.config.queue.max_bytes.get());
-    prepare_promtail_metrics(plan, lanes);
+    prepare_promtail_metrics(plan, lanes, status);
     let net = crate::source::net::metrics::NetMetrics::get();
     for s in plan.sources.iter().filter(|s| s.spec.config.kind.receives()) {
         net.received.with_label_values(&[&s.name]);
@@ -441,8 +455,9 @@ fn prepare_metrics(plan: &Plan, lanes: &[Lane]) {
 
 /// Promtail's metrics on or off (`server.promtail_metrics`, applied by a
 /// reload too), with what they read of the plan: each client's host and
-/// tenant, each source's clients, the file targets without discovery.
-fn prepare_promtail_metrics(plan: &Plan, lanes: &[Lane]) {
+/// tenant, each source's clients, the file targets without discovery; and
+/// the status their file metrics are read from.
+fn prepare_promtail_metrics(plan: &Plan, lanes: &[Lane], status: &Arc<Status>) {
     use crate::metrics::promtail;
     promtail::set_enabled(plan.config.server.promtail_metrics);
     if !plan.config.server.promtail_metrics {
@@ -472,7 +487,12 @@ fn prepare_promtail_metrics(plan: &Plan, lanes: &[Lane]) {
         })
         .map(|s| s.spec.config.include.len())
         .sum();
-    promtail::PromtailMetrics::all().configure(promtail::Setup { clients, sources, static_targets });
+    promtail::PromtailMetrics::all().configure(promtail::Setup {
+        clients,
+        sources,
+        static_targets,
+        status: Some(status.clone()),
+    });
 }
 
 /// Writes the positions file if anything changed; a failure is logged, shown

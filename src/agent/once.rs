@@ -44,7 +44,9 @@ pub async fn once(plan: &Plan, run: Once) -> anyhow::Result<Finished> {
     let queue_bytes =
         run.queue_bytes.unwrap_or(((batch.max_in_flight + 2) * batch.max_bytes.get() as usize).max(4 << 20));
     let keep = Keep::Once { abort: run.abort.clone(), labels: run.labels };
-    let mut lane = Lane::start(client, keep, &run.health, queue_bytes, None).await?;
+    // Nobody serves a run once's status.
+    let status = Arc::default();
+    let mut lane = Lane::start(client, keep, &run.health, &status, queue_bytes, None).await?;
     let mut stdin: Option<Box<dyn std::io::Read + Send>> = Some(Box::new(std::io::stdin()));
     lane.start_sources(plan, &Interner::new(), &run.abort, &mut stdin, None)?;
     lane.sources_done().await;

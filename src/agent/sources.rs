@@ -31,8 +31,11 @@ pub struct SourceEnv {
     /// Labels added to every source (`tailship push --label`).
     pub extra_labels: BTreeMap<String, String>,
     /// These sources read for a client other than their first: what they
-    /// count goes unreported (their first client's sources count it).
+    /// count in the metrics goes unreported (their first client's sources
+    /// count it); their `status` is one nobody serves.
     pub mute: bool,
+    /// Where the sources show their files and problems.
+    pub status: Arc<crate::status::Status>,
     /// The client these sources read for (a network source's spool reader keeps its offsets).
     pub client: String,
     /// The network sources' spools (none: no network source runs).
@@ -63,12 +66,17 @@ pub fn start_sources(
             .with_stop(cancel.clone()),
         );
         let name = stages.name.clone();
-        let out = crate::source::Outlet { sink: env.sink.clone(), handle: env.handle.clone(), cancel: cancel.clone() };
+        let out = crate::source::Outlet {
+            sink: env.sink.clone(),
+            handle: env.handle.clone(),
+            cancel: cancel.clone(),
+            status: env.status.clone(),
+        };
         let mute = env.mute;
         let spawn = |f: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new().name(format!("src-{name}")).spawn(move || {
                 if mute {
-                    crate::status::mute_this_thread();
+                    crate::metrics::mute_this_thread();
                 }
                 f()
             })

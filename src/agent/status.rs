@@ -2,7 +2,7 @@
 //! [`Report`]) and `/status` (a self-contained page that polls it). Both
 //! only read; any method but GET (and HEAD) gets 405.
 //!
-//! The layers below write into [`crate::status::Status`]; this adds what
+//! The layers below write into the agent's [`Status`]; this adds what
 //! only the agent knows (delivered offsets from the positions store, the
 //! queue's limit, the plan's sources and rules) and samples the running
 //! totals once a second for the rates, while someone watches: from the first
@@ -56,6 +56,7 @@ struct LaneView {
 pub struct Board {
     started_ms: u64,
     health: Arc<Health>,
+    status: Arc<Status>,
     /// The clients (updated on reload).
     lanes: Mutex<Vec<LaneView>>,
     queue_max: u64,
@@ -71,10 +72,11 @@ pub struct Board {
 }
 
 impl Board {
-    pub fn new(plan: &Plan, health: Arc<Health>) -> Arc<Self> {
+    pub fn new(plan: &Plan, health: Arc<Health>, status: Arc<Status>) -> Arc<Self> {
         let board = Arc::new(Self {
             started_ms: now_ms(),
             health,
+            status,
             lanes: Mutex::default(),
             queue_max: plan.config.queue.max_bytes.get(),
             positions_path: crate::util::pathtext::text(&plan.config.positions.path).into_owned(),
@@ -209,12 +211,12 @@ impl Board {
         for client in self.client_names() {
             named.push((format!("{PUSHED}:{client}"), Self::push_totals(&client)));
         }
-        Status::get().tick(&named);
+        self.status.tick(&named);
     }
 
     /// One client's queue and pushes (`None`: every client's together).
     fn client(&self, lanes: &[&LaneView]) -> (QueueReport, PushReport) {
-        let status = Status::get();
+        let status = &self.status;
         let m = Metrics::get();
         let (mut queue, mut push) = (QueueReport { bytes_max: 0, ..Default::default() }, PushReport::default());
         let mut urls = Vec::new();
@@ -250,7 +252,7 @@ impl Board {
 
     /// The status now.
     pub fn report(&self) -> Report {
-        let status = Status::get();
+        let status = &self.status;
         let now = std::time::Instant::now();
         let (sources, rules) = self.plan();
         let files = status.files();
@@ -322,7 +324,7 @@ impl Board {
         };
         let [lines_per_s, bytes_per_s] = f.rates(now);
         FileReport {
-            target: crate::status::Status::get().target_of(f).map(|t| t.to_string()),
+            target: self.status.target_of(f).map(|t| t.to_string()),
             path: crate::util::pathtext::text(&path).into_owned(),
             state,
             delivered_offset,
@@ -367,5 +369,12 @@ impl Board {
                     )
                 }),
             )
+    }
+}
+
+/// The status page hears of each push request (the client layer knows it only as this).
+impl crate::client::push::PushObserver for Status {
+    fn push_request(&self, client: &str, latency: Duration, error: Option<&str>) {
+        Status::push_request(self, client, latency, error.map(str::to_string));
     }
 }

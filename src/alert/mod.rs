@@ -226,13 +226,18 @@ impl Alerts {
 }
 
 /// Starts the engine with the rules compiled by `plan` (none is fine: a
-/// reload may add some); returns the tap for the batcher.
-pub fn start(rules: Arc<[Rule]>, config: &Config) -> anyhow::Result<(AlertTap, Alerts)> {
+/// reload may add some), showing its groups and sends in `status`; returns
+/// the tap for the batcher.
+pub fn start(
+    rules: Arc<[Rule]>,
+    config: &Config,
+    status: Arc<crate::status::Status>,
+) -> anyhow::Result<(AlertTap, Alerts)> {
     let sender = Sender::new(&config.client, RetryPolicy::of(&config.client))?;
     let deliver = Arc::new(Network { sender: Arc::new(sender) });
     let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
     let cancel = CancellationToken::new();
-    let engine = Engine::new(rules.clone(), deliver, cancel.clone());
+    let engine = Engine::new(rules.clone(), deliver, cancel.clone(), status);
     let task = tokio::spawn(engine.run(rx));
     if !rules.is_empty() {
         tracing::info!(rules = rules.len(), "alert rules loaded");

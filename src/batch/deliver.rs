@@ -18,10 +18,19 @@ use crate::metrics::Metrics;
 use crate::pool;
 use crate::positions::Positions;
 use crate::queue::Budget;
+use crate::status::Status;
 
 /// How long a tenant's lane waits for a batch, with none on its way, before
 /// it ends (the tenant's next batch starts it again).
 const LANE_IDLE: Duration = Duration::from_secs(60);
+
+/// Where delivery accounts besides the positions: the queue budget
+/// returned, the totals, the batches in flight (the agent's status).
+pub(super) struct Books {
+    pub budget: Arc<Budget>,
+    pub totals: Arc<Mutex<Totals>>,
+    pub status: Option<Arc<Status>>,
+}
 
 /// What every lane and push shares.
 struct Shared {
@@ -48,13 +57,13 @@ pub(super) async fn run(
     positions: Arc<Positions>,
     max_in_flight: usize,
     abort: CancellationToken,
-    budget: Arc<Budget>,
-    totals: Arc<Mutex<Totals>>,
+    books: Books,
 ) {
+    let Books { budget, totals, status } = books;
     let max_in_flight = max_in_flight.max(1);
     let outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>> = Arc::default();
     let client = pusher.name().clone();
-    let gauges = spawn_gauges(client.clone(), budget.clone(), outstanding.clone());
+    let gauges = spawn_gauges(client.clone(), budget.clone(), outstanding.clone(), status.clone());
     let shared = Arc::new(Shared {
         pusher,
         positions,
@@ -101,7 +110,9 @@ pub(super) async fn run(
     m.queue_bytes.with_label_values(&[&client]).set(budget.used() as i64);
     m.queue_lines.with_label_values(&[&client]).set(budget.lines());
     m.oldest_unacked_seconds.with_label_values(&[&client]).set(0);
-    crate::status::Status::get().batches_in_flight(&client, 0);
+    if let Some(s) = &status {
+        s.batches_in_flight(&client, 0);
+    }
 }
 
 /// The streams of a lane's batches on their way: a batch that holds one
@@ -234,6 +245,7 @@ fn spawn_gauges(
     client: Arc<str>,
     budget: Arc<Budget>,
     outstanding: Arc<Mutex<std::collections::BTreeMap<u64, Instant>>>,
+    status: Option<Arc<Status>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let m = Metrics::get();
@@ -247,8 +259,9 @@ fn spawn_gauges(
             queue_lines.set(budget.lines());
             let oldest = outstanding.lock().ok().and_then(|o| o.values().min().copied());
             oldest_unacked.set(oldest.map(|t| t.elapsed().as_secs() as i64).unwrap_or(0));
-            let in_flight = outstanding.lock().map(|o| o.len() as u64).unwrap_or(0);
-            crate::status::Status::get().batches_in_flight(&client, in_flight);
+            if let Some(s) = &status {
+                s.batches_in_flight(&client, outstanding.lock().map(|o| o.len() as u64).unwrap_or(0));
+            }
             if pool::trim_idle() {
                 tracing::debug!("pipeline idle: pooled buffers freed, free memory returned to the system");
             }

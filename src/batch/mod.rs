@@ -93,6 +93,18 @@ pub struct Totals {
     pub give_ups: Vec<String>,
 }
 
+/// What rides along a [`Shipper`] beyond its queue and pushes.
+#[derive(Default)]
+pub struct Along {
+    /// Sees every line the batcher takes (the alert engine's); dropped when
+    /// the batcher ends, which tells the alert engine to flush.
+    pub tap: Option<Box<dyn LineTap>>,
+    /// Looks lines read again after a restart up in the service first.
+    pub reconciler: Option<Reconciler>,
+    /// Where the batches in flight are shown (the agent's status).
+    pub status: Option<Arc<crate::status::Status>>,
+}
+
 /// The running batcher and pushers: the way out of the agent.
 pub struct Shipper {
     pub sink: ChunkSink,
@@ -112,36 +124,27 @@ impl Shipper {
         positions: Arc<Positions>,
         abort: CancellationToken,
     ) -> Self {
-        Self::start_with_tap(settings, queue_bytes, pusher, positions, abort, None, None)
+        Self::start_with(settings, queue_bytes, pusher, positions, abort, Along::default())
     }
 
-    /// [`Shipper::start`] with a tap that sees every line the batcher takes
-    /// (the alert engine's). The tap is dropped when the batcher ends, which
-    /// tells the alert engine to flush.
-    pub fn start_with_tap(
+    /// [`Shipper::start`] with what rides `along`.
+    pub fn start_with(
         settings: BatchSettings,
         queue_bytes: usize,
         pusher: Arc<Pusher>,
         positions: Arc<Positions>,
         abort: CancellationToken,
-        tap: Option<Box<dyn LineTap>>,
-        reconciler: Option<Reconciler>,
+        along: Along,
     ) -> Self {
+        let Along { tap, reconciler, status } = along;
         let budget = Budget::new(queue_bytes);
         let (sink, rx) = ChunkSink::new(budget.clone());
         let (sealed_tx, sealed_rx) = mpsc::channel(1);
         let totals = Arc::new(Mutex::new(Totals::default()));
         let batcher =
             tokio::spawn(batcher::run(rx, sealed_tx, settings, positions.clone(), tap, reconciler, budget.clone()));
-        let pushers = tokio::spawn(deliver::run(
-            sealed_rx,
-            pusher,
-            positions,
-            settings.max_in_flight,
-            abort,
-            budget.clone(),
-            totals.clone(),
-        ));
+        let books = deliver::Books { budget: budget.clone(), totals: totals.clone(), status };
+        let pushers = tokio::spawn(deliver::run(sealed_rx, pusher, positions, settings.max_in_flight, abort, books));
         Self { sink, budget, totals, batcher, pushers }
     }
 

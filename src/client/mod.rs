@@ -23,6 +23,7 @@ pub mod push;
 pub mod query;
 pub mod read;
 pub mod redirect;
+mod refusal;
 pub mod retry;
 pub mod slot;
 pub mod tls;

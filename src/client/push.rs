@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use governor::{Quota, RateLimiter};
@@ -19,6 +19,8 @@ use super::body::{encode_whole, Body};
 pub use super::gzip::{gzip, gzip_body_with, gzip_parts, gzip_parts_with};
 use super::http::{self, HttpError};
 use super::lookup::{self, Found, Lookup};
+pub use super::refusal::refuses_content;
+use super::refusal::{misconfigured, partly_stored};
 use super::retry::{self, RetryPolicy};
 use crate::config::{ClientConfig, Compression};
 use crate::metrics::{promtail, Health, Metrics};
@@ -74,25 +76,10 @@ impl Target {
     }
 }
 
-/// True for a refusal of the batch's content (400, 413, 422): retrying the
-/// same content cannot help. Any other 4xx says the agent is misconfigured or
-/// not allowed (401, 403, 404, 405, ...): nothing was stored and the data is
-/// not at fault, so it is kept and retried.
-pub fn refuses_content(e: &HttpError) -> bool {
-    e.status().is_some_and(|s| matches!(s.as_u16(), 400 | 413 | 422))
-}
-
 /// Lookups of one push the service may refuse with 429 or 5xx before it
 /// is sent again as it was (see `lookup`); while the service cannot be
 /// reached at all, the push waits.
 const LOOKUP_TRIES: u32 = 3;
-
-/// A 3xx (redirects not followed, or one without a Location) or a 4xx that
-/// is not about the content: the agent is misconfigured; the lines wait,
-/// never dropped as refused.
-fn misconfigured(e: &HttpError) -> bool {
-    e.status().is_some_and(|s| s.is_client_error() || s.is_redirection()) && !refuses_content(e)
-}
 
 /// What the attempts of one push share: what the next attempt sends (less
 /// than the first when a lookup found part of it stored, see `lookup`),
@@ -106,6 +93,13 @@ struct Resend {
     tenant_header: Option<HeaderValue>,
 }
 
+/// Hears of every push request: whose, how long it took and, when it
+/// failed, why (the agent's status page keeps them; the client layer
+/// knows nothing of it beyond this).
+pub trait PushObserver: Send + Sync {
+    fn push_request(&self, client: &str, latency: Duration, error: Option<&str>);
+}
+
 /// Sends push requests for one service.
 pub struct Pusher {
     /// The client's name (`client.name`): metrics, status and health say whose pushes.
@@ -116,6 +110,7 @@ pub struct Pusher {
     retry: RetryPolicy,
     limiter: Option<Limiter>,
     health: Arc<Health>,
+    observer: Option<Arc<dyn PushObserver>>,
     /// Statuses whose message was already logged (logged once per status).
     logged: Mutex<HashSet<u16>>,
     /// Where batch bodies and compressed bodies go back once sent.
@@ -158,6 +153,7 @@ impl Pusher {
             retry: RetryPolicy::of(c),
             limiter,
             health,
+            observer: None,
             logged: Mutex::new(HashSet::new()),
             bodies: pool::bodies(c.batch.max_bytes.get() as usize, c.batch.max_in_flight),
             gzipped: pool::gzip_out(c.batch.max_bytes.get() as usize, c.batch.max_in_flight),
@@ -169,6 +165,12 @@ impl Pusher {
             stop_on_refusal: None,
             final_refusal: Mutex::new(None),
         })
+    }
+
+    /// Tells `observer` of every push request.
+    pub fn observed_by(mut self, observer: Arc<dyn PushObserver>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// For a one-off command: a refusal that says the agent is misconfigured
@@ -502,7 +504,9 @@ impl Pusher {
             (Some(t), Some(401 | 403 | 429)) => format!("tenant {t}: {e}"),
             _ => e.to_string(),
         });
-        crate::status::Status::get().push_request(&self.name, started.elapsed(), error.clone());
+        if let Some(o) = &self.observer {
+            o.push_request(&self.name, started.elapsed(), error.as_deref());
+        }
         let label = match &r {
             Ok(resp) => resp.status().as_u16().to_string(),
             Err(HttpError::Status { status, .. }) => status.as_u16().to_string(),
@@ -567,30 +571,5 @@ impl Pusher {
     /// The push URL (without credentials).
     pub fn url(&self) -> String {
         http::redact_url(&self.target().url)
-    }
-}
-
-/// `(N, M)` of a refusal ending in Loki's `total ignored: N out of M`: the
-/// service stored the other M - N entries.
-fn partly_stored(message: &str) -> Option<(u64, u64)> {
-    let rest = &message[message.rfind("total ignored: ")? + "total ignored: ".len()..];
-    let (n, rest) = rest.split_once(" out of ")?;
-    let m: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let (n, m) = (n.trim().parse().ok()?, m.parse().ok()?);
-    (n <= m).then_some((n, m))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_partial_refusal_says_how_many_were_stored() {
-        let loki =
-            "400 from http://l/push: entry for stream '{job=\"a\"}' has timestamp too old; total ignored: 1 out of 500";
-        assert_eq!(partly_stored(loki), Some((1, 500)));
-        assert_eq!(partly_stored("400 from u: line too long; total ignored: 2 out of 3\n"), Some((2, 3)));
-        assert_eq!(partly_stored("400 from u: bad request"), None);
-        assert_eq!(partly_stored("total ignored: 5 out of 3"), None);
     }
 }

@@ -80,6 +80,8 @@ pub struct Setup {
     /// File targets that need no discovery: one per include glob of a
     /// plain file source (Promtail's static targets).
     pub static_targets: usize,
+    /// The agent's status, which the file metrics are read from.
+    pub status: Option<std::sync::Arc<crate::status::Status>>,
 }
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -202,9 +204,9 @@ impl PromtailMetrics {
 }
 
 /// The metrics to count into, or `None` when they are off (or on a thread
-/// that reads for a second client, see [`crate::status::mute_this_thread`]).
+/// that reads for a second client, see [`super::mute_this_thread`]).
 pub fn get() -> Option<&'static PromtailMetrics> {
-    if !ON.load(Ordering::Relaxed) || crate::status::thread_is_muted() {
+    if !ON.load(Ordering::Relaxed) || super::thread_is_muted() {
         return None;
     }
     Some(PromtailMetrics::all())
@@ -321,7 +323,7 @@ fn files(setup: &Setup) -> Vec<proto::MetricFamily> {
     let read_bytes = gauge_vec("promtail_read_bytes_total", "Number of bytes read.", &["path"]);
     let file_bytes = gauge_vec("promtail_file_bytes_total", "Number of bytes total.", &["path"]);
     let read_lines = counter_vec("promtail_read_lines_total", "Number of lines read.", &["path"]);
-    let status = crate::status::Status::get();
+    let status = setup.status.clone().unwrap_or_default();
     // Per path: (offset, size, followed at its path now) of the file
     // there, and the lines of every file read under it (a rotated file
     // still draining shares its path with the new one).

@@ -45,6 +45,8 @@ pub struct PositionsFile {
     pub acked: Arc<tokio::sync::Notify>,
     /// What changed since the file was written (none in memory).
     wal: Option<Arc<Wal>>,
+    /// Where a write is shown (the agent's status).
+    status: Option<Arc<crate::status::Status>>,
 }
 
 #[derive(Debug, Default)]
@@ -113,7 +115,14 @@ impl PositionsFile {
             clients: Mutex::default(),
             acked: Arc::new(tokio::sync::Notify::new()),
             wal: Some(Arc::new(Wal::open(path, first_log, &logs))),
+            status: None,
         })
+    }
+
+    /// Shows each write of the file in `status` (when it was last written).
+    pub fn shown_in(mut self, status: Arc<crate::status::Status>) -> Self {
+        self.status = Some(status);
+        self
     }
 
     /// Reads the positions file at `path` and the logs beside it as
@@ -134,6 +143,7 @@ impl PositionsFile {
             clients: Mutex::default(),
             acked: Arc::new(tokio::sync::Notify::new()),
             wal: None,
+            status: None,
         }
     }
 
@@ -207,6 +217,9 @@ impl PositionsFile {
         let saved: BTreeMap<String, persist::Saving<'_>> =
             clients.iter().map(|(k, p)| (k.clone(), p.saving())).collect();
         let r = persist::write(path, saved, gen);
+        if let (Ok(()), Some(s)) = (&r, &self.status) {
+            s.positions_written();
+        }
         match (&r, &self.wal) {
             (Ok(()), Some(w)) => w.saved(gen),
             (Ok(()), None) => {}

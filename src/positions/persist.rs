@@ -324,10 +324,7 @@ pub(super) fn write<S: Serialize>(
     });
     let m = Metrics::get();
     match &r {
-        Ok(()) => {
-            m.positions_writes.with_label_values(&["ok"]).inc();
-            crate::status::Status::get().positions_written();
-        }
+        Ok(()) => m.positions_writes.with_label_values(&["ok"]).inc(),
         Err(_) => m.positions_writes.with_label_values(&["error"]).inc(),
     }
     r.map_err(|source| PositionsError::Write { path: path.to_path_buf(), source })

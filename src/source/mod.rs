@@ -29,13 +29,17 @@ use multiline::{Joiner, MultilineRule};
 
 pub use crate::discovery::FileMatch;
 
-/// Where a source's chunks go, and the token that tells it to stop.
+/// Where a source's chunks go, the token that tells it to stop, and the
+/// status it shows its files and problems in.
 #[derive(Debug, Clone)]
 pub struct Outlet {
     pub sink: crate::queue::ChunkSink,
     /// The runtime the queue lives on (sources run on their own threads).
     pub handle: tokio::runtime::Handle,
     pub cancel: tokio_util::sync::CancellationToken,
+    /// The agent's status (for a reader of a second client, one nobody
+    /// serves: its first client's reader shows the files).
+    pub status: std::sync::Arc<crate::status::Status>,
 }
 
 impl Outlet {

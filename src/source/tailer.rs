@@ -263,7 +263,7 @@ mod tests {
             since: SystemTime::now(),
             restarted: false,
             replay: None,
-            status: crate::status::Status::get().track(
+            status: crate::status::Status::default().track(
                 &stages.name,
                 path,
                 key,

@@ -1,10 +1,14 @@
 //! The agent's live status: what `/status.json`, the `/status` page and
 //! `tailship top` show (see [`report`] for the shape).
 //!
-//! The layers below the agent write into one process-wide [`Status`]; the
-//! agent reads it once a second ([`Status::tick`], for the rates) and when
-//! someone asks (`agent::status` assembles the report, adding what only it
-//! knows: delivered offsets, the queue's size, the sources of the plan).
+//! The agent makes one [`Status`] and hands it down to the layers that
+//! write into it (its sources, batch delivery, positions, the alert engine;
+//! the client layer sees it only as an observer of its pushes); it reads it
+//! once a second ([`Status::tick`], for the rates) and when someone asks
+//! (`agent::status` assembles the report, adding what only it knows:
+//! delivered offsets, the queue's size, the sources of the plan). There is
+//! no process-wide status: a reader for a second client is handed one
+//! nobody serves, so what it reads is listed once.
 //!
 //! Writes are cheap and rare on purpose. A file source holds a [`FileHandle`]
 //! per open file and updates it once per read block (a few relaxed atomic
@@ -21,7 +25,7 @@ pub mod view;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use report::{AlertGroup, AlertSend, FileState, LastError};
@@ -37,23 +41,6 @@ const DONE_HELD: usize = 1000;
 const LATENCIES: usize = 1024;
 /// Latencies older than this are not in the percentiles.
 const LATENCY_WINDOW: Duration = Duration::from_secs(300);
-
-thread_local! {
-    static MUTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Marks this thread as reading for a second client what another thread
-/// reads for the first (each client reads its files itself, at its own
-/// pace): what it counts in [`Status`] and [`crate::metrics::Metrics`] goes
-/// to a set nobody serves, so lines read, files and events are counted once.
-pub fn mute_this_thread() {
-    MUTED.with(|m| m.set(true));
-}
-
-/// See [`mute_this_thread`].
-pub fn thread_is_muted() -> bool {
-    MUTED.with(|m| m.get())
-}
 
 /// Wall-clock time in Unix milliseconds.
 pub fn now_ms() -> u64 {
@@ -123,7 +110,7 @@ impl FileStatus {
 /// A file source's handle on one file's status. Dropping it forgets the
 /// file, unless it was [`FileState::Done`]: done files stay listed a while.
 #[derive(Debug)]
-pub struct FileHandle(Arc<FileStatus>);
+pub struct FileHandle(Arc<FileStatus>, Arc<Mutex<Files>>);
 
 impl FileHandle {
     /// `lines` lines and `bytes` bytes were read; the file is now at `offset` of `size`.
@@ -170,13 +157,13 @@ impl FileHandle {
     /// Names what the file is the log of (a Docker container, a Kubernetes
     /// pod's container): `/status` and `top` show that before its path.
     pub fn name_target(&self, name: &str) {
-        lock(&Status::get().files).targets.insert(self.0.seq, Arc::from(name));
+        lock(&self.1).targets.insert(self.0.seq, Arc::from(name));
     }
 }
 
 impl Drop for FileHandle {
     fn drop(&mut self) {
-        let mut files = lock(&Status::get().files);
+        let mut files = lock(&self.1);
         if self.0.state() != FileState::Done {
             files.all.remove(&self.0.seq);
             files.targets.remove(&self.0.seq);
@@ -247,10 +234,11 @@ struct AlertStats {
     last_send: Option<AlertSend>,
 }
 
-/// The process-wide status; see the module documentation.
-#[derive(Debug, Default)]
+/// The agent's status; see the module documentation.
+#[derive(Debug)]
 pub struct Status {
-    files: Mutex<Files>,
+    /// Shared with the [`FileHandle`]s, which leave the list when dropped.
+    files: Arc<Mutex<Files>>,
     /// Per client.
     push: Mutex<BTreeMap<String, PushStats>>,
     /// When the positions file was last written (Unix ms; 0: not in this run).
@@ -263,27 +251,26 @@ pub struct Status {
     /// Files the globs match that cannot be opened (by path): Promtail's
     /// metrics show their size without a read offset.
     unreadable: Mutex<HashSet<PathBuf>>,
+    /// When it was made (the agent makes it as it starts).
+    started: Instant,
 }
 
-/// When the process-wide status was first used (about when the process started).
-fn first_use() -> Instant {
-    static T: OnceLock<Instant> = OnceLock::new();
-    *T.get_or_init(Instant::now)
+impl Default for Status {
+    fn default() -> Self {
+        Self {
+            files: Arc::default(),
+            push: Mutex::default(),
+            positions_written: AtomicU64::default(),
+            alerts: Mutex::default(),
+            problems: Mutex::default(),
+            totals: Mutex::default(),
+            unreadable: Mutex::default(),
+            started: Instant::now(),
+        }
+    }
 }
 
 impl Status {
-    /// The process-wide status (on a thread marked by [`mute_this_thread`],
-    /// one nobody reports).
-    pub fn get() -> &'static Status {
-        static S: OnceLock<Status> = OnceLock::new();
-        static MUTED: OnceLock<Status> = OnceLock::new();
-        first_use();
-        if thread_is_muted() {
-            return MUTED.get_or_init(Status::default);
-        }
-        S.get_or_init(Status::default)
-    }
-
     /// A file source opened `path` (positions key `key`) at `offset` of `size`.
     #[allow(clippy::too_many_arguments)]
     pub fn track(
@@ -322,7 +309,7 @@ impl Status {
             files.targets.remove(&old);
         }
         files.all.insert(seq, f.clone());
-        FileHandle(f)
+        FileHandle(f, self.files.clone())
     }
 
     /// The files listed now (done ones past [`DONE_KEEP`] are forgotten here).
@@ -500,14 +487,15 @@ impl Status {
         }
         let mut totals = lock(&self.totals);
         for (name, v) in named {
-            // Totals count from the start of the process: a total first seen
+            // Totals count from the start of the agent: a total first seen
             // now starts from 0 then, so what it counted before the first tick
             // (a short run delivered within a second) shows as a rate.
             // Credited over at most the window (less a second, so the start
             // stays in it when read a moment later): in a process that ran
             // longer before its first tick, the start would be out of the
             // window at once and the rate 0.
-            let start = now.checked_sub(ring::RATE_WINDOW - Duration::from_secs(1)).map_or(now, |w| w.max(first_use()));
+            let start =
+                now.checked_sub(ring::RATE_WINDOW - Duration::from_secs(1)).map_or(now, |w| w.max(self.started));
             totals.entry(name.clone()).or_insert_with(|| Ring::new(start, [0, 0])).sample(now, *v);
         }
     }

@@ -25,8 +25,7 @@ fn listed(s: &Status, path: &str) -> Option<Arc<FileStatus>> {
 
 #[test]
 fn a_file_is_listed_while_its_handle_lives_and_a_while_longer_once_done() {
-    // Handles deregister from the process-wide status: use it, with paths of this test only.
-    let s = Status::get();
+    let s = &Status::default();
     let src: Arc<str> = Arc::from("t");
     let a = s.track(&src, Path::new("/status-test/a.log"), 1, 7, 70001, 0, 100, FileState::Following);
     let b = s.track(&src, Path::new("/status-test/b.log"), 2, 7, 70002, 0, 100, FileState::Following);
@@ -89,7 +88,7 @@ fn an_alert_group_opens_on_a_delivered_alerting_and_closes_on_a_delivered_ok() {
 /// were forgotten only when `/status` was looked at.
 #[test]
 fn done_files_are_forgotten_without_a_look_at_status() {
-    let s = Status::get();
+    let s = Status::default();
     let source: Arc<str> = "done-held-test".into();
     for i in 0..(DONE_HELD as u64 * 3) {
         let path = PathBuf::from(format!("/done-held/{i}.log"));

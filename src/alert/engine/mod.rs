@@ -43,6 +43,7 @@ use super::sender::{Outcome, Payload, STATE_ALERTING, STATE_OK};
 use super::template::Context;
 use crate::metrics::Metrics;
 use crate::queue::StreamRef;
+use crate::status::Status;
 use crate::util::sleep_until_opt;
 
 /// Webhook and annotation requests in flight at once, over all rules.
@@ -185,10 +186,12 @@ pub struct Engine {
     tasks: JoinSet<Done>,
     draining: bool,
     cancel: CancellationToken,
+    /// Where open groups and the last webhook calls are shown (the agent's status).
+    status: Arc<Status>,
 }
 
 impl Engine {
-    pub fn new(rules: Arc<[Rule]>, deliver: Arc<dyn Deliver>, cancel: CancellationToken) -> Self {
+    pub fn new(rules: Arc<[Rule]>, deliver: Arc<dyn Deliver>, cancel: CancellationToken, status: Arc<Status>) -> Self {
         let (limiter_of, limiters) = limiters(&rules);
         let windows = rules.iter().map(|r| RuleWindow::new(r.max_per_minute)).collect();
         Self {
@@ -205,6 +208,7 @@ impl Engine {
             tasks: JoinSet::new(),
             draining: false,
             cancel,
+            status,
         }
     }
 
@@ -493,7 +497,7 @@ impl Engine {
             Outcome::Cancelled => Some("shutdown"),
         };
         let labels = self.groups.get(&uid).map(|g| g.labels.clone());
-        crate::status::Status::get().alert_sent(name, &uid, labels.as_deref().unwrap_or(&[]), d.state, error);
+        self.status.alert_sent(name, &uid, labels.as_deref().unwrap_or(&[]), d.state, error);
         let Some(g) = self.groups.get_mut(&uid) else { return };
         g.in_flight = false;
         if d.state == STATE_OK {
@@ -523,7 +527,7 @@ impl Engine {
             tracing::warn!("shutdown_timeout reached with alert updates unsent");
         }
         self.groups.clear();
-        crate::status::Status::get().alerts_cleared();
+        self.status.alerts_cleared();
         self.update_gauges();
     }
 

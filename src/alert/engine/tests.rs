@@ -66,7 +66,7 @@ struct Harness {
 fn start(rules: Vec<Rule>, delay: Duration) -> Harness {
     let rec = Arc::new(Recorder { delay, ..Default::default() });
     let (tx, rx) = mpsc::channel(1024);
-    let engine = Engine::new(rules.into(), rec.clone(), CancellationToken::new());
+    let engine = Engine::new(rules.into(), rec.clone(), CancellationToken::new(), Default::default());
     let task = tokio::spawn(engine.run(rx));
     Harness { tx: Some(tx), rec, task }
 }

@@ -25,7 +25,7 @@ use crate::metrics::Metrics;
 use crate::source::fingerprint::{self, open_regular};
 use crate::source::tailer::{is_link, Tailer, DETACHED_IDLE};
 use crate::source::LineFeed;
-use crate::status::{report::FileState, Status};
+use crate::status::report::FileState;
 
 /// Empty files held open at most, per source.
 const MAX_NEWBORN: usize = 256;
@@ -55,13 +55,13 @@ impl FileSource {
                 if self.warned.insert(path.to_path_buf()) {
                     tracing::warn!(source = %name, path = %path.display(), error = %e, "cannot open file; will retry at each scan");
                     self.event("unreadable");
-                    Status::get().file_unreadable(path, true);
+                    self.out.status.file_unreadable(path, true);
                 }
                 return;
             }
         };
         if self.warned.remove(path) {
-            Status::get().file_unreadable(path, false);
+            self.out.status.file_unreadable(path, false);
         }
         // The path may name another file than the one the scan looked at (a
         // rotation in between): what counts is the file opened. If that one
@@ -100,7 +100,7 @@ impl FileSource {
             ignore_older = %crate::util::format_duration(self.cfg.ignore_older.get()),
             "file not read: untouched for longer than the source's ignore_older (it is read once written to again; ignore_older = \"0\" reads every file)");
         Metrics::get().files_skipped.with_label_values(&[&name, "ignore_older"]).inc();
-        let handle = Status::get().track(&name, path, 0, id.0, id.1, 0, meta.len(), FileState::Skipped);
+        let handle = self.out.status.track(&name, path, 0, id.0, id.1, 0, meta.len(), FileState::Skipped);
         self.too_old.insert(id, handle);
     }
 
@@ -157,7 +157,7 @@ impl FileSource {
         self.event("opened");
         let filename = crate::util::pathtext::text(path).into_owned();
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
-        let status = Status::get().track(&name, path, key, dev, ino, offset, size, FileState::Following);
+        let status = self.out.status.track(&name, path, key, dev, ino, offset, size, FileState::Following);
         if let Some(target) = self.spec.labels.targets.as_ref().and_then(|t| t.meta(path)) {
             if let Some(named) = crate::discovery::target_name(&target) {
                 status.name_target(&named);

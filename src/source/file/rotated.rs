@@ -43,7 +43,7 @@ use crate::positions::{Fingerprint, Orphan};
 use crate::source::fingerprint::{self, open_regular};
 use crate::source::tailer::Tailer;
 use crate::source::LineFeed;
-use crate::status::{report::FileState, Status};
+use crate::status::report::FileState;
 
 /// Files opened to compare fingerprints, at most, per orphan and scan.
 const MAX_FINGERPRINT_READS: usize = 16;
@@ -259,7 +259,7 @@ impl FileSource {
         let feed = LineFeed::new(&self.spec, &self.stages, Some(&filename), offset);
         self.event("opened");
         let (dev, ino, size) = (meta.dev(), meta.ino(), meta.len());
-        let status = Status::get().track(&self.name(), &path, key, dev, ino, offset, size, FileState::Draining);
+        let status = self.out.status.track(&self.name(), &path, key, dev, ino, offset, size, FileState::Draining);
         let replay = self.take_replay(key, offset);
         self.tailers.push(Tailer {
             replay,

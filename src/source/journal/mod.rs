@@ -266,7 +266,7 @@ impl JournalSource {
                 }
                 Ended::NotStarted(e) => format!("cannot start journalctl: {e}"),
             };
-            crate::status::Status::get().source_problem(&name, Some(format!("{why}; starting it again")));
+            self.out.status.source_problem(&name, Some(format!("{why}; starting it again")));
             restarts.inc();
             tracing::warn!(source = %name, %journal, retry_in = ?backoff, "{why}; starting it again");
             tokio::select! {
@@ -279,7 +279,7 @@ impl JournalSource {
             ctx.flush_counts(&name);
         }
         // A stopped reader (shutdown, reload) is no longer a problem to report.
-        crate::status::Status::get().source_problem(&name, None);
+        self.out.status.source_problem(&name, None);
         // Held entries are read again by the next reader.
         self.positions.journal_release(key, if self.joins { st.safe } else { st.cursor });
     }
@@ -402,7 +402,7 @@ impl JournalSource {
                 if seen > 0 {
                     if entries == 0 {
                         // Reading again: whatever kept journalctl from it is over.
-                        crate::status::Status::get().source_problem(&name, None);
+                        self.out.status.source_problem(&name, None);
                     }
                     m.lines_read.with_label_values(&[&name]).inc_by(seen);
                     m.bytes_read.with_label_values(&[&name]).inc_by(bytes);
