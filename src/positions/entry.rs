@@ -6,13 +6,15 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::flight::{self, Flight};
 use super::{now_ms, now_secs, Fingerprint};
 
 #[derive(Debug, Clone)]
 pub(super) struct FileState {
-    pub(super) path: Box<Path>,
+    /// Shared with the other entries that name it (see `entries::Paths`).
+    pub(super) path: Arc<Path>,
     pub(super) fp: Fingerprint,
     /// Tailed by a running source (as opposed to loaded from disk and not yet seen).
     pub(super) active: bool,
@@ -66,7 +68,7 @@ impl InFlight {
 
 impl FileState {
     /// A file first seen now, delivered to `committed`.
-    pub(super) fn new(path: Box<Path>, fp: Fingerprint, dev: u64, ino: u64, committed: u64) -> Self {
+    pub(super) fn new(path: Arc<Path>, fp: Fingerprint, dev: u64, ino: u64, committed: u64) -> Self {
         FileState {
             path,
             fp,

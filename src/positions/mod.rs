@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod entries;
 mod entry;
 mod file;
 mod flight;
@@ -100,7 +101,9 @@ pub struct Orphan {
 #[derive(Debug, Default, Clone)]
 struct State {
     next_key: u64,
-    files: HashMap<u64, FileState>,
+    files: entries::Entries,
+    /// The entries' paths (see `entries::Paths`).
+    paths: entries::Paths,
     /// Journal sources' cursors, keyed from the same counter as files.
     journals: HashMap<u64, journal::JournalState>,
     dirty: bool,
@@ -230,7 +233,9 @@ impl Positions {
         let (key, _) = best?;
         let f = st.files.get_mut(&key)?;
         f.active = true;
-        f.path = path.into();
+        if *f.path != *path {
+            f.path = st.paths.get(path);
+        }
         f.dev = dev;
         f.ino = ino;
         let old = f.fp;
@@ -249,7 +254,8 @@ impl Positions {
         let mut st = self.lock();
         let key = st.next_key;
         st.next_key += 1;
-        st.files.insert(key, FileState::new(path.into(), fp, dev, ino, offset));
+        let path = st.paths.get(path);
+        st.files.insert(key, FileState::new(path, fp, dev, ino, offset));
         st.fingerprint_changed(key, None, fp);
         st.dirty = true;
         key
@@ -303,8 +309,9 @@ impl Positions {
     /// The file was renamed (rotation) and is still tailed under `path`.
     pub fn renamed(&self, key: u64, path: &Path) {
         let mut st = self.lock();
+        let st = &mut *st;
         if let Some(f) = st.files.get_mut(&key) {
-            f.path = path.into();
+            f.path = st.paths.get(path);
             st.dirty = true;
         }
     }

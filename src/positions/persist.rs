@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::entries::Entries;
 use super::entry::InFlight;
 use super::{journal, now_secs, FileState, Fingerprint, Positions, PositionsError, State, FORGET_AFTER_SECS};
 use crate::metrics::Metrics;
@@ -110,18 +111,12 @@ impl SavedState {
         // without one get keys after every saved one.
         let next_key = self.files.iter().filter_map(|f| f.key).max().map_or(0, |k| k + 1);
         let mut state = State { next_key, ..Default::default() };
+        let mut entries: Vec<(Option<u64>, FileState)> = Vec::with_capacity(self.files.len());
         for f in self.files {
             let Ok(hash) = u64::from_str_radix(&f.fingerprint, 16) else { continue };
-            let key = match f.key.filter(|k| !state.files.contains_key(k)) {
-                Some(k) => k,
-                None => {
-                    state.next_key += 1;
-                    state.next_key - 1
-                }
-            };
             let fp = Fingerprint { hash, len: f.fingerprint_len };
             let path = crate::util::pathtext::from_text(&f.path, f.path_escaped);
-            let mut entry = FileState::new(path.into_boxed_path(), fp, f.dev, f.ino, f.offset);
+            let mut entry = FileState::new(state.paths.get(&path), fp, f.dev, f.ino, f.offset);
             entry.active = false;
             entry.updated_at = f.updated_at;
             entry.size = f.size.max(f.offset);
@@ -136,8 +131,26 @@ impl SavedState {
                 }),
                 taken: VecDeque::new(),
             });
-            state.files.insert(key, entry);
+            entries.push((f.key, entry));
         }
+        // Saved keys are kept; of two entries saved with one key (not
+        // written so, but read all the same) the first keeps it.
+        entries.sort_by_key(|(k, _)| k.is_none());
+        let mut keyed: Vec<(u64, FileState)> = Vec::with_capacity(entries.len());
+        let mut again = Vec::new();
+        let mut taken = std::collections::HashSet::with_capacity(entries.len());
+        for (k, entry) in entries {
+            match k.filter(|k| taken.insert(*k)) {
+                Some(k) => keyed.push((k, entry)),
+                None => again.push(entry),
+            }
+        }
+        drop(taken);
+        for entry in again {
+            keyed.push((state.next_key, entry));
+            state.next_key += 1;
+        }
+        state.files = Entries::from_unordered(keyed);
         for j in self.journals {
             let key = state.next_key;
             state.next_key += 1;
@@ -167,6 +180,7 @@ fn forget(st: &mut State, now: u64) {
             ix.remove(k, fp);
         }
     }
+    st.paths.tidy();
     st.journals.retain(|_, j| j.keep(now, FORGET_AFTER_SECS));
 }
 

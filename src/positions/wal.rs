@@ -461,10 +461,11 @@ pub(super) fn apply(state: &mut super::State, record: &Record) {
                 state.journals.insert(state.next_key, j);
                 state.next_key += 1;
             }
-            let f = state.files.entry(*k).or_insert_with(|| {
+            let paths = &mut state.paths;
+            let f = state.files.get_or_insert_with(*k, || {
                 let fp = super::Fingerprint { hash: u64::from_str_radix(&id.fp, 16).unwrap_or(0), len: id.fl };
                 let path = crate::util::pathtext::from_text(&id.path, id.px);
-                let mut f = super::FileState::new(path.into_boxed_path(), fp, id.dev, id.ino, flight.from);
+                let mut f = super::FileState::new(paths.get(&path), fp, id.dev, id.ino, flight.from);
                 f.active = false;
                 f.size = flight.to;
                 f
