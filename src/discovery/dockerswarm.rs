@@ -20,8 +20,8 @@ use std::net::IpAddr;
 use serde::Deserialize;
 
 use super::{join_host_port, Labels, Lister};
+use crate::client::docker::{ApiError, Engine, Network};
 use crate::config::{DockerConfig, SwarmConfig, SwarmRole};
-use crate::discovery::docker::api::{ApiError, Engine, Network};
 use crate::discovery::docker::targets::prefixed_network_labels;
 use crate::discovery::sanitize;
 

@@ -116,5 +116,5 @@ pub fn published(at: &Serving) -> (Published, Found) {
     let targets = Arc::new(SdTargets::default());
     let live = Arc::new(LiveGlobs::default());
     let out = Published::new(at.name.clone(), at.rules.clone(), targets.clone(), live.clone());
-    (out, Found { targets, globs: Some(live), include: Vec::new() })
+    (out, Found { targets, globs: Some(live), include: Vec::new(), remote: None })
 }

@@ -81,7 +81,7 @@ fn start(config: &SourceConfig, cfg: KubernetesConfig, at: &Serving) -> Found {
     }
     pods = pods.attaching(cfg.attach_metadata);
     let pods = Arc::new(pods);
-    let found = Found { targets: pods.clone(), globs: None, include: Vec::new() };
+    let found = Found { targets: pods.clone(), globs: None, include: Vec::new(), remote: None };
     let own = cfg.selectors.iter().find(|s| s.role == KubeRole::Pod);
     let mut field = format!("spec.nodeName={node}");
     if let Some(f) = own.and_then(|s| s.field.as_deref()).filter(|f| !f.is_empty()) {
