@@ -225,7 +225,7 @@ pub enum SwarmError {
     Address { what: String, addr: String },
 }
 
-super::lister::listed_kind!(Swarm: SwarmConfig = |c: &SwarmConfig| Swarm::new(&c.0), every |c: &SwarmConfig| c.refresh_interval.get());
+super::lister::listed_kind!(SwarmConfig = |c: &SwarmConfig| Swarm::new(&c.0), every |c: &SwarmConfig| c.refresh_interval.get());
 
 /// The Docker Swarm manager of a `dockerswarm` section.
 pub struct Swarm {

@@ -116,34 +116,14 @@ pub struct Serving {
     pub cancel: CancellationToken,
 }
 
-/// A discovery by type (Prometheus' `Discoverer` made from its `SDConfig`):
-/// made from its table (`Config`, which checks itself), it starts the
-/// task that keeps the source's targets current.
-pub trait Discover {
-    /// Its table in a source (see `config::discoveries!`).
-    type Config: SdTable;
-
+/// A discovery by type (Prometheus' `SDConfig.NewDiscoverer`): a
+/// discovery's table (which checks itself, [`SdTable`]) starts the task that
+/// keeps the source's targets current. Each discovery implements it for its
+/// table beside its code.
+pub trait Discover: SdTable {
     /// Starts it for the source `source`, kept current by tasks on
     /// `at.handle` until `at.cancel`; an error when it cannot be made.
-    fn start(cfg: &Self::Config, source: &SourceConfig, at: &Serving) -> Result<Found, String>;
-}
-
-/// Each [`Sd`] variant's [`Discover`], by the variant's name.
-mod kinds {
-    pub use super::azure::Azure;
-    pub use super::consul::Consul;
-    pub use super::digitalocean::DigitalOcean;
-    pub use super::dns::Dns;
-    pub use super::docker::Docker;
-    pub use super::dockerswarm::Swarm as DockerSwarm;
-    pub use super::ec2::Ec2;
-    pub use super::file_sd::FileSd;
-    pub use super::gce::Gce;
-    pub use super::kubernetes::Kubernetes;
-    pub use super::marathon::Marathon;
-    pub use super::openstack::Openstack;
-    pub use super::triton::Triton;
-    pub use super::zookeeper::{Nerve, Serverset};
+    fn start(&self, source: &SourceConfig, at: &Serving) -> Result<Found, String>;
 }
 
 /// Writes [`start_sd`], the one match over the discoveries.
@@ -152,7 +132,7 @@ macro_rules! start_by_kind {
         /// Starts the discovery `sd` of `source`.
         fn start_sd(sd: Sd<'_>, source: &SourceConfig, at: &Serving) -> Result<Found, String> {
             match sd {
-                $(Sd::$variant(cfg) => <kinds::$variant as Discover>::start(cfg, source, at),)*
+                $(Sd::$variant(cfg) => Discover::start(cfg, source, at),)*
             }
         }
     };

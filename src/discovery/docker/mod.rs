@@ -1,6 +1,7 @@
 //! Docker's containers, found through the Engine API (`client::docker`),
 //! with the `__meta_docker_*` labels Promtail's `docker_sd_configs` gives
-//! them ([`targets`]). The agent starts this discovery ([`Docker`]) for a
+//! them ([`targets`]). The agent starts this discovery (`DockerConfig`'s
+//! `Discover`) for a
 //! `docker` source as any other, and the source (`source/docker/`) reads
 //! what it found: from disk for a local Engine (the containers' json-file
 //! logs, [`Found::include`] and [`Found::targets`]), or through the API for
@@ -31,12 +32,9 @@ use crate::config::{DockerConfig, DockerHost, SourceConfig};
 
 /// The Docker discovery of a docker source whose Engine is local: the
 /// containers whose json-file logs are read from disk, and the glob of
-/// those logs (`<DockerRootDir>/containers/*/*-json.log`).
-pub struct Docker;
-
-impl super::Discover for Docker {
-    type Config = DockerConfig;
-
+/// those logs (`<DockerRootDir>/containers/*/*-json.log`); of one whose
+/// Engine is elsewhere, the [`RemoteEngine`].
+impl super::Discover for DockerConfig {
     /// An Engine elsewhere: its [`RemoteEngine`], nothing started (the
     /// source lists its containers as its readers need). A local one:
     /// asks the Engine where it keeps its data (`GET /info`; when it cannot
@@ -44,7 +42,8 @@ impl super::Discover for Docker {
     /// this thread until it answers or `at.cancel`), lists the containers
     /// once (the files of running containers are known before the source's
     /// first scan), then keeps the list current with a task on `at.handle`.
-    fn start(cfg: &DockerConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+    fn start(&self, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        let cfg = self;
         let engine = Engine::new(cfg).map_err(|e| e.to_string())?;
         let socket = match cfg.endpoint()? {
             DockerHost::Socket(s) => s,

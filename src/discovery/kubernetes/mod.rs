@@ -59,14 +59,11 @@ pub fn node(cfg: &KubernetesConfig) -> (String, String) {
 /// The Kubernetes discovery: the pods of this node, watched by tasks on
 /// `at.handle` until `at.cancel`, to label the files of a `kubernetes`
 /// source; for a file source, the targets of its role (see [`discovery`]).
-pub struct Kubernetes;
-
-impl super::Discover for Kubernetes {
-    type Config = KubernetesConfig;
-    fn start(cfg: &KubernetesConfig, config: &SourceConfig, at: &Serving) -> Result<Found, String> {
+impl super::Discover for KubernetesConfig {
+    fn start(&self, config: &SourceConfig, at: &Serving) -> Result<Found, String> {
         Ok(match config.kind {
-            SourceType::Kubernetes => start(config, cfg.clone(), at),
-            _ => discovery::start(config, cfg, at),
+            SourceType::Kubernetes => start(config, self.clone(), at),
+            _ => discovery::start(config, self, at),
         })
     }
 }
