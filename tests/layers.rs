@@ -150,17 +150,27 @@ fn the_forbidden_check_sees_the_client_reaching_into_the_status() {
 /// a plan run once), none of its parts.
 const AGENT_ENTRY_POINTS: &[&str] = &["run", "once", "Once", "Finished"];
 
-/// The names `text` takes from `crate::agent` (`crate::agent::X`, and each
-/// name of `crate::agent::{X, Y}`), outside comments.
-fn agent_names(text: &str) -> Vec<(usize, String)> {
+/// The names `text` takes from module `module` (`crate::agent`: each
+/// `crate::agent::X`, and each name of `crate::agent::{X, Y}`), outside
+/// comments. `module` counts where it roots a path: a bare `discovery` (after
+/// `use crate::discovery;`), not the tail of another (`crate::discovery`,
+/// `client::discovery`).
+fn names_taken(text: &str, module: &str) -> Vec<(usize, String)> {
     let ident = |s: &str| -> String { s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let code = line.split("//").next().unwrap_or("");
-        for (i, _) in code.match_indices("crate::agent") {
-            let after = &code[i + "crate::agent".len()..];
+        for (i, _) in code.match_indices(module) {
+            let before = &code[..i];
+            if before.ends_with("::") || before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let after = &code[i + module.len()..];
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
             let Some(path) = after.strip_prefix("::") else {
-                out.push((n + 1, "agent".to_string()));
+                out.push((n + 1, module.rsplit("::").next().unwrap_or(module).to_string()));
                 continue;
             };
             if let Some(list) = path.strip_prefix('{') {
@@ -181,7 +191,7 @@ fn commands_take_only_the_agents_entry_points() {
         if top != "commands" {
             continue;
         }
-        for (line, name) in agent_names(&text) {
+        for (line, name) in names_taken(&text, "crate::agent") {
             if !AGENT_ENTRY_POINTS.contains(&name.as_str()) {
                 wrong.push(format!("{}:{line}: `commands` takes `agent::{name}`, not an entry point", path.display()));
             }
@@ -193,8 +203,41 @@ fn commands_take_only_the_agents_entry_points() {
 #[test]
 fn the_agent_check_sees_paths_and_lists() {
     let text = "use crate::agent::{Finished, Once};\nlet x = crate::agent::once(&p, r);\n// crate::agent::lanes\nuse crate::agent::{join_sources, SourceEnv};\n";
-    let names: Vec<String> = agent_names(text).into_iter().map(|(_, n)| n).collect();
+    let names: Vec<String> = names_taken(text, "crate::agent").into_iter().map(|(_, n)| n).collect();
     assert_eq!(names, ["Finished", "Once", "once", "join_sources", "SourceEnv"]);
+}
+
+/// The rooms that start discoveries: the agent (each source's, once), the
+/// plan, and discovery itself. A source is handed what its discovery found.
+const DISCOVERY_STARTERS: &[&str] = &["agent", "plan", "discovery"];
+
+#[test]
+fn only_the_agent_starts_discoveries() {
+    let mut wrong = Vec::new();
+    for (top, path, text) in sources() {
+        if DISCOVERY_STARTERS.contains(&top.as_str()) {
+            continue;
+        }
+        for (line, name) in names_taken(&text, "crate::discovery").into_iter().chain(names_taken(&text, "discovery")) {
+            if name == "start" {
+                wrong.push(format!(
+                    "{}:{line}: `{top}` calls `discovery::start`; the agent starts discoveries",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_discovery_check_sees_calls_and_lists() {
+    let text = "let f = crate::discovery::start(&c, &at);\nuse crate::discovery::{start, Found};\n// discovery::start in a comment\nlet o = crate::client::discovery::start(x);\nlet g = discovery::start(&c, &at);\n";
+    let lines = |names: Vec<(usize, String)>| -> Vec<usize> {
+        names.into_iter().filter(|(_, n)| n == "start").map(|(l, _)| l).collect()
+    };
+    assert_eq!(lines(names_taken(text, "crate::discovery")), [1, 2]);
+    assert_eq!(lines(names_taken(text, "discovery")), [5]);
 }
 
 #[test]
@@ -214,7 +257,7 @@ fn the_checker_sees_imports_and_skips_comments() {
 
 /// Where an answer may be read chunk by chunk, and what bounds what is kept of it.
 const STREAM_READERS: &[(&str, &str)] = &[
-    ("discovery/docker/mod.rs", "Docker events: api::take_events keeps at most MAX_EVENT"),
+    ("discovery/docker/mod.rs", "Docker events: client::docker::take_events keeps at most MAX_EVENT"),
     ("discovery/kubernetes/watch.rs", "watch events: at most MAX_EVENT"),
     ("source/docker/remote.rs", "container logs: stream::Demux keeps at most MAX_FRAME"),
 ];

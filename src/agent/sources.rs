@@ -90,10 +90,21 @@ pub fn start_sources(
                 spawn(Box::new(move || fs.run()))?
             }
             Reading::Docker => {
+                // The discovery's task stops with the source (a `Mode::Once` source ends by itself).
+                let at = serving(&src.spec, &name, env, cancel.child_token());
                 let spec = src.spec.clone();
-                let ds =
-                    DockerSource::new(Tailing { spec, stages, positions: env.positions.clone(), out, mode: env.mode });
-                spawn(Box::new(move || ds.run()))?
+                let ds = DockerSource::new(Tailing {
+                    spec: spec.clone(),
+                    stages,
+                    positions: env.positions.clone(),
+                    out,
+                    mode: env.mode,
+                });
+                spawn(Box::new(move || {
+                    // On the source's thread: a local Engine is asked where its logs are first, waiting while it is down.
+                    ds.run(discover(&spec, &at));
+                    at.cancel.cancel();
+                }))?
             }
             Reading::Journal => {
                 let follow = env.mode == Mode::Follow;
@@ -129,14 +140,30 @@ fn discovered(
     env: &SourceEnv,
     cancel: &CancellationToken,
 ) -> crate::source::SourceSpec {
-    let at = crate::discovery::Serving {
+    let at = serving(spec, name, env, cancel.clone());
+    let found = spec.files.as_ref().and_then(|_| discover(spec, &at));
+    found.map_or_else(|| spec.clone(), |f| spec.discovered(f))
+}
+
+/// Starts the discovery source `spec` names, if any, for `at`: the one
+/// entry into `discovery` (a file source's targets, a docker source's Engine).
+fn discover(spec: &crate::source::SourceSpec, at: &crate::discovery::Serving) -> Option<crate::discovery::Found> {
+    crate::discovery::start(&spec.config, at)
+}
+
+/// The source a discovery serves: its tasks on the agent's runtime until `cancel`.
+fn serving(
+    spec: &crate::source::SourceSpec,
+    name: &Arc<str>,
+    env: &SourceEnv,
+    cancel: CancellationToken,
+) -> crate::discovery::Serving {
+    crate::discovery::Serving {
         name: name.clone(),
         rules: spec.labels.relabel.clone(),
         handle: env.handle.clone(),
-        cancel: cancel.clone(),
-    };
-    let found = spec.files.as_ref().and_then(|_| crate::discovery::start(&spec.config, &at));
-    found.map_or_else(|| spec.clone(), |f| spec.discovered(f))
+        cancel,
+    }
 }
 
 /// A client's reader of network source `src`'s spool.

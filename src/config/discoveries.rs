@@ -42,9 +42,9 @@ macro_rules! discoveries {
             /// A file source's targets from DNS records (Promtail's `dns_sd_configs`).
             dns: Dns($crate::config::DnsConfig),
             /// A file source's targets from ZooKeeper serverset members (Promtail's `serverset_sd_configs`).
-            serverset: Serverset($crate::config::ZookeeperConfig),
+            serverset: Serverset($crate::config::ServersetConfig),
             /// A file source's targets from ZooKeeper Nerve members (Promtail's `nerve_sd_configs`).
-            nerve: Nerve($crate::config::ZookeeperConfig),
+            nerve: Nerve($crate::config::NerveConfig),
             /// A file source's targets from Google Compute Engine (Promtail's `gce_sd_configs`).
             gce: Gce($crate::config::GceConfig),
             /// A file source's targets from OpenStack (Promtail's `openstack_sd_configs`).

@@ -42,7 +42,7 @@ use serde_json::Value;
 
 pub use client::validate_client;
 pub use cloudflare::{CloudflareConfig, FieldsType};
-pub use clouds::{AzureConfig, Ec2Config, GceConfig, OpenstackConfig, OpenstackRole, AZURE_CLOUDS};
+pub use clouds::*;
 pub use consul::ConsulConfig;
 pub(crate) use discoveries::discoveries;
 pub use discoveries::{Sd, SdTable};
@@ -58,7 +58,7 @@ pub use net::{NetProtocol, ReceiverBasicAuth, ReceiverConfig, ServerTls, SpoolCo
 pub use oauth2::OAuth2Config;
 pub use print::to_redacted_toml;
 pub use schema::*;
-pub use sd::{DigitalOceanConfig, DnsConfig, MarathonConfig, TritonConfig, TritonRole, ZookeeperConfig};
+pub use sd::*;
 pub use source::*;
 pub use stage::*;
 pub use tls::{client_identity, Pem, TlsConfig};

@@ -16,7 +16,8 @@ super::discoveries::checked_by!(
     TritonConfig => validate_triton,
     DigitalOceanConfig => validate_digitalocean,
     DnsConfig => validate_dns,
-    ZookeeperConfig => validate_zookeeper,
+    ServersetConfig => validate_zookeeper,
+    NerveConfig => validate_zookeeper,
 );
 
 /// Checks that each URL of `urls` at `key` is http(s) with a host.
@@ -207,6 +208,30 @@ pub struct ZookeeperConfig {
     pub paths: Vec<String>,
     /// The session timeout.
     pub timeout: HumanDuration,
+}
+
+/// A source's `serverset` table (a [`ZookeeperConfig`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct ServersetConfig(pub ZookeeperConfig);
+
+/// A source's `nerve` table (a [`ZookeeperConfig`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct NerveConfig(pub ZookeeperConfig);
+
+impl std::ops::Deref for ServersetConfig {
+    type Target = ZookeeperConfig;
+    fn deref(&self) -> &ZookeeperConfig {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for NerveConfig {
+    type Target = ZookeeperConfig;
+    fn deref(&self) -> &ZookeeperConfig {
+        &self.0
+    }
 }
 
 impl Default for ZookeeperConfig {

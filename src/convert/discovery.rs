@@ -7,26 +7,33 @@ use super::render::{Section, Val};
 use super::yaml::{list, Map, Report};
 use yaml_rust2::Yaml;
 
-/// The `kind` list at `key` (one of [`super::sd::FILE_TARGETS`]) as file sources.
+/// An entry of a discovery's list as the keys of its table.
+type Convert = fn(&mut Map<'_>, &mut Report) -> Vec<(String, Val)>;
+
+/// The discoveries converted here, in the order their sources are written:
+/// the Promtail key of each one's list, its table in a file source, its converter.
+pub const KINDS: &[(&str, &str, Convert)] = &[
+    ("marathon_sd_configs", "marathon", marathon),
+    ("triton_sd_configs", "triton", triton),
+    ("digitalocean_sd_configs", "digitalocean", digitalocean),
+    ("dns_sd_configs", "dns", dns),
+    ("serverset_sd_configs", "serverset", zookeeper),
+    ("nerve_sd_configs", "nerve", zookeeper),
+    ("gce_sd_configs", "gce", gce),
+    ("openstack_sd_configs", "openstack", openstack),
+    ("ec2_sd_configs", "ec2", ec2),
+    ("azure_sd_configs", "azure", azure),
+];
+
+/// The `kind` list at `key` (one of [`KINDS`]) as file sources.
 pub fn convert(kind: &str, key: &str, y: &Yaml, name: &str, r: &mut Report) -> Vec<Section> {
-    let items = list(key, Some(y), r);
     let mut out = Vec::new();
+    let Some(&(_, table, convert_one)) = KINDS.iter().find(|k| k.0 == kind) else { return out };
+    let items = list(key, Some(y), r);
     for (i, item) in items.iter().enumerate() {
         let ik = format!("{key}[{i}]");
         let mut m = Map::new(ik.clone(), item, r);
-        let (table, d) = match kind {
-            "marathon_sd_configs" => ("marathon", marathon(&mut m, r)),
-            "triton_sd_configs" => ("triton", triton(&mut m, r)),
-            "digitalocean_sd_configs" => ("digitalocean", digitalocean(&mut m, r)),
-            "dns_sd_configs" => ("dns", dns(&mut m, r)),
-            "gce_sd_configs" => ("gce", gce(&mut m, r)),
-            "ec2_sd_configs" => ("ec2", ec2(&mut m, r)),
-            "azure_sd_configs" => ("azure", azure(&mut m, r)),
-            "openstack_sd_configs" => ("openstack", openstack(&mut m, r)),
-            "serverset_sd_configs" => ("serverset", zookeeper(&mut m, r)),
-            "nerve_sd_configs" => ("nerve", zookeeper(&mut m, r)),
-            _ => return out,
-        };
+        let d = convert_one(&mut m, r);
         m.finish(r, "no tailship equivalent");
         let n = if items.len() == 1 { format!("{name}-{table}") } else { format!("{name}-{table}-{i}") };
         let mut s = Section { comments: vec![format!("Promtail job `{name}` ({ik})")], entries: Vec::new() };

@@ -67,7 +67,7 @@ impl<'a> Job<'a> {
         let mut pipe = stages::convert(&pipe_key, stages, names::available(job), names::every_target(job), r);
         let statics = m.get("static_configs");
         let file_sd = m.get("file_sd_configs");
-        let discovered = sd::FILE_TARGETS.iter().any(|k| m.get(k).is_some());
+        let discovered = sd::file_target_keys().any(|k| m.get(k).is_some());
         let journal = m.get("journal");
         if journal.is_some() {
             pipe.drop_container_stages(&pipe_key, r);
@@ -255,7 +255,7 @@ fn no_target(m: &Map<'_>, key: &str, name: &str, r: &mut Report) {
     let known = format!(
         "static_configs, file_sd_configs, kubernetes_sd_configs, docker_sd_configs, {}, journal, syslog, \
          loki_push_api, gelf, heroku_drain, gcplog, cloudflare, kafka or azure_event_hubs",
-        sd::FILE_TARGETS.join(", ")
+        sd::file_target_keys().collect::<Vec<_>>().join(", ")
     );
     let kinds: Vec<String> = m.keys().into_iter().filter(|k| k.ends_with("_sd_configs")).collect();
     if kinds.is_empty() {

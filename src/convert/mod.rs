@@ -20,9 +20,8 @@
 //! - `docker_sd_configs`, `kubernetes_sd_configs` (role pod) -> `type = "docker"`,
 //!   `type = "kubernetes"` sources: [`sd`]
 //! - `consul_sd_configs`, `consulagent_sd_configs`, `dockerswarm_sd_configs` and the other
-//!   Prometheus discoveries ([`sd::FILE_TARGETS`]: marathon, triton, digitalocean, dns,
-//!   serverset, nerve, gce, openstack, ec2, azure) -> file sources with that discovery's
-//!   table: [`sd`], [`discovery`];
+//!   Prometheus discoveries ([`sd::file_target_keys`]; the rest a row each of
+//!   [`discovery::KINDS`]) -> file sources with that discovery's table: [`sd`], [`discovery`];
 //! - `file_sd_configs` -> a file source's `targets_from`, `decompression` ->
 //!   its `decompression` table: [`files`]
 //! - `kafka`, `azure_event_hubs` -> `type = "kafka"`, `type = "azure_event_hubs"` sources: [`kafka`]

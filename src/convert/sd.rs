@@ -153,30 +153,20 @@ fn engine_keys(m: &mut Map<'_>, d: &mut Vec<(String, Val)>, r: &mut Report) {
 }
 
 /// The discoveries whose targets are files a file source reads, by their
-/// Promtail key (the job's relabel rules give them `__path__`).
-pub const FILE_TARGETS: &[&str] = &[
-    "consul_sd_configs",
-    "consulagent_sd_configs",
-    "dockerswarm_sd_configs",
-    "marathon_sd_configs",
-    "triton_sd_configs",
-    "digitalocean_sd_configs",
-    "dns_sd_configs",
-    "serverset_sd_configs",
-    "nerve_sd_configs",
-    "gce_sd_configs",
-    "openstack_sd_configs",
-    "ec2_sd_configs",
-    "azure_sd_configs",
-];
+/// Promtail key (the job's relabel rules give them `__path__`): Consul's and
+/// Docker Swarm's (here), then those of [`super::discovery::KINDS`].
+pub fn file_target_keys() -> impl Iterator<Item = &'static str> {
+    let own = ["consul_sd_configs", "consulagent_sd_configs", "dockerswarm_sd_configs"];
+    own.into_iter().chain(super::discovery::KINDS.iter().map(|k| k.0))
+}
 
-/// The file sources of a job's [`FILE_TARGETS`] discoveries.
+/// The file sources of a job's [`file_target_keys`] discoveries.
 pub fn file_targets(m: &mut Map<'_>, name: &str, multiline: Option<&Val>, r: &mut Report) -> Vec<Section> {
     let mut out = Vec::new();
-    for kind in FILE_TARGETS {
+    for kind in file_target_keys() {
         let Some(y) = m.get(kind) else { continue };
         let key = m.key(kind);
-        out.extend(match *kind {
+        out.extend(match kind {
             "consul_sd_configs" => consul(&key, y, name, false, r),
             "consulagent_sd_configs" => consul(&key, y, name, true, r),
             "dockerswarm_sd_configs" => dockerswarm(&key, y, name, r),

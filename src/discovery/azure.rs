@@ -36,7 +36,7 @@ const MAX_PAGES: usize = 10_000;
 /// Network interfaces kept between refreshes (Prometheus keeps 5000).
 const NIC_CACHE: usize = 5000;
 
-super::lister::listed_kind!(Azure: AzureConfig = Azure::new, every |c: &AzureConfig| c.refresh_interval.get());
+super::lister::listed_kind!(AzureConfig = Azure::new, every |c: &AzureConfig| c.refresh_interval.get());
 
 /// A subscription of an `azure` section.
 pub struct Azure {

@@ -398,12 +398,9 @@ impl Catalog {
 
 /// The Consul discovery: the catalog's targets, kept current by a task on
 /// `at.handle` until `at.cancel`.
-pub struct Consul;
-
-impl super::Discover for Consul {
-    type Config = ConsulConfig;
-    fn start(cfg: &ConsulConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
-        Ok(start(cfg, Catalog::new(cfg).map_err(|e| e.to_string())?, at))
+impl super::Discover for ConsulConfig {
+    fn start(&self, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        Ok(start(self, Catalog::new(self).map_err(|e| e.to_string())?, at))
     }
 }
 

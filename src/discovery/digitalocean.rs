@@ -74,7 +74,7 @@ pub struct Address {
     pub kind: String,
 }
 
-super::lister::listed_kind!(DigitalOcean: DigitalOceanConfig = DigitalOcean::new, every |c: &DigitalOceanConfig| c.refresh_interval.get());
+super::lister::listed_kind!(DigitalOceanConfig = DigitalOcean::new, every |c: &DigitalOceanConfig| c.refresh_interval.get());
 
 /// The DigitalOcean account of a `digitalocean` section.
 pub struct DigitalOcean {

@@ -19,7 +19,7 @@ use crate::config::DnsConfig;
 
 const P: &str = "__meta_dns_";
 
-super::lister::listed_kind!(Dns: DnsConfig = |c| Ok::<_, String>(Dns::new(c)), every |c: &DnsConfig| c.refresh_interval.get());
+super::lister::listed_kind!(DnsConfig = |c| Ok::<_, String>(Dns::new(c)), every |c: &DnsConfig| c.refresh_interval.get());
 
 /// The names and record type of a `dns` section.
 pub struct Dns {

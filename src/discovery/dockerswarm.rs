@@ -20,8 +20,8 @@ use std::net::IpAddr;
 use serde::Deserialize;
 
 use super::{join_host_port, Labels, Lister};
+use crate::client::docker::{ApiError, Engine, Network};
 use crate::config::{DockerConfig, SwarmConfig, SwarmRole};
-use crate::discovery::docker::api::{ApiError, Engine, Network};
 use crate::discovery::docker::targets::prefixed_network_labels;
 use crate::discovery::sanitize;
 
@@ -225,7 +225,7 @@ pub enum SwarmError {
     Address { what: String, addr: String },
 }
 
-super::lister::listed_kind!(Swarm: SwarmConfig = |c: &SwarmConfig| Swarm::new(&c.0), every |c: &SwarmConfig| c.refresh_interval.get());
+super::lister::listed_kind!(SwarmConfig = |c: &SwarmConfig| Swarm::new(&c.0), every |c: &SwarmConfig| c.refresh_interval.get());
 
 /// The Docker Swarm manager of a `dockerswarm` section.
 pub struct Swarm {

@@ -128,7 +128,7 @@ struct Zone {
     zone_id: String,
 }
 
-super::lister::listed_kind!(Ec2: Ec2Config = Ec2::new, every |c: &Ec2Config| c.refresh_interval.get());
+super::lister::listed_kind!(Ec2Config = Ec2::new, every |c: &Ec2Config| c.refresh_interval.get());
 
 /// The account and region of an `ec2` section.
 pub struct Ec2 {

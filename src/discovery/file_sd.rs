@@ -196,16 +196,13 @@ impl Lister for TargetFiles {
 /// The target files' discovery: the targets they name, read before its
 /// start returns (the source's first scan opens their files), then kept
 /// current by a task on `at.handle`.
-pub struct FileSd;
-
-impl super::Discover for FileSd {
-    type Config = FileSdConfig;
-    fn start(cfg: &FileSdConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
-        Ok(start(cfg, at))
+impl super::Discover for FileSdConfig {
+    fn start(&self, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        Ok(start(self, at))
     }
 }
 
-/// Reads the target files of `cfg`, then keeps them current (see [`FileSd`]).
+/// Reads the target files of `cfg`, then keeps them current (see its [`Discover`](super::Discover)).
 fn start(cfg: &FileSdConfig, at: &Serving) -> Found {
     // The plan checked these globs.
     let files = FileMatch::compile(&cfg.files, &[]).unwrap_or_else(|_| FileMatch::empty());

@@ -89,7 +89,7 @@ pub struct MetadataItem {
     pub value: Option<String>,
 }
 
-super::lister::listed_kind!(Gce: GceConfig = Gce::new, every |c: &GceConfig| c.refresh_interval.get());
+super::lister::listed_kind!(GceConfig = Gce::new, every |c: &GceConfig| c.refresh_interval.get());
 
 /// The project and zone of a `gce` section.
 pub struct Gce {

@@ -71,19 +71,18 @@ impl<L: Lister> Discovery for Listed<L> {
     }
 }
 
-/// A discovery whose [`Lister`] is made from its table: `$kind` is
-/// [`Discover`](super::Discover) for the table `$cfg`, its lister made by
-/// `$make` (a `Result`), listing again every `$every` (of the table).
+/// A discovery whose [`Lister`] is made from its table: the table `$cfg` is
+/// its [`Discover`](super::Discover), the lister made by `$make` (a
+/// `Result`), listing again every `$every` (of the table).
 macro_rules! listed_kind {
-    ($kind:ident: $cfg:ty = $make:expr, every $every:expr) => {
-        impl $crate::discovery::Discover for $kind {
-            type Config = $cfg;
+    ($cfg:ty = $make:expr, every $every:expr) => {
+        impl $crate::discovery::Discover for $cfg {
             fn start(
-                cfg: &$cfg,
+                &self,
                 _: &$crate::config::SourceConfig,
                 at: &$crate::discovery::Serving,
             ) -> Result<$crate::discovery::Found, String> {
-                $crate::discovery::lister::start_listed(cfg, at, $make, $every)
+                $crate::discovery::lister::start_listed(self, at, $make, $every)
             }
         }
     };
@@ -116,5 +115,5 @@ pub fn published(at: &Serving) -> (Published, Found) {
     let targets = Arc::new(SdTargets::default());
     let live = Arc::new(LiveGlobs::default());
     let out = Published::new(at.name.clone(), at.rules.clone(), targets.clone(), live.clone());
-    (out, Found { targets, globs: Some(live), include: Vec::new() })
+    (out, Found { targets, globs: Some(live), include: Vec::new(), remote: None })
 }

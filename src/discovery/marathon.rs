@@ -92,7 +92,7 @@ pub struct Network {
     pub mode: String,
 }
 
-super::lister::listed_kind!(Marathon: MarathonConfig = Marathon::new, every |c: &MarathonConfig| c.refresh_interval.get());
+super::lister::listed_kind!(MarathonConfig = Marathon::new, every |c: &MarathonConfig| c.refresh_interval.get());
 
 /// The Marathon servers of a `marathon` section.
 pub struct Marathon {

@@ -48,6 +48,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+pub use docker::RemoteEngine;
 pub use glob::{FileMatch, LiveGlobs};
 pub use kubernetes::defaults::helm_chart_rules;
 pub use kubernetes::node as kubernetes_node;
@@ -55,7 +56,7 @@ pub use lister::Lister;
 pub use poll::{poll, Backoff, Discovery};
 pub use publish::promtail_host;
 
-use crate::config::{Sd, SdTable, SourceConfig};
+use crate::config::{Sd, SdTable, SourceConfig, SourceType};
 use crate::relabel::Rules;
 
 /// One discovered target's labels.
@@ -87,10 +88,11 @@ pub trait Targets: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// What a discovery gives the file source it serves: the targets that say
+/// What a discovery gives the source it serves: the targets that say
 /// which files are read, with which labels, and (for targets named by a
 /// `__path__` glob) the include globs that replace the source's own, or
-/// (a docker source's) the globs that are its own.
+/// (a docker source's) the globs that are its own; or (a docker source's
+/// Engine elsewhere) the Engine whose containers' logs are read through its API.
 #[derive(Debug, Clone)]
 pub struct Found {
     pub targets: Arc<dyn Targets>,
@@ -98,6 +100,9 @@ pub struct Found {
     /// Include globs known once it started, for a source that has none of
     /// its own (a local Docker Engine's json-file logs).
     pub include: Vec<String>,
+    /// A docker source's Engine reached over the network: its containers
+    /// are listed as the source's readers need, no file is read.
+    pub remote: Option<RemoteEngine>,
 }
 
 /// The file source a discovery serves, and where its tasks run.
@@ -111,34 +116,14 @@ pub struct Serving {
     pub cancel: CancellationToken,
 }
 
-/// A discovery by type (Prometheus' `Discoverer` made from its `SDConfig`):
-/// made from its table (`Config`, which checks itself), it starts the
-/// task that keeps the source's targets current.
-pub trait Discover {
-    /// Its table in a source (see `config::discoveries!`).
-    type Config: SdTable;
-
+/// A discovery by type (Prometheus' `SDConfig.NewDiscoverer`): a
+/// discovery's table (which checks itself, [`SdTable`]) starts the task that
+/// keeps the source's targets current. Each discovery implements it for its
+/// table beside its code.
+pub trait Discover: SdTable {
     /// Starts it for the source `source`, kept current by tasks on
     /// `at.handle` until `at.cancel`; an error when it cannot be made.
-    fn start(cfg: &Self::Config, source: &SourceConfig, at: &Serving) -> Result<Found, String>;
-}
-
-/// Each [`Sd`] variant's [`Discover`], by the variant's name.
-mod kinds {
-    pub use super::azure::Azure;
-    pub use super::consul::Consul;
-    pub use super::digitalocean::DigitalOcean;
-    pub use super::dns::Dns;
-    pub use super::docker::Docker;
-    pub use super::dockerswarm::Swarm as DockerSwarm;
-    pub use super::ec2::Ec2;
-    pub use super::file_sd::FileSd;
-    pub use super::gce::Gce;
-    pub use super::kubernetes::Kubernetes;
-    pub use super::marathon::Marathon;
-    pub use super::openstack::Openstack;
-    pub use super::triton::Triton;
-    pub use super::zookeeper::{Nerve, Serverset};
+    fn start(&self, source: &SourceConfig, at: &Serving) -> Result<Found, String>;
 }
 
 /// Writes [`start_sd`], the one match over the discoveries.
@@ -147,18 +132,24 @@ macro_rules! start_by_kind {
         /// Starts the discovery `sd` of `source`.
         fn start_sd(sd: Sd<'_>, source: &SourceConfig, at: &Serving) -> Result<Found, String> {
             match sd {
-                $(Sd::$variant(cfg) => <kinds::$variant as Discover>::start(cfg, source, at),)*
+                $(Sd::$variant(cfg) => Discover::start(cfg, source, at),)*
             }
         }
     };
 }
 crate::config::discoveries!(start_by_kind[]);
 
-/// Starts the discovery `config` names, if any, kept current by a task on
-/// `at.handle` until `at.cancel`; None without one (or when it cannot be
-/// made: said in the log).
+/// Starts the discovery `config` names, if any (a `docker` source without
+/// its table: the default Engine), kept current by a task on `at.handle`
+/// until `at.cancel`; None without one (or when it cannot be made: said in
+/// the log). Entered by the agent alone, for every source that has one.
 pub fn start(config: &SourceConfig, at: &Serving) -> Option<Found> {
-    let sd = *config.discoveries().first()?;
+    let default_engine = crate::config::DockerConfig::default();
+    let sd = match config.discoveries().first() {
+        Some(sd) => *sd,
+        None if config.kind == SourceType::Docker => Sd::Docker(&default_engine),
+        None => return None,
+    };
     start_sd(sd, config, at)
         .map_err(|e| tracing::error!(source = %at.name, error = %e, "the source's targets cannot be read"))
         .ok()

@@ -187,7 +187,7 @@ struct Session {
     catalog: Vec<Service>,
 }
 
-super::lister::listed_kind!(Openstack: OpenstackConfig = Openstack::new, every |c: &OpenstackConfig| c.refresh_interval.get());
+super::lister::listed_kind!(OpenstackConfig = Openstack::new, every |c: &OpenstackConfig| c.refresh_interval.get());
 
 /// The cloud of an `openstack` section.
 pub struct Openstack {

@@ -2,13 +2,15 @@
 //! publishes up to date, then waits until they may have changed; [`poll`]
 //! drives it until cancelled. A failure leaves the targets known as they
 //! are, is said once per streak (and its end once), and is tried again
-//! with [`Backoff`] (1 s doubling to its most).
+//! with [`Backoff`] (1 s doubling to its most; `client::backoff`).
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
+
+pub use crate::client::backoff::Backoff;
 
 /// A discovery; see the module documentation.
 pub trait Discovery: Send + 'static {
@@ -23,49 +25,6 @@ pub trait Discovery: Send + 'static {
     /// discovery told of changes (a watch, a blocking query) returns sooner.
     fn wait(&mut self, every: Duration) -> impl Future<Output = ()> + Send {
         tokio::time::sleep(every)
-    }
-}
-
-/// Waits between failed attempts, doubling from its least to its most, and
-/// says a failure once per streak.
-#[derive(Debug, Clone)]
-pub struct Backoff {
-    least: Duration,
-    most: Duration,
-    next: Duration,
-    failing: bool,
-}
-
-impl Backoff {
-    /// From 1 s, doubling up to `most` (at least 1 s).
-    pub fn up_to(most: Duration) -> Self {
-        let least = Duration::from_secs(1);
-        Self { least, most: most.max(least), next: least, failing: false }
-    }
-
-    /// Notes a failure to reach `from`; said once per streak.
-    pub fn failed(&mut self, source: &str, from: &str, error: &dyn std::fmt::Display) {
-        if !std::mem::replace(&mut self.failing, true) {
-            tracing::warn!(source = %source, error = %error, "cannot reach {from}; what it said last stays, retrying with backoff");
-        }
-    }
-
-    /// Notes an answer: the next failure waits the least again.
-    pub fn recovered(&mut self, source: &str, from: &str) {
-        if std::mem::take(&mut self.failing) {
-            tracing::info!(source = %source, "{from} answers again");
-        }
-        self.next = self.least;
-    }
-
-    /// Waits the current backoff (then doubles it); false when cancelled meanwhile.
-    pub async fn wait(&mut self, cancel: &CancellationToken) -> bool {
-        let wait = self.next;
-        self.next = (self.next * 2).min(self.most);
-        tokio::select! {
-            _ = cancel.cancelled() => false,
-            _ = tokio::time::sleep(wait) => true,
-        }
     }
 }
 

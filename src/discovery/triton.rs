@@ -47,7 +47,7 @@ pub struct ComputeNode {
     pub server_hostname: String,
 }
 
-super::lister::listed_kind!(Triton: TritonConfig = Triton::new, every |c: &TritonConfig| c.refresh_interval.get());
+super::lister::listed_kind!(TritonConfig = Triton::new, every |c: &TritonConfig| c.refresh_interval.get());
 
 /// The discovery endpoint of a `triton` section.
 pub struct Triton {

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use zookeeper_client::{AddWatchMode, Client, PersistentWatcher};
 
 use super::{join_host_port, Labels, Lister};
-use crate::config::ZookeeperConfig;
+use crate::config::{NerveConfig, ServersetConfig, ZookeeperConfig};
 use crate::discovery::sanitize;
 
 /// Which members the znodes hold.
@@ -94,13 +94,17 @@ pub fn member_target(flavor: Flavor, path: &str, data: &[u8]) -> Option<Labels> 
 /// How often ZooKeeper's trees are read again without a watch event.
 const ZK_EVERY: Duration = Duration::from_secs(60);
 
-/// Serverset members as targets (Promtail's `serverset_sd_configs`).
-pub struct Serverset;
-super::lister::listed_kind!(Serverset: ZookeeperConfig = |c| Ok::<_, String>(Zookeeper::new(c, Flavor::Serverset)), every |_| ZK_EVERY);
+// Serverset members as targets (Promtail's `serverset_sd_configs`).
+super::lister::listed_kind!(
+    ServersetConfig = |c: &ServersetConfig| Ok::<_, String>(Zookeeper::new(c, Flavor::Serverset)),
+    every | _ | ZK_EVERY
+);
 
-/// Nerve members as targets (Promtail's `nerve_sd_configs`).
-pub struct Nerve;
-super::lister::listed_kind!(Nerve: ZookeeperConfig = |c| Ok::<_, String>(Zookeeper::new(c, Flavor::Nerve)), every |_| ZK_EVERY);
+// Nerve members as targets (Promtail's `nerve_sd_configs`).
+super::lister::listed_kind!(
+    NerveConfig = |c: &NerveConfig| Ok::<_, String>(Zookeeper::new(c, Flavor::Nerve)),
+    every | _ | ZK_EVERY
+);
 
 /// The ensemble and paths of a `serverset` or `nerve` section.
 pub struct Zookeeper {

@@ -1,9 +1,12 @@
-//! Docker's containers, found through the Engine API, with the
-//! `__meta_docker_*` labels Promtail's `docker_sd_configs` gives them
-//! ([`targets`]); the API itself ([`api`]). The `docker` source
-//! (`source/docker/`) reads their logs: from disk for a local Engine, whose
-//! discovery ([`Docker`]) is started as any other, or through the API for an
-//! Engine elsewhere (with [`Engine`] and the labels of [`meta_labels`]).
+//! Docker's containers, found through the Engine API (`client::docker`),
+//! with the `__meta_docker_*` labels Promtail's `docker_sd_configs` gives
+//! them ([`targets`]). The agent starts this discovery (`DockerConfig`'s
+//! `Discover`) for a
+//! `docker` source as any other, and the source (`source/docker/`) reads
+//! what it found: from disk for a local Engine (the containers' json-file
+//! logs, [`Found::include`] and [`Found::targets`]), or through the API for
+//! an Engine elsewhere ([`Found::remote`], a [`RemoteEngine`]: the Engine
+//! and its containers with their labels, listed on request).
 //!
 //! How the list is kept current: [`watch`] follows the Engine's event
 //! stream and lists again after each container event, and in full every
@@ -12,50 +15,47 @@
 //! 30 s) and tries again. Stopped containers stay listed (`all=1`), so a log
 //! is read to its end after its container stopped.
 
-pub mod api;
 pub mod targets;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use api::{take_events, ApiError, Engine};
-use targets::Containers;
-pub use targets::{meta_labels, network_labels};
+use targets::{meta_labels, network_labels, Containers};
 use tokio_util::sync::CancellationToken;
 
 use super::poll::{poll, Backoff, Discovery};
 use super::{Found, Serving};
+use crate::client::docker::{take_events, ApiError, Engine, BACKOFF_MAX, ENGINE};
 use crate::config::{DockerConfig, DockerHost, SourceConfig};
-
-/// Failed calls to the Engine back off up to this.
-pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
-/// What is asked, in messages.
-pub const ENGINE: &str = "the Docker Engine";
 
 /// The Docker discovery of a docker source whose Engine is local: the
 /// containers whose json-file logs are read from disk, and the glob of
-/// those logs (`<DockerRootDir>/containers/*/*-json.log`).
-pub struct Docker;
-
-impl super::Discover for Docker {
-    type Config = DockerConfig;
-
-    /// Asks the Engine where it keeps its data (`GET /info`; when it cannot
+/// those logs (`<DockerRootDir>/containers/*/*-json.log`); of one whose
+/// Engine is elsewhere, the [`RemoteEngine`].
+impl super::Discover for DockerConfig {
+    /// An Engine elsewhere: its [`RemoteEngine`], nothing started (the
+    /// source lists its containers as its readers need). A local one:
+    /// asks the Engine where it keeps its data (`GET /info`; when it cannot
     /// be reached it says so once and tries again with backoff, blocking
     /// this thread until it answers or `at.cancel`), lists the containers
     /// once (the files of running containers are known before the source's
     /// first scan), then keeps the list current with a task on `at.handle`.
-    fn start(cfg: &DockerConfig, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+    fn start(&self, _: &SourceConfig, at: &Serving) -> Result<Found, String> {
+        let cfg = self;
         let engine = Engine::new(cfg).map_err(|e| e.to_string())?;
         let socket = match cfg.endpoint()? {
             DockerHost::Socket(s) => s,
-            DockerHost::Url(u) => return Err(format!("{u} is no local Engine: its logs are read through the API")),
+            DockerHost::Url(_) => {
+                let remote = RemoteEngine { engine, cfg: cfg.clone() };
+                let targets = Arc::new(Containers::default());
+                return Ok(Found { targets, globs: None, include: Vec::new(), remote: Some(remote) });
+            }
         };
         let (name, handle, cancel) = (&at.name, &at.handle, &at.cancel);
         let containers = Arc::new(Containers::default());
-        let mut found = Found { targets: containers.clone(), globs: None, include: Vec::new() };
+        let mut found = Found { targets: containers.clone(), globs: None, include: Vec::new(), remote: None };
         let mut backoff = Backoff::up_to(BACKOFF_MAX);
         let root = loop {
             match handle.block_on(engine.info()) {
@@ -79,6 +79,45 @@ impl super::Discover for Docker {
             "docker source: reading the json-file logs of the Engine's containers");
         found.include.push(glob);
         Ok(found)
+    }
+}
+
+/// An Engine reached over the network (`tcp://`, `http(s)://`), whose
+/// containers' logs are read through its API: the Engine, and its
+/// containers with their `__meta_docker_*` labels, listed on request.
+#[derive(Debug, Clone)]
+pub struct RemoteEngine {
+    engine: Engine,
+    cfg: DockerConfig,
+}
+
+/// A container of a [`RemoteEngine`].
+#[derive(Debug, Clone)]
+pub struct Container {
+    pub id: String,
+    /// Running now (a stopped one's log is read to its end once).
+    pub running: bool,
+    /// Its `__meta_docker_*` labels and `__address__`.
+    pub meta: BTreeMap<String, String>,
+}
+
+impl RemoteEngine {
+    /// The Engine, for its events and the containers' logs.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Every container the filters select, running or stopped, with its labels.
+    pub async fn containers(&self) -> Result<Vec<Container>, ApiError> {
+        let listed = self.engine.containers().await?;
+        let nets = network_labels(&self.engine.networks().await?);
+        Ok(listed
+            .into_iter()
+            .map(|c| {
+                let meta = meta_labels(&c, &nets, &self.cfg);
+                Container { running: c.state == "running", meta, id: c.id }
+            })
+            .collect())
     }
 }
 
@@ -180,9 +219,7 @@ impl Discovery for Events {
                 _ = tokio::time::sleep_until(full_list_at) => return,
                 chunk = stream.chunk() => match chunk {
                     Ok(Some(bytes)) => {
-                        let changed = take_events(&mut self.buf, &bytes).iter().any(|e| {
-                            e.kind == "container" && !e.action.starts_with("exec_") && !e.action.starts_with("health_status")
-                        });
+                        let changed = take_events(&mut self.buf, &bytes).iter().any(|e| e.changes_containers());
                         if changed && refresh(&self.engine, &self.cfg, &self.containers, &mut self.known, &self.name).await.is_err() {
                             return;
                         }

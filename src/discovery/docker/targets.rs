@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use super::api::{Listed, Network};
+use crate::client::docker::{Listed, Network};
 use crate::config::DockerConfig;
 use crate::discovery::Targets;
 use crate::discovery::{join_host_port, sanitize};
@@ -137,7 +137,7 @@ mod tests {
             id: "abc".into(),
             names: vec!["/web-1".into()],
             labels: Some(BTreeMap::from([("com.docker.compose.service".to_string(), "web".to_string())])),
-            host_config: super::super::api::ListedHostConfig { network_mode: "none".into() },
+            host_config: crate::client::docker::ListedHostConfig { network_mode: "none".into() },
             ..Default::default()
         };
         let m = meta_labels(&c, &HashMap::new(), &DockerConfig::default());
@@ -166,8 +166,8 @@ mod tests {
     #[test]
     fn addresses_are_prometheus_ones() {
         let net = |id: &str, ip: &str| {
-            let e = super::super::api::Endpoint { network_id: id.into(), ip: ip.into(), ipv6: String::new() };
-            Some(super::super::api::NetworkSettings { networks: Some(BTreeMap::from([(id.to_string(), Some(e))])) })
+            let e = crate::client::docker::Endpoint { network_id: id.into(), ip: ip.into(), ipv6: String::new() };
+            Some(crate::client::docker::NetworkSettings { networks: Some(BTreeMap::from([(id.to_string(), Some(e))])) })
         };
         let nets = network_labels(&[Network {
             id: "h".into(),
@@ -178,7 +178,7 @@ mod tests {
         let cfg = DockerConfig { host_networking_host: "node-1".into(), port: 9100, ..Default::default() };
         let host = Listed {
             id: "a".into(),
-            host_config: super::super::api::ListedHostConfig { network_mode: "host".into() },
+            host_config: crate::client::docker::ListedHostConfig { network_mode: "host".into() },
             network_settings: net("h", ""),
             ..Default::default()
         };
@@ -190,8 +190,8 @@ mod tests {
             id: "b".into(),
             network_settings: net("x", "172.17.0.2"),
             ports: Some(vec![
-                super::super::api::Port { kind: "udp".into(), private: 53, ..Default::default() },
-                super::super::api::Port {
+                crate::client::docker::Port { kind: "udp".into(), private: 53, ..Default::default() },
+                crate::client::docker::Port {
                     kind: "tcp".into(),
                     private: 8080,
                     public: Some(80),

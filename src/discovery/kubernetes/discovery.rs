@@ -223,7 +223,7 @@ pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Fou
     let (name, handle, cancel) = (&at.name, &at.handle, &at.cancel);
     let targets = Arc::new(SdTargets::relabelled());
     let live = Arc::new(LiveGlobs::default());
-    let found = Found { targets: targets.clone(), globs: Some(live.clone()), include: Vec::new() };
+    let found = Found { targets: targets.clone(), globs: Some(live.clone()), include: Vec::new(), remote: None };
     let api = match Api::new(cfg) {
         Ok(api) => api,
         Err(e) => {

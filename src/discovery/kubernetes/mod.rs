@@ -59,14 +59,11 @@ pub fn node(cfg: &KubernetesConfig) -> (String, String) {
 /// The Kubernetes discovery: the pods of this node, watched by tasks on
 /// `at.handle` until `at.cancel`, to label the files of a `kubernetes`
 /// source; for a file source, the targets of its role (see [`discovery`]).
-pub struct Kubernetes;
-
-impl super::Discover for Kubernetes {
-    type Config = KubernetesConfig;
-    fn start(cfg: &KubernetesConfig, config: &SourceConfig, at: &Serving) -> Result<Found, String> {
+impl super::Discover for KubernetesConfig {
+    fn start(&self, config: &SourceConfig, at: &Serving) -> Result<Found, String> {
         Ok(match config.kind {
-            SourceType::Kubernetes => start(config, cfg.clone(), at),
-            _ => discovery::start(config, cfg, at),
+            SourceType::Kubernetes => start(config, self.clone(), at),
+            _ => discovery::start(config, self, at),
         })
     }
 }
@@ -81,7 +78,7 @@ fn start(config: &SourceConfig, cfg: KubernetesConfig, at: &Serving) -> Found {
     }
     pods = pods.attaching(cfg.attach_metadata);
     let pods = Arc::new(pods);
-    let found = Found { targets: pods.clone(), globs: None, include: Vec::new() };
+    let found = Found { targets: pods.clone(), globs: None, include: Vec::new(), remote: None };
     let own = cfg.selectors.iter().find(|s| s.role == KubeRole::Pod);
     let mut field = format!("spec.nodeName={node}");
     if let Some(f) = own.and_then(|s| s.field.as_deref()).filter(|f| !f.is_empty()) {

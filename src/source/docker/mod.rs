@@ -5,17 +5,19 @@
 //! logs on its own machine: they are read through the API instead (see
 //! [`remote`]); the rest of this page is about a local Engine.
 //!
-//! How it works. The source's thread asks the Engine (`docker.host`, its Unix
-//! socket) where it keeps its data (`GET /info`), lists the containers once,
-//! then runs a [`FileSource`] over `<DockerRootDir>/containers/*/*-json.log`
-//! that opens only the files of listed containers the relabel rules keep,
-//! labelled from their `__meta_docker_*` labels. Reading, positions (moved
+//! How it works. The agent starts the source's Docker discovery
+//! (`discovery::docker`) on the source's thread and hands the source what
+//! it found: the Engine's containers and where their json-file logs are
+//! (`<DockerRootDir>/containers/*/*-json.log`, asked of the Engine first).
+//! The source runs a [`FileSource`] over those logs that opens only the
+//! files of listed containers the relabel rules keep, labelled from their
+//! `__meta_docker_*` labels. Reading, positions (moved
 //! only after acknowledgement), Docker's rotation by `max-size`/`max-file`
 //! (a rename, drained by inode) and restarts are the file source's, so a
 //! container's log has every guarantee a file has. The `docker` stage runs
 //! first: the message, Docker's time, a `stream` label, long lines joined.
 //!
-//! Meanwhile a task on the runtime keeps the list current: it follows the
+//! Meanwhile the discovery's task on the runtime keeps the list current: it follows the
 //! Engine's event stream and lists again after each container event, and in
 //! full every `refresh_interval`; when the Engine cannot be reached it says
 //! so once, backs off (1 s doubling to 30 s) and tries again. Stopped
@@ -30,8 +32,7 @@ use std::sync::Arc;
 
 use super::file::{FileSource, Tailing};
 use super::FileMatch;
-use crate::config::DockerHost;
-use crate::discovery::Serving;
+use crate::discovery::Found;
 
 /// The docker source; see the module documentation.
 pub struct DockerSource {
@@ -44,22 +45,17 @@ impl DockerSource {
         Self { parts }
     }
 
-    /// Runs until cancelled.
-    pub fn run(self) {
+    /// Runs until cancelled, reading what its discovery `found` (None: it
+    /// could not start, said in the log).
+    pub fn run(self, found: Option<Found>) {
         let name = self.parts.stages.name.clone();
-        let handle = self.parts.out.handle.clone();
-        // Without a `docker` table: the default Engine.
-        let mut config = self.parts.spec.config.clone();
-        let cfg = config.docker.get_or_insert_with(Default::default);
-        if !matches!(cfg.endpoint(), Ok(DockerHost::Socket(_))) {
-            handle.block_on(remote::run(self.parts));
+        let Some(found) = found else { return };
+        if let Some(engine) = found.remote {
+            let handle = self.parts.out.handle.clone();
+            handle.block_on(remote::run(self.parts, engine));
             return;
         }
-        // The discovery's task stops with the source (a `Mode::Once` source ends by itself).
-        let cancel = self.parts.out.cancel.child_token();
-        let at = Serving { name: name.clone(), rules: self.parts.spec.labels.relabel.clone(), handle, cancel };
-        let Some(found) = crate::discovery::start(&config, &at) else { return };
-        if at.cancel.is_cancelled() {
+        if self.parts.out.cancel.is_cancelled() {
             return;
         }
         let files = match FileMatch::compile(&found.include, &self.parts.spec.config.exclude) {
@@ -68,7 +64,6 @@ impl DockerSource {
                 for e in errs {
                     tracing::error!(source = %name, error = %e, "docker source cannot start");
                 }
-                at.cancel.cancel();
                 return;
             }
         };
@@ -80,6 +75,5 @@ impl DockerSource {
             Ok(fs) => fs.run(),
             Err(e) => tracing::error!(source = %name, error = %e, "docker source cannot start"),
         }
-        at.cancel.cancel();
     }
 }

@@ -36,9 +36,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::stream::{since_param, Demux};
-use crate::config::{DockerConfig, StartAt};
-use crate::discovery::docker::{meta_labels, network_labels, take_events, ApiError, Engine, BACKOFF_MAX, ENGINE};
-use crate::discovery::Backoff;
+use crate::client::backoff::Backoff;
+use crate::client::docker::{take_events, ApiError, Engine, BACKOFF_MAX, ENGINE};
+use crate::config::StartAt;
+use crate::discovery::RemoteEngine;
 use crate::metrics::Metrics;
 use crate::pipeline::SourceStages;
 use crate::positions::{AckRef, Positions};
@@ -55,13 +56,20 @@ const BEFORE_CURSOR_NS: i64 = 1_000_000_000;
 
 /// What every reader shares.
 struct Shared {
-    engine: Engine,
+    /// The Engine and its containers, as the discovery gives them.
+    found: RemoteEngine,
     spec: SourceSpec,
     stages: Arc<SourceStages>,
     positions: Arc<Positions>,
     out: Outlet,
     follow: bool,
     name: Arc<str>,
+}
+
+impl Shared {
+    fn engine(&self) -> &Engine {
+        self.found.engine()
+    }
 }
 
 /// Where a reader is: the time of the last message and how many in a row had it.
@@ -122,34 +130,27 @@ struct Reader {
     task: tokio::task::JoinHandle<()>,
 }
 
-/// Runs the containers' readers until cancelled (`Mode::Once`: until each
-/// container's log was read to its end).
-pub async fn run(parts: Tailing) {
+/// Runs the readers of `found`'s containers until cancelled (`Mode::Once`:
+/// until each container's log was read to its end).
+pub async fn run(parts: Tailing, found: RemoteEngine) {
     let Tailing { spec, stages, positions, out, mode } = parts;
     let cfg = spec.config.docker.clone().unwrap_or_default();
     let name = stages.name.clone();
-    let engine = match Engine::new(&cfg) {
-        Ok(e) => e,
-        Err(e) => {
-            tracing::error!(source = %name, error = %e, "docker source cannot start");
-            return;
-        }
-    };
     let from_end = spec.config.start_at == StartAt::End;
     let follow = mode == Mode::Follow;
-    tracing::info!(source = %name, engine = %engine.describe(),
+    tracing::info!(source = %name, engine = %found.engine().describe(),
         "docker source: reading the containers' logs through the Engine API");
-    let shared = Arc::new(Shared { engine, spec, stages, positions, out, follow, name: name.clone() });
+    let shared = Arc::new(Shared { found, spec, stages, positions, out, follow, name: name.clone() });
     let cancel = shared.out.cancel.clone();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<String>();
     let mut st = State { readers: HashMap::new(), read: HashSet::new(), first: true, done: done_tx };
     let mut backoff = Backoff::up_to(BACKOFF_MAX);
     loop {
         let listed = if follow {
-            let (events, listed) = tokio::join!(shared.engine.events(), st.refresh(&shared, &cfg, from_end));
+            let (events, listed) = tokio::join!(shared.engine().events(), st.refresh(&shared, from_end));
             events.and_then(|ev| listed.map(|()| Some(ev)))
         } else {
-            st.refresh(&shared, &cfg, from_end).await.map(|()| None)
+            st.refresh(&shared, from_end).await.map(|()| None)
         };
         let mut events = match listed {
             Ok(ev) => {
@@ -183,9 +184,7 @@ pub async fn run(parts: Tailing) {
                     true
                 }
                 chunk = ev.chunk() => match chunk {
-                    Ok(Some(bytes)) => take_events(&mut buf, &bytes).iter().any(|e| {
-                        e.kind == "container" && !e.action.starts_with("exec_") && !e.action.starts_with("health_status")
-                    }),
+                    Ok(Some(bytes)) => take_events(&mut buf, &bytes).iter().any(|e| e.changes_containers()),
                     Ok(None) | Err(_) => {
                         tracing::info!(source = %name, "the Docker Engine's event stream ended; listing again");
                         break;
@@ -193,7 +192,7 @@ pub async fn run(parts: Tailing) {
                 },
             };
             if again {
-                if let Err(e) = st.refresh(&shared, &cfg, from_end).await {
+                if let Err(e) = st.refresh(&shared, from_end).await {
                     backoff.failed(&name, ENGINE, &e);
                     break;
                 }
@@ -235,14 +234,13 @@ impl State {
     }
 
     /// Lists the containers and starts or stops readers accordingly.
-    async fn refresh(&mut self, sh: &Arc<Shared>, cfg: &DockerConfig, from_end: bool) -> Result<(), ApiError> {
-        let listed = sh.engine.containers().await?;
-        let nets = network_labels(&sh.engine.networks().await?);
+    async fn refresh(&mut self, sh: &Arc<Shared>, from_end: bool) -> Result<(), ApiError> {
+        let listed = sh.found.containers().await?;
         let mut live = HashSet::with_capacity(listed.len());
         for c in listed {
             live.insert(c.id.clone());
-            let labels = sh.spec.labels.resolve_meta(&sh.stages, meta_labels(&c, &nets, cfg));
-            let running = c.state == "running";
+            let labels = sh.spec.labels.resolve_meta(&sh.stages, c.meta);
+            let running = c.running;
             match (labels, self.readers.get(&c.id)) {
                 (None, Some(_)) => {
                     if let Some(r) = self.readers.remove(&c.id) {
@@ -254,7 +252,7 @@ impl State {
                     if !running && self.read.contains(&c.id) {
                         continue;
                     }
-                    let tty = match sh.engine.inspect(&c.id).await {
+                    let tty = match sh.engine().inspect(&c.id).await {
                         Ok(i) => i.config.tty,
                         Err(ApiError::Status { status: 404, .. }) => continue,
                         Err(e) => return Err(e),
@@ -318,7 +316,7 @@ async fn follow(sh: Arc<Shared>, start: ReaderStart, stop: CancellationToken, do
     let short = &start.id[..start.id.len().min(12)];
     let mut backoff = Backoff::up_to(BACKOFF_MAX);
     loop {
-        let ended = match sh.engine.logs(&start.id, since.as_deref(), sh.follow).await {
+        let ended = match sh.engine().logs(&start.id, since.as_deref(), sh.follow).await {
             Ok(resp) => {
                 backoff.recovered(&name, ENGINE);
                 r.stream(&sh, resp, start.tty, &stop).await
@@ -337,7 +335,7 @@ async fn follow(sh: Arc<Shared>, start: ReaderStart, stop: CancellationToken, do
                 false
             }
             Ended::End if !sh.follow => true,
-            Ended::End => match sh.engine.inspect(&start.id).await {
+            Ended::End => match sh.engine().inspect(&start.id).await {
                 Ok(i) if i.state.running => {
                     tokio::select! {
                         _ = stop.cancelled() => break,

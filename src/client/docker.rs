@@ -1,11 +1,13 @@
-//! The few Docker Engine API calls the docker source needs, over the
-//! Engine's Unix socket or over TCP (plain or TLS, basic auth): `GET /info`
-//! (where the Engine keeps its data), `GET /containers/json` (the list, with
-//! `filters`), `GET /networks` (their labels), `GET /containers/{id}/json`
-//! (a container's log path, log driver and TTY), `GET /events` (a stream of
-//! JSON objects, one per event) and `GET /containers/{id}/logs` (a
-//! container's log, followed; see `stream`); and a swarm manager's
-//! `GET /services`, `/tasks` and `/nodes` (see `crate::discovery::dockerswarm`).
+//! The Docker Engine API, for the Docker discoveries and the docker source,
+//! over the Engine's Unix socket or over TCP (plain or TLS, basic auth):
+//! `GET /info` (where the Engine keeps its data), `GET /containers/json`
+//! (the list, with `filters`), `GET /networks` (their labels), `GET
+//! /containers/{id}/json` (a container's log path, log driver and TTY), `GET
+//! /events` (a stream of JSON objects, one per event, split by
+//! [`take_events`]) and `GET /containers/{id}/logs` (a container's log,
+//! followed; `source::docker::stream` reads it); and a swarm manager's `GET
+//! /services`, `/tasks` and `/nodes`. What a container's labels are is the
+//! discovery's (`discovery::docker`), not this client's.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,6 +18,11 @@ use serde::Deserialize;
 use crate::client::auth::Auth;
 use crate::client::discovery::{options, Overrides};
 use crate::config::{DockerConfig, DockerHost};
+
+/// Failed calls to the Engine back off up to this.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// What is asked, in messages.
+pub const ENGINE: &str = "the Docker Engine";
 
 /// A failed Engine API call.
 #[derive(Debug, thiserror::Error)]
@@ -169,6 +176,14 @@ pub struct Event {
     pub kind: String,
     #[serde(rename = "Action")]
     pub action: String,
+}
+
+impl Event {
+    /// Whether the container list may have changed (not an exec's or a
+    /// health check's event): then it is listed again.
+    pub fn changes_containers(&self) -> bool {
+        self.kind == "container" && !self.action.starts_with("exec_") && !self.action.starts_with("health_status")
+    }
 }
 
 /// The Engine's API, on its socket or over the network.
