@@ -89,5 +89,10 @@ if lost and os.environ.get("DETAIL"):
         t = int(l.split()[1][1:]); by_tick[t] = by_tick.get(t, 0) + 1
     print(f"whole generations lost: {whole}; lost by tick: {sorted(by_tick.items())}; sample: {missing[:10]}")
     print("agent log:", d)
+if twice and os.environ.get("DETAIL"):
+    from collections import Counter
+    dups = sorted(l for l, c in Counter(got).items() if c > 1)
+    print(f"lines twice: {len(dups)} distinct; sample: {dups[:20]}")
+    print("agent log:", d)
 agent.terminate(); store.terminate()
 if os.environ.get("DETAIL"): time.sleep(1)

@@ -282,7 +282,7 @@ impl FileSource {
             self.positions.release(t.key, t.size, t.queued);
         }
         for (_, p) in self.parked.drain() {
-            self.positions.release(p.key, p.offset, 0);
+            self.positions.release(p.key, p.offset, p.offset);
         }
         Metrics::get().files_open.with_label_values(&[&self.name()]).set(0);
     }

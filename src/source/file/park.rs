@@ -114,7 +114,7 @@ impl FileSource {
         let (file, meta) = match open_regular(&path) {
             Ok(Some(f)) => f,
             Ok(None) | Err(_) => {
-                self.positions.release(p.key, p.offset, 0);
+                self.positions.release(p.key, p.offset, p.offset);
                 return;
             }
         };

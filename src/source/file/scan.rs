@@ -45,7 +45,7 @@ impl FileSource {
         self.parked.retain(|id, p| {
             let keep = claimed.contains(id);
             if !keep {
-                positions.release(p.key, p.offset, 0);
+                positions.release(p.key, p.offset, p.offset);
             }
             keep
         });
