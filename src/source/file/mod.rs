@@ -485,7 +485,7 @@ impl FileSource {
                         self.positions.deleted(t.key);
                     }
                 } else {
-                    self.positions.release(t.key, t.size, 0);
+                    self.positions.release(t.key, t.size, t.queued);
                 }
                 Metrics::get().file_events.with_label_values(&[&self.stages.name, "closed"]).inc();
             } else {
