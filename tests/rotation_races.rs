@@ -9,7 +9,9 @@
 //!   file was read on at a stale offset in new content (lines lost, others
 //!   twice) and the middle generation was never read;
 //! - SIGHUP just after a rename rotation: what was in flight went again;
-//! - generations created and rotated away while the agent was down.
+//! - generations created and rotated away while the agent was down;
+//! - a parked file rotated away while its lines waited for a batch: read
+//!   again from what was delivered (found by the mass rotation bench).
 //!
 //! The real binary against `tailship receive`; every line written is counted
 //! in what was stored, once.
@@ -499,4 +501,58 @@ fn a_generation_rotated_away_while_the_agent_is_behind_is_found_after_a_kill() {
         agent.stderr_text()
     );
     assert!(agent.terminate(Duration::from_secs(20)).success());
+}
+
+/// A file parked to stay under `max_open_files`, its lines read and handed
+/// on but in no batch yet, is rotated away: the scan that found it gone
+/// released it as read to 0, so once the followed file idled and made room,
+/// the search for files rotated while not followed read its lines again
+/// from what was delivered (in the mass rotation, a generation of some
+/// files twice about one run in three).
+#[test]
+fn a_parked_file_rotated_away_while_its_lines_wait_for_a_batch_is_not_read_again() {
+    let r = Receiver::start(BIG);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    for name in ["a", "b"] {
+        append_lines(&logs.join(format!("{name}.log")), name, 0..100);
+    }
+    let include = [format!("{}/*.log", logs.display())];
+    let cfg = config(dir.path(), &r.base, &include, "200ms", "max_open_files = 1");
+    // Lines wait in the batcher 6 s: handed on, in no batch, while the
+    // followed file idles a second (`PARK_IDLE`) and the scans go on.
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("max_wait = \"100ms\"", "max_wait = \"6s\"");
+    std::fs::write(&cfg, text).unwrap();
+    let agent = Agent::start(&cfg);
+    let url = format!("http://{}/status.json", agent.metrics_addr.clone().unwrap());
+    let files_now = || -> Vec<serde_json::Value> {
+        let s = common::try_request("GET", &url, &[], b"").map(|r| r.json()).unwrap_or_default();
+        s["sources"][0]["files"].as_array().cloned().unwrap_or_default()
+    };
+    // Both read: one followed, the other read through and parked.
+    let mut parked = None;
+    let read = wait_for(Duration::from_secs(20), || {
+        let files = files_now();
+        parked = files.iter().find(|f| f["state"] == "parked").and_then(|f| f["path"].as_str().map(PathBuf::from));
+        parked.is_some() && agent.metric("tailship_source_lines_total") >= 200.0
+    });
+    assert!(read, "{}", agent.stderr_text());
+    let parked = parked.unwrap();
+    std::fs::rename(&parked, parked.with_extension("log.1")).unwrap();
+    // A scan finds it gone while its lines wait (then, before the fix, the
+    // followed file idled a second, made room, and the parked file's new
+    // name was read from 0).
+    let released = wait_for(Duration::from_secs(20), || {
+        !files_now().iter().any(|f| f["path"] == parked.display().to_string() && f["state"] == "parked")
+    });
+    let early = r.stats()["entries"].as_u64();
+    assert!(released, "{}", agent.stderr_text());
+    assert_eq!(early, Some(0), "lines were delivered before the scans: the race was not run");
+    assert!(wait_for(Duration::from_secs(30), || holds(&r, 200) && agent.metric("tailship_queue_lines") == 0.0));
+    let log = agent.stderr_text();
+    assert!(agent.terminate(Duration::from_secs(20)).success());
+    for name in ["a", "b"] {
+        assert_eq!(ledger(&r, name, 100), (0, 0), "(missing, twice) of {name}.log:\n{log}");
+    }
 }
