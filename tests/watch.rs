@@ -93,6 +93,42 @@ fn directories_made_after_the_start_are_watched_at_once() {
     assert!(agent.terminate(Duration::from_secs(10)).success());
 }
 
+/// Between listings (an hour apart here) a scan looks at the paths the last
+/// listing found and at what appeared since, not at the directory: beside
+/// many rotated files (more than four per path named, so the paths are
+/// kept), a file created, one renamed in, one deleted and created again, and
+/// a path rotated are all followed, and the old rotations are not read.
+#[test]
+fn between_listings_files_that_appear_beside_many_rotated_ones_are_followed() {
+    let r = Receiver::start(&["--max-query-limit", "1000000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    for i in 1..=50 {
+        append(&logs.join(format!("app.log.{i}")), &format!("rotated before the start {i}\n"));
+    }
+    append(&logs.join("app.log"), "first\n");
+    let cfg = config(dir.path(), &r.base, &[format!("{}/*.log", logs.display())]);
+    let agent = Agent::start(&cfg);
+    let arrived = |n: u64| wait_for(Duration::from_secs(20), || stored(&r) >= n);
+    assert!(arrived(1), "{}", agent.stderr_text());
+    append(&logs.join("new.log"), "created\n");
+    assert!(arrived(2), "{}", agent.stderr_text());
+    append(&logs.join("other.txt"), "renamed in\n");
+    std::fs::rename(logs.join("other.txt"), logs.join("moved.log")).unwrap();
+    assert!(arrived(3), "{}", agent.stderr_text());
+    std::fs::remove_file(logs.join("new.log")).unwrap();
+    append(&logs.join("new.log"), "created again\n");
+    assert!(arrived(4), "{}", agent.stderr_text());
+    std::fs::rename(logs.join("app.log"), logs.join("app.log.51")).unwrap();
+    append(&logs.join("app.log"), "after the rotation\n");
+    assert!(arrived(5), "{}", agent.stderr_text());
+    assert!(agent.terminate(Duration::from_secs(10)).success());
+    let mut lines: Vec<String> = query_all(&r, r#"{job="s0"}"#, None).into_iter().map(|e| e.line).collect();
+    lines.sort();
+    assert_eq!(lines, ["after the rotation", "created", "created again", "first", "renamed in"]);
+}
+
 #[test]
 fn every_file_source_shares_one_inotify_instance() {
     if !can_lower_limits() {

@@ -171,19 +171,35 @@ impl FileMatch {
         Self { admit: Some(admit), ..self.clone() }
     }
 
+    /// True when the paths these globs name change only as files come and
+    /// go: no live globs, no `admit` test (whose answers change with a
+    /// discovery's targets).
+    pub fn is_fixed(&self) -> bool {
+        self.live.is_none() && self.admit.is_none()
+    }
+
     /// Every regular file the globs name now (and `admit` accepts).
     pub fn candidates(&self) -> Vec<PathBuf> {
+        self.listing().paths
+    }
+
+    /// [`FileMatch::candidates`], and how many entries were walked to find them.
+    pub fn listing(&self) -> Listing {
         let mut out = match &self.live {
-            Some(live) => live.get().named().into_iter().filter(|p| !self.excluded(p)).collect(),
+            Some(live) => {
+                let l = live.get().named();
+                Listing { paths: l.paths.into_iter().filter(|p| !self.excluded(p)).collect(), walked: l.walked }
+            }
             None => self.named(),
         };
         if let Some(Admit(admit)) = &self.admit {
-            out.retain(|p| admit(p));
+            out.paths.retain(|p| admit(p));
         }
         out
     }
 
-    fn named(&self) -> Vec<PathBuf> {
+    fn named(&self) -> Listing {
+        let mut walked = 0;
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         let single = self.patterns.len() == 1;
@@ -196,6 +212,7 @@ impl FileMatch {
             }
             let walker = walkdir::WalkDir::new(&p.base).follow_links(true).max_depth(p.max_depth).min_depth(1);
             for entry in walker.into_iter().filter_map(Result::ok) {
+                walked += 1;
                 let path = entry.path();
                 if !entry.file_type().is_file() {
                     continue;
@@ -206,8 +223,16 @@ impl FileMatch {
                 }
             }
         }
-        out
+        Listing { paths: out, walked }
     }
+}
+
+/// The files the globs name, found by walking their directories.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub paths: Vec<PathBuf>,
+    /// Directory entries walked (the files named among them, and the rest).
+    pub walked: usize,
 }
 
 /// One include pattern: where to walk, how deep, and what to match.

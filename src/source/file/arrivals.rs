@@ -60,6 +60,8 @@ pub(super) struct Arrivals {
     polled: Vec<(PathBuf, bool)>,
     /// Taken for this scan.
     fresh: Vec<PathBuf>,
+    /// Taken for the scan before (see [`Arrivals::recent`]).
+    previous: Vec<PathBuf>,
     /// Entries to look at again: (path, first looked at).
     waiting: Vec<(PathBuf, Instant)>,
     /// When the last three scans began (this one last).
@@ -75,11 +77,12 @@ impl Arrivals {
             Some((fresh, lost)) => {
                 self.named = true;
                 self.lost = lost;
-                self.fresh = fresh;
+                self.previous = std::mem::replace(&mut self.fresh, fresh);
             }
             None => {
                 self.named = false;
                 self.fresh.clear();
+                self.previous.clear();
                 self.waiting.clear();
             }
         }
@@ -94,6 +97,24 @@ impl Arrivals {
             && !self.lost
             && self.scans[1].is_some()
             && !self.polled.iter().any(|(d, recursive)| if *recursive { dir.starts_with(d) } else { dir == d })
+    }
+
+    /// True when arrivals name every entry that appeared in every directory
+    /// of the source since the last scan (see [`Arrivals::cover`]).
+    pub(super) fn cover_all(&self) -> bool {
+        self.named && !self.lost && self.scans[1].is_some() && self.polled.is_empty()
+    }
+
+    /// What appeared since the last scan (taken for this one).
+    pub(super) fn fresh(&self) -> &[PathBuf] {
+        &self.fresh
+    }
+
+    /// What appeared since the scan before the last one: a file renamed
+    /// between a scan's taking its arrivals and its looking is missed by
+    /// that scan and found by the next, whose `fresh` no longer names it.
+    pub(super) fn recent(&self) -> impl Iterator<Item = &PathBuf> {
+        self.fresh.iter().chain(&self.previous)
     }
 
     /// Arrivals were lost: since when a listing has to look. A generation
@@ -134,7 +155,7 @@ impl FileSource {
             .collect();
         let now = Instant::now();
         let mut seen: HashSet<PathBuf> = HashSet::new();
-        let all = fresh.into_iter().map(|p| (p, now)).chain(waiting);
+        let all = fresh.iter().cloned().map(|p| (p, now)).chain(waiting);
         for (path, first) in all {
             if !seen.insert(path.clone()) {
                 continue;
@@ -158,6 +179,8 @@ impl FileSource {
             }
             self.unseen.insert((modified, path, label));
         }
+        // Kept to be `previous` at the next scan.
+        self.arrivals.fresh = fresh;
         self.open_unseen();
     }
 

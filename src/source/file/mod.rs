@@ -3,7 +3,8 @@
 //! How it works, in plain words. One thread per file source runs a loop:
 //!
 //! 1. **Scan** (every `scan_interval`, and early when a file-system event says
-//!    something was created, renamed or removed): expand the `include` globs,
+//!    something was created, renamed or removed, at most every 100 ms):
+//!    expand the `include` globs,
 //!    drop `exclude` matches and anything that is not a regular file, and look
 //!    at each candidate. A candidate whose device and inode belong to a file
 //!    already open is the same file (perhaps renamed by rotation) and is left
@@ -15,6 +16,8 @@
 //!    file found empty is held open until it has data (`open`); generations
 //!    of a path the agent never read are found beside it (`generations`),
 //!    among the entries that appeared since the last scan (`arrivals`).
+//!    Between listings every `scan_interval`, the paths a scan looks at are
+//!    the last listing's and the arrivals since (`named`).
 //!    Known files no source follows whose path names another file now are
 //!    looked for beside it (`rotated`).
 //! 2. **Read** every open file from its offset with `pread` in large blocks,
@@ -51,6 +54,8 @@ use crate::status::report::FileState;
 mod arrivals;
 mod compressed;
 mod generations;
+mod moved;
+mod named;
 mod open;
 mod park;
 mod rotated;
@@ -72,6 +77,8 @@ const MAX_READ_PER_TURN: u64 = 4 << 20;
 /// anyway; at 20,000 lines/s over 10 files a 10 ms window cost 1.7 CPU-s per
 /// million lines, 100 ms 0.8 (benches/daemon).
 const READ_COALESCE: Duration = Duration::from_millis(100);
+/// A create, rename or remove event rescans at most this often.
+const RESCAN_ON_EVENT: Duration = Duration::from_millis(100);
 /// A write event rescans (for parked or still-empty files) at most this often.
 const RESCAN_ON_WRITE: Duration = Duration::from_millis(250);
 /// How the source runs.
@@ -130,6 +137,10 @@ pub struct FileSource {
     saw_empty: bool,
     /// What appeared in the source's directories (see `arrivals`).
     arrivals: arrivals::Arrivals,
+    /// The paths the globs named at the last listing (see `named`).
+    named: named::Named,
+    /// Where parked files renamed away went (see `moved`).
+    moved_to: moved::MovedTo,
     buf: Vec<u8>,
     /// Chunks read this round, queued together (one runtime wake-up for
     /// many small reads): with the tailer index and key each came from.
@@ -174,6 +185,8 @@ impl FileSource {
             unseen: Default::default(),
             saw_empty: false,
             arrivals: Default::default(),
+            named: Default::default(),
+            moved_to: Default::default(),
             buf: vec![0u8; READ_BLOCK],
             pending: Vec::new(),
             pending_cost: 0,
@@ -261,8 +274,14 @@ impl FileSource {
             let wake = self.wait(events.as_mut(), &mut polling, &mut polled_dirs, wait);
             polled = polling;
             quiet_tick = wake == Wake::Timeout && events.is_some() && !polling;
+            if wake == Wake::Structural {
+                // Something was created, renamed or removed: a scan at once,
+                // but not sooner than RESCAN_ON_EVENT after the last (a mass
+                // rotation sends thousands of events a second, and each scan
+                // looks at every path the globs name).
+                next_scan = next_scan.min(last_scan + RESCAN_ON_EVENT);
+            }
             if wake != Wake::Timeout {
-                rescan |= wake == Wake::Structural;
                 // A write may be to a parked file, or to a file that was empty at
                 // the last scan (not yet tailed): look again, at most every 250 ms.
                 // A throttled look is not skipped: it is moved up to when it is allowed.

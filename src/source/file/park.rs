@@ -9,6 +9,7 @@
 //! parked. Making room parks the longest-idle files in one pass per scan
 //! (a sort of the open files), not a search per file.
 
+use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
@@ -105,6 +106,21 @@ impl FileSource {
         while self.read_turn(i) == Turn::More && !self.out.stopped() {}
         let t = self.tailers.swap_remove(i);
         self.park(t);
+    }
+
+    /// Parked files the scan did not find (`claimed`: the files it found)
+    /// were renamed away or deleted: released with how far their lines were
+    /// handed on, to be looked for as orphans (`rotated`) once those lines
+    /// are delivered; where each went is watched for meanwhile (`moved`).
+    pub(super) fn release_moved(&mut self, claimed: &HashSet<(u64, u64)>) {
+        let moved: Vec<(u64, u64)> = self.parked.keys().filter(|id| !claimed.contains(id)).copied().collect();
+        for id in moved {
+            if let Some(p) = self.parked.remove(&id) {
+                self.positions.release(p.key, p.offset, p.offset);
+                self.moved_to.released(id, p.status.path());
+            }
+        }
+        self.moved_to.look(self.arrivals.recent());
     }
 
     /// Reopens a parked file that changed; a file whose first bytes changed

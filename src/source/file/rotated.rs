@@ -21,12 +21,13 @@
 //!   at 0 under a new key. Only what the application wrote between the copy
 //!   and the truncate is lost.
 //!
-//! Work stays bounded: one directory listing per directory with orphans per
-//! scan, read whole however many entries the directory holds (a mass
-//! rotation leaves thousands of generations beside their paths) and indexed
-//! by device and inode, so each orphan is one lookup, not a pass over the
-//! listing; at most [`MAX_FINGERPRINT_READS`] files opened to compare
-//! fingerprints per orphan, and compressed siblings (`.gz`, `.xz`, ...) are
+//! Work stays bounded: a parked file renamed away is found where the
+//! arrivals said it went (`moved`), one `lstat`; the other orphans cost one
+//! directory listing per directory with orphans per scan, read as it goes
+//! however many entries the directory holds (a mass rotation leaves
+//! thousands of generations beside their paths), each orphan one lookup by
+//! device and inode, not a pass over the listing; at most
+//! [`MAX_FINGERPRINT_READS`] files opened to compare fingerprints per orphan, and compressed siblings (`.gz`, `.xz`, ...) are
 //! never opened. An orphan is looked for until it is found or known gone, then
 //! finished, so it costs nothing afterwards. No file is read twice: a file
 //! already open or parked (by device and inode) is never adopted.
@@ -192,13 +193,25 @@ impl FileSource {
         // is soon another file's. Every match below also checks the fingerprint.)
         let moved: Vec<Orphan> = orphans
             .into_iter()
+            // Renamed away while parked, its new name maybe not seen yet: later.
+            .filter(|o| !self.moved_to.awaited((o.dev, o.ino)))
             .filter(|o| {
                 let at_path = std::fs::metadata(&o.path).ok().map(|m| (m.dev(), m.ino()));
                 // Still where it was: the scan opens it (or it waits to be: parked, too old, ...).
                 !(at_path == Some((o.dev, o.ino)) && open_if_same(&o.path, o.fp).is_some())
             })
             .collect();
-        let renamed = renamed_beside(&moved);
+        // Where each went: noted since it was released (`moved`) and still
+        // there, else found by a listing.
+        let still = |p: &Path, id: (u64, u64)| std::fs::symlink_metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == id);
+        let mut renamed: HashMap<(u64, u64), PathBuf> = moved
+            .iter()
+            .filter_map(|o| self.moved_to.get((o.dev, o.ino)).map(|p| ((o.dev, o.ino), p)))
+            .filter(|(id, p)| still(p, *id))
+            .map(|(id, p)| (id, p.to_path_buf()))
+            .collect();
+        let rest: Vec<Orphan> = moved.iter().filter(|o| !renamed.contains_key(&(o.dev, o.ino))).cloned().collect();
+        renamed.extend(renamed_beside(&rest));
         let mut dirs: HashMap<PathBuf, Siblings> = HashMap::new();
         for o in moved {
             let taken = |d, i| self.is_followed(d, i);
@@ -213,6 +226,7 @@ impl FileSource {
             });
             match found {
                 Some((_, _, meta)) if meta.len() <= o.committed.max(o.read_to) => {
+                    self.moved_to.done((o.dev, o.ino));
                     self.positions.finish(o.key, meta.len())
                 }
                 Some((path, file, meta)) => {
@@ -221,6 +235,7 @@ impl FileSource {
                     if self.tailers.len() >= self.cfg.max_open_files {
                         return;
                     }
+                    self.moved_to.done((o.dev, o.ino));
                     let Some(offset) = self.positions.adopt(o.key, meta.dev(), meta.ino()) else { continue };
                     tracing::info!(source = %self.name(), from = %o.path.display(), to = %path.display(),
                         unread_bytes = meta.len() - offset, "found a file rotated while not followed; reading the rest of it");
@@ -228,6 +243,7 @@ impl FileSource {
                     self.follow_detached(o.key, &o.path, (path, file, meta), o.fp, offset, SystemTime::now());
                 }
                 None => {
+                    self.moved_to.done((o.dev, o.ino));
                     let unread = o.size.saturating_sub(o.committed);
                     // Its size when last seen: it may have grown after, so 0 is "unknown", not "none".
                     let unread = if unread > 0 { unread.to_string() } else { "unknown".to_string() };

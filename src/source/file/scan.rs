@@ -40,15 +40,7 @@ impl FileSource {
         let previous = (self.first_scan && self.mode == Mode::Follow).then(|| self.positions.last_seen_by_path());
         let Some(found) = self.look() else { return };
         let Found { claimed, changed, new, at_path, parked_seen, held_seen } = found;
-        // Parked files that are gone: forget them.
-        let positions = &self.positions;
-        self.parked.retain(|id, p| {
-            let keep = claimed.contains(id);
-            if !keep {
-                positions.release(p.key, p.offset, p.offset);
-            }
-            keep
-        });
+        self.release_moved(&claimed);
         self.make_room_for(changed.len() + new.len());
         for id in changed {
             if let Some(p) = self.parked.remove(&id) {
@@ -102,7 +94,7 @@ impl FileSource {
 
     /// Looks at every candidate path once; `None` when told to stop.
     fn look(&mut self) -> Option<Found> {
-        let candidates = self.files.candidates();
+        let candidates = self.named.paths(&self.files, &self.arrivals, self.cfg.scan_interval.get());
         let open: HashMap<(u64, u64), usize> =
             self.tailers.iter().enumerate().map(|(i, t)| ((t.dev, t.ino), i)).collect();
         let held: HashSet<(u64, u64)> = self.newborn.iter().map(|n| (n.dev, n.ino)).collect();
@@ -113,7 +105,15 @@ impl FileSource {
             if self.out.stopped() {
                 return None;
             }
-            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            let meta = match std::fs::metadata(&path) {
+                Ok(m) => m,
+                Err(e) => {
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        self.named.gone(&path);
+                    }
+                    continue;
+                }
+            };
             if !meta.is_file() {
                 continue;
             }
