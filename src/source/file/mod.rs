@@ -274,24 +274,30 @@ impl FileSource {
             let wake = self.wait(events.as_mut(), &mut polling, &mut polled_dirs, wait);
             polled = polling;
             quiet_tick = wake == Wake::Timeout && events.is_some() && !polling;
-            if wake == Wake::Structural {
-                // Something was created, renamed or removed: a scan at once,
-                // but not sooner than RESCAN_ON_EVENT after the last (a mass
-                // rotation sends thousands of events a second, and each scan
-                // looks at every path the globs name).
-                next_scan = next_scan.min(last_scan + RESCAN_ON_EVENT);
-            }
-            if wake != Wake::Timeout {
-                // A write may be to a parked file, or to a file that was empty at
-                // the last scan (not yet tailed): look again, at most every 250 ms.
-                // A throttled look is not skipped: it is moved up to when it is allowed.
-                if !self.parked.is_empty() || self.saw_empty {
-                    next_scan = next_scan.min(last_scan + RESCAN_ON_WRITE);
-                }
-            }
+            next_scan = self.scan_after(wake, last_scan, next_scan);
         }
         drop(events);
         self.release_all();
+    }
+
+    /// When the next scan is due, after a wait that `wake` ended (the last
+    /// scan at `last_scan`, the next one due at `next_scan` so far). A
+    /// throttled look is not skipped: it is moved up to when it is allowed.
+    fn scan_after(&self, wake: Wake, last_scan: Instant, next_scan: Instant) -> Instant {
+        let mut next = next_scan;
+        if wake == Wake::Structural {
+            // Something was created, renamed or removed: a scan at once, but
+            // not sooner than RESCAN_ON_EVENT after the last (a mass rotation
+            // sends thousands of events a second, and each scan looks at
+            // every path the globs name).
+            next = next.min(last_scan + RESCAN_ON_EVENT);
+        }
+        if wake != Wake::Timeout && (!self.parked.is_empty() || self.saw_empty) {
+            // A write may be to a parked file, or to a file that was empty at
+            // the last scan (not yet tailed): look again, at most every 250 ms.
+            next = next.min(last_scan + RESCAN_ON_WRITE);
+        }
+        next
     }
 
     /// At the end of `run`: every open and parked file's position released.
