@@ -10,9 +10,10 @@
 //! A change of the objects takes effect at the source's next scan, as
 //! `targets_from` does: a new target's files are opened, and files no target
 //! names any more are read to their end and closed. While the API server
-//! cannot be reached, the last known targets stay.
+//! cannot be reached, the last known targets stay; none are offered before
+//! every resource watched has been listed once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -30,10 +31,13 @@ use crate::discovery::{Found, LiveGlobs, Serving};
 /// The objects of one kind, by (namespace, uid).
 type ByKey = BTreeMap<(String, String), Value>;
 
-/// The objects seen, by resource kind (`nodes`, `services`, ...), then by key.
+/// The objects seen, by resource kind (`nodes`, `services`, ...), then by
+/// key; and the resources listed at least once, of the `watched`.
 #[derive(Default)]
 struct Objects {
     by_kind: Mutex<BTreeMap<&'static str, ByKey>>,
+    listed: Mutex<BTreeSet<String>>,
+    watched: usize,
     changed: Notify,
 }
 
@@ -71,6 +75,9 @@ impl Store for Objects {
             }
             m.extend(items.into_iter().map(|o| (key_of(&o), o)));
         }
+        if let Ok(mut l) = self.listed.lock() {
+            l.insert(res.path.clone());
+        }
         self.changed.notify_one();
     }
 
@@ -90,6 +97,14 @@ impl Store for Objects {
 }
 
 impl Objects {
+    /// Whether every resource watched has been listed: until then the
+    /// targets are not offered, as Prometheus waits for its informers'
+    /// caches (an endpoint listed before its pods and services would make
+    /// a target without their labels, and its first lines would ship so).
+    fn all_listed(&self) -> bool {
+        self.listed.lock().map(|l| l.len() >= self.watched).unwrap_or(false)
+    }
+
     /// Every object of `kind`, typed (objects that do not parse are skipped).
     fn all<T: serde::de::DeserializeOwned>(&self, kind: &str) -> Vec<T> {
         let Ok(g) = self.by_kind.lock() else { return Vec::new() };
@@ -231,9 +246,10 @@ pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Fou
             return found;
         }
     };
-    let objects = Arc::new(Objects::default());
     let node = (cfg.role == KubeRole::Pod).then(|| super::node(cfg).0);
     let resources = resources(cfg, node.as_deref());
+    let watched = resources.iter().map(|r| &r.path).collect::<BTreeSet<_>>().len();
+    let objects = Arc::new(Objects { watched, ..Objects::default() });
     match &node {
         Some(node) => {
             tracing::info!(source = %name, server = api.server(), role = cfg.role.as_str(), node = %node, resources = resources.len(), "discovering targets")
@@ -256,6 +272,9 @@ pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Fou
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = objects.changed.notified() => {}
+            }
+            if !objects.all_listed() {
+                continue;
             }
             out.offer(objects.targets(role, attach), "Kubernetes", &mut |name, _, e| {
                 tracing::warn!(source = %name, error = %e, "a target's __path__ or __path_exclude__ is no glob; left out")
