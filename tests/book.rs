@@ -255,16 +255,22 @@ fn the_cli_reference_is_what_clap_prints() {
     }
 }
 
-/// `tests/FILE.rs` holds `fn TEST`, or a file under `src/PATH` does.
+/// The file of test module `MODULE::SUB::TEST` (`tests/MODULE/SUB.rs`, or
+/// its `mod.rs`, or the file of a module above it, for a module written
+/// inline) holds `fn TEST`, or a file under `src/PATH` does.
 fn test_exists(name: &str) -> bool {
     let parts: Vec<&str> = name.split("::").collect();
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    let file = root().join("tests").join(format!("{first}.rs"));
+    let last = parts[parts.len() - 1];
+    let tests = root().join("tests");
+    let module_files = |n: usize| {
+        let dir = tests.join(parts[..n].join("/"));
+        [dir.with_extension("rs"), dir.join("mod.rs")]
+    };
     if last == "*" {
-        return file.exists();
+        return module_files(parts.len() - 1).iter().any(|f| f.exists());
     }
     let has = |p: &Path| std::fs::read_to_string(p).is_ok_and(|t| t.contains(&format!("fn {last}(")));
-    if has(&file) {
+    if (1..parts.len()).rev().flat_map(module_files).any(|f| has(&f)) {
         return true;
     }
     let path: Vec<&str> = parts[..parts.len() - 1].iter().copied().take_while(|p| *p != "tests").collect();
