@@ -225,9 +225,13 @@ relabel = [
         c.requests.iter().filter(|(l, _)| of_kind(l) && !l.contains("watch=1")).count()
     };
     // The services list has failed twice (once, then after its backoff);
-    // the endpoints were listed long before.
+    // the endpoints were listed long before. After 10 s the agent names
+    // what holds the targets back.
     assert!(wait_for(Duration::from_secs(20), || lists("services") >= 2), "{}", agent.stderr_text());
     assert!(lists("endpoints") >= 1);
+    let named = || agent.stderr_text().contains("waiting_for=/api/v1/services");
+    assert!(wait_for(Duration::from_secs(30), named), "{}", agent.stderr_text());
+    assert!(!agent.stderr_text().contains("waiting_for=/api/v1/endpoints"), "{}", agent.stderr_text());
     let all = || query_all(&r, r#"{filename=~".+"}"#, None);
     assert!(all().is_empty(), "shipped before the services were listed: {:?}", all());
     cluster.lock().unwrap().unlisted.clear();

@@ -37,9 +37,13 @@ type ByKey = BTreeMap<(String, String), Value>;
 struct Objects {
     by_kind: Mutex<BTreeMap<&'static str, ByKey>>,
     listed: Mutex<BTreeSet<String>>,
-    watched: usize,
+    watched: BTreeSet<String>,
     changed: Notify,
 }
+
+/// How long the first lists may take before the resources not listed yet
+/// are named in a warning.
+const HELD_WARNING: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The kind of a resource path (its last segment).
 fn kind_of(res: &Resource) -> &'static str {
@@ -102,7 +106,15 @@ impl Objects {
     /// caches (an endpoint listed before its pods and services would make
     /// a target without their labels, and its first lines would ship so).
     fn all_listed(&self) -> bool {
-        self.listed.lock().map(|l| l.len() >= self.watched).unwrap_or(false)
+        self.unlisted().is_empty()
+    }
+
+    /// The resources watched that have not been listed yet.
+    fn unlisted(&self) -> Vec<String> {
+        match self.listed.lock() {
+            Ok(l) => self.watched.difference(&l).cloned().collect(),
+            Err(_) => self.watched.iter().cloned().collect(),
+        }
     }
 
     /// Every object of `kind`, typed (objects that do not parse are skipped).
@@ -248,7 +260,7 @@ pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Fou
     };
     let node = (cfg.role == KubeRole::Pod).then(|| super::node(cfg).0);
     let resources = resources(cfg, node.as_deref());
-    let watched = resources.iter().map(|r| &r.path).collect::<BTreeSet<_>>().len();
+    let watched = resources.iter().map(|r| r.path.clone()).collect();
     let objects = Arc::new(Objects { watched, ..Objects::default() });
     match &node {
         Some(node) => {
@@ -267,11 +279,24 @@ pub fn start(config: &SourceConfig, cfg: &KubernetesConfig, at: &Serving) -> Fou
         out = out.on_host(node);
     }
     let cancel = cancel.clone();
+    let name = name.clone();
     handle.spawn(async move {
+        // Said once, when the first lists take long: which ones hold the targets back.
+        let held = tokio::time::sleep(HELD_WARNING);
+        tokio::pin!(held);
+        let mut warned = false;
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = objects.changed.notified() => {}
+                _ = &mut held, if !warned => {
+                    warned = true;
+                    let unlisted = objects.unlisted();
+                    if !unlisted.is_empty() {
+                        tracing::warn!(source = %name, waiting_for = %unlisted.join(", "), "no Kubernetes targets until every resource the role needs has been listed once; the service account may lack `list` on it");
+                    }
+                    continue;
+                }
             }
             if !objects.all_listed() {
                 continue;
