@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(s.truncated, 1);
     }
 
-    /// Found by the 10 MB line of `tests/bad_input.rs`: a cut inside a
+    /// Found by the 10 MB line of `tests/bad_input/mod.rs`: a cut inside a
     /// multi-byte character left half a character, which the stages then
     /// repaired (counted as invalid UTF-8) and truncated again (counted twice).
     #[test]
