@@ -106,7 +106,8 @@ impl Objects {
     /// caches (an endpoint listed before its pods and services would make
     /// a target without their labels, and its first lines would ship so).
     fn all_listed(&self) -> bool {
-        self.unlisted().is_empty()
+        // Only watched resources are ever listed: counting is enough, at every event.
+        self.listed.lock().is_ok_and(|l| l.len() >= self.watched.len())
     }
 
     /// The resources watched that have not been listed yet.
